@@ -1,0 +1,44 @@
+import path from "node:path";
+
+/** Service configuration, read from the environment once at start-up. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  /** Directory where uploaded files are stored. */
+  storageDir: string;
+  /** Absolute base URL for file links; defaults to the request's own origin. */
+  publicUrl: string | null;
+  defaultPageSize: number;
+  maxPageSize: number;
+  /** When true, accounts without an active or trialing subscription get 402. */
+  subscriptionsEnforced: boolean;
+  uploadMaxBytes: number;
+  bodyMaxBytes: number;
+}
+
+function int(value: string | undefined, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`Expected a positive integer, got "${value}"`);
+  return n;
+}
+
+export function defaultDatabaseUrl(cwd = process.cwd()): string {
+  return `file:${path.join(cwd, "data", "muster.db")}`;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: int(env.PORT, 8080),
+    host: env.HOST ?? "0.0.0.0",
+    databaseUrl: env.DATABASE_URL || defaultDatabaseUrl(),
+    storageDir: env.STORAGE_DIR || path.join(process.cwd(), "data", "files"),
+    publicUrl: env.PUBLIC_URL || null,
+    defaultPageSize: int(env.DEFAULT_PAGE_SIZE, 15),
+    maxPageSize: int(env.MAX_PAGE_SIZE, 100),
+    subscriptionsEnforced: env.SUBSCRIPTIONS_ENFORCED === "true" || env.SUBSCRIPTIONS_ENFORCED === "1",
+    uploadMaxBytes: int(env.UPLOAD_MAX_BYTES, 10 * 1024 * 1024),
+    bodyMaxBytes: int(env.BODY_MAX_BYTES, 2 * 1024 * 1024),
+  };
+}

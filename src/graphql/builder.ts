@@ -1,0 +1,27 @@
+import SchemaBuilder from "@pothos/core";
+import PrismaPlugin from "@pothos/plugin-prisma";
+import type PrismaTypes from "../generated/pothos-types.ts";
+import { getDatamodel } from "../generated/pothos-types.ts";
+import type { Context } from "./context.ts";
+
+export type Scalars = {
+  DateTime: { Input: Date; Output: Date | string };
+  JSON: { Input: unknown; Output: unknown };
+  File: { Input: File; Output: never };
+};
+
+export type Builder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDefaultTypes<{ PrismaTypes: PrismaTypes; Context: Context; Scalars: Scalars }>>;
+
+/** A fresh builder; defines no types itself. The client comes from each request's context. */
+export function createBuilder(): Builder {
+  return new SchemaBuilder<{ PrismaTypes: PrismaTypes; Context: Context; Scalars: Scalars }>({
+    plugins: [PrismaPlugin],
+    prisma: {
+      client: (ctx) => ctx.prisma,
+      dmmf: getDatamodel(),
+      exposeDescriptions: true,
+      filterConnectionTotalCount: true,
+      onUnusedQuery: process.env.NODE_ENV === "production" ? null : "warn",
+    },
+  }) as unknown as Builder;
+}

@@ -1,0 +1,25 @@
+import type DataLoader from "dataloader";
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Config } from "../config.ts";
+
+/** Who is calling: resolved from the API key once per request. */
+export interface Auth {
+  accountId: number;
+  keyId: number;
+  userId: number | null;
+  scopes: ReadonlySet<string>;
+}
+
+export interface Context {
+  prisma: PrismaClient;
+  config: Config;
+  /** Null when the request carried no usable key; `authFailure` then says why. */
+  auth: Auth | null;
+  authFailure: "UNAUTHENTICATED" | "PAYMENT_REQUIRED" | null;
+  /** Origin used for absolute file URLs. */
+  baseUrl: string;
+  requestId: string;
+  traceId: string;
+  /** Per-request DataLoaders, keyed by relation and selection. */
+  loaders: Map<string, DataLoader<any, any>>;
+}

@@ -1,0 +1,110 @@
+import type { FieldDef, ResourceDef } from "../resources/define.ts";
+import { resourceNamed, resources } from "../resources/index.ts";
+import type { Builder } from "./builder.ts";
+import { loadMorphChildren, loadMorphOwner, TYPE } from "./loaders.ts";
+import { pascal } from "./names.ts";
+
+export const scalarOf = (f: Pick<FieldDef, "type">) =>
+  (({ string: "String", text: "String", int: "Int", boolean: "Boolean", datetime: "DateTime", json: "JSON" }) as const)[f.type];
+
+export interface ObjectRefs {
+  objects: Map<string, any>;
+  unions: Map<string, any>;
+  pages: Map<string, any>;
+}
+
+/** Resources that can own a polymorphic child of `target` (e.g. everything with comments). */
+export const morphOwnersOf = (target: string) =>
+  resources.filter((r) => Object.values(r.relations).some((rel) => (rel.kind === "morphOne" || rel.kind === "morphMany") && rel.target === target));
+
+/** One GraphQL object type per resource, with its columns, `label`, computed fields and relations. */
+export function addObjectTypes(builder: Builder): ObjectRefs {
+  const b = builder as any;
+  const objects = new Map<string, any>();
+  const unions = new Map<string, any>();
+  const pages = new Map<string, any>();
+  for (const def of resources) objects.set(def.name, b.prismaObject(def.model, { name: pascal(def.name), fields: (t: any) => fieldsOf(t, def) }));
+
+  function unionFor(target: string) {
+    if (!unions.has(target)) {
+      const owners = morphOwnersOf(target);
+      unions.set(target, b.unionType(`${pascal(target)}Owner`, {
+        description: `Any record that can own a ${target}.`,
+        types: owners.map((o) => objects.get(o.name)),
+        resolveType: (value: any) => value[TYPE],
+      }));
+    }
+    return unions.get(target);
+  }
+
+  function fieldsOf(t: any, def: ResourceDef) {
+    const fields: Record<string, unknown> = {
+      id: t.exposeInt("id"),
+      ...(def.link ? {} : { label: t.string({ resolve: (row: any) => `${def.label}: ${row.id}` }) }),
+    };
+    for (const [key, f] of Object.entries(def.fields)) {
+      if (f.hidden) continue;
+      fields[key] = t.expose(key, { type: scalarOf(f), nullable: !!f.nullable || f.type === "json" });
+    }
+    fields.createdAt = t.expose("createdAt", { type: "DateTime" });
+    fields.updatedAt = t.expose("updatedAt", { type: "DateTime" });
+    for (const [key, c] of Object.entries(def.computed ?? {})) {
+      fields[key] = t.field({
+        type: c.type === "json" ? "JSON" : c.type === "boolean" ? "Boolean" : "String",
+        nullable: !!c.nullable,
+        resolve: (row: any, _args: unknown, ctx: any) => c.resolve(row, ctx),
+      });
+    }
+    for (const rel of Object.values(def.relations)) {
+      switch (rel.kind) {
+        case "belongsTo":
+          fields[rel.field] = t.relation(rel.field, { nullable: true });
+          break;
+        case "hasMany":
+          fields[rel.field] = t.relation(rel.field, rel.orderBy ? { query: { orderBy: rel.orderBy } } : {});
+          break;
+        case "belongsToMany":
+          fields[rel.field] = t.relation(rel.field, rel.pivot.orderBy ? { query: { orderBy: rel.pivot.orderBy } } : {});
+          break;
+        case "morphOne":
+        case "morphMany": {
+          const target = resourceNamed(rel.target);
+          const one = rel.kind === "morphOne";
+          fields[rel.field] = t.field({
+            type: one ? objects.get(target.name) : [objects.get(target.name)],
+            nullable: one,
+            resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphChildren(ctx, def, target, one, row.id, info),
+          });
+          break;
+        }
+        case "morphTo":
+          fields[rel.field] = t.field({
+            type: unionFor(rel.morphRelation),
+            nullable: true,
+            resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, rel.field, row.modelType, row.modelId, info),
+          });
+          break;
+      }
+    }
+    return fields;
+  }
+
+  return { objects, unions, pages };
+}
+
+/** `<Type>Page`: one page of a list, with what REST needs for `links` and `meta`. */
+export function pageType(builder: Builder, refs: ObjectRefs, def: ResourceDef) {
+  if (!refs.pages.has(def.name)) {
+    const b = builder as any;
+    refs.pages.set(def.name, b.objectType(b.objectRef(`${pascal(def.name)}Page`), {
+      fields: (t: any) => ({
+        nodes: t.field({ type: [refs.objects.get(def.name)], resolve: (p: any) => p.nodes }),
+        totalCount: t.exposeInt("totalCount"),
+        page: t.exposeInt("page"),
+        perPage: t.exposeInt("perPage"),
+        lastPage: t.int({ resolve: (p: any) => Math.max(1, Math.ceil(p.totalCount / p.perPage)) }),
+      }),
+    }));
+  }
+  return refs.pages.get(def.name);
+}

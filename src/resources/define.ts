@@ -1,0 +1,162 @@
+import type { Context } from "../graphql/context.ts";
+
+export type FieldType = "string" | "text" | "int" | "boolean" | "datetime" | "json";
+
+/** A column of a resource as the API sees it. Keys are Prisma field names (camelCase); REST uses snake_case. */
+export interface FieldDef {
+  type: FieldType;
+  /** Accepts and returns null. */
+  nullable?: boolean;
+  /** Must be present on create. */
+  required?: boolean;
+  /** Maximum length of a string. */
+  max?: number;
+  /** Foreign key: the referenced resource's name; the id must exist in the caller's account. */
+  references?: string;
+  /** Unique within the account. */
+  unique?: boolean;
+  oneOf?: readonly (string | number)[];
+  pattern?: RegExp;
+  /** False for columns the API shows but never writes. */
+  writable?: boolean;
+  /** `max(order)+1` within the account when omitted on create. */
+  autoOrder?: boolean;
+  /** Set to the API key's user on create when omitted. */
+  defaultsToCaller?: boolean;
+  /** Not shown in GraphQL or REST. */
+  hidden?: boolean;
+}
+
+export interface PivotDef {
+  /** Prisma model of the link rows. */
+  model: string;
+  /** Link row field naming the parent and the related row. */
+  parentKey: string;
+  relatedKey: string;
+  /** Link relation that leads to the related row. */
+  related: string;
+  /** Writable link columns (pivot attributes). */
+  fields: Record<string, FieldDef>;
+  /** REST name under which the link columns are shown on the related row, when requested or `always`. */
+  as: string;
+  always?: boolean;
+  /** Fixed value of the parent side for polymorphic links (the link's type column is implied by parentKey). */
+  orderBy?: Record<string, "asc" | "desc">[];
+  /** Several links to the same related row are allowed (history rows such as status records); deleting removes links, not the related row. */
+  duplicates?: boolean;
+}
+
+export type RelationDef =
+  | { kind: "belongsTo"; target: string; field: string; foreignKey: string }
+  | { kind: "hasMany"; target: string; field: string; foreignKey: string; orderBy?: Record<string, "asc" | "desc">[] }
+  | { kind: "belongsToMany"; target: string; field: string; pivot: PivotDef }
+  | { kind: "morphOne" | "morphMany"; target: string; field: string }
+  | { kind: "morphTo"; field: string; morphRelation: string };
+
+export type OperationKind =
+  | "list" | "show" | "create" | "update" | "delete"
+  | "attach" | "detach" | "sync" | "toggle" | "pivot" | "batchUpdate" | "batchDelete";
+
+/** A nested REST collection under `/{parent}/{id}/<path>`, served by one relation of the parent. */
+export interface NestedRoute {
+  path: string;
+  param: string;
+  relation: string;
+  operations: OperationKind[];
+  /** Allowed `include` values per operation where they differ from the related resource's. */
+  includes?: Partial<Record<OperationKind, string[]>>;
+}
+
+export interface Hooks {
+  /** Adjusts the validated data before it is written; may throw ApiError. */
+  beforeWrite?(args: { data: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: any }): Promise<void> | void;
+  afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: any }): Promise<void> | void;
+}
+
+export interface ComputedField {
+  type: "string" | "boolean" | "json";
+  nullable?: boolean;
+  /** Columns the computation reads. */
+  needs: string[];
+  resolve(row: Record<string, any>, ctx: Context): unknown;
+}
+
+export interface ResourceDef {
+  /** camelCase singular: GraphQL type is its PascalCase form. */
+  name: string;
+  model: string;
+  /** Scope noun: `view:<scope>`. */
+  scope: string;
+  /** Words of `label`: "Rank Record: 12". */
+  label: string;
+  /** Value stored in polymorphic `model_type` columns, as PERSCOM writes it. */
+  morphClass: string;
+  /** Top-level REST collection, e.g. `rank-records`; absent for resources reached only through others. */
+  path?: string;
+  param: string;
+  plural: string;
+  operations: OperationKind[];
+  fields: Record<string, FieldDef>;
+  computed?: Record<string, ComputedField>;
+  relations: Record<string, RelationDef>;
+  /** Allowed `include` values on the resource's own routes. */
+  includes: string[];
+  orderBy: Record<string, "asc" | "desc">[];
+  nested?: NestedRoute[];
+  /** A JSON column whose keys are shown as top-level attributes (custom field values). */
+  spread?: string;
+  hooks?: Hooks;
+  /** A file the resource stores: the input field that carries it, the storage folder, whether it must be an image. */
+  upload?: { field: string; dir: string; image: boolean };
+  /** Link model: no account column of its own; reached through its parents. */
+  link?: boolean;
+}
+
+export type ResourceInput = Omit<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy"> &
+  Partial<Pick<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy">>;
+
+const words = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1 $2");
+export const crud: OperationKind[] = ["list", "show", "create", "update", "delete"];
+
+export function defineResource(input: ResourceInput): ResourceDef {
+  const label = input.label ?? words(input.model);
+  return {
+    morphClass: `App\\Models\\${input.model}`,
+    label,
+    scope: input.model.toLowerCase(),
+    plural: `${input.name}s`,
+    param: input.name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+    operations: input.path ? crud : [],
+    relations: {},
+    includes: [],
+    orderBy: [{ id: "asc" }],
+    ...input,
+  };
+}
+
+export const string = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "string", max: 255, ...o });
+export const text = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "text", max: 65535, nullable: true, ...o });
+export const int = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "int", ...o });
+export const bool = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "boolean", ...o });
+export const datetime = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "datetime", nullable: true, ...o });
+export const ref = (target: string, o: Partial<FieldDef> = {}): FieldDef => ({ type: "int", nullable: true, references: target, ...o });
+export const order = (): FieldDef => ({ type: "int", autoOrder: true });
+
+export const belongsTo = (target: string, foreignKey: string, field = target): RelationDef => ({ kind: "belongsTo", target, field, foreignKey });
+export const hasMany = (target: string, field: string, foreignKey: string, orderBy?: Record<string, "asc" | "desc">[]): RelationDef => ({
+  kind: "hasMany", target, field, foreignKey, orderBy,
+});
+export const morphOne = (target: string, field = target): RelationDef => ({ kind: "morphOne", target, field });
+export const morphMany = (target: string, field: string): RelationDef => ({ kind: "morphMany", target, field });
+export const belongsToMany = (target: string, field: string, pivot: PivotDef): RelationDef => ({ kind: "belongsToMany", target, field, pivot });
+
+/** Pivot of a category link: `order`, always shown as `pivot`. */
+export const categoryPivot = (model: string, relatedKey: string, related: string): PivotDef => ({
+  model, parentKey: "categoryId", relatedKey, related, as: "pivot", always: true,
+  fields: { order: int({ nullable: true }) },
+  orderBy: [{ order: "asc" }, { id: "asc" }],
+});
+
+export const m2mOperations: OperationKind[] = [
+  "list", "show", "create", "update", "delete", "attach", "detach", "sync", "toggle", "pivot", "batchUpdate", "batchDelete",
+];

@@ -1,0 +1,26 @@
+import type { ResourceDef } from "./define.ts";
+import user from "./user.ts";
+import rank from "./rank.ts";
+import rankRecord from "./rank-record.ts";
+import { assignmentRecord } from "./records.ts";
+import { award, category, document, position, qualification, specialty, status, unit } from "./organisation.ts";
+import { field, form, submission, tag, task } from "./forms.ts";
+import { attachment, comment, image } from "./polymorphic.ts";
+import { newsfeedItem } from "./newsfeed.ts";
+import { links } from "./links.ts";
+
+/** Every resource of the API. Adding a resource means adding its definition here (and its Prisma model). */
+export const resources: ResourceDef[] = [
+  user, rank, rankRecord, assignmentRecord, specialty, position, unit, status, qualification, award, document, category,
+  form, tag, field, submission, task, comment, image, attachment, newsfeedItem, ...links,
+];
+
+const byName = new Map(resources.map((r) => [r.name, r]));
+
+export function resourceNamed(name: string): ResourceDef {
+  const def = byName.get(name);
+  if (!def) throw new Error(`Unknown resource "${name}"`);
+  return def;
+}
+
+export const byMorphClass = new Map(resources.filter((r) => !r.link).map((r) => [r.morphClass, r]));

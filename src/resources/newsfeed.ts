@@ -1,0 +1,56 @@
+import { belongsToMany, defineResource } from "./define.ts";
+import type { Context } from "../graphql/context.ts";
+
+export const newsfeedItem = defineResource({
+  name: "newsfeedItem",
+  model: "NewsfeedItem",
+  label: "Newsfeed",
+  scope: "newsfeed",
+  path: "newsfeed",
+  param: "newsfeed",
+  plural: "newsfeed",
+  operations: ["list"],
+  fields: {
+    logName: { type: "string", writable: false },
+    description: { type: "string", writable: false },
+    event: { type: "string", nullable: true, writable: false },
+    subjectType: { type: "string", nullable: true, writable: false },
+    subjectId: { type: "int", nullable: true, writable: false },
+    causerId: { type: "int", nullable: true, writable: false },
+    headline: { type: "string", nullable: true, writable: false },
+    text: { type: "text", nullable: true, writable: false },
+    properties: { type: "json", nullable: true, writable: false },
+  },
+  relations: {
+    likes: belongsToMany("user", "likes", {
+      model: "NewsfeedLike", parentKey: "newsfeedItemId", relatedKey: "userId", related: "user", as: "pivot", fields: {},
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    }),
+  },
+  includes: [],
+  orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+  nested: [{ path: "likes", param: "like", relation: "likes", operations: ["list", "attach", "detach", "sync"], includes: {
+    list: [],
+    attach: [
+      "assignment_records", "assignment_records.*", "award_records", "award_records.*", "combat_records", "combat_records.*", "position",
+      "qualification_records", "rank", "rank_records", "rank_records.*", "service_records", "service_records.*", "specialty", "status",
+      "unit", "unit.*",
+    ],
+  } }],
+});
+
+export interface NewsfeedEntry {
+  event: string;
+  description: string;
+  subjectType: string;
+  subjectId: number;
+  headline: string;
+  text: string | null;
+}
+
+/** Records something that happened in the account on its newsfeed. */
+export async function addNewsfeedItem(tx: any, ctx: Context, entry: NewsfeedEntry): Promise<void> {
+  await tx.newsfeedItem.create({
+    data: { ...entry, accountId: ctx.auth!.accountId, causerId: ctx.auth!.userId ?? null, properties: { headline: entry.headline, text: entry.text } },
+  });
+}

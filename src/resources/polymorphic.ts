@@ -1,0 +1,63 @@
+import { belongsTo, defineResource, ref, string, text, type ComputedField } from "./define.ts";
+import type { Context } from "../graphql/context.ts";
+
+/** Absolute URL of a stored file, from the configured public URL or the request's own origin. */
+export const fileUrl = (ctx: Context, storedPath: string | null | undefined): string | null =>
+  storedPath ? `${ctx.baseUrl}/files/${storedPath.split("/").map(encodeURIComponent).join("/")}` : null;
+
+const urlOf = (column: string): ComputedField => ({
+  type: "string", nullable: true, needs: [column], resolve: (row, ctx) => fileUrl(ctx, row[column]),
+});
+
+const morphFields = () => ({
+  modelType: string({ nullable: true }),
+  modelId: { type: "int" as const, nullable: true },
+});
+
+export const comment = defineResource({
+  name: "comment",
+  model: "Comment",
+  path: "comments",
+  fields: {
+    authorId: ref("user", { defaultsToCaller: true }),
+    ...morphFields(),
+    comment: text({ required: true, nullable: false }),
+  },
+  relations: {
+    author: belongsTo("user", "authorId", "author"),
+    commentable: { kind: "morphTo", field: "commentable", morphRelation: "comment" },
+  },
+  includes: ["author", "commentable"],
+});
+
+export const image = defineResource({
+  name: "image",
+  model: "Image",
+  path: "images",
+  fields: {
+    name: string({ required: true }),
+    description: text(),
+    filename: string({ nullable: true, writable: false }),
+    path: string({ nullable: true, writable: false }),
+    ...morphFields(),
+  },
+  computed: { imageUrl: urlOf("path") },
+  upload: { field: "image", dir: "images", image: true },
+  relations: { model: { kind: "morphTo", field: "model", morphRelation: "image" } },
+  includes: ["model"],
+});
+
+export const attachment = defineResource({
+  name: "attachment",
+  model: "Attachment",
+  path: "attachments",
+  fields: {
+    name: string({ required: true }),
+    filename: string({ nullable: true, writable: false }),
+    path: string({ nullable: true, writable: false }),
+    ...morphFields(),
+  },
+  computed: { attachmentUrl: urlOf("path") },
+  relations: { model: { kind: "morphTo", field: "model", morphRelation: "attachment" } },
+  includes: ["model"],
+});

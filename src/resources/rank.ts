@@ -1,0 +1,17 @@
+import { defineResource, morphOne, order, string, text } from "./define.ts";
+
+export default defineResource({
+  name: "rank",
+  model: "Rank",
+  path: "ranks",
+  fields: {
+    name: string({ required: true }),
+    description: text(),
+    abbreviation: string({ nullable: true }),
+    paygrade: string({ nullable: true }),
+    order: order(),
+  },
+  relations: { image: morphOne("image") },
+  includes: ["image"],
+  orderBy: [{ order: "asc" }, { id: "asc" }],
+});

@@ -1,0 +1,180 @@
+import type { FieldDef, PivotDef, ResourceDef } from "../resources/define.ts";
+import type { Operation } from "../resources/operations.ts";
+import { ApiError, FieldErrorBag, validationError } from "../errors.ts";
+import { camel, snake } from "../graphql/names.ts";
+import { fileFromDataUri } from "../files/storage.ts";
+
+export type Body = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Laravel accepts "5" for integers and "1"/"true" for booleans; so do we. Anything else goes to GraphQL as sent. */
+function coerce(f: Pick<FieldDef, "type">, value: unknown): unknown {
+  if (f.type === "int" && typeof value === "string" && /^-?\d+$/.test(value.trim())) return Number(value);
+  if (f.type === "boolean") {
+    if (value === "1" || value === "true" || value === 1) return true;
+    if (value === "0" || value === "false" || value === 0) return false;
+  }
+  if (f.type === "json" && typeof value === "string") {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  return value;
+}
+
+/** Known attribute names of a resource that a client may echo back: ignored, never an error. */
+const knownKeys = (def: ResourceDef) =>
+  new Set(["id", "label", "created_at", "updated_at", "pivot", ...Object.keys(def.fields).map(snake), ...Object.keys(def.computed ?? {}).map(snake), ...Object.keys(def.relations)]);
+
+/** The writable attributes of a body, named as GraphQL names them; everything else is dropped. */
+export function inputOf(def: ResourceDef, body: Body): Body {
+  const input: Body = {};
+  for (const [name, f] of Object.entries(def.fields)) {
+    if (f.writable === false || name === def.spread) continue;
+    const key = snake(name);
+    if (key in body) input[name] = coerce(f, body[key]);
+  }
+  for (const key of ["created_at", "updated_at"]) if (key in body) input[camel(key)] = body[key];
+  if (def.upload) {
+    const value = body[def.upload.field];
+    if (value instanceof File) input[def.upload.field] = value;
+    else if (typeof value === "string") {
+      const file = fileFromDataUri(value, def.upload.field);
+      if (!file) throw validationError({ [def.upload.field]: [`The ${def.upload.field} field must be a file or a data: URI.`] });
+      input[def.upload.field] = file;
+    }
+  }
+  if (def.spread) {
+    const known = knownKeys(def);
+    const custom = Object.fromEntries(Object.entries(body).filter(([k]) => !known.has(k) && k !== "_method"));
+    if (Object.keys(custom).length) input[def.spread] = custom;
+  }
+  return input;
+}
+
+export function pivotOf(pivot: PivotDef, value: unknown): Body | undefined {
+  if (!isObject(value)) return undefined;
+  const out: Body = {};
+  for (const [name, f] of Object.entries(pivot.fields)) if (snake(name) in value) out[name] = coerce(f, value[snake(name)]);
+  return out;
+}
+
+function idOf(value: unknown): number | null {
+  const n = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  return typeof n === "number" && Number.isInteger(n) && n > 0 && n <= 2147483647 ? n : null;
+}
+
+function requireResources(body: Body): unknown {
+  if (!("resources" in body) || body.resources === null) throw validationError({ resources: ["The resources field is required."] });
+  return body.resources;
+}
+
+/**
+ * `resources` as PERSCOM clients send it: a list of ids, a list of `{id, ...pivot}` objects, an
+ * object keyed by id whose values are pivot objects (or `[]`), or a single id.
+ */
+export function linkItems(pivot: PivotDef, body: Body): Array<{ id: number; pivot?: Body }> {
+  const raw = requireResources(body);
+  const bag = new FieldErrorBag();
+  const entries: Array<[unknown, unknown]> = Array.isArray(raw)
+    ? raw.map((v) => (isObject(v) ? [v.id, isObject(v.pivot) ? v.pivot : v] : [v, undefined]))
+    : isObject(raw) ? Object.entries(raw) : [[raw, undefined]];
+  const items = entries.flatMap(([key, value], index) => {
+    const id = idOf(key);
+    if (id === null) {
+      bag.add(`resources.${index}`, "The resource id must be a positive integer.");
+      return [];
+    }
+    return [{ id, pivot: pivotOf(pivot, value) }];
+  });
+  bag.throwIfAny();
+  return items;
+}
+
+export function idList(body: Body): number[] {
+  const raw = requireResources(body);
+  const keys = Array.isArray(raw) ? raw : isObject(raw) ? Object.keys(raw) : [raw];
+  const bag = new FieldErrorBag();
+  const ids = keys.flatMap((k, index) => {
+    const id = idOf(k);
+    if (id === null) bag.add(`resources.${index}`, "The resource id must be a positive integer.");
+    return id === null ? [] : [id];
+  });
+  bag.throwIfAny();
+  return ids;
+}
+
+/** Batch update: `{ "<id>": {attributes, pivot} }` (or a list of ids). */
+function batchItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
+  const raw = requireResources(body);
+  if (Array.isArray(raw)) return idList(body).map((id) => ({ id }));
+  if (!isObject(raw)) throw validationError({ resources: ["The resources field must be an object keyed by id."] });
+  const bag = new FieldErrorBag();
+  const items = Object.entries(raw).flatMap(([key, value]) => {
+    const id = idOf(key);
+    if (id === null || !isObject(value)) {
+      bag.add(`resources.${key}`, id === null ? "The resource id must be a positive integer." : "The resource must be an object.");
+      return [];
+    }
+    return [{ id, input: inputOf(op.def, value), ...(pivot && Object.keys(pivot.fields).length ? { pivot: pivotOf(pivot, value.pivot) } : {}) }];
+  });
+  bag.throwIfAny();
+  return items;
+}
+
+const flag = (body: Body, key: string): boolean | undefined => {
+  if (!(key in body)) return undefined;
+  const v = coerce({ type: "boolean" }, body[key]);
+  if (typeof v !== "boolean") throw validationError({ [key]: [`The ${key} field must be true or false.`] });
+  return v;
+};
+
+/** GraphQL variables of an operation, from the route's path ids, the query string and the body. */
+export function variablesOf(op: Operation, params: Record<string, number>, query: URLSearchParams, body: Body): Body {
+  const vars: Body = { ...params };
+  const pivot = op.parent?.relation.kind === "belongsToMany" ? op.parent.relation.pivot : undefined;
+  switch (op.kind) {
+    case "list":
+      vars.page = pageParam(query, body, "page");
+      vars.limit = pageParam(query, body, "limit");
+      break;
+    case "create":
+    case "update":
+      vars.input = inputOf(op.def, body);
+      if (pivot && Object.keys(pivot.fields).length) vars.pivot = pivotOf(pivot, body.pivot);
+      break;
+    case "attach":
+    case "sync":
+    case "toggle":
+      vars.resources = linkItems(pivot!, body);
+      if (op.kind === "attach") vars.duplicates = flag(body, "duplicates");
+      if (op.kind === "sync") vars.detaching = flag(body, "detaching");
+      break;
+    case "detach":
+    case "batchDelete":
+      vars.resources = idList(body);
+      break;
+    case "batchUpdate":
+      vars.resources = batchItems(op, pivot, body);
+      break;
+    case "pivot":
+      if (!isObject(body.pivot)) throw validationError({ pivot: ["The pivot field is required and must be an object."] });
+      vars.pivot = Object.keys(pivot!.fields).length ? pivotOf(pivot!, body.pivot) : body.pivot;
+      break;
+  }
+  return vars;
+}
+
+/** `page` and `limit`: positive integers (query string, or body for search); too large a limit is served as the maximum. */
+function pageParam(query: URLSearchParams, body: Body, name: "page" | "limit"): number | undefined {
+  const raw = query.get(name) ?? (body[name] as string | number | undefined);
+  if (raw === undefined || raw === null || raw === "") return undefined;
+  const text = String(raw).trim();
+  if (!/^\d+$/.test(text) || Number(text) < 1) {
+    throw new ApiError("VALIDATION", `The ${name} field must be a positive integer.`, { [name]: [`The ${name} field must be a positive integer.`] });
+  }
+  return Math.min(Number(text), 2147483647);
+}

@@ -1,0 +1,50 @@
+import type { ResourceDef } from "../resources/define.ts";
+import { resourceNamed } from "../resources/index.ts";
+import { validationError } from "../errors.ts";
+
+/** Requested relations as a tree: `rank.image,author` → { rank: { image: {} }, author: {} }. */
+export type IncludeTree = Map<string, IncludeTree>;
+
+/** Parses and checks `include` against an operation's allow-list; returns the normalised, sorted values. */
+export function parseIncludes(raw: string | null, allowed: readonly string[]): string[] {
+  if (raw === null || raw.trim() === "") return [];
+  const values = [...new Set(raw.split(",").map((v) => v.trim()).filter(Boolean))].sort();
+  const rejected = values.filter((v) => !isAllowed(v, allowed));
+  if (rejected.length) {
+    const list = allowed.length ? allowed.join(", ") : "none";
+    throw validationError({ include: rejected.map((v) => `The ${v} include is not allowed. Allowed values: ${list}.`) });
+  }
+  return values;
+}
+
+const isAllowed = (value: string, allowed: readonly string[]) =>
+  allowed.includes(value) || allowed.some((a) => a.endsWith(".*") && value.startsWith(a.slice(0, -1)) && value.length > a.length - 1);
+
+/**
+ * Builds the tree of relations to embed. `x.*` embeds `x` with every relation `x`'s resource allows.
+ * `accessors` are names that are not relations of `def` but of the link rows (a pivot shown as `record`).
+ */
+export function includeTree(def: ResourceDef, values: readonly string[], accessors: readonly string[] = []): IncludeTree {
+  const tree: IncludeTree = new Map();
+  for (const value of values) {
+    let node = tree;
+    let at: ResourceDef | null = def;
+    for (const segment of value.split(".")) {
+      if (segment === "*") {
+        for (const name of at?.includes ?? []) if (!name.includes("*") && !name.includes(".")) node.set(name, node.get(name) ?? new Map());
+        break;
+      }
+      if (at === def && accessors.includes(segment)) {
+        node.set(segment, node.get(segment) ?? new Map());
+        break;
+      }
+      const relation: ResourceDef["relations"][string] | undefined = at?.relations[segment];
+      if (!relation) throw new Error(`Include "${value}": ${at?.name} has no relation "${segment}"`);
+      const child: IncludeTree = node.get(segment) ?? new Map();
+      node.set(segment, child);
+      node = child;
+      at = relation.kind === "morphTo" ? null : resourceNamed(relation.target);
+    }
+  }
+  return tree;
+}

@@ -1,0 +1,54 @@
+import type { Plugin, YogaServerInstance } from "graphql-yoga";
+import type { GraphQLSchema } from "graphql";
+import { ApiError } from "../errors.ts";
+import type { Config } from "../config.ts";
+import { errorResponse, toApiError } from "../server/errors.ts";
+import { idsOf } from "../server/ids.ts";
+import { parseIncludes } from "./includes.ts";
+import { matchRoute, versions } from "./routes.ts";
+import { DocumentCache } from "./documents.ts";
+import { variablesOf } from "./body.ts";
+import { effectiveMethod, readBody } from "./request.ts";
+import { envelope } from "./envelope.ts";
+
+/**
+ * Serves the PERSCOM REST routes: each request becomes variables for a prepared GraphQL operation,
+ * executed through the same envelop pipeline (context, auth, plugins) as `/graphql`.
+ */
+export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
+  let yoga: YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
+  const documents = new DocumentCache(schema);
+  return {
+    onYogaInit({ yoga: instance }) {
+      yoga = instance as typeof yoga;
+    },
+    async onRequest({ request, url, endResponse, serverContext }) {
+      if (url.pathname === "/graphql" || url.pathname.startsWith("/graphql/")) return;
+      endResponse(await handle(request, url, serverContext ?? {}));
+    },
+  };
+
+  async function handle(request: Request, url: URL, serverContext: object): Promise<Response> {
+    const ids = idsOf(request);
+    try {
+      const body = await readBody(request, config.bodyMaxBytes, config.uploadMaxBytes);
+      const method = effectiveMethod(request.method, body);
+      const match = matchRoute(method, url.pathname);
+      if (!("route" in match)) throw new ApiError(match.methodMismatch ? "METHOD_NOT_ALLOWED" : "NOT_FOUND");
+      if (!versions.includes(match.version)) throw new ApiError("BAD_VERSION");
+      const { op } = match.route;
+      const includes = parseIncludes(url.searchParams.get("include"), op.includes);
+      const prepared = documents.get(op, includes);
+      const variableValues = variablesOf(op, match.params, url.searchParams, body);
+      const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });
+      const contextValue = await contextFactory();
+      const result = await execute({ schema, document: prepared.document, variableValues, contextValue, operationName: prepared.operationName });
+      if ("errors" in result && result.errors?.length) throw result.errors[0];
+      return Response.json(envelope(op, (result as { data: { result: unknown } }).data.result, prepared.shape, url));
+    } catch (error) {
+      const apiError = toApiError(error);
+      if (apiError.code === "INTERNAL") console.error(`[${ids.requestId}]`, error);
+      return errorResponse(apiError, ids);
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import { operations, type Operation } from "../resources/operations.ts";
+
+export interface Route {
+  method: string;
+  op: Operation;
+  segments: string[];
+  /** Literal segments first: `/fields/batch` wins over `/fields/{field}`. */
+  literals: number;
+}
+
+export interface Match {
+  route: Route;
+  version: string;
+  params: Record<string, number>;
+}
+
+export const versions = ["v1", "v2"];
+
+function routesOf(op: Operation): Route[] {
+  const make = (method: string, path: string): Route => {
+    const segments = path.split("/").filter(Boolean);
+    return { method, op, segments, literals: segments.filter((s) => !s.startsWith("{")).length };
+  };
+  const methods = op.kind === "update" ? ["PATCH", "PUT"] : [op.method];
+  const paths = [op.path];
+  const oneToOne = op.parent && (op.parent.relation.kind === "belongsTo" || op.parent.relation.kind === "morphOne");
+  if (oneToOne && op.path.endsWith(`/{${op.parent!.route.param}}`)) paths.push(op.path.slice(0, op.path.lastIndexOf("/")));
+  return methods.flatMap((m) => paths.map((p) => make(m, p)));
+}
+
+/** The route table, generated from the operation catalogue. */
+export const routes: Route[] = operations.flatMap(routesOf).sort((a, b) => b.literals - a.literals);
+
+const bySize = new Map<number, Route[]>();
+for (const route of routes) bySize.set(route.segments.length, [...(bySize.get(route.segments.length) ?? []), route]);
+
+/**
+ * Finds the route of a path below the version segment. Ids must be positive integers; anything else
+ * cannot name a record and so matches no route. `methodMismatch` tells 405 from 404.
+ */
+export function matchRoute(method: string, pathname: string): Match | { methodMismatch: boolean } {
+  const [version, ...segments] = pathname.split("/").filter(Boolean);
+  let methodMismatch = false;
+  if (!version) return { methodMismatch };
+  for (const route of bySize.get(segments.length) ?? []) {
+    const params: Record<string, number> = {};
+    let ok = true;
+    for (let i = 0; i < segments.length && ok; i++) {
+      const pattern = route.segments[i]!;
+      if (pattern.startsWith("{")) {
+        const value = segments[i]!;
+        if (/^[1-9]\d{0,15}$/.test(value) && Number(value) <= 2147483647) params[pattern.slice(1, -1)] = Number(value);
+        else ok = false;
+      } else ok = pattern === segments[i];
+    }
+    if (!ok) continue;
+    if (route.method !== method) {
+      methodMismatch = true;
+      continue;
+    }
+    return { route, version, params };
+  }
+  return { methodMismatch };
+}

@@ -1,0 +1,78 @@
+import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import type { GraphQLSchema } from "graphql";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/prisma.ts";
+import type { Context } from "../graphql/context.ts";
+import { buildSchema } from "../graphql/schema.ts";
+import { authenticate } from "../auth/authenticate.ts";
+import { restPlugin } from "../rest/plugin.ts";
+import { ApiError } from "../errors.ts";
+import { errorResponse, toApiError } from "./errors.ts";
+import { idsOf } from "./ids.ts";
+import { filesPlugin } from "./files.ts";
+import { isMaintenance } from "./maintenance.ts";
+
+export interface App {
+  yoga: YogaServerInstance<Record<string, unknown>, Context>;
+  schema: GraphQLSchema;
+}
+
+let sharedSchema: GraphQLSchema | undefined;
+/** The schema depends only on the registry, so every app in a process shares one. */
+export const getSchema = () => (sharedSchema ??= buildSchema());
+
+/** Request and trace ids on every response, and in the extensions of every GraphQL error. */
+function requestIdsPlugin(): Plugin<Context> {
+  return {
+    onExecute: () => ({
+      onExecuteDone({ args, result }) {
+        const ctx = args.contextValue as Context;
+        if ("errors" in result && result.errors) {
+          for (const e of result.errors) Object.assign(e.extensions as object, { request_id: ctx.requestId, trace_id: ctx.traceId });
+        }
+      },
+    }),
+    onResponse({ request, response }) {
+      const ids = idsOf(request);
+      response.headers.set("X-Perscom-Request-Id", ids.requestId);
+      response.headers.set("X-Perscom-Trace-Id", ids.traceId);
+    },
+  };
+}
+
+function maintenancePlugin(db: Database): Plugin {
+  return {
+    async onRequest({ request, url, endResponse }) {
+      if (url.pathname === "/health" || url.pathname.startsWith("/files/")) return;
+      if (await isMaintenance(db.prisma)) endResponse(errorResponse(new ApiError("MAINTENANCE"), idsOf(request)));
+    },
+  };
+}
+
+export function createApp({ db, config }: { db: Database; config: Config }): App {
+  const schema = getSchema();
+  const yoga = createYoga<Record<string, unknown>, Context>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    landingPage: false,
+    logging: false,
+    maskedErrors: {
+      maskError(error) {
+        const apiError = toApiError(error);
+        if (apiError.code === "INTERNAL") console.error(error);
+        return apiError;
+      },
+    },
+    context: async ({ request }) => {
+      const url = new URL(request.url);
+      const { auth, failure } = await authenticate(db.prisma, config, request, url);
+      const ids = idsOf(request);
+      return {
+        prisma: db.prisma, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
+        requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(),
+      } satisfies Context;
+    },
+    plugins: [requestIdsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config)],
+  });
+  return { yoga, schema };
+}
