@@ -10,12 +10,15 @@ export type Scalars = {
   File: { Input: File; Output: never };
 };
 
-export type Builder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDefaultTypes<{ PrismaTypes: PrismaTypes; Context: Context; Scalars: Scalars }>>;
+type SchemaTypes = { PrismaTypes: PrismaTypes; Context: Context; Scalars: Scalars; DefaultFieldNullability: false };
+
+export type Builder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>>;
 
 /** A fresh builder; defines no types itself. The client comes from each request's context. */
 export function createBuilder(): Builder {
-  return new SchemaBuilder<{ PrismaTypes: PrismaTypes; Context: Context; Scalars: Scalars }>({
+  return new SchemaBuilder<SchemaTypes>({
     plugins: [PrismaPlugin],
+    defaultFieldNullability: false,
     prisma: {
       client: (ctx) => ctx.prisma,
       dmmf: getDatamodel(),

@@ -134,7 +134,7 @@ export const submission = defineResource({
       const form = await tx.form.findUnique({ where: { id: row.formId }, select: { submissionStatusId: true } });
       if (form?.submissionStatusId != null) {
         await tx.statusRecord.create({
-          data: { accountId: row.accountId, statusId: form.submissionStatusId, submissionId: row.id },
+          data: { statusId: form.submissionStatusId, submissionId: row.id },
         });
       }
     },

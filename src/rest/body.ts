@@ -88,7 +88,7 @@ export function linkItems(pivot: PivotDef, body: Body): Array<{ id: number; pivo
       bag.add(`resources.${index}`, "The resource id must be a positive integer.");
       return [];
     }
-    return [{ id, pivot: pivotOf(pivot, value) }];
+    return [Object.keys(pivot.fields).length ? { id, pivot: pivotOf(pivot, value) } : { id }];
   });
   bag.throwIfAny();
   return items;

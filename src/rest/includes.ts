@@ -29,12 +29,13 @@ export function includeTree(def: ResourceDef, values: readonly string[], accesso
   for (const value of values) {
     let node = tree;
     let at: ResourceDef | null = def;
+    let pivotAccessors = accessors;
     for (const segment of value.split(".")) {
       if (segment === "*") {
         for (const name of at?.includes ?? []) if (!name.includes("*") && !name.includes(".")) node.set(name, node.get(name) ?? new Map());
         break;
       }
-      if (at === def && accessors.includes(segment)) {
+      if (pivotAccessors.includes(segment)) {
         node.set(segment, node.get(segment) ?? new Map());
         break;
       }
@@ -44,6 +45,7 @@ export function includeTree(def: ResourceDef, values: readonly string[], accesso
       node.set(segment, child);
       node = child;
       at = relation.kind === "morphTo" ? null : resourceNamed(relation.target);
+      pivotAccessors = relation.kind === "belongsToMany" ? [relation.pivot.as] : [];
     }
   }
   return tree;

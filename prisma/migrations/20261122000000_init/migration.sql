@@ -163,7 +163,6 @@ CREATE TABLE "Status" (
 -- CreateTable
 CREATE TABLE "StatusRecord" (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
-    "accountId" INTEGER NOT NULL,
     "statusId" INTEGER NOT NULL,
     "userId" INTEGER,
     "submissionId" INTEGER,

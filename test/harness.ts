@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { loadConfig, type Config } from "../src/config.ts";
+import { openDatabase, type Database } from "../src/db/prisma.ts";
+import { migrate } from "../src/db/migrate.ts";
+import { createApp, type App } from "../src/server/app.ts";
+import { createApiKey } from "../src/auth/accounts.ts";
+
+export interface Harness {
+  app: App;
+  db: Database;
+  config: Config;
+  dir: string;
+  /** A key of `account` with `scopes` (default `*`), bound to `userId` if given. */
+  key(account?: string, scopes?: string, userId?: number | null): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** A service on a fresh SQLite file of its own, reached through `yoga.fetch` (the real HTTP pipeline). */
+export async function startHarness(overrides: Partial<Config> = {}): Promise<Harness> {
+  const dir = mkdtempSync(path.join(tmpdir(), "muster-test-"));
+  const databaseUrl = `file:${path.join(dir, "test.db")}`;
+  await migrate(databaseUrl);
+  const db = await openDatabase(databaseUrl);
+  const config = { ...loadConfig({}), databaseUrl, storageDir: path.join(dir, "files"), ...overrides };
+  const app = createApp({ db, config });
+  return {
+    app, db, config, dir,
+    key: async (account = "alpha", scopes = "*", userId = null) => (await createApiKey(db.prisma, { account, scopes, userId })).key,
+    close: async () => {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/** A REST client bound to one key. */
+export function client(h: Harness, key: string | null, extraHeaders: Record<string, string> = {}) {
+  const send = async (method: string, url: string, body?: unknown): Promise<Reply> => {
+    const headers: Record<string, string> = { accept: "application/json", ...extraHeaders };
+    if (key) headers.authorization = `Bearer ${key}`;
+    let payload: BodyInit | undefined;
+    if (body instanceof FormData) payload = body;
+    else if (typeof body === "string") payload = body;
+    else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers["content-type"] = "application/json";
+    }
+    const response = await h.app.yoga.fetch(`http://muster.test${url}`, { method, headers, body: payload });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
+  };
+  return {
+    get: (url: string) => send("GET", url),
+    post: (url: string, body?: unknown) => send("POST", url, body),
+    patch: (url: string, body?: unknown) => send("PATCH", url, body),
+    put: (url: string, body?: unknown) => send("PUT", url, body),
+    delete: (url: string, body?: unknown) => send("DELETE", url, body),
+    send,
+    graphql: async (query: string, variables?: Record<string, unknown>) => send("POST", "/graphql", { query, variables }),
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+/** Seeds one organisation through the API itself and returns the ids the tests use. */
+export async function seed(api: Client) {
+  const ok = async (p: Promise<Reply>) => {
+    const r = await p;
+    if (r.status !== 200) throw new Error(`seed failed: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body.data;
+  };
+  const private_ = await ok(api.post("/v2/ranks", { name: "Private", abbreviation: "PVT" }));
+  const corporal = await ok(api.post("/v2/ranks", { name: "Corporal", abbreviation: "CPL" }));
+  const active = await ok(api.post("/v2/statuses", { name: "Active", color: "#00ff00" }));
+  const pending = await ok(api.post("/v2/statuses", { name: "Pending", color: "#999" }));
+  const user = await ok(api.post("/v2/users", { name: "Ann Smith", email: "ann@example.com", rank_id: private_.id, status_id: active.id }));
+  const other = await ok(api.post("/v2/users", { name: "Bob Jones", email: "bob@example.com" }));
+  const specialty = await ok(api.post("/v2/specialties", { name: "Medic", abbreviation: "MED" }));
+  const qualification = await ok(api.post("/v2/qualifications", { name: "Marksman" }));
+  const category = await ok(api.post("/v2/categories", { name: "Admin", resource: "App\\Models\\Form" }));
+  const document = await ok(api.post("/v2/documents", { name: "Promotion order", content: "<p>Promoted</p>" }));
+  const form = await ok(api.post("/v2/forms", { name: "Enlistment", slug: "enlistment", is_public: false, submission_status_id: pending.id }));
+  const field = await ok(api.post(`/v2/forms/${form.id}/fields`, { name: "Callsign", key: "callsign", type: "text", required: true }));
+  const field2 = await ok(api.post(`/v2/forms/${form.id}/fields`, { name: "Age", key: "age", type: "number" }));
+  return { private_, corporal, active, pending, user, other, specialty, qualification, category, document, form, field, field2 };
+}
