@@ -11,6 +11,7 @@ import { errorResponse, toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
 import { isMaintenance } from "./maintenance.ts";
+import { renderOfflineGraphiQL } from "./graphiql.ts";
 
 export interface App {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
@@ -55,6 +56,8 @@ export function createApp({ db, config }: { db: Database; config: Config }): App
     schema,
     graphqlEndpoint: "/graphql",
     landingPage: false,
+    renderGraphiQL: renderOfflineGraphiQL,
+    graphiql: { title: "Muster GraphQL" },
     logging: false,
     maskedErrors: {
       maskError(error) {
