@@ -1,0 +1,54 @@
+import type { Context } from "../graphql/context.ts";
+import type { ResourceDef } from "../resources/define.ts";
+import { ApiError, notFound } from "../errors.ts";
+
+/** The Prisma delegate of a model (`prisma.rankRecord` for `RankRecord`), on the client or a transaction. */
+export const delegate = (client: any, model: string) => client[model.charAt(0).toLowerCase() + model.slice(1)];
+
+/** Fails unless the request is authenticated, subscribed and holds every scope (or `*`). */
+export function guard(ctx: Context, scopes: readonly string[]): number {
+  if (!ctx.auth) throw new ApiError(ctx.authFailure ?? "UNAUTHENTICATED");
+  if (!ctx.auth.scopes.has("*") && scopes.some((s) => !ctx.auth!.scopes.has(s))) throw new ApiError("FORBIDDEN");
+  return ctx.auth.accountId;
+}
+
+/** The account predicate: every root query of a resource goes through this. */
+export const owned = (ctx: Context, def: ResourceDef, where: Record<string, unknown> = {}) =>
+  def.link ? where : { ...where, accountId: ctx.auth!.accountId };
+
+export async function findOwned(ctx: Context, client: any, def: ResourceDef, id: number, query: object = {}): Promise<Record<string, any>> {
+  const row = await delegate(client, def.model).findFirst({ ...query, where: owned(ctx, def, { id }) });
+  if (!row) throw notFound();
+  return row;
+}
+
+export interface Page<T = unknown> {
+  nodes: T[];
+  totalCount: number;
+  page: number;
+  perPage: number;
+}
+
+export function pageArgs(ctx: Context, page?: number | null, limit?: number | null) {
+  const perPage = Math.min(limit ?? ctx.config.defaultPageSize, ctx.config.maxPageSize);
+  const current = page ?? 1;
+  if (!Number.isInteger(current) || current < 1) throw new ApiError("VALIDATION", "The page must be at least 1.", { page: ["The page must be at least 1."] });
+  if (!Number.isInteger(perPage) || perPage < 1) throw new ApiError("VALIDATION", "The limit must be at least 1.", { limit: ["The limit must be at least 1."] });
+  return { page: current, perPage };
+}
+
+/** Ties are broken by id so that paging never skips or repeats a row. */
+export function stableOrder(orderBy: Record<string, "asc" | "desc">[] = []) {
+  return orderBy.some((o) => "id" in o) ? orderBy : [...orderBy, { id: "asc" as const }];
+}
+
+export async function findPage(
+  ctx: Context, model: string, where: object, orderBy: Record<string, "asc" | "desc">[], page: { page: number; perPage: number }, query: object,
+): Promise<Page> {
+  const d = delegate(ctx.prisma, model);
+  const [nodes, totalCount] = await Promise.all([
+    d.findMany({ ...query, where, orderBy: stableOrder(orderBy), skip: (page.page - 1) * page.perPage, take: page.perPage }),
+    d.count({ where }),
+  ]);
+  return { nodes, totalCount, ...page };
+}

@@ -1,0 +1,152 @@
+import type { Context } from "../graphql/context.ts";
+import type { PivotDef, ResourceDef } from "../resources/define.ts";
+import { resourceNamed } from "../resources/index.ts";
+import { FieldErrorBag, notFound, validationError } from "../errors.ts";
+import { delegate } from "./access.ts";
+import { validateFields } from "./validate.ts";
+import { applyCreateDefaults, deleteRows } from "./write.ts";
+
+/** One item of attach/sync/toggle: a related id and the pivot columns to write with it. */
+export interface LinkItem {
+  id: number;
+  pivot?: Record<string, unknown> | null;
+}
+
+export interface PivotChanges {
+  attached: number[];
+  detached: number[];
+  updated: number[];
+}
+
+const links = (tx: any, pivot: PivotDef) => delegate(tx, pivot.model);
+
+/** Fails with 422 unless every id is a row of `related` in the caller's account; another account's id is as missing. */
+export async function requireRelated(ctx: Context, tx: any, related: ResourceDef, ids: number[], field = "resources"): Promise<void> {
+  const unique = [...new Set(ids)];
+  const found = await delegate(tx, related.model).findMany({ where: { id: { in: unique }, accountId: ctx.auth!.accountId }, select: { id: true } });
+  const known = new Set(found.map((r: { id: number }) => r.id));
+  const missing = unique.filter((id) => !known.has(id));
+  if (missing.length) {
+    throw validationError({ [field]: missing.map((id) => `The selected ${related.label.toLowerCase()} ${id} is invalid.`) });
+  }
+}
+
+export async function pivotData(ctx: Context, tx: any, pivot: PivotDef, values: Record<string, unknown> | null | undefined, prefix: string) {
+  return validateFields(ctx, tx, pivot.fields, values ?? {}, { mode: "update", prefix });
+}
+
+/** Links `relatedId` to `parentId`, with pivot defaults (caller, next `order`). */
+export async function createLink(ctx: Context, tx: any, pivot: PivotDef, parentId: number, relatedId: number, data: Record<string, unknown>) {
+  const fixed = { [pivot.parentKey]: parentId, [pivot.relatedKey]: relatedId };
+  await applyCreateDefaults(ctx, tx, pivot.model, autoOrdered(pivot), data, fixed, { [pivot.parentKey]: parentId });
+  return links(tx, pivot).create({ data: { ...data, ...fixed } });
+}
+
+const autoOrdered = (pivot: PivotDef) =>
+  Object.fromEntries(Object.entries(pivot.fields).map(([k, f]) => [k, k === "order" ? { ...f, autoOrder: true } : f]));
+
+export async function findLink(tx: any, pivot: PivotDef, parentId: number, relatedId: number, query: object = {}) {
+  const link = await links(tx, pivot).findFirst({
+    ...query, where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: relatedId }, orderBy: pivot.orderBy ?? [{ id: "desc" }],
+  });
+  if (!link) throw notFound();
+  return link as Record<string, any>;
+}
+
+export async function attach(ctx: Context, tx: any, pivot: PivotDef, parentId: number, items: LinkItem[], duplicates: boolean): Promise<PivotChanges> {
+  await requireRelated(ctx, tx, relatedOf(pivot), items.map((i) => i.id));
+  const current = await currentIds(tx, pivot, parentId);
+  const attached: number[] = [];
+  for (const [index, item] of items.entries()) {
+    if (!duplicates && !pivot.duplicates && current.has(item.id)) continue;
+    if (!duplicates && attached.includes(item.id)) continue;
+    await createLink(ctx, tx, pivot, parentId, item.id, await pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`));
+    attached.push(item.id);
+  }
+  return { attached, detached: [], updated: [] };
+}
+
+export async function detach(ctx: Context, tx: any, pivot: PivotDef, parentId: number, ids: number[]): Promise<PivotChanges> {
+  await requireRelated(ctx, tx, relatedOf(pivot), ids);
+  await links(tx, pivot).deleteMany({ where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } } });
+  return { attached: [], detached: [...new Set(ids)], updated: [] };
+}
+
+export async function sync(ctx: Context, tx: any, pivot: PivotDef, parentId: number, items: LinkItem[], detaching: boolean): Promise<PivotChanges> {
+  await requireRelated(ctx, tx, relatedOf(pivot), items.map((i) => i.id));
+  const rows: Array<Record<string, any>> = await links(tx, pivot).findMany({ where: { [pivot.parentKey]: parentId } });
+  const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
+  const wanted = new Set(items.map((i) => i.id));
+  const changes: PivotChanges = { attached: [], detached: [], updated: [] };
+  for (const [index, item] of items.entries()) {
+    const data = await pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`);
+    const existing = byRelated.get(item.id);
+    if (!existing) {
+      if (changes.attached.includes(item.id)) continue;
+      await createLink(ctx, tx, pivot, parentId, item.id, data);
+      changes.attached.push(item.id);
+    } else if (Object.entries(data).some(([k, v]) => String(existing[k]) !== String(v))) {
+      await links(tx, pivot).update({ where: { id: existing.id }, data });
+      changes.updated.push(item.id);
+    }
+  }
+  if (detaching) {
+    const gone = [...byRelated.keys()].filter((id) => !wanted.has(id));
+    if (gone.length) await links(tx, pivot).deleteMany({ where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: gone } } });
+    changes.detached = gone;
+  }
+  return changes;
+}
+
+export async function toggle(ctx: Context, tx: any, pivot: PivotDef, parentId: number, items: LinkItem[]): Promise<PivotChanges> {
+  await requireRelated(ctx, tx, relatedOf(pivot), items.map((i) => i.id));
+  const current = await currentIds(tx, pivot, parentId);
+  const changes: PivotChanges = { attached: [], detached: [], updated: [] };
+  for (const [index, item] of items.entries()) {
+    if (current.has(item.id)) {
+      if (changes.detached.includes(item.id)) continue;
+      await links(tx, pivot).deleteMany({ where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: item.id } });
+      changes.detached.push(item.id);
+    } else if (!changes.attached.includes(item.id)) {
+      await createLink(ctx, tx, pivot, parentId, item.id, await pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`));
+      changes.attached.push(item.id);
+    }
+  }
+  return changes;
+}
+
+export async function updatePivot(ctx: Context, tx: any, pivot: PivotDef, parentId: number, relatedId: number, values: Record<string, unknown>) {
+  const link = await findLink(tx, pivot, parentId, relatedId);
+  const data = await pivotData(ctx, tx, pivot, values, "pivot");
+  if (Object.keys(data).length) await links(tx, pivot).update({ where: { id: link.id }, data });
+  return { attached: [], detached: [], updated: [relatedId] } satisfies PivotChanges;
+}
+
+/** Links of `parentId` to each of `ids`; every id must be linked, else 422 and nothing changes. */
+export async function requireLinks(tx: any, pivot: PivotDef, parentId: number, ids: number[], query: object = {}) {
+  const rows: Array<Record<string, any>> = await links(tx, pivot).findMany({
+    ...query, where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } }, orderBy: pivot.orderBy ?? [{ id: "asc" }],
+  });
+  const linked = new Set(rows.map((r) => r[pivot.relatedKey] as number));
+  const bag = new FieldErrorBag();
+  for (const id of new Set(ids)) if (!linked.has(id)) bag.add(`resources.${id}`, `The resource ${id} is not related to this record.`);
+  bag.throwIfAny();
+  return rows;
+}
+
+/** Removes links (history rows) or, as PERSCOM does for shared definitions, the related rows themselves. */
+export async function removeLinked(ctx: Context, tx: any, pivot: PivotDef, parentId: number, rows: Array<Record<string, any>>) {
+  if (pivot.duplicates) {
+    await links(tx, pivot).deleteMany({ where: { id: { in: rows.map((r) => r.id) }, [pivot.parentKey]: parentId } });
+  } else {
+    await deleteRows(ctx, tx, relatedOf(pivot), [...new Set(rows.map((r) => r[pivot.relatedKey] as number))]);
+  }
+}
+
+/** The related resource: a link's relation to it is named after it. */
+export const relatedOf = (pivot: PivotDef) => resourceNamed(pivot.related);
+
+async function currentIds(tx: any, pivot: PivotDef, parentId: number): Promise<Set<number>> {
+  const rows = await links(tx, pivot).findMany({ where: { [pivot.parentKey]: parentId }, select: { [pivot.relatedKey]: true } });
+  return new Set(rows.map((r: Record<string, number>) => r[pivot.relatedKey]!));
+}

@@ -1,0 +1,105 @@
+import type { Context } from "../graphql/context.ts";
+import type { FieldDef, ResourceDef } from "../resources/define.ts";
+import { resourceNamed } from "../resources/index.ts";
+import { FieldErrorBag } from "../errors.ts";
+import { human, snake } from "../graphql/names.ts";
+import { delegate } from "./access.ts";
+
+const kindWord: Record<FieldDef["type"], string> = {
+  string: "a string", text: "a string", int: "an integer", boolean: "true or false", datetime: "a valid date", json: "valid JSON",
+};
+
+export interface ValidateOptions {
+  mode: "create" | "update";
+  /** Columns set by the route (a parent's foreign key): not required from the client. */
+  fixed?: Record<string, unknown>;
+  /** Row being updated, excluded from uniqueness checks. */
+  existingId?: number;
+  /** Prefix for error keys, e.g. `resources.3` in batches. */
+  prefix?: string;
+  /** Model checked for `unique` columns. */
+  model?: string;
+}
+
+/**
+ * Checks a write against the resource's rules and returns the columns to write. Every problem is
+ * reported at once as a 422; nothing is written when any check fails.
+ */
+export async function validateFields(
+  ctx: Context, tx: any, fields: Record<string, FieldDef>, input: Record<string, unknown>, options: ValidateOptions,
+): Promise<Record<string, unknown>> {
+  const bag = new FieldErrorBag();
+  const data: Record<string, unknown> = {};
+  const lookups: Array<Promise<void>> = [];
+  const key = (name: string) => (options.prefix ? `${options.prefix}.${snake(name)}` : snake(name));
+  for (const [name, f] of Object.entries(fields)) {
+    if (f.writable === false || options.fixed?.[name] !== undefined) continue;
+    const value = input[name];
+    const label = human(name);
+    if (value === undefined) {
+      if (options.mode === "create" && f.required) bag.add(key(name), `The ${label} field is required.`);
+      continue;
+    }
+    if (value === null) {
+      if (f.nullable) data[name] = null;
+      else bag.add(key(name), f.required ? `The ${label} field is required.` : `The ${label} field must be ${kindWord[f.type]}.`);
+      continue;
+    }
+    if (typeof value === "string" && f.max !== undefined && value.length > f.max) {
+      bag.add(key(name), `The ${label} field must not be greater than ${f.max} characters.`);
+      continue;
+    }
+    if (typeof value === "string" && f.required && value.trim() === "") {
+      bag.add(key(name), `The ${label} field is required.`);
+      continue;
+    }
+    if (f.oneOf && !f.oneOf.includes(value as never)) {
+      bag.add(key(name), `The selected ${label} is invalid.`);
+      continue;
+    }
+    if (f.pattern && typeof value === "string" && !f.pattern.test(value)) {
+      bag.add(key(name), `The ${label} field format is invalid.`);
+      continue;
+    }
+    if (f.references) {
+      const target = resourceNamed(f.references);
+      lookups.push(
+        delegate(tx, target.model).count({ where: { id: value, accountId: ctx.auth!.accountId } }).then((n: number) => {
+          if (n === 0) bag.add(key(name), `The selected ${label} is invalid.`);
+        }),
+      );
+    }
+    if (f.unique && options.model) {
+      lookups.push(
+        delegate(tx, options.model)
+          .count({ where: { [name]: value, accountId: ctx.auth!.accountId, ...(options.existingId ? { NOT: { id: options.existingId } } : {}) } })
+          .then((n: number) => {
+            if (n > 0) bag.add(key(name), `The ${label} has already been taken.`);
+          }),
+      );
+    }
+    data[name] = value;
+  }
+  await Promise.all(lookups);
+  bag.throwIfAny();
+  return data;
+}
+
+export async function validateResource(ctx: Context, tx: any, def: ResourceDef, input: Record<string, unknown>, options: ValidateOptions) {
+  return validateFields(ctx, tx, def.fields, input, { ...options, model: def.model });
+}
+
+/** Polymorphic owner given in a body (`model_type`, `model_id`) must be a known type and a row of the caller's account. */
+export async function validateMorphOwner(ctx: Context, tx: any, data: Record<string, unknown>, allowed: ResourceDef[]): Promise<void> {
+  if (data.modelType === undefined && data.modelId === undefined) return;
+  const bag = new FieldErrorBag();
+  const owner = allowed.find((r) => r.morphClass === data.modelType || r.name === data.modelType || r.model === data.modelType);
+  if (data.modelType != null && !owner) bag.add("model_type", "The selected model type is invalid.");
+  if (owner) data.modelType = owner.morphClass;
+  if (owner && data.modelId != null) {
+    const n = await delegate(tx, owner.model).count({ where: { id: data.modelId, accountId: ctx.auth!.accountId } });
+    if (n === 0) bag.add("model_id", "The selected model id is invalid.");
+  }
+  if ((data.modelType == null) !== (data.modelId == null)) bag.add(data.modelType == null ? "model_type" : "model_id", "The model type and model id fields must be given together.");
+  bag.throwIfAny();
+}

@@ -1,0 +1,95 @@
+import type { Context } from "../graphql/context.ts";
+import type { FieldDef, ResourceDef } from "../resources/define.ts";
+import { validationError } from "../errors.ts";
+import { resources } from "../resources/index.ts";
+import { morphOwnersOf } from "../graphql/objects.ts";
+import { delegate, owned } from "./access.ts";
+import { validateMorphOwner, validateResource } from "./validate.ts";
+import { deleteStoredFile, storeImage } from "../files/storage.ts";
+
+/**
+ * Runs `work` in one transaction: a failed write leaves nothing behind. Stored files of deleted
+ * rows are removed only once the transaction has committed.
+ */
+const doomedFilesOf = new WeakMap<object, string[]>();
+
+export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<T>): Promise<T> {
+  const doomedFiles: string[] = [];
+  const result = (await ctx.prisma.$transaction((tx) => (doomedFilesOf.set(tx, doomedFiles), work(tx)), {
+    maxWait: 10_000, timeout: 30_000,
+  })) as T;
+  for (const file of doomedFiles) await deleteStoredFile(ctx.config, file);
+  return result;
+}
+
+async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Record<string, any>) {
+  const data = await validateResource(ctx, tx, def, input, { mode: existing ? "update" : "create", fixed, existingId: existing?.id });
+  const morphTo = Object.values(def.relations).find((r) => r.kind === "morphTo");
+  if (morphTo?.kind === "morphTo") await validateMorphOwner(ctx, tx, data, morphOwnersOf(morphTo.morphRelation));
+  for (const key of ["createdAt", "updatedAt"]) if (input[key] != null) data[key] = input[key];
+  if (def.upload) {
+    const file = input[def.upload.field];
+    if (file instanceof File) {
+      const stored = await storeImage(ctx.config, file, def.upload.dir, def.upload.field);
+      Object.assign(data, stored);
+      if (existing?.path) doomedFilesOf.get(tx)?.push(existing.path);
+    } else if (!existing) {
+      throw validationError({ [def.upload.field]: [`The ${def.upload.field} field is required.`] });
+    }
+  }
+  if (def.spread && input[def.spread] !== undefined) data[def.spread] = input[def.spread];
+  await def.hooks?.beforeWrite?.({ data, existing, ctx, tx });
+  return data;
+}
+
+/** Creates a row of `def` in the caller's account, with `fixed` columns set by the route. */
+export async function createRow(ctx: Context, tx: any, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown> = {}) {
+  const data = await prepare(ctx, tx, def, input, fixed);
+  await applyCreateDefaults(ctx, tx, def.model, def.fields, data, fixed, { accountId: ctx.auth!.accountId });
+  const row = await delegate(tx, def.model).create({ data: { ...data, ...fixed, ...(def.link ? {} : { accountId: ctx.auth!.accountId }) } });
+  await def.hooks?.afterCreate?.({ row, ctx, tx });
+  return row as Record<string, any>;
+}
+
+/** Fills what a create leaves out: the caller as author, `order` after the last one in `scope`. */
+export async function applyCreateDefaults(
+  ctx: Context, tx: any, model: string, fields: Record<string, FieldDef>, data: Record<string, unknown>, fixed: Record<string, unknown>,
+  scope: Record<string, unknown>,
+): Promise<void> {
+  for (const [name, f] of Object.entries(fields)) {
+    if (f.defaultsToCaller && data[name] === undefined && fixed[name] === undefined) data[name] = ctx.auth!.userId;
+    if (f.autoOrder && data[name] == null) {
+      const max = await delegate(tx, model).aggregate({ where: scope, _max: { [name]: true } });
+      data[name] = (max._max[name] ?? 0) + 1;
+    }
+  }
+}
+
+export async function updateRow(ctx: Context, tx: any, def: ResourceDef, existing: Record<string, any>, input: Record<string, unknown>) {
+  const data = await prepare(ctx, tx, def, input, {}, existing);
+  if (Object.keys(data).length === 0) return existing;
+  return delegate(tx, def.model).update({ where: { id: existing.id }, data }) as Promise<Record<string, any>>;
+}
+
+/** Resources whose rows point at `def` polymorphically: deleted with it, files included. */
+const morphChildren = (def: ResourceDef) =>
+  [...new Set(Object.values(def.relations).flatMap((r) => (r.kind === "morphOne" || r.kind === "morphMany" ? [r.target] : [])))].map(
+    (name) => resources.find((r) => r.name === name)!,
+  );
+
+export async function deleteRows(ctx: Context, tx: any, def: ResourceDef, ids: number[]) {
+  if (ids.length === 0) return;
+  for (const child of morphChildren(def)) {
+    const where = { accountId: ctx.auth!.accountId, modelType: def.morphClass, modelId: { in: ids } };
+    if ("path" in child.fields) {
+      const files = await delegate(tx, child.model).findMany({ where, select: { path: true } });
+      doomedFilesOf.get(tx)?.push(...files.map((f: { path: string | null }) => f.path).filter(Boolean));
+    }
+    await delegate(tx, child.model).deleteMany({ where });
+  }
+  if ("path" in def.fields && !def.link) {
+    const files = await delegate(tx, def.model).findMany({ where: owned(ctx, def, { id: { in: ids } }), select: { path: true } });
+    doomedFilesOf.get(tx)?.push(...files.map((f: { path: string | null }) => f.path).filter(Boolean));
+  }
+  await delegate(tx, def.model).deleteMany({ where: owned(ctx, def, { id: { in: ids } }) });
+}
