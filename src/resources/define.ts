@@ -40,7 +40,7 @@ export interface PivotDef {
   /** REST name under which the link columns are shown on the related row, when requested or `always`. */
   as: string;
   always?: boolean;
-  /** Fixed value of the parent side for polymorphic links (the link's type column is implied by parentKey). */
+  /** Order of the related rows when listed through the parent. */
   orderBy?: Record<string, "asc" | "desc">[];
   /** Several links to the same related row are allowed (history rows such as status records); deleting removes links, not the related row. */
   duplicates?: boolean;

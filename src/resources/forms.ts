@@ -65,7 +65,8 @@ export const field = defineResource({
     optionsModel: string({ nullable: true, oneOf: optionsModels }),
   },
   includes: [],
-  operations: [],
+  // Fields are created through the forms and users they belong to; PERSCOM has no top-level writes for them.
+  operations: ["list", "show"],
 });
 
 /** Checks the submitted custom values of a form against its fields: required, type, length. */
