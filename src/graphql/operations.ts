@@ -1,8 +1,8 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
 import type { PivotDef, ResourceDef } from "../resources/define.ts";
-import { operations, type Operation } from "../resources/operations.ts";
-import { resourceNamed } from "../resources/index.ts";
+import { operations, pivotOf as pivotOfOp, type Operation } from "../resources/operations.ts";
+import { linkResourceOf } from "../resources/index.ts";
 import { notFound, ApiError } from "../errors.ts";
 import { delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
@@ -91,7 +91,7 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
 
   function argsFor(t: any, op: Operation) {
     const args: Record<string, unknown> = {};
-    const pivot = op.parent?.relation.kind === "belongsToMany" ? op.parent.relation.pivot : undefined;
+    const pivot = pivotOfOp(op);
     if (op.parent) args[op.parent.def.param] = t.arg.int({ required: true });
     const idParam = op.parent ? op.parent.route.param : op.def.param;
     const needsId = ["show", "update", "delete", "pivot"].includes(op.kind);
@@ -135,12 +135,9 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
   }
 }
 
-const linkDef = (op: Operation) => {
-  const rel = op.parent!.relation;
-  if (rel.kind !== "belongsToMany") throw new Error(`${op.field} is not a many-to-many operation`);
-  return resourceNamed(rel.pivot.model.charAt(0).toLowerCase() + rel.pivot.model.slice(1));
-};
-const pivotOf = (op: Operation) => (op.parent!.relation as { pivot: PivotDef }).pivot;
+const linkDef = (op: Operation) => linkResourceOf(pivotOf(op));
+/** The pivot of an operation known to be many-to-many. */
+const pivotOf = (op: Operation) => pivotOfOp(op)!;
 const idArg = (op: Operation, a: Args) => a[op.parent ? op.parent.route.param : op.def.param] as number | null | undefined;
 
 async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) {

@@ -1,4 +1,4 @@
-import type { ResourceDef } from "./define.ts";
+import type { PivotDef, ResourceDef } from "./define.ts";
 import user from "./user.ts";
 import rank from "./rank.ts";
 import rankRecord from "./rank-record.ts";
@@ -24,3 +24,6 @@ export function resourceNamed(name: string): ResourceDef {
 }
 
 export const byMorphClass = new Map(resources.filter((r) => !r.link).map((r) => [r.morphClass, r]));
+
+/** The resource describing a many-to-many relation's link rows (`CategoryForm`, `StatusRecord`, ...). */
+export const linkResourceOf = (pivot: PivotDef) => resourceNamed(pivot.model.charAt(0).toLowerCase() + pivot.model.slice(1));

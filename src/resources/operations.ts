@@ -1,4 +1,4 @@
-import type { NestedRoute, OperationKind, RelationDef, ResourceDef } from "./define.ts";
+import type { NestedRoute, OperationKind, PivotDef, RelationDef, ResourceDef } from "./define.ts";
 import { resourceNamed, resources } from "./index.ts";
 import { camel, pascal } from "../graphql/names.ts";
 
@@ -78,3 +78,7 @@ export const operations: Operation[] = resources.flatMap((def) => [
   ...(def.path ? def.operations.map((kind) => topLevel(def, kind)) : []),
   ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
 ]);
+
+/** The pivot of a many-to-many operation; undefined for every other kind. */
+export const pivotOf = (op: Operation): PivotDef | undefined =>
+  op.parent?.relation.kind === "belongsToMany" ? op.parent.relation.pivot : undefined;

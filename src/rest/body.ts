@@ -1,5 +1,5 @@
 import type { FieldDef, PivotDef, ResourceDef } from "../resources/define.ts";
-import type { Operation } from "../resources/operations.ts";
+import { pivotOf, type Operation } from "../resources/operations.ts";
 import { ApiError, FieldErrorBag, validationError } from "../errors.ts";
 import { camel, snake } from "../graphql/names.ts";
 import { fileFromDataUri } from "../files/storage.ts";
@@ -55,7 +55,7 @@ export function inputOf(def: ResourceDef, body: Body): Body {
   return input;
 }
 
-export function pivotOf(pivot: PivotDef, value: unknown): Body | undefined {
+export function pivotValues(pivot: PivotDef, value: unknown): Body | undefined {
   if (!isObject(value)) return undefined;
   const out: Body = {};
   for (const [name, f] of Object.entries(pivot.fields)) if (snake(name) in value) out[name] = coerce(f, value[snake(name)]);
@@ -88,7 +88,7 @@ export function linkItems(pivot: PivotDef, body: Body): Array<{ id: number; pivo
       bag.add(`resources.${index}`, "The resource id must be a positive integer.");
       return [];
     }
-    return [Object.keys(pivot.fields).length ? { id, pivot: pivotOf(pivot, value) } : { id }];
+    return [Object.keys(pivot.fields).length ? { id, pivot: pivotValues(pivot, value) } : { id }];
   });
   bag.throwIfAny();
   return items;
@@ -119,7 +119,7 @@ function batchItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
       bag.add(`resources.${key}`, id === null ? "The resource id must be a positive integer." : "The resource must be an object.");
       return [];
     }
-    return [{ id, input: inputOf(op.def, value), ...(pivot && Object.keys(pivot.fields).length ? { pivot: pivotOf(pivot, value.pivot) } : {}) }];
+    return [{ id, input: inputOf(op.def, value), ...(pivot && Object.keys(pivot.fields).length ? { pivot: pivotValues(pivot, value.pivot) } : {}) }];
   });
   bag.throwIfAny();
   return items;
@@ -135,7 +135,7 @@ const flag = (body: Body, key: string): boolean | undefined => {
 /** GraphQL variables of an operation, from the route's path ids, the query string and the body. */
 export function variablesOf(op: Operation, params: Record<string, number>, query: URLSearchParams, body: Body): Body {
   const vars: Body = { ...params };
-  const pivot = op.parent?.relation.kind === "belongsToMany" ? op.parent.relation.pivot : undefined;
+  const pivot = pivotOf(op);
   switch (op.kind) {
     case "list":
       vars.page = pageParam(query, body, "page");
@@ -144,7 +144,7 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
     case "create":
     case "update":
       vars.input = inputOf(op.def, body);
-      if (pivot && Object.keys(pivot.fields).length) vars.pivot = pivotOf(pivot, body.pivot);
+      if (pivot && Object.keys(pivot.fields).length) vars.pivot = pivotValues(pivot, body.pivot);
       break;
     case "attach":
     case "sync":
@@ -162,7 +162,7 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
       break;
     case "pivot":
       if (!isObject(body.pivot)) throw validationError({ pivot: ["The pivot field is required and must be an object."] });
-      vars.pivot = Object.keys(pivot!.fields).length ? pivotOf(pivot!, body.pivot) : body.pivot;
+      vars.pivot = Object.keys(pivot!.fields).length ? pivotValues(pivot!, body.pivot) : body.pivot;
       break;
   }
   return vars;

@@ -1,8 +1,6 @@
 import { parse, validate, type DocumentNode, type GraphQLSchema } from "graphql";
-import type { Operation } from "../resources/operations.ts";
+import { pivotOf, type Operation } from "../resources/operations.ts";
 import { resourceNamed } from "../resources/index.ts";
-import type { PivotDef } from "../resources/define.ts";
-import { pascal } from "../graphql/names.ts";
 import { includeTree } from "./includes.ts";
 import { select, selectLink, type Shaper } from "./selection.ts";
 
@@ -13,34 +11,18 @@ export interface PreparedDocument {
   shape: Shaper;
 }
 
-const pivotOf = (op: Operation): PivotDef | undefined => (op.parent?.relation.kind === "belongsToMany" ? op.parent.relation.pivot : undefined);
-
-/** GraphQL type of each argument the operation's field takes. */
-function variableTypes(op: Operation): Record<string, string> {
-  const vars: Record<string, string> = {};
-  const pivot = pivotOf(op);
-  if (op.parent) vars[op.parent.def.param] = "Int!";
-  if (["show", "update", "delete", "pivot"].includes(op.kind)) {
-    const oneToOne = op.parent?.relation.kind === "belongsTo" || op.parent?.relation.kind === "morphOne";
-    vars[op.parent ? op.parent.route.param : op.def.param] = oneToOne ? "Int" : "Int!";
-  }
-  if (op.kind === "list") Object.assign(vars, { page: "Int", limit: "Int" });
-  if (op.kind === "create" || op.kind === "update") vars.input = `${pascal(op.def.name)}Input${op.kind === "create" ? "!" : ""}`;
-  const pivotInput = pivot && Object.keys(pivot.fields).length ? `${pivot.model}PivotInput` : null;
-  if (pivotInput && (op.kind === "create" || op.kind === "update")) vars.pivot = pivotInput;
-  if (pivot && op.kind === "pivot") vars.pivot = `${pivotInput ?? "JSON"}!`;
-  if (pivot && ["attach", "sync", "toggle"].includes(op.kind)) vars.resources = `[${pivot.model}ItemInput!]!`;
-  if (op.kind === "attach") vars.duplicates = "Boolean";
-  if (op.kind === "sync") vars.detaching = "Boolean";
-  if (op.kind === "detach" || op.kind === "batchDelete") vars.resources = "[Int!]!";
-  if (op.kind === "batchUpdate") vars.resources = `[${pascal(op.def.name)}${pivot ? pivot.model : ""}BatchItemInput!]!`;
-  return vars;
+/** `$name: Type` for each argument of the operation's root field, as the schema declares it. */
+function variableTypes(schema: GraphQLSchema, op: Operation): Record<string, string> {
+  const root = op.root === "query" ? schema.getQueryType() : schema.getMutationType();
+  const field = root?.getFields()[op.field];
+  if (!field) throw new Error(`The schema has no ${op.root} field ${op.field}`);
+  return Object.fromEntries(field.args.map((a) => [a.name, String(a.type)]));
 }
 
 /** Builds the named GraphQL operation a REST route executes, for one normalised include list. */
-export function buildDocument(op: Operation, includes: readonly string[]): { text: string; operationName: string; shape: Shaper } {
+export function buildDocument(schema: GraphQLSchema, op: Operation, includes: readonly string[]): { text: string; operationName: string; shape: Shaper } {
   const pivot = pivotOf(op);
-  const vars = variableTypes(op);
+  const vars = variableTypes(schema, op);
   const declared = Object.entries(vars).map(([k, t]) => `$${k}: ${t}`).join(", ");
   const passed = Object.keys(vars).map((k) => `${k}: $${k}`).join(", ");
   let body: string;
@@ -68,7 +50,7 @@ export class DocumentCache {
     const key = `${op.field}|${includes.join(",")}`;
     let prepared = this.cache.get(key);
     if (!prepared) {
-      const { text, operationName, shape } = buildDocument(op, includes);
+      const { text, operationName, shape } = buildDocument(this.schema, op, includes);
       const document = parse(text);
       const errors = validate(this.schema, document);
       if (errors.length) throw new Error(`Generated document for ${op.field} is invalid: ${errors.map((e) => e.message).join("; ")}\n${text}`);

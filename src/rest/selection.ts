@@ -1,5 +1,5 @@
 import type { PivotDef, ResourceDef } from "../resources/define.ts";
-import { resourceNamed } from "../resources/index.ts";
+import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
 import { pascal, snake } from "../graphql/names.ts";
 import type { IncludeTree } from "./includes.ts";
@@ -25,8 +25,6 @@ function scalars(def: ResourceDef): string[] {
   fields.push("created_at: createdAt", "updated_at: updatedAt");
   return fields;
 }
-
-const linkDefOf = (pivot: PivotDef) => resourceNamed(pivot.model.charAt(0).toLowerCase() + pivot.model.slice(1));
 
 /** Selection and shaper of `def` with the relations in `tree`. */
 export function select(def: ResourceDef, tree: IncludeTree): Built {
@@ -91,7 +89,7 @@ export function selectLink(pivot: PivotDef, tree: IncludeTree): Built {
   const rest: IncludeTree = new Map([...tree].filter(([k]) => k !== pivot.as));
   const related = select(resourceNamed(pivot.related), rest);
   const parts = [`${RELATED}: ${pivot.related} { ${related.selection} }`];
-  if (showPivot) parts.push(scalars(linkDefOf(pivot)).join(" "));
+  if (showPivot) parts.push(scalars(linkResourceOf(pivot)).join(" "));
   const shapeRelated = related.shape;
   return {
     selection: parts.join(" "),
