@@ -5,7 +5,8 @@ import { resources } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
 import { delegate, owned } from "./access.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
-import { deleteStoredFile, storeImage } from "../files/storage.ts";
+import { deleteStoredFile, storeFile } from "../files/storage.ts";
+import { snake } from "../graphql/names.ts";
 
 /**
  * Runs `work` in one transaction: a failed write leaves nothing behind. Stored files of deleted
@@ -27,14 +28,19 @@ async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<st
   const morphTo = Object.values(def.relations).find((r) => r.kind === "morphTo");
   if (morphTo?.kind === "morphTo") await validateMorphOwner(ctx, tx, data, morphOwnersOf(morphTo.morphRelation));
   for (const key of ["createdAt", "updatedAt"]) if (input[key] != null) data[key] = input[key];
-  if (def.upload) {
-    const file = input[def.upload.field];
+  for (const [name, upload] of Object.entries(def.uploads ?? {})) {
+    const file = input[name];
+    const key = snake(name);
     if (file instanceof File) {
-      const stored = await storeImage(ctx.config, file, def.upload.dir, def.upload.field);
-      Object.assign(data, stored);
-      if (existing?.path) doomedFilesOf.get(tx)?.push(existing.path);
-    } else if (!existing) {
-      throw validationError({ [def.upload.field]: [`The ${def.upload.field} field is required.`] });
+      const stored = await storeFile(ctx.config, file, upload.dir, key, upload.image);
+      data[upload.column] = stored.path;
+      if (upload.filenameColumn) data[upload.filenameColumn] = stored.filename;
+      if (existing?.[upload.column]) doomedFilesOf.get(tx)?.push(existing[upload.column]);
+    } else if (file === null && !upload.required) {
+      data[upload.column] = null;
+      if (existing?.[upload.column]) doomedFilesOf.get(tx)?.push(existing[upload.column]);
+    } else if (!existing && upload.required) {
+      throw validationError({ [key]: [`The ${key.replace(/_/g, " ")} field is required.`] });
     }
   }
   if (def.spread && input[def.spread] !== undefined) data[def.spread] = input[def.spread];
@@ -81,15 +87,17 @@ export async function deleteRows(ctx: Context, tx: any, def: ResourceDef, ids: n
   if (ids.length === 0) return;
   for (const child of morphChildren(def)) {
     const where = { accountId: ctx.auth!.accountId, modelType: def.morphClass, modelId: { in: ids } };
-    if ("path" in child.fields) {
-      const files = await delegate(tx, child.model).findMany({ where, select: { path: true } });
-      doomedFilesOf.get(tx)?.push(...files.map((f: { path: string | null }) => f.path).filter(Boolean));
-    }
+    await doomStoredFiles(tx, child, where);
     await delegate(tx, child.model).deleteMany({ where });
   }
-  if ("path" in def.fields && !def.link) {
-    const files = await delegate(tx, def.model).findMany({ where: owned(ctx, def, { id: { in: ids } }), select: { path: true } });
-    doomedFilesOf.get(tx)?.push(...files.map((f: { path: string | null }) => f.path).filter(Boolean));
-  }
+  await doomStoredFiles(tx, def, owned(ctx, def, { id: { in: ids } }));
   await delegate(tx, def.model).deleteMany({ where: owned(ctx, def, { id: { in: ids } }) });
+}
+
+/** Queues the stored files of the rows about to be deleted for removal after commit. */
+async function doomStoredFiles(tx: any, def: ResourceDef, where: object) {
+  const columns = Object.values(def.uploads ?? {}).map((u) => u.column);
+  if (columns.length === 0) return;
+  const rows = await delegate(tx, def.model).findMany({ where, select: Object.fromEntries(columns.map((c) => [c, true])) });
+  doomedFilesOf.get(tx)?.push(...rows.flatMap((row: Record<string, string | null>) => columns.map((c) => row[c]).filter((p): p is string => !!p)));
 }

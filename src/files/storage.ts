@@ -5,7 +5,7 @@ import type { Config } from "../config.ts";
 import { ApiError } from "../errors.ts";
 
 const imageTypes: Record<string, string> = {
-  "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/svg+xml": "svg", "image/bmp": "bmp",
+  "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/bmp": "bmp",
 };
 
 /** Resolves a stored relative path inside the storage directory, refusing anything that escapes it. */
@@ -15,20 +15,44 @@ export function storedFilePath(config: Config, relative: string): string | null 
   return full.startsWith(root + path.sep) ? full : null;
 }
 
-/** Checks an uploaded image (size, declared type) and stores it under `dir`; returns its relative path. */
-export async function storeImage(config: Config, file: File, dir: string, field = "image"): Promise<{ path: string; filename: string }> {
+/**
+ * Checks an upload (size; for images the declared type and the file's own signature) and stores it
+ * under `dir` with a random name; returns its relative path and the client's file name.
+ */
+export async function storeFile(config: Config, file: File, dir: string, field: string, image: boolean): Promise<{ path: string; filename: string }> {
+  const human = field.replace(/_/g, " ");
   if (file.size > config.uploadMaxBytes) {
-    throw new ApiError("PAYLOAD_TOO_LARGE", `The ${field} must not be greater than ${Math.floor(config.uploadMaxBytes / 1024)} kilobytes.`);
+    throw new ApiError("PAYLOAD_TOO_LARGE", `The ${human} field must not be greater than ${Math.floor(config.uploadMaxBytes / 1024)} kilobytes.`);
   }
-  const ext = imageTypes[file.type.split(";")[0]!.trim().toLowerCase()];
-  if (!ext || file.size === 0) {
-    throw new ApiError("VALIDATION", `The ${field} field must be an image.`, { [field]: [`The ${field} field must be an image.`] });
+  if (file.size === 0) throw new ApiError("VALIDATION", `The ${human} field must not be empty.`, { [field]: [`The ${human} field must not be empty.`] });
+  const bytes = Buffer.from(await file.arrayBuffer());
+  let ext = safeExtension(file.name);
+  if (image) {
+    const declared = imageTypes[file.type.split(";")[0]!.trim().toLowerCase()];
+    const sniffed = sniffImage(bytes);
+    if (!declared || !sniffed || (declared !== sniffed && !(declared === "jpg" && sniffed === "jpg"))) {
+      throw new ApiError("VALIDATION", `The ${human} field must be an image.`, { [field]: [`The ${human} field must be an image.`] });
+    }
+    ext = sniffed;
   }
-  const relative = `${dir}/${randomUUID()}.${ext}`;
+  const relative = `${dir}/${randomUUID()}${ext ? `.${ext}` : ""}`;
   const full = storedFilePath(config, relative)!;
   await mkdir(path.dirname(full), { recursive: true });
-  await writeFile(full, Buffer.from(await file.arrayBuffer()));
+  await writeFile(full, bytes);
   return { path: relative, filename: file.name || path.basename(relative) };
+}
+
+const safeExtension = (name: string) => /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1]?.toLowerCase() ?? "";
+
+/** The image format a file's first bytes announce, so a renamed text file is not taken for an image. */
+function sniffImage(bytes: Buffer): string | null {
+  const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
+  if (starts(0x89, 0x50, 0x4e, 0x47)) return "png";
+  if (starts(0xff, 0xd8, 0xff)) return "jpg";
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "gif";
+  if (starts(0x52, 0x49, 0x46, 0x46) && bytes.subarray(8, 12).toString("latin1") === "WEBP") return "webp";
+  if (starts(0x42, 0x4d)) return "bmp";
+  return null;
 }
 
 export async function deleteStoredFile(config: Config, relative: string | null | undefined): Promise<void> {

@@ -36,7 +36,7 @@ function inputs(builder: Builder) {
           }
           fields.createdAt = t.field({ type: "DateTime", required: false });
           fields.updatedAt = t.field({ type: "DateTime", required: false });
-          if (def.upload) fields[def.upload.field] = t.field({ type: "File", required: false });
+          for (const name of Object.keys(def.uploads ?? {})) fields[name] = t.field({ type: "File", required: false });
           return fields;
         },
       }),

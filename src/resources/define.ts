@@ -54,8 +54,10 @@ export type RelationDef =
   | { kind: "morphTo"; field: string; morphRelation: string };
 
 export type OperationKind =
-  | "list" | "show" | "create" | "update" | "delete"
-  | "attach" | "detach" | "sync" | "toggle" | "pivot" | "batchUpdate" | "batchDelete";
+  | "list" | "show" | "create" | "update" | "delete" | "search"
+  | "batchCreate" | "batchUpdate" | "batchDelete"
+  | "associate" | "dissociate"
+  | "attach" | "detach" | "sync" | "toggle" | "pivot";
 
 /** A nested REST collection under `/{parent}/{id}/<path>`, served by one relation of the parent. */
 export interface NestedRoute {
@@ -71,6 +73,41 @@ export interface Hooks {
   /** Adjusts the validated data before it is written; may throw ApiError. */
   beforeWrite?(args: { data: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: any }): Promise<void> | void;
   afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: any }): Promise<void> | void;
+}
+
+/**
+ * Another entry point to a resource's rows with its own path, scopes and row filter, such as `/me`
+ * (the key's user) or `/roster` (groups with their units and people always embedded).
+ */
+export interface ViewDef {
+  /** REST path below `/{version}`, and the GraphQL list field; `show` adds `/{param}` and a singular field. */
+  path: string;
+  field: string;
+  operations: ("list" | "show")[];
+  /** Scopes required; empty means any valid key. */
+  scopes: string[];
+  where?(ctx: Context): Record<string, unknown>;
+  /** Allowed `include` values; defaults to none. */
+  includes?: string[];
+  /** Relations embedded whether requested or not. */
+  alwaysIncludes?: string[];
+}
+
+/** A named filter clients may apply in `POST .../search` (`{"scopes":[{"name":..,"parameters":[..]}]}`). */
+export interface ExposedScope {
+  parameters?: number;
+  where(parameters: unknown[], ctx: Context): Record<string, unknown>;
+}
+
+/** A file a resource stores from an upload field: `column` receives the stored path. */
+export interface UploadDef {
+  column: string;
+  /** Column receiving the client's file name, if the resource keeps it. */
+  filenameColumn?: string;
+  dir: string;
+  image: boolean;
+  /** Must be sent on create. */
+  required?: boolean;
 }
 
 export interface ComputedField {
@@ -106,8 +143,11 @@ export interface ResourceDef {
   /** A JSON column whose keys are shown as top-level attributes (custom field values). */
   spread?: string;
   hooks?: Hooks;
-  /** A file the resource stores: the input field that carries it, the storage folder, whether it must be an image. */
-  upload?: { field: string; dir: string; image: boolean };
+  /** Files the resource stores, keyed by the (camelCase) input field that carries each one. */
+  uploads?: Record<string, UploadDef>;
+  views?: ViewDef[];
+  /** Named filters for `search`. */
+  scopes?: Record<string, ExposedScope>;
   /** Link model: no account column of its own; reached through its parents. */
   link?: boolean;
 }
@@ -116,7 +156,16 @@ export type ResourceInput = Omit<ResourceDef, "morphClass" | "label" | "scope" |
   Partial<Pick<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy">>;
 
 const words = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1 $2");
-export const crud: OperationKind[] = ["list", "show", "create", "update", "delete"];
+/** Orion's resource routes: CRUD, the three batch routes and search. */
+export const crud: OperationKind[] = ["list", "show", "create", "update", "delete", "batchCreate", "batchUpdate", "batchDelete", "search"];
+/** A has-many collection under its parent: crud plus associate/dissociate. */
+export const hasManyOperations: OperationKind[] = [...crud, "associate", "dissociate"];
+/** A many-to-many collection under its parent: crud plus the link operations. */
+export const m2mOperations: OperationKind[] = [...crud, "attach", "detach", "sync", "toggle", "pivot"];
+/** The parent's one related row (`/users/{user}/rank`): the trailing id is optional. */
+export const belongsToOperations: OperationKind[] = ["show", "update", "delete", "batchUpdate", "batchDelete"];
+/** A parent's single owned row (`/ranks/{rank}/image`). */
+export const hasOneOperations: OperationKind[] = ["create", "show", "update", "delete"];
 
 export function defineResource(input: ResourceInput): ResourceDef {
   const label = input.label ?? words(input.model);
@@ -157,6 +206,3 @@ export const categoryPivot = (model: string, relatedKey: string, related: string
   orderBy: [{ order: "asc" }, { id: "asc" }],
 });
 
-export const m2mOperations: OperationKind[] = [
-  "list", "show", "create", "update", "delete", "attach", "detach", "sync", "toggle", "pivot", "batchUpdate", "batchDelete",
-];

@@ -1,8 +1,12 @@
-import type { NestedRoute, OperationKind, PivotDef, RelationDef, ResourceDef } from "./define.ts";
+import type { NestedRoute, OperationKind, PivotDef, RelationDef, ResourceDef, ViewDef } from "./define.ts";
 import { resourceNamed, resources } from "./index.ts";
 import { camel, pascal } from "../graphql/names.ts";
 
-export type Returns = "object" | "page" | "link" | "linkPage" | "links" | "changes";
+/**
+ * What an operation answers: one row, a page of rows, a page or list of link rows (many-to-many),
+ * a list of rows (batch), or the ids a link operation changed.
+ */
+export type Returns = "object" | "objects" | "page" | "link" | "linkPage" | "links" | "changes";
 
 /** One API operation: a GraphQL root field, and the REST route that executes it. */
 export interface Operation {
@@ -12,6 +16,7 @@ export interface Operation {
   /** Resource whose rows are returned or written (the related one on nested routes). */
   def: ResourceDef;
   parent?: { def: ResourceDef; relation: RelationDef; route: NestedRoute };
+  view?: ViewDef;
   returns: Returns;
   scopes: string[];
   method: "GET" | "POST" | "PATCH" | "DELETE";
@@ -22,21 +27,37 @@ export interface Operation {
 }
 
 const methodOf: Record<OperationKind, Operation["method"]> = {
-  list: "GET", show: "GET", create: "POST", update: "PATCH", delete: "DELETE", attach: "POST", detach: "DELETE", sync: "PATCH",
-  toggle: "PATCH", pivot: "PATCH", batchUpdate: "PATCH", batchDelete: "DELETE",
+  list: "GET", show: "GET", create: "POST", update: "PATCH", delete: "DELETE", search: "POST",
+  batchCreate: "POST", batchUpdate: "PATCH", batchDelete: "DELETE", associate: "POST", dissociate: "DELETE",
+  attach: "POST", detach: "DELETE", sync: "PATCH", toggle: "PATCH", pivot: "PATCH",
 };
 const ability: Record<OperationKind, string> = {
-  list: "view", show: "view", create: "create", update: "update", delete: "delete", attach: "update", detach: "update", sync: "update",
-  toggle: "update", pivot: "update", batchUpdate: "update", batchDelete: "delete",
+  list: "view", show: "view", create: "create", update: "update", delete: "delete", search: "view",
+  batchCreate: "create", batchUpdate: "update", batchDelete: "delete", associate: "update", dissociate: "update",
+  attach: "update", detach: "update", sync: "update", toggle: "update", pivot: "update",
 };
+const reads = new Set<OperationKind>(["list", "show", "search"]);
+const linkChanges = new Set<OperationKind>(["attach", "detach", "sync", "toggle", "pivot"]);
+const batches = new Set<OperationKind>(["batchCreate", "batchUpdate", "batchDelete"]);
 
 function topLevel(def: ResourceDef, kind: OperationKind): Operation {
-  const P = pascal(def.name);
-  const field = { list: def.plural, show: def.name }[kind as "list" | "show"] ?? `${kind}${P}`;
-  const item = kind === "list" || kind === "create" ? "" : `/{${def.param}}`;
+  const Plural = pascal(def.plural);
+  const field = ({ list: def.plural, show: def.name, search: `search${Plural}` } as Partial<Record<OperationKind, string>>)[kind]
+    ?? (batches.has(kind) ? `${kind}${Plural}` : `${kind}${pascal(def.name)}`);
+  const suffix = ({ list: "", create: "", search: "/search", batchCreate: "/batch", batchUpdate: "/batch", batchDelete: "/batch" } as Partial<
+    Record<OperationKind, string>
+  >)[kind] ?? `/{${def.param}}`;
   return {
-    field, kind, def, root: kind === "list" || kind === "show" ? "query" : "mutation", returns: kind === "list" ? "page" : "object",
-    scopes: [`${ability[kind]}:${def.scope}`], method: methodOf[kind], path: `/${def.path}${item}`, includes: def.includes,
+    field, kind, def, root: reads.has(kind) ? "query" : "mutation",
+    returns: kind === "list" || kind === "search" ? "page" : batches.has(kind) ? "objects" : "object",
+    scopes: [`${ability[kind]}:${def.scope}`], method: methodOf[kind], path: `/${def.path}${suffix}`, includes: def.includes,
+  };
+}
+
+function viewOperation(def: ResourceDef, view: ViewDef, kind: "list" | "show"): Operation {
+  return {
+    field: kind === "list" ? view.field : `${view.field}Item`, kind, def, view, root: "query", returns: kind === "list" ? "page" : "object",
+    scopes: view.scopes, method: "GET", path: `/${view.path}${kind === "show" ? `/{${def.param}}` : ""}`, includes: view.includes ?? [],
   };
 }
 
@@ -50,34 +71,41 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: OperationKind): O
   const One = pascal(camel(route.param));
   const m2m = relation.kind === "belongsToMany";
   const field = ({
-    list: `${parent.name}${Many}`, show: `${parent.name}${One}`, create: `create${Parent}${One}`, update: `update${Parent}${One}`,
-    delete: `delete${Parent}${One}`, attach: `attach${Parent}${Many}`, detach: `detach${Parent}${Many}`, sync: `sync${Parent}${Many}`,
-    toggle: `toggle${Parent}${Many}`, pivot: `update${Parent}${One}Pivot`, batchUpdate: `batchUpdate${Parent}${Many}`,
-    batchDelete: `batchDelete${Parent}${Many}`,
+    list: `${parent.name}${Many}`, show: `${parent.name}${One}`, search: `search${Parent}${Many}`, create: `create${Parent}${One}`,
+    update: `update${Parent}${One}`, delete: `delete${Parent}${One}`, batchCreate: `batchCreate${Parent}${Many}`,
+    batchUpdate: `batchUpdate${Parent}${Many}`, batchDelete: `batchDelete${Parent}${Many}`, associate: `associate${Parent}${One}`,
+    dissociate: `dissociate${Parent}${One}`, attach: `attach${Parent}${Many}`, detach: `detach${Parent}${Many}`, sync: `sync${Parent}${Many}`,
+    toggle: `toggle${Parent}${Many}`, pivot: `update${Parent}${One}Pivot`,
   } as const)[kind];
   const suffix = ({
-    list: "", show: `/{${route.param}}`, create: "", update: `/{${route.param}}`, delete: `/{${route.param}}`, attach: "/attach",
-    detach: "/detach", sync: "/sync", toggle: "/toggle", pivot: `/{${route.param}}/pivot`, batchUpdate: "/batch", batchDelete: "/batch",
+    list: "", show: `/{${route.param}}`, search: "/search", create: "", update: `/{${route.param}}`, delete: `/{${route.param}}`,
+    batchCreate: "/batch", batchUpdate: "/batch", batchDelete: "/batch", associate: "/associate", dissociate: `/{${route.param}}/dissociate`,
+    attach: "/attach", detach: "/detach", sync: "/sync", toggle: "/toggle", pivot: `/{${route.param}}/pivot`,
   } as const)[kind];
-  const returns: Returns = kind === "list" ? (m2m ? "linkPage" : "page")
-    : ["attach", "detach", "sync", "toggle", "pivot"].includes(kind) ? "changes"
-    : kind === "batchUpdate" || kind === "batchDelete" ? "links"
+  const returns: Returns = kind === "list" || kind === "search" ? (m2m ? "linkPage" : "page")
+    : linkChanges.has(kind) ? "changes"
+    : batches.has(kind) ? (m2m ? "links" : "objects")
     : m2m ? "link" : "object";
-  const scopes = kind === "list" ? [`view:${def.scope}`, `view:${parent.scope}`]
-    : ["attach", "detach", "sync", "toggle"].includes(kind) ? [`update:${parent.scope}`]
+  const scopes = kind === "list" || kind === "search" ? [`view:${def.scope}`, `view:${parent.scope}`]
+    : kind === "associate" ? [`view:${parent.scope}`, `update:${def.scope}`]
+    : linkChanges.has(kind) && kind !== "pivot" ? [`update:${parent.scope}`]
     : [`${ability[kind]}:${def.scope}`];
   const own = m2m ? [relation.pivot.as, ...def.includes.filter((i) => i !== relation.pivot.as)] : def.includes;
   const includes = route.includes?.[kind] ?? (returns === "changes" ? def.includes : own);
   return {
-    field, kind, def, parent: { def: parent, relation, route }, root: kind === "list" || kind === "show" ? "query" : "mutation", returns,
+    field, kind, def, parent: { def: parent, relation, route }, root: reads.has(kind) ? "query" : "mutation", returns,
     scopes, method: methodOf[kind], path: base + suffix, includes,
   };
 }
 
+// TEMPORARY while the engine grows: kinds whose resolvers exist.
+const implemented = new Set<OperationKind>(["list", "show", "create", "update", "delete", "attach", "detach", "sync", "toggle", "pivot", "batchUpdate", "batchDelete"]);
+
 export const operations: Operation[] = resources.flatMap((def) => [
   ...(def.path ? def.operations.map((kind) => topLevel(def, kind)) : []),
+  ...(def.views ?? []).flatMap((view) => view.operations.map((kind) => viewOperation(def, view, kind))),
   ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
-]);
+]).filter((op) => implemented.has(op.kind) && !(op.parent === undefined && op.view === undefined && batches.has(op.kind)));
 
 /** The pivot of a many-to-many operation; undefined for every other kind. */
 export const pivotOf = (op: Operation): PivotDef | undefined =>

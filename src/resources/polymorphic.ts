@@ -5,7 +5,7 @@ import type { Context } from "../graphql/context.ts";
 export const fileUrl = (ctx: Context, storedPath: string | null | undefined): string | null =>
   storedPath ? `${ctx.baseUrl}/files/${storedPath.split("/").map(encodeURIComponent).join("/")}` : null;
 
-const urlOf = (column: string): ComputedField => ({
+export const urlOf = (column: string): ComputedField => ({
   type: "string", nullable: true, needs: [column], resolve: (row, ctx) => fileUrl(ctx, row[column]),
 });
 
@@ -42,7 +42,7 @@ export const image = defineResource({
     ...morphFields(),
   },
   computed: { imageUrl: urlOf("path") },
-  upload: { field: "image", dir: "images", image: true },
+  uploads: { image: { column: "path", filenameColumn: "filename", dir: "images", image: true, required: true } },
   relations: { model: { kind: "morphTo", field: "model", morphRelation: "image" } },
   includes: ["model"],
 });
@@ -58,6 +58,7 @@ export const attachment = defineResource({
     ...morphFields(),
   },
   computed: { attachmentUrl: urlOf("path") },
+  uploads: { file: { column: "path", filenameColumn: "filename", dir: "attachments", image: false, required: true } },
   relations: { model: { kind: "morphTo", field: "model", morphRelation: "attachment" } },
   includes: ["model"],
 });

@@ -38,13 +38,14 @@ export function inputOf(def: ResourceDef, body: Body): Body {
     if (key in body) input[name] = coerce(f, body[key]);
   }
   for (const key of ["created_at", "updated_at"]) if (key in body) input[camel(key)] = body[key];
-  if (def.upload) {
-    const value = body[def.upload.field];
-    if (value instanceof File) input[def.upload.field] = value;
-    else if (typeof value === "string") {
-      const file = fileFromDataUri(value, def.upload.field);
-      if (!file) throw validationError({ [def.upload.field]: [`The ${def.upload.field} field must be a file or a data: URI.`] });
-      input[def.upload.field] = file;
+  for (const name of Object.keys(def.uploads ?? {})) {
+    const key = snake(name);
+    const value = body[key];
+    if (value instanceof File || value === null) input[name] = value;
+    else if (typeof value === "string" && value !== "") {
+      const file = fileFromDataUri(value, key);
+      if (!file) throw validationError({ [key]: [`The ${key} field must be a file.`] });
+      input[name] = file;
     }
   }
   if (def.spread) {
