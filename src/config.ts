@@ -15,6 +15,8 @@ export interface Config {
   subscriptionsEnforced: boolean;
   uploadMaxBytes: number;
   bodyMaxBytes: number;
+  /** Most items one `resources` list (batch, attach, sync...) may carry. */
+  batchMaxItems: number;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -40,5 +42,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     subscriptionsEnforced: env.SUBSCRIPTIONS_ENFORCED === "true" || env.SUBSCRIPTIONS_ENFORCED === "1",
     uploadMaxBytes: int(env.UPLOAD_MAX_BYTES, 10 * 1024 * 1024),
     bodyMaxBytes: int(env.BODY_MAX_BYTES, 2 * 1024 * 1024),
+    batchMaxItems: int(env.BATCH_MAX_ITEMS, 1000),
   };
 }

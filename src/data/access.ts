@@ -38,12 +38,12 @@ export function pageArgs(ctx: Context, page?: number | null, limit?: number | nu
 }
 
 /** Ties are broken by id so that paging never skips or repeats a row. */
-export function stableOrder(orderBy: Record<string, "asc" | "desc">[] = []) {
+export function stableOrder(orderBy: Record<string, unknown>[] = []) {
   return orderBy.some((o) => "id" in o) ? orderBy : [...orderBy, { id: "asc" as const }];
 }
 
 export async function findPage(
-  ctx: Context, model: string, where: object, orderBy: Record<string, "asc" | "desc">[], page: { page: number; perPage: number }, query: object,
+  ctx: Context, model: string, where: object, orderBy: Record<string, unknown>[], page: { page: number; perPage: number }, query: object,
 ): Promise<Page> {
   const d = delegate(ctx.prisma, model);
   const [nodes, totalCount] = await Promise.all([

@@ -150,3 +150,38 @@ async function currentIds(tx: any, pivot: PivotDef, parentId: number): Promise<S
   const rows = await links(tx, pivot).findMany({ where: { [pivot.parentKey]: parentId }, select: { [pivot.relatedKey]: true } });
   return new Set(rows.map((r: Record<string, number>) => r[pivot.relatedKey]!));
 }
+
+/**
+ * Link operations on a morph-many relation (`/users/{user}/attachments/attach`): there is no link
+ * table, so attaching makes the parent the child's owner and detaching clears the owner.
+ */
+export async function morphLinkChanges(
+  ctx: Context, tx: any, child: ResourceDef, owner: { type: string; id: number }, kind: "attach" | "detach" | "sync" | "toggle",
+  ids: number[], detaching = true,
+): Promise<PivotChanges> {
+  await requireRelated(ctx, tx, child, ids);
+  const rows = delegate(tx, child.model);
+  const own = { accountId: ctx.auth!.accountId, modelType: owner.type, modelId: owner.id };
+  const current = new Set<number>((await rows.findMany({ where: own, select: { id: true } })).map((r: { id: number }) => r.id));
+  const wanted = [...new Set(ids)];
+  const take = (list: number[]) => list.length && rows.updateMany({ where: { id: { in: list }, accountId: ctx.auth!.accountId }, data: { modelType: owner.type, modelId: owner.id } });
+  const release = (list: number[]) => list.length && rows.updateMany({ where: { ...own, id: { in: list } }, data: { modelType: null, modelId: null } });
+  const changes: PivotChanges = { attached: [], detached: [], updated: [] };
+  switch (kind) {
+    case "attach":
+    case "sync":
+      changes.attached = wanted.filter((id) => !current.has(id));
+      if (kind === "sync" && detaching) changes.detached = [...current].filter((id) => !wanted.includes(id));
+      break;
+    case "detach":
+      await release(wanted);
+      return { ...changes, detached: wanted };
+    case "toggle":
+      changes.attached = wanted.filter((id) => !current.has(id));
+      changes.detached = wanted.filter((id) => current.has(id));
+      break;
+  }
+  await take(changes.attached);
+  await release(changes.detached);
+  return changes;
+}

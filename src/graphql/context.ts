@@ -12,6 +12,7 @@ export interface Auth {
 
 export interface Context {
   prisma: PrismaClient;
+  provider: "sqlite" | "postgresql";
   config: Config;
   /** Null when the request carried no usable key; `authFailure` then says why. */
   auth: Auth | null;

@@ -1,18 +1,20 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
 import type { PivotDef, ResourceDef } from "../resources/define.ts";
-import { operations, pivotOf as pivotOfOp, type Operation } from "../resources/operations.ts";
+import { isOneToOne, operations, pivotOf as pivotOfOp, type Operation } from "../resources/operations.ts";
 import { linkResourceOf } from "../resources/index.ts";
-import { notFound, ApiError } from "../errors.ts";
+import { notFound, ApiError, validationError } from "../errors.ts";
 import { delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
+import { searchQuery } from "../data/search.ts";
 import * as link from "../data/links.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { pageType, scalarOf, type ObjectRefs } from "./objects.ts";
-import { pascal } from "./names.ts";
+import { pascal, snake } from "./names.ts";
 
 type Args = Record<string, any>;
+type Row = Record<string, any>;
 
 /** Input types generated from the registry, created once per name. */
 function inputs(builder: Builder) {
@@ -26,7 +28,7 @@ function inputs(builder: Builder) {
     once(`${pascal(def.name)}Input`, () =>
       b.inputType(`${pascal(def.name)}Input`, {
         description: `Writable attributes of a ${def.label.toLowerCase()}. Required on create: ${
-          Object.entries(def.fields).filter(([, f]) => f.required).map(([k]) => k).join(", ") || "none"
+          [...Object.entries(def.fields).filter(([, f]) => f.required).map(([k]) => k), ...Object.entries(def.uploads ?? {}).filter(([, u]) => u.required).map(([k]) => k)].join(", ") || "none"
         }.`,
         fields: (t: any) => {
           const fields: Record<string, unknown> = {};
@@ -41,15 +43,15 @@ function inputs(builder: Builder) {
         },
       }),
     );
-  const pivotInput = (pivot: PivotDef) =>
-    Object.keys(pivot.fields).length === 0 ? null : once(`${pivot.model}PivotInput`, () =>
+  const pivotInput = (pivot: PivotDef | undefined) =>
+    !pivot || Object.keys(pivot.fields).length === 0 ? null : once(`${pivot.model}PivotInput`, () =>
       b.inputType(`${pivot.model}PivotInput`, {
         fields: (t: any) => Object.fromEntries(Object.entries(pivot.fields).map(([k, f]) => [k, t.field({ type: scalarOf(f), required: false })])),
       }),
     );
-  const linkItemInput = (pivot: PivotDef) =>
-    once(`${pivot.model}ItemInput`, () =>
-      b.inputType(`${pivot.model}ItemInput`, {
+  const linkItemInput = (pivot: PivotDef | undefined) =>
+    once(`${pivotInput(pivot) ? pivot!.model : "Related"}ItemInput`, () =>
+      b.inputType(`${pivotInput(pivot) ? pivot!.model : "Related"}ItemInput`, {
         fields: (t: any) => ({
           id: t.int({ required: true }),
           ...(pivotInput(pivot) ? { pivot: t.field({ type: pivotInput(pivot), required: false }) } : {}),
@@ -57,22 +59,56 @@ function inputs(builder: Builder) {
       }),
     );
   const batchItemInput = (def: ResourceDef, pivot?: PivotDef) =>
-    once(`${pascal(def.name)}${pivot ? pivot.model : ""}BatchItemInput`, () =>
-      b.inputType(`${pascal(def.name)}${pivot ? pivot.model : ""}BatchItemInput`, {
+    once(`${pascal(def.name)}${pivotInput(pivot) ? pivot!.model : ""}BatchItemInput`, () =>
+      b.inputType(`${pascal(def.name)}${pivotInput(pivot) ? pivot!.model : ""}BatchItemInput`, {
         fields: (t: any) => ({
           id: t.int({ required: true }),
           input: t.field({ type: resourceInput(def), required: false }),
-          ...(pivot && pivotInput(pivot) ? { pivot: t.field({ type: pivotInput(pivot), required: false }) } : {}),
+          ...(pivotInput(pivot) ? { pivot: t.field({ type: pivotInput(pivot), required: false }) } : {}),
         }),
       }),
     );
-  return { resourceInput, pivotInput, linkItemInput, batchItemInput };
+  const newItemInput = (def: ResourceDef, pivot: PivotDef) =>
+    once(`${pascal(def.name)}${pivot.model}NewItemInput`, () =>
+      b.inputType(`${pascal(def.name)}${pivot.model}NewItemInput`, {
+        fields: (t: any) => ({
+          input: t.field({ type: resourceInput(def), required: true }),
+          pivot: t.field({ type: pivotInput(pivot), required: false }),
+        }),
+      }),
+    );
+  const filterInput = once("FilterInput", () => {
+    const ref = b.inputRef("FilterInput");
+    ref.implement({
+      description: "A search condition (`field` `operator` `value`), or a group of conditions under `nested` (one level).",
+      fields: (t: any) => ({
+        field: t.string({ description: "A column (`name`), a to-one relation's column (`rank.name`) or a link column (`pivot.order`)." }),
+        operator: t.string({ description: "< <= > >= = != like, not like, ilike, not ilike, in, not in, all in, any in. Default =." }),
+        value: t.field({ type: "JSON" }),
+        type: t.string({ description: "and (default) or or: how this condition joins the ones before it." }),
+        nested: t.field({ type: [ref], required: false }),
+      }),
+    });
+    return ref;
+  });
+  const sortInput = once("SortInput", () =>
+    b.inputType("SortInput", { fields: (t: any) => ({ field: t.string({ required: true }), direction: t.string({ description: "asc (default) or desc" }) }) }),
+  );
+  const scopeInput = once("ScopeInput", () =>
+    b.inputType("ScopeInput", { fields: (t: any) => ({ name: t.string({ required: true }), parameters: t.field({ type: ["JSON"], required: false }) }) }),
+  );
+  const searchInput = once("SearchInput", () =>
+    b.inputType("SearchInput", {
+      fields: (t: any) => ({ value: t.string(), caseSensitive: t.boolean({ description: "Default false." }) }),
+    }),
+  );
+  return { resourceInput, pivotInput, linkItemInput, batchItemInput, newItemInput, filterInput, sortInput, scopeInput, searchInput };
 }
 
-/** Adds one Query or Mutation field per operation of the registry. */
+/** Adds one Query or Mutation field per operation of the registry (a search shares its list's field). */
 export function addOperations(builder: Builder, refs: ObjectRefs): void {
   const b = builder as any;
-  const { resourceInput, pivotInput, linkItemInput, batchItemInput } = inputs(builder);
+  const made = inputs(builder);
   const changes = b.objectRef("PivotChanges").implement({
     description: "Related ids a many-to-many operation attached, detached or updated.",
     fields: (t: any) => ({
@@ -84,7 +120,10 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
 
   b.queryType({});
   b.mutationType({});
+  const added = new Set<string>();
   for (const op of operations) {
+    if (added.has(op.field)) continue;
+    added.add(op.field);
     const add = op.root === "query" ? b.queryField.bind(b) : b.mutationField.bind(b);
     add(op.field, (t: any) => fieldFor(t, op));
   }
@@ -92,31 +131,60 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
   function argsFor(t: any, op: Operation) {
     const args: Record<string, unknown> = {};
     const pivot = pivotOfOp(op);
+    const morph = op.parent?.relation.kind === "morphMany" || op.parent?.relation.kind === "morphOne";
     if (op.parent) args[op.parent.def.param] = t.arg.int({ required: true });
-    const idParam = op.parent ? op.parent.route.param : op.def.param;
-    const needsId = ["show", "update", "delete", "pivot"].includes(op.kind);
-    if (needsId) {
-      const optional = op.parent?.relation.kind === "belongsTo" || op.parent?.relation.kind === "morphOne";
-      args[op.parent ? op.parent.route.param : idParam] = t.arg.int({ required: !optional });
+    if (["show", "update", "delete", "pivot", "dissociate"].includes(op.kind)) {
+      args[op.parent ? op.parent.route.param : op.def.param] = t.arg.int({ required: !isOneToOne(op) });
     }
-    if (op.kind === "list") Object.assign(args, { page: t.arg.int(), limit: t.arg.int() });
-    if (op.kind === "create" || op.kind === "update") args.input = t.arg({ type: resourceInput(op.def), required: op.kind === "create" });
-    if (pivot && (op.kind === "create" || op.kind === "update") && pivotInput(pivot)) args.pivot = t.arg({ type: pivotInput(pivot) });
-    if (pivot && op.kind === "pivot") args.pivot = t.arg({ type: pivotInput(pivot) ?? "JSON", required: true });
-    if (pivot && ["attach", "sync", "toggle"].includes(op.kind)) args.resources = t.arg({ type: [linkItemInput(pivot)], required: true });
-    if (op.kind === "attach") args.duplicates = t.arg.boolean();
-    if (op.kind === "sync") args.detaching = t.arg.boolean();
-    if (op.kind === "detach" || op.kind === "batchDelete") args.resources = t.arg.intList({ required: true });
-    if (op.kind === "batchUpdate") args.resources = t.arg({ type: [batchItemInput(op.def, pivot)], required: true });
+    switch (op.kind) {
+      case "list":
+      case "search":
+        Object.assign(args, { page: t.arg.int(), limit: t.arg.int() });
+        if (!op.view) {
+          Object.assign(args, {
+            filters: t.arg({ type: [made.filterInput] }), sort: t.arg({ type: [made.sortInput] }),
+            scopes: t.arg({ type: [made.scopeInput] }), search: t.arg({ type: made.searchInput }),
+          });
+        }
+        break;
+      case "create":
+      case "update":
+        args.input = t.arg({ type: made.resourceInput(op.def), required: op.kind === "create" });
+        if (made.pivotInput(pivot)) args.pivot = t.arg({ type: made.pivotInput(pivot) });
+        break;
+      case "batchCreate":
+        args.resources = t.arg({ type: [made.pivotInput(pivot) ? made.newItemInput(op.def, pivot!) : made.resourceInput(op.def)], required: true });
+        break;
+      case "batchUpdate":
+        args.resources = t.arg({ type: [made.batchItemInput(op.def, pivot)], required: true });
+        break;
+      case "batchDelete":
+      case "detach":
+        args.resources = t.arg.intList({ required: true });
+        break;
+      case "attach":
+      case "sync":
+      case "toggle":
+        args.resources = t.arg({ type: [made.linkItemInput(pivot)], required: true });
+        if (op.kind === "attach" && !morph) args.duplicates = t.arg.boolean();
+        if (op.kind === "sync") args.detaching = t.arg.boolean();
+        break;
+      case "pivot":
+        args.pivot = t.arg({ type: made.pivotInput(pivot) ?? "JSON", required: true });
+        break;
+      case "associate":
+        args.relatedKey = t.arg.int({ required: true });
+        break;
+    }
     return args;
   }
 
   function fieldFor(t: any, op: Operation) {
     const args = argsFor(t, op);
-    const description = `${op.method} /{version}${op.path} — scopes: ${op.scopes.join(", ")}`;
-    const target = op.returns === "link" || op.returns === "links" || op.returns === "linkPage"
-      ? linkDef(op)
-      : op.def;
+    const description = `${op.method} /{version}${op.path}${op.kind === "list" && !op.view ? ` (and POST ${op.path}/search)` : ""} — scopes: ${
+      op.scopes.join(", ") || "none"
+    }`;
+    const target = op.returns === "link" || op.returns === "links" || op.returns === "linkPage" ? linkDef(op) : op.def;
     switch (op.returns) {
       case "page":
       case "linkPage":
@@ -128,9 +196,13 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
       case "changes":
         return t.field({ type: changes, args, description, resolve: (_root: unknown, a: Args, ctx: Context) => resolveChanges(op, a, ctx) });
       case "links":
-        return t.prismaField({ type: [target.model], args, description, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveLinks(op, a, ctx, query) });
+      case "objects":
+        return t.prismaField({ type: [target.model], args, description, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveBatch(op, a, ctx, query) });
       default:
-        return t.prismaField({ type: target.model, args, description, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveOne(op, a, ctx, query) });
+        return t.prismaField({
+          type: target.model, args, description, nullable: false,
+          resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveOne(op, a, ctx, query),
+        });
     }
   }
 }
@@ -140,15 +212,39 @@ const linkDef = (op: Operation) => linkResourceOf(pivotOf(op));
 const pivotOf = (op: Operation) => pivotOfOp(op)!;
 const idArg = (op: Operation, a: Args) => a[op.parent ? op.parent.route.param : op.def.param] as number | null | undefined;
 
+/** Columns that tie a child row to its parent on a has-many or polymorphic route. */
+function childKeys(op: Operation, parent: Row): Row {
+  const { def, relation } = op.parent!;
+  if (relation.kind === "hasMany") return { [relation.foreignKey]: parent.id };
+  if (relation.kind === "morphOne" || relation.kind === "morphMany") return { modelType: def.morphClass, modelId: parent.id };
+  throw new Error(`${op.field}: no child keys for a ${relation.kind} relation`);
+}
+
+/** `resources` lists are capped: one request must not hold a transaction for unbounded work. */
+function capped<T>(ctx: Context, items: T[]): T[] {
+  if (items.length > ctx.config.batchMaxItems) {
+    throw validationError({ resources: [`The resources field must not have more than ${ctx.config.batchMaxItems} items.`] });
+  }
+  return items;
+}
+
+/** The rows a list operation reads before search conditions: model, base filter and default order. */
+async function listScope(op: Operation, a: Args, ctx: Context) {
+  if (op.view) return { model: op.def.model, where: owned(ctx, op.def, op.view.where?.(ctx) ?? {}), orderBy: op.def.orderBy };
+  if (!op.parent) return { model: op.def.model, where: owned(ctx, op.def), orderBy: op.def.orderBy };
+  const parent = await findOwned(ctx, ctx.prisma, op.parent.def, a[op.parent.def.param], { select: { id: true } });
+  const rel = op.parent.relation;
+  if (rel.kind === "belongsToMany") return { model: rel.pivot.model, where: { [rel.pivot.parentKey]: parent.id }, orderBy: rel.pivot.orderBy ?? [] };
+  const orderBy = rel.kind === "hasMany" ? (rel.orderBy ?? op.def.orderBy) : op.def.orderBy;
+  return { model: op.def.model, where: owned(ctx, op.def, childKeys(op, parent)), orderBy };
+}
+
 async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) {
   guard(ctx, op.scopes);
   const page = pageArgs(ctx, a.page, a.limit);
-  if (!op.parent) return findPage(ctx, op.def.model, owned(ctx, op.def), op.def.orderBy, page, query);
-  const parent = await findOwned(ctx, ctx.prisma, op.parent.def, a[op.parent.def.param], { select: { id: true } });
-  const rel = op.parent.relation;
-  if (rel.kind === "hasMany") return findPage(ctx, op.def.model, owned(ctx, op.def, { [rel.foreignKey]: parent.id }), rel.orderBy ?? op.def.orderBy, page, query);
-  const pivot = pivotOf(op);
-  return findPage(ctx, pivot.model, { [pivot.parentKey]: parent.id }, pivot.orderBy ?? [], page, query);
+  const search = searchQuery(ctx, op.def, a, pivotOfOp(op));
+  const { model, where, orderBy } = await listScope(op, a, ctx);
+  return findPage(ctx, model, search.where ? { AND: [where, search.where] } : where, [...search.orderBy, ...orderBy], page, query);
 }
 
 /** The one related row a nested single-row route addresses, or 404. */
@@ -156,29 +252,30 @@ async function nestedRow(op: Operation, a: Args, ctx: Context, tx: any, query: o
   const { def, relation } = op.parent!;
   const parent = await findOwned(ctx, tx, def, a[def.param]);
   const id = idArg(op, a);
-  switch (relation.kind) {
-    case "hasMany": {
-      const row = await delegate(tx, op.def.model).findFirst({ ...query, where: owned(ctx, op.def, { id, [relation.foreignKey]: parent.id }) });
-      if (!row) throw notFound();
-      return { parent, row };
-    }
-    case "belongsTo": {
-      const current = parent[relation.foreignKey] as number | null;
-      if (current == null || (id != null && id !== current)) throw notFound();
-      return { parent, row: await findOwned(ctx, tx, op.def, current, query) };
-    }
-    case "morphOne": {
-      const row = await delegate(tx, op.def.model).findFirst({
-        ...query, where: owned(ctx, op.def, { modelType: def.morphClass, modelId: parent.id }), orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-      });
-      if (!row || (id != null && id !== row.id)) throw notFound();
-      return { parent, row };
-    }
-    default: {
-      if (id == null) throw notFound();
-      return { parent, row: await link.findLink(tx, pivotOf(op), parent.id, id, query) };
-    }
+  if (relation.kind === "belongsTo") {
+    const current = parent[relation.foreignKey] as number | null;
+    if (current == null || (id != null && id !== current)) throw notFound();
+    return { parent, row: await findOwned(ctx, tx, op.def, current, query) };
   }
+  if (relation.kind === "belongsToMany") {
+    if (id == null) throw notFound();
+    return { parent, row: await link.findLink(tx, pivotOf(op), parent.id, id, query) };
+  }
+  const oneToOne = isOneToOne(op);
+  const row = await delegate(tx, op.def.model).findFirst({
+    ...query,
+    where: owned(ctx, op.def, { ...childKeys(op, parent), ...(oneToOne ? {} : { id: id ?? -1 }) }),
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+  });
+  if (!row || (id != null && id !== row.id)) throw notFound();
+  return { parent, row };
+}
+
+/** The single row a view's `show` addresses (`/roster/{group}`). */
+async function viewRow(op: Operation, a: Args, ctx: Context, query: object) {
+  const row = await delegate(ctx.prisma, op.def.model).findFirst({ ...query, where: owned(ctx, op.def, { ...(op.view!.where?.(ctx) ?? {}), id: idArg(op, a) }) });
+  if (!row) throw notFound();
+  return row;
 }
 
 async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
@@ -188,21 +285,21 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   const refetch = (tx: any, id: number) => delegate(tx, model).findUniqueOrThrow({ ...query, where: { id } });
   switch (op.kind) {
     case "show":
+      if (op.view) return viewRow(op, a, ctx, query);
       return op.parent ? (await nestedRow(op, a, ctx, ctx.prisma, query)).row : findOwned(ctx, ctx.prisma, op.def, idArg(op, a)!, query);
     case "create":
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) return refetch(tx, (await createRow(ctx, tx, op.def, a.input)).id);
         const parent = await findOwned(ctx, tx, op.parent.def, a[op.parent.def.param]);
-        if (rel!.kind === "hasMany") return refetch(tx, (await createRow(ctx, tx, op.def, a.input, { [rel!.foreignKey]: parent.id })).id);
-        if (rel!.kind === "morphOne") {
-          const existing = await delegate(tx, op.def.model).count({ where: owned(ctx, op.def, { modelType: op.parent.def.morphClass, modelId: parent.id }) });
-          if (existing) throw new ApiError("CONFLICT");
-          return refetch(tx, (await createRow(ctx, tx, op.def, a.input, { modelType: op.parent.def.morphClass, modelId: parent.id })).id);
+        if (rel!.kind === "belongsToMany") {
+          const pivot = pivotOf(op);
+          const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
+          const row = await createRow(ctx, tx, op.def, a.input);
+          return refetch(tx, (await link.createLink(ctx, tx, pivot, parent.id, row.id, pivotValues)).id);
         }
-        const pivot = pivotOf(op);
-        const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
-        const row = await createRow(ctx, tx, op.def, a.input);
-        return refetch(tx, (await link.createLink(ctx, tx, pivot, parent.id, row.id, pivotValues)).id);
+        const keys = childKeys(op, parent);
+        if (isOneToOne(op) && (await delegate(tx, op.def.model).count({ where: owned(ctx, op.def, keys) }))) throw new ApiError("CONFLICT");
+        return refetch(tx, (await createRow(ctx, tx, op.def, a.input, keys)).id);
       });
     case "update":
       return inTransaction(ctx, async (tx) => {
@@ -231,48 +328,123 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         else await deleteRows(ctx, tx, op.def, [row.id]);
         return row;
       });
+    case "associate":
+      return inTransaction(ctx, async (tx) => {
+        const parent = await findOwned(ctx, tx, op.parent!.def, a[op.parent!.def.param]);
+        const child = await delegate(tx, op.def.model).findFirst({ where: owned(ctx, op.def, { id: a.relatedKey }), select: { id: true } });
+        if (!child) throw validationError({ related_key: [`The selected ${op.def.label.toLowerCase()} ${a.relatedKey} is invalid.`] });
+        await delegate(tx, op.def.model).update({ where: { id: child.id }, data: childKeys(op, parent) });
+        return refetch(tx, child.id);
+      });
+    case "dissociate":
+      return inTransaction(ctx, async (tx) => {
+        const { row } = await nestedRow(op, a, ctx, tx);
+        const keys = Object.keys(childKeys(op, { id: 0 }));
+        const required = keys.filter((k) => op.def.fields[k] && op.def.fields[k]!.nullable === false);
+        if (required.length) {
+          const names = required.map(snake);
+          throw validationError({ [names[0]!]: [`A ${op.def.label.toLowerCase()} cannot exist without its ${op.parent!.def.label.toLowerCase()}: delete it instead.`] });
+        }
+        await delegate(tx, op.def.model).update({ where: { id: row.id }, data: Object.fromEntries(keys.map((k) => [k, null])) });
+        return refetch(tx, row.id);
+      });
     default:
       throw new Error(`No single-row resolver for ${op.kind}`);
   }
 }
 
-async function resolveLinks(op: Operation, a: Args, ctx: Context, query: object) {
-  guard(ctx, op.scopes);
-  const pivot = pivotOf(op);
-  return inTransaction(ctx, async (tx) => {
-    const parent = await findOwned(ctx, tx, op.parent!.def, a[op.parent!.def.param]);
-    if (op.kind === "batchDelete") {
-      const rows = await link.requireLinks(tx, pivot, parent.id, a.resources, query);
-      await link.removeLinked(ctx, tx, pivot, parent.id, rows);
-      return rows;
-    }
-    const items = a.resources as Array<{ id: number; input?: Args; pivot?: Args }>;
-    const rows = await link.requireLinks(tx, pivot, parent.id, items.map((i) => i.id));
-    const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
-    for (const [index, item] of items.entries()) {
-      const related = await findOwned(ctx, tx, op.def, item.id);
-      await updateRow(ctx, tx, op.def, related, item.input ?? {}).catch((e) => {
-        throw prefixErrors(e, `resources.${item.id}`);
-      });
-      const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`);
-      if (Object.keys(pivotValues).length) await delegate(tx, pivot.model).update({ where: { id: byRelated.get(item.id)!.id }, data: pivotValues });
-    }
-    return delegate(tx, pivot.model).findMany({ ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
-  });
-}
-
-/** Batch items report their problems under `resources.<id>.<field>`. */
+/** Batch items report their problems under `resources.<key>.<field>`. */
 function prefixErrors(error: unknown, prefix: string): unknown {
   if (!(error instanceof ApiError) || !error.fieldErrors) return error;
   const errors = Object.fromEntries(Object.entries(error.fieldErrors).map(([k, v]) => [`${prefix}.${k}`, v]));
   return new ApiError(error.code, error.message, errors);
 }
+const prefixed = <T>(prefix: string, work: Promise<T>) => work.catch((e) => Promise.reject(prefixErrors(e, prefix)));
+
+/** The rows with `ids`, in that order. */
+async function inOrder(tx: any, model: string, ids: number[], query: object) {
+  const rows: Row[] = await delegate(tx, model).findMany({ ...query, where: { id: { in: ids } } });
+  const byId = new Map(rows.map((r) => [r.id as number, r]));
+  return ids.map((id) => byId.get(id)!);
+}
+
+/** Batch create, update and delete: one transaction, all or nothing, results in request order. */
+async function resolveBatch(op: Operation, a: Args, ctx: Context, query: object) {
+  guard(ctx, op.scopes);
+  capped(ctx, a.resources as unknown[]);
+  return inTransaction(ctx, async (tx) => {
+    const parent = op.parent ? await findOwned(ctx, tx, op.parent.def, a[op.parent.def.param]) : null;
+    const pivot = pivotOfOp(op);
+    if (op.kind === "batchCreate") {
+      const ids: number[] = [];
+      for (const [index, item] of (a.resources as Args[]).entries()) {
+        const input = pivot && "input" in item ? item.input : item;
+        if (!pivot) {
+          ids.push((await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input, parent ? childKeys(op, parent) : {}))).id);
+          continue;
+        }
+        const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`);
+        const row = await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input));
+        ids.push((await link.createLink(ctx, tx, pivot, parent!.id, row.id, pivotValues)).id);
+      }
+      return inOrder(tx, pivot ? pivot.model : op.def.model, ids, query);
+    }
+    if (pivot) return batchOnLinks(op, a, ctx, tx, parent!, pivot, query);
+    const items: Array<{ id: number; input?: Args }> = op.kind === "batchDelete" ? (a.resources as number[]).map((id) => ({ id })) : a.resources;
+    const ids = [...new Set(items.map((i) => i.id))];
+    const scope = !parent ? {} : op.parent!.relation.kind === "belongsTo"
+      ? { id: parent[(op.parent!.relation as { foreignKey: string }).foreignKey] ?? -1 }
+      : childKeys(op, parent);
+    const found: Row[] = await delegate(tx, op.def.model).findMany({ ...query, where: owned(ctx, op.def, { ...scope, id: { in: ids } }) });
+    const known = new Set(found.map((r) => r.id as number));
+    const missing = ids.filter((id) => !known.has(id));
+    if (missing.length) {
+      const where = parent ? ` of this ${op.parent!.def.label.toLowerCase()}` : "";
+      throw validationError(Object.fromEntries(missing.map((id) => [`resources.${id}`, [`The ${op.def.label.toLowerCase()} ${id} does not exist${where}.`]])));
+    }
+    if (op.kind === "batchDelete") {
+      await deleteRows(ctx, tx, op.def, ids);
+      const byId = new Map(found.map((r) => [r.id as number, r]));
+      return ids.map((id) => byId.get(id)!);
+    }
+    const byId = new Map(found.map((r) => [r.id as number, r]));
+    for (const item of items) await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, byId.get(item.id)!, item.input ?? {}));
+    return inOrder(tx, op.def.model, ids, query);
+  });
+}
+
+async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: any, parent: Row, pivot: PivotDef, query: object) {
+  if (op.kind === "batchDelete") {
+    const rows = await link.requireLinks(tx, pivot, parent.id, a.resources, query);
+    await link.removeLinked(ctx, tx, pivot, parent.id, rows);
+    return rows;
+  }
+  const items = a.resources as Array<{ id: number; input?: Args; pivot?: Args }>;
+  const rows = await link.requireLinks(tx, pivot, parent.id, items.map((i) => i.id));
+  const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
+  for (const item of items) {
+    const related = await findOwned(ctx, tx, op.def, item.id);
+    await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, related, item.input ?? {}));
+    const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${item.id}.pivot`);
+    if (Object.keys(pivotValues).length) await delegate(tx, pivot.model).update({ where: { id: byRelated.get(item.id)!.id }, data: pivotValues });
+  }
+  return delegate(tx, pivot.model).findMany({ ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
+}
 
 async function resolveChanges(op: Operation, a: Args, ctx: Context) {
   guard(ctx, op.scopes);
-  const pivot = pivotOf(op);
+  if (Array.isArray(a.resources)) capped(ctx, a.resources);
+  const pivot = pivotOfOp(op);
   return inTransaction(ctx, async (tx) => {
     const parent = await findOwned(ctx, tx, op.parent!.def, a[op.parent!.def.param]);
+    if (!pivot) {
+      if (op.kind === "pivot") {
+        await nestedRow(op, a, ctx, tx);
+        return { attached: [], detached: [], updated: [idArg(op, a)!] };
+      }
+      const ids = op.kind === "detach" ? (a.resources as number[]) : (a.resources as link.LinkItem[]).map((i) => i.id);
+      return link.morphLinkChanges(ctx, tx, op.def, { type: op.parent!.def.morphClass, id: parent.id }, op.kind as "attach", ids, a.detaching ?? true);
+    }
     switch (op.kind) {
       case "attach":
         return link.attach(ctx, tx, pivot, parent.id, a.resources, a.duplicates ?? false);

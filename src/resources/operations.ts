@@ -40,9 +40,10 @@ const reads = new Set<OperationKind>(["list", "show", "search"]);
 const linkChanges = new Set<OperationKind>(["attach", "detach", "sync", "toggle", "pivot"]);
 const batches = new Set<OperationKind>(["batchCreate", "batchUpdate", "batchDelete"]);
 
+// `search` runs its list's GraphQL field with filters, so the two routes share one field.
 function topLevel(def: ResourceDef, kind: OperationKind): Operation {
   const Plural = pascal(def.plural);
-  const field = ({ list: def.plural, show: def.name, search: `search${Plural}` } as Partial<Record<OperationKind, string>>)[kind]
+  const field = ({ list: def.plural, show: def.name, search: def.plural } as Partial<Record<OperationKind, string>>)[kind]
     ?? (batches.has(kind) ? `${kind}${Plural}` : `${kind}${pascal(def.name)}`);
   const suffix = ({ list: "", create: "", search: "/search", batchCreate: "/batch", batchUpdate: "/batch", batchDelete: "/batch" } as Partial<
     Record<OperationKind, string>
@@ -71,7 +72,7 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: OperationKind): O
   const One = pascal(camel(route.param));
   const m2m = relation.kind === "belongsToMany";
   const field = ({
-    list: `${parent.name}${Many}`, show: `${parent.name}${One}`, search: `search${Parent}${Many}`, create: `create${Parent}${One}`,
+    list: `${parent.name}${Many}`, show: `${parent.name}${One}`, search: `${parent.name}${Many}`, create: `create${Parent}${One}`,
     update: `update${Parent}${One}`, delete: `delete${Parent}${One}`, batchCreate: `batchCreate${Parent}${Many}`,
     batchUpdate: `batchUpdate${Parent}${Many}`, batchDelete: `batchDelete${Parent}${Many}`, associate: `associate${Parent}${One}`,
     dissociate: `dissociate${Parent}${One}`, attach: `attach${Parent}${Many}`, detach: `detach${Parent}${Many}`, sync: `sync${Parent}${Many}`,
@@ -98,15 +99,21 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: OperationKind): O
   };
 }
 
-// TEMPORARY while the engine grows: kinds whose resolvers exist.
-const implemented = new Set<OperationKind>(["list", "show", "create", "update", "delete", "attach", "detach", "sync", "toggle", "pivot", "batchUpdate", "batchDelete"]);
-
 export const operations: Operation[] = resources.flatMap((def) => [
   ...(def.path ? def.operations.map((kind) => topLevel(def, kind)) : []),
   ...(def.views ?? []).flatMap((view) => view.operations.map((kind) => viewOperation(def, view, kind))),
   ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
-]).filter((op) => implemented.has(op.kind) && !(op.parent === undefined && op.view === undefined && batches.has(op.kind)));
+]);
 
 /** The pivot of a many-to-many operation; undefined for every other kind. */
 export const pivotOf = (op: Operation): PivotDef | undefined =>
   op.parent?.relation.kind === "belongsToMany" ? op.parent.relation.pivot : undefined;
+
+/**
+ * Routes that address the parent's single related row (`/users/{user}/rank`, `/ranks/{rank}/image`):
+ * the trailing id may be left out. A morph-one relation served as a collection (`/events/{event}/image`) is not one.
+ */
+export const isOneToOne = (op: Operation): boolean => {
+  const rel = op.parent?.relation;
+  return rel?.kind === "belongsTo" || (rel?.kind === "morphOne" && !op.parent!.route.operations.includes("list"));
+};

@@ -77,7 +77,7 @@ function requireResources(body: Body): unknown {
  * `resources` as PERSCOM clients send it: a list of ids, a list of `{id, ...pivot}` objects, an
  * object keyed by id whose values are pivot objects (or `[]`), or a single id.
  */
-export function linkItems(pivot: PivotDef, body: Body): Array<{ id: number; pivot?: Body }> {
+export function linkItems(pivot: PivotDef | undefined, body: Body): Array<{ id: number; pivot?: Body }> {
   const raw = requireResources(body);
   const bag = new FieldErrorBag();
   const entries: Array<[unknown, unknown]> = Array.isArray(raw)
@@ -89,7 +89,7 @@ export function linkItems(pivot: PivotDef, body: Body): Array<{ id: number; pivo
       bag.add(`resources.${index}`, "The resource id must be a positive integer.");
       return [];
     }
-    return [Object.keys(pivot.fields).length ? { id, pivot: pivotValues(pivot, value) } : { id }];
+    return [pivot && Object.keys(pivot.fields).length ? { id, pivot: pivotValues(pivot, value) } : { id }];
   });
   bag.throwIfAny();
   return items;
@@ -139,9 +139,23 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
   const pivot = pivotOf(op);
   switch (op.kind) {
     case "list":
+      vars.page = pageParam(query, {}, "page");
+      vars.limit = pageParam(query, {}, "limit");
+      break;
+    case "search":
       vars.page = pageParam(query, body, "page");
       vars.limit = pageParam(query, body, "limit");
+      Object.assign(vars, searchVariables(body));
       break;
+    case "batchCreate":
+      vars.resources = newItems(op, pivot, body);
+      break;
+    case "associate": {
+      const id = idOf(body.related_key);
+      if (id === null) throw validationError({ related_key: ["The related key field is required and must be a positive integer id."] });
+      vars.relatedKey = id;
+      break;
+    }
     case "create":
     case "update":
       vars.input = inputOf(op.def, body);
@@ -150,7 +164,7 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
     case "attach":
     case "sync":
     case "toggle":
-      vars.resources = linkItems(pivot!, body);
+      vars.resources = linkItems(pivot, body);
       if (op.kind === "attach") vars.duplicates = flag(body, "duplicates");
       if (op.kind === "sync") vars.detaching = flag(body, "detaching");
       break;
@@ -165,6 +179,48 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
       if (!isObject(body.pivot)) throw validationError({ pivot: ["The pivot field is required and must be an object."] });
       vars.pivot = Object.keys(pivot!.fields).length ? pivotValues(pivot!, body.pivot) : body.pivot;
       break;
+  }
+  return vars;
+}
+
+/** Batch create: `{"resources": [{attributes, "pivot": {...}}, ...]}`. */
+function newItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
+  const raw = requireResources(body);
+  if (!Array.isArray(raw)) throw validationError({ resources: ["The resources field must be a list of objects."] });
+  const bag = new FieldErrorBag();
+  const items = raw.flatMap((value, index) => {
+    if (!isObject(value)) {
+      bag.add(`resources.${index}`, "The resource must be an object.");
+      return [];
+    }
+    const input = inputOf(op.def, value);
+    return [pivot && Object.keys(pivot.fields).length ? { input, pivot: pivotValues(pivot, value.pivot) } : input];
+  });
+  bag.throwIfAny();
+  return items;
+}
+
+/** The Orion search body, checked for shape here and for allowed fields by the resolver. */
+function searchVariables(body: Body): Body {
+  const vars: Body = {};
+  const list = (key: string) => {
+    const value = body[key];
+    if (value === undefined || value === null) return undefined;
+    if (!Array.isArray(value)) throw validationError({ [key]: [`The ${key} field must be an array.`] });
+    return value;
+  };
+  vars.filters = list("filters");
+  vars.sort = list("sort");
+  vars.scopes = list("scopes")?.map((s) => (isObject(s) && "parameters" in s && !Array.isArray(s.parameters) ? { ...s, parameters: [s.parameters] } : s));
+  const aggregates = list("aggregates");
+  if (aggregates?.length) throw validationError({ "aggregates.0.relation": ["No aggregates are available on this collection."] });
+  const search = body.search;
+  if (search !== undefined && search !== null) {
+    if (!isObject(search)) throw validationError({ search: ["The search field must be an object."] });
+    if (search.value !== undefined && search.value !== null && typeof search.value !== "string") {
+      throw validationError({ "search.value": ["The search value must be a string."] });
+    }
+    vars.search = { value: search.value ?? null, caseSensitive: search.case_sensitive === undefined ? null : coerce({ type: "boolean" }, search.case_sensitive) };
   }
   return vars;
 }

@@ -20,8 +20,9 @@ function variableTypes(schema: GraphQLSchema, op: Operation): Record<string, str
 }
 
 /** Builds the named GraphQL operation a REST route executes, for one normalised include list. */
-export function buildDocument(schema: GraphQLSchema, op: Operation, includes: readonly string[]): { text: string; operationName: string; shape: Shaper } {
+export function buildDocument(schema: GraphQLSchema, op: Operation, requested: readonly string[]): { text: string; operationName: string; shape: Shaper } {
   const pivot = pivotOf(op);
+  const includes = op.view?.alwaysIncludes ? [...new Set([...requested, ...op.view.alwaysIncludes])].sort() : requested;
   const vars = variableTypes(schema, op);
   const declared = Object.entries(vars).map(([k, t]) => `$${k}: ${t}`).join(", ");
   const passed = Object.keys(vars).map((k) => `${k}: $${k}`).join(", ");
@@ -36,7 +37,7 @@ export function buildDocument(schema: GraphQLSchema, op: Operation, includes: re
     shape = built.shape;
     body = op.returns === "page" || op.returns === "linkPage" ? `nodes { ${built.selection} } totalCount page perPage lastPage` : built.selection;
   }
-  const operationName = `Rest_${op.field}${includes.length ? `_${includes.join("_").replace(/[^A-Za-z0-9_]/g, "_")}` : ""}`;
+  const operationName = `Rest_${op.field}${requested.length ? `_${requested.join("_").replace(/[^A-Za-z0-9_]/g, "_")}` : ""}`;
   const text = `${op.root} ${operationName}${declared ? `(${declared})` : ""} { result: ${op.field}${passed ? `(${passed})` : ""} { ${body} } }`;
   return { text, operationName, shape };
 }

@@ -23,6 +23,7 @@ export function envelope(op: Operation, result: any, shape: Shaper, url: URL): R
     case "changes":
       return Object.fromEntries(changesOf[op.kind]!.map((k) => [k, result[k]]));
     case "links":
+    case "objects":
       return { data: each(result) };
     default:
       return { data: shape ? shape(result) : result };

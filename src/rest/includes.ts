@@ -17,6 +17,24 @@ export function parseIncludes(raw: string | null, allowed: readonly string[]): s
   return values;
 }
 
+/** `includes` of a search body: `[{"relation": "rank"}]`, checked like the query parameter. */
+export function searchIncludes(raw: unknown, allowed: readonly string[]): string[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw validationError({ includes: ["The includes field must be an array."] });
+  const bag: Record<string, string[]> = {};
+  const values: string[] = [];
+  for (const [index, item] of raw.entries()) {
+    const relation = typeof item === "string" ? item : item && typeof item === "object" ? (item as { relation?: unknown }).relation : undefined;
+    if (typeof relation !== "string" || relation === "") bag[`includes.${index}.relation`] = ["The relation field is required."];
+    else if (!isAllowed(relation, allowed)) bag[`includes.${index}.relation`] = [`The ${relation} include is not allowed. Allowed values: ${allowed.join(", ") || "none"}.`];
+    else if (typeof item === "object" && ((item as { filters?: unknown[] }).filters?.length || (item as { limit?: unknown }).limit != null)) {
+      bag[`includes.${index}.filters`] = ["Filtering or limiting an included relation is not supported; search the related collection instead."];
+    } else values.push(relation);
+  }
+  if (Object.keys(bag).length) throw validationError(bag);
+  return values;
+}
+
 const isAllowed = (value: string, allowed: readonly string[]) =>
   allowed.includes(value) || allowed.some((a) => a.endsWith(".*") && value.startsWith(a.slice(0, -1)) && value.length > a.length - 1);
 

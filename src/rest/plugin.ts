@@ -4,7 +4,7 @@ import { ApiError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import { errorResponse, toApiError } from "../server/errors.ts";
 import { idsOf } from "../server/ids.ts";
-import { parseIncludes } from "./includes.ts";
+import { parseIncludes, searchIncludes } from "./includes.ts";
 import { matchRoute, versions } from "./routes.ts";
 import { DocumentCache } from "./documents.ts";
 import { variablesOf } from "./body.ts";
@@ -37,7 +37,8 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       if (!("route" in match)) throw new ApiError(match.methodMismatch ? "METHOD_NOT_ALLOWED" : "NOT_FOUND");
       if (!versions.includes(match.version)) throw new ApiError("BAD_VERSION");
       const { op } = match.route;
-      const includes = parseIncludes(url.searchParams.get("include"), op.includes);
+      const requested = parseIncludes(url.searchParams.get("include"), op.includes);
+      const includes = op.kind === "search" ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes)])].sort() : requested;
       const prepared = documents.get(op, includes);
       const variableValues = variablesOf(op, match.params, url.searchParams, body);
       const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });

@@ -1,4 +1,4 @@
-import { operations, type Operation } from "../resources/operations.ts";
+import { isOneToOne, operations, type Operation } from "../resources/operations.ts";
 
 export interface Route {
   method: string;
@@ -23,8 +23,7 @@ function routesOf(op: Operation): Route[] {
   };
   const methods = op.kind === "update" ? ["PATCH", "PUT"] : [op.method];
   const paths = [op.path];
-  const oneToOne = op.parent && (op.parent.relation.kind === "belongsTo" || op.parent.relation.kind === "morphOne");
-  if (oneToOne && op.path.endsWith(`/{${op.parent!.route.param}}`)) paths.push(op.path.slice(0, op.path.lastIndexOf("/")));
+  if (isOneToOne(op) && op.path.endsWith(`/{${op.parent!.route.param}}`)) paths.push(op.path.slice(0, op.path.lastIndexOf("/")));
   return methods.flatMap((m) => paths.map((p) => make(m, p)));
 }
 

@@ -71,7 +71,7 @@ export function createApp({ db, config }: { db: Database; config: Config }): App
       const { auth, failure } = await authenticate(db.prisma, config, request, url);
       const ids = idsOf(request);
       return {
-        prisma: db.prisma, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
+        prisma: db.prisma, provider: db.provider, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
         requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(),
       } satisfies Context;
     },

@@ -1,0 +1,311 @@
+import type { Context } from "../graphql/context.ts";
+import type { FieldDef, PivotDef, ResourceDef } from "../resources/define.ts";
+import { resourceNamed } from "../resources/index.ts";
+import { FieldErrorBag } from "../errors.ts";
+import { camel, snake } from "../graphql/names.ts";
+import { parseDate } from "../graphql/scalars.ts";
+
+/** One condition of `filters`, or a group of them under `nested` (one level deep). */
+export interface FilterArg {
+  field?: string | null;
+  operator?: string | null;
+  value?: unknown;
+  type?: string | null;
+  nested?: FilterArg[] | null;
+}
+export interface SortArg {
+  field: string;
+  direction?: string | null;
+}
+export interface ScopeArg {
+  name: string;
+  parameters?: unknown[] | null;
+}
+export interface SearchArg {
+  value?: string | null;
+  caseSensitive?: boolean | null;
+}
+export interface SearchArgs {
+  filters?: FilterArg[] | null;
+  sort?: SortArg[] | null;
+  scopes?: ScopeArg[] | null;
+  search?: SearchArg | null;
+}
+
+export const operators = ["<", "<=", ">", ">=", "=", "!=", "like", "not like", "ilike", "not ilike", "in", "not in", "all in", "any in"] as const;
+type Where = Record<string, unknown>;
+type Order = Record<string, unknown>;
+
+/** A column a filter or sort may name, and how to reach it from the rows being listed. */
+interface Column {
+  def: FieldDef;
+  /** Wraps a condition on the column into a condition on the listed row. */
+  wrap(condition: unknown): Where;
+}
+
+const builtIn: Record<string, FieldDef> = {
+  id: { type: "int" },
+  createdAt: { type: "datetime" },
+  updatedAt: { type: "datetime" },
+};
+
+const columnsOf = (def: ResourceDef): Record<string, FieldDef> => {
+  const visible = Object.entries(def.fields).filter(([, f]) => !f.hidden);
+  return { ...builtIn, ...Object.fromEntries(visible) };
+};
+
+/**
+ * What a list's rows expose to `filters` and `sort`: the resource's columns, `rel.<column>` of
+ * each to-one relation and, on many-to-many lists, `pivot.<column>` of the link row. When the
+ * listed rows are link rows (`pivot` given), the related resource's columns sit under `pivot.related`.
+ */
+function resolveColumn(def: ResourceDef, pivot: PivotDef | undefined, name: string): Column | null {
+  const path = name.split(".").map(camel);
+  const onRelated = (where: unknown): Where => (pivot ? { [pivot.related]: where } : (where as Where));
+  if (path.length === 1) {
+    const f = columnsOf(def)[path[0]!];
+    return f ? { def: f, wrap: (c) => onRelated({ [path[0]!]: c }) } : null;
+  }
+  if (path.length !== 2) return null;
+  const [head, column] = path as [string, string];
+  if (head === "pivot" && pivot) {
+    const f = { ...builtIn, ...pivot.fields }[column];
+    return f ? { def: f, wrap: (c) => ({ [column]: c }) } : null;
+  }
+  const relation = Object.entries(def.relations).find(([key, r]) => camel(key) === head || r.field === head)?.[1];
+  if (!relation || relation.kind !== "belongsTo") return null;
+  const f = columnsOf(resourceNamed(relation.target))[column];
+  return f ? { def: f, wrap: (c) => onRelated({ [relation.field]: { is: { [column]: c } } }) } : null;
+}
+
+/** Filter and sort names a list accepts, for error messages and documentation. */
+export function filterableFields(def: ResourceDef, pivot?: PivotDef): string[] {
+  const own = Object.keys(columnsOf(def)).map(snake);
+  const related = Object.entries(def.relations).flatMap(([key, r]) => (r.kind === "belongsTo" ? [`${key}.*`] : []));
+  return [...own, ...related, ...(pivot ? ["pivot.*"] : [])];
+}
+
+/** Prisma's case-insensitive mode exists on PostgreSQL only; SQLite's LIKE already ignores ASCII case. */
+const insensitive = (ctx: Context) => (ctx.provider === "postgresql" ? { mode: "insensitive" } : {});
+
+function likeCondition(ctx: Context, pattern: string, ignoreCase: boolean): Where {
+  const mode = ignoreCase ? insensitive(ctx) : {};
+  const starts = pattern.startsWith("%");
+  const ends = pattern.endsWith("%") && pattern.length > 1;
+  const core = pattern.slice(starts ? 1 : 0, ends ? -1 : undefined);
+  const pieces = core.split("%").filter(Boolean);
+  if (pieces.length > 1) return { AND: pieces.map((p) => ({ contains: p, ...mode })) };
+  const text = pieces[0] ?? "";
+  if (starts && ends) return { contains: text, ...mode };
+  if (starts) return { endsWith: text, ...mode };
+  if (ends) return { startsWith: text, ...mode };
+  return { equals: text, ...mode };
+}
+
+/** A value as the column's type, or undefined when it cannot be one (the caller reports it). */
+function typed(f: FieldDef, value: unknown): unknown {
+  if (value === null) return null;
+  switch (f.type) {
+    case "int": {
+      const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+      return typeof n === "number" && Number.isInteger(n) ? n : undefined;
+    }
+    case "boolean":
+      if (value === true || value === 1 || value === "1" || value === "true") return true;
+      if (value === false || value === 0 || value === "0" || value === "false") return false;
+      return undefined;
+    case "datetime":
+      try {
+        return parseDate(value);
+      } catch {
+        return undefined;
+      }
+    case "json":
+      return value;
+    default:
+      return typeof value === "string" || typeof value === "number" ? String(value) : undefined;
+  }
+}
+
+const dateOnly = (value: unknown) => typeof value === "string" && /^\d{4}-\d{2}-\d{2}(?:[ T]00:00(?::00(?:\.0+)?)?Z?)?$/.test(value.trim());
+
+function condition(ctx: Context, column: Column, operator: string, raw: unknown, key: string, bag: FieldErrorBag): Where | null {
+  const f = column.def;
+  const ofType = (value: unknown, at = key) => {
+    const v = typed(f, value);
+    if (v === undefined) bag.add(`${at}.value`, `The value is not a valid ${f.type === "datetime" ? "date" : f.type === "int" ? "integer" : f.type}.`);
+    return v;
+  };
+  const list = (op: string) => {
+    if (!Array.isArray(raw)) {
+      bag.add(`${key}.value`, `The value of an "${op}" filter must be an array.`);
+      return null;
+    }
+    return raw;
+  };
+  switch (operator) {
+    case "like":
+    case "not like":
+    case "ilike":
+    case "not ilike": {
+      if (f.type !== "string" && f.type !== "text") {
+        bag.add(`${key}.operator`, `The ${operator} operator applies to text fields only.`);
+        return null;
+      }
+      if (typeof raw !== "string") {
+        bag.add(`${key}.value`, "The value must be a string.");
+        return null;
+      }
+      const like = column.wrap(likeCondition(ctx, raw, operator.includes("ilike")));
+      return operator.startsWith("not") ? { NOT: like } : like;
+    }
+    case "in":
+    case "not in": {
+      const values = list(operator);
+      if (!values) return null;
+      const present = values.filter((v) => v !== null).map((v) => ofType(v));
+      const anyNull = values.includes(null);
+      const match: Where = anyNull
+        ? { OR: [column.wrap({ in: present }), column.wrap(null)] }
+        : column.wrap({ in: present });
+      return operator === "in" ? match : { NOT: match };
+    }
+    case "all in":
+    case "any in": {
+      const values = list(operator);
+      if (!values) return null;
+      if (f.type !== "json" || ctx.provider !== "postgresql") {
+        bag.add(`${key}.operator`, `The ${operator} operator applies to JSON list fields${ctx.provider === "postgresql" ? "" : " on PostgreSQL"} only.`);
+        return null;
+      }
+      return operator === "all in"
+        ? column.wrap({ array_contains: values })
+        : { OR: values.map((v) => column.wrap({ array_contains: [v] })) };
+    }
+    default: {
+      if (f.type === "datetime" && (operator === "=" || operator === "!=") && dateOnly(raw)) {
+        const day = parseDate(String(raw).trim().slice(0, 10) + "T00:00:00Z")!;
+        const next = new Date(day.getTime() + 86_400_000);
+        const within = column.wrap({ gte: day, lt: next });
+        return operator === "=" ? within : { NOT: within };
+      }
+      const value = ofType(raw);
+      if (value === undefined) return null;
+      if (value === null) {
+        if (operator !== "=" && operator !== "!=") {
+          bag.add(`${key}.value`, `The ${operator} operator needs a value.`);
+          return null;
+        }
+        return operator === "=" ? column.wrap(null) : { NOT: column.wrap(null) };
+      }
+      const prisma = ({ "<": "lt", "<=": "lte", ">": "gt", ">=": "gte", "=": "equals", "!=": "not" } as const)[operator as "<"];
+      return column.wrap({ [prisma]: value });
+    }
+  }
+}
+
+/** Filters combine left to right as SQL does: `and` binds tighter than `or`. */
+function combine(items: Array<{ type: string; where: Where }>): Where {
+  const groups: Where[][] = [[]];
+  for (const [index, item] of items.entries()) {
+    if (item.type === "or" && index > 0) groups.push([]);
+    groups.at(-1)!.push(item.where);
+  }
+  const ands = groups.filter((g) => g.length).map((g) => (g.length === 1 ? g[0]! : { AND: g }));
+  return ands.length === 1 ? ands[0]! : { OR: ands };
+}
+
+function filtersWhere(ctx: Context, def: ResourceDef, pivot: PivotDef | undefined, filters: FilterArg[], prefix: string, depth: number, bag: FieldErrorBag): Where | null {
+  const items: Array<{ type: string; where: Where }> = [];
+  for (const [index, filter] of filters.entries()) {
+    const key = `${prefix}.${index}`;
+    const type = (filter.type ?? "and").toLowerCase();
+    if (type !== "and" && type !== "or") bag.add(`${key}.type`, "The type must be and or or.");
+    if (filter.nested?.length) {
+      if (depth >= 1) {
+        bag.add(`${key}.nested`, "Max nested depth 1 is exceeded");
+        continue;
+      }
+      const nested = filtersWhere(ctx, def, pivot, filter.nested, `${key}.nested`, depth + 1, bag);
+      if (nested) items.push({ type, where: nested });
+      continue;
+    }
+    if (!filter.field) {
+      bag.add(`${key}.field`, "The field is required.");
+      continue;
+    }
+    const column = /^[\w.\->]+$/.test(filter.field) ? resolveColumn(def, pivot, filter.field) : null;
+    if (!column) {
+      bag.add(`${key}.field`, `The ${filter.field} field is not filterable. Filterable: ${filterableFields(def, pivot).join(", ")}.`);
+      continue;
+    }
+    const operator = (filter.operator ?? "=").toLowerCase();
+    if (!(operators as readonly string[]).includes(operator)) {
+      bag.add(`${key}.operator`, `The operator must be one of: ${operators.join(", ")}.`);
+      continue;
+    }
+    const where = condition(ctx, column, operator, filter.value ?? null, key, bag);
+    if (where) items.push({ type, where });
+  }
+  return items.length ? combine(items) : null;
+}
+
+/** Turns `filters`, `scopes` and `search` into a Prisma `where`, and `sort` into an `orderBy`; 422 naming each bad entry. */
+export function searchQuery(ctx: Context, def: ResourceDef, args: SearchArgs, pivot?: PivotDef): { where: Where | null; orderBy: Order[] } {
+  const bag = new FieldErrorBag();
+  const parts: Where[] = [];
+  if (args.filters?.length) {
+    const where = filtersWhere(ctx, def, pivot, args.filters, "filters", 0, bag);
+    if (where) parts.push(where);
+  }
+  for (const [index, scope] of (args.scopes ?? []).entries()) {
+    const exposed = def.scopes?.[scope.name];
+    if (!exposed) {
+      const names = Object.keys(def.scopes ?? {});
+      bag.add(`scopes.${index}.name`, `The ${scope.name} scope is not allowed. Allowed: ${names.length ? names.join(", ") : "none"}.`);
+      continue;
+    }
+    const parameters = scope.parameters ?? [];
+    if (exposed.parameters !== undefined && parameters.length < exposed.parameters) {
+      bag.add(`scopes.${index}.parameters`, `The ${scope.name} scope takes ${exposed.parameters} parameter(s).`);
+      continue;
+    }
+    const where = exposed.where(parameters, ctx);
+    parts.push(pivot ? { [pivot.related]: where } : where);
+  }
+  const term = args.search?.value;
+  if (term != null && term !== "") {
+    const columns = Object.entries(columnsOf(def)).filter(([, f]) => f.type === "string" || f.type === "text").map(([k]) => k);
+    const mode = args.search?.caseSensitive === true ? {} : insensitive(ctx);
+    const any = { OR: columns.map((c) => ({ [c]: { contains: term, ...mode } })) };
+    if (columns.length) parts.push(pivot ? { [pivot.related]: any } : any);
+    else parts.push({ id: -1 });
+  }
+  const orderBy: Order[] = [];
+  for (const [index, sort] of (args.sort ?? []).entries()) {
+    const direction = (sort.direction ?? "asc").toLowerCase();
+    if (direction !== "asc" && direction !== "desc") bag.add(`sort.${index}.direction`, "The direction must be asc or desc.");
+    const column = /^[\w.\->]+$/.test(sort.field) ? resolveColumn(def, pivot, sort.field) : null;
+    if (!column) {
+      bag.add(`sort.${index}.field`, `The ${sort.field} field is not sortable. Sortable: ${filterableFields(def, pivot).join(", ")}.`);
+      continue;
+    }
+    orderBy.push(sortOrder(column, direction as "asc" | "desc"));
+  }
+  bag.throwIfAny();
+  return { where: parts.length === 0 ? null : parts.length === 1 ? parts[0]! : { AND: parts }, orderBy };
+}
+
+/** Sorting reuses the filter path: `{rank: {is: {name: c}}}` becomes `{rank: {name: "asc"}}`. */
+function sortOrder(column: Column, direction: "asc" | "desc"): Order {
+  const unwrap = (w: unknown): unknown => {
+    if (w === MARK) return direction;
+    if (w && typeof w === "object") {
+      const [[k, v]] = Object.entries(w) as [[string, unknown]];
+      return k === "is" ? unwrap(v) : { [k]: unwrap(v) };
+    }
+    return w;
+  };
+  return unwrap(column.wrap(MARK)) as Order;
+}
+const MARK = Symbol("direction");
