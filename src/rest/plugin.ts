@@ -10,6 +10,7 @@ import { DocumentCache } from "./documents.ts";
 import { variablesOf } from "./body.ts";
 import { effectiveMethod, readBody } from "./request.ts";
 import { envelope } from "./envelope.ts";
+import { applyV1 } from "./v1.ts";
 
 /**
  * Serves the PERSCOM REST routes: each request becomes variables for a prepared GraphQL operation,
@@ -45,7 +46,9 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       const contextValue = await contextFactory();
       const result = await execute({ schema, document: prepared.document, variableValues, contextValue, operationName: prepared.operationName });
       if ("errors" in result && result.errors?.length) throw result.errors[0];
-      return Response.json(envelope(op, (result as { data: { result: unknown } }).data.result, prepared.shape, url));
+      const reply = envelope(op, (result as { data: { result: unknown } }).data.result, prepared.shape, url);
+      if (match.version === "v1") applyV1(op, reply);
+      return Response.json(reply);
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.code === "INTERNAL") console.error(`[${ids.requestId}]`, error);

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { client, startHarness, type Client, type Harness } from "./harness.ts";
+
+// A 1×1 PNG and a GIF: real image signatures, so the type checks accept them.
+const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
+const gif = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
+
+const form = (fields: Record<string, string | Blob | [Blob, string]>) => {
+  const data = new FormData();
+  for (const [key, value] of Object.entries(fields)) {
+    if (Array.isArray(value)) data.append(key, value[0], value[1]);
+    else data.append(key, value);
+  }
+  return data;
+};
+const imageFile = (bytes: Buffer, type: string) => new Blob([bytes], { type });
+
+let h: Harness;
+let api: Client;
+/** Fetches a file URL the way a client would: by its absolute address, with no key. */
+const download = async (url: string) => {
+  const response = await h.app.yoga.fetch(url);
+  return { status: response.status, type: response.headers.get("content-type"), bytes: Buffer.from(await response.arrayBuffer()) };
+};
+
+beforeAll(async () => {
+  h = await startHarness();
+  api = client(h, await h.key());
+});
+afterAll(() => h.close());
+
+describe("image uploads", () => {
+  test("upload as multipart, fetch by its absolute URL, replace with _method=PATCH, delete", async () => {
+    const created = await api.post("/v2/images", form({ name: "Crest", image: [imageFile(png, "image/png"), "crest.png"] }));
+    expect(created.status).toBe(200);
+    const image = created.body.data;
+    expect(image).toMatchObject({ name: "Crest", filename: "crest.png" });
+    expect(image.image_url).toMatch(/^http:\/\/muster\.test\/files\/images\/[\w-]+\.png$/);
+    expect(await download(image.image_url)).toEqual({ status: 200, type: "image/png", bytes: png });
+
+    const replaced = await api.post(`/v2/images/${image.id}`, form({ _method: "PATCH", image: [imageFile(gif, "image/gif"), "crest.gif"] }));
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.data).toMatchObject({ id: image.id, name: "Crest", filename: "crest.gif" });
+    expect(replaced.body.data.image_url).not.toBe(image.image_url);
+    expect((await download(replaced.body.data.image_url)).bytes).toEqual(gif);
+    expect((await download(image.image_url)).status).toBe(404);
+
+    expect((await api.delete(`/v2/images/${image.id}`)).status).toBe(200);
+    expect((await download(replaced.body.data.image_url)).status).toBe(404);
+  });
+
+  test("a 20 MB upload is 413 and a non-image is 422, in the error shape, storing nothing", async () => {
+    const before = (await api.get("/v2/images")).body.meta.total;
+    const huge = await api.post("/v2/images", form({ name: "Huge", image: [imageFile(Buffer.alloc(20 * 1024 * 1024, 1), "image/png"), "huge.png"] }));
+    expect(huge.status).toBe(413);
+    expect(huge.body.error).toMatchObject({ type: "HttpException" });
+    expect(huge.body.error.message).toBeTruthy();
+
+    const text = await api.post("/v2/images", form({ name: "Fake", image: [imageFile(Buffer.from("just some text, not a picture"), "image/png"), "fake.png"] }));
+    expect(text.status).toBe(422);
+    expect(text.body.error.type).toBe("ValidationException");
+    expect(text.body.error.errors.image).toEqual(["The image field must be an image."]);
+
+    const missing = await api.post("/v2/images", form({ name: "No file" }));
+    expect(missing.status).toBe(422);
+    expect(missing.body.error.errors.image).toEqual(["The image field is required."]);
+    expect((await api.get("/v2/images")).body.meta.total).toBe(before);
+  });
+
+  test("a rank's image sub-resource: create, fetch without an Accept header, second create is 409, delete removes the file", async () => {
+    const rank = (await api.post("/v2/ranks", { name: "Sergeant" })).body.data;
+    const created = await api.post(`/v2/ranks/${rank.id}/image`, form({ name: "Chevrons", image: [imageFile(png, "image/png"), "sgt.png"] }));
+    expect(created.status).toBe(200);
+    expect(created.body.data).toMatchObject({ model_type: "App\\Models\\Rank", model_id: rank.id });
+
+    const plain = await h.app.yoga.fetch(`http://muster.test/v2/ranks/${rank.id}/image`, { headers: { authorization: `Bearer ${await h.key()}` } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get("content-type")).toMatch(/^application\/json/);
+    expect((await plain.json()).data.id).toBe(created.body.data.id);
+
+    const again = await api.post(`/v2/ranks/${rank.id}/image`, form({ name: "Again", image: [imageFile(png, "image/png"), "again.png"] }));
+    expect(again.status).toBe(409);
+
+    expect((await api.get(`/v2/ranks/${rank.id}?include=image`)).body.data.image.image_url).toBe(created.body.data.image_url);
+    expect((await api.delete(`/v2/ranks/${rank.id}/image`)).status).toBe(200);
+    expect((await download(created.body.data.image_url)).status).toBe(404);
+    expect((await api.get(`/v2/ranks/${rank.id}/image`)).status).toBe(404);
+  });
+
+  test("deleting the owner deletes its image file", async () => {
+    const award = (await api.post("/v2/awards", { name: "Medal" })).body.data;
+    const image = (await api.post(`/v2/awards/${award.id}/image`, form({ name: "Medal", image: [imageFile(png, "image/png"), "medal.png"] }))).body.data;
+    expect((await download(image.image_url)).status).toBe(200);
+    expect((await api.delete(`/v2/awards/${award.id}`)).status).toBe(200);
+    expect((await download(image.image_url)).status).toBe(404);
+  });
+});
+
+describe("attachments", () => {
+  test("any file type, downloadable by attachment_url, removed with the record", async () => {
+    const pdf = Buffer.from("%PDF-1.4\n% a tiny document\n");
+    const created = await api.post("/v2/attachments", form({ name: "Orders", file: [new Blob([pdf], { type: "application/pdf" }), "orders.pdf"] }));
+    expect(created.status).toBe(200);
+    const attachment = created.body.data;
+    expect(attachment).toMatchObject({ name: "Orders", filename: "orders.pdf" });
+    expect(attachment.attachment_url).toMatch(/^http:\/\/muster\.test\/files\/attachments\/[\w-]+\.pdf$/);
+    expect((await download(attachment.attachment_url)).bytes).toEqual(pdf);
+    expect((await api.delete(`/v2/attachments/${attachment.id}`)).status).toBe(200);
+    expect((await download(attachment.attachment_url)).status).toBe(404);
+  });
+});
+
+describe("v1", () => {
+  test("single-record responses show status objects with text_color and bg_color; v2 and lists do not", async () => {
+    const status = (await api.post("/v2/statuses", { name: "Active", color: "#16a34a" })).body.data;
+    const user = (await api.post("/v2/users", { name: "Cy", email: "cy@example.com", status_id: status.id })).body.data;
+    expect((await api.get(`/v1/statuses/${status.id}`)).body.data).toMatchObject({ text_color: "#16a34a", bg_color: "#16a34a" });
+    expect((await api.get(`/v1/users/${user.id}?include=status`)).body.data.status).toMatchObject({ text_color: "#16a34a", bg_color: "#16a34a" });
+    expect((await api.get(`/v2/statuses/${status.id}`)).body.data).not.toHaveProperty("text_color");
+    expect((await api.get(`/v1/statuses`)).body.data[0]).not.toHaveProperty("text_color");
+  });
+});
