@@ -37,6 +37,8 @@ function coercionError(error: unknown): ApiError | null {
   const field = path.split(".").map(snake).join(".");
   const missing = /Field "(\w+)" of required type .* was not provided/.exec(detail!);
   if (missing) return validationError({ [`${field === "input" ? "" : `${field}.`}${snake(missing[1]!)}`.replace(/^\./, "")]: [`The ${snake(missing[1]!).replace(/_/g, " ")} field is required.`] });
+  const unknown = /Field "(\w+)" is not defined by type/.exec(detail!);
+  if (unknown) return validationError({ [`${field}.${snake(unknown[1]!)}`]: [`The ${snake(unknown[1]!)} key is not allowed here.`] });
   const what = expected.find(([re]) => re.test(detail!))?.[1] ?? "is invalid";
   const name = field.split(".").at(-1)!.replace(/_/g, " ");
   return validationError({ [field]: [`The ${name} field ${what}.`] });
