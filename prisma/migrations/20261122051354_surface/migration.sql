@@ -1,0 +1,307 @@
+-- AlterTable
+ALTER TABLE "User" ADD COLUMN "coverPhoto" TEXT;
+ALTER TABLE "User" ADD COLUMN "facebookUserId" TEXT;
+ALTER TABLE "User" ADD COLUMN "githubUserId" TEXT;
+ALTER TABLE "User" ADD COLUMN "googleUserId" TEXT;
+ALTER TABLE "User" ADD COLUMN "profilePhoto" TEXT;
+
+-- CreateTable
+CREATE TABLE "AwardRecord" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "userId" INTEGER NOT NULL,
+    "awardId" INTEGER,
+    "documentId" INTEGER,
+    "authorId" INTEGER,
+    "text" TEXT,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "AwardRecord_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "AwardRecord_awardId_fkey" FOREIGN KEY ("awardId") REFERENCES "Award" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "AwardRecord_documentId_fkey" FOREIGN KEY ("documentId") REFERENCES "Document" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "AwardRecord_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "CombatRecord" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "userId" INTEGER NOT NULL,
+    "documentId" INTEGER,
+    "authorId" INTEGER,
+    "text" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "CombatRecord_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "CombatRecord_documentId_fkey" FOREIGN KEY ("documentId") REFERENCES "Document" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "CombatRecord_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "QualificationRecord" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "userId" INTEGER NOT NULL,
+    "qualificationId" INTEGER,
+    "documentId" INTEGER,
+    "authorId" INTEGER,
+    "text" TEXT,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "QualificationRecord_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "QualificationRecord_qualificationId_fkey" FOREIGN KEY ("qualificationId") REFERENCES "Qualification" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "QualificationRecord_documentId_fkey" FOREIGN KEY ("documentId") REFERENCES "Document" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "QualificationRecord_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "ServiceRecord" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "userId" INTEGER NOT NULL,
+    "documentId" INTEGER,
+    "authorId" INTEGER,
+    "text" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "ServiceRecord_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "ServiceRecord_documentId_fkey" FOREIGN KEY ("documentId") REFERENCES "Document" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "ServiceRecord_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "TrainingRecord" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "userId" INTEGER NOT NULL,
+    "instructorId" INTEGER,
+    "documentId" INTEGER,
+    "authorId" INTEGER,
+    "text" TEXT,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "TrainingRecord_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "TrainingRecord_instructorId_fkey" FOREIGN KEY ("instructorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "TrainingRecord_documentId_fkey" FOREIGN KEY ("documentId") REFERENCES "Document" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "TrainingRecord_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "Announcement" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "title" TEXT NOT NULL,
+    "content" TEXT NOT NULL,
+    "color" TEXT NOT NULL,
+    "global" BOOLEAN NOT NULL DEFAULT false,
+    "enabled" BOOLEAN NOT NULL DEFAULT true,
+    "expiresAt" DATETIME,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "Calendar" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "name" TEXT NOT NULL,
+    "description" TEXT,
+    "color" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "CalendarTag" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "calendarId" INTEGER NOT NULL,
+    "tagId" INTEGER NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "CalendarTag_calendarId_fkey" FOREIGN KEY ("calendarId") REFERENCES "Calendar" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "CalendarTag_tagId_fkey" FOREIGN KEY ("tagId") REFERENCES "Tag" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "Event" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "name" TEXT NOT NULL,
+    "calendarId" INTEGER NOT NULL,
+    "description" TEXT,
+    "content" TEXT,
+    "location" TEXT,
+    "url" TEXT,
+    "authorId" INTEGER,
+    "allDay" BOOLEAN NOT NULL DEFAULT false,
+    "starts" DATETIME NOT NULL,
+    "ends" DATETIME NOT NULL,
+    "repeats" BOOLEAN NOT NULL DEFAULT false,
+    "registrationEnabled" BOOLEAN NOT NULL DEFAULT true,
+    "registrationDeadline" DATETIME,
+    "notificationsEnabled" BOOLEAN NOT NULL DEFAULT true,
+    "notificationsInterval" JSONB,
+    "notificationsChannels" JSONB,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "Event_calendarId_fkey" FOREIGN KEY ("calendarId") REFERENCES "Calendar" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "Event_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "EventTag" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "eventId" INTEGER NOT NULL,
+    "tagId" INTEGER NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "EventTag_eventId_fkey" FOREIGN KEY ("eventId") REFERENCES "Event" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "EventTag_tagId_fkey" FOREIGN KEY ("tagId") REFERENCES "Tag" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "DocumentTag" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "documentId" INTEGER NOT NULL,
+    "tagId" INTEGER NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "DocumentTag_documentId_fkey" FOREIGN KEY ("documentId") REFERENCES "Document" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "DocumentTag_tagId_fkey" FOREIGN KEY ("tagId") REFERENCES "Tag" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "Group" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "name" TEXT NOT NULL,
+    "description" TEXT,
+    "order" INTEGER NOT NULL DEFAULT 0,
+    "hidden" BOOLEAN NOT NULL DEFAULT false,
+    "icon" TEXT,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "GroupUnit" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "groupId" INTEGER NOT NULL,
+    "unitId" INTEGER NOT NULL,
+    "order" INTEGER NOT NULL DEFAULT 0,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "GroupUnit_groupId_fkey" FOREIGN KEY ("groupId") REFERENCES "Group" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "GroupUnit_unitId_fkey" FOREIGN KEY ("unitId") REFERENCES "Unit" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "Message" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "message" TEXT NOT NULL,
+    "channels" JSONB,
+    "recipients" JSONB,
+    "repeats" BOOLEAN NOT NULL DEFAULT false,
+    "sendAt" DATETIME,
+    "sentAt" DATETIME,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateTable
+CREATE TABLE "Setting" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "group" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "locked" BOOLEAN NOT NULL DEFAULT false,
+    "payload" JSONB,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- CreateIndex
+CREATE INDEX "AwardRecord_accountId_createdAt_idx" ON "AwardRecord"("accountId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "AwardRecord_userId_createdAt_idx" ON "AwardRecord"("userId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "AwardRecord_awardId_idx" ON "AwardRecord"("awardId");
+
+-- CreateIndex
+CREATE INDEX "CombatRecord_accountId_createdAt_idx" ON "CombatRecord"("accountId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "CombatRecord_userId_createdAt_idx" ON "CombatRecord"("userId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "QualificationRecord_accountId_createdAt_idx" ON "QualificationRecord"("accountId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "QualificationRecord_userId_createdAt_idx" ON "QualificationRecord"("userId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "QualificationRecord_qualificationId_idx" ON "QualificationRecord"("qualificationId");
+
+-- CreateIndex
+CREATE INDEX "ServiceRecord_accountId_createdAt_idx" ON "ServiceRecord"("accountId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "ServiceRecord_userId_createdAt_idx" ON "ServiceRecord"("userId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "TrainingRecord_accountId_createdAt_idx" ON "TrainingRecord"("accountId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "TrainingRecord_userId_createdAt_idx" ON "TrainingRecord"("userId", "createdAt");
+
+-- CreateIndex
+CREATE INDEX "TrainingRecord_instructorId_idx" ON "TrainingRecord"("instructorId");
+
+-- CreateIndex
+CREATE INDEX "Announcement_accountId_enabled_idx" ON "Announcement"("accountId", "enabled");
+
+-- CreateIndex
+CREATE INDEX "Calendar_accountId_id_idx" ON "Calendar"("accountId", "id");
+
+-- CreateIndex
+CREATE INDEX "CalendarTag_tagId_idx" ON "CalendarTag"("tagId");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "CalendarTag_calendarId_tagId_key" ON "CalendarTag"("calendarId", "tagId");
+
+-- CreateIndex
+CREATE INDEX "Event_accountId_starts_idx" ON "Event"("accountId", "starts");
+
+-- CreateIndex
+CREATE INDEX "Event_calendarId_starts_idx" ON "Event"("calendarId", "starts");
+
+-- CreateIndex
+CREATE INDEX "EventTag_tagId_idx" ON "EventTag"("tagId");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "EventTag_eventId_tagId_key" ON "EventTag"("eventId", "tagId");
+
+-- CreateIndex
+CREATE INDEX "DocumentTag_tagId_idx" ON "DocumentTag"("tagId");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "DocumentTag_documentId_tagId_key" ON "DocumentTag"("documentId", "tagId");
+
+-- CreateIndex
+CREATE INDEX "Group_accountId_order_idx" ON "Group"("accountId", "order");
+
+-- CreateIndex
+CREATE INDEX "GroupUnit_unitId_idx" ON "GroupUnit"("unitId");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "GroupUnit_groupId_unitId_key" ON "GroupUnit"("groupId", "unitId");
+
+-- CreateIndex
+CREATE INDEX "Message_accountId_id_idx" ON "Message"("accountId", "id");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Setting_accountId_group_name_key" ON "Setting"("accountId", "group", "name");
+
