@@ -1,5 +1,8 @@
 import { FieldErrorBag } from "../errors.ts";
-import { belongsTo, belongsToMany, bool, defineResource, hasMany, m2mOperations, morphMany, ref, string, text } from "./define.ts";
+import {
+  belongsTo, belongsToMany, bool, defineResource, hasMany, hasManyOperations, m2mOperations, morphMany, ref, string, text, type ExposedScope, type PivotDef,
+} from "./define.ts";
+import { sameIncludes } from "./routes.ts";
 
 export const fieldTypes = [
   "component_text", "boolean", "code", "color", "country", "date", "datetime-local", "email", "file", "number", "password",
@@ -9,6 +12,21 @@ export const optionsModels = [
   "awards", "calendars", "events", "forms", "groups", "documents", "positions", "qualifications", "ranks", "specialties", "statuses",
   "tasks", "slots", "units", "users",
 ] as const;
+
+/** A resource's tags: link rows of `model` from `parentKey` to the tag. */
+export const tagPivot = (model: string, parentKey: string): PivotDef => ({
+  model, parentKey, relatedKey: "tagId", related: "tag", as: "pivot", fields: {}, orderBy: [{ tagId: "asc" }],
+});
+
+/** The `tags` search scope: rows linked to any of the given tags, each named by id or by name. */
+export const taggedScope = (field = "tags"): ExposedScope => ({
+  where(parameters) {
+    const values = parameters.flat();
+    const ids = values.filter((v) => (typeof v === "number" && Number.isInteger(v)) || (typeof v === "string" && /^\d+$/.test(v))).map(Number);
+    const names = values.filter((v): v is string => typeof v === "string");
+    return { [field]: { some: { tag: { OR: [{ id: { in: ids } }, { name: { in: names } }] } } } };
+  },
+});
 
 export const form = defineResource({
   name: "form",
@@ -30,15 +48,17 @@ export const form = defineResource({
     }),
     submissions: hasMany("submission", "submissions", "formId", [{ id: "asc" }]),
     submission_status: belongsTo("status", "submissionStatusId", "submissionStatus"),
-    tags: belongsToMany("tag", "tags", {
-      model: "FormTag", parentKey: "formId", relatedKey: "tagId", related: "tag", as: "pivot", fields: {}, orderBy: [{ tagId: "asc" }],
-    }),
+    tags: belongsToMany("tag", "tags", tagPivot("FormTag", "formId")),
   },
   includes: ["fields", "submissions", "submissions.*", "tags"],
   nested: [
     { path: "fields", param: "field", relation: "fields", operations: m2mOperations, includes: {} },
-    { path: "submissions", param: "submission", relation: "submissions", operations: ["list", "show", "create", "update", "delete"] },
+    {
+      path: "submissions", param: "submission", relation: "submissions", operations: hasManyOperations,
+      includes: sameIncludes(hasManyOperations, ["form", "statuses", "statuses.record", "user"]),
+    },
   ],
+  scopes: { tags: taggedScope() },
 });
 
 export const tag = defineResource({ name: "tag", model: "Tag", fields: { name: string({ required: true }) } });
@@ -119,6 +139,7 @@ export const submission = defineResource({
     }),
   },
   includes: ["comments", "comments.*", "form", "form.*", "user", "user.*", "statuses", "statuses.record"],
+  nested: [{ path: "statuses", param: "status", relation: "statuses", operations: m2mOperations, includes: sameIncludes(m2mOperations, ["record"]) }],
   hooks: {
     async beforeWrite({ data, existing, tx }) {
       const formId = (data.formId ?? existing?.formId) as number | undefined;
@@ -142,6 +163,20 @@ export const submission = defineResource({
   },
 });
 
+/** Columns of a task assignment a client may set: who assigned it, when, and its deadlines. */
+export const taskAssignmentPivot = (parentKey: "userId" | "taskId"): PivotDef => ({
+  model: "TaskAssignment", parentKey, relatedKey: parentKey === "userId" ? "taskId" : "userId", related: parentKey === "userId" ? "task" : "user",
+  as: "assignment",
+  fields: {
+    assignedById: { type: "int", nullable: true, references: "user", defaultsToCaller: true },
+    assignedAt: { type: "datetime", nullable: true },
+    dueAt: { type: "datetime", nullable: true },
+    completedAt: { type: "datetime", nullable: true },
+    expiresAt: { type: "datetime", nullable: true },
+  },
+  orderBy: [{ assignedAt: "desc" }, { id: "desc" }],
+});
+
 export const task = defineResource({
   name: "task",
   model: "Task",
@@ -152,7 +187,11 @@ export const task = defineResource({
     instructions: text(),
     formId: ref("form"),
   },
-  relations: { form: belongsTo("form", "formId"), attachments: morphMany("attachment", "attachments") },
-  includes: ["attachments", "form"],
+  relations: {
+    form: belongsTo("form", "formId"),
+    attachments: morphMany("attachment", "attachments"),
+    users: belongsToMany("user", "assignments", taskAssignmentPivot("taskId")),
+  },
+  includes: ["attachments", "form", "users"],
 });
 

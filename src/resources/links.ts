@@ -12,6 +12,12 @@ const categoryLink = (related: string, model: string) =>
     categoryId: { type: "int", writable: false }, [`${related}Id`]: { type: "int", writable: false }, order: { type: "int" },
   });
 
+/** `<Parent>Tag`: a tag on a form, calendar, event or document. */
+const tagLink = (parent: string, model: string) =>
+  link(`${parent}Tag`, `${model}Tag`, { [parent]: [parent, `${parent}Id`], tag: ["tag", "tagId"] }, {
+    [`${parent}Id`]: { type: "int", writable: false }, tagId: { type: "int", writable: false },
+  });
+
 const now = () => Date.now();
 const taskState = (row: Record<string, any>): string => {
   const expired = row.expiresAt != null && new Date(row.expiresAt).getTime() < now();
@@ -50,7 +56,13 @@ export const links = [
     pastDue: { type: "boolean", needs: ["dueAt", "completedAt"], resolve: (r) => r.completedAt == null && r.dueAt != null && new Date(r.dueAt).getTime() < now() },
     status: { type: "string", needs: ["dueAt", "completedAt", "expiresAt"], resolve: taskState },
   }),
-  link("formTag", "FormTag", { form: ["form", "formId"], tag: ["tag", "tagId"] }, { formId: { type: "int", writable: false }, tagId: { type: "int", writable: false } }),
+  tagLink("form", "Form"),
+  tagLink("calendar", "Calendar"),
+  tagLink("event", "Event"),
+  tagLink("document", "Document"),
+  link("groupUnit", "GroupUnit", { group: ["group", "groupId"], unit: ["unit", "unitId"] }, {
+    groupId: { type: "int", writable: false }, unitId: { type: "int", writable: false }, order: { type: "int" },
+  }),
   link("newsfeedLike", "NewsfeedLike", { newsfeedItem: ["newsfeedItem", "newsfeedItemId"], user: ["user", "userId"] }, {
     newsfeedItemId: { type: "int", writable: false }, userId: { type: "int", writable: false },
   }),

@@ -1,5 +1,13 @@
-import { belongsToMany, defineResource } from "./define.ts";
+import { belongsToMany, defineResource, type OperationKind } from "./define.ts";
+import { sameIncludes } from "./routes.ts";
 import type { Context } from "../graphql/context.ts";
+
+const likeOperations: OperationKind[] = ["list", "attach", "detach", "sync"];
+/** The users who liked an item may be shown with these. */
+const likeIncludes = [
+  "assignment_records", "assignment_records.*", "award_records", "award_records.*", "combat_records", "combat_records.*", "position",
+  "qualification_records", "rank", "rank_records", "rank_records.*", "service_records", "service_records.*", "specialty", "status", "unit", "unit.*",
+];
 
 export const newsfeedItem = defineResource({
   name: "newsfeedItem",
@@ -29,14 +37,7 @@ export const newsfeedItem = defineResource({
   },
   includes: [],
   orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-  nested: [{ path: "likes", param: "like", relation: "likes", operations: ["list", "attach", "detach", "sync"], includes: {
-    list: [],
-    attach: [
-      "assignment_records", "assignment_records.*", "award_records", "award_records.*", "combat_records", "combat_records.*", "position",
-      "qualification_records", "rank", "rank_records", "rank_records.*", "service_records", "service_records.*", "specialty", "status",
-      "unit", "unit.*",
-    ],
-  } }],
+  nested: [{ path: "likes", param: "like", relation: "likes", operations: likeOperations, includes: sameIncludes(likeOperations, likeIncludes) }],
 });
 
 export interface NewsfeedEntry {

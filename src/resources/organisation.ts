@@ -1,6 +1,21 @@
-import { belongsToMany, bool, categoryPivot, defineResource, hasMany, m2mOperations, morphOne, order, string, text } from "./define.ts";
+import {
+  belongsToMany, bool, categoryPivot, defineResource, hasMany, int, m2mOperations, morphOne, order, string, text, type ExposedScope, type PivotDef,
+} from "./define.ts";
+import { form, tagPivot, taggedScope } from "./forms.ts";
+import rank from "./rank.ts";
+import { imageRoute, sameIncludes } from "./routes.ts";
 
 const orderedByOrder: Record<string, "asc" | "desc">[] = [{ order: "asc" }, { id: "asc" }];
+/** Rows with a `hidden` flag: the `hidden` and `visible` search scopes. */
+const visibility: Record<string, ExposedScope> = {
+  hidden: { parameters: 0, where: () => ({ hidden: true }) },
+  visible: { parameters: 0, where: () => ({ hidden: false }) },
+};
+/** A group's units, in the group's own order, with the link shown as `pivot`. */
+const groupUnits = (parentKey: "groupId" | "unitId"): PivotDef => ({
+  model: "GroupUnit", parentKey, relatedKey: parentKey === "groupId" ? "unitId" : "groupId", related: parentKey === "groupId" ? "unit" : "group",
+  as: "pivot", always: true, fields: { order: int({ nullable: true }) }, orderBy: [{ order: "asc" }, { id: "asc" }],
+});
 /** Users and assignment records that point at an organisational entity through `foreignKey`. */
 const peopleRelations = (foreignKey: string) => ({
   users: hasMany("user", "users", foreignKey),
@@ -33,9 +48,34 @@ export const unit = defineResource({
   model: "Unit",
   path: "units",
   fields: { name: string({ required: true }), description: text(), order: order(), hidden: bool(), icon: string({ nullable: true }) },
-  relations: { ...peopleRelations("unitId"), image: morphOne("image") },
-  includes: ["assignment_records", "assignment_records.*", "image", "users", "users.*"],
+  relations: { ...peopleRelations("unitId"), image: morphOne("image"), groups: belongsToMany("group", "groups", groupUnits("unitId")) },
+  includes: ["assignment_records", "assignment_records.*", "groups", "groups.*", "image", "users", "users.*"],
   orderBy: orderedByOrder,
+  nested: [imageRoute()],
+  scopes: visibility,
+});
+
+/** What the roster embeds whether asked or not (PERSCOM's automatic roster). */
+const roster = [
+  "image", "units", "units.image", "units.users", "units.users.position", "units.users.rank", "units.users.rank.image", "units.users.specialty",
+  "units.users.status",
+];
+
+export const group = defineResource({
+  name: "group",
+  model: "Group",
+  path: "groups",
+  fields: { name: string({ required: true }), description: text(), order: order(), hidden: bool(), icon: string({ nullable: true }) },
+  relations: { image: morphOne("image"), units: belongsToMany("unit", "units", groupUnits("groupId")) },
+  includes: ["image", "units", "units.*"],
+  orderBy: orderedByOrder,
+  nested: [imageRoute(), { path: "units", param: "unit", relation: "units", operations: m2mOperations }],
+  views: [{
+    path: "roster", field: "roster", operations: ["list", "show"], scopes: ["view:group"], where: () => ({ hidden: false }),
+    includes: ["units.*", ...roster],
+    alwaysIncludes: roster,
+  }],
+  scopes: { ...visibility, forAutomaticRoster: visibility.visible, forManualRoster: visibility.visible },
 });
 
 export const status = defineResource({
@@ -62,7 +102,7 @@ export const qualification = defineResource({
   relations: { image: morphOne("image") },
   includes: ["image"],
   orderBy: orderedByOrder,
-  nested: [{ path: "image", param: "image", relation: "image", operations: ["create", "show", "update", "delete"], includes: {} }],
+  nested: [imageRoute()],
 });
 
 export const award = defineResource({
@@ -73,6 +113,7 @@ export const award = defineResource({
   relations: { image: morphOne("image") },
   includes: ["image"],
   orderBy: orderedByOrder,
+  nested: [imageRoute()],
 });
 
 export const document = defineResource({
@@ -85,8 +126,12 @@ export const document = defineResource({
     content: text({ required: true, nullable: false }),
     authorId: { type: "int", nullable: true, references: "user", defaultsToCaller: true },
   },
-  relations: { author: { kind: "belongsTo", target: "user", field: "author", foreignKey: "authorId" } },
+  relations: {
+    author: { kind: "belongsTo", target: "user", field: "author", foreignKey: "authorId" },
+    tags: belongsToMany("tag", "tags", tagPivot("DocumentTag", "documentId")),
+  },
   includes: ["author"],
+  scopes: { tags: taggedScope() },
 });
 
 export const category = defineResource({
@@ -103,7 +148,8 @@ export const category = defineResource({
     documents: belongsToMany("document", "documents", categoryPivot("CategoryDocument", "documentId", "document")),
   },
   includes: ["awards", "documents", "forms", "qualifications", "ranks"],
-  nested: (["forms", "qualifications", "ranks", "awards", "documents"] as const).map((relation) => ({
-    path: relation, param: relation.slice(0, -1), relation, operations: m2mOperations,
+  // The link is always shown as `pivot`, so it is not an include of its own.
+  nested: Object.entries({ forms: form, qualifications: qualification, ranks: rank, awards: award, documents: document }).map(([relation, related]) => ({
+    path: relation, param: relation.slice(0, -1), relation, operations: m2mOperations, includes: sameIncludes(m2mOperations, related.includes),
   })),
 });

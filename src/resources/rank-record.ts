@@ -1,6 +1,5 @@
 import { belongsTo, defineResource, ref } from "./define.ts";
-import { recordFields, recordIncludes, recordOrder, recordRelations } from "./records.ts";
-import { addNewsfeedItem } from "./newsfeed.ts";
+import { nameOf, recordFields, recordHooks, recordIncludes, recordOrder, recordRelations } from "./records.ts";
 
 export const rankRecordTypes = ["Promotion", "Demotion", "Lateral", "Transfer"];
 
@@ -16,19 +15,14 @@ export default defineResource({
   relations: { ...recordRelations(), rank: belongsTo("rank", "rankId") },
   includes: [...recordIncludes, "rank", "rank.image"],
   orderBy: recordOrder,
-  hooks: {
-    async afterCreate({ row, ctx, tx }) {
-      if (row.rankId != null) await tx.user.update({ where: { id: row.userId }, data: { rankId: row.rankId } });
-      const [user, rank] = await Promise.all([
-        tx.user.findUnique({ where: { id: row.userId }, select: { name: true } }),
-        row.rankId != null ? tx.rank.findUnique({ where: { id: row.rankId }, select: { name: true } }) : null,
-      ]);
-      await addNewsfeedItem(tx, ctx, {
-        event: "created", subjectType: "App\\Models\\RankRecord", subjectId: row.id,
-        description: "created",
-        headline: `${user?.name ?? "A user"} received a ${rankRecordTypes[row.type]?.toLowerCase() ?? "rank change"}${rank ? ` to ${rank.name}` : ""}`,
-        text: row.text ?? null,
-      });
+  hooks: recordHooks(
+    "RankRecord",
+    async (user, row, tx) => {
+      const rank = await nameOf(tx, "rank", row.rankId);
+      return `${user} received a ${rankRecordTypes[row.type]?.toLowerCase() ?? "rank change"}${rank ? ` to ${rank}` : ""}`;
     },
-  },
+    async (row, tx) => {
+      if (row.rankId != null) await tx.user.update({ where: { id: row.userId }, data: { rankId: row.rankId } });
+    },
+  ),
 });

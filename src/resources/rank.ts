@@ -1,4 +1,5 @@
 import { defineResource, morphOne, order, string, text } from "./define.ts";
+import { imageRoute } from "./routes.ts";
 
 export default defineResource({
   name: "rank",
@@ -14,4 +15,5 @@ export default defineResource({
   relations: { image: morphOne("image") },
   includes: ["image"],
   orderBy: [{ order: "asc" }, { id: "asc" }],
+  nested: [imageRoute()],
 });

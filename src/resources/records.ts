@@ -1,4 +1,5 @@
-import { belongsTo, defineResource, morphMany, ref, text, type RelationDef } from "./define.ts";
+import { belongsTo, defineResource, morphMany, ref, text, type Hooks, type RelationDef } from "./define.ts";
+import { addNewsfeedItem } from "./newsfeed.ts";
 
 /** Relations every service record type shares. */
 export const recordRelations = (): Record<string, RelationDef> => ({
@@ -17,6 +18,33 @@ export const recordFields = () => ({
   authorId: ref("user", { defaultsToCaller: true }),
   text: text(),
 });
+
+/** A record's includes under `/users/{user}/...`: everything but the user it belongs to. */
+export const withoutUser = (includes: readonly string[]) => includes.filter((i) => i !== "user" && !i.startsWith("user."));
+
+type Tx = any;
+type Row = Record<string, any>;
+
+/**
+ * Hooks of a record type: after `effect` (a change the record makes to its user), an item on the
+ * account's newsfeed whose headline `headline` words from the user's name and the row.
+ */
+export function recordHooks(model: string, headline: (user: string, row: Row, tx: Tx) => Promise<string> | string, effect?: (row: Row, tx: Tx) => Promise<void>): Hooks {
+  return {
+    async afterCreate({ row, ctx, tx }) {
+      if (effect) await effect(row, tx);
+      const user = await tx.user.findUnique({ where: { id: row.userId }, select: { name: true } });
+      await addNewsfeedItem(tx, ctx, {
+        event: "created", subjectType: `App\\Models\\${model}`, subjectId: row.id, description: "created",
+        headline: await headline(user?.name ?? "A user", row, tx), text: row.text ?? null,
+      });
+    },
+  };
+}
+
+/** Name of the row `id` of `model`, or null. */
+export const nameOf = async (tx: Tx, model: string, id: number | null | undefined): Promise<string | null> =>
+  id == null ? null : ((await tx[model].findUnique({ where: { id }, select: { name: true } }))?.name ?? null);
 
 export const assignmentRecord = defineResource({
   name: "assignmentRecord",
@@ -39,12 +67,81 @@ export const assignmentRecord = defineResource({
   },
   includes: [...recordIncludes, "position", "specialty", "status", "unit", "unit.*"],
   orderBy: recordOrder,
-  hooks: {
-    async afterCreate({ row, tx }) {
+  hooks: recordHooks(
+    "AssignmentRecord",
+    async (user, row, tx) => {
+      const unit = await nameOf(tx, "unit", row.unitId);
+      return `${user} received a new ${row.type} assignment${unit ? ` to ${unit}` : ""}`;
+    },
+    async (row, tx) => {
       if (row.type !== "primary") return;
       const data: Record<string, number> = {};
       for (const key of ["positionId", "specialtyId", "unitId", "statusId"]) if (row[key] != null) data[key] = row[key];
       if (Object.keys(data).length) await tx.user.update({ where: { id: row.userId }, data });
     },
-  },
+  ),
+});
+
+export const awardRecord = defineResource({
+  name: "awardRecord",
+  model: "AwardRecord",
+  path: "award-records",
+  fields: { ...recordFields(), awardId: ref("award", { required: true }) },
+  relations: { ...recordRelations(), award: belongsTo("award", "awardId") },
+  includes: [...recordIncludes, "award", "award.image"],
+  orderBy: recordOrder,
+  hooks: recordHooks("AwardRecord", async (user, row, tx) => {
+    const award = await nameOf(tx, "award", row.awardId);
+    return `${user} was awarded ${award ? `the ${award}` : "an award"}`;
+  }),
+});
+
+export const combatRecord = defineResource({
+  name: "combatRecord",
+  model: "CombatRecord",
+  path: "combat-records",
+  fields: { ...recordFields(), text: text({ required: true, nullable: false }) },
+  relations: recordRelations(),
+  includes: recordIncludes,
+  orderBy: recordOrder,
+  hooks: recordHooks("CombatRecord", (user) => `${user} received a new combat record`),
+});
+
+export const qualificationRecord = defineResource({
+  name: "qualificationRecord",
+  model: "QualificationRecord",
+  path: "qualification-records",
+  fields: { ...recordFields(), qualificationId: ref("qualification", { required: true }) },
+  relations: { ...recordRelations(), qualification: belongsTo("qualification", "qualificationId") },
+  includes: [...recordIncludes, "qualification", "qualification.image"],
+  orderBy: recordOrder,
+  hooks: recordHooks("QualificationRecord", async (user, row, tx) => {
+    const qualification = await nameOf(tx, "qualification", row.qualificationId);
+    return qualification ? `${user} earned the ${qualification} qualification` : `${user} earned a qualification`;
+  }),
+});
+
+export const serviceRecord = defineResource({
+  name: "serviceRecord",
+  model: "ServiceRecord",
+  path: "service-records",
+  fields: { ...recordFields(), text: text({ required: true, nullable: false }) },
+  relations: recordRelations(),
+  includes: recordIncludes,
+  orderBy: recordOrder,
+  hooks: recordHooks("ServiceRecord", (user) => `${user} received a new service record`),
+});
+
+export const trainingRecord = defineResource({
+  name: "trainingRecord",
+  model: "TrainingRecord",
+  path: "training-records",
+  fields: { ...recordFields(), instructorId: ref("user", { required: true }) },
+  relations: { ...recordRelations(), instructor: belongsTo("user", "instructorId", "instructor") },
+  includes: [...recordIncludes, "instructor", "instructor.*"],
+  orderBy: recordOrder,
+  hooks: recordHooks("TrainingRecord", async (user, row, tx) => {
+    const instructor = await nameOf(tx, "user", row.instructorId);
+    return `${user} completed training${instructor ? ` with ${instructor}` : ""}`;
+  }),
 });

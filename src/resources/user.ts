@@ -1,6 +1,30 @@
-import { belongsTo, belongsToMany, bool, datetime, defineResource, hasMany, m2mOperations, morphMany, ref, string, text } from "./define.ts";
+import {
+  belongsTo, belongsToMany, belongsToOperations, bool, datetime, defineResource, hasMany, hasManyOperations, m2mOperations, morphMany, ref, string, text,
+  type NestedRoute,
+} from "./define.ts";
+import { fileUrl, urlOf } from "./polymorphic.ts";
+import { assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord, withoutUser } from "./records.ts";
+import rankRecord from "./rank-record.ts";
+import { sameIncludes } from "./routes.ts";
+import { taskAssignmentPivot } from "./forms.ts";
 
 const recordIncludes = (name: string) => [name, `${name}.*`];
+const newestFirst: Record<string, "asc" | "desc">[] = [{ createdAt: "desc" }, { id: "desc" }];
+
+/** `/users/{user}/<path>`: one of the user's record collections, with the record's includes but its user. */
+const recordsRoute = (path: string, param: string, relation: string, includes: string[]): NestedRoute => ({
+  path, param, relation, operations: hasManyOperations, includes: sameIncludes(hasManyOperations, withoutUser(includes)),
+});
+/** `/users/{user}/<relation>`: the user's position, rank, specialty, unit or status. */
+const currentRoute = (relation: string, includes: string[] = []): NestedRoute => ({
+  path: relation, param: relation, relation, operations: belongsToOperations, includes: sameIncludes(belongsToOperations, includes),
+});
+
+/** PERSCOM's stand-in picture: the initials of the name on the default colours. */
+const avatarUrl = (name: string) => {
+  const initials = name.split(" ").filter(Boolean).map((part) => [...part][0]).join(" ");
+  return `https://ui-avatars.com/api/?name=${encodeURIComponent(initials).replace(/%20/g, "+")}&color=2563eb&background=eff6ff`;
+};
 
 export default defineResource({
   name: "user",
@@ -18,8 +42,25 @@ export default defineResource({
     approved: bool(),
     notes: text(),
     notesUpdatedAt: datetime({ writable: false }),
+    profilePhoto: string({ nullable: true, writable: false }),
+    coverPhoto: string({ nullable: true, writable: false }),
     lastSeenAt: datetime(),
     discordUserId: string({ nullable: true }),
+    facebookUserId: string({ nullable: true }),
+    githubUserId: string({ nullable: true }),
+    googleUserId: string({ nullable: true }),
+  },
+  computed: {
+    displayName: { type: "string", needs: ["name"], resolve: (row) => row.name },
+    online: { type: "boolean", needs: [], resolve: () => false },
+    profilePhotoUrl: {
+      type: "string", needs: ["profilePhoto", "name"], resolve: (row, ctx) => fileUrl(ctx, row.profilePhoto) ?? avatarUrl(row.name ?? ""),
+    },
+    coverPhotoUrl: urlOf("coverPhoto"),
+  },
+  uploads: {
+    profilePhoto: { column: "profilePhoto", dir: "profile-photos", image: true },
+    coverPhoto: { column: "coverPhoto", dir: "cover-photos", image: true },
   },
   relations: {
     position: belongsTo("position", "positionId"),
@@ -27,8 +68,13 @@ export default defineResource({
     specialty: belongsTo("specialty", "specialtyId"),
     status: belongsTo("status", "statusId"),
     unit: belongsTo("unit", "unitId"),
-    rank_records: hasMany("rankRecord", "rankRecords", "userId", [{ createdAt: "desc" }, { id: "desc" }]),
-    assignment_records: hasMany("assignmentRecord", "assignmentRecords", "userId", [{ createdAt: "desc" }, { id: "desc" }]),
+    rank_records: hasMany("rankRecord", "rankRecords", "userId", newestFirst),
+    assignment_records: hasMany("assignmentRecord", "assignmentRecords", "userId", newestFirst),
+    award_records: hasMany("awardRecord", "awardRecords", "userId", newestFirst),
+    combat_records: hasMany("combatRecord", "combatRecords", "userId", newestFirst),
+    qualification_records: hasMany("qualificationRecord", "qualificationRecords", "userId", newestFirst),
+    service_records: hasMany("serviceRecord", "serviceRecords", "userId", newestFirst),
+    training_records: hasMany("trainingRecord", "trainingRecords", "userId", newestFirst),
     attachments: morphMany("attachment", "attachments"),
     fields: belongsToMany("field", "fieldLinks", {
       model: "FieldLink", parentKey: "userId", relatedKey: "fieldId", related: "field", as: "fields",
@@ -36,35 +82,35 @@ export default defineResource({
     }),
     status_records: belongsToMany("status", "statusRecords", {
       model: "StatusRecord", parentKey: "userId", relatedKey: "statusId", related: "status", as: "record", duplicates: true,
-      fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: newestFirst,
     }),
-    tasks: belongsToMany("task", "taskAssignments", {
-      model: "TaskAssignment", parentKey: "userId", relatedKey: "taskId", related: "task", as: "assignment",
-      fields: {
-        assignedById: { type: "int", nullable: true, references: "user", defaultsToCaller: true },
-        assignedAt: { type: "datetime", nullable: true },
-        dueAt: { type: "datetime", nullable: true },
-        completedAt: { type: "datetime", nullable: true },
-        expiresAt: { type: "datetime", nullable: true },
-      },
-      orderBy: [{ assignedAt: "desc" }, { id: "desc" }],
-    }),
+    tasks: belongsToMany("task", "taskAssignments", taskAssignmentPivot("userId")),
   },
   includes: [
-    ...recordIncludes("assignment_records"), "attachments", "fields", "position", "rank", "rank.*",
-    ...recordIncludes("rank_records"), "specialty", "status", "unit", "unit.*",
+    ...recordIncludes("assignment_records"), "attachments", ...recordIncludes("award_records"), "award_records.award.*",
+    ...recordIncludes("combat_records"), "fields", "position", ...recordIncludes("qualification_records"), "rank", "rank.*",
+    ...recordIncludes("rank_records"), ...recordIncludes("service_records"), "specialty", "status", ...recordIncludes("training_records"), "unit",
+    "unit.*",
   ],
   hooks: {
     beforeWrite({ data, existing }) {
       if ("notes" in data && data.notes !== existing?.notes) data.notesUpdatedAt = new Date();
     },
   },
+  views: [{ path: "me", field: "me", operations: ["list"], scopes: [], where: (ctx) => ({ id: ctx.auth?.userId ?? -1 }) }],
   nested: [
-    { path: "rank-records", param: "rank_record", relation: "rank_records", operations: ["list", "show", "create", "update", "delete"] },
-    {
-      path: "rank", param: "rank", relation: "rank", operations: ["show", "update", "delete"],
-      includes: { show: ["image"], update: ["image"], delete: ["image"] },
-    },
+    recordsRoute("assignment-records", "assignment_record", "assignment_records", assignmentRecord.includes),
+    recordsRoute("award-records", "award_record", "award_records", awardRecord.includes),
+    recordsRoute("combat-records", "combat_record", "combat_records", combatRecord.includes),
+    recordsRoute("qualification-records", "qualification_record", "qualification_records", qualificationRecord.includes),
+    recordsRoute("rank-records", "rank_record", "rank_records", rankRecord.includes),
+    recordsRoute("service-records", "service_record", "service_records", serviceRecord.includes),
+    recordsRoute("training-records", "training_record", "training_records", trainingRecord.includes),
+    currentRoute("position"),
+    currentRoute("rank", ["image"]),
+    currentRoute("specialty"),
+    currentRoute("unit", ["image"]),
+    currentRoute("status"),
     {
       path: "fields", param: "field", relation: "fields",
       operations: m2mOperations,
@@ -73,14 +119,14 @@ export default defineResource({
     {
       path: "status-records", param: "status_record", relation: "status_records",
       operations: m2mOperations,
-      includes: { list: ["record"], show: ["record"], create: ["record"], update: ["record"], delete: ["record"], batchUpdate: ["record"], batchDelete: ["record"] },
+      includes: sameIncludes(m2mOperations, ["record"]),
     },
     {
       path: "tasks", param: "task", relation: "tasks",
       operations: m2mOperations,
-      includes: Object.fromEntries(
-        (["list", "show", "create", "update", "delete", "batchUpdate", "batchDelete"] as const).map((op) => [op, ["assignment", "attachments", "form"]]),
-      ),
+      includes: sameIncludes(m2mOperations, ["assignment", "attachments"]),
     },
+    // The relation is a morphMany; attach/detach/sync/toggle set or clear the attachment's owner.
+    { path: "attachments", param: "attachment", relation: "attachments", operations: m2mOperations, includes: sameIncludes(m2mOperations, []) },
   ],
 });

@@ -1,0 +1,104 @@
+import { FieldErrorBag, validationError } from "../errors.ts";
+import { parseDate } from "../graphql/scalars.ts";
+import { belongsTo, belongsToMany, bool, datetime, defineResource, hasMany, hasManyOperations, morphMany, morphOne, ref, string, text, type ExposedScope } from "./define.ts";
+import { tagPivot, taggedScope } from "./forms.ts";
+import { imageRoute } from "./routes.ts";
+
+export const notificationIntervals = ["pt0m", "pt15m", "pt1h", "p1d", "p1w"] as const;
+export const notificationChannels = ["broadcast", "database", "discord_private", "discord_public", "mail", "sms"] as const;
+
+/**
+ * Checks a JSON column holding a set of enum values: one value or a list of them, stored as a list.
+ * Problems go to `bag` under the column's REST name.
+ */
+export function enumList(data: Record<string, unknown>, column: string, key: string, allowed: readonly string[], bag: FieldErrorBag): void {
+  const value = data[column];
+  if (value === undefined || value === null) return;
+  const list = Array.isArray(value) ? value : [value];
+  if (list.some((v) => typeof v !== "string" || !allowed.includes(v))) bag.add(key, `The selected ${key.replace(/_/g, " ")} is invalid.`);
+  else data[column] = [...new Set(list)];
+}
+
+export const calendar = defineResource({
+  name: "calendar",
+  model: "Calendar",
+  path: "calendars",
+  fields: { name: string({ required: true }), description: text(), color: string({ required: true }) },
+  relations: {
+    events: hasMany("event", "events", "calendarId"),
+    tags: belongsToMany("tag", "tags", tagPivot("CalendarTag", "calendarId")),
+  },
+  includes: ["events", "events.author", "tags"],
+  scopes: { tags: taggedScope() },
+});
+
+const date = (value: unknown): Date => (value instanceof Date ? value : parseDate(value));
+
+/** `datePeriod(start, end)`: events that take place, at least in part, between the two dates. */
+const datePeriod: ExposedScope = {
+  parameters: 2,
+  where([start, end]) {
+    const bag = new FieldErrorBag();
+    const bound = (value: unknown, name: string) => {
+      try {
+        return date(value);
+      } catch {
+        bag.add("scopes", `The ${name} of the date period must be a valid date.`);
+        return null;
+      }
+    };
+    const from = bound(start, "start");
+    const to = bound(end, "end");
+    bag.throwIfAny();
+    return { starts: { lte: to }, ends: { gte: from } };
+  },
+};
+
+export const event = defineResource({
+  name: "event",
+  model: "Event",
+  path: "events",
+  fields: {
+    name: string({ required: true }),
+    calendarId: ref("calendar", { required: true, nullable: false }),
+    description: text(),
+    content: text(),
+    location: string({ nullable: true }),
+    url: string({ nullable: true }),
+    authorId: ref("user", { defaultsToCaller: true }),
+    allDay: bool({ required: true }),
+    starts: datetime({ required: true, nullable: false }),
+    ends: datetime({ required: true, nullable: false }),
+    repeats: bool(),
+    registrationEnabled: bool(),
+    registrationDeadline: datetime(),
+    notificationsEnabled: bool(),
+    notificationsInterval: { type: "json", nullable: true },
+    notificationsChannels: { type: "json", nullable: true },
+  },
+  relations: {
+    calendar: belongsTo("calendar", "calendarId"),
+    author: belongsTo("user", "authorId", "author"),
+    image: morphOne("image"),
+    attachments: morphMany("attachment", "attachments"),
+    comments: morphMany("comment", "comments"),
+    tags: belongsToMany("tag", "tags", tagPivot("EventTag", "eventId")),
+  },
+  includes: ["attachments", "author", "author.*", "calendar", "calendar.*", "comments", "comments.*", "image", "tags"],
+  // PERSCOM registers the event image as a has-many collection (plus search) over the latest image.
+  nested: [imageRoute(hasManyOperations)],
+  scopes: { datePeriod, tags: taggedScope() },
+  hooks: {
+    beforeWrite({ data, existing }) {
+      const bag = new FieldErrorBag();
+      enumList(data, "notificationsInterval", "notifications_interval", notificationIntervals, bag);
+      enumList(data, "notificationsChannels", "notifications_channels", notificationChannels, bag);
+      bag.throwIfAny();
+      const starts = data.starts ?? existing?.starts;
+      const ends = data.ends ?? existing?.ends;
+      if (starts != null && ends != null && date(ends).getTime() < date(starts).getTime()) {
+        throw validationError({ ends: ["The ends field must be a date after or equal to starts."] });
+      }
+    },
+  },
+});

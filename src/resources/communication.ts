@@ -1,0 +1,84 @@
+import { FieldErrorBag } from "../errors.ts";
+import { bool, datetime, defineResource, string, text } from "./define.ts";
+import { enumList, notificationChannels } from "./calendar.ts";
+import { addNewsfeedItem } from "./newsfeed.ts";
+
+/** PERSCOM's named announcement colours; any other name is shown as the default blue. */
+const namedColors: Record<string, string> = { success: "#16a34a", danger: "#dc2626", warning: "#ca8a04" };
+
+export const announcement = defineResource({
+  name: "announcement",
+  model: "Announcement",
+  path: "announcements",
+  fields: {
+    title: string({ required: true }),
+    content: text({ required: true, nullable: false }),
+    color: string({ required: true }),
+    global: bool(),
+    enabled: bool(),
+    expiresAt: datetime(),
+  },
+  scopes: {
+    enabled: { parameters: 0, where: () => ({ enabled: true }) },
+    disabled: { parameters: 0, where: () => ({ enabled: false }) },
+  },
+  hooks: {
+    beforeWrite({ data }) {
+      if (typeof data.color === "string" && !data.color.startsWith("#")) data.color = namedColors[data.color] ?? "#2563eb";
+    },
+    async afterCreate({ row, ctx, tx }) {
+      await addNewsfeedItem(tx, ctx, {
+        event: "created", subjectType: "App\\Models\\Announcement", subjectId: row.id, description: "created", headline: row.title, text: row.content,
+      });
+    },
+  },
+});
+
+export const message = defineResource({
+  name: "message",
+  model: "Message",
+  path: "messages",
+  fields: {
+    message: text({ required: true, nullable: false }),
+    channels: { type: "json", required: true },
+    recipients: { type: "json", nullable: true },
+    repeats: bool({ writable: false }),
+    sendAt: datetime(),
+    sentAt: datetime(),
+  },
+  hooks: {
+    async beforeWrite({ data, existing, ctx, tx }) {
+      const bag = new FieldErrorBag();
+      if (!existing && typeof data.message === "string" && data.message.length > 255) {
+        bag.add("message", "The message field must not be greater than 255 characters.");
+      }
+      enumList(data, "channels", "channels", notificationChannels, bag);
+      const recipients = data.recipients;
+      if (recipients != null) {
+        const ids = Array.isArray(recipients) ? recipients : [recipients];
+        if (!ids.every((id) => Number.isInteger(id))) bag.add("recipients", "The recipients must be a list of user ids.");
+        else {
+          const unique = [...new Set(ids as number[])];
+          const found = await tx.user.count({ where: { id: { in: unique }, accountId: ctx.auth!.accountId } });
+          if (found !== unique.length) bag.add("recipients", "The selected recipients is invalid.");
+          else data.recipients = unique;
+        }
+      }
+      bag.throwIfAny();
+    },
+  },
+});
+
+export const setting = defineResource({
+  name: "setting",
+  model: "Setting",
+  path: "settings",
+  scope: "settings",
+  operations: ["list"],
+  fields: {
+    group: string({ writable: false }),
+    name: string({ writable: false }),
+    locked: bool({ writable: false }),
+    payload: { type: "json", nullable: true, writable: false },
+  },
+});
