@@ -7,6 +7,7 @@ import { createApiKey, ensureAccount, subscriptionStates } from "../auth/account
 import { isMaintenance, setMaintenance } from "../server/maintenance.ts";
 import { getSchema } from "../server/app.ts";
 import { printedSchema } from "../graphql/schema.ts";
+import { printOpenApi } from "../openapi/document.ts";
 
 interface Command {
   summary: string;
@@ -90,6 +91,16 @@ const commands: Record<string, Command> = {
     options: { out: { type: "string" } },
     run: async (values) => {
       const text = printedSchema(getSchema());
+      if (typeof values.out === "string") writeFileSync(values.out, text);
+      else process.stdout.write(text);
+    },
+  },
+  "openapi:print": {
+    summary: "Print the OpenAPI 3.1 document of the REST API (or write it with --out)",
+    usage: "openapi:print [--out <file>]",
+    options: { out: { type: "string" } },
+    run: async (values) => {
+      const text = printOpenApi();
       if (typeof values.out === "string") writeFileSync(values.out, text);
       else process.stdout.write(text);
     },

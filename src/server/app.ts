@@ -6,6 +6,7 @@ import type { Context } from "../graphql/context.ts";
 import { buildSchema } from "../graphql/schema.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { restPlugin } from "../rest/plugin.ts";
+import { openApiPlugin } from "../openapi/plugin.ts";
 import { ApiError } from "../errors.ts";
 import { errorResponse, toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
@@ -75,7 +76,7 @@ export function createApp({ db, config }: { db: Database; config: Config }): App
         requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(),
       } satisfies Context;
     },
-    plugins: [requestIdsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config)],
+    plugins: [requestIdsPlugin(), openApiPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config)],
   });
   return { yoga, schema };
 }

@@ -1,0 +1,60 @@
+import pkg from "../../package.json" with { type: "json" };
+import { operations } from "../resources/operations.ts";
+import { Bodies } from "./bodies.ts";
+import { Parameters } from "./parameters.ts";
+import { pathsOf, tagOf } from "./paths.ts";
+import { errorResponses, errorSchema, sharedHeaders, SuccessBodies } from "./responses.ts";
+import { Components, idSchema, RowSchemas } from "./schema.ts";
+
+const description = `PERSCOM v2 compatible personnel management API. Every route answers under \`/v1\` and \`/v2\`.
+
+Authenticate with an API key: \`Authorization: Bearer <key>\` (or PERSCOM's \`?apikey=<key>\`). A key carries scopes such as
+\`view:rank\` or \`*\`; each operation lists the scopes it needs. Single rows answer \`{"data": {...}}\`, lists add \`links\`
+and \`meta\`, link operations answer the ids they changed, and every error answers \`{"error": {...}}\`.`;
+
+/** The OpenAPI 3.1 document of the REST API, generated from the operation catalogue. */
+export function buildOpenApi(): Record<string, unknown> {
+  const components = new Components();
+  const rows = new RowSchemas(components);
+  const bodies = new Bodies(components);
+  const success = new SuccessBodies(components, rows);
+  const parameters = new Parameters();
+  components.ref("Id", () => idSchema);
+  const paths = pathsOf(bodies, success, parameters);
+  const tags = new Map(operations.map((op) => tagOf(op)).map((t) => [t.name, t]));
+  components.schemas.Error = errorSchema;
+  return {
+    openapi: "3.1.0",
+    info: { title: "Muster", version: pkg.version, description },
+    servers: [{ url: "/", description: "This service" }],
+    security: [{ bearerAuth: [] }, { apiKeyQuery: [] }],
+    tags: [...tags.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    paths,
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "An API key as a Bearer token." },
+        apiKeyQuery: { type: "apiKey", in: "query", name: "apikey", description: "The API key as the `apikey` query parameter." },
+      },
+      parameters: parameters.components,
+      headers: sharedHeaders,
+      responses: { ...errorResponses(), ...success.responses },
+      schemas: components.schemas,
+    },
+  };
+}
+
+const topLevel = ["openapi", "info", "jsonSchemaDialect", "servers", "security", "tags", "paths", "webhooks", "components"];
+
+/** Objects with their keys sorted (the top level in OpenAPI's own order), so the printed document is stable. */
+function sorted(value: unknown, depth = 0): unknown {
+  if (Array.isArray(value)) return value.map((v) => sorted(v, depth + 1));
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value).sort((a, b) =>
+    depth === 0 ? topLevel.indexOf(a) - topLevel.indexOf(b) : a < b ? -1 : a > b ? 1 : 0);
+  return Object.fromEntries(keys.map((k) => [k, sorted((value as Record<string, unknown>)[k], depth + 1)]));
+}
+
+/** The document, pretty-printed with stable key order: what `schema/openapi.json` holds. */
+export function printOpenApi(): string {
+  return `${JSON.stringify(sorted(buildOpenApi()), null, 2)}\n`;
+}

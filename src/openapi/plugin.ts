@@ -1,0 +1,31 @@
+import type { Plugin } from "graphql-yoga";
+import { ApiError } from "../errors.ts";
+import { errorResponse } from "../server/errors.ts";
+import { idsOf } from "../server/ids.ts";
+import { printOpenApi } from "./document.ts";
+
+export const openApiPath = "/openapi.json";
+
+let printed: string | undefined;
+/** The document depends only on the registry: built once per process, on first request. */
+const documentText = () => (printed ??= printOpenApi());
+
+/** Serves the OpenAPI document at `/openapi.json`: public (no API key), readable from any origin. */
+export function openApiPlugin(): Plugin {
+  return {
+    onRequest({ request, url, endResponse }) {
+      if (url.pathname !== openApiPath) return;
+      if (request.method !== "GET" && request.method !== "HEAD") {
+        endResponse(errorResponse(new ApiError("METHOD_NOT_ALLOWED"), idsOf(request), { Allow: "GET, HEAD" }));
+        return;
+      }
+      endResponse(new Response(request.method === "HEAD" ? null : documentText(), {
+        headers: {
+          "Content-Type": "application/json; charset=utf-8",
+          "Access-Control-Allow-Origin": "*",
+          "Cache-Control": "public, max-age=300",
+        },
+      }));
+    },
+  };
+}

@@ -1,0 +1,187 @@
+import type { ComputedField, FieldDef, PivotDef, RelationDef, ResourceDef } from "../resources/define.ts";
+import { linkResourceOf, resourceNamed } from "../resources/index.ts";
+import { morphOwnersOf } from "../graphql/objects.ts";
+import { pascal, snake } from "../graphql/names.ts";
+
+/** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
+export type Schema = Record<string, unknown>;
+
+/** Named schemas under `components.schemas`, each made once, on first reference. */
+export class Components {
+  readonly schemas: Record<string, Schema> = {};
+  private readonly making = new Set<string>();
+
+  ref(name: string, make: () => Schema): Schema {
+    if (!(name in this.schemas) && !this.making.has(name)) {
+      this.making.add(name);
+      this.schemas[name] = make();
+      this.making.delete(name);
+    }
+    return { $ref: `#/components/schemas/${name}` };
+  }
+}
+
+/** The schema, or null. A schema without a type (any JSON value) already admits null. */
+export const nullable = (schema: Schema): Schema => {
+  if (typeof schema.type === "string") return { ...schema, type: [schema.type, "null"], ...(schema.enum ? { enum: [...(schema.enum as unknown[]), null] } : {}) };
+  if (!["type", "$ref", "anyOf", "oneOf", "allOf"].some((k) => k in schema)) return schema;
+  return { anyOf: [schema, { type: "null" }] };
+};
+
+export const object = (properties: Record<string, Schema>, required: string[] = [], extra: Schema = {}): Schema => ({
+  type: "object",
+  properties,
+  ...(required.length ? { required } : {}),
+  ...extra,
+});
+
+/** A positive 32-bit id, as path parameters and `resources` lists take them. */
+export const idSchema: Schema = { type: "integer", minimum: 1, maximum: 2147483647 };
+
+/** What `parseDate` accepts: ISO-8601, `YYYY-MM-DD` and `YYYY-MM-DD HH:MM:SS`, with an optional offset. */
+const dateInput: Schema = {
+  type: "string",
+  pattern: "^\\s*\\d{4}-\\d{2}-\\d{2}(?:[Tt ]\\d{2}:\\d{2}(?::\\d{2})?(?:\\.\\d+)?)?\\s*(?:[Zz]|[+-]\\d{2}:?\\d{2})?\\s*$",
+  description: "ISO-8601 date-time, `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS` (UTC unless an offset is given).",
+};
+
+/**
+ * An ECMA-262 pattern without flags: JSON Schema has none, so a case-insensitive expression is
+ * rewritten with both cases of each letter (`a-z` → `a-zA-Z`, `x` → `[xX]`).
+ */
+export function patternOf(re: RegExp): string {
+  if (!re.flags.includes("i")) return re.source;
+  const other = (c: string) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase());
+  const isLetter = (c: string | undefined) => !!c && /[a-z]/i.test(c);
+  const src = re.source;
+  let out = "";
+  let inClass = false;
+  let extra = "";
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === "\\") {
+      out += c + (src[i + 1] ?? "");
+      i++;
+    } else if (inClass) {
+      if (c === "]") {
+        out += extra + c;
+        inClass = false;
+      } else if (isLetter(c) && src[i + 1] === "-" && isLetter(src[i + 2])) {
+        out += `${c}-${src[i + 2]}`;
+        extra += `${other(c)}-${other(src[i + 2]!)}`;
+        i += 2;
+      } else {
+        out += c;
+        if (isLetter(c)) extra += other(c);
+      }
+    } else if (c === "[") {
+      inClass = true;
+      extra = "";
+      out += c;
+      if (src[i + 1] === "^") out += src[++i];
+    } else if (c === "(" && src.startsWith("(?<", i) && !src.startsWith("(?<=", i) && !src.startsWith("(?<!", i)) {
+      const end = src.indexOf(">", i);
+      out += src.slice(i, end + 1);
+      i = end;
+    } else if (isLetter(c)) {
+      out += `[${c}${other(c)}]`;
+    } else out += c;
+  }
+  return out;
+}
+
+const notes = (f: FieldDef): string[] => [
+  ...(f.references ? [`Id of a ${resourceNamed(f.references).label.toLowerCase()} of the account.`] : []),
+  ...(f.unique ? ["Unique within the account."] : []),
+  ...(f.autoOrder ? ["After the last one when omitted on create."] : []),
+  ...(f.defaultsToCaller ? ["The API key's user when omitted on create."] : []),
+];
+
+/** A column's value, as the API returns it (`input: false`) or accepts it (`input: true`). */
+export function fieldSchema(f: Pick<FieldDef, "type"> & Partial<FieldDef>, input = false): Schema {
+  if (f.type === "json") return { description: "Any JSON value." };
+  let schema: Schema =
+    f.type === "int" ? { type: "integer" }
+    : f.type === "boolean" ? { type: "boolean" }
+    : f.type === "datetime" ? (input ? { ...dateInput } : { type: "string", format: "date-time" })
+    : { type: "string" };
+  if (f.max !== undefined && (f.type === "string" || f.type === "text")) schema.maxLength = f.max;
+  if (input && f.pattern) schema.pattern = patternOf(f.pattern);
+  if (f.oneOf) schema.enum = [...f.oneOf];
+  const description = [schema.description as string | undefined, ...(input ? notes(f as FieldDef) : [])].filter(Boolean).join(" ");
+  if (description) schema.description = description;
+  if (f.nullable) schema = nullable(schema);
+  return schema;
+}
+
+const computedSchema = (c: ComputedField): Schema => {
+  const schema: Schema = c.type === "json" ? {} : { type: c.type };
+  return c.nullable ? nullable(schema) : schema;
+};
+
+/** The component name of a resource's rows. */
+export const schemaName = (def: ResourceDef) => pascal(def.name);
+
+/**
+ * Row schemas of the registry: one component per resource (snake_case columns, computed fields,
+ * `id`, `label`, timestamps, and every relation as an optional property), and one per many-to-many
+ * row shape (the related row with its link columns under the pivot accessor).
+ */
+export class RowSchemas {
+  private readonly linkShapes = new Map<string, string>();
+
+  constructor(readonly components: Components) {}
+
+  row(def: ResourceDef): Schema {
+    return this.components.ref(schemaName(def), () => {
+      const properties: Record<string, Schema> = { id: { type: "integer" } };
+      if (!def.link) properties.label = { type: "string", examples: [`${def.label}: 1`] };
+      for (const [name, f] of Object.entries(def.fields)) {
+        if (f.hidden || name === def.spread) continue;
+        properties[snake(name)] = fieldSchema({ ...f, nullable: f.nullable || f.type === "json" });
+      }
+      for (const [name, c] of Object.entries(def.computed ?? {})) properties[snake(name)] = computedSchema(c);
+      properties.created_at = { type: "string", format: "date-time" };
+      properties.updated_at = { type: "string", format: "date-time" };
+      const required = Object.keys(properties);
+      if (!def.link) for (const [name, relation] of Object.entries(def.relations)) properties[name] = this.relation(relation);
+      const spread = def.spread
+        ? { description: `Custom values (the \`${snake(def.spread)}\` column) are shown as further top-level attributes.`, additionalProperties: true }
+        : {};
+      return object(properties, required, { ...(def.link ? { description: `Link columns of ${def.label.toLowerCase()}.` } : {}), ...spread });
+    });
+  }
+
+  /** A row listed through a many-to-many relation: the related row plus the link columns under `pivot.as`. */
+  linkRow(pivot: PivotDef): Schema {
+    const related = resourceNamed(pivot.related);
+    const shape = `${pivot.as}:${pivot.always ? "always" : "included"}`;
+    let name = `${schemaName(related)}Via${pivot.model}`;
+    if ((this.linkShapes.get(name) ?? shape) !== shape) name += `As${pascal(pivot.as)}${pivot.always ? "Always" : ""}`;
+    this.linkShapes.set(name, shape);
+    return this.components.ref(name, () => ({
+      description: `A ${related.label.toLowerCase()} with its ${pivot.model} link columns under \`${pivot.as}\`${pivot.always ? "" : " (when included)"}.`,
+      allOf: [
+        this.row(related),
+        object({ [pivot.as]: this.row(linkResourceOf(pivot)) }, pivot.always ? [pivot.as] : []),
+      ],
+    }));
+  }
+
+  relation(relation: RelationDef): Schema {
+    switch (relation.kind) {
+      case "belongsTo":
+      case "morphOne":
+        return nullable(this.row(resourceNamed(relation.target)));
+      case "hasMany":
+      case "morphMany":
+        return { type: "array", items: this.row(resourceNamed(relation.target)) };
+      case "belongsToMany":
+        return { type: "array", items: this.linkRow(relation.pivot) };
+      case "morphTo": {
+        const owners = morphOwnersOf(relation.morphRelation);
+        return nullable({ anyOf: owners.map((o) => this.row(o)) });
+      }
+    }
+  }
+}

@@ -1,0 +1,248 @@
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import { buildOpenApi, printOpenApi } from "../src/openapi/document.ts";
+import { operations, type Operation } from "../src/resources/operations.ts";
+import { routes } from "../src/rest/routes.ts";
+import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
+
+type Json = Record<string, any>;
+
+const doc = buildOpenApi() as Json;
+const resolve = (node: Json): Json => {
+  if (typeof node.$ref !== "string") return node;
+  const target = (node.$ref as string).slice(2).split("/").reduce((at: Json, key) => at?.[key], doc);
+  if (!target) throw new Error(`dangling reference ${node.$ref}`);
+  return resolve(target);
+};
+const operationOf = (method: string, path: string): Json => doc.paths[`/{version}${path}`]?.[method.toLowerCase()];
+const parametersOf = (op: Operation): Json[] => (operationOf(op.method, op.path).parameters as Json[]).map(resolve);
+
+const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+ajv.addSchema(doc, "muster-openapi");
+const schemaAt = (ref: string) => ajv.getSchema(`muster-openapi${ref}`)!;
+
+describe("OpenAPI document", () => {
+  test("the committed schema/openapi.json is the generated one", () => {
+    const committed = readFileSync(new URL("../schema/openapi.json", import.meta.url), "utf8");
+    expect(committed === printOpenApi(), "schema/openapi.json is stale: run `npm run generate`").toBe(true);
+  });
+
+  test("is a valid OpenAPI 3.1 document", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+  });
+
+  test("every component schema is valid JSON Schema 2020-12 whose references resolve", () => {
+    for (const name of Object.keys(doc.components.schemas)) expect(() => schemaAt(`#/components/schemas/${name}`), name).not.toThrow();
+  });
+
+  test("every operation of the catalogue appears with its method, path, scopes and GraphQL field as operationId", () => {
+    expect(operations.length).toBeGreaterThan(0);
+    for (const op of operations) {
+      const documented = operationOf(op.method, op.path);
+      expect(documented, `${op.method} ${op.path}`).toBeDefined();
+      const shared = operations.some((o) => o !== op && o.field === op.field && operations.indexOf(o) < operations.indexOf(op));
+      expect(documented.operationId).toBe(shared ? `${op.kind}${op.field.charAt(0).toUpperCase()}${op.field.slice(1)}` : op.field);
+      expect(documented["x-operation-kind"]).toBe(op.kind);
+      expect(documented.security).toEqual([{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }]);
+    }
+  });
+
+  test("every route the server answers is documented, and operation ids are unique", () => {
+    for (const route of routes) expect(operationOf(route.method, `/${route.segments.join("/")}`), `${route.method} ${route.segments.join("/")}`).toBeDefined();
+    const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((o: any) => o.operationId));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  test("path parameters are integers; the version is v1 or v2, v2 by default", () => {
+    for (const op of operations) {
+      const path = parametersOf(op).filter((p) => p.in === "path");
+      const names = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      expect(path.map((p) => p.name)).toEqual(["version", ...names]);
+      expect(path[0]!.schema).toEqual({ type: "string", enum: ["v1", "v2"], default: "v2" });
+      for (const p of path.slice(1)) expect(resolve(p.schema).type).toBe("integer");
+    }
+  });
+
+  test("every include value of each operation is in its include enum", () => {
+    for (const op of operations) {
+      const include = parametersOf(op).find((p) => p.name === "include");
+      if (op.includes.length === 0) {
+        expect(include, op.field).toBeUndefined();
+        continue;
+      }
+      expect(include, op.field).toMatchObject({ in: "query", style: "form", explode: false, schema: { type: "array" } });
+      expect(include!.schema.items.enum, op.field).toEqual(expect.arrayContaining(op.includes));
+    }
+  });
+
+  test("lists and searches take page and limit", () => {
+    for (const op of operations.filter((o) => o.kind === "list" || o.kind === "search")) {
+      expect(parametersOf(op).map((p) => p.name), op.field).toEqual(expect.arrayContaining(["page", "limit"]));
+    }
+  });
+
+  test("every documented error response has the Error schema, and each operation documents the errors it can give", () => {
+    const error = doc.components.schemas.Error;
+    expect(error.properties.error.required).toEqual(["message", "type", "request_id", "trace_id"]);
+    for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [method, documented] of Object.entries<Json>(item)) {
+        const where = `${method} ${path}`;
+        const statuses = Object.keys(documented.responses).map(Number);
+        for (const status of statuses.filter((s) => s >= 400)) {
+          const response = resolve(documented.responses[status]);
+          expect(response.description, where).toBeTruthy();
+          expect(response.content["application/json"].schema, `${where} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
+        }
+        const hasBody = documented.requestBody !== undefined;
+        const hasInclude = (documented.parameters as Json[]).map(resolve).some((p) => p.name === "include");
+        const expected = [400, 401, 402, 403, 429, 500, 503];
+        if (/\{(?!version)\w+\}/.test(path)) expected.push(404);
+        if (hasBody) expected.push(413, 422);
+        if (hasInclude) expected.push(422);
+        expect(statuses, where).toEqual(expect.arrayContaining([200, ...expected]));
+        expect(resolve(documented.responses[200]).content["application/json"].schema, where).toBeDefined();
+      }
+    }
+  });
+
+  test("request bodies follow the operation kind", () => {
+    const bodyOf = (op: Operation) => operationOf(op.method, op.path).requestBody as Json | undefined;
+    for (const op of operations) {
+      const body = bodyOf(op);
+      if (["list", "show", "delete", "dissociate"].includes(op.kind)) {
+        expect(body, op.field).toBeUndefined();
+        continue;
+      }
+      const schema = resolve(body!.content["application/json"].schema);
+      if (["batchCreate", "batchUpdate", "batchDelete", "attach", "detach", "sync", "toggle"].includes(op.kind)) {
+        expect(schema.required, op.field).toEqual(["resources"]);
+      }
+      if (op.kind === "pivot") expect(schema.required).toEqual(["pivot"]);
+      if (op.kind === "associate") expect(schema.required).toEqual(["related_key"]);
+      if (op.kind === "attach") expect(schema.properties.duplicates.type).toBe("boolean");
+      if (op.kind === "sync") expect(schema.properties.detaching.type).toBe("boolean");
+      if ((op.kind === "create" || op.kind === "update") && Object.keys(op.def.uploads ?? {}).length) {
+        expect(Object.keys(body!.content), op.field).toContain("multipart/form-data");
+      }
+    }
+  });
+
+  test("a create body lists the writable fields with their rules", () => {
+    const create = operations.find((o) => o.kind === "create" && !o.parent && o.def.name === "user")!;
+    const schema = resolve(operationOf(create.method, create.path).requestBody.content["application/json"].schema);
+    expect(schema.required).toEqual(expect.arrayContaining(["name", "email"]));
+    expect(schema.properties.name).toMatchObject({ type: "string", maxLength: 255 });
+    expect(schema.properties.rank_id.type).toEqual(["integer", "null"]);
+    expect(schema.properties.email.pattern).toBeTypeOf("string");
+    expect(schema.properties).not.toHaveProperty("notes_updated_at");
+    const valid = schemaAt(operationOf(create.method, create.path).requestBody.content["application/json"].schema.$ref);
+    expect(valid({ name: "Ann", email: "ann@example.com", rank_id: null })).toBe(true);
+    expect(valid({ name: "Ann", email: "not an email" })).toBe(false);
+  });
+});
+
+describe("GET /openapi.json", () => {
+  let h: Harness;
+  let api: Client;
+  let ids: Awaited<ReturnType<typeof seed>>;
+  beforeAll(async () => {
+    h = await startHarness();
+    api = client(h, await h.key());
+    ids = await seed(api);
+  });
+  afterAll(() => h.close());
+
+  test("answers the document without an API key, readable from any origin", async () => {
+    const response = await h.app.yoga.fetch("http://muster.test/openapi.json", { headers: { origin: "https://docs.example" } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(response.headers.get("access-control-allow-origin")).toBeTruthy();
+    expect(await response.text()).toBe(printOpenApi());
+  });
+
+  test("other methods answer 405 with the error body", async () => {
+    const response = await h.app.yoga.fetch("http://muster.test/openapi.json", { method: "POST" });
+    expect(response.status).toBe(405);
+    expect((await response.json()).error.type).toBe("MethodNotAllowedHttpException");
+  });
+
+  /** Checks a live response against the schema the document gives for it. */
+  const conforms = (method: string, path: string, status: number, body: unknown) => {
+    const documented = operationOf(method, path);
+    expect(documented, `${method} ${path}`).toBeDefined();
+    const validate = schemaAt(`${documented.responses[status].$ref}/content/application~1json/schema`);
+    const ok = validate(body);
+    expect(validate.errors ?? [], `${method} ${path} ${status}`).toEqual([]);
+    expect(ok).toBe(true);
+  };
+
+  /** Checks a request body against the documented request schema. */
+  const accepted = (method: string, path: string, body: unknown) => {
+    expect(operationOf(method, path)?.requestBody, `${method} ${path}`).toBeDefined();
+    const pointer = ["paths", `/{version}${path}`, method.toLowerCase(), "requestBody", "content", "application/json", "schema"];
+    const validate = schemaAt(`#/${pointer.map((k) => k.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`);
+    const ok = validate(body);
+    expect(validate.errors ?? [], `${method} ${path} request`).toEqual([]);
+    expect(ok).toBe(true);
+  };
+
+  test("live searches and batches match their documented schemas", async () => {
+    const query = { filters: [{ field: "name", operator: "like", value: "%o%" }], sort: [{ field: "name", direction: "desc" }], includes: [{ relation: "image" }] };
+    accepted("POST", "/ranks/search", query);
+    const found = await api.post("/v2/ranks/search", query);
+    expect(found.status).toBe(200);
+    conforms("POST", "/ranks/search", 200, found.body);
+    const batch = { resources: [{ name: "Sergeant", abbreviation: "SGT" }, { name: "Captain" }] };
+    accepted("POST", "/ranks/batch", batch);
+    const created = await api.post("/v2/ranks/batch", batch);
+    expect(created.status).toBe(200);
+    conforms("POST", "/ranks/batch", 200, created.body);
+    const changes = { resources: { [created.body.data[0].id]: { name: "Staff Sergeant" } } };
+    accepted("PATCH", "/ranks/batch", changes);
+    const updated = await api.patch("/v2/ranks/batch", changes);
+    expect(updated.status).toBe(200);
+    conforms("PATCH", "/ranks/batch", 200, updated.body);
+  });
+
+  test("live responses match their documented schemas", async () => {
+    const list = await api.get("/v2/users?include=rank,status,rank_records");
+    expect(list.status).toBe(200);
+    conforms("GET", "/users", 200, list.body);
+    const user = await api.get(`/v2/users/${ids.user.id}?include=rank.image,unit`);
+    conforms("GET", "/users/{user}", 200, user.body);
+    const promotion = { rank_id: ids.corporal.id, type: 0, text: "Promoted" };
+    accepted("POST", "/users/{user}/rank-records", promotion);
+    const record = await api.post(`/v2/users/${ids.user.id}/rank-records`, promotion);
+    expect(record.status).toBe(200);
+    conforms("POST", "/users/{user}/rank-records", 200, record.body);
+    const fields = await api.get(`/v2/forms/${ids.form.id}/fields`);
+    conforms("GET", "/forms/{form}/fields", 200, fields.body);
+    accepted("POST", "/users/{user}/status-records/attach", { resources: [ids.pending.id] });
+    const attached = await api.post(`/v2/users/${ids.user.id}/status-records/attach`, { resources: [ids.pending.id] });
+    expect(attached.status).toBe(200);
+    conforms("POST", "/users/{user}/status-records/attach", 200, attached.body);
+    const statuses = await api.get(`/v2/users/${ids.user.id}/status-records?include=record`);
+    conforms("GET", "/users/{user}/status-records", 200, statuses.body);
+  });
+
+  test("live errors match the Error schema", async () => {
+    const invalid = await api.post("/v2/ranks", { abbreviation: "X" });
+    expect(invalid.status).toBe(422);
+    conforms("POST", "/ranks", 422, invalid.body);
+    const missing = await api.get("/v2/ranks/999999");
+    expect(missing.status).toBe(404);
+    conforms("GET", "/ranks/{rank}", 404, missing.body);
+    const anonymous = await client(h, null).get("/v2/ranks");
+    expect(anonymous.status).toBe(401);
+    conforms("GET", "/ranks", 401, anonymous.body);
+  });
+});
