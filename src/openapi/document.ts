@@ -54,7 +54,7 @@ function sorted(value: unknown, depth = 0): unknown {
   return Object.fromEntries(keys.map((k) => [k, sorted((value as Record<string, unknown>)[k], depth + 1)]));
 }
 
-/** The document, pretty-printed with stable key order: what `schema/openapi.json` holds. */
-export function printOpenApi(): string {
-  return `${JSON.stringify(sorted(buildOpenApi()), null, 2)}\n`;
+/** The document with stable key order, pretty-printed (what `schema/openapi.json` holds) or compact (what the server sends). */
+export function printOpenApi({ compact = false } = {}): string {
+  return compact ? JSON.stringify(sorted(buildOpenApi())) : `${JSON.stringify(sorted(buildOpenApi()), null, 2)}\n`;
 }

@@ -53,17 +53,21 @@ export class Parameters {
     },
   };
 
-  /** A component, or the parameter itself where its name is taken by a different one. */
-  private shared(name: string, parameter: Schema): Schema {
-    const existing = this.components[name];
-    if (existing && JSON.stringify(existing) !== JSON.stringify(parameter)) return parameter;
-    this.components[name] = parameter;
-    return ref(name);
+  /** A component under the first of `names` that is free or already holds the same parameter; inline if none is. */
+  private shared(names: string[], parameter: Schema): Schema {
+    const text = JSON.stringify(parameter);
+    for (const name of names) {
+      const existing = this.components[name];
+      if (existing && JSON.stringify(existing) !== text) continue;
+      this.components[name] = parameter;
+      return ref(name);
+    }
+    return parameter;
   }
 
   private path(op: Operation, name: string): Schema {
     const owner = op.parent && name === op.parent.def.param ? op.parent.def : op.def;
-    return this.shared(`${pascal(camel(name))}Id`, {
+    return this.shared([`${pascal(camel(name))}Id`], {
       name, in: "path", required: true, description: `Id of the ${owner.label.toLowerCase()}.`, schema: { $ref: "#/components/schemas/Id" },
     });
   }
@@ -76,7 +80,9 @@ export class Parameters {
       description: "Related records to embed, comma-separated. `x.*` embeds `x` with every relation `x` allows.",
       schema: { type: "array", uniqueItems: true, items: { type: "string", enum: values } },
     };
-    return sameList(values, expand(op.def, op.def.includes)) ? this.shared(`${schemaName(op.def)}Include`, parameter) : parameter;
+    if (sameList(values, expand(op.def, op.def.includes))) return this.shared([`${schemaName(op.def)}Include`], parameter);
+    const route = op.view ? pascal(camel(op.view.path)) : op.parent ? `${schemaName(op.parent.def)}${pascal(camel(op.parent.route.path))}` : schemaName(op.def);
+    return this.shared([`${route}Include`, `${route}${pascal(op.kind)}Include`], parameter);
   }
 
   of(op: Operation, path: string): Schema[] {

@@ -8,7 +8,7 @@ export const openApiPath = "/openapi.json";
 
 let printed: string | undefined;
 /** The document depends only on the registry: built once per process, on first request. */
-const documentText = () => (printed ??= printOpenApi());
+const documentText = () => (printed ??= printOpenApi({ compact: true }));
 
 /** Serves the OpenAPI document at `/openapi.json`: public (no API key), readable from any origin. */
 export function openApiPlugin(): Plugin {
