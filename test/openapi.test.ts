@@ -6,6 +6,8 @@ import addFormatsModule from "ajv-formats";
 import { buildOpenApi, printOpenApi } from "../src/openapi/document.ts";
 import { operations, type Operation } from "../src/resources/operations.ts";
 import { routes } from "../src/rest/routes.ts";
+import { resources } from "../src/resources/index.ts";
+import { patternOf } from "../src/openapi/schema.ts";
 import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
 
 type Json = Record<string, any>;
@@ -147,6 +149,20 @@ describe("OpenAPI document", () => {
     const valid = schemaAt(operationOf(create.method, create.path).requestBody.content["application/json"].schema.$ref);
     expect(valid({ name: "Ann", email: "ann@example.com", rank_id: null })).toBe(true);
     expect(valid({ name: "Ann", email: "not an email" })).toBe(false);
+  });
+});
+
+describe("patterns", () => {
+  test("every field pattern, written without flags, accepts what the registry's expression accepts", () => {
+    const samples = ["abc", "ABC", "aBc-9", "a_b", "a__b", "A-b_C", "", " a", "a b", "ann@example.com", "Ann@Example.COM", "x@y", "-a", "#ff00AA", "12"];
+    const patterns = resources.flatMap((r) => Object.values(r.fields)).flatMap((f) => (f.pattern ? [f.pattern] : []));
+    expect(patterns.length).toBeGreaterThan(0);
+    for (const re of patterns) {
+      const written = new RegExp(patternOf(re), "u");
+      for (const sample of samples) expect(written.test(sample), `${re} on "${sample}"`).toBe(re.test(sample));
+    }
+    expect(patternOf(/^[a-z]+(?:[-_][a-z0-9]+)*x$/i)).toBe("^[a-zA-Z]+(?:[-_][a-z0-9A-Z]+)*[xX]$");
+    expect(patternOf(/^\d+\s[a-f]$/i)).toBe("^\\d+\\s[a-fA-F]$");
   });
 });
 

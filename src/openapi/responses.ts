@@ -1,6 +1,6 @@
 import { errorKinds, type ErrorCode } from "../errors.ts";
 import type { OperationKind } from "../resources/define.ts";
-import { pivotOf, type Operation, type Returns } from "../resources/operations.ts";
+import { isOneToOne, pivotOf, type Operation, type Returns } from "../resources/operations.ts";
 import { camel, pascal } from "../graphql/names.ts";
 import { Components, object, RowSchemas, type Schema } from "./schema.ts";
 
@@ -60,7 +60,7 @@ const lookups = new Set<OperationKind>(["batchUpdate", "batchDelete", "associate
 export function errorStatuses(op: Operation, hasBody: boolean, hasInclude: boolean): number[] {
   const statuses = new Set(everywhere);
   if (/\{\w+\}/.test(op.path) || lookups.has(op.kind)) statuses.add(404);
-  if (op.kind === "create" && op.parent?.relation.kind === "morphOne") statuses.add(409);
+  if (op.kind === "create" && isOneToOne(op)) statuses.add(409);
   if (hasBody) statuses.add(413);
   if (hasBody || hasInclude || op.kind === "list" || op.kind === "search") statuses.add(422);
   return [...statuses].filter((s) => byStatus.has(s)).sort((a, b) => a - b);
