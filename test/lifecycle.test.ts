@@ -1,0 +1,342 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { OperationKind, ResourceDef } from "../src/resources/define.ts";
+import type { Operation } from "../src/resources/operations.ts";
+import { snake } from "../src/graphql/names.ts";
+import { startHarness, type Harness } from "./harness.ts";
+import { account, asForm, asJson, invalidAttribute, type Built, type Row } from "./support/factory.ts";
+import { allIncludes, childCollections, creatable, fixedColumns, pathOf, topOp, type NestedGroup } from "./support/registry.ts";
+import { allIds, data, expectIncluded, expectWritten, rejected, total } from "./support/checks.ts";
+
+const BATCH_MAX = 3;
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness({ batchMaxItems: BATCH_MAX });
+});
+afterAll(() => h?.close());
+
+const includesOf = (op: Operation | undefined) => (op ? [...op.includes].sort() : []);
+const withIncludes = (op: Operation, params: Record<string, number> = {}) => pathOf(op, params, allIncludes(op));
+/** A body as its resource is best sent: multipart/form-data when it carries files, JSON otherwise. */
+const wire = (built: Built) => (built.files.length ? asForm(built) : asJson(built));
+/** A row without its embedded relations. */
+const own = (row: Row, includes: readonly string[]) => {
+  const embedded = new Set(includes.map((i) => i.split(".")[0]!));
+  return Object.fromEntries(Object.entries(row).filter(([k]) => !embedded.has(k)));
+};
+/** Body of a search for the rows with these ids, with the includes given in the body. */
+const byIds = (op: Operation, ids: number[]) => ({
+  filters: [{ field: "id", operator: "in", value: ids }],
+  includes: op.includes.map((relation) => ({ relation })),
+  limit: 100,
+});
+
+describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, def: ResourceDef) => {
+  const op = (kind: OperationKind) => topOp(def, kind);
+  const param = (id: number) => ({ [def.param]: id });
+
+  test("create → show → update → list → search → delete over REST, with every include, reads back what was written", async () => {
+    const { api, factory } = await account(h);
+    const create = op("create")!;
+    const built = await factory.build(def, { full: true });
+    const created = data(await api.post(withIncludes(create), wire(built)), `POST ${create.path}`);
+    expectWritten(built, created, "create");
+    expectIncluded(def, create.includes, created, "create");
+    const id = created.id as number;
+
+    let current: Row = created;
+    const show = op("show");
+    if (show) {
+      current = data(await api.get(withIncludes(show, param(id))), "show");
+      expectWritten(built, current, "show");
+      if (includesOf(show).join() === includesOf(create).join()) expect(current).toEqual(created);
+      expectIncluded(def, show.includes, current, "show");
+    }
+
+    const update = op("update");
+    if (update) {
+      const changes = await factory.build(def, { variant: 1, scalarsOnly: true });
+      const updated = data(await api.patch(withIncludes(update, param(id)), asJson(changes)), "update");
+      expectWritten(changes, updated, "update");
+      expectWritten({ ...built, attrs: Object.fromEntries(Object.entries(built.attrs).filter(([k]) => !(k in changes.attrs))) }, updated, "update keeps the rest");
+      expectIncluded(def, update.includes, updated, "update");
+      if (show) {
+        current = data(await api.get(withIncludes(show, param(id))), "show after update");
+        expectWritten(changes, current, "show after update");
+        if (includesOf(show).join() === includesOf(update).join()) expect(current).toEqual(updated);
+      } else current = updated;
+    }
+
+    const list = op("list");
+    if (list) {
+      expect(await allIds(api, list)).toContain(id);
+      const page = data(await api.get(withIncludes(list, {}) + `${list.includes.length ? "&" : "?"}limit=100`), "list");
+      for (const row of page) expectIncluded(def, list.includes, row, "list");
+      const listed = page.find((r: Row) => r.id === id);
+      if (listed && show && includesOf(show).join() === includesOf(list).join()) expect(listed).toEqual(current);
+    }
+
+    const search = op("search");
+    if (search) {
+      const found = data(await api.post(pathOf(search), byIds(search, [id])), "search");
+      expect(found.map((r: Row) => r.id)).toEqual([id]);
+      expectIncluded(def, search.includes, found[0], "search");
+      if (show && includesOf(show).join() === includesOf(search).join()) expect(found[0]).toEqual(current);
+    }
+
+    const remove = op("delete");
+    if (remove) {
+      const deleted = data(await api.delete(withIncludes(remove, param(id))), "delete");
+      expect(deleted.id).toBe(id);
+      // The row as it was; what embedded rows compute from it (a user's last rank change) may already reflect the delete.
+      expect(own(deleted, remove.includes)).toEqual(own(current, remove.includes));
+      expectIncluded(def, remove.includes, deleted, "delete");
+      if (show) expect((await api.get(pathOf(show, param(id)))).status).toBe(404);
+      if (search) expect(data(await api.post(pathOf(search), byIds(search, [id])))).toEqual([]);
+      expect((await api.delete(pathOf(remove, param(id)))).status).toBe(404);
+    }
+  });
+
+  test("batch create, update and delete: results in request order, read back", async () => {
+    const { api, factory } = await account(h);
+    const batchCreate = op("batchCreate");
+    if (!batchCreate) return;
+    const bodies = [await factory.build(def), await factory.build(def, { full: true })];
+    const made = data(await api.post(withIncludes(batchCreate), { resources: bodies.map(asJson) }), "batch create");
+    expect(made).toHaveLength(2);
+    bodies.forEach((b, i) => expectWritten(b, made[i], `batch create item ${i}`));
+    for (const row of made) expectIncluded(def, batchCreate.includes, row, "batch create");
+    const ids: number[] = made.map((r: Row) => r.id as number);
+    expect(ids[0]).toBeLessThan(ids[1]);
+
+    const batchUpdate = op("batchUpdate");
+    if (batchUpdate) {
+      const changes = [await factory.build(def, { variant: 1, scalarsOnly: true }), await factory.build(def, { variant: 2, scalarsOnly: true })];
+      const updated = data(
+        await api.patch(withIncludes(batchUpdate), { resources: { [ids[0]]: asJson(changes[0]!), [ids[1]]: asJson(changes[1]!) } }),
+        "batch update",
+      );
+      expect(updated.map((r: Row) => r.id)).toEqual(ids);
+      changes.forEach((c, i) => expectWritten(c, updated[i], `batch update item ${i}`));
+      const show = op("show");
+      if (show) for (const [i, c] of changes.entries()) expectWritten(c, data(await api.get(pathOf(show, param(ids[i])))), "show after batch update");
+    }
+
+    const batchDelete = op("batchDelete");
+    if (batchDelete) {
+      const deleted = data(await api.delete(withIncludes(batchDelete), { resources: [ids[1], ids[0]] }), "batch delete");
+      expect(deleted.map((r: Row) => r.id)).toEqual([ids[1], ids[0]]);
+      const show = op("show");
+      if (show) for (const id of ids) expect((await api.get(pathOf(show, param(id)))).status).toBe(404);
+    }
+  });
+
+  test("batches are all or nothing: one bad item is a 422 naming resources.<index>.<field>, and nothing is written", async () => {
+    const { api, factory } = await account(h);
+    const batchCreate = op("batchCreate");
+    const list = op("list");
+    if (!batchCreate || !list) return;
+    const before = await total(api, list);
+    const good = asJson(await factory.build(def));
+    const bad = invalidAttribute(def);
+    rejected(await api.post(pathOf(batchCreate), { resources: [good, { ...asJson(await factory.build(def)), [bad.key]: bad.value }] }), [
+      `resources.1.${bad.key}`,
+    ], "batch create with a bad second item");
+    const required = Object.entries(def.fields).find(([, f]) => f.required && f.writable !== false);
+    if (required) {
+      const { [snake(required[0])]: _, ...missing } = asJson(await factory.build(def));
+      const r = await api.post(pathOf(batchCreate), { resources: [missing, good] });
+      expect(r.status).toBe(422);
+      expect(r.body.error.errors).toHaveProperty(`resources.0.${snake(required[0])}`);
+    }
+    expect(await total(api, list)).toBe(before);
+
+    const batchUpdate = op("batchUpdate");
+    const show = op("show");
+    if (batchUpdate && show) {
+      const rows = [await factory.create(def), await factory.create(def)];
+      const change = await factory.build(def, { variant: 1, scalarsOnly: true });
+      rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0]!.id]: asJson(change), [rows[1]!.id]: { [bad.key]: bad.value } } }), [
+        `resources.${rows[1]!.id}.${bad.key}`,
+      ], "batch update with a bad second item");
+      for (const row of rows) expect(data(await api.get(pathOf(show, param(row.id))))).toEqual(row);
+      rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0]!.id]: asJson(change), 2147483000: asJson(change) } }), ["resources.2147483000"]);
+      expect(data(await api.get(pathOf(show, param(rows[0]!.id))))).toEqual(rows[0]);
+
+      const batchDelete = op("batchDelete");
+      if (batchDelete) {
+        rejected(await api.delete(pathOf(batchDelete), { resources: [rows[0]!.id, 2147483000] }), ["resources.2147483000"], "batch delete of an unknown id");
+        expect((await api.get(pathOf(show, param(rows[0]!.id)))).status).toBe(200);
+      }
+    }
+  });
+
+  test(`batches hold at most batchMaxItems (${BATCH_MAX}) items: one more is a 422 and nothing is written`, async () => {
+    const { api, factory } = await account(h);
+    const batchCreate = op("batchCreate");
+    const list = op("list");
+    if (!batchCreate || !list) return;
+    const before = await total(api, list);
+    const bodies = await Promise.all(Array.from({ length: BATCH_MAX + 1 }, () => factory.build(def)));
+    rejected(await api.post(pathOf(batchCreate), { resources: bodies.map(asJson) }), ["resources"], "batch create over the cap");
+    expect(await total(api, list)).toBe(before);
+    const made = data(await api.post(pathOf(batchCreate), { resources: bodies.slice(0, BATCH_MAX).map(asJson) }), "batch create at the cap");
+    expect(made).toHaveLength(BATCH_MAX);
+    const ids: number[] = made.map((r: Row) => r.id as number);
+    const batchUpdate = op("batchUpdate");
+    if (batchUpdate) {
+      rejected(await api.patch(pathOf(batchUpdate), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch update over the cap");
+    }
+    const batchDelete = op("batchDelete");
+    if (batchDelete) {
+      rejected(await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch delete over the cap");
+      expect(await total(api, list)).toBe(before + BATCH_MAX);
+      expect(data(await api.delete(pathOf(batchDelete), { resources: ids })).map((r: Row) => r.id)).toEqual(ids);
+    }
+  });
+});
+
+describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (_key, g: NestedGroup) => {
+  const op = (kind: OperationKind) => g.ops.get(kind);
+  const fixed = fixedColumns(g);
+  const parentParam = g.parent.param;
+  const at = (parentId: number, id?: number) => ({ [parentParam]: parentId, ...(id === undefined ? {} : { [g.route.param]: id }) });
+  /** The row belongs to the parent: its foreign key, or its polymorphic owner, names it. */
+  const ownedBy = (row: Row, parentId: number) => {
+    if (g.relation.kind === "hasMany") expect(row[snake(g.relation.foreignKey)]).toBe(parentId);
+    else expect([row.model_type, row.model_id]).toEqual([g.parent.morphClass, parentId]);
+  };
+  /** A new account with two rows of the parent resource. */
+  const parents = async () => {
+    const { api, factory } = await account(h);
+    const [parent, other] = await Promise.all([factory.any(g.parent), factory.any(g.parent)]);
+    return { api, factory, parent: parent!, other: other! };
+  };
+
+  test("create → show → update → list → search → delete under the parent, with every include", async () => {
+    const { api, factory, parent, other } = await parents();
+    const create = op("create")!;
+    const built = await factory.build(g.def, { full: true, omit: fixed });
+    const created = data(await api.post(withIncludes(create, at(parent.id)), wire(built)), `POST ${create.path}`);
+    expectWritten(built, created, "nested create");
+    expectIncluded(g.def, create.includes, created, "nested create");
+    ownedBy(created, parent.id);
+    const id = created.id as number;
+
+    const show = op("show");
+    if (show) {
+      const shown = data(await api.get(withIncludes(show, at(parent.id, id))), "nested show");
+      expectWritten(built, shown, "nested show");
+      expectIncluded(g.def, show.includes, shown, "nested show");
+      expect((await api.get(pathOf(show, at(other.id, id)))).status, "another parent's row").toBe(404);
+    }
+    const update = op("update");
+    if (update) {
+      const changes = await factory.build(g.def, { variant: 1, scalarsOnly: true, omit: fixed });
+      const updated = data(await api.patch(withIncludes(update, at(parent.id, id)), asJson(changes)), "nested update");
+      expectWritten(changes, updated, "nested update");
+      ownedBy(updated, parent.id);
+      expect((await api.patch(pathOf(update, at(other.id, id)), asJson(changes))).status, "another parent's row").toBe(404);
+    }
+    const list = op("list");
+    if (list) {
+      const rows = data(await api.get(withIncludes(list, at(parent.id))), "nested list");
+      expect(rows.map((r: Row) => r.id)).toContain(id);
+      for (const row of rows) ownedBy(row, parent.id);
+      for (const row of rows) expectIncluded(g.def, list.includes, row, "nested list");
+      expect(await allIds(api, list, at(other.id))).not.toContain(id);
+    }
+    const search = op("search");
+    if (search) {
+      const found = data(await api.post(pathOf(search, at(parent.id)), byIds(search, [id])), "nested search");
+      expect(found.map((r: Row) => r.id)).toEqual([id]);
+      expectIncluded(g.def, search.includes, found[0], "nested search");
+      expect(data(await api.post(pathOf(search, at(other.id)), byIds(search, [id])), "nested search of another parent")).toEqual([]);
+    }
+    const remove = op("delete");
+    if (remove) {
+      expect((await api.delete(pathOf(remove, at(other.id, id)))).status, "another parent's row").toBe(404);
+      expect(data(await api.delete(withIncludes(remove, at(parent.id, id))), "nested delete").id).toBe(id);
+      if (show) expect((await api.get(pathOf(show, at(parent.id, id)))).status).toBe(404);
+    }
+  });
+
+  test("batch create, update and delete under the parent: in request order, all or nothing", async () => {
+    const { api, factory, parent, other } = await parents();
+    const batchCreate = op("batchCreate");
+    if (!batchCreate) return;
+    const bodies = [await factory.build(g.def, { omit: fixed }), await factory.build(g.def, { omit: fixed, full: true })];
+    const made = data(await api.post(withIncludes(batchCreate, at(parent.id)), { resources: bodies.map(asJson) }), "nested batch create");
+    expect(made).toHaveLength(2);
+    bodies.forEach((b, i) => expectWritten(b, made[i], `nested batch create item ${i}`));
+    for (const row of made) ownedBy(row, parent.id);
+    const ids: number[] = made.map((r: Row) => r.id as number);
+
+    const list = op("list");
+    const bad = invalidAttribute(g.def, fixed);
+    if (list) {
+      const before = await total(api, list, at(parent.id));
+      rejected(await api.post(pathOf(batchCreate, at(parent.id)), { resources: [asJson(bodies[0]!), { ...asJson(bodies[0]!), [bad.key]: bad.value }] }), [
+        `resources.1.${bad.key}`,
+      ]);
+      rejected(await api.post(pathOf(batchCreate, at(parent.id)), { resources: Array.from({ length: BATCH_MAX + 1 }, () => asJson(bodies[0]!)) }), ["resources"]);
+      expect(await total(api, list, at(parent.id))).toBe(before);
+    }
+
+    const batchUpdate = op("batchUpdate");
+    if (batchUpdate) {
+      const changes = [await factory.build(g.def, { variant: 1, scalarsOnly: true, omit: fixed }), await factory.build(g.def, { variant: 2, scalarsOnly: true, omit: fixed })];
+      const updated = data(await api.patch(withIncludes(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[0]!), [ids[1]]: asJson(changes[1]!) } }), "nested batch update");
+      expect(updated.map((r: Row) => r.id)).toEqual(ids);
+      changes.forEach((c, i) => expectWritten(c, updated[i], `nested batch update item ${i}`));
+      rejected(await api.patch(pathOf(batchUpdate, at(other.id)), { resources: { [ids[0]]: asJson(changes[0]!) } }), [`resources.${ids[0]}`], "another parent's rows");
+      rejected(await api.patch(pathOf(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[1]!), [ids[1]]: { [bad.key]: bad.value } } }), [
+        `resources.${ids[1]}.${bad.key}`,
+      ]);
+      const show = op("show");
+      if (show) expectWritten(changes[0]!, data(await api.get(pathOf(show, at(parent.id, ids[0])))), "unchanged after a failed batch");
+    }
+
+    const batchDelete = op("batchDelete");
+    if (batchDelete) {
+      rejected(await api.delete(pathOf(batchDelete, at(other.id)), { resources: ids }), ids.map((id) => `resources.${id}`), "another parent's rows");
+      const deleted = data(await api.delete(withIncludes(batchDelete, at(parent.id)), { resources: [ids[1], ids[0]] }), "nested batch delete");
+      expect(deleted.map((r: Row) => r.id)).toEqual([ids[1], ids[0]]);
+      if (list) expect(await allIds(api, list, at(parent.id))).not.toContain(ids[0]);
+    }
+  });
+
+  test("associate moves a row to the parent; dissociate releases it, or is refused when the row cannot exist without one", async () => {
+    const { api, factory, parent, other } = await parents();
+    const associate = op("associate");
+    const dissociate = op("dissociate");
+    const list = op("list")!;
+    if (!associate && !dissociate) return;
+    const create = op("create")!;
+    const row = data(await api.post(pathOf(create, at(other.id)), wire(await factory.build(g.def, { omit: fixed }))), "create under the other parent");
+    if (associate) {
+      const moved = data(await api.post(withIncludes(associate, at(parent.id)), { related_key: row.id }), "associate");
+      expect(moved.id).toBe(row.id);
+      ownedBy(moved, parent.id);
+      expect(await allIds(api, list, at(parent.id))).toContain(row.id);
+      expect(await allIds(api, list, at(other.id))).not.toContain(row.id);
+      rejected(await api.post(pathOf(associate, at(parent.id)), { related_key: 2147483000 }), ["related_key"]);
+      rejected(await api.post(pathOf(associate, at(parent.id)), {}), ["related_key"]);
+    }
+    if (dissociate) {
+      const owner = associate ? parent : other;
+      const required = fixed.some((column) => g.def.fields[column]?.nullable === false);
+      const r = await api.delete(withIncludes(dissociate, at(owner.id, row.id)));
+      if (required) {
+        rejected(r, [snake(fixed.find((c) => g.def.fields[c]?.nullable === false)!)], "dissociate of a row that needs its parent");
+        expect(await allIds(api, list, at(owner.id))).toContain(row.id);
+      } else {
+        const released = data(r, "dissociate");
+        expect(released.id).toBe(row.id);
+        for (const column of fixed) expect(released[snake(column)]).toBeNull();
+        expect(await allIds(api, list, at(owner.id))).not.toContain(row.id);
+      }
+      expect((await api.delete(pathOf(dissociate, at(owner.id, 2147483000)))).status).toBe(404);
+    }
+  });
+});
