@@ -2,12 +2,15 @@ import type { OperationKind } from "../resources/define.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { routes } from "../rest/routes.ts";
 import { human, pascal } from "../graphql/names.ts";
-import type { Schema } from "./schema.ts";
+import { article, type Schema } from "./schema.ts";
 import type { Bodies } from "./bodies.ts";
 import { errorResponseRef, errorStatuses, type SuccessBodies } from "./responses.ts";
 import { Parameters } from "./parameters.ts";
 
+const a = article;
+
 interface Words {
+  /** The singular with its article: "a rank". */
   one: string;
   many: string;
   parent: string;
@@ -16,21 +19,21 @@ interface Words {
 /** A summary per kind, from the resource's words; every kind must have one. */
 const summaries: Record<OperationKind, (w: Words) => string> = {
   list: (w) => `List ${w.many}${w.parent}`,
-  show: (w) => `Show a ${w.one}${w.parent}`,
-  create: (w) => `Create a ${w.one}${w.parent}`,
-  update: (w) => `Update a ${w.one}${w.parent}`,
-  delete: (w) => `Delete a ${w.one}${w.parent}`,
+  show: (w) => `Show ${w.one}${w.parent}`,
+  create: (w) => `Create ${w.one}${w.parent}`,
+  update: (w) => `Update ${w.one}${w.parent}`,
+  delete: (w) => `Delete ${w.one}${w.parent}`,
   search: (w) => `Search ${w.many}${w.parent}`,
   batchCreate: (w) => `Create several ${w.many}${w.parent}`,
   batchUpdate: (w) => `Update several ${w.many}${w.parent}`,
   batchDelete: (w) => `Delete several ${w.many}${w.parent}`,
-  associate: (w) => `Associate a ${w.one}${w.parent}`,
-  dissociate: (w) => `Dissociate a ${w.one}${w.parent}`,
+  associate: (w) => `Associate ${w.one}${w.parent}`,
+  dissociate: (w) => `Dissociate ${w.one}${w.parent}`,
   attach: (w) => `Attach ${w.many}${w.parent}`,
   detach: (w) => `Detach ${w.many}${w.parent}`,
   sync: (w) => `Sync the ${w.many}${w.parent}`,
   toggle: (w) => `Toggle ${w.many}${w.parent}`,
-  pivot: (w) => `Update the link columns of a ${w.one}${w.parent}`,
+  pivot: (w) => `Update the link columns of ${w.one}${w.parent}`,
 };
 
 /** The tag of an operation: its top-level collection, view, or nested route. */
@@ -39,7 +42,7 @@ export function tagOf(op: Operation): { name: string; description: string } {
   if (op.parent) {
     return {
       name: `${op.parent.def.path}/${op.parent.route.path}`,
-      description: `${pascal(human(op.def.plural))} of a ${op.parent.def.label.toLowerCase()}: \`/${op.parent.def.path}/{${op.parent.def.param}}/${op.parent.route.path}\`.`,
+      description: `${pascal(human(op.def.plural))} of ${a(op.parent.def.label.toLowerCase())}: \`/${op.parent.def.path}/{${op.parent.def.param}}/${op.parent.route.path}\`.`,
     };
   }
   return { name: op.def.path!, description: `${op.def.label} rows: \`/${op.def.path}\`.` };
@@ -76,9 +79,9 @@ export function pathsOf(bodies: Bodies, success: SuccessBodies, params: Paramete
     const responses: Record<string, Schema> = { 200: success.response(op) };
     for (const status of errorStatuses(op, requestBody !== undefined, hasInclude)) responses[status] = errorResponseRef(status);
     const words: Words = {
-      one: op.def.label.toLowerCase(),
+      one: a(op.def.label.toLowerCase()),
       many: human(op.def.plural),
-      parent: op.parent ? ` of a ${op.parent.def.label.toLowerCase()}` : op.view ? ` (/${op.view.path})` : "",
+      parent: op.parent ? ` of ${a(op.parent.def.label.toLowerCase())}` : op.view ? ` (/${op.view.path})` : "",
     };
     const security = [{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }];
     (paths[`/{version}${path}`] ??= {})[method.toLowerCase()] = {

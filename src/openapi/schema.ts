@@ -90,8 +90,11 @@ export function patternOf(re: RegExp): string {
   return out;
 }
 
+/** "a rank", "an award". */
+export const article = (noun: string) => `${/^[aeiou]/i.test(noun) ? "an" : "a"} ${noun}`;
+
 const notes = (f: FieldDef): string[] => [
-  ...(f.references ? [`Id of a ${resourceNamed(f.references).label.toLowerCase()} of the account.`] : []),
+  ...(f.references ? [`Id of ${article(resourceNamed(f.references).label.toLowerCase())} of the account.`] : []),
   ...(f.unique ? ["Unique within the account."] : []),
   ...(f.autoOrder ? ["After the last one when omitted on create."] : []),
   ...(f.defaultsToCaller ? ["The API key's user when omitted on create."] : []),
@@ -160,7 +163,7 @@ export class RowSchemas {
     if ((this.linkShapes.get(name) ?? shape) !== shape) name += `As${pascal(pivot.as)}${pivot.always ? "Always" : ""}`;
     this.linkShapes.set(name, shape);
     return this.components.ref(name, () => ({
-      description: `A ${related.label.toLowerCase()} with its ${pivot.model} link columns under \`${pivot.as}\`${pivot.always ? "" : " (when included)"}.`,
+      description: `${pascal(article(related.label.toLowerCase()))} with its ${pivot.model} link columns under \`${pivot.as}\`${pivot.always ? "" : " (when included)"}.`,
       allOf: [
         this.row(related),
         object({ [pivot.as]: this.row(linkResourceOf(pivot)) }, pivot.always ? [pivot.as] : []),
