@@ -174,21 +174,23 @@ export class Factory {
   }
 
   /**
-   * Some row of `def`: a new one when the API can create it, else an existing one; rows that only
-   * appear as a side effect (newsfeed items) are made by creating a row of every resource whose
-   * create has an `afterCreate` hook.
+   * A new row of `def`: made through the API when it can create one; rows that only appear as a side
+   * effect (newsfeed items) are made by creating rows of resources whose create has an `afterCreate`
+   * hook until a new one shows at the head of the list.
    */
   async any(def: ResourceDef, depth = 0): Promise<Row> {
     if (createOperationOf(def)) return this.create(def, { depth });
     const list = topOp(def, "list");
     if (!list) throw new Error(`${def.name}: neither creatable nor listable`);
     const first = async () => ok(await this.api.get(pathOf(list, {}, "limit=1")), `list ${def.name}`)[0] as Row | undefined;
-    const existing = await first();
-    if (existing) return existing;
-    for (const other of resources) if (other.hooks?.afterCreate && topOp(other, "create")) await this.create(other, { depth: depth + 1 });
-    const made = await first();
-    if (!made) throw new Error(`${def.name}: no row appeared after creating rows with afterCreate hooks`);
-    return made;
+    const before = (await first())?.id;
+    for (const other of resources) {
+      if (!other.hooks?.afterCreate || !topOp(other, "create")) continue;
+      await this.create(other, { depth: depth + 1 });
+      const head = await first();
+      if (head && head.id !== before) return head;
+    }
+    throw new Error(`${def.name}: no new row appeared after creating rows with afterCreate hooks`);
   }
 }
 
