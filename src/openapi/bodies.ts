@@ -134,7 +134,7 @@ export class Bodies {
     return this.components.ref(`${pascal(op.field)}${pascal(op.kind)}Request`, () => {
       const scopes = Object.entries(op.def.scopes ?? {});
       const includes = includeValues(op);
-      const relation = includes.length ? { type: "string", enum: includes } : { type: "string", maxLength: 0 };
+      const relation = { type: "string", enum: includes };
       return object({
         filters: { type: "array", items: filter },
         scopes: {
@@ -151,7 +151,9 @@ export class Bodies {
           type: "array",
           items: object({ field: this.column(op), direction: { type: "string", enum: ["asc", "desc"], default: "asc" } }, ["field"], { additionalProperties: false }),
         },
-        includes: { type: "array", items: { anyOf: [relation, object({ relation }, ["relation"])] } },
+        includes: includes.length
+          ? { type: "array", items: { anyOf: [relation, object({ relation }, ["relation"])] } }
+          : { type: "array", maxItems: 0, description: "This collection allows no includes." },
         aggregates: { type: "array", maxItems: 0, description: "No aggregates are available." },
         page: { type: "integer", minimum: 1 },
         limit: { type: "integer", minimum: 1 },
@@ -195,10 +197,6 @@ export class Bodies {
     pivot: (op) => object({ pivot: pivotOf(op) ? this.pivot(pivotOf(op)!) : { type: "object" } }, ["pivot"]),
     associate: (op) => object({ related_key: { ...idSchema, description: `Id of the ${op.def.label.toLowerCase()} to associate.` } }, ["related_key"]),
   };
-
-  hasBody(op: Operation): boolean {
-    return this.byKind[op.kind] !== undefined;
-  }
 
   /** The operation's `requestBody`, with a multipart alternative where the resource stores uploads. */
   requestBody(op: Operation): Schema | undefined {

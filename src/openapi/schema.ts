@@ -6,18 +6,31 @@ import { pascal, snake } from "../graphql/names.ts";
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
 export type Schema = Record<string, unknown>;
 
-/** Named schemas under `components.schemas`, each made once, on first reference. */
+/**
+ * Named schemas under `components.schemas`, made on first reference. A later reference makes its
+ * schema again, one level deep, and must get the same one: two shapes never share a name.
+ */
 export class Components {
   readonly schemas: Record<string, Schema> = {};
   private readonly making = new Set<string>();
+  private checking = false;
 
   ref(name: string, make: () => Schema): Schema {
-    if (!(name in this.schemas) && !this.making.has(name)) {
+    const ref = { $ref: `#/components/schemas/${name}` };
+    if (this.making.has(name) || (this.checking && name in this.schemas)) return ref;
+    if (!(name in this.schemas)) {
       this.making.add(name);
       this.schemas[name] = make();
       this.making.delete(name);
+      return ref;
     }
-    return { $ref: `#/components/schemas/${name}` };
+    this.checking = true;
+    try {
+      if (JSON.stringify(make()) !== JSON.stringify(this.schemas[name])) throw new Error(`OpenAPI: two different schemas are named ${name}`);
+    } finally {
+      this.checking = false;
+    }
+    return ref;
   }
 }
 
@@ -183,7 +196,7 @@ export class RowSchemas {
         return { type: "array", items: this.linkRow(relation.pivot) };
       case "morphTo": {
         const owners = morphOwnersOf(relation.morphRelation);
-        return nullable({ anyOf: owners.map((o) => this.row(o)) });
+        return owners.length ? nullable({ anyOf: owners.map((o) => this.row(o)) }) : { type: "null" };
       }
     }
   }
