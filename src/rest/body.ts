@@ -177,7 +177,7 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
       break;
     case "pivot":
       if (!isObject(body.pivot)) throw validationError({ pivot: ["The pivot field is required and must be an object."] });
-      vars.pivot = Object.keys(pivot!.fields).length ? pivotValues(pivot!, body.pivot) : body.pivot;
+      vars.pivot = pivot && Object.keys(pivot.fields).length ? pivotValues(pivot, body.pivot) : body.pivot;
       break;
   }
   return vars;
