@@ -295,15 +295,20 @@ async function exercise(p: Prepared): Promise<Outcome> {
     const r = await org.api.send(plan.method, plan.url, plan.body);
     outcome.status = r.status;
     if (verbose) outcome.exchange = { request: plan.body, response: r.body ?? r.text.slice(0, 2000) };
-    if (r.status !== p.expectedStatus || r.body === undefined) {
+    if (r.body === undefined) {
+      outcome.cause = `${r.status} non-JSON body`;
+      outcome.detail = r.text.slice(0, 500);
+    } else if (r.status !== p.expectedStatus) {
       outcome.cause = replyCause(r, p.expectedStatus, routeKnown(plan.method, plan.url));
-      outcome.detail = r.body === undefined ? r.text.slice(0, 500) : r.body?.error ?? r.body;
+      outcome.detail = r.body?.error ?? r.body;
     } else if (!p.validate(r.body)) {
       outcome.cause = schemaCause(p.validate.errors);
       outcome.detail = ajvErrors(p.validate.errors);
     } else {
       outcome.served = true;
     }
+  } catch (e) {
+    outcome.cause = `request failed: ${e instanceof Error ? e.message : String(e)}`;
   } finally {
     try {
       await plan.cleanup?.();

@@ -36,7 +36,7 @@ export function ajvErrors(errors: ErrorObject[] | null | undefined, limit = 12):
 export function replyCause(r: Reply, expected: number, routeKnown?: boolean): string {
   if (r.status >= 200 && r.status < 300) return `status ${r.status} instead of ${expected}`;
   const error = r.body?.error;
-  if (!error) return `${r.status} ${r.body === undefined ? "non-JSON body" : "body without an error object"}`;
+  if (!error) return `${r.status} body without an error object`;
   const keys = error.errors && typeof error.errors === "object" ? ` [${Object.keys(error.errors).map(normalise).join(", ")}]` : "";
   const route = r.status === 404 && routeKnown === false ? " (no such route)" : "";
   return `${r.status} ${error.type ?? "?"}${route}: ${normalise(String(error.message ?? ""))}${keys}`;
