@@ -13,7 +13,7 @@ const form = (fields: Record<string, string | Blob | [Blob, string]>) => {
   }
   return data;
 };
-const imageFile = (bytes: Buffer, type: string) => new Blob([bytes], { type });
+const imageFile = (bytes: Buffer, type: string) => new Blob([new Uint8Array(bytes)], { type });
 
 let h: Harness;
 let api: Client;
@@ -99,7 +99,7 @@ describe("image uploads", () => {
 describe("attachments", () => {
   test("any file type, downloadable by attachment_url, removed with the record", async () => {
     const pdf = Buffer.from("%PDF-1.4\n% a tiny document\n");
-    const created = await api.post("/v2/attachments", form({ name: "Orders", file: [new Blob([pdf], { type: "application/pdf" }), "orders.pdf"] }));
+    const created = await api.post("/v2/attachments", form({ name: "Orders", file: [new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), "orders.pdf"] }));
     expect(created.status).toBe(200);
     const attachment = created.body.data;
     expect(attachment).toMatchObject({ name: "Orders", filename: "orders.pdf" });

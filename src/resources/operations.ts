@@ -68,8 +68,9 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: OperationKind): O
   const def = resourceNamed(relation.target);
   const base = `/${parent.path}/{${parent.param}}/${route.path}`;
   const Parent = pascal(parent.name);
-  const Many = pascal(camel(route.path));
   const One = pascal(camel(route.param));
+  // A singular path served as a collection (`/events/{event}/image`) needs a list name apart from show's.
+  const Many = pascal(camel(route.path)) === One ? `${One}List` : pascal(camel(route.path));
   const m2m = relation.kind === "belongsToMany";
   const field = ({
     list: `${parent.name}${Many}`, show: `${parent.name}${One}`, search: `${parent.name}${Many}`, create: `create${Parent}${One}`,
@@ -104,6 +105,16 @@ export const operations: Operation[] = resources.flatMap((def) => [
   ...(def.views ?? []).flatMap((view) => view.operations.map((kind) => viewOperation(def, view, kind))),
   ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
 ]);
+
+// Only a search may share its list's field; any other clash is a naming bug in the registry.
+const fieldOwners = new Map<string, Operation>();
+for (const op of operations) {
+  const first = fieldOwners.get(op.field);
+  if (first && !(first.kind === "list" && op.kind === "search" && first.path === op.path.replace(/\/search$/, ""))) {
+    throw new Error(`Operations ${first.method} ${first.path} and ${op.method} ${op.path} share the GraphQL field ${op.field}`);
+  }
+  if (!first) fieldOwners.set(op.field, op);
+}
 
 /** The pivot of a many-to-many operation; undefined for every other kind. */
 export const pivotOf = (op: Operation): PivotDef | undefined =>

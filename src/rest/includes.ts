@@ -58,7 +58,7 @@ export function includeTree(def: ResourceDef, values: readonly string[], accesso
         break;
       }
       const relation: ResourceDef["relations"][string] | undefined = at?.relations[segment];
-      if (!relation) throw new Error(`Include "${value}": ${at?.name} has no relation "${segment}"`);
+      if (!relation) throw validationError({ include: [`The ${value} include names no relation: ${at?.label.toLowerCase() ?? "the owner"} has no ${segment}.`] });
       const child: IncludeTree = node.get(segment) ?? new Map();
       node.set(segment, child);
       node = child;
