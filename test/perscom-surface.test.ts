@@ -319,6 +319,12 @@ async function exercise(p: Prepared): Promise<Outcome> {
   return outcome;
 }
 
+function countBy<T>(items: T[], key: (item: T) => string): Record<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1);
+  return Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]));
+}
+
 const root = fileURLToPath(new URL("../", import.meta.url));
 const reportFile = path.join(root, "test-artifacts", "surface-report.json");
 
@@ -354,6 +360,10 @@ beforeAll(async () => {
     cleanupErrors,
     requestProblems: outcomes.filter((o) => o.requestProblems).map((o) => ({ key: o.key, url: o.url, problems: o.requestProblems })),
     deviations: DEVIATIONS.map((d) => ({ id: d.id, differs: d.differs, reason: d.reason, operations: deviationUse.get(d.id) })),
+    notServedBy: {
+      action: countBy(outcomes.filter((o) => !o.served), (o) => byKey.get(o.key)!.op.notes.app.orionAction),
+      tag: countBy(outcomes.filter((o) => !o.served), (o) => byKey.get(o.key)!.op.notes.tag ?? "(untagged)"),
+    },
     causes,
     ...(verbose ? { exchanges: outcomes.map((o) => ({ key: o.key, url: o.url, status: o.status, served: o.served, ...o.exchange })) } : {}),
   });
