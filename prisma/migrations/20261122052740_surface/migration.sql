@@ -1,3 +1,30 @@
+-- DropIndex
+DROP INDEX "CategoryForm_categoryId_formId_key";
+
+-- DropIndex
+DROP INDEX "CategoryQualification_categoryId_qualificationId_key";
+
+-- DropIndex
+DROP INDEX "CategoryRank_categoryId_rankId_key";
+
+-- DropIndex
+DROP INDEX "CategoryAward_categoryId_awardId_key";
+
+-- DropIndex
+DROP INDEX "CategoryDocument_categoryId_documentId_key";
+
+-- DropIndex
+DROP INDEX "FieldLink_formId_fieldId_key";
+
+-- DropIndex
+DROP INDEX "FieldLink_userId_fieldId_key";
+
+-- DropIndex
+DROP INDEX "TaskAssignment_userId_taskId_key";
+
+-- DropIndex
+DROP INDEX "NewsfeedLike_newsfeedItemId_userId_key";
+
 -- AlterTable
 ALTER TABLE "User" ADD COLUMN "coverPhoto" TEXT;
 ALTER TABLE "User" ADD COLUMN "facebookUserId" TEXT;
@@ -221,6 +248,31 @@ CREATE TABLE "Setting" (
     "updatedAt" DATETIME NOT NULL
 );
 
+-- CreateTable
+CREATE TABLE "Schedule" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "modelType" TEXT,
+    "modelId" INTEGER,
+    "start" DATETIME,
+    "duration" INTEGER,
+    "endType" TEXT,
+    "count" INTEGER,
+    "until" DATETIME,
+    "frequency" TEXT,
+    "interval" INTEGER,
+    "byDay" JSONB,
+    "byMonth" JSONB,
+    "bySetPosition" JSONB,
+    "byMonthDay" JSONB,
+    "byYearDay" JSONB,
+    "rrule" TEXT,
+    "lastOccurrence" DATETIME,
+    "nextOccurrence" DATETIME,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL
+);
+
 -- CreateIndex
 CREATE INDEX "AwardRecord_accountId_createdAt_idx" ON "AwardRecord"("accountId", "createdAt");
 
@@ -294,14 +346,47 @@ CREATE UNIQUE INDEX "DocumentTag_documentId_tagId_key" ON "DocumentTag"("documen
 CREATE INDEX "Group_accountId_order_idx" ON "Group"("accountId", "order");
 
 -- CreateIndex
-CREATE INDEX "GroupUnit_unitId_idx" ON "GroupUnit"("unitId");
+CREATE INDEX "GroupUnit_groupId_unitId_idx" ON "GroupUnit"("groupId", "unitId");
 
 -- CreateIndex
-CREATE UNIQUE INDEX "GroupUnit_groupId_unitId_key" ON "GroupUnit"("groupId", "unitId");
+CREATE INDEX "GroupUnit_unitId_idx" ON "GroupUnit"("unitId");
 
 -- CreateIndex
 CREATE INDEX "Message_accountId_id_idx" ON "Message"("accountId", "id");
 
 -- CreateIndex
 CREATE UNIQUE INDEX "Setting_accountId_group_name_key" ON "Setting"("accountId", "group", "name");
+
+-- CreateIndex
+CREATE INDEX "Schedule_accountId_id_idx" ON "Schedule"("accountId", "id");
+
+-- CreateIndex
+CREATE INDEX "Schedule_modelType_modelId_idx" ON "Schedule"("modelType", "modelId");
+
+-- CreateIndex
+CREATE INDEX "CategoryForm_categoryId_formId_idx" ON "CategoryForm"("categoryId", "formId");
+
+-- CreateIndex
+CREATE INDEX "CategoryQualification_categoryId_qualificationId_idx" ON "CategoryQualification"("categoryId", "qualificationId");
+
+-- CreateIndex
+CREATE INDEX "CategoryRank_categoryId_rankId_idx" ON "CategoryRank"("categoryId", "rankId");
+
+-- CreateIndex
+CREATE INDEX "CategoryAward_categoryId_awardId_idx" ON "CategoryAward"("categoryId", "awardId");
+
+-- CreateIndex
+CREATE INDEX "CategoryDocument_categoryId_documentId_idx" ON "CategoryDocument"("categoryId", "documentId");
+
+-- CreateIndex
+CREATE INDEX "FieldLink_formId_fieldId_idx" ON "FieldLink"("formId", "fieldId");
+
+-- CreateIndex
+CREATE INDEX "FieldLink_userId_fieldId_idx" ON "FieldLink"("userId", "fieldId");
+
+-- CreateIndex
+CREATE INDEX "TaskAssignment_userId_taskId_idx" ON "TaskAssignment"("userId", "taskId");
+
+-- CreateIndex
+CREATE INDEX "NewsfeedLike_newsfeedItemId_userId_idx" ON "NewsfeedLike"("newsfeedItemId", "userId");
 
