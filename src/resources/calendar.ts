@@ -1,6 +1,9 @@
 import { FieldErrorBag, validationError } from "../errors.ts";
 import { parseDate } from "../graphql/scalars.ts";
-import { belongsTo, belongsToMany, bool, datetime, defineResource, hasMany, hasManyOperations, morphMany, morphOne, ref, string, text, type ExposedScope } from "./define.ts";
+import {
+  belongsTo, belongsToMany, bool, datetime, defineResource, hasMany, hasManyOperations, int, morphMany, morphOne, ref, string, text, type ExposedScope,
+  type FieldDef,
+} from "./define.ts";
 import { tagPivot, taggedScope } from "./forms.ts";
 import { imageRoute } from "./routes.ts";
 
@@ -18,6 +21,31 @@ export function enumList(data: Record<string, unknown>, column: string, key: str
   if (list.some((v) => typeof v !== "string" || !allowed.includes(v))) bag.add(key, `The selected ${key.replace(/_/g, " ")} is invalid.`);
   else data[column] = [...new Set(list)];
 }
+
+/** How an event or a message repeats. Shown through `include=schedule`; no routes of its own. */
+export const schedule = defineResource({
+  name: "schedule",
+  model: "Schedule",
+  fields: Object.fromEntries(Object.entries<FieldDef>({
+    modelType: string({ nullable: true }),
+    modelId: int({ nullable: true }),
+    start: datetime(),
+    duration: int({ nullable: true }),
+    endType: string({ nullable: true }),
+    count: int({ nullable: true }),
+    until: datetime(),
+    frequency: string({ nullable: true }),
+    interval: int({ nullable: true }),
+    byDay: { type: "json", nullable: true },
+    byMonth: { type: "json", nullable: true },
+    bySetPosition: { type: "json", nullable: true },
+    byMonthDay: { type: "json", nullable: true },
+    byYearDay: { type: "json", nullable: true },
+    rrule: string({ nullable: true }),
+    lastOccurrence: datetime(),
+    nextOccurrence: datetime(),
+  }).map(([name, f]) => [name, { ...f, writable: false }])),
+});
 
 export const calendar = defineResource({
   name: "calendar",
@@ -82,9 +110,10 @@ export const event = defineResource({
     image: morphOne("image"),
     attachments: morphMany("attachment", "attachments"),
     comments: morphMany("comment", "comments"),
+    schedule: morphOne("schedule"),
     tags: belongsToMany("tag", "tags", tagPivot("EventTag", "eventId")),
   },
-  includes: ["attachments", "author", "author.*", "calendar", "calendar.*", "comments", "comments.*", "image", "tags"],
+  includes: ["attachments", "author", "author.*", "calendar", "calendar.*", "comments", "comments.*", "image", "schedule", "tags"],
   // PERSCOM registers the event image as a has-many collection (plus search) over the latest image.
   nested: [imageRoute(hasManyOperations)],
   scopes: { datePeriod, tags: taggedScope() },

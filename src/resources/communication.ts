@@ -1,5 +1,5 @@
 import { FieldErrorBag } from "../errors.ts";
-import { bool, datetime, defineResource, string, text } from "./define.ts";
+import { bool, datetime, defineResource, morphOne, string, text } from "./define.ts";
 import { enumList, notificationChannels } from "./calendar.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
 
@@ -46,6 +46,8 @@ export const message = defineResource({
     sendAt: datetime(),
     sentAt: datetime(),
   },
+  relations: { schedule: morphOne("schedule") },
+  includes: ["schedule"],
   hooks: {
     async beforeWrite({ data, existing, ctx, tx }) {
       const bag = new FieldErrorBag();

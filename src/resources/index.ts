@@ -4,7 +4,7 @@ import rank from "./rank.ts";
 import rankRecord from "./rank-record.ts";
 import { assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord } from "./records.ts";
 import { award, category, document, group, position, qualification, specialty, status, unit } from "./organisation.ts";
-import { calendar, event } from "./calendar.ts";
+import { calendar, event, schedule } from "./calendar.ts";
 import { announcement, message, setting } from "./communication.ts";
 import { field, form, submission, tag, task } from "./forms.ts";
 import { attachment, comment, image } from "./polymorphic.ts";
@@ -14,7 +14,7 @@ import { links } from "./links.ts";
 /** Every resource of the API. Adding a resource means adding its definition here (and its Prisma model). */
 export const resources: ResourceDef[] = [
   user, rank, rankRecord, assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord,
-  specialty, position, unit, group, status, qualification, award, document, category, calendar, event, announcement, message, setting,
+  specialty, position, unit, group, status, qualification, award, document, category, calendar, event, schedule, announcement, message, setting,
   form, tag, field, submission, task, comment, image, attachment, newsfeedItem, ...links,
 ];
 

@@ -2,7 +2,6 @@ import {
   belongsToMany, bool, categoryPivot, defineResource, hasMany, int, m2mOperations, morphOne, order, string, text, type ExposedScope, type PivotDef,
 } from "./define.ts";
 import { form, tagPivot, taggedScope } from "./forms.ts";
-import rank from "./rank.ts";
 import { imageRoute, sameIncludes } from "./routes.ts";
 
 const orderedByOrder: Record<string, "asc" | "desc">[] = [{ order: "asc" }, { id: "asc" }];
@@ -129,6 +128,8 @@ export const document = defineResource({
   relations: {
     author: { kind: "belongsTo", target: "user", field: "author", foreignKey: "authorId" },
     tags: belongsToMany("tag", "tags", tagPivot("DocumentTag", "documentId")),
+    // PERSCOM's categories/{category}/documents routes offer `include=image`.
+    image: morphOne("image"),
   },
   includes: ["author"],
   scopes: { tags: taggedScope() },
@@ -149,7 +150,7 @@ export const category = defineResource({
   },
   includes: ["awards", "documents", "forms", "qualifications", "ranks"],
   // The link is always shown as `pivot`, so it is not an include of its own.
-  nested: Object.entries({ forms: form, qualifications: qualification, ranks: rank, awards: award, documents: document }).map(([relation, related]) => ({
-    path: relation, param: relation.slice(0, -1), relation, operations: m2mOperations, includes: sameIncludes(m2mOperations, related.includes),
-  })),
+  nested: Object.entries({ forms: form.includes, qualifications: ["image"], ranks: ["image"], awards: ["image"], documents: ["image"] }).map(
+    ([relation, includes]) => ({ path: relation, param: relation.slice(0, -1), relation, operations: m2mOperations, includes: sameIncludes(m2mOperations, includes) }),
+  ),
 });

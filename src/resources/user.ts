@@ -2,6 +2,9 @@ import {
   belongsTo, belongsToMany, belongsToOperations, bool, datetime, defineResource, hasMany, hasManyOperations, m2mOperations, morphMany, ref, string, text,
   type NestedRoute,
 } from "./define.ts";
+import DataLoader from "dataloader";
+import type { Context } from "../graphql/context.ts";
+import { formatDate } from "../graphql/scalars.ts";
 import { fileUrl, urlOf } from "./polymorphic.ts";
 import { assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord, withoutUser } from "./records.ts";
 import rankRecord from "./rank-record.ts";
@@ -25,6 +28,26 @@ const avatarUrl = (name: string) => {
   const initials = name.split(" ").filter(Boolean).map((part) => [...part][0]).join(" ");
   return `https://ui-avatars.com/api/?name=${encodeURIComponent(initials).replace(/%20/g, "+")}&color=2563eb&background=eff6ff`;
 };
+
+/** When each user's newest `model` row matching `where` was created: one grouped query per request. */
+function latestRecordDate(ctx: Context, model: "rankRecord" | "assignmentRecord", where: Record<string, unknown>, userId: number): Promise<string | null> {
+  const key = `user:latest:${model}`;
+  let loader = ctx.loaders.get(key) as DataLoader<number, string | null> | undefined;
+  if (!loader) {
+    loader = new DataLoader<number, string | null>(async (ids) => {
+      const rows: Array<{ userId: number; _max: { createdAt: Date | null } }> = await (ctx.prisma[model] as any).groupBy({
+        by: ["userId"], where: { ...where, userId: { in: [...ids] } }, _max: { createdAt: true },
+      });
+      const byUser = new Map(rows.map((r) => [r.userId, r._max.createdAt]));
+      return ids.map((id) => {
+        const at = byUser.get(id);
+        return at ? formatDate(at) : null;
+      });
+    });
+    ctx.loaders.set(key, loader);
+  }
+  return loader.load(userId);
+}
 
 export default defineResource({
   name: "user",
@@ -57,6 +80,10 @@ export default defineResource({
       type: "string", needs: ["profilePhoto", "name"], resolve: (row, ctx) => fileUrl(ctx, row.profilePhoto) ?? avatarUrl(row.name ?? ""),
     },
     coverPhotoUrl: urlOf("coverPhoto"),
+    lastAssignmentChangeDate: {
+      type: "string", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordDate(ctx, "assignmentRecord", { type: "primary" }, row.id),
+    },
+    lastRankChangeDate: { type: "string", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordDate(ctx, "rankRecord", {}, row.id) },
   },
   uploads: {
     profilePhoto: { column: "profilePhoto", dir: "profile-photos", image: true },
