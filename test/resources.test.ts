@@ -97,6 +97,17 @@ describe("users", () => {
     const u = await data(api.patch(`/v2/users/${s.other.id}`, { github_user_id: "bobj", google_user_id: "123" }));
     expect(u).toMatchObject({ display_name: "Bob Jones", github_user_id: "bobj", google_user_id: "123", facebook_user_id: null, cover_photo_url: null });
     expect(u.profile_photo_url).toBe("https://ui-avatars.com/api/?name=B+J&color=2563eb&background=eff6ff");
+    expect(u).toMatchObject({ online: false, last_rank_change_date: null, last_assignment_change_date: null });
+  });
+
+  test("the last rank and primary assignment changes are the newest such records' dates, read for a whole page at once", async () => {
+    const rank = await data(api.post(`/v2/users/${s.other.id}/rank-records`, { rank_id: s.corporal.id, type: 0, created_at: "2030-02-03T04:05:06Z" }));
+    await data(api.post(`/v2/users/${s.other.id}/assignment-records`, { type: "secondary", created_at: "2030-03-01T00:00:00Z" }));
+    await data(api.post(`/v2/users/${s.other.id}/assignment-records`, { type: "primary", created_at: "2030-01-01T00:00:00Z" }));
+    const users = (await api.get("/v2/users")).body.data;
+    const bob = users.find((x: any) => x.id === s.other.id);
+    expect(bob).toMatchObject({ last_rank_change_date: rank.created_at, last_assignment_change_date: "2030-01-01T00:00:00.000000Z" });
+    expect(rank.created_at).toBe("2030-02-03T04:05:06.000000Z");
   });
 
   test("/me lists the key's own user whatever its scopes, and nothing for a key without one", async () => {
