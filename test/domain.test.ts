@@ -82,6 +82,19 @@ describe("labels", () => {
   });
 });
 
+describe("account commands and settings", () => {
+  test("POST /cache answers okay with clear:cache and 403 without it", async () => {
+    expect((await client(h, await h.key("alpha", "clear:cache")).post("/v2/cache")).body).toEqual({ status: "okay" });
+    expect((await client(h, await h.key("alpha", "view:settings")).post("/v2/cache")).status).toBe(403);
+  });
+
+  test("a new account starts with its settings, grouped", async () => {
+    const settings = (await ok(client(h, await h.key("fresh", "view:settings")).get("/v2/settings?limit=100"))).data as Array<Record<string, any>>;
+    expect(settings.find((s) => s.group === "organization" && s.name === "name")?.payload).toBe("fresh");
+    expect(new Set(settings.map((s) => s.group))).toEqual(new Set(["organization", "dashboard", "registration", "user", "notifications", "fields", "onboarding", "permission"]));
+  });
+});
+
 describe("/me", () => {
   test("is the key's user, even for a key without view:user", async () => {
     const bare = client(h, await h.key("alpha", "view:rank", me.id));
@@ -155,10 +168,12 @@ describe("what PERSCOM gets wrong, done right", () => {
     expect(good.data).toMatchObject({ registration_enabled: false, author_id: me.id });
   });
 
-  test("a record cannot be dissociated from the user it is about (it would be orphaned): 422, nothing changes", async () => {
+  test("dissociating a record from its user keeps the record, without a user", async () => {
     const record = (await ok(api.post(`/v2/users/${data.user.id}/rank-records`, { rank_id: data.private_.id, type: 1 }))).data;
-    const reply = await api.delete(`/v2/users/${data.user.id}/rank-records/${record.id}/dissociate`);
-    expect(reply.status).toBe(422);
-    expect((await ok(api.get(`/v2/rank-records/${record.id}`))).data.user_id).toBe(data.user.id);
+    const released = (await ok(api.delete(`/v2/users/${data.user.id}/rank-records/${record.id}/dissociate`))).data;
+    expect(released).toMatchObject({ id: record.id, user_id: null });
+    expect((await ok(api.get(`/v2/users/${data.user.id}/rank-records?limit=100`))).data.map((r: { id: number }) => r.id)).not.toContain(record.id);
+    expect((await ok(api.get(`/v2/rank-records/${record.id}`))).data.user_id).toBeNull();
+    expect((await ok(api.post(`/v2/users/${data.other.id}/rank-records/associate`, { related_key: record.id }))).data.user_id).toBe(data.other.id);
   });
 });

@@ -1,10 +1,22 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import { generateKey, parseScopes } from "./keys.ts";
+import { defaultSettings } from "../resources/communication.ts";
 
 export const subscriptionStates = ["active", "trialing", "past_due", "incomplete", "incomplete_expired", "canceled", "unpaid", "none"];
 
+/** The account named `name`; a new one starts with PERSCOM's default settings. */
 export async function ensureAccount(prisma: PrismaClient, name: string) {
-  return prisma.account.upsert({ where: { name }, create: { name }, update: {} });
+  const existing = await prisma.account.findUnique({ where: { name } });
+  if (existing) return existing;
+  return prisma.$transaction(async (tx) => {
+    const account = await tx.account.upsert({ where: { name }, create: { name }, update: {} });
+    if ((await tx.setting.count({ where: { accountId: account.id } })) === 0) {
+      await tx.setting.createMany({
+        data: defaultSettings(name).map((s) => ({ ...s, accountId: account.id, payload: s.payload as object })),
+      });
+    }
+    return account;
+  });
 }
 
 export interface NewKey {

@@ -1,4 +1,4 @@
-import type { FieldDef, ResourceDef } from "../resources/define.ts";
+import { relationField, type FieldDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed, resources } from "../resources/index.ts";
 import type { Builder } from "./builder.ts";
 import { loadMorphChildren, loadMorphOwner, TYPE } from "./loaders.ts";
@@ -50,7 +50,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     fields.updatedAt = t.expose("updatedAt", { type: "DateTime" });
     for (const [key, c] of Object.entries(def.computed ?? {})) {
       fields[key] = t.field({
-        type: c.type === "json" ? "JSON" : c.type === "boolean" ? "Boolean" : "String",
+        type: ({ json: "JSON", boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],
         nullable: !!c.nullable,
         resolve: (row: any, _args: unknown, ctx: any) => c.resolve(row, ctx),
       });
@@ -61,11 +61,12 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           fields[rel.field] = t.relation(rel.field, { nullable: true });
           break;
         case "hasMany":
-          fields[rel.field] = t.relation(rel.field, rel.orderBy ? { query: { orderBy: rel.orderBy } } : {});
+        case "belongsToMany": {
+          const orderBy = rel.kind === "hasMany" ? rel.orderBy : rel.pivot.orderBy;
+          const query = { ...(orderBy ? { orderBy } : {}), ...(rel.filter ? { where: rel.filter.where } : {}) };
+          fields[relationField(rel)] = t.relation(rel.field, Object.keys(query).length ? { query } : {});
           break;
-        case "belongsToMany":
-          fields[rel.field] = t.relation(rel.field, rel.pivot.orderBy ? { query: { orderBy: rel.pivot.orderBy } } : {});
-          break;
+        }
         case "morphOne":
         case "morphMany": {
           const target = resourceNamed(rel.target);

@@ -118,6 +118,11 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
     }),
   });
 
+  const commandStatus = b.objectRef("CommandStatus").implement({
+    description: "The outcome of an account command.",
+    fields: (t: any) => ({ status: t.exposeString("status") }),
+  });
+
   b.queryType({});
   b.mutationType({});
   const added = new Set<string>();
@@ -193,6 +198,11 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
           resolve: (_root: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) =>
             resolvePage(op, a, ctx, queryFromInfo({ context: ctx, info, path: ["nodes"] })),
         });
+      case "status":
+        return t.field({
+          type: commandStatus, args, description: `${description}. ${op.command!.description}`,
+          resolve: async (_root: unknown, _a: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
+        });
       case "changes":
         return t.field({ type: changes, args, description, resolve: (_root: unknown, a: Args, ctx: Context) => resolveChanges(op, a, ctx) });
       case "links":
@@ -234,9 +244,10 @@ async function listScope(op: Operation, a: Args, ctx: Context) {
   if (!op.parent) return { model: op.def.model, where: owned(ctx, op.def), orderBy: op.def.orderBy };
   const parent = await findOwned(ctx, ctx.prisma, op.parent.def, a[op.parent.def.param], { select: { id: true } });
   const rel = op.parent.relation;
-  if (rel.kind === "belongsToMany") return { model: rel.pivot.model, where: { [rel.pivot.parentKey]: parent.id }, orderBy: rel.pivot.orderBy ?? [] };
+  const filter = "filter" in rel ? rel.filter?.where : undefined;
+  if (rel.kind === "belongsToMany") return { model: rel.pivot.model, where: { ...filter, [rel.pivot.parentKey]: parent.id }, orderBy: rel.pivot.orderBy ?? [] };
   const orderBy = rel.kind === "hasMany" ? (rel.orderBy ?? op.def.orderBy) : op.def.orderBy;
-  return { model: op.def.model, where: owned(ctx, op.def, childKeys(op, parent)), orderBy };
+  return { model: op.def.model, where: owned(ctx, op.def, { ...filter, ...childKeys(op, parent) }), orderBy };
 }
 
 async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) {

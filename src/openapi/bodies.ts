@@ -167,6 +167,7 @@ export class Bodies {
     show: undefined,
     delete: undefined,
     dissociate: undefined,
+    command: undefined,
     create: (op, encoding) => this.write(op, "create", encoding),
     update: (op, encoding) => this.write(op, "update", encoding),
     search: (op) => this.search(op),

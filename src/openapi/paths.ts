@@ -34,6 +34,7 @@ const summaries: Record<OperationKind, (w: Words) => string> = {
   sync: (w) => `Sync the ${w.many}${w.parent}`,
   toggle: (w) => `Toggle ${w.many}${w.parent}`,
   pivot: (w) => `Update the link columns of ${w.one}${w.parent}`,
+  command: () => "Run an account command",
 };
 
 /** The tag of an operation: its top-level collection, view, or nested route. */

@@ -1,5 +1,6 @@
 import { errorKinds, type ErrorCode } from "../errors.ts";
 import type { OperationKind } from "../resources/define.ts";
+import { changesOf } from "../rest/envelope.ts";
 import { isOneToOne, pivotOf, type Operation, type Returns } from "../resources/operations.ts";
 import { camel, pascal } from "../graphql/names.ts";
 import { Components, object, RowSchemas, type Schema } from "./schema.ts";
@@ -68,10 +69,6 @@ export function errorStatuses(op: Operation, hasBody: boolean, hasInclude: boole
 
 export const errorResponseRef = (status: number) => ({ $ref: `#/components/responses/${responseName(status)}` });
 
-/** Ids a link operation changed, per kind; every list for a kind not named here. */
-const changesOf: Partial<Record<OperationKind, Array<"attached" | "detached" | "updated">>> = {
-  attach: ["attached"], detach: ["detached"], sync: ["attached", "detached", "updated"], toggle: ["attached", "detached"], pivot: ["updated"],
-};
 
 const refName = (ref: Schema) => String(ref.$ref).split("/").at(-1)!;
 
@@ -121,8 +118,11 @@ export class SuccessBodies {
   }
 
   body(op: Operation): Schema {
+    if (op.returns === "status") {
+      return this.components.ref("CommandStatus", () => object({ status: { type: "string", description: "`okay` when the command ran." } }, ["status"]));
+    }
     if (op.returns === "changes") {
-      const keys = changesOf[op.kind] ?? ["attached", "detached", "updated"];
+      const keys = changesOf[op.kind] ?? (["attached", "detached", "updated"] as const);
       return this.components.ref(`${keys.map(pascal).join("")}Changes`, () =>
         object(Object.fromEntries(keys.map((k) => [k, { type: "array", items: { type: "integer" }, description: `Related ids ${k}.` }])), keys));
     }
@@ -136,7 +136,7 @@ export class SuccessBodies {
     const body = this.body(op);
     const name = refName(body);
     this.responses[name] ??= {
-      description: ({ changes: "The related ids the operation changed.", page: "One page of rows.", linkPage: "One page of rows." } as Partial<
+      description: ({ status: "The command ran.", changes: "The related ids the operation changed.", page: "One page of rows.", linkPage: "One page of rows." } as Partial<
         Record<Returns, string>
       >)[op.returns] ?? (op.returns === "objects" || op.returns === "links" ? "The rows." : "The row."),
       headers: headerRefs,

@@ -77,6 +77,11 @@ export const setting = defineResource({
   path: "settings",
   scope: "settings",
   operations: ["list"],
+  commands: [{
+    path: "cache", field: "clearCache", scopes: ["clear:cache"],
+    description: "Muster keeps no response cache (every read goes to the database), so there is nothing to purge: answers okay for PERSCOM clients.",
+    run: () => "okay",
+  }],
   fields: {
     group: string({ writable: false }),
     name: string({ writable: false }),
@@ -84,3 +89,17 @@ export const setting = defineResource({
     payload: { type: "json", nullable: true, writable: false },
   },
 });
+
+/** The settings a new account starts with, grouped as PERSCOM groups them. */
+export const defaultSettings = (accountName: string): Array<{ group: string; name: string; payload: unknown; locked?: boolean }> => [
+  { group: "organization", name: "name", payload: accountName },
+  { group: "organization", name: "timezone", payload: "UTC" },
+  { group: "dashboard", name: "title", payload: accountName },
+  { group: "registration", name: "enabled", payload: false },
+  { group: "registration", name: "admin_approval_required", payload: false },
+  { group: "user", name: "display_name_format", payload: "{name}" },
+  { group: "notifications", name: "channels", payload: ["database", "mail"] },
+  { group: "fields", name: "users", payload: [] },
+  { group: "onboarding", name: "completed", payload: false },
+  { group: "permission", name: "default_roles", payload: ["User"], locked: true },
+];

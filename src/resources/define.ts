@@ -46,10 +46,19 @@ export interface PivotDef {
   duplicates?: boolean;
 }
 
+/**
+ * A subset of a Prisma relation shown under its own GraphQL name: `primaryAssignmentRecords` reads
+ * `assignmentRecords` where `type` is primary. On many-to-many relations `where` applies to the link rows.
+ */
+export interface RelationFilter {
+  name: string;
+  where: Record<string, unknown>;
+}
+
 export type RelationDef =
   | { kind: "belongsTo"; target: string; field: string; foreignKey: string }
-  | { kind: "hasMany"; target: string; field: string; foreignKey: string; orderBy?: Record<string, "asc" | "desc">[] }
-  | { kind: "belongsToMany"; target: string; field: string; pivot: PivotDef }
+  | { kind: "hasMany"; target: string; field: string; foreignKey: string; orderBy?: Record<string, "asc" | "desc">[]; filter?: RelationFilter }
+  | { kind: "belongsToMany"; target: string; field: string; pivot: PivotDef; filter?: RelationFilter }
   | { kind: "morphOne" | "morphMany"; target: string; field: string }
   | { kind: "morphTo"; field: string; morphRelation: string };
 
@@ -57,16 +66,19 @@ export type OperationKind =
   | "list" | "show" | "create" | "update" | "delete" | "search"
   | "batchCreate" | "batchUpdate" | "batchDelete"
   | "associate" | "dissociate"
-  | "attach" | "detach" | "sync" | "toggle" | "pivot";
+  | "attach" | "detach" | "sync" | "toggle" | "pivot"
+  | "command";
+/** Kinds that work on rows (every kind but `command`). */
+export type RowKind = Exclude<OperationKind, "command">;
 
 /** A nested REST collection under `/{parent}/{id}/<path>`, served by one relation of the parent. */
 export interface NestedRoute {
   path: string;
   param: string;
   relation: string;
-  operations: OperationKind[];
+  operations: RowKind[];
   /** Allowed `include` values per operation where they differ from the related resource's. */
-  includes?: Partial<Record<OperationKind, string[]>>;
+  includes?: Partial<Record<RowKind, string[]>>;
 }
 
 export interface Hooks {
@@ -93,6 +105,15 @@ export interface ViewDef {
   alwaysIncludes?: string[];
 }
 
+/** An action on the account rather than on rows, such as `POST /cache`; answers `{ "status": ... }`. */
+export interface CommandDef {
+  path: string;
+  field: string;
+  scopes: string[];
+  description: string;
+  run(ctx: Context): Promise<string> | string;
+}
+
 /** A named filter clients may apply in `POST .../search` (`{"scopes":[{"name":..,"parameters":[..]}]}`). */
 export interface ExposedScope {
   parameters?: number;
@@ -111,7 +132,7 @@ export interface UploadDef {
 }
 
 export interface ComputedField {
-  type: "string" | "boolean" | "json";
+  type: "string" | "boolean" | "json" | "datetime";
   nullable?: boolean;
   /** Columns the computation reads. */
   needs: string[];
@@ -132,7 +153,7 @@ export interface ResourceDef {
   path?: string;
   param: string;
   plural: string;
-  operations: OperationKind[];
+  operations: RowKind[];
   fields: Record<string, FieldDef>;
   computed?: Record<string, ComputedField>;
   relations: Record<string, RelationDef>;
@@ -146,6 +167,7 @@ export interface ResourceDef {
   /** Files the resource stores, keyed by the (camelCase) input field that carries each one. */
   uploads?: Record<string, UploadDef>;
   views?: ViewDef[];
+  commands?: CommandDef[];
   /** Named filters for `search`. */
   scopes?: Record<string, ExposedScope>;
   /** Link model: no account column of its own; reached through its parents. */
@@ -157,15 +179,15 @@ export type ResourceInput = Omit<ResourceDef, "morphClass" | "label" | "scope" |
 
 const words = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1 $2");
 /** Orion's resource routes: CRUD, the three batch routes and search. */
-export const crud: OperationKind[] = ["list", "show", "create", "update", "delete", "batchCreate", "batchUpdate", "batchDelete", "search"];
+export const crud: RowKind[] = ["list", "show", "create", "update", "delete", "batchCreate", "batchUpdate", "batchDelete", "search"];
 /** A has-many collection under its parent: crud plus associate/dissociate. */
-export const hasManyOperations: OperationKind[] = [...crud, "associate", "dissociate"];
+export const hasManyOperations: RowKind[] = [...crud, "associate", "dissociate"];
 /** A many-to-many collection under its parent: crud plus the link operations. */
-export const m2mOperations: OperationKind[] = [...crud, "attach", "detach", "sync", "toggle", "pivot"];
+export const m2mOperations: RowKind[] = [...crud, "attach", "detach", "sync", "toggle", "pivot"];
 /** The parent's one related row (`/users/{user}/rank`): the trailing id is optional. */
-export const belongsToOperations: OperationKind[] = ["show", "update", "delete", "batchUpdate", "batchDelete"];
+export const belongsToOperations: RowKind[] = ["show", "update", "delete", "batchUpdate", "batchDelete"];
 /** A parent's single owned row (`/ranks/{rank}/image`). */
-export const hasOneOperations: OperationKind[] = ["create", "show", "update", "delete"];
+export const hasOneOperations: RowKind[] = ["create", "show", "update", "delete"];
 
 export function defineResource(input: ResourceInput): ResourceDef {
   const label = input.label ?? words(input.model);
@@ -192,8 +214,8 @@ export const ref = (target: string, o: Partial<FieldDef> = {}): FieldDef => ({ t
 export const order = (): FieldDef => ({ type: "int", autoOrder: true });
 
 export const belongsTo = (target: string, foreignKey: string, field = target): RelationDef => ({ kind: "belongsTo", target, field, foreignKey });
-export const hasMany = (target: string, field: string, foreignKey: string, orderBy?: Record<string, "asc" | "desc">[]): RelationDef => ({
-  kind: "hasMany", target, field, foreignKey, orderBy,
+export const hasMany = (target: string, field: string, foreignKey: string, orderBy?: Record<string, "asc" | "desc">[], filter?: RelationFilter): RelationDef => ({
+  kind: "hasMany", target, field, foreignKey, orderBy, ...(filter ? { filter } : {}),
 });
 export const morphOne = (target: string, field = target): RelationDef => ({ kind: "morphOne", target, field });
 export const morphMany = (target: string, field: string): RelationDef => ({ kind: "morphMany", target, field });
@@ -206,3 +228,6 @@ export const categoryPivot = (model: string, relatedKey: string, related: string
   orderBy: [{ order: "asc" }, { id: "asc" }],
 });
 
+
+/** The GraphQL field a relation is read through: its Prisma field, or the filtered subset's own name. */
+export const relationField = (rel: RelationDef): string => ("filter" in rel && rel.filter ? rel.filter.name : rel.field);

@@ -123,7 +123,7 @@ export const submission = defineResource({
   model: "Submission",
   path: "submissions",
   fields: {
-    formId: ref("form", { required: true, nullable: false }),
+    formId: ref("form", { required: true }),
     userId: ref("user", { required: true, nullable: false }),
     readAt: { type: "datetime", nullable: true, writable: false },
     data: { type: "json", nullable: true },

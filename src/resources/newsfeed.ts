@@ -1,8 +1,8 @@
-import { belongsToMany, defineResource, type OperationKind } from "./define.ts";
+import { belongsToMany, defineResource, type RowKind } from "./define.ts";
 import { sameIncludes } from "./routes.ts";
 import type { Context } from "../graphql/context.ts";
 
-const likeOperations: OperationKind[] = ["list", "attach", "detach", "sync"];
+const likeOperations: RowKind[] = ["list", "attach", "detach", "sync"];
 /** The users who liked an item may be shown with these. */
 const likeIncludes = [
   "assignment_records", "assignment_records.*", "award_records", "award_records.*", "combat_records", "combat_records.*", "position",

@@ -1,4 +1,4 @@
-import type { NestedRoute, OperationKind, PivotDef, RelationDef, ResourceDef, ViewDef } from "./define.ts";
+import type { CommandDef, NestedRoute, OperationKind, RowKind, PivotDef, RelationDef, ResourceDef, ViewDef } from "./define.ts";
 import { resourceNamed, resources } from "./index.ts";
 import { camel, pascal } from "../graphql/names.ts";
 
@@ -6,7 +6,7 @@ import { camel, pascal } from "../graphql/names.ts";
  * What an operation answers: one row, a page of rows, a page or list of link rows (many-to-many),
  * a list of rows (batch), or the ids a link operation changed.
  */
-export type Returns = "object" | "objects" | "page" | "link" | "linkPage" | "links" | "changes";
+export type Returns = "object" | "objects" | "page" | "link" | "linkPage" | "links" | "changes" | "status";
 
 /** One API operation: a GraphQL root field, and the REST route that executes it. */
 export interface Operation {
@@ -17,6 +17,7 @@ export interface Operation {
   def: ResourceDef;
   parent?: { def: ResourceDef; relation: RelationDef; route: NestedRoute };
   view?: ViewDef;
+  command?: CommandDef;
   returns: Returns;
   scopes: string[];
   method: "GET" | "POST" | "PATCH" | "DELETE";
@@ -29,19 +30,19 @@ export interface Operation {
 const methodOf: Record<OperationKind, Operation["method"]> = {
   list: "GET", show: "GET", create: "POST", update: "PATCH", delete: "DELETE", search: "POST",
   batchCreate: "POST", batchUpdate: "PATCH", batchDelete: "DELETE", associate: "POST", dissociate: "DELETE",
-  attach: "POST", detach: "DELETE", sync: "PATCH", toggle: "PATCH", pivot: "PATCH",
+  attach: "POST", detach: "DELETE", sync: "PATCH", toggle: "PATCH", pivot: "PATCH", command: "POST",
 };
 const ability: Record<OperationKind, string> = {
   list: "view", show: "view", create: "create", update: "update", delete: "delete", search: "view",
   batchCreate: "create", batchUpdate: "update", batchDelete: "delete", associate: "update", dissociate: "update",
-  attach: "update", detach: "update", sync: "update", toggle: "update", pivot: "update",
+  attach: "update", detach: "update", sync: "update", toggle: "update", pivot: "update", command: "update",
 };
 const reads = new Set<OperationKind>(["list", "show", "search"]);
 const linkChanges = new Set<OperationKind>(["attach", "detach", "sync", "toggle", "pivot"]);
 const batches = new Set<OperationKind>(["batchCreate", "batchUpdate", "batchDelete"]);
 
 // `search` runs its list's GraphQL field with filters, so the two routes share one field.
-function topLevel(def: ResourceDef, kind: OperationKind): Operation {
+function topLevel(def: ResourceDef, kind: RowKind): Operation {
   const Plural = pascal(def.plural);
   const field = ({ list: def.plural, show: def.name, search: def.plural } as Partial<Record<OperationKind, string>>)[kind]
     ?? (batches.has(kind) ? `${kind}${Plural}` : `${kind}${pascal(def.name)}`);
@@ -62,7 +63,14 @@ function viewOperation(def: ResourceDef, view: ViewDef, kind: "list" | "show"): 
   };
 }
 
-function nested(parent: ResourceDef, route: NestedRoute, kind: OperationKind): Operation {
+function commandOperation(def: ResourceDef, command: CommandDef): Operation {
+  return {
+    field: command.field, kind: "command", def, command, root: "mutation", returns: "status", scopes: command.scopes, method: "POST",
+    path: `/${command.path}`, includes: [],
+  };
+}
+
+function nested(parent: ResourceDef, route: NestedRoute, kind: RowKind): Operation {
   const relation = parent.relations[route.relation];
   if (!relation || relation.kind === "morphTo") throw new Error(`${parent.name}: nested route ${route.path} names no relation`);
   const def = resourceNamed(relation.target);
@@ -103,6 +111,7 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: OperationKind): O
 export const operations: Operation[] = resources.flatMap((def) => [
   ...(def.path ? def.operations.map((kind) => topLevel(def, kind)) : []),
   ...(def.views ?? []).flatMap((view) => view.operations.map((kind) => viewOperation(def, view, kind))),
+  ...(def.commands ?? []).map((command) => commandOperation(def, command)),
   ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
 ]);
 

@@ -88,8 +88,18 @@ export const status = defineResource({
     icon: string({ nullable: true, writable: false }),
     order: order(),
   },
-  relations: { users: hasMany("user", "users", "statusId") },
-  includes: ["users"],
+  relations: {
+    users: hasMany("user", "users", "statusId"),
+    // Submissions carrying this status, through the status history rows (the same rows as a submission's `statuses`).
+    submissions: {
+      kind: "belongsToMany", target: "submission", field: "records", filter: { name: "submissionRecords", where: { submissionId: { not: null } } },
+      pivot: {
+        model: "StatusRecord", parentKey: "statusId", relatedKey: "submissionId", related: "submission", as: "record", duplicates: true,
+        fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      },
+    },
+  },
+  includes: ["submissions", "users"],
   orderBy: orderedByOrder,
 });
 

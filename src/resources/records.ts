@@ -13,7 +13,7 @@ export const recordRelations = (): Record<string, RelationDef> => ({
 export const recordIncludes = ["attachments", "author", "author.*", "comments", "comments.*", "document", "user", "user.*"];
 export const recordOrder: Record<string, "asc" | "desc">[] = [{ createdAt: "desc" }, { id: "desc" }];
 export const recordFields = () => ({
-  userId: ref("user", { required: true, nullable: false }),
+  userId: ref("user", { required: true }),
   documentId: ref("document"),
   authorId: ref("user", { defaultsToCaller: true }),
   text: text(),

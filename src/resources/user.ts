@@ -97,6 +97,12 @@ export default defineResource({
     unit: belongsTo("unit", "unitId"),
     rank_records: hasMany("rankRecord", "rankRecords", "userId", newestFirst),
     assignment_records: hasMany("assignmentRecord", "assignmentRecords", "userId", newestFirst),
+    primary_assignment_records: hasMany("assignmentRecord", "assignmentRecords", "userId", newestFirst, {
+      name: "primaryAssignmentRecords", where: { type: "primary" },
+    }),
+    secondary_assignment_records: hasMany("assignmentRecord", "assignmentRecords", "userId", newestFirst, {
+      name: "secondaryAssignmentRecords", where: { type: "secondary" },
+    }),
     award_records: hasMany("awardRecord", "awardRecords", "userId", newestFirst),
     combat_records: hasMany("combatRecord", "combatRecords", "userId", newestFirst),
     qualification_records: hasMany("qualificationRecord", "qualificationRecords", "userId", newestFirst),
@@ -115,7 +121,8 @@ export default defineResource({
   },
   includes: [
     ...recordIncludes("assignment_records"), "attachments", ...recordIncludes("award_records"), "award_records.award.*",
-    ...recordIncludes("combat_records"), "fields", "position", ...recordIncludes("qualification_records"), "rank", "rank.*",
+    ...recordIncludes("combat_records"), "fields", "position", ...recordIncludes("primary_assignment_records"),
+    ...recordIncludes("qualification_records"), "rank", "rank.*", ...recordIncludes("secondary_assignment_records"),
     ...recordIncludes("rank_records"), ...recordIncludes("service_records"), "specialty", "status", ...recordIncludes("training_records"), "unit",
     "unit.*",
   ],

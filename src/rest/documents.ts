@@ -28,7 +28,9 @@ export function buildDocument(schema: GraphQLSchema, op: Operation, requested: r
   const passed = Object.keys(vars).map((k) => `${k}: $${k}`).join(", ");
   let body: string;
   let shape: Shaper = null;
-  if (op.returns === "changes") {
+  if (op.returns === "status") {
+    body = "status";
+  } else if (op.returns === "changes") {
     body = "attached detached updated";
   } else {
     const built = pivot

@@ -9,7 +9,7 @@ interface PageResult {
   lastPage: number;
 }
 
-const changesOf: Record<string, Array<"attached" | "detached" | "updated">> = {
+export const changesOf: Record<string, Array<"attached" | "detached" | "updated">> = {
   attach: ["attached"], detach: ["detached"], sync: ["attached", "detached", "updated"], toggle: ["attached", "detached"], pivot: ["updated"],
 };
 
@@ -22,6 +22,8 @@ export function envelope(op: Operation, result: any, shape: Shaper, url: URL): R
       return paginated(each((result as PageResult).nodes), result as PageResult, url);
     case "changes":
       return Object.fromEntries(changesOf[op.kind]!.map((k) => [k, result[k]]));
+    case "status":
+      return result;
     case "links":
     case "objects":
       return { data: each(result) };

@@ -1,4 +1,4 @@
-import type { PivotDef, ResourceDef } from "../resources/define.ts";
+import { relationField, type PivotDef, type ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
 import { pascal, snake } from "../graphql/names.ts";
@@ -56,7 +56,7 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
     }
     if (relation.kind === "belongsToMany") {
       const built = selectLink(relation.pivot, sub);
-      parts.push(`${name}: ${relation.field} { ${built.selection} }`);
+      parts.push(`${name}: ${relationField(relation)} { ${built.selection} }`);
       const flatten = built.shape!;
       shapers.push((row) => {
         row[name] = (row[name] as Row[]).map(flatten);
@@ -64,7 +64,7 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
       continue;
     }
     const built = select(resourceNamed(relation.target), sub);
-    parts.push(`${name}: ${relation.field} { ${built.selection} }`);
+    parts.push(`${name}: ${relationField(relation)} { ${built.selection} }`);
     if (built.shape) {
       const shape = built.shape;
       shapers.push((row) => {

@@ -36,7 +36,7 @@ ALTER TABLE "User" ADD COLUMN "profilePhoto" TEXT;
 CREATE TABLE "AwardRecord" (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "accountId" INTEGER NOT NULL,
-    "userId" INTEGER NOT NULL,
+    "userId" INTEGER,
     "awardId" INTEGER,
     "documentId" INTEGER,
     "authorId" INTEGER,
@@ -53,7 +53,7 @@ CREATE TABLE "AwardRecord" (
 CREATE TABLE "CombatRecord" (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "accountId" INTEGER NOT NULL,
-    "userId" INTEGER NOT NULL,
+    "userId" INTEGER,
     "documentId" INTEGER,
     "authorId" INTEGER,
     "text" TEXT NOT NULL,
@@ -68,7 +68,7 @@ CREATE TABLE "CombatRecord" (
 CREATE TABLE "QualificationRecord" (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "accountId" INTEGER NOT NULL,
-    "userId" INTEGER NOT NULL,
+    "userId" INTEGER,
     "qualificationId" INTEGER,
     "documentId" INTEGER,
     "authorId" INTEGER,
@@ -85,7 +85,7 @@ CREATE TABLE "QualificationRecord" (
 CREATE TABLE "ServiceRecord" (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "accountId" INTEGER NOT NULL,
-    "userId" INTEGER NOT NULL,
+    "userId" INTEGER,
     "documentId" INTEGER,
     "authorId" INTEGER,
     "text" TEXT NOT NULL,
@@ -100,7 +100,7 @@ CREATE TABLE "ServiceRecord" (
 CREATE TABLE "TrainingRecord" (
     "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "accountId" INTEGER NOT NULL,
-    "userId" INTEGER NOT NULL,
+    "userId" INTEGER,
     "instructorId" INTEGER,
     "documentId" INTEGER,
     "authorId" INTEGER,
@@ -272,6 +272,79 @@ CREATE TABLE "Schedule" (
     "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updatedAt" DATETIME NOT NULL
 );
+
+-- RedefineTables
+PRAGMA defer_foreign_keys=ON;
+PRAGMA foreign_keys=OFF;
+CREATE TABLE "new_RankRecord" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "userId" INTEGER,
+    "rankId" INTEGER,
+    "documentId" INTEGER,
+    "authorId" INTEGER,
+    "text" TEXT,
+    "type" INTEGER NOT NULL DEFAULT 0,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "RankRecord_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "RankRecord_rankId_fkey" FOREIGN KEY ("rankId") REFERENCES "Rank" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "RankRecord_documentId_fkey" FOREIGN KEY ("documentId") REFERENCES "Document" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "RankRecord_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE
+);
+INSERT INTO "new_RankRecord" ("accountId", "authorId", "createdAt", "documentId", "id", "rankId", "text", "type", "updatedAt", "userId") SELECT "accountId", "authorId", "createdAt", "documentId", "id", "rankId", "text", "type", "updatedAt", "userId" FROM "RankRecord";
+DROP TABLE "RankRecord";
+ALTER TABLE "new_RankRecord" RENAME TO "RankRecord";
+CREATE INDEX "RankRecord_accountId_createdAt_idx" ON "RankRecord"("accountId", "createdAt");
+CREATE INDEX "RankRecord_userId_createdAt_idx" ON "RankRecord"("userId", "createdAt");
+CREATE TABLE "new_AssignmentRecord" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "userId" INTEGER,
+    "statusId" INTEGER,
+    "unitId" INTEGER,
+    "positionId" INTEGER,
+    "specialtyId" INTEGER,
+    "documentId" INTEGER,
+    "authorId" INTEGER,
+    "type" TEXT NOT NULL DEFAULT 'primary',
+    "text" TEXT,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "AssignmentRecord_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "AssignmentRecord_statusId_fkey" FOREIGN KEY ("statusId") REFERENCES "Status" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "AssignmentRecord_unitId_fkey" FOREIGN KEY ("unitId") REFERENCES "Unit" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "AssignmentRecord_positionId_fkey" FOREIGN KEY ("positionId") REFERENCES "Position" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "AssignmentRecord_specialtyId_fkey" FOREIGN KEY ("specialtyId") REFERENCES "Specialty" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "AssignmentRecord_documentId_fkey" FOREIGN KEY ("documentId") REFERENCES "Document" ("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "AssignmentRecord_authorId_fkey" FOREIGN KEY ("authorId") REFERENCES "User" ("id") ON DELETE SET NULL ON UPDATE CASCADE
+);
+INSERT INTO "new_AssignmentRecord" ("accountId", "authorId", "createdAt", "documentId", "id", "positionId", "specialtyId", "statusId", "text", "type", "unitId", "updatedAt", "userId") SELECT "accountId", "authorId", "createdAt", "documentId", "id", "positionId", "specialtyId", "statusId", "text", "type", "unitId", "updatedAt", "userId" FROM "AssignmentRecord";
+DROP TABLE "AssignmentRecord";
+ALTER TABLE "new_AssignmentRecord" RENAME TO "AssignmentRecord";
+CREATE INDEX "AssignmentRecord_accountId_createdAt_idx" ON "AssignmentRecord"("accountId", "createdAt");
+CREATE INDEX "AssignmentRecord_userId_createdAt_idx" ON "AssignmentRecord"("userId", "createdAt");
+CREATE INDEX "AssignmentRecord_specialtyId_idx" ON "AssignmentRecord"("specialtyId");
+CREATE TABLE "new_Submission" (
+    "id" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "accountId" INTEGER NOT NULL,
+    "formId" INTEGER,
+    "userId" INTEGER,
+    "data" JSONB,
+    "readAt" DATETIME,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL,
+    CONSTRAINT "Submission_formId_fkey" FOREIGN KEY ("formId") REFERENCES "Form" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
+    CONSTRAINT "Submission_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+INSERT INTO "new_Submission" ("accountId", "createdAt", "data", "formId", "id", "readAt", "updatedAt", "userId") SELECT "accountId", "createdAt", "data", "formId", "id", "readAt", "updatedAt", "userId" FROM "Submission";
+DROP TABLE "Submission";
+ALTER TABLE "new_Submission" RENAME TO "Submission";
+CREATE INDEX "Submission_accountId_id_idx" ON "Submission"("accountId", "id");
+CREATE INDEX "Submission_formId_idx" ON "Submission"("formId");
+CREATE INDEX "Submission_userId_idx" ON "Submission"("userId");
+PRAGMA foreign_keys=ON;
+PRAGMA defer_foreign_keys=OFF;
 
 -- CreateIndex
 CREATE INDEX "AwardRecord_accountId_createdAt_idx" ON "AwardRecord"("accountId", "createdAt");
