@@ -169,7 +169,7 @@ export const taskAssignmentPivot = (parentKey: "userId" | "taskId"): PivotDef =>
   as: "assignment",
   fields: {
     assignedById: { type: "int", nullable: true, references: "user", defaultsToCaller: true },
-    assignedAt: { type: "datetime", nullable: true },
+    assignedAt: { type: "datetime" },
     dueAt: { type: "datetime", nullable: true },
     completedAt: { type: "datetime", nullable: true },
     expiresAt: { type: "datetime", nullable: true },
