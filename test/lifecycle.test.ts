@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { OperationKind, ResourceDef } from "../src/resources/define.ts";
 import type { Operation } from "../src/resources/operations.ts";
 import { snake } from "../src/graphql/names.ts";
-import { startHarness, type Harness } from "./harness.ts";
-import { account, asForm, asJson, invalidAttribute, type Built, type Row } from "./support/factory.ts";
+import { startHarness, type Client, type Harness } from "./harness.ts";
+import { account, type Factory, asForm, asJson, invalidAttribute, type Built, type Row } from "./support/factory.ts";
 import { allIncludes, childCollections, creatable, fixedColumns, pathOf, topOp, type NestedGroup } from "./support/registry.ts";
 import { allIds, data, expectIncluded, expectWritten, rejected, total } from "./support/checks.ts";
 
@@ -34,9 +34,14 @@ const byIds = (op: Operation, ids: number[]) => ({
 describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, def: ResourceDef) => {
   const op = (kind: OperationKind) => topOp(def, kind);
   const param = (id: number) => ({ [def.param]: id });
+  /** An account of this resource's own: counts and lists see only what these tests made. */
+  let api: Client;
+  let factory: Factory;
+  beforeAll(async () => {
+    ({ api, factory } = await account(h));
+  });
 
   test("create → show → update → list → search → delete over REST, with every include, reads back what was written", async () => {
-    const { api, factory } = await account(h);
     const create = op("create")!;
     const built = await factory.build(def, { full: true });
     const created = data(await api.post(withIncludes(create), wire(built)), `POST ${create.path}`);
@@ -69,11 +74,13 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
 
     const list = op("list");
     if (list) {
-      expect(await allIds(api, list)).toContain(id);
-      const page = data(await api.get(withIncludes(list, {}) + `${list.includes.length ? "&" : "?"}limit=100`), "list");
+      const r = await api.get(withIncludes(list, {}) + `${list.includes.length ? "&" : "?"}limit=100`);
+      const page = data(r, "list");
+      expect(r.body.meta.total).toBe(page.length);
       for (const row of page) expectIncluded(def, list.includes, row, "list");
       const listed = page.find((r: Row) => r.id === id);
-      if (listed && show && includesOf(show).join() === includesOf(list).join()) expect(listed).toEqual(current);
+      expect(listed, "the created row is listed").toBeDefined();
+      if (show && includesOf(show).join() === includesOf(list).join()) expect(listed).toEqual(current);
     }
 
     const search = op("search");
@@ -97,42 +104,49 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     }
   });
 
-  test("batch create, update and delete: results in request order, read back", async () => {
-    const { api, factory } = await account(h);
+  test(`batch create, update and delete: up to batchMaxItems (${BATCH_MAX}) items, results in request order; one more is a 422 and nothing is written`, async () => {
     const batchCreate = op("batchCreate");
+    const list = op("list")!;
+    const show = op("show");
     if (!batchCreate) return;
-    const bodies = [await factory.build(def), await factory.build(def, { full: true })];
-    const made = data(await api.post(withIncludes(batchCreate), { resources: bodies.map(asJson) }), "batch create");
-    expect(made).toHaveLength(2);
-    bodies.forEach((b, i) => expectWritten(b, made[i], `batch create item ${i}`));
+    const before = await total(api, list);
+    const bodies = [await factory.build(def, { full: true }), ...(await Promise.all(Array.from({ length: BATCH_MAX }, () => factory.build(def))))];
+    rejected(await api.post(pathOf(batchCreate), { resources: bodies.map(asJson) }), ["resources"], "batch create over the cap");
+    expect(await total(api, list)).toBe(before);
+    const made = data(await api.post(withIncludes(batchCreate), { resources: bodies.slice(0, BATCH_MAX).map(asJson) }), "batch create");
+    expect(made).toHaveLength(BATCH_MAX);
+    bodies.slice(0, BATCH_MAX).forEach((b, i) => expectWritten(b, made[i], `batch create item ${i}`));
     for (const row of made) expectIncluded(def, batchCreate.includes, row, "batch create");
     const ids: number[] = made.map((r: Row) => r.id as number);
-    expect(ids[0]).toBeLessThan(ids[1]);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(await total(api, list)).toBe(before + BATCH_MAX);
 
     const batchUpdate = op("batchUpdate");
     if (batchUpdate) {
-      const changes = [await factory.build(def, { variant: 1, scalarsOnly: true }), await factory.build(def, { variant: 2, scalarsOnly: true })];
+      rejected(await api.patch(pathOf(batchUpdate), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch update over the cap");
+      const changes = await Promise.all(ids.map((_, i) => factory.build(def, { variant: i + 1, scalarsOnly: true })));
       const updated = data(
-        await api.patch(withIncludes(batchUpdate), { resources: { [ids[0]]: asJson(changes[0]!), [ids[1]]: asJson(changes[1]!) } }),
+        await api.patch(withIncludes(batchUpdate), { resources: Object.fromEntries(ids.map((id, i) => [id, asJson(changes[i]!)])) }),
         "batch update",
       );
       expect(updated.map((r: Row) => r.id)).toEqual(ids);
       changes.forEach((c, i) => expectWritten(c, updated[i], `batch update item ${i}`));
-      const show = op("show");
-      if (show) for (const [i, c] of changes.entries()) expectWritten(c, data(await api.get(pathOf(show, param(ids[i])))), "show after batch update");
+      for (const row of updated) expectIncluded(def, batchUpdate.includes, row, "batch update");
+      if (show) expectWritten(changes.at(-1)!, data(await api.get(pathOf(show, param(ids.at(-1)!)))), "show after batch update");
     }
 
     const batchDelete = op("batchDelete");
     if (batchDelete) {
-      const deleted = data(await api.delete(withIncludes(batchDelete), { resources: [ids[1], ids[0]] }), "batch delete");
-      expect(deleted.map((r: Row) => r.id)).toEqual([ids[1], ids[0]]);
-      const show = op("show");
-      if (show) for (const id of ids) expect((await api.get(pathOf(show, param(id)))).status).toBe(404);
+      rejected(await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch delete over the cap");
+      expect(await total(api, list)).toBe(before + BATCH_MAX);
+      const deleted = data(await api.delete(withIncludes(batchDelete), { resources: [...ids].reverse() }), "batch delete");
+      expect(deleted.map((r: Row) => r.id)).toEqual([...ids].reverse());
+      if (show) expect((await api.get(pathOf(show, param(ids[0]!)))).status).toBe(404);
+      expect(await total(api, list)).toBe(before);
     }
   });
 
   test("batches are all or nothing: one bad item is a 422 naming resources.<index>.<field>, and nothing is written", async () => {
-    const { api, factory } = await account(h);
     const batchCreate = op("batchCreate");
     const list = op("list");
     if (!batchCreate || !list) return;
@@ -171,29 +185,6 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     }
   });
 
-  test(`batches hold at most batchMaxItems (${BATCH_MAX}) items: one more is a 422 and nothing is written`, async () => {
-    const { api, factory } = await account(h);
-    const batchCreate = op("batchCreate");
-    const list = op("list");
-    if (!batchCreate || !list) return;
-    const before = await total(api, list);
-    const bodies = await Promise.all(Array.from({ length: BATCH_MAX + 1 }, () => factory.build(def)));
-    rejected(await api.post(pathOf(batchCreate), { resources: bodies.map(asJson) }), ["resources"], "batch create over the cap");
-    expect(await total(api, list)).toBe(before);
-    const made = data(await api.post(pathOf(batchCreate), { resources: bodies.slice(0, BATCH_MAX).map(asJson) }), "batch create at the cap");
-    expect(made).toHaveLength(BATCH_MAX);
-    const ids: number[] = made.map((r: Row) => r.id as number);
-    const batchUpdate = op("batchUpdate");
-    if (batchUpdate) {
-      rejected(await api.patch(pathOf(batchUpdate), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch update over the cap");
-    }
-    const batchDelete = op("batchDelete");
-    if (batchDelete) {
-      rejected(await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch delete over the cap");
-      expect(await total(api, list)).toBe(before + BATCH_MAX);
-      expect(data(await api.delete(pathOf(batchDelete), { resources: ids })).map((r: Row) => r.id)).toEqual(ids);
-    }
-  });
 });
 
 describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (_key, g: NestedGroup) => {
@@ -206,15 +197,18 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     if (g.relation.kind === "hasMany") expect(row[snake(g.relation.foreignKey)]).toBe(parentId);
     else expect([row.model_type, row.model_id]).toEqual([g.parent.morphClass, parentId]);
   };
-  /** A new account with two rows of the parent resource. */
-  const parents = async () => {
-    const { api, factory } = await account(h);
-    const [parent, other] = await Promise.all([factory.any(g.parent), factory.any(g.parent)]);
-    return { api, factory, parent: parent!, other: other! };
-  };
+  /** An account of this collection's own, with two rows of the parent resource. */
+  let api: Client;
+  let factory: Factory;
+  let parent: Row;
+  let other: Row;
+  beforeAll(async () => {
+    ({ api, factory } = await account(h));
+    parent = await factory.any(g.parent);
+    other = await factory.any(g.parent);
+  });
 
   test("create → show → update → list → search → delete under the parent, with every include", async () => {
-    const { api, factory, parent, other } = await parents();
     const create = op("create")!;
     const built = await factory.build(g.def, { full: true, omit: fixed });
     const created = data(await api.post(withIncludes(create, at(parent.id)), wire(built)), `POST ${create.path}`);
@@ -262,7 +256,6 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
   });
 
   test("batch create, update and delete under the parent: in request order, all or nothing", async () => {
-    const { api, factory, parent, other } = await parents();
     const batchCreate = op("batchCreate");
     if (!batchCreate) return;
     const bodies = [await factory.build(g.def, { omit: fixed }), await factory.build(g.def, { omit: fixed, full: true })];
@@ -307,7 +300,6 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
   });
 
   test("associate moves a row to the parent; dissociate releases it, or is refused when the row cannot exist without one", async () => {
-    const { api, factory, parent, other } = await parents();
     const associate = op("associate");
     const dissociate = op("dissociate");
     const list = op("list")!;

@@ -202,6 +202,17 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
     expect(await linked(parent.id)).toEqual([a]);
   });
 
+  test("link columns the definition lets be null accept null", async () => {
+    const attach = op("attach");
+    const nullable = pivotFields.filter(([, f]) => f.nullable && !f.references);
+    if (!attach || !nullable.length) return;
+    const parent = await newParent();
+    const [a] = ids();
+    const values = Object.fromEntries(nullable.map(([name]) => [snake(name), null]));
+    expect(changes(await api.post(pathOf(attach, at(parent.id)), { resources: { [a!]: values } }), "attach with null link columns")).toEqual({ attached: [a] });
+    expect(await linked(parent.id)).toEqual([a]);
+  });
+
   test("unknown ids, another account's ids and malformed ids are 422, and nothing changes", async () => {
     const parent = await newParent();
     const [a, b, c] = ids();

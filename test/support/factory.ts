@@ -250,6 +250,7 @@ export function invalidAttribute(def: ResourceDef, omit: string[] = []): { key: 
 
 /** A new account with a key of `scopes`, its REST client and a factory: tests that share nothing can run concurrently. */
 export async function account(h: Harness, scopes = "*") {
-  const api = client(h, await h.key(`account ${fresh()}`, scopes));
-  return { api, factory: new Factory(api) };
+  const name = `account ${fresh()}`;
+  const api = client(h, await h.key(name, scopes));
+  return { api, factory: new Factory(api), name };
 }
