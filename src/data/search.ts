@@ -39,8 +39,15 @@ type Order = Record<string, unknown>;
 /** A column a filter or sort may name, and how to reach it from the rows being listed. */
 interface Column {
   def: FieldDef;
+  /** Table (Prisma model) and column name, for the SQL LIKE/GLOB fallback. */
+  model: string;
+  name: string;
+  /** The table has an account column: raw lookups must stay inside the caller's account. */
+  accountScoped: boolean;
   /** Wraps a condition on the column into a condition on the listed row. */
   wrap(condition: unknown): Where;
+  /** Wraps a condition on the row that holds the column (`{id: {in: [...]}}`) into one on the listed row. */
+  wrapRow(condition: Where): Where;
 }
 
 const builtIn: Record<string, FieldDef> = {
@@ -62,20 +69,20 @@ const columnsOf = (def: ResourceDef): Record<string, FieldDef> => {
 function resolveColumn(def: ResourceDef, pivot: PivotDef | undefined, name: string): Column | null {
   const path = name.split(".").map(camel);
   const onRelated = (where: unknown): Where => (pivot ? { [pivot.related]: where } : (where as Where));
-  if (path.length === 1) {
-    const f = columnsOf(def)[path[0]!];
-    return f ? { def: f, wrap: (c) => onRelated({ [path[0]!]: c }) } : null;
-  }
+  const column = (owner: ResourceDef | PivotDef, f: FieldDef | undefined, col: string, toRow: (w: Where) => Where): Column | null => {
+    if (!f) return null;
+    const model = owner.model;
+    const accountScoped = !("link" in owner && owner.link) && !("parentKey" in owner);
+    return { def: f, model, name: col, accountScoped, wrap: (c) => toRow({ [col]: c }), wrapRow: toRow };
+  };
+  if (path.length === 1) return column(def, columnsOf(def)[path[0]!], path[0]!, onRelated);
   if (path.length !== 2) return null;
-  const [head, column] = path as [string, string];
-  if (head === "pivot" && pivot) {
-    const f = { ...builtIn, ...pivot.fields }[column];
-    return f ? { def: f, wrap: (c) => ({ [column]: c }) } : null;
-  }
+  const [head, col] = path as [string, string];
+  if (head === "pivot" && pivot) return column(pivot, { ...builtIn, ...pivot.fields }[col], col, (w) => w);
   const relation = Object.entries(def.relations).find(([key, r]) => camel(key) === head || r.field === head)?.[1];
   if (!relation || relation.kind !== "belongsTo") return null;
-  const f = columnsOf(resourceNamed(relation.target))[column];
-  return f ? { def: f, wrap: (c) => onRelated({ [relation.field]: { is: { [column]: c } } }) } : null;
+  const target = resourceNamed(relation.target);
+  return column(target, columnsOf(target)[col], col, (w) => onRelated({ [relation.field]: { is: w } }));
 }
 
 /** Filter and sort names a list accepts, for error messages and documentation. */
@@ -88,18 +95,54 @@ export function filterableFields(def: ResourceDef, pivot?: PivotDef): string[] {
 /** Prisma's case-insensitive mode exists on PostgreSQL only; SQLite's LIKE already ignores ASCII case. */
 const insensitive = (ctx: Context) => (ctx.provider === "postgresql" ? { mode: "insensitive" } : {});
 
-function likeCondition(ctx: Context, pattern: string, ignoreCase: boolean): Where {
-  const mode = ignoreCase ? insensitive(ctx) : {};
+/**
+ * SQL LIKE on a column. Prisma's text filters cover `%x`, `x%` and `%x%` (case-insensitive on
+ * SQLite, as its LIKE is); a pattern with inner wildcards or `_`, or a case-sensitive match on SQLite,
+ * is run as SQL (LIKE, ILIKE or GLOB) for the matching ids.
+ */
+async function likeCondition(ctx: Context, column: Column, pattern: string, ignoreCase: boolean): Promise<Where> {
   const starts = pattern.startsWith("%");
   const ends = pattern.endsWith("%") && pattern.length > 1;
   const core = pattern.slice(starts ? 1 : 0, ends ? -1 : undefined);
-  const pieces = core.split("%").filter(Boolean);
-  if (pieces.length > 1) return { AND: pieces.map((p) => ({ contains: p, ...mode })) };
-  const text = pieces[0] ?? "";
-  if (starts && ends) return { contains: text, ...mode };
-  if (starts) return { endsWith: text, ...mode };
-  if (ends) return { startsWith: text, ...mode };
-  return { equals: text, ...mode };
+  const pg = ctx.provider === "postgresql";
+  // Prisma's `equals` is case-sensitive on SQLite, where LIKE without wildcards is not.
+  const simple = !/[%_]/.test(core) && (ignoreCase || pg) && (starts || ends || pg);
+  if (!simple) return column.wrapRow({ id: { in: await idsMatching(ctx, column, pattern, ignoreCase) } });
+  const mode = ignoreCase ? insensitive(ctx) : {};
+  if (starts && ends) return column.wrap({ contains: core, ...mode });
+  if (starts) return column.wrap({ endsWith: core, ...mode });
+  if (ends) return column.wrap({ startsWith: core, ...mode });
+  return column.wrap({ equals: core, ...mode });
+}
+
+/** `search`: the term anywhere in the column, taken literally; case-insensitive unless asked. */
+async function containsCondition(ctx: Context, column: Column, term: string, caseSensitive: boolean): Promise<Where> {
+  if (!caseSensitive) return column.wrap({ contains: term, ...insensitive(ctx) });
+  if (ctx.provider === "postgresql") return column.wrap({ contains: term });
+  return column.wrapRow({ id: { in: await idsMatching(ctx, column, `*${globLiteral(term)}*`, false, true) } });
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Text GLOB takes literally: its own specials bracketed. */
+const globLiteral = (text: string) => text.replace(/[*?[\]]/g, (c) => `[${c}]`);
+/** A LIKE pattern (no escape character, as the databases default) as a GLOB pattern: `%`→`*`, `_`→`?`. */
+const globOf = (like: string) => like.split(/([%_])/).map((p) => (p === "%" ? "*" : p === "_" ? "?" : globLiteral(p))).join("");
+
+async function idsMatching(ctx: Context, column: Column, pattern: string, ignoreCase: boolean, isGlob = false): Promise<number[]> {
+  const pg = ctx.provider === "postgresql";
+  const param = (n: number) => (pg ? `$${n}` : "?");
+  const test = pg
+    ? `${quote(column.name)} ${ignoreCase ? "ILIKE" : "LIKE"} ${param(1)} ESCAPE ''`
+    : ignoreCase ? `${quote(column.name)} LIKE ${param(1)}` : `${quote(column.name)} GLOB ${param(1)}`;
+  const args: unknown[] = [pg || ignoreCase || isGlob ? pattern : globOf(pattern)];
+  let sql = `SELECT "id" FROM ${quote(column.model)} WHERE ${test}`;
+  if (column.accountScoped) {
+    sql += ` AND "accountId" = ${param(2)}`;
+    args.push(ctx.auth!.accountId);
+  }
+  const rows = await (ctx.prisma as any).$queryRawUnsafe(sql, ...args);
+  return (rows as Array<{ id: number | bigint }>).map((r) => Number(r.id));
 }
 
 /** A value as the column's type, or undefined when it cannot be one (the caller reports it). */
@@ -129,7 +172,7 @@ function typed(f: FieldDef, value: unknown): unknown {
 
 const dateOnly = (value: unknown) => typeof value === "string" && /^\d{4}-\d{2}-\d{2}(?:[ T]00:00(?::00(?:\.0+)?)?Z?)?$/.test(value.trim());
 
-function condition(ctx: Context, column: Column, operator: string, raw: unknown, key: string, bag: FieldErrorBag): Where | null {
+async function condition(ctx: Context, column: Column, operator: string, raw: unknown, key: string, bag: FieldErrorBag): Promise<Where | null> {
   const f = column.def;
   const ofType = (value: unknown, at = key) => {
     const v = typed(f, value);
@@ -156,7 +199,8 @@ function condition(ctx: Context, column: Column, operator: string, raw: unknown,
         bag.add(`${key}.value`, "The value must be a string.");
         return null;
       }
-      const like = column.wrap(likeCondition(ctx, raw, operator.includes("ilike")));
+      // `like` is the database's own LIKE: SQLite's ignores ASCII case, PostgreSQL's does not.
+      const like = await likeCondition(ctx, column, raw, operator.includes("ilike") || ctx.provider === "sqlite");
       return operator.startsWith("not") ? { NOT: like } : like;
     }
     case "in":
@@ -215,7 +259,9 @@ function combine(items: Array<{ type: string; where: Where }>): Where {
   return ands.length === 1 ? ands[0]! : { OR: ands };
 }
 
-function filtersWhere(ctx: Context, def: ResourceDef, pivot: PivotDef | undefined, filters: FilterArg[], prefix: string, depth: number, bag: FieldErrorBag): Where | null {
+async function filtersWhere(
+  ctx: Context, def: ResourceDef, pivot: PivotDef | undefined, filters: FilterArg[], prefix: string, depth: number, bag: FieldErrorBag,
+): Promise<Where | null> {
   const items: Array<{ type: string; where: Where }> = [];
   for (const [index, filter] of filters.entries()) {
     const key = `${prefix}.${index}`;
@@ -226,7 +272,7 @@ function filtersWhere(ctx: Context, def: ResourceDef, pivot: PivotDef | undefine
         bag.add(`${key}.nested`, "Max nested depth 1 is exceeded");
         continue;
       }
-      const nested = filtersWhere(ctx, def, pivot, filter.nested, `${key}.nested`, depth + 1, bag);
+      const nested = await filtersWhere(ctx, def, pivot, filter.nested, `${key}.nested`, depth + 1, bag);
       if (nested) items.push({ type, where: nested });
       continue;
     }
@@ -244,18 +290,18 @@ function filtersWhere(ctx: Context, def: ResourceDef, pivot: PivotDef | undefine
       bag.add(`${key}.operator`, `The operator must be one of: ${operators.join(", ")}.`);
       continue;
     }
-    const where = condition(ctx, column, operator, filter.value ?? null, key, bag);
+    const where = await condition(ctx, column, operator, filter.value ?? null, key, bag);
     if (where) items.push({ type, where });
   }
   return items.length ? combine(items) : null;
 }
 
 /** Turns `filters`, `scopes` and `search` into a Prisma `where`, and `sort` into an `orderBy`; 422 naming each bad entry. */
-export function searchQuery(ctx: Context, def: ResourceDef, args: SearchArgs, pivot?: PivotDef): { where: Where | null; orderBy: Order[] } {
+export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchArgs, pivot?: PivotDef): Promise<{ where: Where | null; orderBy: Order[] }> {
   const bag = new FieldErrorBag();
   const parts: Where[] = [];
   if (args.filters?.length) {
-    const where = filtersWhere(ctx, def, pivot, args.filters, "filters", 0, bag);
+    const where = await filtersWhere(ctx, def, pivot, args.filters, "filters", 0, bag);
     if (where) parts.push(where);
   }
   for (const [index, scope] of (args.scopes ?? []).entries()) {
@@ -275,11 +321,10 @@ export function searchQuery(ctx: Context, def: ResourceDef, args: SearchArgs, pi
   }
   const term = args.search?.value;
   if (term != null && term !== "") {
-    const columns = Object.entries(columnsOf(def)).filter(([, f]) => f.type === "string" || f.type === "text").map(([k]) => k);
-    const mode = args.search?.caseSensitive === true ? {} : insensitive(ctx);
-    const any = { OR: columns.map((c) => ({ [c]: { contains: term, ...mode } })) };
-    if (columns.length) parts.push(pivot ? { [pivot.related]: any } : any);
-    else parts.push({ id: -1 });
+    const names = Object.entries(columnsOf(def)).filter(([, f]) => f.type === "string" || f.type === "text").map(([k]) => k);
+    const columns = names.map((name) => resolveColumn(def, pivot, snake(name))!);
+    const matches = await Promise.all(columns.map((column) => containsCondition(ctx, column, term, args.search?.caseSensitive === true)));
+    parts.push(matches.length ? { OR: matches } : { id: -1 });
   }
   const orderBy: Order[] = [];
   for (const [index, sort] of (args.sort ?? []).entries()) {

@@ -253,7 +253,7 @@ async function listScope(op: Operation, a: Args, ctx: Context) {
 async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) {
   guard(ctx, op.scopes);
   const page = pageArgs(ctx, a.page, a.limit);
-  const search = searchQuery(ctx, op.def, a, pivotOfOp(op));
+  const search = await searchQuery(ctx, op.def, a, pivotOfOp(op));
   const { model, where, orderBy } = await listScope(op, a, ctx);
   return findPage(ctx, model, search.where ? { AND: [where, search.where] } : where, [...search.orderBy, ...orderBy], page, query);
 }
