@@ -96,16 +96,18 @@ export const awardRecord = defineResource({
   }),
 });
 
-export const combatRecord = defineResource({
-  name: "combatRecord",
-  model: "CombatRecord",
-  path: "combat-records",
-  fields: { ...recordFields(), text: text({ required: true, nullable: false }) },
-  relations: recordRelations(),
-  includes: recordIncludes,
-  orderBy: recordOrder,
-  hooks: recordHooks("CombatRecord", (user) => `${user} received a new combat record`),
-});
+/** A record that is its text: combat and service records. */
+const narrativeRecord = (name: string, model: string, path: string, kind: string) =>
+  defineResource({
+    name, model, path,
+    fields: { ...recordFields(), text: text({ required: true, nullable: false }) },
+    relations: recordRelations(),
+    includes: recordIncludes,
+    orderBy: recordOrder,
+    hooks: recordHooks(model, (user) => `${user} received a new ${kind} record`),
+  });
+
+export const combatRecord = narrativeRecord("combatRecord", "CombatRecord", "combat-records", "combat");
 
 export const qualificationRecord = defineResource({
   name: "qualificationRecord",
@@ -121,16 +123,7 @@ export const qualificationRecord = defineResource({
   }),
 });
 
-export const serviceRecord = defineResource({
-  name: "serviceRecord",
-  model: "ServiceRecord",
-  path: "service-records",
-  fields: { ...recordFields(), text: text({ required: true, nullable: false }) },
-  relations: recordRelations(),
-  includes: recordIncludes,
-  orderBy: recordOrder,
-  hooks: recordHooks("ServiceRecord", (user) => `${user} received a new service record`),
-});
+export const serviceRecord = narrativeRecord("serviceRecord", "ServiceRecord", "service-records", "service");
 
 export const trainingRecord = defineResource({
   name: "trainingRecord",
