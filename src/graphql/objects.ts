@@ -1,5 +1,5 @@
 import { relationField, type FieldDef, type ResourceDef } from "../resources/define.ts";
-import { resourceNamed, resources } from "../resources/index.ts";
+import { linkResourceOf, resourceNamed, resources } from "../resources/index.ts";
 import type { Builder } from "./builder.ts";
 import { loadMorphChildren, loadMorphOwner, TYPE } from "./loaders.ts";
 import { pascal } from "./names.ts";
@@ -63,8 +63,20 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         case "hasMany":
         case "belongsToMany": {
           const orderBy = rel.kind === "hasMany" ? rel.orderBy : rel.pivot.orderBy;
-          const query = { ...(orderBy ? { orderBy } : {}), ...(rel.filter ? { where: rel.filter.where } : {}) };
-          fields[relationField(rel)] = t.relation(rel.field, Object.keys(query).length ? { query } : {});
+          const query = orderBy ? { query: { orderBy } } : {};
+          if (!rel.filter) {
+            fields[rel.field] = t.relation(rel.field, query);
+            break;
+          }
+          // A filtered subset loads the same relation with the same arguments (so Pothos merges the two
+          // into one query) and filters the rows here; different `where`s would force a query per row.
+          const { where } = rel.filter;
+          const target = rel.kind === "hasMany" ? rel.target : linkResourceOf(rel.pivot).name;
+          fields[relationField(rel)] = t.field({
+            type: [objects.get(target)],
+            select: (_args: unknown, _ctx: unknown, nested: (q: object) => unknown) => ({ [rel.field]: nested(orderBy ? { orderBy } : {}) }),
+            resolve: (row: any) => (row[rel.field] as Array<Record<string, unknown>>).filter((r) => matches(r, where)),
+          });
           break;
         }
         case "morphOne":
@@ -91,6 +103,13 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
   }
 
   return { objects, unions, pages };
+}
+
+/** Whether a row satisfies a relation filter: column equality, or `{ not: value }`. */
+function matches(row: Record<string, unknown>, where: Record<string, unknown>): boolean {
+  return Object.entries(where).every(([key, wanted]) =>
+    wanted !== null && typeof wanted === "object" && "not" in wanted ? row[key] !== (wanted as { not: unknown }).not : row[key] === wanted,
+  );
 }
 
 /** `<Type>Page`: one page of a list, with what REST needs for `links` and `meta`. */
