@@ -17,6 +17,24 @@ export interface Config {
   bodyMaxBytes: number;
   /** Most items one `resources` list (batch, attach, sync...) may carry. */
   batchMaxItems: number;
+  /** Root fields (one per REST request) an API key, or a client address without a key, may run per minute. */
+  rateLimitPerMinute: number;
+  /** Redis holding the rate-limit counters, shared by every instance; null counts in memory per instance. */
+  redisUrl: string | null;
+  /** Prefix of the rate-limit keys in Redis. */
+  rateLimitKeyPrefix: string;
+  /** `include`: most values, and most segments in one value (`a.b.c` is 3). */
+  includeMaxCount: number;
+  includeMaxDepth: number;
+  /** GraphQL document limits: field depth, cost (graphql-armor's measure), aliases, tokens. */
+  graphqlMaxDepth: number;
+  graphqlMaxCost: number;
+  graphqlMaxAliases: number;
+  graphqlMaxTokens: number;
+  /** An operation running longer is answered 503; write transactions are rolled back after it. */
+  executionTimeoutMs: number;
+  /** Origins allowed by CORS (`*` for any). */
+  corsOrigins: string[];
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -43,5 +61,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadMaxBytes: int(env.UPLOAD_MAX_BYTES, 10 * 1024 * 1024),
     bodyMaxBytes: int(env.BODY_MAX_BYTES, 2 * 1024 * 1024),
     batchMaxItems: int(env.BATCH_MAX_ITEMS, 1000),
+    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 1000),
+    redisUrl: env.REDIS_URL || null,
+    rateLimitKeyPrefix: "muster:rl",
+    includeMaxCount: int(env.INCLUDE_MAX_COUNT, 20),
+    includeMaxDepth: int(env.INCLUDE_MAX_DEPTH, 3),
+    graphqlMaxDepth: int(env.GRAPHQL_MAX_DEPTH, 10),
+    graphqlMaxCost: int(env.GRAPHQL_MAX_COST, 5000),
+    graphqlMaxAliases: int(env.GRAPHQL_MAX_ALIASES, 30),
+    graphqlMaxTokens: int(env.GRAPHQL_MAX_TOKENS, 5000),
+    executionTimeoutMs: int(env.EXECUTION_TIMEOUT_MS, 30000),
+    corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),
   };
 }

@@ -30,6 +30,7 @@ export const errorKinds = {
     type: "ThrottleRequestsException",
     message: "You have exceeded the API rate limit. Please wait a minute before trying again.",
   },
+  TIMEOUT: { status: 503, type: "HttpException", message: "The request took too long to complete. Please try again, or ask for less at once." },
   INTERNAL: { status: 500, type: "HttpException", message: "There was a server error with your last request. Please try again." },
   MAINTENANCE: { status: 503, type: "HttpException", message: "The API is currently down for maintenance. Please check back later." },
 } as const;

@@ -1,7 +1,8 @@
-import { parse, validate, type DocumentNode, type GraphQLSchema } from "graphql";
+import { parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema, type ValidationRule } from "graphql";
 import { pivotOf, type Operation } from "../resources/operations.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { includeTree } from "./includes.ts";
+import { ApiError, validationError } from "../errors.ts";
 import { select, selectLink, type Shaper } from "./selection.ts";
 
 export interface PreparedDocument {
@@ -47,7 +48,11 @@ export function buildDocument(schema: GraphQLSchema, op: Operation, requested: r
 /** Documents by route and include set: parsed and validated once, then reused for every request. */
 export class DocumentCache {
   private readonly cache = new Map<string, PreparedDocument>();
-  constructor(private readonly schema: GraphQLSchema) {}
+  private readonly rules: readonly ValidationRule[];
+  /** `limits`: the query-shape rules `/graphql` enforces, so a REST route can never build past them. */
+  constructor(private readonly schema: GraphQLSchema, limits: readonly ValidationRule[] = []) {
+    this.rules = [...specifiedRules, ...limits];
+  }
 
   get(op: Operation, includes: readonly string[]): PreparedDocument {
     const key = `${op.field}|${includes.join(",")}`;
@@ -55,7 +60,10 @@ export class DocumentCache {
     if (!prepared) {
       const { text, operationName, shape } = buildDocument(this.schema, op, includes);
       const document = parse(text);
-      const errors = validate(this.schema, document);
+      const errors = validate(this.schema, document, this.rules);
+      // A limit (depth, cost) is the request's doing: too many or too deep includes for this server's settings.
+      const limit = errors.find((e): e is ApiError => e instanceof ApiError);
+      if (limit) throw validationError({ include: [`The requested includes make the query too large: ${limit.message}`] });
       if (errors.length) throw new Error(`Generated document for ${op.field} is invalid: ${errors.map((e) => e.message).join("; ")}\n${text}`);
       prepared = { document, operationName, shape };
       this.cache.set(key, prepared);

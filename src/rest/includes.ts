@@ -35,6 +35,18 @@ export function searchIncludes(raw: unknown, allowed: readonly string[]): string
   return values;
 }
 
+/** At most `includeMaxCount` values of at most `includeMaxDepth` segments: each include widens the query. */
+export function capIncludes(values: string[], limits: { includeMaxCount: number; includeMaxDepth: number }): string[] {
+  if (values.length > limits.includeMaxCount) {
+    throw validationError({ include: [`At most ${limits.includeMaxCount} include values may be given at once.`] });
+  }
+  const deep = values.filter((v) => v.split(".").length > limits.includeMaxDepth);
+  if (deep.length) {
+    throw validationError({ include: deep.map((v) => `The ${v} include is nested deeper than ${limits.includeMaxDepth} levels.`) });
+  }
+  return values;
+}
+
 const isAllowed = (value: string, allowed: readonly string[]) =>
   allowed.includes(value) || allowed.some((a) => a.endsWith(".*") && value.startsWith(a.slice(0, -1)) && value.length > a.length - 1);
 

@@ -4,7 +4,8 @@ import { ApiError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import { errorResponse, toApiError } from "../server/errors.ts";
 import { idsOf } from "../server/ids.ts";
-import { parseIncludes, searchIncludes } from "./includes.ts";
+import { capIncludes, parseIncludes, searchIncludes } from "./includes.ts";
+import { queryLimitRules } from "../server/limits.ts";
 import { matchRoute, versions } from "./routes.ts";
 import { DocumentCache } from "./documents.ts";
 import { variablesOf } from "./body.ts";
@@ -18,7 +19,7 @@ import { applyV1 } from "./v1.ts";
  */
 export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
   let yoga: YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
-  const documents = new DocumentCache(schema);
+  const documents = new DocumentCache(schema, queryLimitRules(config));
   return {
     onYogaInit({ yoga: instance }) {
       yoga = instance as typeof yoga;
@@ -39,7 +40,9 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       if (!versions.includes(match.version)) throw new ApiError("BAD_VERSION");
       const { op } = match.route;
       const requested = parseIncludes(url.searchParams.get("include"), op.includes);
-      const includes = op.kind === "search" ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes)])].sort() : requested;
+      const includes = capIncludes(
+        op.kind === "search" ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes)])].sort() : requested, config,
+      );
       const prepared = documents.get(op, includes);
       const variableValues = variablesOf(op, match.params, url.searchParams, body);
       const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });

@@ -12,11 +12,15 @@ import { errorResponse, toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
 import { isMaintenance } from "./maintenance.ts";
+import { corsOptions, securityHeadersPlugin } from "./headers.ts";
+import { executionTimeoutPlugin, queryLimitPlugins } from "./limits.ts";
 import { renderOfflineGraphiQL } from "./graphiql.ts";
+import { createRateLimit, type RateLimit } from "./rate-limit.ts";
 
 export interface App {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
   schema: GraphQLSchema;
+  rateLimit: RateLimit;
 }
 
 let sharedSchema: GraphQLSchema | undefined;
@@ -52,11 +56,14 @@ function maintenancePlugin(db: Database): Plugin {
 }
 
 export function createApp({ db, config }: { db: Database; config: Config }): App {
-  const schema = getSchema();
+  const rateLimit = createRateLimit(config, db);
+  const schema = rateLimit.apply(getSchema());
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
     landingPage: false,
+    batching: false,
+    cors: corsOptions(config),
     renderGraphiQL: renderOfflineGraphiQL,
     graphiql: { title: "Muster GraphQL" },
     logging: false,
@@ -76,7 +83,10 @@ export function createApp({ db, config }: { db: Database; config: Config }): App
         requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(),
       } satisfies Context;
     },
-    plugins: [requestIdsPlugin(), openApiPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config)],
+    plugins: [
+      requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), ...queryLimitPlugins(config), executionTimeoutPlugin(config), openApiPlugin(),
+      maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
+    ],
   });
-  return { yoga, schema };
+  return { yoga, schema, rateLimit };
 }

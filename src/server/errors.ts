@@ -3,7 +3,8 @@ import { ApiError, errorKinds, validationError, type ErrorCode } from "../errors
 import { snake } from "../graphql/names.ts";
 import type { RequestIds } from "./ids.ts";
 
-const prismaCodes: Record<string, ErrorCode> = { P2025: "NOT_FOUND", P2002: "VALIDATION", P2003: "VALIDATION" };
+// P2028: an interactive transaction ran past its timeout and was rolled back.
+const prismaCodes: Record<string, ErrorCode> = { P2025: "NOT_FOUND", P2002: "VALIDATION", P2003: "VALIDATION", P2028: "TIMEOUT" };
 
 /** Turns anything thrown during execution into an ApiError; unexpected errors become a generic 500. */
 export function toApiError(error: unknown): ApiError {
@@ -13,8 +14,12 @@ export function toApiError(error: unknown): ApiError {
   const code = (original as { code?: string })?.code;
   if (code && prismaCodes[code] === "NOT_FOUND") return new ApiError("NOT_FOUND");
   if (code && prismaCodes[code] === "VALIDATION") return new ApiError("VALIDATION", "The given data conflicts with existing records.");
+  if (code && prismaCodes[code] === "TIMEOUT") return new ApiError("TIMEOUT");
   const coercion = coercionError(error);
   if (coercion) return coercion;
+  // Yoga's own request errors (batching refused, a body it cannot read) carry a 4xx of their own.
+  const status = (original as GraphQLError)?.extensions?.http as { status?: number } | undefined;
+  if (error instanceof GraphQLError && status?.status && status.status >= 400 && status.status < 500) return new ApiError("BAD_REQUEST", error.message);
   return new ApiError("INTERNAL");
 }
 

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { client, startHarness, type Client, type Harness } from "./harness.ts";
+
+/** The error a GraphQL document gets when it breaks a shape limit: code VALIDATION, naming the limit. */
+const limitError = (body: any, pattern: RegExp) => {
+  expect(body.data ?? null).toBeNull();
+  expect(body.errors[0].extensions).toMatchObject({ code: "VALIDATION", status: 422, type: "ValidationException" });
+  expect(body.errors[0].message).toMatch(pattern);
+};
+
+describe("with the default limits", () => {
+  let h: Harness;
+  let api: Client;
+  beforeAll(async () => {
+    h = await startHarness();
+    api = client(h, await h.key());
+    await api.post("/v2/ranks", { name: "Private" });
+  });
+  afterAll(() => h.close());
+
+  test("GraphQL depth, aliases and tokens are capped with a 422-coded error, before anything runs", async () => {
+    const deep = "{ users { nodes { rank { image { model { ... on Rank { image { model { ... on Rank { image { model { ... on Rank { image { id } } } } } } } } } } } } } }";
+    limitError((await api.graphql(deep)).body, /depth limit of 10/);
+    limitError((await api.graphql(`{ ${Array.from({ length: 31 }, (_, i) => `a${i}: ranks { totalCount }`).join(" ")} }`)).body, /Aliases limit of 30/);
+    limitError((await api.graphql(`{ ranks { nodes { ${"id ".repeat(5001)} } } }`)).body, /Token limit of 5000/);
+    expect((await api.graphql("{ ranks { nodes { id name } } }")).body.data.ranks.nodes).toHaveLength(1);
+  });
+
+  test("GraphQL batching (an array of operations in one request) is refused", async () => {
+    const response = await h.app.yoga.fetch("http://muster.test/graphql", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${await h.key()}` },
+      body: JSON.stringify([{ query: "{ ranks { totalCount } }" }, { query: "{ ranks { totalCount } }" }]),
+    });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+  });
+
+  test("include: at most 20 values of at most 3 levels", async () => {
+    const many = await api.get(`/v2/users?include=${["assignment_records", "attachments", "award_records", "combat_records", "fields", "position",
+      "qualification_records", "rank", "rank_records", "service_records", "specialty", "status", "training_records", "unit", "primary_assignment_records",
+      "secondary_assignment_records", "rank.image", "unit.users", "unit.image", "rank_records.rank", "award_records.award"].join(",")}`);
+    expect(many.status).toBe(422);
+    expect(many.body.error.errors.include).toEqual(["At most 20 include values may be given at once."]);
+    const deep = await api.get("/v2/users?include=award_records.award.image.model");
+    expect(deep.status).toBe(422);
+    expect((await api.get("/v2/users?include=award_records.award.image")).status).toBe(200);
+  });
+
+  test("a limit above the maximum page size is served as the maximum", async () => {
+    expect((await api.get("/v2/ranks?limit=5000")).body.meta.per_page).toBe(100);
+  });
+
+  test("a JSON body over the cap is 413 in the error shape", async () => {
+    const reply = await api.post("/v2/ranks", { name: "x".repeat(3 * 1024 * 1024) });
+    expect(reply.status).toBe(413);
+    expect(reply.body.error.type).toBe("HttpException");
+  });
+});
+
+describe("with tight limits", () => {
+  let h: Harness;
+  let api: Client;
+  beforeAll(async () => {
+    h = await startHarness({ graphqlMaxCost: 60 });
+    api = client(h, await h.key());
+  });
+  afterAll(() => h.close());
+
+  test("the cost limit applies to the prepared REST documents too: 422 naming include, never a 500", async () => {
+    const reply = await api.get("/v2/users?include=rank.image,unit.image,position,specialty,status");
+    expect(reply.status).toBe(422);
+    expect(reply.body.error.errors.include[0]).toMatch(/too large: .*cost/i);
+  });
+});
