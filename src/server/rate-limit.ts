@@ -1,0 +1,181 @@
+import type { IncomingMessage } from "node:http";
+import type { GraphQLSchema } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import { MapperKind, mapSchema } from "@graphql-tools/utils";
+import { rateLimitDirective, type RateLimitArgs } from "graphql-rate-limit-directive";
+import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterRedisOptions, type RateLimiterAbstract, type RateLimiterRes } from "rate-limiter-flexible";
+import { Redis } from "ioredis";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/prisma.ts";
+import type { Context } from "../graphql/context.ts";
+import { authenticate } from "../auth/authenticate.ts";
+import { ApiError } from "../errors.ts";
+
+/** Name of the schema directive put on every root field. */
+export const RATE_LIMIT_DIRECTIVE = "rateLimit";
+const WINDOW_SECONDS = 60;
+
+/** What the limiter told us about one request: the last word of every root field it ran. */
+interface Usage {
+  remaining: number;
+  msBeforeNext: number;
+  limited: boolean;
+}
+
+export interface RateLimit {
+  /** `schema` with the `@rateLimit` directive applied to every root Query and Mutation field. */
+  apply(schema: GraphQLSchema): GraphQLSchema;
+  /** Adds `X-RateLimit-*` (and on a 429 `Retry-After`) headers to every response. */
+  plugin(): Plugin;
+  /** Resolves once the shared store is reachable (at once in memory); false when it was not within `timeoutMs`. */
+  ready(timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+type ServerContext = { req?: IncomingMessage };
+
+/** The client address of a request served by node:http; yoga.fetch has none. */
+const ipOf = (serverContext: ServerContext | undefined) => serverContext?.req?.socket?.remoteAddress ?? "unknown";
+
+/** One allowance per API key; requests without a usable key share one per client address. */
+const bucketOf = (auth: Context["auth"], serverContext: ServerContext | undefined) => (auth ? `key:${auth.keyId}` : `ip:${ipOf(serverContext)}`);
+
+/**
+ * Rate limits of one app: `config.rateLimitPerMinute` root fields per minute per API key (one REST request runs
+ * one root field; a GraphQL document pays for each of its root fields), counted in memory, or in Redis when
+ * `config.redisUrl` is set so that every instance shares the allowance. While Redis is unreachable each instance
+ * counts in memory with the same allowance (rate-limiter-flexible's insurance limiter) and says so once in the log.
+ */
+export function createRateLimit(config: Config, db: Database): RateLimit {
+  const points = config.rateLimitPerMinute;
+  const usage = new WeakMap<Request, Usage>();
+  const redis = config.redisUrl ? connect(config.redisUrl) : null;
+  let limiter: RateLimiterAbstract | undefined;
+
+  const Base = redis ? RateLimiterRedis : RateLimiterMemory;
+  /** The directive builds its limiter itself; keep a hold of it to read a bucket without consuming. */
+  class Limiter extends (Base as typeof RateLimiterRedis) {
+    constructor(options: IRateLimiterRedisOptions) {
+      super(options);
+      limiter = this;
+    }
+  }
+  const limiterOptions = redis
+    ? {
+        keyPrefix: config.rateLimitKeyPrefix,
+        storeClient: redis,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory({ points, duration: WINDOW_SECONDS }),
+        inMemoryBlockOnConsumed: points + 1,
+      }
+    : { keyPrefix: config.rateLimitKeyPrefix };
+
+  const record = (request: Request | undefined, res: RateLimiterRes, limited: boolean) => {
+    if (!request) return;
+    const seen = usage.get(request);
+    usage.set(request, {
+      remaining: Math.min(seen?.remaining ?? points, res.remainingPoints),
+      msBeforeNext: Math.max(seen?.msBeforeNext ?? 0, res.msBeforeNext),
+      limited: (seen?.limited ?? false) || limited,
+    });
+  };
+  const requestOf = (ctx: unknown) => (ctx as { request?: Request }).request;
+
+  const directive = rateLimitDirective<Context & { req?: IncomingMessage; request?: Request }, IRateLimiterRedisOptions>({
+    name: RATE_LIMIT_DIRECTIVE,
+    limiterClass: Limiter as unknown as typeof RateLimiterAbstract,
+    limiterOptions: limiterOptions as IRateLimiterRedisOptions,
+    keyGenerator: (_args, _source, _fieldArgs, ctx) => bucketOf(ctx.auth, ctx),
+    setState: (res, _args, _source, _fieldArgs, ctx) => record(requestOf(ctx), res, false),
+    onLimit: (res, _args, _source, _fieldArgs, ctx) => {
+      record(requestOf(ctx), res, true);
+      throw new ApiError("RATE_LIMITED");
+    },
+  });
+
+  /** The bucket of a request that ran no root field (unknown route, invalid document...), read without consuming. */
+  async function peek(request: Request, serverContext: ServerContext): Promise<Usage> {
+    const { auth } = await authenticate(db.prisma, config, request, new URL(request.url));
+    const res = await limiter?.get(bucketOf(auth, serverContext));
+    return { remaining: res ? res.remainingPoints : points, msBeforeNext: res?.msBeforeNext ?? 0, limited: false };
+  }
+
+  return {
+    apply: (schema) => directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS })),
+    plugin: () => ({
+      async onResponse({ request, response, serverContext }) {
+        let seen = usage.get(request);
+        if (!seen) {
+          try {
+            seen = await peek(request, serverContext as ServerContext);
+          } catch (error) {
+            console.warn("Rate limit headers unavailable:", (error as Error).message);
+            return;
+          }
+        }
+        response.headers.set("X-RateLimit-Limit", String(points));
+        response.headers.set("X-RateLimit-Remaining", String(seen.remaining));
+        if (seen.limited) {
+          const seconds = Math.max(1, Math.ceil(seen.msBeforeNext / 1000));
+          response.headers.set("Retry-After", String(seconds));
+          response.headers.set("X-RateLimit-Reset", String(Math.floor(Date.now() / 1000) + seconds));
+        }
+      },
+    }),
+    async ready(timeoutMs = 5000) {
+      if (!redis || redis.status === "ready") return true;
+      return new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => done(false), timeoutMs);
+        const done = (ok: boolean) => {
+          clearTimeout(timer);
+          redis.off("ready", onReady);
+          resolve(ok);
+        };
+        const onReady = () => done(true);
+        redis.on("ready", onReady);
+      });
+    },
+    async close() {
+      if (redis) redis.disconnect();
+    },
+  };
+}
+
+const markedSchemas = new WeakMap<GraphQLSchema, Map<string, GraphQLSchema>>();
+
+/** `schema` with `@rateLimit(limit, duration)` on every root field; built once per schema and allowance. */
+function marked(schema: GraphQLSchema, args: RateLimitArgs): GraphQLSchema {
+  const bySchema = markedSchemas.get(schema) ?? new Map<string, GraphQLSchema>();
+  markedSchemas.set(schema, bySchema);
+  const key = `${args.limit}/${args.duration}`;
+  let result = bySchema.get(key);
+  if (!result) {
+    result = mapSchema(schema, {
+      [MapperKind.ROOT_FIELD]: (field) => ({
+        ...field,
+        extensions: { ...field.extensions, directives: { ...(field.extensions?.directives as object), [RATE_LIMIT_DIRECTIVE]: [args] } },
+      }),
+    });
+    bySchema.set(key, result);
+  }
+  return result;
+}
+
+/** A Redis client that never queues: while disconnected, commands fail at once and the insurance limiter counts. */
+function connect(url: string): Redis {
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 1000, connectTimeout: 2000 });
+  let healthy = true;
+  const down = (reason: string) => {
+    if (!healthy || client.status === "end") return;
+    healthy = false;
+    console.warn(`Redis unavailable (${reason}): rate limits are counted in memory on this instance until it returns.`);
+  };
+  client.on("error", (error: Error) => down(error.message));
+  client.on("close", () => down("connection closed"));
+  client.on("ready", () => {
+    if (healthy) return;
+    healthy = true;
+    console.warn("Redis reachable again: rate limits are shared again.");
+  });
+  return client;
+}
