@@ -1,0 +1,208 @@
+/**
+ * Property-based bad input: every route of the operation catalogue is sent malformed requests made
+ * from a well-formed one (test/support/targets.ts, over the organisation test/perscom seeds) with one
+ * thing broken (test/support/malformed.ts): bodies with wrong types anywhere, bodies that are not
+ * objects or not JSON, malformed path ids and versions, bad includes and paging, wrong content types,
+ * spoofed methods, search bodies of the wrong shape; and every batch and link route a body with one
+ * bad entry among good ones.
+ *
+ * Properties, for every request: never a 5xx, never a prototype polluted; an error is a 4xx with
+ * PERSCOM's body `{"error": {message, type, request_id, trace_id}}` (and `errors`, field → messages,
+ * on a 422); a rejected request leaves every table byte-for-byte as it was; a request that is
+ * malformed beyond doubt (bad id, body not an object, unknown include, one bad batch entry...) is
+ * rejected. Runs are reproducible: BAD_INPUT_SEED (default below) seeds every route, mixed with the
+ * route's name; BAD_INPUT_RUNS and BAD_INPUT_BATCH_RUNS set the runs per route.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import fc from "fast-check";
+import { operations, type Operation } from "../src/resources/operations.ts";
+import { startHarness, type Harness } from "./harness.ts";
+import { DESTRUCTIVE, seedOrganisation, Targets, type Target } from "./support/targets.ts";
+import { DatabaseSnapshots, listFiles, snapshotDiff } from "./support/snapshot.ts";
+import { applyRecipe, badEntries, batchRecipe, recipesFor, writableKeysOf, type Sent } from "./support/malformed.ts";
+import { invalidAttribute } from "./support/factory.ts";
+import { fixedColumns } from "./support/registry.ts";
+
+const SEED = Number(process.env.BAD_INPUT_SEED ?? 424242);
+const RUNS = Number(process.env.BAD_INPUT_RUNS ?? 6);
+const BATCH_RUNS = Number(process.env.BAD_INPUT_BATCH_RUNS ?? 4);
+const BATCH_KINDS = new Set(["batchCreate", "batchUpdate", "batchDelete", "attach", "detach", "sync", "toggle"]);
+
+const nameOf = (op: Operation) => `${op.method} ${op.path}`;
+/** The route's own seed: SEED mixed with its name, so routes do not all draw the same cases. */
+function seedFor(name: string): number {
+  let hash = SEED >>> 0;
+  for (const c of name) hash = (Math.imul(hash, 31) + c.charCodeAt(0)) >>> 0;
+  return hash | 0;
+}
+
+let h: Harness;
+let key: string;
+let targets: Targets;
+let snapshots: DatabaseSnapshots;
+/** The database as the last request left it; undefined after setup requests changed it. */
+let baseline: Map<string, string> | undefined;
+const plans = new Map<string, Target>();
+/** Rejected requests after which a stored file appeared. */
+const strayFiles: string[] = [];
+
+beforeAll(async () => {
+  h = await startHarness({ rateLimitPerMinute: 1_000_000 });
+  const org = await seedOrganisation(h);
+  targets = await Targets.create(h, org);
+  key = await h.key("alpha", "*", org.ids.admin ?? null);
+  snapshots = new DatabaseSnapshots(h.db);
+  console.log(`bad-input: seed ${SEED}, ${RUNS} runs per route, ${BATCH_RUNS} per batch route (BAD_INPUT_SEED, BAD_INPUT_RUNS, BAD_INPUT_BATCH_RUNS)`);
+}, 120_000);
+afterAll(() => h?.close());
+
+/** The well-formed request of a route, planned again after one of its writes was accepted. */
+async function targetFor(op: Operation): Promise<Target> {
+  let target = plans.get(nameOf(op));
+  if (!target) {
+    target = await targets.plan(op);
+    plans.set(nameOf(op), target);
+    baseline = undefined;
+  }
+  return target;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  body: any;
+  contentType: string | null;
+}
+
+async function send(sent: Sent): Promise<Answer> {
+  const headers = { accept: "application/json", authorization: `Bearer ${key}`, ...sent.headers };
+  const response = await h.app.yoga.fetch(`http://muster.test${sent.url}`, { method: sent.method, headers, body: sent.body as BodyInit | undefined });
+  const text = await response.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, text, body, contentType: response.headers.get("content-type") };
+}
+
+const isStringList = (v: unknown) => Array.isArray(v) && v.length > 0 && v.every((s) => typeof s === "string");
+
+/** What is wrong with an error answer's body, if anything. */
+function errorShapeProblems(a: Answer): string[] {
+  const problems: string[] = [];
+  if (!a.contentType?.includes("application/json")) problems.push(`error content type ${a.contentType}`);
+  if (a.body === undefined || a.body === null || typeof a.body !== "object") return [...problems, "error body is not a JSON object"];
+  if (Object.keys(a.body).join() !== "error") problems.push(`error body has members ${Object.keys(a.body).join(", ")}, not just "error"`);
+  const e = a.body.error ?? {};
+  for (const member of ["message", "type", "request_id", "trace_id"]) {
+    if (typeof e[member] !== "string" || e[member] === "") problems.push(`error.${member} is not a non-empty string`);
+  }
+  const extra = Object.keys(e).filter((k) => !["message", "type", "request_id", "trace_id", "errors"].includes(k));
+  if (extra.length) problems.push(`error has extra members ${extra.join(", ")}`);
+  if (a.status === 422 || "errors" in e) {
+    const errors = e.errors;
+    if (!errors || typeof errors !== "object" || Array.isArray(errors) || !Object.keys(errors).length) problems.push("error.errors is not a non-empty object");
+    else for (const [field, messages] of Object.entries(errors)) if (!isStringList(messages)) problems.push(`error.errors.${field} is not a list of strings`);
+  }
+  return problems;
+}
+
+function bodyText(body: Sent["body"]): string {
+  if (body === undefined) return "(none)";
+  if (body instanceof FormData) {
+    return `FormData ${JSON.stringify([...body.entries()].map(([k, v]) => [k, typeof v === "string" ? v.slice(0, 80) : `<file ${v.name} ${v.type} ${v.size} bytes>`]))}`;
+  }
+  const text = typeof body === "string" ? body : new TextDecoder().decode(body);
+  return text.length > 600 ? `${text.slice(0, 600)}… (${text.length} chars)` : text;
+}
+
+const prototypeNames = () => Object.getOwnPropertyNames(Object.prototype).sort().join();
+const cleanPrototype = prototypeNames();
+
+/** Sends one request and checks every property; throws a description of the exchange on any failure. */
+async function judge(op: Operation, sent: Sent): Promise<void> {
+  const before = baseline ?? (await snapshots.take());
+  const filesBefore = listFiles(h.config.storageDir);
+  const answer = await send(sent);
+  const after = await snapshots.take();
+  baseline = after;
+  const problems: string[] = [];
+  if (prototypeNames() !== cleanPrototype) {
+    const added = Object.getOwnPropertyNames(Object.prototype).filter((n) => !cleanPrototype.split(",").includes(n));
+    for (const name of added) delete (Object.prototype as Record<string, unknown>)[name];
+    problems.push(`Object.prototype was polluted with ${added.join(", ")}`);
+  }
+  if (answer.status >= 500) problems.push(`answered ${answer.status}`);
+  else if (answer.status >= 400) {
+    problems.push(...errorShapeProblems(answer));
+    const changed = snapshotDiff(before, after);
+    if (changed.length) problems.push(`rejected, yet the database changed:\n    ${changed.join("\n    ")}`);
+    const filesAfter = listFiles(h.config.storageDir);
+    const added = filesAfter.filter((f) => !filesBefore.includes(f));
+    if (added.length) strayFiles.push(`${sent.method} ${sent.url} (${sent.recipe}) → ${answer.status}: left ${added.join(", ")}`);
+  } else if (answer.status >= 200 && answer.status < 300) {
+    if (sent.mustReject) problems.push(`accepted (${answer.status}) a request that must be rejected`);
+    if (op.method !== "GET" && op.kind !== "search") plans.delete(nameOf(op));
+  } else problems.push(`answered ${answer.status}, neither a success nor a client error`);
+  if (problems.length) {
+    throw new Error(
+      [
+        `${sent.method} ${sent.url.length > 300 ? `${sent.url.slice(0, 300)}… (${sent.url.length} chars)` : sent.url}`,
+        `  recipe: ${sent.recipe}`,
+        `  headers: ${JSON.stringify(sent.headers)}`,
+        `  body: ${bodyText(sent.body)}`,
+        `  → ${answer.status} ${answer.text.slice(0, 800)}`,
+        ...problems.map((p) => `  ✗ ${p}`),
+      ].join("\n"),
+    );
+  }
+}
+
+describe.sequential(`malformed requests on every route (fast-check, seed ${SEED})`, () => {
+  for (const op of operations) {
+    const keys = writableKeysOf(op);
+    test(nameOf(op), async () => {
+      await targetFor(op);
+      await fc.assert(
+        fc.asyncProperty(recipesFor(op, keys), async (recipe) => {
+          const target = await targetFor(op);
+          await judge(op, applyRecipe(op, target, recipe, keys, h.config.bodyMaxBytes));
+        }),
+        { seed: seedFor(nameOf(op)), numRuns: RUNS },
+      );
+    });
+  }
+});
+
+describe.sequential(`batches and links with one bad entry change nothing (fast-check, seed ${SEED})`, () => {
+  for (const op of operations.filter((o) => BATCH_KINDS.has(o.kind))) {
+    let invalid: { key: string; value: unknown } | undefined;
+    try {
+      invalid = op.kind === "batchCreate" || op.kind === "batchUpdate" ? invalidAttribute(op.def, op.parent ? fixedColumns(op.parent) : []) : undefined;
+    } catch {
+      invalid = undefined;
+    }
+    test(`${nameOf(op)}${DESTRUCTIVE.has(op.kind) ? " (on rows made for it)" : ""}`, async () => {
+      const first = await targetFor(op);
+      expect(badEntries(op, first.body, invalid).length, `no bad entry can be made for ${JSON.stringify(first.body)}`).toBeGreaterThan(0);
+      await fc.assert(
+        fc.asyncProperty(batchRecipe, async ({ at, choice }) => {
+          const target = await targetFor(op);
+          const entries = badEntries(op, target.body, invalid);
+          const entry = entries[choice % entries.length]!(at);
+          await judge(op, {
+            method: target.method, url: target.url, headers: { "content-type": "application/json" }, body: JSON.stringify(entry.body), mustReject: true,
+            recipe: `one bad entry: ${entry.description}`,
+          });
+        }),
+        { seed: seedFor(`batch ${nameOf(op)}`), numRuns: BATCH_RUNS },
+      );
+    });
+  }
+});
+
+test("rejected requests leave no stored file behind", () => {
+  expect(strayFiles).toEqual([]);
+});

@@ -1,0 +1,67 @@
+import { readdirSync, type Dirent } from "node:fs";
+import path from "node:path";
+import type { Database } from "../../src/db/prisma.ts";
+
+/** Columns that change on any authenticated request by design (API key bookkeeping), left out of snapshots. */
+const VOLATILE: Record<string, string[]> = { ApiKey: ["lastUsedAt", "updatedAt"] };
+
+/**
+ * Reads every table of an SQLite database in one statement: each row of each table (from
+ * sqlite_master, ordered by id, or by rowid where a table has no id column) rendered with SQLite's
+ * own `quote()`, so two snapshots are equal exactly when the stored bytes are.
+ */
+export class DatabaseSnapshots {
+  private query?: string;
+
+  constructor(private readonly db: Database) {}
+
+  private async build(): Promise<string> {
+    const tables = await this.db.prisma.$queryRawUnsafe<Array<{ name: string }>>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_prisma_migrations' ORDER BY name",
+    );
+    const parts: string[] = [];
+    for (const { name } of tables) {
+      const columns = await this.db.prisma.$queryRawUnsafe<Array<{ name: string }>>(`PRAGMA table_info("${name}")`);
+      const kept = columns.map((c) => c.name).filter((c) => !(VOLATILE[name] ?? []).includes(c));
+      const row = kept.map((c) => `quote("${c}")`).join(` || ',' || `);
+      const order = columns.some((c) => c.name === "id") ? `"id"` : "rowid";
+      parts.push(`SELECT '${name}' AS t, (SELECT group_concat(r, char(10)) FROM (SELECT ${row} AS r FROM "${name}" ORDER BY ${order})) AS rows`);
+    }
+    return parts.join(" UNION ALL ");
+  }
+
+  /** Every table's rows, by table name. */
+  async take(): Promise<Map<string, string>> {
+    this.query ??= await this.build();
+    const rows = await this.db.prisma.$queryRawUnsafe<Array<{ t: string; rows: string | null }>>(this.query);
+    return new Map(rows.map((r) => [r.t, r.rows ?? ""]));
+  }
+}
+
+/** The tables whose rows differ between two snapshots, each with its first differing row on both sides. */
+export function snapshotDiff(before: Map<string, string>, after: Map<string, string>): string[] {
+  const out: string[] = [];
+  for (const table of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(table) ?? "";
+    const b = after.get(table) ?? "";
+    if (a === b) continue;
+    const la = a.split("\n");
+    const lb = b.split("\n");
+    const at = la.findIndex((line, i) => line !== lb[i]);
+    const i = at === -1 ? la.length : at;
+    out.push(`${table}: ${la.length} → ${lb.length} rows; first difference at row ${i}: ${JSON.stringify(la[i] ?? null)} → ${JSON.stringify(lb[i] ?? null)}`);
+  }
+  return out;
+}
+
+/** Every file under `dir` (relative paths, sorted); none when it does not exist. */
+export function listFiles(dir: string): string[] {
+  try {
+    return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[])
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(dir, path.join((e as { parentPath?: string }).parentPath ?? (e as { path?: string }).path ?? dir, e.name)))
+      .sort();
+  } catch {
+    return [];
+  }
+}
