@@ -328,7 +328,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
   });
 
   test("includes, page and limit in the body", async () => {
-    const includes = op.includes.filter((i) => !i.includes("*"));
+    const includes = op.includes.filter((i) => !i.includes("*")).slice(0, h.config.includeMaxCount);
     const withIncludes = await search(s, op, { includes: includes.map((relation) => ({ relation })) });
     expect(Array.isArray(withIncludes), JSON.stringify(withIncludes)).toBe(true);
     for (const row of withIncludes as Row[]) for (const relation of includes) expect(row, relation).toHaveProperty(relation.split(".")[0]!);
