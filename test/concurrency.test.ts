@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { createClient } from "@libsql/client";
 import { openDatabase, type Database } from "../src/db/prisma.ts";
 import { createApp } from "../src/server/app.ts";
 import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
@@ -27,6 +28,7 @@ const ok = (r: Reply) => {
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body;
 };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const distinct = <T>(values: T[]) => new Set(values).size === values.length;
 
 async function made(path: string, body: object) {
@@ -218,5 +220,43 @@ describe("two instances on one database", () => {
     answered(replies);
     const listed = ok(await api.get("/v2/specialties?limit=100&page=1")).meta;
     expect(listed.total).toBe(15 * 20);
+  });
+});
+
+/** Another process holding the write lock (a CLI command, a second instance mid-batch): writes wait for it. */
+describe("a write lock held elsewhere", () => {
+  /** Takes the write lock on another connection now; the promise returned settles once it is released. */
+  const holdLock = async (ms: number) => {
+    const other = createClient({ url: h.config.databaseUrl });
+    const tx = await other.transaction("write");
+    return {
+      released: sleep(ms).then(async () => {
+        await tx.commit();
+        other.close();
+      }),
+    };
+  };
+
+  test("writes queued behind it all land once it is released, none is an error", async () => {
+    const { released } = await holdLock(700);
+    const started = Date.now();
+    const replies = await times(10, (i) => api.post("/v2/ranks", { name: `Waited ${i}` }));
+    await released;
+    answered(replies);
+    // Soon after, not once the garbage collector has reset the statements that failed busy.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+    expect(Date.now() - started).toBeLessThan(3000);
+    const names = ok(await api.post("/v2/ranks/search", { filters: [{ field: "name", operator: "like", value: "Waited %" }] })).data;
+    expect(names).toHaveLength(10);
+  });
+
+  test("a write that waits past the execution timeout is a 503, and is not written afterwards", async () => {
+    const impatient = client({ ...h, app: createApp({ db: h.db, config: { ...h.config, executionTimeoutMs: 500 } }) }, await h.key("concurrency"));
+    ok(await impatient.get("/v2/ranks")); // the key's first use is recorded before the lock is taken
+    const { released } = await holdLock(1500);
+    const reply = await impatient.post("/v2/ranks", { name: "Too late" });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(503);
+    await released;
+    expect(ok(await api.get("/v2/ranks?limit=100")).data.map((r: any) => r.name)).not.toContain("Too late");
   });
 });

@@ -1,6 +1,7 @@
 import type { Context } from "../graphql/context.ts";
 import type { FieldDef, ResourceDef } from "../resources/define.ts";
-import { validationError } from "../errors.ts";
+import { ApiError, validationError } from "../errors.ts";
+import { isBusyError } from "../db/sqlite.ts";
 import { resources } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
 import { delegate, owned } from "./access.ts";
@@ -15,12 +16,26 @@ import { snake } from "../graphql/names.ts";
 const doomedFilesOf = new WeakMap<object, string[]>();
 
 export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<T>): Promise<T> {
-  const doomedFiles: string[] = [];
-  const result = (await ctx.prisma.$transaction((tx) => (doomedFilesOf.set(tx, doomedFiles), work(tx)), {
-    maxWait: 10_000, timeout: 30_000,
-  })) as T;
-  for (const file of doomedFiles) await deleteStoredFile(ctx.config, file);
-  return result;
+  // The request is answered 503 once it has run `executionTimeoutMs`: a transaction never commits after that.
+  const deadline = Date.now() + ctx.config.executionTimeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    const doomedFiles: string[] = [];
+    const remaining = Math.max(deadline - Date.now(), 1);
+    try {
+      const result = (await ctx.prisma.$transaction(async (tx) => {
+        doomedFilesOf.set(tx, doomedFiles);
+        const value = await work(tx);
+        if (Date.now() > deadline) throw new ApiError("TIMEOUT");
+        return value;
+      }, { maxWait: remaining, timeout: remaining })) as T;
+      for (const file of doomedFiles) await deleteStoredFile(ctx.config, file);
+      return result;
+    } catch (error) {
+      // Another process held the write lock past the wait in src/db: nothing was written, so run it all again.
+      if (!isBusyError(error)) throw error;
+      if (attempt >= 3 || Date.now() >= deadline) throw new ApiError("TIMEOUT");
+    }
+  }
 }
 
 async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Record<string, any>) {

@@ -1,5 +1,7 @@
 import { PrismaLibSQL } from "@prisma/adapter-libsql";
-import { LibsqlError, type Client, type Config as LibsqlConfig, type InStatement, type Transaction, type TransactionMode } from "@libsql/client";
+import {
+  LibsqlError, type Client, type Config as LibsqlConfig, type InArgs, type InStatement, type ResultSet, type Transaction, type TransactionMode,
+} from "@libsql/client";
 
 /**
  * SQLite answers "busy" at once (no busy handler): the libsql driver is synchronous, so SQLite's own
@@ -11,11 +13,12 @@ const connectionPragmas = ["PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 0"
 /** How long a statement waits for another connection's write lock before the busy error is reported. */
 export const lockWaitMs = 10_000;
 
-/** SQLITE_BUSY (and its extended codes) or SQLITE_LOCKED, from the driver or wrapped by Prisma. */
+/** SQLITE_BUSY (and its extended codes) or SQLITE_LOCKED, from the driver or as Prisma reports it (P1008). */
 export function isBusyError(error: unknown): boolean {
-  for (let e = error as { rawCode?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  type Cause = { rawCode?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (let e = error as Cause, depth = 0; e && depth < 5; e = e.cause as Cause, depth++) {
     if (typeof e.rawCode === "number" && ((e.rawCode & 0xff) === 5 || (e.rawCode & 0xff) === 6)) return true;
-    if (typeof e.code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(e.code)) return true;
+    if (typeof e.code === "string" && (/^SQLITE_(BUSY|LOCKED)/.test(e.code) || e.code === "P1008")) return true;
     if (typeof e.message === "string" && /database is locked|database table is locked|SQLITE_BUSY/.test(e.message)) return true;
   }
   return false;
@@ -23,7 +26,7 @@ export function isBusyError(error: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Runs `attempt` until it is not busy, backing off up to 50 ms between tries, for at most `lockWaitMs`. */
+/** Runs `attempt` until it is not busy, backing off up to 50 ms between tries, for at most `waitMs`. */
 export async function whileBusy<T>(attempt: () => Promise<T>, waitMs = lockWaitMs): Promise<T> {
   const deadline = Date.now() + waitMs;
   for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
@@ -37,83 +40,149 @@ export async function whileBusy<T>(attempt: () => Promise<T>, waitMs = lockWaitM
 }
 
 /**
- * The libsql adapter over one connection per client, with three changes to the driver's defaults:
+ * The client the libsql adapter talks to: one SQLite connection at a time, with the driver's
+ * defaults changed where they break under concurrency.
  *
  * - Write transactions begin `IMMEDIATE`: they take the write lock before their first read, so a
  *   check-then-insert (attach without duplicates, a computed `order`, a unique check) cannot
- *   interleave with another connection's, and no transaction has to be failed half-way for a stale
- *   snapshot. Inside one process the adapter already runs one transaction at a time.
- * - A transaction runs on the client's own connection. The driver hands its connection to each
- *   transaction, opens a new one and never closes the old: a file descriptor pair leaked per write.
- *   The adapter's lock keeps every other statement off the connection while a transaction is open.
- * - Busy statements outside a transaction (and `BEGIN`, `COMMIT`) are retried by `whileBusy`; a script
- *   (`executeMultiple`) is not, as it may have run in part. The per-connection pragmas (foreign keys
- *   are off on every new SQLite connection) are applied before the first statement.
+ *   interleave with another connection's, and no transaction fails half-way on a stale snapshot.
+ *   Inside one process the adapter already runs one transaction at a time and holds every other
+ *   statement back while one is open, so transactions run on the client's own connection. (The
+ *   driver would hand its connection to each transaction and open a new one, never closing the
+ *   old: a leaked connection per write.)
+ * - Busy statements outside a transaction, `BEGIN` included, are retried by `whileBusy`. A script
+ *   (`executeMultiple`) is not: it may have run in part.
+ * - A statement that failed busy is never reset by the driver (tursodatabase/libsql-js#237), and a
+ *   connection with a statement in progress can commit nothing until the garbage collector gets to
+ *   it. So the connection is replaced after a busy failure, and after a failed `COMMIT`, which is
+ *   also rolled back (so no abandoned `BEGIN` keeps the write lock).
+ * - Each new connection gets the pragmas first: SQLite turns foreign keys off on every connection.
  */
+class SqliteClient {
+  readonly protocol = "file";
+  closed = false;
+  #connection: Client;
+  #ready: Promise<void> | null = null;
+
+  constructor(private readonly open: () => Client) {
+    this.#connection = open();
+  }
+
+  /** The current connection, pragmas applied. */
+  async #current(): Promise<Client> {
+    const connection = this.#connection;
+    this.#ready ??= (async () => {
+      for (const pragma of connectionPragmas) await connection.execute(pragma);
+    })().catch((error) => {
+      this.#ready = null;
+      throw error;
+    });
+    await this.#ready;
+    return connection;
+  }
+
+  #replace(connection: Client) {
+    if (connection !== this.#connection || this.closed) return;
+    this.#connection = this.open();
+    this.#ready = null;
+    try {
+      connection.close();
+    } catch {
+      // Already closed or unusable: it is dropped either way.
+    }
+  }
+
+  /** Runs one autocommit step, waiting while another connection holds the lock. */
+  #autocommit<T>(work: (connection: Client) => Promise<T>): Promise<T> {
+    return whileBusy(async () => {
+      const connection = await this.#current();
+      try {
+        return await work(connection);
+      } catch (error) {
+        if (isBusyError(error)) this.#replace(connection);
+        throw error;
+      }
+    });
+  }
+
+  execute(stmt: InStatement | string, args?: InArgs): Promise<ResultSet> {
+    const statement = typeof stmt === "string" ? { sql: stmt, args: args ?? [] } : stmt;
+    return this.#autocommit((c) => c.execute(statement));
+  }
+
+  batch(stmts: InStatement[], mode?: TransactionMode): Promise<ResultSet[]> {
+    return this.#autocommit((c) => c.batch(stmts, mode));
+  }
+
+  async executeMultiple(sql: string): Promise<void> {
+    return (await this.#current()).executeMultiple(sql);
+  }
+
+  async transaction(mode: TransactionMode = "write"): Promise<Transaction> {
+    const begin = mode === "read" ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE";
+    const connection = await this.#autocommit(async (c) => (await c.execute(begin), c));
+    let open = true;
+    let busy = false;
+    const run = async (stmt: InStatement) => {
+      if (!open) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
+      try {
+        return await connection.execute(stmt);
+      } catch (error) {
+        busy ||= isBusyError(error);
+        throw error;
+      }
+    };
+    const end = async (failed: boolean) => {
+      open = false;
+      await connection.execute("ROLLBACK").catch(() => undefined);
+      if (failed || busy) this.#replace(connection);
+    };
+    return {
+      execute: run,
+      batch: async (stmts: InStatement[]) => {
+        const results: ResultSet[] = [];
+        for (const stmt of stmts) results.push(await run(stmt));
+        return results;
+      },
+      executeMultiple: async () => {
+        throw new LibsqlError("A script cannot run inside this transaction", "TRANSACTION_CLOSED");
+      },
+      commit: async () => {
+        await run("COMMIT").then(
+          () => {
+            open = false;
+            if (busy) this.#replace(connection);
+          },
+          async (error) => {
+            await end(true);
+            throw error;
+          },
+        );
+      },
+      rollback: async () => {
+        if (open) await end(false);
+      },
+      close: () => {
+        if (open) void end(false);
+      },
+      get closed() {
+        return !open;
+      },
+    } satisfies Transaction;
+  }
+
+  async sync(): Promise<void> {}
+
+  close(): void {
+    this.closed = true;
+    this.#connection.close();
+  }
+}
+
+/** The libsql driver adapter for Prisma, over `SqliteClient`. */
 export class SqliteAdapterFactory extends PrismaLibSQL {
   createClient(config: LibsqlConfig): Client {
-    const client: Client = (PrismaLibSQL.prototype as unknown as { createClient(c: LibsqlConfig): Client }).createClient.call(this, config);
-    const execute = client.execute.bind(client) as (stmt: InStatement) => ReturnType<Client["execute"]>;
-    const batch = client.batch.bind(client);
-    const executeMultiple = client.executeMultiple.bind(client);
-    let prepared: Promise<void> | null = null;
-    const prepare = () =>
-      (prepared ??= (async () => {
-        for (const pragma of connectionPragmas) await execute(pragma);
-      })().catch((error) => {
-        prepared = null;
-        throw error;
-      }));
-    const autocommit = <T>(work: () => Promise<T>) => whileBusy(async () => (await prepare(), work()));
-
-    const transaction = async (mode: TransactionMode = "write"): Promise<Transaction> => {
-      await autocommit(() => execute(mode === "read" ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE"));
-      let open = true;
-      const check = () => {
-        if (!open) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
-      };
-      const end = async (sql: "COMMIT" | "ROLLBACK") => {
-        open = false;
-        await execute(sql).catch(() => undefined);
-      };
-      return {
-        execute: async (stmt: InStatement) => (check(), execute(stmt)),
-        batch: async (stmts: InStatement[]) => {
-          const results = [];
-          for (const stmt of stmts) results.push((check(), await execute(stmt)));
-          return results;
-        },
-        executeMultiple: async () => {
-          throw new LibsqlError("executeMultiple is not supported in a transaction", "TRANSACTION_CLOSED");
-        },
-        commit: async () => {
-          check();
-          try {
-            await whileBusy(() => execute("COMMIT"));
-            open = false;
-          } catch (error) {
-            await end("ROLLBACK");
-            throw error;
-          }
-        },
-        rollback: async () => {
-          if (open) await end("ROLLBACK");
-        },
-        close: () => {
-          if (open) void end("ROLLBACK");
-        },
-        get closed() {
-          return !open;
-        },
-      } as Transaction;
-    };
-
-    return Object.assign(client, {
-      execute: ((stmtOrSql: InStatement, args?: unknown) =>
-        autocommit(() => execute(typeof stmtOrSql === "string" && args ? ({ sql: stmtOrSql, args } as InStatement) : stmtOrSql))) as Client["execute"],
-      batch: ((...args: Parameters<Client["batch"]>) => autocommit(() => batch(...args))) as Client["batch"],
-      executeMultiple: async (sql: string) => (await prepare(), executeMultiple(sql)),
-      transaction: transaction as Client["transaction"],
-    });
+    const open = () => (PrismaLibSQL.prototype as unknown as { createClient(c: LibsqlConfig): Client }).createClient.call(this, config);
+    return new SqliteClient(open) as unknown as Client;
   }
 }
