@@ -42,3 +42,35 @@ export async function createApiKey(
   });
   return { key, id: row.id, accountId: account.id, userId: row.userId };
 }
+
+export interface KeySummary {
+  id: number;
+  account: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  userId: number | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** Keys as an operator sees them: never the key text or its hash, only the prefix that names it. */
+export async function listKeys(prisma: PrismaClient, account?: string): Promise<KeySummary[]> {
+  const rows = await prisma.apiKey.findMany({
+    where: account ? { account: { name: account } } : {}, include: { account: true }, orderBy: [{ accountId: "asc" }, { id: "asc" }],
+  });
+  return rows.map((k) => ({
+    id: k.id, account: k.account.name, name: k.name, prefix: k.prefix, scopes: JSON.parse(k.scopes) as string[], userId: k.userId,
+    createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, expiresAt: k.expiresAt, revokedAt: k.revokedAt,
+  }));
+}
+
+/** Revokes a key: the next request made with it is a 401. Revoking twice keeps the first time. */
+export async function revokeKey(prisma: PrismaClient, id: number): Promise<KeySummary> {
+  const key = await prisma.apiKey.findUnique({ where: { id } });
+  if (!key) throw new Error(`No key with id ${id}`);
+  if (!key.revokedAt) await prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
+  return (await listKeys(prisma)).find((k) => k.id === id)!;
+}

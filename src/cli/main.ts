@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
-import { createApiKey, ensureAccount, subscriptionStates } from "../auth/accounts.ts";
+import { createApiKey, ensureAccount, listKeys, revokeKey, subscriptionStates } from "../auth/accounts.ts";
 import { isMaintenance, setMaintenance } from "../server/maintenance.ts";
 import { getSchema } from "../server/app.ts";
 import { printedSchema } from "../graphql/schema.ts";
@@ -49,6 +49,30 @@ const commands: Record<string, Command> = {
         });
         console.log(`Created key ${created.id} for account ${created.accountId}. Store it now: it is not shown again.`);
         console.log(created.key);
+      }),
+  },
+  "keys:list": {
+    summary: "List API keys (prefix, scopes, last use, expiry, revocation); never the keys themselves",
+    usage: "keys:list [--account <name>]",
+    options: { account: { type: "string" } },
+    run: (values) =>
+      withDatabase(async ({ prisma }) => {
+        const keys = await listKeys(prisma, values.account as string | undefined);
+        const when = (d: Date | null) => (d ? d.toISOString() : "-");
+        console.log(["id", "account", "prefix", "name", "scopes", "user", "last used", "expires", "revoked"].join("\t"));
+        for (const k of keys) {
+          console.log([k.id, k.account, `${k.prefix}…`, k.name, k.scopes.join(","), k.userId ?? "-", when(k.lastUsedAt), when(k.expiresAt), when(k.revokedAt)].join("\t"));
+        }
+      }),
+  },
+  "keys:revoke": {
+    summary: "Revoke an API key by id: its next request is refused",
+    usage: "keys:revoke <id>",
+    run: (_values, [id]) =>
+      withDatabase(async ({ prisma }) => {
+        if (!id || !/^\d+$/.test(id)) throw new Error("Give the key's id (see keys:list)");
+        const key = await revokeKey(prisma, Number(id));
+        console.log(`Revoked key ${key.id} (${key.prefix}…) of account ${key.account}`);
       }),
   },
   "accounts:subscription": {

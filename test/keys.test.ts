@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { createApiKey } from "../src/auth/accounts.ts";
+import { hashKey } from "../src/auth/keys.ts";
+import { client, startHarness, type Harness } from "./harness.ts";
+
+const run = promisify(execFile);
+let h: Harness;
+const cli = (...args: string[]) =>
+  run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env: { ...process.env, DATABASE_URL: h.config.databaseUrl } });
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+test("only the key's hash is stored: the key text appears nowhere in the database file", async () => {
+  const created = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", name: "stored" });
+  const row = await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } });
+  expect(row.hash).toBe(hashKey(created.key));
+  // Read by another process: opening and closing the file here would drop this process's SQLite locks
+  // (POSIX record locks belong to the process, and closing any descriptor of the file releases them).
+  const path = h.config.databaseUrl.slice("file:".length);
+  const files = [path, `${path}-wal`].filter(existsSync);
+  const stored = (needle: string) => run("grep", ["-qF", needle, ...files]).then(() => true, (e: { code: number }) => (e.code === 1 ? false : Promise.reject(e)));
+  expect(await stored(row.hash)).toBe(true);
+  expect(await stored(created.key)).toBe(false);
+  expect(await stored(created.key.slice(12))).toBe(false);
+});
+
+test("revocation takes effect on the next request, also through the CLI", async () => {
+  const created = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", name: "to revoke" });
+  const api = client(h, created.key);
+  expect((await api.get("/v2/ranks")).status).toBe(200);
+  const { stdout } = await cli("keys:revoke", String(created.id));
+  expect(stdout).toMatch(new RegExp(`Revoked key ${created.id}`));
+  const refused = await api.get("/v2/ranks");
+  expect(refused.status).toBe(401);
+  expect(refused.body.error.type).toBe("AuthenticationException");
+  expect((await api.graphql("{ ranks { totalCount } }")).body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
+});
+
+test("a key records when it was last used, and keys:list shows it without showing the key", async () => {
+  const created = await createApiKey(h.db.prisma, { account: "listed", scopes: "view:rank", name: "reporting" });
+  expect((await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).lastUsedAt).toBeNull();
+  const before = Date.now();
+  await client(h, created.key).get("/v2/ranks");
+  const used = (await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).lastUsedAt!;
+  expect(used.getTime()).toBeGreaterThanOrEqual(before - 1000);
+
+  const { stdout } = await cli("keys:list", "--account", "listed");
+  const line = stdout.split("\n").find((l) => l.startsWith(`${created.id}\t`))!;
+  expect(line).toContain("reporting");
+  expect(line).toContain("view:rank");
+  expect(line).toContain(used.toISOString());
+  expect(stdout).not.toContain(created.key);
+  expect(stdout).not.toContain(hashKey(created.key));
+});
+
+test("an expired key is refused; one expiring later works until then", async () => {
+  const expired = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() - 1000) });
+  expect((await client(h, expired.key).get("/v2/ranks")).status).toBe(401);
+  const later = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
+  expect((await client(h, later.key).get("/v2/ranks")).status).toBe(200);
+});
+
+test("keys:revoke with no or an unknown id is one line and a non-zero exit", async () => {
+  for (const args of [["keys:revoke"], ["keys:revoke", "99999"]]) {
+    const failed = await cli(...args).then(() => null, (e: { code: number; stderr: string }) => e);
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr.trim().split("\n")).toHaveLength(1);
+  }
+});
