@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
+import { client, startHarness, type Harness } from "./harness.ts";
+
+const preflight = (h: Harness, origin: string) =>
+  h.app.yoga.fetch("http://muster.test/v2/ranks", {
+    method: "OPTIONS",
+    headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
+  });
+
+describe("by default", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  test("CORS allows any origin, without credentials, and exposes the id and rate-limit headers", async () => {
+    const answer = await preflight(h, "https://roster.example.org");
+    expect(answer.status).toBeLessThan(300);
+    expect(answer.headers.get("access-control-allow-origin")).toMatch(/^(\*|https:\/\/roster\.example\.org)$/);
+    expect(answer.headers.get("access-control-allow-credentials")).not.toBe("true");
+    expect(answer.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("authorization");
+    const reply = await client(h, await h.key(), { origin: "https://roster.example.org" }).get("/v2/ranks");
+    expect(reply.headers.get("access-control-expose-headers")).toMatch(/X-RateLimit-Remaining/);
+    expect(reply.headers.get("access-control-expose-headers")).toMatch(/X-Perscom-Request-Id/);
+  });
+
+  test("security headers on API responses, errors included", async () => {
+    for (const reply of [await client(h, await h.key()).get("/v2/ranks"), await client(h, null).get("/v2/ranks"), await client(h, null).get("/nowhere")]) {
+      expect(reply.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(reply.headers.get("x-frame-options")).toBe("DENY");
+      expect(reply.headers.get("referrer-policy")).toBe("no-referrer");
+      expect(reply.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(reply.headers.get("cache-control")).toBe("no-store");
+    }
+  });
+
+  test("a 500 shows only the generic message and its ids — no stack, SQL or table names — and is logged in full", async () => {
+    const api = client(h, await h.key());
+    await api.post("/v2/ranks", { name: "Private" });
+    await h.db.prisma.$executeRawUnsafe('ALTER TABLE "Rank" RENAME TO "RankGone"');
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      for (const reply of [await api.get("/v2/ranks"), await api.graphql("{ ranks { nodes { id } } }")]) {
+        expect(reply.status).toBe(500);
+        const text = JSON.stringify(reply.body);
+        expect(text).toContain("There was a server error with your last request. Please try again.");
+        expect(text).not.toMatch(/Rank"|RankGone|SELECT|sqlite|prisma|at .*\.ts:\d+/i);
+      }
+      const rest = (await api.get("/v2/ranks")).body.error;
+      expect(Object.keys(rest).sort()).toEqual(["message", "request_id", "trace_id", "type"]);
+      expect(logged.mock.calls.flat().map(String).join("\n")).toMatch(/no such table|Rank/);
+    } finally {
+      logged.mockRestore();
+      await h.db.prisma.$executeRawUnsafe('ALTER TABLE "RankGone" RENAME TO "Rank"');
+    }
+  });
+});
+
+describe("with CORS_ORIGINS set", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ corsOrigins: ["https://allowed.example.org"] });
+  });
+  afterAll(() => h.close());
+
+  test("only the listed origins are allowed", async () => {
+    expect((await preflight(h, "https://allowed.example.org")).headers.get("access-control-allow-origin")).toBe("https://allowed.example.org");
+    expect((await preflight(h, "https://evil.example.org")).headers.get("access-control-allow-origin")).not.toBe("https://evil.example.org");
+  });
+});
