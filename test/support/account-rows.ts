@@ -1,0 +1,59 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+/** One Prisma model as far as ownership goes: its account column, and the foreign keys to other models. */
+interface ModelShape {
+  name: string;
+  owned: boolean;
+  foreignKeys: Array<{ column: string; target: string }>;
+}
+
+/** Models that are not account data (accounts, keys, process flags). */
+const NOT_DATA = new Set(["Account", "ApiKey", "SystemFlag"]);
+
+/** The models of prisma/schema.prisma: read from the schema text, so a new model is covered without a change here. */
+export function modelShapes(schemaFile = fileURLToPath(new URL("../../prisma/schema.prisma", import.meta.url))): ModelShape[] {
+  const text = readFileSync(schemaFile, "utf8");
+  const shapes: ModelShape[] = [];
+  for (const [, name, body] of text.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)) {
+    if (NOT_DATA.has(name!)) continue;
+    const foreignKeys: ModelShape["foreignKeys"] = [];
+    for (const [, target, columns] of body!.matchAll(/^\s*\w+\s+(\w+)\??\s+@relation\([^)]*fields:\s*\[([^\]]+)\]/gm)) {
+      const cols = columns!.split(",").map((c) => c.trim());
+      if (cols.length === 1) foreignKeys.push({ column: cols[0]!, target: target! });
+    }
+    shapes.push({ name: name!, owned: /^\s*accountId\s+Int\b/m.test(body!), foreignKeys });
+  }
+  return shapes;
+}
+
+const delegate = (prisma: any, model: string) => prisma[model.charAt(0).toLowerCase() + model.slice(1)];
+
+/**
+ * Every row of one account, table by table: rows with its `accountId`, and rows of tables without one
+ * (link rows) that point at one of its rows. Rows are sorted by id and JSON-normalised, for `toEqual`.
+ */
+export async function accountRows(prisma: any, accountId: number): Promise<Record<string, unknown[]>> {
+  const shapes = modelShapes();
+  const out: Record<string, unknown[]> = {};
+  const ids = new Map<string, Set<number>>();
+  for (const shape of shapes.filter((s) => s.owned)) {
+    const rows = await delegate(prisma, shape.name).findMany({ where: { accountId }, orderBy: { id: "asc" } });
+    out[shape.name] = JSON.parse(JSON.stringify(rows));
+    ids.set(shape.name, new Set(rows.map((r: { id: number }) => r.id)));
+  }
+  for (const shape of shapes.filter((s) => !s.owned)) {
+    const keys = shape.foreignKeys.filter((k) => ids.has(k.target));
+    if (!keys.length) throw new Error(`${shape.name} has neither accountId nor a foreign key to an account's table: say how it is owned`);
+    const rows = await delegate(prisma, shape.name).findMany({
+      where: { OR: keys.map((k) => ({ [k.column]: { in: [...ids.get(k.target)!] } })) }, orderBy: { id: "asc" },
+    });
+    out[shape.name] = JSON.parse(JSON.stringify(rows));
+  }
+  return out;
+}
+
+/** Account id of an account name. */
+export async function accountIdOf(prisma: any, name: string): Promise<number> {
+  return (await prisma.account.findUniqueOrThrow({ where: { name } })).id;
+}

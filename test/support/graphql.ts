@@ -1,0 +1,54 @@
+import type { GraphQLSchema } from "graphql";
+import type { Operation } from "../../src/resources/operations.ts";
+import { buildDocument } from "../../src/rest/documents.ts";
+import { variablesOf } from "../../src/rest/body.ts";
+import type { Client, Reply } from "../harness.ts";
+
+/**
+ * The GraphQL request that runs `op`'s root field with the arguments a REST request carries: the
+ * document the generator builds for the operation (with `includes` selected), and the REST body read
+ * into variables. Sent to `/graphql` itself, as any GraphQL client would, files as a multipart request.
+ */
+export function graphqlRequest(
+  schema: GraphQLSchema, op: Operation, params: Record<string, number>, body: unknown, options: { includes?: readonly string[]; files?: boolean } = {},
+) {
+  // A view's always-embedded relations (the roster's) are REST's affair: a GraphQL client selects what it wants.
+  const document = op.view?.alwaysIncludes ? { ...op, view: { ...op.view, alwaysIncludes: undefined } } : op;
+  const { text, operationName } = buildDocument(schema, document, options.includes ?? []);
+  const variables = variablesOf(op, params, new URLSearchParams(), (body ?? {}) as Record<string, unknown>);
+  return { query: text, operationName, variables: options.files === false ? withoutFiles(variables) : variables };
+}
+
+/** The variables with every upload left out (GraphQL multipart uploads are tested on their own). */
+function withoutFiles(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutFiles);
+  if (value && typeof value === "object" && !(value instanceof File)) {
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => !(v instanceof File)).map(([k, v]) => [k, withoutFiles(v)]));
+  }
+  return value;
+}
+
+/** Replaces every File in `value` by null, recording its path (`variables.input.image`) for the multipart map. */
+function extractFiles(value: unknown, path: string, files: Array<[string, File]>): unknown {
+  if (value instanceof File) {
+    files.push([path, value]);
+    return null;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => extractFiles(v, `${path}.${i}`, files));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, extractFiles(v, `${path}.${k}`, files)]));
+  return value;
+}
+
+export async function sendGraphql(api: Client, request: { query: string; operationName: string; variables: unknown }): Promise<Reply> {
+  const files: Array<[string, File]> = [];
+  const variables = extractFiles(request.variables, "variables", files);
+  if (!files.length) return api.post("/graphql", { ...request, variables });
+  const form = new FormData();
+  form.set("operations", JSON.stringify({ ...request, variables }));
+  form.set("map", JSON.stringify(Object.fromEntries(files.map(([path], i) => [String(i), [path]]))));
+  files.forEach(([, file], i) => form.set(String(i), file, file.name));
+  return api.send("POST", "/graphql", form);
+}
+
+/** The error code of a GraphQL reply (`extensions.code` of its first error), or null. */
+export const gqlCode = (r: Reply): string | null => r.body?.errors?.[0]?.extensions?.code ?? null;

@@ -1,0 +1,138 @@
+import type { ResourceDef } from "../../src/resources/define.ts";
+import { pivotOf, type Operation } from "../../src/resources/operations.ts";
+import { nestedGroups, pathOf, type NestedGroup } from "./registry.ts";
+import { asJson, type Built } from "./factory.ts";
+import type { Pair, World } from "./world.ts";
+
+/** The registry's nested routes, by the group key of test/support/registry.ts. */
+const groups = new Map(nestedGroups().map((g) => [g.key, g]));
+
+/** The nested route an operation belongs to, if any. */
+export function groupOf(op: Operation): NestedGroup | undefined {
+  if (!op.parent) return undefined;
+  return groups.get(`${op.parent.def.path}/{${op.parent.def.param}}/${op.parent.route.path}`);
+}
+
+/** A REST request for one operation: path parameters, query string and body kept apart so that tests can swap ids. */
+export interface Planned {
+  op: Operation;
+  method: string;
+  params: Record<string, number>;
+  query: string;
+  body?: unknown;
+}
+
+export const urlOf = (p: Planned, query = p.query): string => pathOf(p.op, p.params, query);
+
+/** Path parameters of `op` filled with a world's seeded rows (never consumed: the same ids every time). */
+export function seededParams(op: Operation, w: World): Record<string, number> {
+  const g = groupOf(op);
+  if (g) {
+    const pair = w.pair(g);
+    return op.path.includes(`{${g.route.param}}`) ? { [g.parent.param]: pair.parent, [g.route.param]: pair.child } : { [g.parent.param]: pair.parent };
+  }
+  if (!op.path.includes(`{${op.def.param}}`)) return {};
+  const viewed = op.view && w.viewRows.get(op.view.path);
+  return { [op.def.param]: viewed || w.id(op.def) };
+}
+
+/** The resource each path parameter of `op` names. */
+export function paramResources(op: Operation): Record<string, ResourceDef> {
+  const g = groupOf(op);
+  if (g) return { [g.parent.param]: g.parent, [g.route.param]: g.def };
+  return { [op.def.param]: op.def };
+}
+
+/** A search body that selects rows by id. */
+export const searchById = (value: unknown, operator = "=") => ({ filters: [{ field: "id", operator, value }] });
+
+/**
+ * A well-formed request for `op` against world `w` that should succeed with a key of `op.scopes`.
+ * Reads and non-destructive writes use the seeded rows; whatever an operation deletes, detaches or
+ * moves is made for it first (with `w`'s `*` key), so operations do not depend on each other.
+ */
+export async function planValid(op: Operation, w: World, query = ""): Promise<Planned> {
+  const planned = (params: Record<string, number>, body?: unknown): Planned => ({ op, method: op.method, params, query, body });
+  const f = w.factory;
+  if (op.kind === "command") return planned({});
+  const g = groupOf(op);
+  if (!g) {
+    const def = op.def;
+    const seeded = seededParams(op, w);
+    switch (op.kind) {
+      case "list":
+      case "show":
+        return planned(seeded);
+      case "search":
+        return planned({}, searchById(1, ">="));
+      case "create":
+        return planned({}, toBody(await f.build(def, { full: true })));
+      case "update":
+        return planned(seeded, toBody(await f.build(def, { variant: 1, scalarsOnly: true })));
+      case "delete":
+        return planned({ [def.param]: (await w.freshRow(def)).id });
+      case "batchCreate":
+        return planned({}, { resources: [toBody(await f.build(def, { full: true })), toBody(await f.build(def))] });
+      case "batchUpdate":
+        return planned({}, { resources: { [w.id(def)]: toBody(await f.build(def, { variant: 2, scalarsOnly: true })) } });
+      case "batchDelete":
+        return planned({}, { resources: [(await w.freshRow(def)).id] });
+    }
+    throw new Error(`${op.field}: no plan for a top-level ${op.kind}`);
+  }
+
+  const at = (pair: Partial<Pair> & { parent: number }) => ({
+    [g.parent.param]: pair.parent, ...(pair.child === undefined ? {} : { [g.route.param]: pair.child }),
+  });
+  const seeded = w.pair(g);
+  const oneToOne = g.relation.kind === "belongsTo" || (g.relation.kind === "morphOne" && !g.ops.has("list"));
+  const scalars = () => w.nestedBody(g, { variant: 1, scalarsOnly: true });
+  switch (op.kind) {
+    case "list":
+      return planned(at({ parent: seeded.parent }));
+    case "search":
+      return planned(at({ parent: seeded.parent }), searchById(1, ">="));
+    case "show":
+      return planned(at(seeded));
+    case "update":
+      return planned(at(seeded), await scalars());
+    case "pivot":
+      return planned(at(seeded), { pivot: pivotOf(op) ? w.pivotValues(pivotOf(op)) : { order: 7 } });
+    case "create": {
+      const parent = oneToOne ? (await w.freshRow(g.parent)).id : seeded.parent;
+      return planned(at({ parent }), await w.nestedBody(g, { full: true }));
+    }
+    case "delete":
+      return planned(at(oneToOne ? await w.freshOneToOne(g) : { parent: seeded.parent, child: await w.linkedChild(g, seeded.parent) }));
+    case "batchCreate":
+      return planned(at({ parent: seeded.parent }), { resources: [await w.nestedBody(g, { full: true }), await w.nestedBody(g)] });
+    case "batchUpdate":
+      return planned(at({ parent: seeded.parent }), { resources: { [seeded.child]: await scalars() } });
+    case "batchDelete": {
+      const pair = oneToOne ? await w.freshOneToOne(g) : { parent: seeded.parent, child: await w.linkedChild(g, seeded.parent) };
+      return planned(at({ parent: pair.parent }), { resources: [pair.child] });
+    }
+    case "associate":
+      return planned(at({ parent: seeded.parent }), { related_key: (await w.freshRow(g.def)).id });
+    case "dissociate":
+      return planned(at({ parent: seeded.parent, child: await w.linkedChild(g, seeded.parent) }));
+    case "attach":
+      return planned(at({ parent: seeded.parent }), { resources: linkResources(w, g, [(await w.freshRow(g.def)).id as number]) });
+    case "detach":
+      return planned(at({ parent: seeded.parent }), { resources: [await w.linkedChild(g, seeded.parent)] });
+    case "sync":
+      // The seeded link is kept (it is in the list), so later operations still find it.
+      return planned(at({ parent: seeded.parent }), { resources: linkResources(w, g, [seeded.child, (await w.freshRow(g.def)).id as number]) });
+    case "toggle":
+      return planned(at({ parent: seeded.parent }), { resources: [await w.linkedChild(g, seeded.parent), (await w.freshRow(g.def)).id] });
+  }
+  throw new Error(`${op.field}: no plan for a nested ${op.kind}`);
+}
+
+/** `resources` of a link operation: an object keyed by id with link columns, or a list of ids when the link has none. */
+export function linkResources(w: World, g: NestedGroup, ids: number[]): unknown {
+  const fields = Object.keys(g.pivot?.fields ?? {});
+  return fields.length ? Object.fromEntries(ids.map((id) => [id, w.pivotValues(g.pivot)])) : ids;
+}
+
+const toBody = (built: Built) => asJson(built);
