@@ -205,20 +205,17 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const batchUpdate = op("batchUpdate");
     const show = op("show");
     if (batchUpdate && show) {
-      const rows = [await factory.create(def), await factory.create(def)];
+      const rows: Row[] = data(await api.post(pathOf(batchCreate), { resources: [good, asJson(await factory.build(def))] }), "batch create");
       const change = await factory.build(def, { variant: 1, scalarsOnly: true });
       rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0]!.id]: asJson(change), [rows[1]!.id]: { [bad.key]: bad.value } } }), [
         `resources.${rows[1]!.id}.${bad.key}`,
       ], "batch update with a bad second item");
-      for (const row of rows) expect(data(await api.get(pathOf(show, param(row.id))))).toEqual(row);
       rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0]!.id]: asJson(change), 2147483000: asJson(change) } }), ["resources.2147483000"]);
-      expect(data(await api.get(pathOf(show, param(rows[0]!.id))))).toEqual(rows[0]);
-
       const batchDelete = op("batchDelete");
       if (batchDelete) {
         rejected(await api.delete(pathOf(batchDelete), { resources: [rows[0]!.id, 2147483000] }), ["resources.2147483000"], "batch delete of an unknown id");
-        expect((await api.get(pathOf(show, param(rows[0]!.id)))).status).toBe(200);
       }
+      for (const row of rows) expect(data(await api.get(pathOf(show, param(row.id)))), "unchanged after the failed batches").toEqual(row);
     }
   });
 

@@ -136,7 +136,7 @@ function filterCases(s: Setup, light: boolean, leader: boolean): Filter[] {
       : f.field === "created_at" ? f.operator === ">="
       : f.field.startsWith("pivot.") ? f.operator === "="
       : f.field.includes(".") ? (c.type === "string" ? f.operator === "like" : f.operator === "=")
-      : f.value === null || (Array.isArray(f.value) && f.value.includes(null)) || ["=", "like", "not like", "in"].includes(f.operator);
+      : f.value === null || (Array.isArray(f.value) && f.value.includes(null)) || ["=", "like"].includes(f.operator);
     const key = `${f.field} ${f.operator} ${f.value === null}`;
     if (!wanted || sampled.has(key)) return false;
     sampled.add(key);
@@ -252,7 +252,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       [[id(a!), { type: "or", nested: [id(b!), id(b!, "and", "!=")] }], [a!]],
       [[id(a!, "and", "in"), { type: "or", nested: [id(c)] }].map((f, i) => (i === 0 ? { ...f, value: [a, b] } : f)), [a!, b!, c].sort((x, y) => x - y)],
     ];
-    for (const [filters, want] of leader ? cases : cases.slice(1, 3)) {
+    for (const [filters, want] of leader ? cases : cases.slice(2, 3)) {
       const got = await search(s, op, { filters });
       expect(Array.isArray(got) ? sortedIds(got) : got, JSON.stringify(filters)).toEqual(want);
     }
@@ -264,7 +264,9 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
   test("sort: every column, ascending and descending, orders the rows and drops none", async () => {
     const mismatches: unknown[] = [];
     const kinds = new Set<string>();
-    const columns = light || !leader
+    const columns = !leader
+      ? s.columns.filter((c) => c.name.includes(".") || c === s.columns.find((x) => x.type === "string" && !x.name.includes(".")))
+      : light
       ? s.columns.filter((c) => {
         const kind = c.name.startsWith("pivot.") ? c.name : c.name.includes(".") ? `relation ${c.type}` : c.name === "id" ? "id" : c.type;
         if (kinds.has(kind)) return false;
@@ -303,10 +305,11 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
     if (!source) return;
     const token = source.slice(1, -1);
     const want = sortedIds(s.all.filter((r) => texts.some((c) => typeof r[c.name] === "string" && (r[c.name] as string).toLowerCase().includes(token.toLowerCase()))));
-    for (const value of [token, token.toUpperCase()]) {
+    for (const value of leader ? [token, token.toUpperCase()] : [token.toUpperCase()]) {
       const got = await search(s, op, { search: { value, case_sensitive: false } });
       expect(Array.isArray(got) ? sortedIds(got) : got, value).toEqual(want);
     }
+    if (!leader) return;
     const none = await search(s, op, { search: { value: "no row holds this text" } });
     expect(none).toEqual([]);
     const all = await search(s, op, { search: { value: "" } });
@@ -332,13 +335,14 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
     const withIncludes = await search(s, op, { includes: includes.map((relation) => ({ relation })) });
     expect(Array.isArray(withIncludes), JSON.stringify(withIncludes)).toBe(true);
     for (const row of withIncludes as Row[]) for (const relation of includes) expect(row, relation).toHaveProperty(relation.split(".")[0]!);
-    const list = sibling(op, "list")!;
-    const second = data(await s.api.get(pathOf(list, s.params, "limit=1&page=2")));
+    // The list read at set-up holds every row in the default order: page 2 of size 1 is its second row.
+    const second = [s.all[1]?.id].filter((id) => id !== undefined);
     const r = await s.api.post(pathOf(op, s.params), { page: 2, limit: 1, includes: s.bodyIncludes });
-    expect(data(r).map((x: Row) => x.id)).toEqual(second.map((x: Row) => x.id));
+    expect(data(r).map((x: Row) => x.id)).toEqual(second);
     expect(r.body.meta).toMatchObject({ current_page: 2, per_page: 1, total: s.all.length });
+    if (!leader) return;
     const q = await s.api.post(pathOf(op, s.params, "limit=1&page=2"), {});
-    expect(data(q).map((x: Row) => x.id)).toEqual(second.map((x: Row) => x.id));
+    expect(data(q).map((x: Row) => x.id)).toEqual(second);
   });
 
   test("unknown fields, operators, types and values are 422 naming the entry; nothing else is", async () => {
@@ -367,8 +371,9 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       [{ page: 0 }, ["page"]],
       [{ limit: "x" }, ["limit"]],
     ];
-    const relevant = leader ? cases : cases.filter(([body], i) => i === 0 || i === 2 || i === 4 || i === 15 || i === 17);
+    const relevant = leader ? cases : cases.filter((_, i) => i === 2 || i === 15 || i === 17);
     for (const [body, keys] of relevant) rejected(await s.api.post(pathOf(op, s.params), body), keys, JSON.stringify(body));
+    if (!leader) return;
     const aggregates = await s.api.post(pathOf(op, s.params), { aggregates: [{ relation: "x", type: "count" }] });
     expect(aggregates.status).toBe(422);
     expect((await s.api.post(pathOf(op, s.params), { filters: [], sort: [], scopes: [], search: { value: null } })).status).toBe(200);
