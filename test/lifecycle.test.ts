@@ -148,14 +148,13 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const before = await total(api, list);
     const bodies = [await factory.build(def, { full: true }), ...(await Promise.all(Array.from({ length: BATCH_MAX }, () => factory.build(def))))];
     rejected(await api.post(pathOf(batchCreate), { resources: bodies.map(asJson) }), ["resources"], "batch create over the cap");
-    expect(await total(api, list)).toBe(before);
     const made = data(await api.post(withSample(batchCreate), { resources: bodies.slice(0, BATCH_MAX).map(asJson) }), "batch create");
     expect(made).toHaveLength(BATCH_MAX);
     bodies.slice(0, BATCH_MAX).forEach((b, i) => expectWritten(b, made[i], `batch create item ${i}`));
     for (const row of made) expectIncluded(def, sampleIncludes(batchCreate), row, "batch create");
     const ids: number[] = made.map((r: Row) => r.id as number);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
-    expect(await total(api, list)).toBe(before + BATCH_MAX);
+    expect(await total(api, list), "the batch over the cap wrote nothing").toBe(before + BATCH_MAX);
 
     const batchUpdate = op("batchUpdate");
     if (batchUpdate) {
@@ -174,11 +173,10 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const batchDelete = op("batchDelete");
     if (batchDelete) {
       rejected(await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch delete over the cap");
-      expect(await total(api, list)).toBe(before + BATCH_MAX);
+      // Deleting an id that is gone is a 422, so this succeeding also shows the batch over the cap deleted nothing.
       const deleted = data(await api.delete(withSample(batchDelete), { resources: [...ids].reverse() }), "batch delete");
       for (const row of deleted) expectIncluded(def, sampleIncludes(batchDelete), row, "batch delete");
       expect(deleted.map((r: Row) => r.id)).toEqual([...ids].reverse());
-      if (show) expect((await api.get(pathOf(show, param(ids[0]!)))).status).toBe(404);
       expect(await total(api, list)).toBe(before);
     }
   });
