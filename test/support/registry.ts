@@ -18,9 +18,6 @@ export function pathOf(op: Operation, params: Record<string, number | string> = 
   return `/v2${path}${query ? `?${query}` : ""}`;
 }
 
-/** `?include=` with every value an operation allows (sorted), or "" when it allows none. */
-export const allIncludes = (op: Operation): string => (op.includes.length ? `include=${[...op.includes].sort().join(",")}` : "");
-
 /** One nested REST collection (`/users/{user}/rank-records`) and its operations, from the catalogue. */
 export interface NestedGroup {
   key: string;
