@@ -136,3 +136,46 @@ export function linkResources(w: World, g: NestedGroup, ids: number[]): unknown 
 }
 
 const toBody = (built: Built) => asJson(built);
+
+/**
+ * A request for `op` that uses only the world's seeded rows (nothing is made for it): what the
+ * isolation probes start from before putting another account's id in one place. Destructive
+ * operations name the seeded rows; the probes never let them succeed.
+ */
+export async function planSeeded(op: Operation, w: World, query = ""): Promise<Planned> {
+  const planned = (body?: unknown): Planned => ({ op, method: op.method, params: seededParams(op, w), query, body });
+  const f = w.factory;
+  const g = groupOf(op);
+  const id = g ? w.pair(g).child : w.rows.has(op.def.name) ? w.id(op.def) : 0;
+  const full = async () => (g ? w.nestedBody(g, { full: true }) : toBody(await f.build(op.def, { full: true })));
+  const scalars = async () => (g ? w.nestedBody(g, { variant: 3, scalarsOnly: true }) : toBody(await f.build(op.def, { variant: 3, scalarsOnly: true })));
+  switch (op.kind) {
+    case "list":
+    case "show":
+    case "delete":
+    case "dissociate":
+    case "command":
+      return planned();
+    case "search":
+      return planned(searchById(1, ">="));
+    case "create":
+      return planned(await full());
+    case "update":
+      return planned(await scalars());
+    case "batchCreate":
+      return planned({ resources: [await full()] });
+    case "batchUpdate":
+      return planned({ resources: { [id]: await scalars() } });
+    case "batchDelete":
+    case "detach":
+    case "toggle":
+      return planned({ resources: [id] });
+    case "attach":
+    case "sync":
+      return planned({ resources: linkResources(w, g!, [id]) });
+    case "pivot":
+      return planned({ pivot: pivotOf(op) ? w.pivotValues(pivotOf(op)) : { order: 7 } });
+    case "associate":
+      return planned({ related_key: id });
+  }
+}
