@@ -275,8 +275,8 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       })
       : s.columns;
     for (const [index, c] of columns.entries()) {
-      // Both directions on ids and to-one and link columns; elsewhere one, alternating, keeps the request count down.
-      const both = c.name === "id" || c.name.includes(".");
+      // Both directions on ids and to-one and link columns of each kind's first route; elsewhere one, alternating, keeps the request count down.
+      const both = leader && (c.name === "id" || c.name.includes("."));
       for (const direction of (both ? ["asc", "desc"] : [index % 2 ? "desc" : "asc"]) as Array<"asc" | "desc">) {
         const got = await search(s, op, { sort: [{ field: c.name, direction }] });
         if (!Array.isArray(got)) mismatches.push({ sort: c.name, direction, status: got.status, error: got.body?.error });
