@@ -19,13 +19,15 @@ import { operations, type Operation } from "../src/resources/operations.ts";
 import { startHarness, type Harness } from "./harness.ts";
 import { DESTRUCTIVE, seedOrganisation, Targets, type Target } from "./support/targets.ts";
 import { DatabaseSnapshots, listFiles, snapshotDiff } from "./support/snapshot.ts";
-import { applyRecipe, badEntries, batchRecipe, recipesFor, writableKeysOf, type Sent } from "./support/malformed.ts";
+import { applyRecipe, badEntries, batchRecipe, PROTOTYPE_KEYS, recipesFor, writableKeysOf, type Sent } from "./support/malformed.ts";
 import { invalidAttribute } from "./support/factory.ts";
 import { fixedColumns } from "./support/registry.ts";
 
 const SEED = Number(process.env.BAD_INPUT_SEED ?? 424242);
 const RUNS = Number(process.env.BAD_INPUT_RUNS ?? 6);
 const BATCH_RUNS = Number(process.env.BAD_INPUT_BATCH_RUNS ?? 4);
+/** A request not answered by then fails its property (a hang is a bug too). */
+const ANSWER_WITHIN_MS = 15_000;
 const BATCH_KINDS = new Set(["batchCreate", "batchUpdate", "batchDelete", "attach", "detach", "sync", "toggle"]);
 
 const nameOf = (op: Operation) => `${op.method} ${op.path}`;
@@ -76,7 +78,12 @@ interface Answer {
 
 async function send(sent: Sent): Promise<Answer> {
   const headers = { accept: "application/json", authorization: `Bearer ${key}`, ...sent.headers };
-  const response = await h.app.yoga.fetch(`http://muster.test${sent.url}`, { method: sent.method, headers, body: sent.body as BodyInit | undefined });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ANSWER_WITHIN_MS} ms to ${sent.method} ${sent.url.slice(0, 200)} (${sent.recipe})`)), ANSWER_WITHIN_MS);
+  });
+  const fetched = Promise.resolve(h.app.yoga.fetch(`http://muster.test${sent.url}`, { method: sent.method, headers, body: sent.body as BodyInit | undefined }));
+  const response = await Promise.race([fetched, timeout]).finally(() => clearTimeout(timer));
   const text = await response.text();
   let body: any;
   try {
@@ -126,14 +133,15 @@ async function judge(op: Operation, sent: Sent): Promise<void> {
   const before = baseline ?? (await snapshots.take());
   const filesBefore = listFiles(h.config.storageDir);
   const answer = await send(sent);
-  const after = await snapshots.take();
-  baseline = after;
   const problems: string[] = [];
   if (prototypeNames() !== cleanPrototype) {
+    // Cleaned at once: with a polluted prototype nothing else in this process works, Prisma included.
     const added = Object.getOwnPropertyNames(Object.prototype).filter((n) => !cleanPrototype.split(",").includes(n));
     for (const name of added) delete (Object.prototype as Record<string, unknown>)[name];
     problems.push(`Object.prototype was polluted with ${added.join(", ")}`);
   }
+  const after = await snapshots.take();
+  baseline = after;
   if (answer.status >= 500) problems.push(`answered ${answer.status}`);
   else if (answer.status >= 400) {
     problems.push(...errorShapeProblems(answer));
@@ -206,3 +214,39 @@ describe.sequential(`batches and links with one bad entry change nothing (fast-c
 test("rejected requests leave no stored file behind", () => {
   expect(strayFiles).toEqual([]);
 });
+
+/**
+ * Last, because a server that follows such keys pollutes Object.prototype in the middle of the
+ * request and leaves the process unusable: form keys that walk into `__proto__` or
+ * `constructor.prototype` are data, never a way to reach the prototype.
+ */
+test("form keys cannot reach Object.prototype", async () => {
+  const polluted: string[] = [];
+  probing: for (const name of PROTOTYPE_KEYS) {
+    for (const as of ["urlencoded", "multipart"] as const) {
+      let body: string | FormData;
+      const headers: Record<string, string> = {};
+      if (as === "urlencoded") {
+        body = new URLSearchParams([["name", "Prototype probe"], [name, "yes"]]).toString();
+        headers["content-type"] = "application/x-www-form-urlencoded";
+      } else {
+        body = new FormData();
+        body.set("name", "Prototype probe");
+        body.set(name, "yes");
+      }
+      let outcome: string;
+      try {
+        const a = await send({ method: "POST", url: "/v2/ranks", headers, body, mustReject: false, recipe: `form key ${name}` });
+        outcome = `${a.status} ${a.text.slice(0, 200)}`;
+      } catch (e) {
+        outcome = e instanceof Error ? e.message : String(e);
+      }
+      const added = Object.getOwnPropertyNames(Object.prototype).filter((n) => !cleanPrototype.split(",").includes(n));
+      for (const n of added) delete (Object.prototype as Record<string, unknown>)[n];
+      if (added.length) polluted.push(`POST /v2/ranks, ${as} key ${JSON.stringify(name)}=yes → Object.prototype.${added.join(", ")} set; answer: ${outcome}`);
+      // Once polluted, the process's database client may be wedged: what follows would only time out.
+      if (added.length) break probing;
+    }
+  }
+  expect(polluted).toEqual([]);
+}, 300_000);

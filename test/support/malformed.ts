@@ -113,8 +113,16 @@ export const CONTENT_TYPES = [
 
 /** Form keys PHP clients send, and some no client should. */
 const FORM_KEYS = [
-  "__proto__[polluted]", "constructor[prototype][polluted]", "a[][b]", "[]", "[", "]", "a[", "a]]", "resources[][][]", "pivot[__proto__][polluted]",
-  `${"a[".repeat(200)}x${"]".repeat(200)}`, "resources[0][__proto__][polluted]", "_method[]", "include",
+  "a[][b]", "[]", "[", "]", "a[", "a]]", "resources[][][]", `${"a[".repeat(200)}x${"]".repeat(200)}`, "_method[]", "include", "a", "a[b]", "a[0]", "a[]",
+];
+
+/**
+ * Form keys that walk into `__proto__` or `constructor.prototype`. Kept out of the recipes above: a
+ * server that follows them pollutes Object.prototype in the middle of the request, which breaks
+ * everything else in the process (Prisma's query batching among it), so they are tried on their own.
+ */
+export const PROTOTYPE_KEYS = [
+  "__proto__[polluted]", "constructor[prototype][polluted]", "pivot[__proto__][polluted]", "resources[0][__proto__][polluted]", "a[constructor][prototype][polluted]",
 ];
 
 const idSegments = (op: Operation) => op.path.split("/").filter(Boolean).flatMap((s, i) => (s.startsWith("{") ? [i] : []));
