@@ -96,6 +96,25 @@ describe("image uploads", () => {
   });
 });
 
+describe("GraphQL multipart uploads", () => {
+  test("createImage with a file in the variables stores it, as REST does", async () => {
+    const body = new FormData();
+    body.append("operations", JSON.stringify({
+      query: "mutation($input: ImageInput!) { createImage(input: $input) { id name filename imageUrl } }",
+      variables: { input: { name: "Badge", image: null } },
+    }));
+    body.append("map", JSON.stringify({ 0: ["variables.input.image"] }));
+    body.append("0", imageFile(png, "image/png"), "badge.png");
+    const response = await h.app.yoga.fetch("http://muster.test/graphql", {
+      method: "POST", body, headers: { authorization: `Bearer ${await h.key()}`, "graphql-require-preflight": "1" },
+    });
+    const result = await response.json();
+    expect(result.errors).toBeUndefined();
+    expect(result.data.createImage).toMatchObject({ name: "Badge", filename: "badge.png" });
+    expect((await download(result.data.createImage.imageUrl)).bytes).toEqual(png);
+  });
+});
+
 describe("attachments", () => {
   test("any file type, downloadable by attachment_url, removed with the record", async () => {
     const pdf = Buffer.from("%PDF-1.4\n% a tiny document\n");

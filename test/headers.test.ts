@@ -25,6 +25,20 @@ describe("by default", () => {
     expect(reply.headers.get("access-control-expose-headers")).toMatch(/X-Perscom-Request-Id/);
   });
 
+  test("without a key the answer is 401 before the request itself is checked (PERSCOM's order), REST and GraphQL", async () => {
+    const anonymous = client(h, null);
+    for (const reply of [
+      await anonymous.get("/v2/ranks?include=nope"), await anonymous.get("/v2/ranks?page=0"), await anonymous.post("/v2/ranks/search", { filters: "x" }),
+      await anonymous.send("POST", "/v2/ranks", "{not json"),
+    ]) {
+      expect(reply.status).toBe(401);
+      expect(reply.body.error.type).toBe("AuthenticationException");
+    }
+    const graphql = await anonymous.graphql("query($id: Int!) { rank(rank: $id) { id } }", { id: "x" });
+    expect(graphql.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
+    expect((await anonymous.graphql("{ __schema { queryType { name } } }")).body.data.__schema.queryType.name).toBe("Query");
+  });
+
   test("security headers on API responses, errors included", async () => {
     for (const reply of [await client(h, await h.key()).get("/v2/ranks"), await client(h, null).get("/v2/ranks"), await client(h, null).get("/nowhere")]) {
       expect(reply.headers.get("x-content-type-options")).toBe("nosniff");

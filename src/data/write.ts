@@ -6,7 +6,7 @@ import { resources } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
 import { delegate, owned } from "./access.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
-import { deleteStoredFile, storeFile } from "../files/storage.ts";
+import { deleteStoredFile, isFile, storeFile } from "../files/storage.ts";
 import { snake } from "../graphql/names.ts";
 
 /**
@@ -46,7 +46,7 @@ async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<st
   for (const [name, upload] of Object.entries(def.uploads ?? {})) {
     const file = input[name];
     const key = snake(name);
-    if (file instanceof File) {
+    if (isFile(file)) {
       const stored = await storeFile(ctx.config, file, upload.dir, key, upload.image);
       data[upload.column] = stored.path;
       if (upload.filenameColumn) data[upload.filenameColumn] = stored.filename;

@@ -8,6 +8,14 @@ const imageTypes: Record<string, string> = {
   "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/bmp": "bmp",
 };
 
+/**
+ * An uploaded file, whichever class carries it: Node's `File`, or the ponyfill Yoga's multipart
+ * parser hands to GraphQL variables.
+ */
+export const isFile = (value: unknown): value is File =>
+  typeof value === "object" && value !== null && typeof (value as File).arrayBuffer === "function" &&
+  typeof (value as File).size === "number" && typeof (value as File).type === "string";
+
 /** Resolves a stored relative path inside the storage directory, refusing anything that escapes it. */
 export function storedFilePath(config: Config, relative: string): string | null {
   const root = path.resolve(config.storageDir);

@@ -1,5 +1,6 @@
 import { GraphQLError, Kind, type ValueNode } from "graphql";
 import type { Builder } from "./builder.ts";
+import { isFile } from "../files/storage.ts";
 
 /** PERSCOM's date format: ISO-8601 UTC with microseconds, `2024-05-01T13:45:12.000000Z`. */
 export function formatDate(value: Date | string): string {
@@ -62,7 +63,7 @@ export function addScalars(builder: Builder): void {
       throw new GraphQLError("File is an input-only scalar");
     },
     parseValue: (value) => {
-      if (!(value instanceof File)) throw new GraphQLError("must be a file");
+      if (!isFile(value)) throw new GraphQLError("must be a file");
       return value;
     },
   });

@@ -2,7 +2,7 @@ import type { FieldDef, PivotDef, ResourceDef } from "../resources/define.ts";
 import { pivotOf, type Operation } from "../resources/operations.ts";
 import { ApiError, FieldErrorBag, validationError } from "../errors.ts";
 import { camel, snake } from "../graphql/names.ts";
-import { fileFromDataUri } from "../files/storage.ts";
+import { fileFromDataUri, isFile } from "../files/storage.ts";
 
 export type Body = Record<string, unknown>;
 
@@ -41,7 +41,7 @@ export function inputOf(def: ResourceDef, body: Body): Body {
   for (const name of Object.keys(def.uploads ?? {})) {
     const key = snake(name);
     const value = body[key];
-    if (value instanceof File || value === null) input[name] = value;
+    if (isFile(value) || value === null) input[name] = value;
     else if (typeof value === "string" && value !== "") {
       const file = fileFromDataUri(value, key);
       if (!file) throw validationError({ [key]: [`The ${key} field must be a file.`] });

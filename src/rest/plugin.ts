@@ -8,7 +8,8 @@ import { capIncludes, parseIncludes, searchIncludes } from "./includes.ts";
 import { queryLimitRules } from "../server/limits.ts";
 import { matchRoute, versions } from "./routes.ts";
 import { DocumentCache } from "./documents.ts";
-import { variablesOf } from "./body.ts";
+import { variablesOf, type Body } from "./body.ts";
+import type { Context } from "../graphql/context.ts";
 import { effectiveMethod, readBody } from "./request.ts";
 import { envelope } from "./envelope.ts";
 import { applyV1 } from "./v1.ts";
@@ -33,11 +34,23 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
   async function handle(request: Request, url: URL, serverContext: object): Promise<Response> {
     const ids = idsOf(request);
     try {
-      const body = await readBody(request, config.bodyMaxBytes, config.uploadMaxBytes);
+      // PERSCOM's order: route, then key (401/402), then the request's own validity (400/422).
+      let body: Body = {};
+      let unreadable: unknown = null;
+      try {
+        body = await readBody(request, config.bodyMaxBytes, config.uploadMaxBytes);
+      } catch (error) {
+        if (error instanceof ApiError && error.code === "PAYLOAD_TOO_LARGE") throw error;
+        unreadable = error;
+      }
       const method = effectiveMethod(request.method, body);
       const match = matchRoute(method, url.pathname);
       if (!("route" in match)) throw new ApiError(match.methodMismatch ? "METHOD_NOT_ALLOWED" : "NOT_FOUND");
       if (!versions.includes(match.version)) throw new ApiError("BAD_VERSION");
+      const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });
+      const contextValue = (await contextFactory()) as unknown as Context;
+      if (!contextValue.auth) throw new ApiError(contextValue.authFailure ?? "UNAUTHENTICATED");
+      if (unreadable) throw unreadable;
       const { op } = match.route;
       const requested = parseIncludes(url.searchParams.get("include"), op.includes);
       const includes = capIncludes(
@@ -45,8 +58,6 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       );
       const prepared = documents.get(op, includes);
       const variableValues = variablesOf(op, match.params, url.searchParams, body);
-      const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });
-      const contextValue = await contextFactory();
       const result = await execute({ schema, document: prepared.document, variableValues, contextValue, operationName: prepared.operationName });
       if ("errors" in result && result.errors?.length) throw result.errors[0];
       const reply = envelope(op, (result as { data: { result: unknown } }).data.result, prepared.shape, url);

@@ -1,5 +1,5 @@
 import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
-import type { GraphQLSchema } from "graphql";
+import { Kind, type DocumentNode, type GraphQLSchema } from "graphql";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
 import type { Context } from "../graphql/context.ts";
@@ -46,6 +46,23 @@ function requestIdsPlugin(): Plugin<Context> {
   };
 }
 
+/**
+ * No key, no work: a keyless operation that touches anything but introspection is a 401 before its
+ * variables are even coerced (PERSCOM checks the key before validating the request).
+ */
+function requireKeyPlugin(): Plugin<Context> {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as Context;
+      if (ctx.auth) return;
+      const operation = (args.document as DocumentNode).definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
+      const touchesData = operation?.kind === Kind.OPERATION_DEFINITION &&
+        operation.selectionSet.selections.some((s) => s.kind !== Kind.FIELD || !s.name.value.startsWith("__"));
+      if (touchesData) setResultAndStopExecution({ errors: [new ApiError(ctx.authFailure ?? "UNAUTHENTICATED")] });
+    },
+  };
+}
+
 function maintenancePlugin(db: Database): Plugin {
   return {
     async onRequest({ request, url, endResponse }) {
@@ -84,8 +101,8 @@ export function createApp({ db, config }: { db: Database; config: Config }): App
       } satisfies Context;
     },
     plugins: [
-      requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), ...queryLimitPlugins(config), executionTimeoutPlugin(config), openApiPlugin(),
-      maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
+      requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), ...queryLimitPlugins(config),
+      executionTimeoutPlugin(config), openApiPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
     ],
   });
   return { yoga, schema, rateLimit };
