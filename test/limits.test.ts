@@ -36,15 +36,16 @@ describe("with the default limits", () => {
     expect(response.status).toBeLessThan(500);
   });
 
-  test("include: at most 20 values of at most 3 levels", async () => {
+  test("include: at most 20 values of at most 4 levels", async () => {
     const many = await api.get(`/v2/users?include=${["assignment_records", "attachments", "award_records", "combat_records", "fields", "position",
       "qualification_records", "rank", "rank_records", "service_records", "specialty", "status", "training_records", "unit", "primary_assignment_records",
       "secondary_assignment_records", "rank.image", "unit.users", "unit.image", "rank_records.rank", "award_records.award"].join(",")}`);
     expect(many.status).toBe(422);
     expect(many.body.error.errors.include).toEqual(["At most 20 include values may be given at once."]);
-    const deep = await api.get("/v2/users?include=award_records.award.image.model");
+    const deep = await api.get("/v2/users?include=award_records.award.image.model.image");
     expect(deep.status).toBe(422);
-    expect((await api.get("/v2/users?include=award_records.award.image")).status).toBe(200);
+    expect(deep.body.error.errors.include).toEqual(["The award_records.award.image.model.image include is nested deeper than 4 levels."]);
+    expect((await api.get("/v2/users?include=award_records.award.image.model")).status).toBe(200);
   });
 
   test("a limit above the maximum page size is served as the maximum", async () => {
