@@ -163,11 +163,22 @@ describe("rate limits without a key", () => {
       const response = await fetch(`${base}/v2/ranks`, { headers: { accept: "application/json", ...headers } });
       return { status: response.status, body: await response.json(), headers: response.headers } as Reply;
     };
-    for (let i = 1; i <= LIMIT; i++) {
+    const graphql = async (query: string) => {
+      const response = await fetch(`${base}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+      return { status: response.status, body: await response.json(), headers: response.headers } as Reply;
+    };
+    for (let i = 1; i < LIMIT; i++) {
       const r = await get(i % 2 ? {} : { authorization: "Bearer not-a-key" });
       expect(r.status).toBe(401);
       expectHeaders(r, LIMIT - i);
     }
+    // One unit per keyless request, however many root fields it names.
+    const keylessGraphql = await graphql("{ a: ranks { totalCount } b: ranks { totalCount } }");
+    expect(keylessGraphql.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
+    expectHeaders(keylessGraphql, 0);
+    const throttledGraphql = await graphql("{ ranks { totalCount } }");
+    expect(throttledGraphql.status).toBe(429);
+    expect(throttledGraphql.body.errors[0].extensions.code).toBe("RATE_LIMITED");
     expectThrottled(await get());
     // A valid key from the same address has its own allowance.
     const keyed = await get({ authorization: `Bearer ${await h.key()}` });

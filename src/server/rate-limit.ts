@@ -42,13 +42,18 @@ const bucketOf = (auth: Context["auth"], serverContext: ServerContext | undefine
 
 /**
  * Rate limits of one app: `config.rateLimitPerMinute` root fields per minute per API key (one REST request runs
- * one root field; a GraphQL document pays for each of its root fields), counted in memory, or in Redis when
- * `config.redisUrl` is set so that every instance shares the allowance. While Redis is unreachable each instance
- * counts in memory with the same allowance (rate-limiter-flexible's insurance limiter) and says so once in the log.
+ * one root field; a GraphQL document pays for each of its root fields), counted by the `@rateLimit` directive on
+ * every root field. A request without a usable key pays one unit of its client address's allowance as soon as its
+ * context is built, since it may be refused (401) before any root field runs; its root fields then cost nothing.
+ * Counted in memory, or in Redis when `config.redisUrl` is set so that every instance shares the allowance. While
+ * Redis is unreachable each instance counts in memory with the same allowance (rate-limiter-flexible's insurance
+ * limiter) and says so once in the log.
  */
 export function createRateLimit(config: Config, db: Database): RateLimit {
   const points = config.rateLimitPerMinute;
   const usage = new WeakMap<Request, Usage>();
+  /** The bucket of each request whose context was built, so that reading it needs no second key lookup. */
+  const buckets = new WeakMap<Request, string>();
   const redis = config.redisUrl ? connect(config.redisUrl) : null;
   let limiter: RateLimiterAbstract | undefined;
 
@@ -86,6 +91,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     limiterClass: Limiter as unknown as typeof RateLimiterAbstract,
     limiterOptions: limiterOptions as IRateLimiterRedisOptions,
     keyGenerator: (_args, _source, _fieldArgs, ctx) => bucketOf(ctx.auth, ctx),
+    pointsCalculator: (_args, _source, _fieldArgs, ctx) => (ctx.auth ? 1 : 0),
     setState: (res, _args, _source, _fieldArgs, ctx) => record(requestOf(ctx), res, false),
     onLimit: (res, _args, _source, _fieldArgs, ctx) => {
       record(requestOf(ctx), res, true);
@@ -93,16 +99,33 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     },
   });
 
+  /** One unit of a keyless request, taken when its context is built. */
+  async function chargeKeyless(request: Request, bucket: string) {
+    try {
+      record(request, await limiter!.consume(bucket, 1), false);
+    } catch (rejection) {
+      if (rejection instanceof Error) throw rejection;
+      record(request, rejection as RateLimiterRes, true);
+      throw new ApiError("RATE_LIMITED");
+    }
+  }
+
   /** The bucket of a request that ran no root field (unknown route, invalid document...), read without consuming. */
   async function peek(request: Request, serverContext: ServerContext): Promise<Usage> {
-    const { auth } = await authenticate(db.prisma, config, request, new URL(request.url));
-    const res = await limiter?.get(bucketOf(auth, serverContext));
+    const bucket = buckets.get(request) ?? bucketOf((await authenticate(db.prisma, config, request, new URL(request.url))).auth, serverContext);
+    const res = await limiter?.get(bucket);
     return { remaining: res ? res.remainingPoints : points, msBeforeNext: res?.msBeforeNext ?? 0, limited: false };
   }
 
   return {
     apply: (schema) => directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS })),
     plugin: () => ({
+      onContextBuilding: () => async ({ context }) => {
+        const ctx = context as unknown as Context & ServerContext & { request: Request };
+        const bucket = bucketOf(ctx.auth, ctx);
+        buckets.set(ctx.request, bucket);
+        if (!ctx.auth && limiter) await chargeKeyless(ctx.request, bucket);
+      },
       async onResponse({ request, response, serverContext }) {
         let seen = usage.get(request);
         if (!seen) {
@@ -136,11 +159,15 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
       });
     },
     async close() {
-      if (redis) redis.disconnect();
+      if (!redis) return;
+      closing.add(redis);
+      redis.disconnect();
     },
   };
 }
 
+/** Clients being closed on purpose: their disconnection is no outage. */
+const closing = new WeakSet<Redis>();
 const markedSchemas = new WeakMap<GraphQLSchema, Map<string, GraphQLSchema>>();
 
 /** `schema` with `@rateLimit(limit, duration)` on every root field; built once per schema and allowance. */
@@ -166,7 +193,7 @@ function connect(url: string): Redis {
   const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 1000, connectTimeout: 2000 });
   let healthy = true;
   const down = (reason: string) => {
-    if (!healthy || client.status === "end") return;
+    if (!healthy || closing.has(client)) return;
     healthy = false;
     console.warn(`Redis unavailable (${reason}): rate limits are counted in memory on this instance until it returns.`);
   };
