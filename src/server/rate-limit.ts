@@ -25,7 +25,7 @@ interface Usage {
 export interface RateLimit {
   /** `schema` with the `@rateLimit` directive applied to every root Query and Mutation field. */
   apply(schema: GraphQLSchema): GraphQLSchema;
-  /** Adds `X-RateLimit-*` (and on a 429 `Retry-After`) headers to every response. */
+  /** Charges keyless requests when their context is built; `X-RateLimit-*` (on a 429 also `Retry-After`) on every response. */
   plugin(): Plugin;
   /** Resolves once the shared store is reachable (at once in memory); false when it was not within `timeoutMs`. */
   ready(timeoutMs?: number): Promise<boolean>;
