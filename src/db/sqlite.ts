@@ -26,6 +26,14 @@ export function isBusyError(error: unknown): boolean {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The driver is synchronous and Prisma chains its statements through promises alone, so a long
+ * transaction (a batch of a thousand rows) would never give the event loop a turn: no connection
+ * accepted, no timer (execution timeout, transaction timeout) and no signal handled until it ends.
+ * A statement that comes after more than this many milliseconds of such work waits one turn first.
+ */
+const busyLoopMs = 20;
+
 /** Runs `attempt` until it is not busy, backing off up to 50 ms between tries, for at most `waitMs`. */
 export async function whileBusy<T>(attempt: () => Promise<T>, waitMs = lockWaitMs): Promise<T> {
   const deadline = Date.now() + waitMs;
@@ -63,13 +71,22 @@ class SqliteClient {
   closed = false;
   #connection: Client;
   #ready: Promise<void> | null = null;
+  #turn = performance.now();
 
   constructor(private readonly open: () => Client) {
     this.#connection = open();
   }
 
+  /** Lets the event loop run when statements have kept it busy for `busyLoopMs`. */
+  async #breathe() {
+    if (performance.now() - this.#turn < busyLoopMs) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.#turn = performance.now();
+  }
+
   /** The current connection, pragmas applied. */
   async #current(): Promise<Client> {
+    await this.#breathe();
     const connection = this.#connection;
     this.#ready ??= (async () => {
       for (const pragma of connectionPragmas) await connection.execute(pragma);
@@ -124,6 +141,8 @@ class SqliteClient {
     let open = true;
     let busy = false;
     const run = async (stmt: InStatement) => {
+      if (!open) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
+      await this.#breathe();
       if (!open) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
       try {
         return await connection.execute(stmt);

@@ -1,4 +1,5 @@
-import { createServer } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
@@ -9,14 +10,51 @@ const applied = await migrate(config.databaseUrl);
 if (applied.length) console.log(`Applied migrations: ${applied.join(", ")}`);
 const db = await openDatabase(config.databaseUrl);
 const { yoga } = createApp({ db, config });
-const server = createServer(yoga);
+
+/** Responses not yet finished: a shutdown waits for them. */
+const inFlight = new Set<ServerResponse>();
+let stopping = false;
+
+const server = createServer((req, res) => {
+  inFlight.add(res);
+  res.on("close", () => {
+    inFlight.delete(res);
+    // A connection kept alive by a response that began before the stop is dropped as soon as it is idle.
+    if (stopping) setImmediate(() => server.closeIdleConnections());
+  });
+  // Once stopping, no connection is kept alive past the response it is carrying.
+  if (stopping) res.shouldKeepAlive = false;
+  void yoga(req, res);
+});
 server.listen(config.port, config.host, () => {
-  console.log(`Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${config.port} (REST /v2, GraphQL /graphql)`);
+  const { port } = server.address() as AddressInfo;
+  console.log(`Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql)`);
 });
 
-const shutdown = () => {
-  server.close(() => void db.close().then(() => process.exit(0)));
-  setTimeout(() => process.exit(0), 10_000).unref();
-};
-process.on("SIGTERM", shutdown);
-process.on("SIGINT", shutdown);
+/**
+ * Graceful stop on SIGTERM or SIGINT: the listening socket is closed at once (new connections are
+ * refused), idle keep-alive connections are dropped, requests in flight are finished and answered,
+ * then the database is closed and the process exits 0. An operation cannot outlive the execution
+ * timeout, so past that (plus a margin) the process exits 1 without waiting; SQLite discards the
+ * unfinished transactions. A second signal exits at once.
+ */
+async function shutdown(signal: string) {
+  if (stopping) {
+    console.log(`${signal} again: exiting now`);
+    process.exit(1);
+  }
+  stopping = true;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  for (const res of inFlight) res.shouldKeepAlive = false;
+  console.log(`${signal}: shutting down, ${inFlight.size} request(s) in flight`);
+  setTimeout(() => {
+    console.error(`Shutdown timed out with ${inFlight.size} request(s) in flight`);
+    process.exit(1);
+  }, config.executionTimeoutMs + 5_000).unref();
+  await closed;
+  await db.close();
+  console.log("Stopped");
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));
