@@ -1,0 +1,73 @@
+import { readFileSync } from "node:fs";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Where a frame's code lives: an npm package, a folder of ours, Node itself, or V8's pseudo-frames. */
+function areaOf(url: string, functionName: string, root: string): string {
+  if (!url) return functionName.startsWith("(") ? functionName : "(native)";
+  const modules = url.lastIndexOf("node_modules/");
+  if (modules >= 0) {
+    const parts = url.slice(modules + "node_modules/".length).split("/");
+    return parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!;
+  }
+  if (url.startsWith("node:")) return "node (built-in modules)";
+  const local = url.replace(/^file:\/\//, "").replace(root + "/", "");
+  const src = local.match(/^src\/(generated\/prisma|[^/]+)/);
+  return src ? `src/${src[1]}` : local;
+}
+
+/**
+ * Self time of a V8 CPU profile by package or source folder and by function, skipping the first
+ * `skipMs` (start-up and warm-up) and the idle samples: a Markdown summary.
+ */
+export function summariseProfile(file: string, root: string, skipMs = 0): string {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  let elapsed = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const delta = (profile.timeDeltas[i] ?? 0) / 1000;
+    elapsed += delta;
+    if (elapsed < skipMs) continue;
+    self.set(profile.samples[i]!, (self.get(profile.samples[i]!) ?? 0) + delta);
+  }
+  const areas = new Map<string, number>();
+  const functions = new Map<string, number>();
+  let busy = 0;
+  let idle = 0;
+  for (const [id, ms] of self) {
+    const { callFrame } = byId.get(id)!;
+    if (callFrame.functionName === "(idle)") {
+      idle += ms;
+      continue;
+    }
+    busy += ms;
+    const area = areaOf(callFrame.url, callFrame.functionName, root);
+    areas.set(area, (areas.get(area) ?? 0) + ms);
+    const fn = `${callFrame.functionName || "(anonymous)"} — ${area}${callFrame.url ? `:${callFrame.lineNumber + 1}` : ""}`;
+    functions.set(fn, (functions.get(fn) ?? 0) + ms);
+  }
+  const top = (m: Map<string, number>, n: number) =>
+    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, ms]) => `| ${k} | ${ms.toFixed(0)} | ${((100 * ms) / busy).toFixed(1)}% |`);
+  return [
+    `Busy ${(busy / 1000).toFixed(1)} s of CPU on the main thread, idle ${(idle / 1000).toFixed(1)} s (after the first ${(skipMs / 1000).toFixed(0)} s).`,
+    "",
+    "| Self time by package / folder | ms | share |",
+    "|---|---:|---:|",
+    ...top(areas, 14),
+    "",
+    "| Self time by function | ms | share |",
+    "|---|---:|---:|",
+    ...top(functions, 15),
+  ].join("\n");
+}

@@ -1,0 +1,593 @@
+/**
+ * `npm run bench` — throughput, latency, SQL statements and memory of the service against a floor.
+ *
+ * Seeds a fresh SQLite file (bench/seed.ts), starts the service as a real child process
+ * (`node --import tsx src/server/main.ts`) and the floor (bench/floor.ts) beside it, checks that the
+ * floor answers the same JSON, then loads both with autocannon (32 connections, a warm-up, then
+ * rounds; medians reported):
+ *
+ *   W1  GET  /v2/users/{random}/rank-records?include=author,rank.image,document&limit=20
+ *   W2  POST /graphql  100 users × 20 rank records with rank { name image { path } } and author { name }  (service only)
+ *   W3  GET  /v2/comments?include=author&page={random}&limit=25
+ *   W4  POST /v2/users/{random}/rank-records  (a fixed number of requests; new rows must equal 2xx answers)
+ *
+ * Prints a table and writes it to bench/RESULTS.md (bench/RESULTS-quick.md with --quick).
+ *
+ *   npm run bench                 full run (about 5 minutes on 2 cores)
+ *   npm run bench -- --quick      smoke run: smaller organisation, one short round
+ *   npm run bench -- --profile    also CPU-profile the service under W1 and W2 and summarise where time goes
+ *   npm run bench -- --keep       keep the temporary database directory
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
+import { connect } from "node:net";
+import { availableParallelism, tmpdir, totalmem } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { isDeepStrictEqual } from "node:util";
+import autocannon, { type Result } from "autocannon";
+import { createClient } from "@libsql/client";
+import { migrate } from "../src/db/migrate.ts";
+import { openDatabase } from "../src/db/prisma.ts";
+import { createApiKey } from "../src/auth/accounts.ts";
+import { fullSize, prismaSink, prng, quickSize, seed, sqliteSink, type Seeded, type SeedSize } from "./seed.ts";
+import { countStatements, type Probe } from "./statements.ts";
+import { summariseProfile } from "./profile.ts";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const args = new Set(process.argv.slice(2));
+const quick = args.has("--quick");
+const profile = args.has("--profile");
+const keep = args.has("--keep");
+
+const plan = quick
+  ? { size: quickSize, warmup: 2, round: 3, rounds: 1 }
+  : { size: fullSize, warmup: 5, round: 10, rounds: 3 };
+const connections = 32;
+
+type WorkloadId = "W1" | "W2" | "W3" | "W4";
+
+interface Workload {
+  id: WorkloadId;
+  title: string;
+  floor: boolean;
+  method: "GET" | "POST";
+  /** A request for the `n`th draw of a deterministic random stream. */
+  next(rnd: ReturnType<typeof prng>): { path: string; body?: string };
+}
+
+const w2Query = `query W2($page: Int) { users(limit: 100, page: $page) { nodes { id name rankRecords { id type rank { name image { path } } author { name } } } } }`;
+
+function workloads(s: Seeded, size: SeedSize): Workload[] {
+  const commentPages = Math.ceil(size.comments / 25);
+  const userPages = Math.floor(s.userIds.length / 100);
+  return [
+    {
+      id: "W1", title: "GET /v2/users/{id}/rank-records?include=author,rank.image,document&limit=20", floor: true, method: "GET",
+      next: (rnd) => ({ path: `/v2/users/${rnd.pick(s.userIds)}/rank-records?include=author,rank.image,document&limit=20` }),
+    },
+    {
+      id: "W2", title: "POST /graphql users(limit: 100) { rankRecords (20 each) { rank { name image { path } } author { name } } }", floor: false, method: "POST",
+      next: (rnd) => ({ path: "/graphql", body: JSON.stringify({ query: w2Query, variables: { page: 1 + rnd.int(userPages) } }) }),
+    },
+    {
+      id: "W3", title: "GET /v2/comments?include=author&page={1..N}&limit=25", floor: true, method: "GET",
+      next: (rnd) => ({ path: `/v2/comments?include=author&page=${1 + rnd.int(commentPages)}&limit=25` }),
+    },
+    {
+      id: "W4", title: "POST /v2/users/{id}/rank-records", floor: true, method: "POST",
+      next: (rnd) => ({
+        path: `/v2/users/${rnd.pick(s.userIds)}/rank-records`,
+        body: JSON.stringify({ rank_id: rnd.pick(s.rankIds), type: rnd.int(4), text: "Bench promotion" }),
+      }),
+    },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------- processes
+
+interface Server {
+  name: string;
+  port: number;
+  child: ChildProcess;
+  url: string;
+}
+
+let portSeed = 20_000 + (process.pid % 20_000);
+const children = new Set<ChildProcess>();
+
+async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
+  const port = portSeed++;
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", script], {
+    cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  let output = "";
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in 60 s:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (/listening/i.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+    child.on("exit", (code) => reject(new Error(`${name} exited (${code}) before listening:\n${output}`)));
+  });
+  child.stderr!.on("data", (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk}`));
+  return { name, port, child, url: `http://127.0.0.1:${port}` };
+}
+
+async function stopServer(server: Server) {
+  if (server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once("exit", resolve));
+  server.child.kill("SIGTERM");
+  await exited;
+}
+
+process.on("exit", () => {
+  for (const child of children) child.kill("SIGKILL");
+});
+process.on("SIGINT", () => process.exit(130));
+
+function rssKb(pid: number): number {
+  const match = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+)\s+kB/m);
+  return match ? Number(match[1]) : 0;
+}
+
+/** CPU time (user + system) a process has used, in clock ticks. */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Waits until `server` is idle (under 10% of a core for 300 ms, at most 60 s): a duration-bound
+ * autocannon run ends with requests still in flight, whose work would otherwise spill into the next run.
+ */
+async function settle(server: Server) {
+  const deadline = Date.now() + 60_000;
+  let last = cpuTicks(server.child.pid!);
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const now = cpuTicks(server.child.pid!);
+    if (now - last <= 3) return;
+    last = now;
+  }
+}
+
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+
+/** Samples the resident set of `pid` every 200 ms until stopped; returns the peak in MB. */
+function watchRss(pid: number) {
+  let peak = rssKb(pid);
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssKb(pid));
+    } catch {}
+  }, 200);
+  return { stop: () => (clearInterval(timer), peak / 1024) };
+}
+
+// ---------------------------------------------------------------------------------------------- load
+
+interface Round {
+  rps: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  bad: number;
+}
+
+async function load(server: Server, key: string, w: Workload, seedValue: number, run: { duration?: number; amount?: number }): Promise<Result> {
+  const rnd = prng(seedValue);
+  const result = await autocannon({
+    url: server.url, connections, timeout: 120, ...run,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+    requests: [{
+      method: w.method,
+      setupRequest: (request) => ({ ...request, ...w.next(rnd) }),
+    }],
+  });
+  await settle(server);
+  return result;
+}
+
+const roundOf = (r: Result): Round => ({
+  rps: (r["2xx"] + r.non2xx) / r.duration, p50: r.latency.p50, p99: r.latency.p99, ok: r["2xx"], bad: r.non2xx + r.errors + r.timeouts,
+});
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+async function countRows(databaseUrl: string, table: string): Promise<number> {
+  const client = createClient({ url: databaseUrl });
+  try {
+    return Number((await client.execute(`SELECT COUNT(*) AS n FROM "${table}"`)).rows[0]!.n);
+  } finally {
+    client.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- fairness
+
+/** The same JSON from both, once the origin (the ports differ) and request ids are set aside. */
+function normalise(text: string, origins: string[], volatile: string[] = []): unknown {
+  let t = text;
+  for (const o of origins) t = t.split(o).join("ORIGIN");
+  return JSON.parse(t, (k, v) => (k === "request_id" || k === "trace_id" || volatile.includes(k) ? undefined : v));
+}
+
+function firstDifference(a: unknown, b: unknown, at = "$"): string | null {
+  if (isDeepStrictEqual(a, b)) return null;
+  if (a && b && typeof a === "object" && typeof b === "object") {
+    for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDifference((a as any)[k], (b as any)[k], `${at}.${k}`);
+      if (d) return d;
+    }
+  }
+  return `${at}: service ${JSON.stringify(a)?.slice(0, 120)} / floor ${JSON.stringify(b)?.slice(0, 120)}`;
+}
+
+async function send(server: Server, key: string, method: string, p: string, body?: string) {
+  const response = await fetch(server.url + p, {
+    method, body, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+  });
+  return { status: response.status, text: await response.text(), statements: Number(response.headers.get("x-statements") ?? NaN) };
+}
+
+/** Sample requests of each floor workload answered identically by both; returns the floor's statements per request. */
+async function checkSameJson(service: Server, floor: Server, key: string, list: Workload[]): Promise<Map<WorkloadId, number>> {
+  const statements = new Map<WorkloadId, number>();
+  for (const w of list.filter((x) => x.floor)) {
+    const rnd = prng(7);
+    for (let i = 0; i < 3; i++) {
+      const { path: p, body } = w.next(rnd);
+      const a = await send(service, key, w.method, p, body);
+      const b = await send(floor, key, w.method, p, body);
+      const volatile = w.id === "W4" ? ["id", "label", "created_at", "updated_at"] : [];
+      const diff = a.status !== b.status
+        ? `status: service ${a.status} / floor ${b.status}: ${a.text.slice(0, 300)}`
+        : firstDifference(normalise(a.text, [service.url], volatile), normalise(b.text, [floor.url], volatile));
+      if (a.status !== 200) throw new Error(`${w.id} ${p}: service answered ${a.status}: ${a.text.slice(0, 300)}`);
+      if (diff) throw new Error(`${w.id} ${w.method} ${p}: the floor's JSON differs from the service's\n  ${diff}`);
+      statements.set(w.id, b.statements);
+    }
+  }
+  return statements;
+}
+
+// ---------------------------------------------------------------------------------------------- measure
+
+interface Measured {
+  rounds: Round[];
+  rps: number;
+  p50: number;
+  p99: number;
+  bad: number;
+  /** W4: rank record rows added minus 2xx answers, summed over the rounds (0 = no write lost or extra). */
+  writeGap?: number;
+}
+
+const summarise = (rounds: Round[], writeGap?: number): Measured => ({
+  rounds, rps: median(rounds.map((r) => r.rps)), p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)),
+  bad: rounds.reduce((n, r) => n + r.bad, 0), writeGap,
+});
+
+const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+/**
+ * Warm-up then `plan.rounds` rounds per target, interleaving targets round by round. Writes (W4)
+ * run a fixed number of requests (the warm-up's rate × the round length) so every answer is in
+ * before the rows are counted.
+ */
+async function measure(targets: Server[], key: string, w: Workload, databaseUrl: string | null, onRound?: (target: Server, phase: "start" | "stop") => void) {
+  const rounds = new Map<Server, Round[]>(targets.map((t) => [t, []]));
+  const gaps = new Map<Server, number>(targets.map((t) => [t, 0]));
+  const warmRate = new Map<Server, number>();
+  for (const t of targets) {
+    // Writes warm up with a fixed number of requests too, so none is still in flight when rows are counted.
+    const warm = await load(t, key, w, 1, w.id === "W4" ? { amount: connections * (quick ? 2 : 8) } : { duration: plan.warmup });
+    warmRate.set(t, roundOf(warm).rps);
+    log(`${w.id} ${t.name}: warm-up ${roundOf(warm).rps.toFixed(0)} req/s`);
+  }
+  for (let i = 0; i < plan.rounds; i++) {
+    for (const t of targets) {
+      const before = w.id === "W4" && databaseUrl ? await countRows(databaseUrl, "RankRecord") : 0;
+      onRound?.(t, "start");
+      const run = w.id === "W4" ? { amount: Math.max(connections, Math.round(warmRate.get(t)! * plan.round)) } : { duration: plan.round };
+      const result = await load(t, key, w, 100 + i, run);
+      onRound?.(t, "stop");
+      const round = roundOf(result);
+      if (w.id === "W4" && databaseUrl) gaps.set(t, gaps.get(t)! + (await countRows(databaseUrl, "RankRecord")) - before - round.ok);
+      rounds.get(t)!.push(round);
+      log(`${w.id} ${t.name} round ${i + 1}: ${round.rps.toFixed(0)} req/s, p50 ${round.p50} ms, p99 ${round.p99} ms${round.bad ? `, ${round.bad} failed` : ""}`);
+    }
+  }
+  return new Map(targets.map((t) => [t, summarise(rounds.get(t)!, w.id === "W4" && databaseUrl ? gaps.get(t) : undefined)]));
+}
+
+// ---------------------------------------------------------------------------------------------- report
+
+interface Row {
+  w: Workload;
+  service: Measured;
+  floor?: Measured;
+  serviceSql: number;
+  floorSql?: number;
+  /** /proc/loadavg (1, 5, 15 min) when the workload started and ended: other work on the machine shows here. */
+  load?: [string, string];
+}
+
+const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : "–");
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : "–");
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "–");
+
+function table(rows: Row[]): string {
+  const lines = [
+    "| Workload | Service req/s | Floor req/s | Service ÷ floor | Service p50 / p99 (ms) | Floor p50 / p99 (ms) | p99 service ÷ floor | SQL per request (service / floor) | Failed (service / floor) | Load avg (start → end) |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+  ];
+  for (const { w, service, floor, serviceSql, floorSql, load } of rows) {
+    lines.push(`| ${w.id} | ${f0(service.rps)} | ${floor ? f0(floor.rps) : "–"} | ${floor ? f2(service.rps / floor.rps) : "–"} | ${f0(service.p50)} / ${f0(service.p99)} | ${
+      floor ? `${f0(floor.p50)} / ${f0(floor.p99)}` : "–"} | ${floor ? f1(service.p99 / floor.p99) : "–"} | ${serviceSql} / ${floorSql ?? "–"} | ${service.bad} / ${floor ? floor.bad : "–"} | ${load ? `${load[0]} → ${load[1]}` : "–"} |`);
+  }
+  return lines.join("\n");
+}
+
+function targetsMet(rows: Row[], rssMb: number): string[] {
+  const by = (id: WorkloadId) => rows.find((r) => r.w.id === id)!;
+  const mark = (ok: boolean) => (ok ? "met" : "**missed**");
+  const out: string[] = [];
+  for (const id of ["W1", "W3"] as const) {
+    const r = by(id);
+    const ratio = r.service.rps / r.floor!.rps;
+    const p99 = r.service.p99 / r.floor!.p99;
+    out.push(`- ${id}: throughput ≥ 0.6× floor — ${f2(ratio)}× — ${mark(ratio >= 0.6)}; p99 ≤ 3× floor — ${f1(p99)}× — ${mark(p99 <= 3)}`);
+  }
+  out.push(`- W2: ≤ 5 SQL statements — ${by("W2").serviceSql} — ${mark(by("W2").serviceSql <= 5)}`);
+  const w4 = by("W4");
+  const ratio4 = w4.service.rps / w4.floor!.rps;
+  out.push(`- W4: throughput ≥ 0.5× floor — ${f2(ratio4)}× — ${mark(ratio4 >= 0.5)}; no write lost (rows added − 2xx answers: service ${w4.service.writeGap}, floor ${w4.floor!.writeGap}) — ${mark(w4.service.writeGap === 0 && w4.floor!.writeGap === 0)}`);
+  out.push(`- Service RSS under W1 < 300 MB — peak ${f0(rssMb)} MB — ${mark(rssMb < 300)}`);
+  return out;
+}
+
+function machine(): string[] {
+  const cpu = readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.+)$/m)?.[1]?.trim() ?? "unknown";
+  return [
+    `- Date: ${new Date().toISOString()}`,
+    `- CPUs (nproc): ${availableParallelism()} — ${cpu}`,
+    `- Memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `- Node: ${process.version}; autocannon in the bench process on the same machine, ${connections} connections`,
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------- main
+
+async function preparePostgres(): Promise<string> {
+  const explicit = process.env.BENCH_POSTGRES_URL;
+  const candidate = explicit || "postgresql://127.0.0.1:5432/test";
+  const reachable = explicit
+    ? true
+    : await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: "127.0.0.1", port: 5432 });
+      socket.setTimeout(1000, () => (socket.destroy(), resolve(false)));
+      socket.on("connect", () => (socket.end(), resolve(true)));
+      socket.on("error", () => resolve(false));
+    });
+  if (!reachable) return "PostgreSQL: skipped (no BENCH_POSTGRES_URL and nothing listening on 127.0.0.1:5432)";
+  try {
+    const probe = await openDatabase(candidate);
+    await probe.close();
+  } catch (error) {
+    if (/Unsupported DATABASE_URL/i.test(String((error as Error).message))) return "PostgreSQL: skipped (not supported yet)";
+    return `PostgreSQL: skipped (${candidate.replace(/\/\/[^@]*@/, "//***@")} could not be opened: ${(error as Error).message.split("\n")[0]})`;
+  }
+  return "supported";
+}
+
+/** PostgreSQL, once the service opens it: a fresh database beside `base`, seeded with Prisma createMany; service only (the floor is SQLite). */
+async function benchPostgres(base: string): Promise<string> {
+  const name = `muster_bench_${process.pid}`;
+  const admin = await openDatabase(base);
+  await admin.prisma.$executeRawUnsafe(`CREATE DATABASE "${name}"`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  try {
+    await migrate(databaseUrl);
+    const db = await openDatabase(databaseUrl);
+    const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
+    const seeded = await seed(prismaSink(db.prisma), accountId, plan.size);
+    await db.close();
+    log(`PostgreSQL seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
+    const list = workloads(seeded, plan.size);
+    const counted = await countStatements(databaseUrl, key, path.join(tmpdir(), name), list.map((w) => ({ method: w.method, ...w.next(prng(3)) })));
+    const service = await startServer("service-pg", "src/server/main.ts", serviceEnv(databaseUrl, path.join(tmpdir(), name)));
+    const rows: Row[] = [];
+    try {
+      for (const w of list) rows.push({ w, service: (await measure([service], key, w, null)).get(service)!, serviceSql: counted[list.indexOf(w)]!.statements });
+    } finally {
+      await stopServer(service);
+    }
+    return `### PostgreSQL (service only)\n\n${table(rows)}`;
+  } finally {
+    await admin.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
+    await admin.close();
+  }
+}
+
+const serviceEnv = (databaseUrl: string, storageDir: string) => ({
+  DATABASE_URL: databaseUrl, STORAGE_DIR: storageDir, RATE_LIMIT_PER_MINUTE: "1000000000", NODE_ENV: "production",
+});
+
+async function main() {
+  const started = performance.now();
+  const startLoad = loadAverage();
+  const dir = mkdtempSync(path.join(tmpdir(), "muster-bench-"));
+  const databaseUrl = `file:${path.join(dir, "bench.db")}`;
+  const storageDir = path.join(dir, "files");
+  log(`${quick ? "quick" : "full"} run in ${dir}`);
+
+  await migrate(databaseUrl);
+  const db = await openDatabase(databaseUrl);
+  const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
+  await db.close();
+  const sink = sqliteSink(databaseUrl);
+  const seeded = await seed(sink, accountId, plan.size);
+  await sink.close();
+  const s = plan.size;
+  log(`seeded ${s.ranks} ranks with images, ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${s.documents} documents, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`);
+
+  const list = workloads(seeded, s);
+  const probes: Probe[] = list.map((w) => ({ method: w.method, ...w.next(prng(3)) }));
+  const counted = await countStatements(databaseUrl, key, storageDir, probes);
+  for (const [i, c] of counted.entries()) {
+    if (c.status !== 200) throw new Error(`${list[i]!.id} answered ${c.status} in-process`);
+    log(`${list[i]!.id}: ${c.statements} SQL statements in the service`);
+  }
+
+  const service = await startServer("service", "src/server/main.ts", serviceEnv(databaseUrl, storageDir));
+  const floor = await startServer("floor", "bench/floor.ts", { DATABASE_URL: databaseUrl });
+  const idleRss = rssKb(service.child.pid!) / 1024;
+  const floorSql = await checkSameJson(service, floor, key, list);
+  log("the floor answers the same JSON as the service for W1, W3 and W4 samples");
+
+  const rows: Row[] = [];
+  let w1Rss = 0;
+  let peakRss = 0;
+  for (const w of list) {
+    let watcher: ReturnType<typeof watchRss> | null = null;
+    const loadBefore = loadAverage();
+    const measured = await measure(w.floor ? [service, floor] : [service], key, w, databaseUrl, (t, phase) => {
+      if (t !== service) return;
+      if (phase === "start") watcher = watchRss(service.child.pid!);
+      else {
+        const peak = watcher!.stop();
+        peakRss = Math.max(peakRss, peak);
+        if (w.id === "W1") w1Rss = Math.max(w1Rss, peak);
+      }
+    });
+    rows.push({
+      w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined,
+      serviceSql: counted[list.indexOf(w)]!.statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
+    });
+  }
+  await stopServer(floor);
+  await stopServer(service);
+
+  let profileText = "";
+  if (profile) profileText = await profileService(databaseUrl, storageDir, key, list);
+
+  const pg = await preparePostgres();
+  let pgText = pg;
+  if (pg === "supported") {
+    try {
+      pgText = await benchPostgres(process.env.BENCH_POSTGRES_URL || "postgresql://127.0.0.1:5432/test");
+    } catch (error) {
+      pgText = `PostgreSQL: failed (${(error as Error).message.split("\n")[0]})`;
+    }
+  }
+  log(pgText.split("\n")[0]!);
+
+  const report = [
+    `# Bench results${quick ? " (quick run: smaller organisation, one short round — not comparable)" : ""}`,
+    "",
+    "Written by `npm run bench` (bench/run.ts). Medians of " +
+      `${plan.rounds} round(s) of ${plan.round} s per target after a ${plan.warmup} s warm-up, ${connections} connections (autocannon). ` +
+      "Service: `node --import tsx src/server/main.ts`, NODE_ENV=production, SQLite (libsql), rate limit out of the way. " +
+      "Floor: bench/floor.ts, a hand-written node:http server with direct SQL on the same file, checked to answer the same JSON. " +
+      "W4 runs a fixed number of requests (warm-up rate × round length) so every write is answered before rows are counted.",
+    "",
+    "## Machine",
+    "",
+    ...machine(),
+    `- Load average when the run began: ${startLoad} (other engineers' test runs share these ${availableParallelism()} cores; see the last column)`,
+    "",
+    "## Data",
+    "",
+    `${s.ranks} ranks with an image row each, ${seeded.userIds.length} users, ${seeded.rankRecords} rank records (${s.recordsPerUser} per user), ` +
+      `${s.documents} documents, ${seeded.comments} comments; seeded in ${(seeded.ms / 1000).toFixed(1)} s.`,
+    "",
+    "## Workloads",
+    "",
+    ...list.map((w) => `- ${w.id}: \`${w.title}\`${w.floor ? "" : " (no floor)"}`),
+    "",
+    "## Results (SQLite)",
+    "",
+    table(rows),
+    "",
+    `Service resident set: ${f0(idleRss)} MB idle after start, peak ${f0(w1Rss)} MB under W1, peak ${f0(peakRss)} MB over all workloads.`,
+    "",
+    "SQL per request: the service's `db.statements.count` around one request (second of two) in-process; the floor's own count. " +
+      "Service statements for each workload:",
+    "",
+    ...counted.map((c, i) => `- ${list[i]!.id} (${c.statements}): ${summariseSql(c.sql)}`),
+    "",
+    "## Targets",
+    "",
+    ...targetsMet(rows, w1Rss),
+    "",
+    ...(profileText ? [profileText, ""] : []),
+    "## PostgreSQL",
+    "",
+    pgText,
+    "",
+    `Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+    "",
+  ].join("\n");
+
+  console.log(`\n${table(rows)}\n\nService RSS: idle ${f0(idleRss)} MB, peak under W1 ${f0(w1Rss)} MB\n\n${targetsMet(rows, w1Rss).join("\n")}\n${pgText.split("\n")[0]}`);
+  const out = path.join(root, "bench", quick ? "RESULTS-quick.md" : "RESULTS.md");
+  writeFileSync(out, report);
+  log(`wrote ${path.relative(root, out)}`);
+  if (!keep) rmSync(dir, { recursive: true, force: true });
+  else log(`kept ${dir}`);
+}
+
+/** Tables read per statement, e.g. `ApiKey, Account, User, RankRecord, COUNT RankRecord, ...`. */
+function summariseSql(sql: string[]): string {
+  return sql.map((q) => {
+    const kind = q.match(/^\s*(\w+)/)?.[1]?.toUpperCase() ?? "?";
+    const table = q.match(/(?:FROM|INTO|UPDATE)\s+`?(\w+)`?/i)?.[1] ?? "";
+    if (/^SELECT COUNT/i.test(q)) return `count ${q.match(/FROM \(SELECT `?(\w+)`?/)?.[1] ?? table}`;
+    if (/^SELECT MAX/i.test(q)) return `max ${table}`;
+    if (kind === "SELECT") return table;
+    return `${kind.toLowerCase()} ${table}`.trim();
+  }).join(", ");
+}
+
+/** The service under W1 and W2 with --cpu-prof; where its time goes. */
+async function profileService(databaseUrl: string, storageDir: string, key: string, list: Workload[]): Promise<string> {
+  const sections: string[] = ["## Profile (service, --cpu-prof)", ""];
+  for (const id of ["W1", "W2"] as const) {
+    const profDir = mkdtempSync(path.join(tmpdir(), "muster-prof-"));
+    const spawned = performance.now();
+    const service = await startServer(`service-prof-${id}`, "src/server/main.ts", serviceEnv(databaseUrl, storageDir), ["--cpu-prof", `--cpu-prof-dir=${profDir}`]);
+    const w = list.find((x) => x.id === id)!;
+    await load(service, key, w, 1, { duration: plan.warmup });
+    const skipMs = performance.now() - spawned;
+    await load(service, key, w, 2, { duration: plan.round });
+    await stopServer(service);
+    const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
+    if (file) sections.push(`### ${id}`, "", summariseProfile(path.join(profDir, file), root, skipMs), "");
+    rmSync(profDir, { recursive: true, force: true });
+    log(`profiled ${id}`);
+  }
+  return sections.join("\n");
+}
+
+await main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

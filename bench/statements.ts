@@ -1,0 +1,47 @@
+import { loadConfig } from "../src/config.ts";
+import { openDatabase } from "../src/db/prisma.ts";
+import { createApp } from "../src/server/app.ts";
+
+export interface Probe {
+  method: "GET" | "POST";
+  path: string;
+  body?: string;
+}
+
+export interface Counted {
+  status: number;
+  statements: number;
+  /** The statements' SQL, shortened, in order. */
+  sql: string[];
+}
+
+/**
+ * SQL statements the service issues for one request of each probe: the app runs in this process on
+ * the same database (`createApp`, as test/harness.ts does) and `db.statements.count` is read around
+ * the request. Each probe is sent twice and the second is counted, so start-up work is not.
+ */
+export async function countStatements(databaseUrl: string, key: string, storageDir: string, probes: Probe[]): Promise<Counted[]> {
+  const db = await openDatabase(databaseUrl);
+  const sql: string[] = [];
+  (db.prisma as any).$on("query", (e: { query: string }) => sql.push(e.query.replace(/`main`\./g, "").replace(/\s+/g, " ").slice(0, 160)));
+  try {
+    const app = createApp({ db, config: { ...loadConfig({}), databaseUrl, storageDir, rateLimitPerMinute: 1_000_000_000 } });
+    const counted: Counted[] = [];
+    for (const probe of probes) {
+      let last: Counted | undefined;
+      for (let i = 0; i < 2; i++) {
+        sql.length = 0;
+        const before = db.statements.count;
+        const response = await app.yoga.fetch(`http://127.0.0.1${probe.path}`, {
+          method: probe.method, body: probe.body, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        });
+        await response.text();
+        last = { status: response.status, statements: db.statements.count - before, sql: [...sql] };
+      }
+      counted.push(last!);
+    }
+    return counted;
+  } finally {
+    await db.close();
+  }
+}
