@@ -7,7 +7,7 @@
  * of digits are never produced, so a malformed batch delete or sync cannot remove seeded rows.
  */
 import fc from "fast-check";
-import type { Operation } from "../../src/resources/operations.ts";
+import { pivotOf, type Operation } from "../../src/resources/operations.ts";
 import { snake } from "../../src/graphql/names.ts";
 import type { Target } from "./targets.ts";
 
@@ -285,6 +285,8 @@ export function formPairs(value: unknown, prefix = ""): Array<[string, string]> 
 }
 
 const json = (value: unknown) => JSON.stringify(value) ?? "null";
+/** A value as form text: strings as they are, anything else as JSON. */
+const asText = (value: unknown) => (typeof value === "string" ? value : json(value));
 const isPlainObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Whether a value of `include` names something `op` does not allow (as src/rest/includes.ts reads it). */
@@ -360,15 +362,15 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
       const pairs = formPairs(base);
       switch (v - CONTENT_TYPES.length) {
         case 0:
-          return send({ recipe: "text/plain garbage", headers: { "content-type": "text/plain" }, body: `garbage ${String(recipe.value)}`, mustReject: true });
+          return send({ recipe: "text/plain garbage", headers: { "content-type": "text/plain" }, body: `garbage ${asText(recipe.value)}`, mustReject: true });
         case 1: {
-          const body = new URLSearchParams([...pairs, [FORM_KEYS[Math.abs(String(recipe.value).length) % FORM_KEYS.length]!, String(recipe.value)]]).toString();
+          const body = new URLSearchParams([...pairs, [FORM_KEYS[Math.abs(asText(recipe.value).length) % FORM_KEYS.length]!, asText(recipe.value)]]).toString();
           return send({ recipe: "urlencoded body with an odd key", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
         }
         case 2: {
           const form = new FormData();
           for (const [k, val] of pairs) form.append(k, val);
-          for (const key of FORM_KEYS) form.append(key, String(recipe.value));
+          for (const key of FORM_KEYS) form.append(key, asText(recipe.value));
           return send({ recipe: "multipart body with odd keys", headers: {}, body: form });
         }
         case 3: {
@@ -376,16 +378,16 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
           const [first] = pairs;
           for (const [k, val] of pairs) form.append(k, val);
           form.set(first?.[0] ?? "name", new File([new Uint8Array([0, 1, 2, 255])], "garbage.bin", { type: "application/octet-stream" }));
-          for (const key of writableKeys) form.set(key, new File([String(recipe.value)], `${key}.txt`, { type: "text/plain" }));
+          for (const key of writableKeys) form.set(key, new File([asText(recipe.value)], `${key}.txt`, { type: "text/plain" }));
           return send({ recipe: "multipart body with files for plain fields", headers: {}, body: form });
         }
         case 4:
           return send({
             recipe: "multipart with a broken boundary", headers: { "content-type": "multipart/form-data; boundary=XYZ" },
-            body: `--XYZ\r\nContent-Disposition: form-data; name="name"\r\n\r\n${String(recipe.value)}\r\n--XY`, mustReject: true,
+            body: `--XYZ\r\nContent-Disposition: form-data; name="name"\r\n\r\n${asText(recipe.value)}\r\n--XY`, mustReject: true,
           });
         default: {
-          const body = new URLSearchParams(pairs.map(([k, val]) => [k, String(recipe.value) === "null" ? val : String(recipe.value)])).toString();
+          const body = new URLSearchParams(pairs.map(([k, val]) => [k, asText(recipe.value) === "null" ? val : asText(recipe.value)])).toString();
           return send({ recipe: "urlencoded body, every value replaced", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
         }
       }
@@ -439,6 +441,7 @@ export interface BadEntry {
  */
 export function badEntries(op: Operation, base: unknown, invalid?: { key: string; value: unknown }): Array<(at: number) => BadEntry> {
   const resources = (base as { resources?: unknown })?.resources;
+  const pivotTypes = new Map(Object.entries(pivotOf(op)?.fields ?? {}).map(([n, f]) => [snake(n), f.type as string]));
   const fieldTypes = new Map(Object.entries(op.def.fields).filter(([, f]) => f.writable !== false && !f.oneOf).map(([n, f]) => [snake(n), f.type as string]));
   const out: Array<(at: number) => BadEntry> = [];
   const insert = (list: unknown[], at: number, item: unknown) => {
@@ -459,7 +462,9 @@ export function badEntries(op: Operation, base: unknown, invalid?: { key: string
       if (invalid) out.push((at) => ({ description: `item with ${invalid.key} = ${json(invalid.value).slice(0, 40)}`, body: insert(resources, at, { ...good, [invalid.key]: invalid.value }) }));
       if (isPlainObject(good.pivot)) {
         for (const key of Object.keys(good.pivot as object)) {
-          out.push((at) => ({ description: `item with pivot.${key} = "abc"`, body: insert(resources, at, { ...good, pivot: { ...(good.pivot as object), [key]: "abc" } }) }));
+          for (const v of wrongTyped[pivotTypes.get(key) ?? ""] ?? []) {
+            out.push((at) => ({ description: `item with pivot.${key} = ${json(v).slice(0, 40)}`, body: insert(resources, at, { ...good, pivot: { ...(good.pivot as object), [key]: v } }) }));
+          }
         }
       }
     } else {
@@ -489,7 +494,9 @@ export function badEntries(op: Operation, base: unknown, invalid?: { key: string
     }
     if (isPlainObject(firstValue) && Object.keys(firstValue as object).length && op.kind !== "batchUpdate") {
       for (const key of Object.keys(firstValue as object)) {
-        out.push(() => ({ description: `pivot ${key} = "abc"`, body: { ...(base as object), resources: { ...(resources as object), [firstKey]: { ...(firstValue as object), [key]: "abc" } } } }));
+        for (const v of wrongTyped[pivotTypes.get(key) ?? ""] ?? []) {
+          out.push(() => ({ description: `pivot ${key} = ${json(v).slice(0, 40)}`, body: { ...(base as object), resources: { ...(resources as object), [firstKey]: { ...(firstValue as object), [key]: v } } } }));
+        }
       }
     }
   }

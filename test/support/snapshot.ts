@@ -30,6 +30,16 @@ export class DatabaseSnapshots {
     return parts.join(" UNION ALL ");
   }
 
+  /**
+   * SQLite's count of rows inserted, updated or deleted on the connection since it opened: when it has
+   * not moved, nothing was written (a cheap test before a full snapshot; the connection is the
+   * client's only one).
+   */
+  async changes(): Promise<number> {
+    const [row] = await this.db.prisma.$queryRawUnsafe<Array<{ n: number | bigint }>>("SELECT total_changes() AS n");
+    return Number(row!.n);
+  }
+
   /** Every table's rows, by table name. */
   async take(): Promise<Map<string, string>> {
     this.query ??= await this.build();
