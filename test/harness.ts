@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -6,6 +7,36 @@ import { openDatabase, type Database } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createApp, type App } from "../src/server/app.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
+import pg from "pg";
+
+/** The database the suite runs on: `MUSTER_TEST_DATABASE=postgresql` (set by `npm test`'s second pass) or SQLite. */
+export const testProvider: "sqlite" | "postgresql" = process.env.MUSTER_TEST_DATABASE === "postgresql" ? "postgresql" : "sqlite";
+
+/** The PostgreSQL server the PG pass creates its scratch databases on (trust auth on 127.0.0.1 by default). */
+export const testPostgresUrl = process.env.MUSTER_TEST_POSTGRES_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+
+async function adminQuery(sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: testPostgresUrl, connectionTimeoutMillis: 5000 });
+  await admin.connect();
+  try {
+    await admin.query(sql);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * A fresh, empty database for one test: a file in `dir` on SQLite; on PostgreSQL a new database
+ * `muster_t_<random>` on the test server, dropped (connections and all) by `drop`.
+ */
+export async function createTestDatabase(dir: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (testProvider === "sqlite") return { url: `file:${path.join(dir, "test.db")}`, drop: async () => {} };
+  const name = `muster_t_${randomBytes(6).toString("hex")}`;
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  const url = new URL(testPostgresUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
 
 export interface Harness {
   app: App;
@@ -17,10 +48,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** A service on a fresh SQLite file of its own, reached through `yoga.fetch` (the real HTTP pipeline). */
+/**
+ * A service on a fresh database of its own (a SQLite file, or a PostgreSQL database under
+ * `MUSTER_TEST_DATABASE=postgresql`), reached through `yoga.fetch` (the real HTTP pipeline).
+ */
 export async function startHarness(overrides: Partial<Config> = {}): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), "muster-test-"));
-  const databaseUrl = `file:${path.join(dir, "test.db")}`;
+  const database = await createTestDatabase(dir);
+  const databaseUrl = database.url;
   await migrate(databaseUrl);
   const db = await openDatabase(databaseUrl);
   const config = { ...loadConfig({}), databaseUrl, storageDir: path.join(dir, "files"), ...overrides };
@@ -30,6 +65,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
     key: async (account = "alpha", scopes = "*", userId = null) => (await createApiKey(db.prisma, { account, scopes, userId })).key,
     close: async () => {
       await db.close();
+      await database.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

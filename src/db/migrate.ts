@@ -3,9 +3,12 @@ import { mkdirSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createClient } from "@libsql/client";
-import { sqliteFileOf } from "./prisma.ts";
+import pg from "pg";
+import { isPostgresUrl, sqliteFileOf } from "./prisma.ts";
 
 const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../prisma/migrations");
+/** PostgreSQL's migrations: the same history, written by `prisma migrate diff` from prisma-pg/schema.prisma. */
+export const pgMigrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../prisma-pg/migrations");
 
 export interface Migration {
   name: string;
@@ -29,6 +32,7 @@ export function listMigrations(dir = migrationsDir): Migration[] {
  * `prisma migrate status` agrees. Runs at start-up; needs no Prisma CLI and no schema engine.
  */
 export async function migrate(url: string): Promise<string[]> {
+  if (isPostgresUrl(url)) return migratePostgres(url);
   const file = sqliteFileOf(url);
   if (file && file !== ":memory:") mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const client = createClient({ url });
@@ -55,5 +59,51 @@ export async function migrate(url: string): Promise<string[]> {
     return ran;
   } finally {
     client.close();
+  }
+}
+
+/** Key of the advisory lock that lets one instance at a time migrate a PostgreSQL database (any int8; "muster" in hex). */
+const migrationLockKey = 0x6d7573746572;
+
+/**
+ * PostgreSQL: each pending migration runs in its own transaction together with its `_prisma_migrations` row (the
+ * table as Prisma Migrate creates it), so a failed migration leaves nothing behind. Instances starting at once take
+ * turns on a session advisory lock; the later one finds the migrations recorded and runs none.
+ */
+async function migratePostgres(url: string, dir = pgMigrationsDir): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [migrationLockKey]);
+    await client.query(`CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+      "id" VARCHAR(36) PRIMARY KEY NOT NULL, "checksum" VARCHAR(64) NOT NULL, "finished_at" TIMESTAMPTZ,
+      "migration_name" VARCHAR(255) NOT NULL, "logs" TEXT, "rolled_back_at" TIMESTAMPTZ,
+      "started_at" TIMESTAMPTZ NOT NULL DEFAULT now(), "applied_steps_count" INTEGER NOT NULL DEFAULT 0)`);
+    const done = await client.query<{ migration_name: string }>(
+      `SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+    );
+    const applied = new Set(done.rows.map((r) => r.migration_name));
+    const ran: string[] = [];
+    for (const migration of listMigrations(dir)) {
+      if (applied.has(migration.name)) continue;
+      const started = new Date();
+      await client.query("BEGIN");
+      try {
+        await client.query(migration.sql);
+        await client.query(
+          `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count) VALUES ($1, $2, now(), $3, $4, 1)`,
+          [randomUUID(), migration.checksum, migration.name, started],
+        );
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw new Error(`Migration ${migration.name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      ran.push(migration.name);
+    }
+    return ran;
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [migrationLockKey]).catch(() => {});
+    await client.end();
   }
 }
