@@ -2,6 +2,7 @@ import type { Context } from "../graphql/context.ts";
 import type { FieldDef, ResourceDef } from "../resources/define.ts";
 import { ApiError, validationError } from "../errors.ts";
 import { isBusyError } from "../db/sqlite.ts";
+import { advisoryWriteLock, writeQueueOf } from "../db/locks.ts";
 import { resources } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
 import { delegate, owned } from "./access.ts";
@@ -18,22 +19,29 @@ const doomedFilesOf = new WeakMap<object, string[]>();
 export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<T>): Promise<T> {
   // The request is answered 503 once it has run `executionTimeoutMs`: a transaction never commits after that.
   const deadline = Date.now() + ctx.config.executionTimeoutMs;
-  for (let attempt = 1; ; attempt++) {
+  // SQLite runs one write transaction at a time (BEGIN IMMEDIATE, src/db/sqlite.ts); PostgreSQL is made to.
+  const serial = ctx.provider === "postgresql";
+  const attempt = async () => {
     const doomedFiles: string[] = [];
-    const remaining = Math.max(deadline - Date.now(), 1);
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new ApiError("TIMEOUT");
+    const result = (await ctx.prisma.$transaction(async (tx) => {
+      if (serial) await tx.$executeRawUnsafe(advisoryWriteLock);
+      doomedFilesOf.set(tx, doomedFiles);
+      const value = await work(tx);
+      if (Date.now() > deadline) throw new ApiError("TIMEOUT");
+      return value;
+    }, { maxWait: remaining, timeout: remaining })) as T;
+    for (const file of doomedFiles) await deleteStoredFile(ctx.config, file);
+    return result;
+  };
+  for (let tries = 1; ; tries++) {
     try {
-      const result = (await ctx.prisma.$transaction(async (tx) => {
-        doomedFilesOf.set(tx, doomedFiles);
-        const value = await work(tx);
-        if (Date.now() > deadline) throw new ApiError("TIMEOUT");
-        return value;
-      }, { maxWait: remaining, timeout: remaining })) as T;
-      for (const file of doomedFiles) await deleteStoredFile(ctx.config, file);
-      return result;
+      return await (serial ? writeQueueOf(ctx.prisma).run(attempt) : attempt());
     } catch (error) {
       // Another process held the write lock past the wait in src/db: nothing was written, so run it all again.
       if (!isBusyError(error)) throw error;
-      if (attempt >= 3 || Date.now() >= deadline) throw new ApiError("TIMEOUT");
+      if (tries >= 3 || Date.now() >= deadline) throw new ApiError("TIMEOUT");
     }
   }
 }

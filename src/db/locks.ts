@@ -1,0 +1,36 @@
+/**
+ * Write transactions one at a time, as SQLite runs them, on a database that would run them side by
+ * side (PostgreSQL). Link tables have no unique constraints (`duplicates: true` must be able to link
+ * a row twice) and `order` is computed from the rows already there, so the check-then-insert of an
+ * attach, a sync or a computed order is only correct when no other write runs between the check and
+ * the insert. Inside a process the writes queue here, so a waiting write holds no pooled connection;
+ * across processes the first statement of each write transaction takes a transaction-scoped advisory
+ * lock (`advisoryWriteLock`), released by the database at commit or rollback.
+ */
+export class WriteQueue {
+  #tail: Promise<unknown> = Promise.resolve();
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    const previous = this.#tail;
+    let release!: () => void;
+    this.#tail = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await previous;
+      return await work();
+    } finally {
+      release();
+    }
+  }
+}
+
+const queues = new WeakMap<object, WriteQueue>();
+
+/** The write queue of one database client. */
+export function writeQueueOf(client: object): WriteQueue {
+  let queue = queues.get(client);
+  if (!queue) queues.set(client, (queue = new WriteQueue()));
+  return queue;
+}
+
+/** PostgreSQL: the statement that makes a transaction wait for every other write transaction ("muster" in hex). */
+export const advisoryWriteLock = "SELECT pg_advisory_xact_lock(120109953295730)";
