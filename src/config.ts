@@ -35,6 +35,33 @@ export interface Config {
   executionTimeoutMs: number;
   /** Origins allowed by CORS (`*` for any). */
   corsOrigins: string[];
+  /** pino level of the JSON log on stdout: fatal, error, warn, info, debug, trace or silent. */
+  logLevel: LogLevel;
+  /** When set, `GET /metrics` requires `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
+  /** OpenTelemetry tracing: one span per request (and per GraphQL operation); the trace id is the one answered. */
+  tracing: boolean;
+  /** OTLP/HTTP URL spans are sent to (`…/v1/traces`); null keeps them in the process (tests read them). */
+  otlpTracesUrl: string | null;
+  /** `service.name` of the spans. */
+  serviceName: string;
+}
+
+export const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+function logLevel(value: string | undefined): LogLevel {
+  if (value === undefined || value === "") return "info";
+  const level = value.toLowerCase() as LogLevel;
+  if (!logLevels.includes(level)) throw new Error(`Expected LOG_LEVEL to be one of ${logLevels.join(", ")}, got "${value}"`);
+  return level;
+}
+
+/** `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as is, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces` (OpenTelemetry's rule). */
+function otlpTracesUrl(env: NodeJS.ProcessEnv): string | null {
+  if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) return `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "")}/v1/traces`;
+  return null;
 }
 
 function int(value: string | undefined, fallback: number): number {
@@ -72,5 +99,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxTokens: int(env.GRAPHQL_MAX_TOKENS, 5000),
     executionTimeoutMs: int(env.EXECUTION_TIMEOUT_MS, 30000),
     corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),
+    logLevel: logLevel(env.LOG_LEVEL),
+    metricsToken: env.METRICS_TOKEN || null,
+    tracing: env.OTEL_TRACING === "1" || env.OTEL_TRACING === "true" || otlpTracesUrl(env) !== null,
+    otlpTracesUrl: otlpTracesUrl(env),
+    serviceName: env.OTEL_SERVICE_NAME || "muster",
   };
 }

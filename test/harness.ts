@@ -58,7 +58,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
   const databaseUrl = database.url;
   await migrate(databaseUrl);
   const db = await openDatabase(databaseUrl);
-  const config = { ...loadConfig({}), databaseUrl, storageDir: path.join(dir, "files"), ...overrides };
+  const config = { ...loadConfig({}), logLevel: "silent" as const, databaseUrl, storageDir: path.join(dir, "files"), ...overrides };
   const app = createApp({ db, config });
   return {
     app, db, config, dir,

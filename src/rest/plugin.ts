@@ -13,6 +13,7 @@ import type { Context } from "../graphql/context.ts";
 import { effectiveMethod, readBody } from "./request.ts";
 import { envelope } from "./envelope.ts";
 import { applyV1 } from "./v1.ts";
+import { logInternalError, loggerOf, reportRoute } from "../server/observability/index.ts";
 
 /**
  * Serves the PERSCOM REST routes: each request becomes variables for a prepared GraphQL operation,
@@ -47,6 +48,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       const match = matchRoute(method, url.pathname);
       if (!("route" in match)) throw new ApiError(match.methodMismatch ? "METHOD_NOT_ALLOWED" : "NOT_FOUND");
       if (!versions.includes(match.version)) throw new ApiError("BAD_VERSION");
+      reportRoute(request, method, `/${match.version}/${match.route.segments.join("/")}`);
       const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });
       const contextValue = (await contextFactory()) as unknown as Context;
       if (!contextValue.auth) throw new ApiError(contextValue.authFailure ?? "UNAUTHENTICATED");
@@ -65,7 +67,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       return Response.json(reply);
     } catch (error) {
       const apiError = toApiError(error);
-      if (apiError.code === "INTERNAL") console.error(`[${ids.requestId}]`, error);
+      if (apiError.code === "INTERNAL") logInternalError(loggerOf(request), error, { ids, request });
       return errorResponse(apiError, ids);
     }
   }

@@ -16,11 +16,14 @@ import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { executionTimeoutPlugin, queryLimitPlugins } from "./limits.ts";
 import { renderOfflineGraphiQL } from "./graphiql.ts";
 import { createRateLimit, type RateLimit } from "./rate-limit.ts";
+import { createObservability, logInternalError, yogaHealthCheckOff, type Observability, type ObservabilityOptions } from "./observability/index.ts";
 
 export interface App {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
   schema: GraphQLSchema;
   rateLimit: RateLimit;
+  /** Logger, metrics registry and tracing of this instance; `close()` flushes the spans. */
+  observability: Observability;
 }
 
 let sharedSchema: GraphQLSchema | undefined;
@@ -72,13 +75,15 @@ function maintenancePlugin(db: Database): Plugin {
   };
 }
 
-export function createApp({ db, config }: { db: Database; config: Config }): App {
+export function createApp({ db, config, ...options }: { db: Database; config: Config } & ObservabilityOptions): App {
+  const observability = createObservability({ db, config, ...options });
   const rateLimit = createRateLimit(config, db);
   const schema = rateLimit.apply(getSchema());
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
     landingPage: false,
+    healthCheckEndpoint: yogaHealthCheckOff,
     batching: false,
     cors: corsOptions(config),
     renderGraphiQL: renderOfflineGraphiQL,
@@ -87,7 +92,10 @@ export function createApp({ db, config }: { db: Database; config: Config }): App
     maskedErrors: {
       maskError(error) {
         const apiError = toApiError(error);
-        if (apiError.code === "INTERNAL") console.error(error);
+        if (apiError.code === "INTERNAL") {
+          const ext = (error as { extensions?: { request_id?: unknown; trace_id?: unknown } }).extensions;
+          logInternalError(observability.logger, error, { ids: { requestId: ext?.request_id, traceId: ext?.trace_id }, answer: apiError });
+        }
         return apiError;
       },
     },
@@ -101,9 +109,9 @@ export function createApp({ db, config }: { db: Database; config: Config }): App
       } satisfies Context;
     },
     plugins: [
-      requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), ...queryLimitPlugins(config),
+      observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), ...queryLimitPlugins(config),
       executionTimeoutPlugin(config), openApiPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
     ],
   });
-  return { yoga, schema, rateLimit };
+  return { yoga, schema, rateLimit, observability };
 }
