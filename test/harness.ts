@@ -33,6 +33,8 @@ export async function createTestDatabase(dir: string): Promise<{ url: string; dr
   if (testProvider === "sqlite") return { url: `file:${path.join(dir, "test.db")}`, drop: async () => {} };
   const name = `muster_t_${randomBytes(6).toString("hex")}`;
   await adminQuery(`CREATE DATABASE "${name}"`);
+  // A scratch database: durability is not what the tests test (the SQLite counterpart is `PRAGMA synchronous = OFF`).
+  await adminQuery(`ALTER DATABASE "${name}" SET synchronous_commit = off`);
   const url = new URL(testPostgresUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };

@@ -11,6 +11,15 @@ let h: Harness;
 const cli = (...args: string[]) =>
   run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env: { ...process.env, DATABASE_URL: h.config.databaseUrl } });
 
+/** Whether `needle` occurs in any row of any table (each row read as its text). */
+async function storedInPostgres(needle: string): Promise<boolean> {
+  const tables = await h.db.prisma.$queryRawUnsafe<Array<{ name: string }>>(
+    "SELECT table_name::text AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+  );
+  const union = tables.map(({ name }) => `SELECT 1 FROM "${name}" t WHERE strpos(t::text, $1) > 0`).join(" UNION ALL ");
+  return (await h.db.prisma.$queryRawUnsafe<unknown[]>(`SELECT EXISTS(${union}) AS found`, needle) as Array<{ found: boolean }>)[0]!.found;
+}
+
 beforeAll(async () => {
   h = await startHarness();
 });
@@ -22,9 +31,12 @@ test("only the key's hash is stored: the key text appears nowhere in the databas
   expect(row.hash).toBe(hashKey(created.key));
   // Read by another process: opening and closing the file here would drop this process's SQLite locks
   // (POSIX record locks belong to the process, and closing any descriptor of the file releases them).
-  const path = h.config.databaseUrl.slice("file:".length);
-  const files = [path, `${path}-wal`].filter(existsSync);
-  const stored = (needle: string) => run("grep", ["-qF", needle, ...files]).then(() => true, (e: { code: number }) => (e.code === 1 ? false : Promise.reject(e)));
+  // PostgreSQL has no file of its own to read: every row of every table is searched as text instead.
+  const stored = h.db.provider === "postgresql" ? storedInPostgres : (needle: string) => {
+    const path = h.config.databaseUrl.slice("file:".length);
+    const files = [path, `${path}-wal`].filter(existsSync);
+    return run("grep", ["-qF", needle, ...files]).then(() => true, (e: { code: number }) => (e.code === 1 ? false : Promise.reject(e)));
+  };
   expect(await stored(row.hash)).toBe(true);
   expect(await stored(created.key)).toBe(false);
   expect(await stored(created.key.slice(12))).toBe(false);

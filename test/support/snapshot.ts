@@ -8,7 +8,8 @@ const VOLATILE: Record<string, string[]> = { ApiKey: ["lastUsedAt", "updatedAt"]
 /**
  * Reads every table of an SQLite database in one statement: each row of each table (from
  * sqlite_master, ordered by id, or by rowid where a table has no id column) rendered with SQLite's
- * own `quote()`, so two snapshots are equal exactly when the stored bytes are.
+ * own `quote()`, so two snapshots are equal exactly when the stored bytes are. On PostgreSQL the same from
+ * information_schema, each row as its row value's text.
  */
 export class DatabaseSnapshots {
   private query?: string;
@@ -16,6 +17,7 @@ export class DatabaseSnapshots {
   constructor(private readonly db: Database) {}
 
   private async build(): Promise<string> {
+    if (this.db.provider === "postgresql") return this.buildPostgres();
     const tables = await this.db.prisma.$queryRawUnsafe<Array<{ name: string }>>(
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_prisma_migrations' ORDER BY name",
     );
@@ -30,12 +32,34 @@ export class DatabaseSnapshots {
     return parts.join(" UNION ALL ");
   }
 
+  /** PostgreSQL: each row as its row value's text (`("1","x",)`), ordered by id (or by the first column). */
+  private async buildPostgres(): Promise<string> {
+    const columns = await this.db.prisma.$queryRawUnsafe<Array<{ table_name: string; column_name: string }>>(
+      `SELECT c.table_name::text AS table_name, c.column_name::text AS column_name FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
+       WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' AND c.table_name <> '_prisma_migrations'
+       ORDER BY c.table_name, c.ordinal_position`,
+    );
+    const byTable = new Map<string, string[]>();
+    for (const c of columns) byTable.set(c.table_name, [...(byTable.get(c.table_name) ?? []), c.column_name]);
+    return [...byTable].map(([name, all]) => {
+      const kept = all.filter((c) => !(VOLATILE[name] ?? []).includes(c));
+      const order = all.includes("id") ? "id" : all[0]!;
+      return `SELECT '${name}' AS t, (SELECT string_agg(ROW(${kept.map((c) => `"${c}"`).join(", ")})::text, chr(10) ORDER BY "${order}") FROM "${name}") AS rows`;
+    }).join(" UNION ALL ");
+  }
+
   /**
    * SQLite's count of rows inserted, updated or deleted on the connection since it opened: when it has
    * not moved, nothing was written (a cheap test before a full snapshot; the connection is the
    * client's only one).
    */
   async changes(): Promise<number> {
+    if (this.db.provider === "postgresql") {
+      // PostgreSQL: the next transaction id, which only a writing transaction moves (any database's on the server,
+      // so it may move without a change here: that costs a full snapshot, never a missed change).
+      const [next] = await this.db.prisma.$queryRawUnsafe<Array<{ n: string }>>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n");
+      return Number(next!.n);
+    }
     const [row] = await this.db.prisma.$queryRawUnsafe<Array<{ n: number | bigint }>>("SELECT total_changes() AS n");
     return Number(row!.n);
   }
