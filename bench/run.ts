@@ -16,12 +16,13 @@
  *   npm run bench                 full run (about 5 minutes on 2 cores)
  *   npm run bench -- --quick      smoke run: smaller organisation, one short round
  *   npm run bench -- --profile    also CPU-profile the service under W1 and W2 and summarise where time goes
- *   npm run bench -- --keep       keep the temporary database directory
+ *   npm run bench -- --keep       keep the temporary database directory and server logs
+ *   npm run bench -- --wait-idle  first wait (up to 15 min) for the 1-minute load average to fall below 1
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
-import { availableParallelism, tmpdir, totalmem } from "node:os";
+import { availableParallelism, tmpdir, totalmem, userInfo } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
@@ -30,8 +31,8 @@ import { createClient } from "@libsql/client";
 import { migrate } from "../src/db/migrate.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
-import { fullSize, prismaSink, prng, quickSize, seed, sqliteSink, type Seeded, type SeedSize } from "./seed.ts";
-import { countStatements, type Probe } from "./statements.ts";
+import { fullSize, postgresSink, prng, quickSize, seed, sqliteSink, type Seeded, type SeedSize } from "./seed.ts";
+import { countStatements, summariseSql, type Probe } from "./statements.ts";
 import { summariseProfile } from "./profile.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -39,6 +40,7 @@ const args = new Set(process.argv.slice(2));
 const quick = args.has("--quick");
 const profile = args.has("--profile");
 const keep = args.has("--keep");
+const waitIdle = args.has("--wait-idle");
 
 const plan = quick
   ? { size: quickSize, warmup: 2, round: 3, rounds: 1 }
@@ -94,31 +96,36 @@ interface Server {
 }
 
 let portSeed = 20_000 + (process.pid % 20_000);
+/** Where the servers' output goes: the run's temporary directory. */
+let logDir = tmpdir();
 const children = new Set<ChildProcess>();
 
+/**
+ * Starts `script` as a child process on a free port; its output goes to `<logDir>/<name>.log`
+ * (the service logs a line per request, as in production), and it is ready once it answers HTTP.
+ */
 async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
   const port = portSeed++;
+  const logFile = path.join(logDir, `${name}.log`);
+  const out = openSync(logFile, "a");
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", script], {
-    cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", "pipe", "pipe"],
+    cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", out, out],
   });
+  closeSync(out);
   children.add(child);
   child.on("exit", () => children.delete(child));
-  let output = "";
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in 60 s:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk;
-      if (/listening/i.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
-    child.on("exit", (code) => reject(new Error(`${name} exited (${code}) before listening:\n${output}`)));
-  });
-  child.stderr!.on("data", (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk}`));
-  return { name, port, child, url: `http://127.0.0.1:${port}` };
+  const server = { name, port, child, url: `http://127.0.0.1:${port}` };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before listening:\n${readFileSync(logFile, "utf8").slice(-2000)}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not start in 60 s:\n${readFileSync(logFile, "utf8").slice(-2000)}`);
+    try {
+      await (await fetch(`${server.url}/`)).arrayBuffer();
+      return server;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 async function stopServer(server: Server) {
@@ -371,56 +378,85 @@ function machine(): string[] {
 
 // ---------------------------------------------------------------------------------------------- main
 
-async function preparePostgres(): Promise<string> {
+/** A throwaway PostgreSQL client on `url` (the `pg` driver the service's adapter uses). */
+async function pgQuery(url: string, sql: string): Promise<void> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Whether to bench PostgreSQL: a server given or listening locally, and a service that opens `postgresql://` URLs. */
+async function postgresPlan(): Promise<{ base: string } | { skipped: string }> {
   const explicit = process.env.BENCH_POSTGRES_URL;
-  const candidate = explicit || "postgresql://127.0.0.1:5432/test";
-  const reachable = explicit
-    ? true
-    : await new Promise<boolean>((resolve) => {
+  const parsed = new URL(explicit || "postgresql://127.0.0.1:5432/test");
+  // Like psql, the user defaults to PGUSER or the login name (the pg driver needs one).
+  if (!parsed.username) parsed.username = process.env.PGUSER || userInfo().username;
+  const base = parsed.toString();
+  if (!explicit) {
+    const listening = await new Promise<boolean>((resolve) => {
       const socket = connect({ host: "127.0.0.1", port: 5432 });
       socket.setTimeout(1000, () => (socket.destroy(), resolve(false)));
       socket.on("connect", () => (socket.end(), resolve(true)));
       socket.on("error", () => resolve(false));
     });
-  if (!reachable) return "PostgreSQL: skipped (no BENCH_POSTGRES_URL and nothing listening on 127.0.0.1:5432)";
-  try {
-    const probe = await openDatabase(candidate);
-    await probe.close();
-  } catch (error) {
-    if (/Unsupported DATABASE_URL/i.test(String((error as Error).message))) return "PostgreSQL: skipped (not supported yet)";
-    return `PostgreSQL: skipped (${candidate.replace(/\/\/[^@]*@/, "//***@")} could not be opened: ${(error as Error).message.split("\n")[0]})`;
+    if (!listening) return { skipped: "PostgreSQL: skipped (no BENCH_POSTGRES_URL and nothing listening on 127.0.0.1:5432)" };
   }
-  return "supported";
+  const prismaModule = (await import("../src/db/prisma.ts")) as Record<string, unknown>;
+  if (typeof prismaModule.isPostgresUrl !== "function") return { skipped: "PostgreSQL: skipped (not supported yet)" };
+  try {
+    await pgQuery(base, "SELECT 1");
+  } catch (error) {
+    return { skipped: `PostgreSQL: skipped (${base.replace(/\/\/[^@]*@/, "//***@")} could not be reached: ${(error as Error).message.split("\n")[0]})` };
+  }
+  return { base };
 }
 
-/** PostgreSQL, once the service opens it: a fresh database beside `base`, seeded with Prisma createMany; service only (the floor is SQLite). */
+/** PostgreSQL: a fresh database beside `base`, seeded the same way; the service only (the floor is SQLite). */
 async function benchPostgres(base: string): Promise<string> {
   const name = `muster_bench_${process.pid}`;
-  const admin = await openDatabase(base);
-  await admin.prisma.$executeRawUnsafe(`CREATE DATABASE "${name}"`);
+  await pgQuery(base, `CREATE DATABASE "${name}"`);
   const url = new URL(base);
   url.pathname = `/${name}`;
   const databaseUrl = url.toString();
+  const storageDir = path.join(tmpdir(), name);
   try {
     await migrate(databaseUrl);
     const db = await openDatabase(databaseUrl);
     const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
-    const seeded = await seed(prismaSink(db.prisma), accountId, plan.size);
     await db.close();
-    log(`PostgreSQL seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
+    const sink = await postgresSink(databaseUrl);
+    const seeded = await seed(sink, accountId, plan.size);
+    await sink.close();
+    await pgQuery(databaseUrl, "ANALYZE");
+    log(`PostgreSQL: seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
     const list = workloads(seeded, plan.size);
-    const counted = await countStatements(databaseUrl, key, path.join(tmpdir(), name), list.map((w) => ({ method: w.method, ...w.next(prng(3)) })));
-    const service = await startServer("service-pg", "src/server/main.ts", serviceEnv(databaseUrl, path.join(tmpdir(), name)));
+    const counted = await countStatements(databaseUrl, key, storageDir, list.map((w) => ({ method: w.method, ...w.next(prng(3)) })));
+    const service = await startServer("service-pg", "src/server/main.ts", serviceEnv(databaseUrl, storageDir));
     const rows: Row[] = [];
     try {
-      for (const w of list) rows.push({ w, service: (await measure([service], key, w, null)).get(service)!, serviceSql: counted[list.indexOf(w)]!.statements });
+      for (const w of list) {
+        const loadBefore = loadAverage();
+        const measured = (await measure([service], key, w, null)).get(service)!;
+        rows.push({ w, service: measured, serviceSql: counted[list.indexOf(w)]!.statements, load: [loadBefore, loadAverage()] });
+      }
     } finally {
       await stopServer(service);
     }
-    return `### PostgreSQL (service only)\n\n${table(rows)}`;
+    return [
+      "Service only (the floor is SQLite); same data, seeded with `pg` multi-row inserts, then ANALYZE.",
+      "",
+      table(rows),
+      "",
+      ...counted.map((c, i) => `- ${list[i]!.id} (${c.statements}): ${summariseSql(c.sql)}`),
+    ].join("\n");
   } finally {
-    await admin.prisma.$executeRawUnsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
-    await admin.close();
+    await pgQuery(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
+    rmSync(storageDir, { recursive: true, force: true });
   }
 }
 
@@ -428,12 +464,26 @@ const serviceEnv = (databaseUrl: string, storageDir: string) => ({
   DATABASE_URL: databaseUrl, STORAGE_DIR: storageDir, RATE_LIMIT_PER_MINUTE: "1000000000", NODE_ENV: "production",
 });
 
+/** Other work on a shared machine skews every number: wait (up to 15 minutes) for it to calm down. */
+async function waitForIdleMachine() {
+  const deadline = Date.now() + 15 * 60_000;
+  for (let first = true; Date.now() < deadline; first = false) {
+    const one = Number(loadAverage().split(" ")[0]);
+    if (one < 1) return;
+    if (first) log(`waiting for the 1-minute load average (${one}) to fall below 1`);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+  }
+  log(`still busy (load average ${loadAverage()}); measuring anyway`);
+}
+
 async function main() {
+  if (waitIdle) await waitForIdleMachine();
   const started = performance.now();
   const startLoad = loadAverage();
   const dir = mkdtempSync(path.join(tmpdir(), "muster-bench-"));
   const databaseUrl = `file:${path.join(dir, "bench.db")}`;
   const storageDir = path.join(dir, "files");
+  logDir = dir;
   log(`${quick ? "quick" : "full"} run in ${dir}`);
 
   await migrate(databaseUrl);
@@ -486,13 +536,15 @@ async function main() {
   let profileText = "";
   if (profile) profileText = await profileService(databaseUrl, storageDir, key, list);
 
-  const pg = await preparePostgres();
-  let pgText = pg;
-  if (pg === "supported") {
+  const pgPlan = await postgresPlan();
+  let pgText: string;
+  if ("skipped" in pgPlan) pgText = pgPlan.skipped;
+  else {
     try {
-      pgText = await benchPostgres(process.env.BENCH_POSTGRES_URL || "postgresql://127.0.0.1:5432/test");
+      pgText = await benchPostgres(pgPlan.base);
     } catch (error) {
-      pgText = `PostgreSQL: failed (${(error as Error).message.split("\n")[0]})`;
+      console.error(error);
+      pgText = `PostgreSQL: failed (${String((error as Error).message || error).split("\n")[0]})`;
     }
   }
   log(pgText.split("\n")[0]!);
@@ -552,18 +604,6 @@ async function main() {
   else log(`kept ${dir}`);
 }
 
-/** Tables read per statement, e.g. `ApiKey, Account, User, RankRecord, COUNT RankRecord, ...`. */
-function summariseSql(sql: string[]): string {
-  return sql.map((q) => {
-    const kind = q.match(/^\s*(\w+)/)?.[1]?.toUpperCase() ?? "?";
-    const table = q.match(/(?:FROM|INTO|UPDATE)\s+`?(\w+)`?/i)?.[1] ?? "";
-    if (/^SELECT COUNT/i.test(q)) return `count ${q.match(/FROM \(SELECT `?(\w+)`?/)?.[1] ?? table}`;
-    if (/^SELECT MAX/i.test(q)) return `max ${table}`;
-    if (kind === "SELECT") return table;
-    return `${kind.toLowerCase()} ${table}`.trim();
-  }).join(", ");
-}
-
 /** The service under W1 and W2 with --cpu-prof; where its time goes. */
 async function profileService(databaseUrl: string, storageDir: string, key: string, list: Workload[]): Promise<string> {
   const sections: string[] = ["## Profile (service, --cpu-prof)", ""];
@@ -588,6 +628,7 @@ await main().then(
   () => process.exit(0),
   (error) => {
     console.error(error);
+    console.error(`The run's database and server logs are kept in ${logDir}`);
     process.exit(1);
   },
 );

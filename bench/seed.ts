@@ -1,5 +1,4 @@
 import { createClient } from "@libsql/client";
-import type { PrismaClient } from "../src/generated/prisma/client.ts";
 
 /** How much the bench seeds; `quick` is a smaller organisation for smoke runs. */
 export interface SeedSize {
@@ -53,21 +52,6 @@ export interface Sink {
 
 type Model = "Rank" | "Image" | "User" | "Document" | "RankRecord" | "Comment";
 
-/** Any database the service opens: Prisma `createMany` in chunks (about a minute for the full size on SQLite). */
-export function prismaSink(prisma: PrismaClient): Sink {
-  const delegate = (model: Model) => (prisma as any)[model.charAt(0).toLowerCase() + model.slice(1)];
-  return {
-    async insert(model, rows) {
-      for (let i = 0; i < rows.length; i += 10_000) await delegate(model).createMany({ data: rows.slice(i, i + 10_000) });
-    },
-    async ids(model, accountId) {
-      const rows: Array<{ id: number }> = await delegate(model).findMany({ where: { accountId }, select: { id: true }, orderBy: { id: "asc" } });
-      return rows.map((r) => r.id);
-    },
-    close: async () => {},
-  };
-}
-
 /** SQLite: multi-row INSERTs with @libsql/client inside one transaction per table, stored the way Prisma stores them. */
 export function sqliteSink(url: string): Sink {
   const client = createClient({ url });
@@ -97,6 +81,41 @@ export function sqliteSink(url: string): Sink {
       return result.rows.map((r) => Number(r.id));
     },
     close: async () => client.close(),
+  };
+}
+
+/** PostgreSQL: multi-row INSERTs with `pg` in one transaction per table (timestamps as UTC, as Prisma keeps them). */
+export async function postgresSink(url: string): Promise<Sink> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const value = (v: unknown) => (v instanceof Date ? v.toISOString() : (v ?? null));
+  return {
+    async insert(model, rows) {
+      if (!rows.length) return;
+      const columns = Object.keys(rows[0]!);
+      const perStatement = Math.floor(30_000 / columns.length);
+      await client.query("BEGIN");
+      try {
+        for (let i = 0; i < rows.length; i += perStatement) {
+          const chunk = rows.slice(i, i + perStatement);
+          const tuples = chunk.map((_, r) => `(${columns.map((__, c) => `$${r * columns.length + c + 1}`).join(",")})`);
+          await client.query(
+            `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(",")}) VALUES ${tuples.join(",")}`,
+            chunk.flatMap((row) => columns.map((c) => value(row[c]))),
+          );
+        }
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      }
+    },
+    async ids(model, accountId) {
+      const result = await client.query(`SELECT id FROM "${model}" WHERE "accountId" = $1 ORDER BY id`, [accountId]);
+      return result.rows.map((r: { id: number }) => Number(r.id));
+    },
+    close: () => client.end(),
   };
 }
 

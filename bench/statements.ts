@@ -11,7 +11,7 @@ export interface Probe {
 export interface Counted {
   status: number;
   statements: number;
-  /** The statements' SQL, shortened, in order. */
+  /** The statements' SQL, in order. */
   sql: string[];
 }
 
@@ -23,9 +23,9 @@ export interface Counted {
 export async function countStatements(databaseUrl: string, key: string, storageDir: string, probes: Probe[]): Promise<Counted[]> {
   const db = await openDatabase(databaseUrl);
   const sql: string[] = [];
-  (db.prisma as any).$on("query", (e: { query: string }) => sql.push(e.query.replace(/`main`\./g, "").replace(/\s+/g, " ").slice(0, 160)));
+  (db.prisma as any).$on("query", (e: { query: string }) => sql.push(e.query.replace(/[`"](main|public)[`"]\./g, "").replace(/\s+/g, " ")));
   try {
-    const app = createApp({ db, config: { ...loadConfig({}), databaseUrl, storageDir, rateLimitPerMinute: 1_000_000_000 } });
+    const app = createApp({ db, config: { ...loadConfig({ LOG_LEVEL: "silent" }), databaseUrl, storageDir, rateLimitPerMinute: 1_000_000_000 } });
     const counted: Counted[] = [];
     for (const probe of probes) {
       let last: Counted | undefined;
@@ -44,4 +44,17 @@ export async function countStatements(databaseUrl: string, key: string, storageD
   } finally {
     await db.close();
   }
+}
+
+/** Tables read per statement, e.g. `ApiKey, Account, User, RankRecord, COUNT RankRecord, ...`. */
+export function summariseSql(sql: string[]): string {
+  const name = String.raw`[\x60"]?(\w+)[\x60"]?`;
+  return sql.map((q) => {
+    const table = q.match(new RegExp(String.raw`(?:FROM|INTO|UPDATE)\s+` + name, "i"))?.[1] ?? "";
+    if (/^SELECT COUNT/i.test(q)) return `count ${q.match(new RegExp(String.raw`FROM \(SELECT\s+` + name + String.raw`\.`))?.[1] ?? table}`;
+    if (/^SELECT MAX/i.test(q)) return `max ${table}`;
+    if (/^SELECT/i.test(q)) return table;
+    if (/^(BEGIN|COMMIT|ROLLBACK)|Implicit "COMMIT"/i.test(q)) return q.includes("COMMIT") ? "commit" : q.split(" ")[0]!.toLowerCase();
+    return `${q.match(/^\s*(\w+)/)?.[1]?.toLowerCase() ?? "?"} ${table}`.trim();
+  }).join(", ");
 }
