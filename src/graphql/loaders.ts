@@ -13,7 +13,8 @@ const delegate = (ctx: Context, model: string) => (ctx.prisma as any)[model.char
 function loader<K, V>(ctx: Context, key: string, batch: (keys: readonly K[]) => Promise<V[]>) {
   let found = ctx.loaders.get(key) as DataLoader<K, V> | undefined;
   if (!found) {
-    found = new DataLoader<K, V>(batch);
+    // Bounded `IN (...)` lists: a page is at most 100 rows, but a batch response may carry 1000.
+    found = new DataLoader<K, V>(batch, { maxBatchSize: 500 });
     ctx.loaders.set(key, found);
   }
   return found;

@@ -30,6 +30,9 @@ const avatarUrl = (name: string) => {
 };
 
 /** When each user's newest `model` row matching `where` was created: one grouped query per request. */
+/** Ids per grouped query: a 1000-row batch must not become one statement with more parameters than SQLite takes. */
+const LOADER_BATCH = 500;
+
 function latestRecordDate(ctx: Context, model: "rankRecord" | "assignmentRecord", where: Record<string, unknown>, userId: number): Promise<string | null> {
   const key = `user:latest:${model}`;
   let loader = ctx.loaders.get(key) as DataLoader<number, string | null> | undefined;
@@ -43,7 +46,7 @@ function latestRecordDate(ctx: Context, model: "rankRecord" | "assignmentRecord"
         const at = byUser.get(id);
         return at ? formatDate(at) : null;
       });
-    });
+    }, { maxBatchSize: LOADER_BATCH });
     ctx.loaders.set(key, loader);
   }
   return loader.load(userId);

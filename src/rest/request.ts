@@ -38,6 +38,9 @@ export async function readBody(request: Request, maxBytes: number, uploadMaxByte
 /** Form keys such as `pivot[order]` or `resources[]` become nested values, as PHP clients send them. */
 function assign(body: Body, key: string, value: FormDataEntryValue): void {
   const path = key.replace(/\]/g, "").split("[");
+  if (path.some((segment) => segment === "__proto__" || segment === "constructor" || segment === "prototype")) {
+    throw new ApiError("VALIDATION", `The form field ${key} is not allowed.`, { [key]: [`The form field ${key} is not allowed.`] });
+  }
   let node: any = body;
   for (let i = 0; i < path.length - 1; i++) {
     const segment = path[i]!;

@@ -13,8 +13,10 @@ import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
 import { isMaintenance } from "./maintenance.ts";
 import { corsOptions, securityHeadersPlugin } from "./headers.ts";
+import { wellFormedTextPlugin } from "./unicode.ts";
 import { executionTimeoutPlugin, queryLimitPlugins } from "./limits.ts";
 import { renderOfflineGraphiQL } from "./graphiql.ts";
+import { docsPlugin } from "./docs.ts";
 import { createRateLimit, type RateLimit } from "./rate-limit.ts";
 import { createObservability, logInternalError, yogaHealthCheckOff, type Observability, type ObservabilityOptions } from "./observability/index.ts";
 
@@ -109,8 +111,9 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       } satisfies Context;
     },
     plugins: [
-      observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), openApiPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
+      observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(),
+      wellFormedTextPlugin(), ...queryLimitPlugins(config),
+      executionTimeoutPlugin(config), openApiPlugin(), docsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
     ],
   });
   return { yoga, schema, rateLimit, observability };
