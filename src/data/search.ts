@@ -4,6 +4,7 @@ import { resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag } from "../errors.ts";
 import { camel, snake } from "../graphql/names.ts";
 import { parseDate } from "../graphql/scalars.ts";
+import { getDatamodel } from "../generated/pothos-types.ts";
 
 /** One condition of `filters`, or a group of them under `nested` (one level deep). */
 export interface FilterArg {
@@ -106,7 +107,9 @@ async function likeCondition(ctx: Context, column: Column, pattern: string, igno
   const core = pattern.slice(starts ? 1 : 0, ends ? -1 : undefined);
   const pg = ctx.provider === "postgresql";
   // Prisma's `equals` is case-sensitive on SQLite, where LIKE without wildcards is not.
-  const simple = !/[%_]/.test(core) && (ignoreCase || pg) && (starts || ends || pg);
+  // Prisma does not escape `\` in PostgreSQL's LIKE patterns (where it is the escape character): such patterns go
+  // through SQL, which says ESCAPE ''.
+  const simple = !/[%_]/.test(core) && (ignoreCase || pg) && (starts || ends || pg) && !(pg && core.includes("\\"));
   if (!simple) return column.wrapRow({ id: { in: await idsMatching(ctx, column, pattern, ignoreCase) } });
   const mode = ignoreCase ? insensitive(ctx) : {};
   if (starts && ends) return column.wrap({ contains: core, ...mode });
@@ -117,8 +120,12 @@ async function likeCondition(ctx: Context, column: Column, pattern: string, igno
 
 /** `search`: the term anywhere in the column, taken literally; case-insensitive unless asked. */
 async function containsCondition(ctx: Context, column: Column, term: string, caseSensitive: boolean): Promise<Where> {
+  if (ctx.provider === "postgresql") {
+    // Prisma escapes `%` and `_` in the LIKE pattern it builds, but not the escape character itself.
+    const literal = term.replace(/\\/g, "\\\\");
+    return column.wrap({ contains: literal, ...(caseSensitive ? {} : insensitive(ctx)) });
+  }
   if (!caseSensitive) return column.wrap({ contains: term, ...insensitive(ctx) });
-  if (ctx.provider === "postgresql") return column.wrap({ contains: term });
   return column.wrapRow({ id: { in: await idsMatching(ctx, column, `*${globLiteral(term)}*`, false, true) } });
 }
 
@@ -199,8 +206,8 @@ async function condition(ctx: Context, column: Column, operator: string, raw: un
         bag.add(`${key}.value`, "The value must be a string.");
         return null;
       }
-      // `like` is the database's own LIKE: SQLite's ignores ASCII case, PostgreSQL's does not.
-      const like = await likeCondition(ctx, column, raw, operator.includes("ilike") || ctx.provider === "sqlite");
+      // `like` ignores case on both databases, as SQLite's LIKE and PERSCOM's MySQL do (PostgreSQL's LIKE would not).
+      const like = await likeCondition(ctx, column, raw, true);
       return operator.startsWith("not") ? { NOT: like } : like;
     }
     case "in":
@@ -341,10 +348,21 @@ export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchAr
   return { where: parts.length === 0 ? null : parts.length === 1 ? parts[0]! : { AND: parts }, orderBy };
 }
 
-/** Sorting reuses the filter path: `{rank: {is: {name: c}}}` becomes `{rank: {name: "asc"}}`. */
+/** `Model.field` of every optional scalar column: the ones whose NULLs need an explicit place in a sort. */
+const optionalColumns = new Set(
+  Object.entries(getDatamodel().datamodel.models).flatMap(([model, { fields }]) =>
+    fields.filter((f) => f.kind === "scalar" && !f.isRequired).map((f) => `${model}.${f.name}`)),
+);
+
+/**
+ * Sorting reuses the filter path: `{rank: {is: {name: c}}}` becomes `{rank: {name: "asc"}}`. NULLs sort as the
+ * smallest value (first ascending, last descending), as SQLite and PERSCOM's MySQL do; PostgreSQL's default is
+ * the opposite, so optional columns say so explicitly.
+ */
 function sortOrder(column: Column, direction: "asc" | "desc"): Order {
+  const nullable = optionalColumns.has(`${column.model}.${column.name}`);
   const unwrap = (w: unknown): unknown => {
-    if (w === MARK) return direction;
+    if (w === MARK) return nullable ? { sort: direction, nulls: direction === "asc" ? "first" : "last" } : direction;
     if (w && typeof w === "object") {
       const [[k, v]] = Object.entries(w) as [[string, unknown]];
       return k === "is" ? unwrap(v) : { [k]: unwrap(v) };
