@@ -8,6 +8,8 @@ import { isMaintenance, setMaintenance } from "../server/maintenance.ts";
 import { getSchema } from "../server/app.ts";
 import { printedSchema } from "../graphql/schema.ts";
 import { printOpenApi } from "../openapi/document.ts";
+import { formatSummary, seedDemo } from "../seed/demo.ts";
+import { progressBar } from "../seed/progress.ts";
 
 interface Command {
   summary: string;
@@ -73,6 +75,43 @@ const commands: Record<string, Command> = {
         if (!id || !/^\d+$/.test(id)) throw new Error("Give the key's id (see keys:list)");
         const key = await revokeKey(prisma, Number(id));
         console.log(`Revoked key ${key.id} (${key.prefix}…) of account ${key.account}`);
+      }),
+  },
+  "accounts:create": {
+    summary: "Create an account (with PERSCOM's default settings)",
+    usage: "accounts:create --name <name>",
+    options: { name: { type: "string" } },
+    run: (values) =>
+      withDatabase(async ({ prisma }) => {
+        const name = required(values, "name").trim();
+        if (await prisma.account.findUnique({ where: { name } })) throw new Error(`Account "${name}" already exists`);
+        const account = await ensureAccount(prisma, name);
+        console.log(`Created account ${account.id} "${account.name}"`);
+      }),
+  },
+  "accounts:list": {
+    summary: "List accounts: id, name, subscription state and number of API keys",
+    usage: "accounts:list",
+    run: () =>
+      withDatabase(async ({ prisma }) => {
+        const accounts = await prisma.account.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { apiKeys: true } } } });
+        console.log(["id", "name", "subscription", "keys"].join("\t"));
+        for (const a of accounts) console.log([a.id, a.name, a.subscriptionStatus, a._count.apiKeys].join("\t"));
+      }),
+  },
+  seed: {
+    summary: "Write a deterministic demo organisation of any size into a new (or empty) account",
+    usage: "seed --account <name> [--users <N, default 50>] [--seed <number, default 1>]",
+    options: { account: { type: "string" }, users: { type: "string" }, seed: { type: "string" } },
+    run: (values) =>
+      withDatabase(async ({ prisma }) => {
+        const account = required(values, "account");
+        const users = values.users === undefined ? 50 : Number(values.users);
+        if (!Number.isInteger(users) || users < 1) throw new Error("--users takes a positive whole number");
+        const seed = values.seed === undefined ? 1 : Number(values.seed);
+        if (!Number.isInteger(seed)) throw new Error("--seed takes a whole number");
+        const summary = await seedDemo(prisma, { account, users, seed, progress: (total) => progressBar("Seeding", total) });
+        console.log(formatSummary(account, summary));
       }),
   },
   "accounts:subscription": {

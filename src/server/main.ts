@@ -4,11 +4,13 @@ import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApp } from "./app.ts";
+import { firstRun } from "./first-run.ts";
 
 const config = loadConfig();
 const applied = await migrate(config.databaseUrl);
 if (applied.length) console.log(`Applied migrations: ${applied.join(", ")}`);
 const db = await openDatabase(config.databaseUrl);
+await firstRun(db.prisma, config);
 const { yoga } = createApp({ db, config });
 
 /** Responses not yet finished: a shutdown waits for them. */

@@ -1,0 +1,30 @@
+import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Config } from "../config.ts";
+import { createApiKey } from "../auth/accounts.ts";
+import { seedDemo } from "../seed/demo.ts";
+
+/** Name of the account the first run creates. */
+export const demoAccount = "Demo";
+/** People in the demo organisation the first run seeds. */
+export const demoUsers = 25;
+
+/**
+ * First run: on a database with no account at all, outside production (`NODE_ENV=production` skips it),
+ * seeds a small demo organisation and prints an API key with every scope and the URLs to try it at.
+ * Returns the lines printed (none when nothing was done).
+ */
+export async function firstRun(prisma: PrismaClient, config: Config, env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+  if (env.NODE_ENV === "production" || (await prisma.account.count()) > 0) return [];
+  const summary = await seedDemo(prisma, { account: demoAccount, users: demoUsers });
+  const { key } = await createApiKey(prisma, { account: demoAccount, scopes: "*", name: "First-run demo key" });
+  const base = config.publicUrl?.replace(/\/+$/, "") ?? `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${config.port}`;
+  const lines = [
+    `First run: seeded the demo account "${demoAccount}" (${summary.counts.users} users, ${Object.values(summary.counts).reduce((a, b) => a + b, 0)} rows).`,
+    `API key (scope *, shown once): ${key}`,
+    `GraphiQL:      ${base}/graphql  (Headers: {"Authorization": "Bearer ${key}"})`,
+    `API reference: ${base}/docs`,
+    `Try:           curl -H "Authorization: Bearer ${key}" "${base}/v2/users?include=rank"`,
+  ];
+  for (const line of lines) console.log(line);
+  return lines;
+}
