@@ -95,13 +95,14 @@ export type Recipe =
   | { t: "field"; at: number; value: Json }
   | { t: "addKey"; key: number | string; value: Json }
   | { t: "whole"; value: Json }
+  | { t: "everyLeaf"; as: "null" | "swap" | "array" | "object" }
   | { t: "raw"; text: string; contentType: string | null }
   | { t: "overCap" }
   | { t: "path"; at: number; id: string }
   | { t: "version"; version: string }
   | { t: "extraSegment"; segment: string }
   | { t: "include"; value: string }
-  | { t: "contentType"; variant: number; value: Json }
+  | { t: "contentType"; variant: number; value: Json; keys: number }
   | { t: "spoof"; method: Json; as: "json" | "form" }
   | { t: "query"; name: string; value: string }
   | { t: "search"; key: string; value: Json; must: boolean };
@@ -115,6 +116,9 @@ export const CONTENT_TYPES = [
 const FORM_KEYS = [
   "a[][b]", "[]", "[", "]", "a[", "a]]", "resources[][][]", `${"a[".repeat(200)}x${"]".repeat(200)}`, "_method[]", "include", "a", "a[b]", "a[0]", "a[]",
 ];
+
+/** The odd form keys a bit mask picks (shrinks towards the fewest). */
+const oddKeys = (mask: number) => FORM_KEYS.filter((_, i) => mask & (1 << i));
 
 /**
  * Form keys that walk into `__proto__` or `constructor.prototype`. Kept out of the recipes above: a
@@ -236,9 +240,16 @@ export function recipesFor(op: Operation, writableKeys: string[]): fc.Arbitrary<
           value: badValue,
         }),
       },
+      { weight: 1, arbitrary: fc.record({ t: fc.constant("everyLeaf" as const), as: fc.constantFrom("null" as const, "swap" as const, "array" as const, "object" as const) }) },
       { weight: 1, arbitrary: fc.record({ t: fc.constant("whole" as const), value: fc.oneof(fc.constantFrom<Json>([], null, "str", -1, true, [{}], [[]]), badValue.filter((v) => typeof v !== "object" || v === null || Array.isArray(v))) }) },
       { weight: 2, arbitrary: fc.record({ t: fc.constant("raw" as const), text: fc.constantFrom(...RAW_BODIES), contentType: fc.constantFrom<string | null>("application/json", "text/plain", null) }) },
-      { weight: 2, arbitrary: fc.record({ t: fc.constant("contentType" as const), variant: fc.nat({ max: CONTENT_TYPES.length + 5 }), value: badValue }) },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          t: fc.constant("contentType" as const), variant: fc.nat({ max: CONTENT_TYPES.length + 5 }), value: badValue,
+          keys: fc.integer({ min: 1, max: 2 ** FORM_KEYS.length - 1 }),
+        }),
+      },
       { weight: 1, arbitrary: fc.constant({ t: "overCap" as const }) },
       {
         weight: 1,
@@ -274,6 +285,13 @@ export function setAt(root: any, path: Array<string | number>, value: unknown): 
   for (const key of path.slice(0, -1)) node = node[key];
   Object.defineProperty(node, path.at(-1)!, { value, enumerable: true, writable: true, configurable: true });
   return copy;
+}
+
+/** `value` with every leaf (a value that is neither an array nor an object) replaced. */
+export function mapLeaves(value: unknown, leaf: (v: unknown) => Json): Json {
+  if (Array.isArray(value)) return value.map((v) => mapLeaves(v, leaf));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapLeaves(v, leaf)]));
+  return leaf(value);
 }
 
 /** PHP-style form pairs of a JSON value: `resources[0][name]=...`; null is left out, booleans are 1/0. */
@@ -313,6 +331,11 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
       const key = typeof recipe.key === "number" ? writableKeys[recipe.key]! : recipe.key;
       const body = isPlainObject(base) ? setAt(base, [key], recipe.value) : { [key]: recipe.value };
       return send({ recipe: `addKey ${key}`, body: json(body) });
+    }
+    case "everyLeaf": {
+      const swap = (v: unknown): Json => (typeof v === "number" ? "abc" : typeof v === "string" ? -1 : typeof v === "boolean" ? "maybe" : -1);
+      const leaf = { null: () => null, swap, array: (v: unknown) => [v as Json], object: (v: unknown) => ({ value: v as Json }) }[recipe.as];
+      return send({ recipe: `every leaf of the body as ${recipe.as}`, body: json(mapLeaves(base, leaf)) });
     }
     case "whole":
       return send({ recipe: "whole body", body: json(recipe.value), mustReject: !isPlainObject(recipe.value) });
@@ -364,13 +387,13 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
         case 0:
           return send({ recipe: "text/plain garbage", headers: { "content-type": "text/plain" }, body: `garbage ${asText(recipe.value)}`, mustReject: true });
         case 1: {
-          const body = new URLSearchParams([...pairs, [FORM_KEYS[Math.abs(asText(recipe.value).length) % FORM_KEYS.length]!, asText(recipe.value)]]).toString();
+          const body = new URLSearchParams([...pairs, ...oddKeys(recipe.keys).map((k) => [k, asText(recipe.value)] as [string, string])]).toString();
           return send({ recipe: "urlencoded body with an odd key", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
         }
         case 2: {
           const form = new FormData();
           for (const [k, val] of pairs) form.append(k, val);
-          for (const key of FORM_KEYS) form.append(key, asText(recipe.value));
+          for (const key of oddKeys(recipe.keys)) form.append(key, asText(recipe.value));
           return send({ recipe: "multipart body with odd keys", headers: {}, body: form });
         }
         case 3: {
