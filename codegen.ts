@@ -1,13 +1,23 @@
 import type { CodegenConfig } from "@graphql-codegen/cli";
 
-// Typed documents for the operations the tests send through /graphql.
+const scalars = { DateTime: "string", JSON: "unknown", File: "File" };
+
+// Typed documents for the operations first-party clients and the tests send through /graphql.
 const config: CodegenConfig = {
   schema: "schema/schema.graphql",
   documents: ["test/operations/**/*.graphql"],
   generates: {
+    // Result and variable types of the named operations above.
     "src/generated/graphql.ts": {
       plugins: ["typescript-operations"],
-      config: { enumsAsTypes: true, useTypeImports: true, scalars: { DateTime: "string", JSON: "unknown", File: "File" } },
+      config: { enumsAsTypes: true, useTypeImports: true, scalars },
+    },
+    // The client preset: `graphql()` from src/generated/client/ turns a document string into a TypedDocumentNode.
+    "src/generated/client/": {
+      documents: ["test/operations/**/*.graphql", "test/typed-client.test.ts"],
+      preset: "client",
+      presetConfig: { fragmentMasking: false },
+      config: { enumsAsTypes: true, useTypeImports: true, scalars, emitLegacyCommonJSImports: false, documentMode: "string" },
     },
   },
 };

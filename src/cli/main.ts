@@ -5,9 +5,6 @@ import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApiKey, ensureAccount, listKeys, revokeKey, subscriptionStates } from "../auth/accounts.ts";
 import { isMaintenance, setMaintenance } from "../server/maintenance.ts";
-import { getSchema } from "../server/app.ts";
-import { printedSchema } from "../graphql/schema.ts";
-import { printOpenApi } from "../openapi/document.ts";
 import { formatSummary, seedDemo } from "../seed/demo.ts";
 import { progressBar } from "../seed/progress.ts";
 
@@ -153,6 +150,7 @@ const commands: Record<string, Command> = {
     usage: "schema:print [--out <file>]",
     options: { out: { type: "string" } },
     run: async (values) => {
+      const [{ getSchema }, { printedSchema }] = await Promise.all([import("../server/app.ts"), import("../graphql/schema.ts")]);
       const text = printedSchema(getSchema());
       if (typeof values.out === "string") writeFileSync(values.out, text);
       else process.stdout.write(text);
@@ -163,6 +161,7 @@ const commands: Record<string, Command> = {
     usage: "openapi:print [--out <file>]",
     options: { out: { type: "string" } },
     run: async (values) => {
+      const { printOpenApi } = await import("../openapi/document.ts");
       const text = printOpenApi();
       if (typeof values.out === "string") writeFileSync(values.out, text);
       else process.stdout.write(text);
