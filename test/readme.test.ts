@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
+
+/**
+ * The README's examples, run as written against a real server (its own process, a fresh database, the demo
+ * organisation of the first start and the key it printed): every curl line of the `sh` blocks, every document
+ * of the `graphql` block, and the names the typed-client example imports. So the README cannot rot.
+ */
+const readme = readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8");
+const blocks = (lang: string) => [...readme.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]!);
+
+/** Each command of the `sh` blocks that is a curl call, continuation lines joined, in README order. */
+const curls = blocks("sh")
+  .flatMap((block) => block.replace(/\\\n\s*/g, " ").split("\n"))
+  .map((line) => line.trim())
+  .filter((line) => line.startsWith("curl "));
+/** Each document of the `graphql` blocks (a new one starts at each line beginning with query, mutation or `{`). */
+const documents = blocks("graphql").flatMap((block) => block.split(/\n(?=query|mutation|\{)/).map((d) => d.trim()).filter(Boolean));
+
+const run = promisify(execFile);
+let server: ServerProcess;
+let key: string;
+
+beforeAll(async () => {
+  server = await spawnServer({ NODE_ENV: "development" });
+  key = /API key \(scope \*, shown once\): (mst_\S+)/.exec(server.output())?.[1] ?? "";
+  expect(key, server.output()).toMatch(/^mst_/);
+}, 120_000);
+afterAll(() => server?.stop());
+
+test("the README has the examples this test runs", () => {
+  expect(curls.length).toBeGreaterThanOrEqual(5);
+  for (const task of ["-X POST localhost:8080/v2/ranks", "/rank-records -H", "rank-records?include=", "/v2/users/search"]) {
+    expect(curls.some((c) => c.includes(task)), task).toBe(true);
+  }
+  expect(documents.length).toBeGreaterThanOrEqual(2);
+});
+
+test.each(curls.map((c, i) => [i + 1, c]))("curl example %i runs: %s", { timeout: 30_000 }, async (_n, command) => {
+  const host = new URL(server.base).host;
+  const script = command.replace(/^curl /, `curl -sS -w '\\n%{http_code}' `).replaceAll("localhost:8080", host);
+  const { stdout } = await run("bash", ["-c", script], { env: { ...process.env, KEY: key } });
+  const status = Number(stdout.slice(stdout.lastIndexOf("\n") + 1));
+  const body = stdout.slice(0, stdout.lastIndexOf("\n"));
+  expect(status, body).toBeGreaterThanOrEqual(200);
+  expect(status, body).toBeLessThan(300);
+  expect(JSON.parse(body).data, body).toBeDefined();
+});
+
+test.each(documents.map((d, i) => [i + 1, d]))("GraphQL example %i runs: %s", { timeout: 30_000 }, async (_n, query) => {
+  const response = await fetch(`${server.base}/graphql`, {
+    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ query }),
+  });
+  const body = (await response.json()) as { data?: Record<string, any>; errors?: unknown };
+  expect(response.status, JSON.stringify(body)).toBe(200);
+  expect(body.errors).toBeUndefined();
+  expect(Object.values(body.data ?? {}).every((v) => v !== null)).toBe(true);
+});
+
+test("the typed-client example imports what the client preset generates", async () => {
+  const example = blocks("ts").find((b) => b.includes("src/generated/client"));
+  expect(example).toBeDefined();
+  const imported = /import \{([^}]*)\} from "\.\/src\/generated\/client\/graphql\.ts"/.exec(example!)![1]!.split(",").map((n) => n.trim());
+  const generated = readFileSync(path.resolve(import.meta.dirname, "../src/generated/client/graphql.ts"), "utf8");
+  for (const name of imported) {
+    const bare = name.replace(/^type\s+/, "");
+    expect(generated, bare).toMatch(new RegExp(`export (const|class|type) ${bare}\\b`));
+  }
+});
