@@ -268,6 +268,9 @@ const KNOWN: Array<{ name: string; route: string; make: (t: Target) => Partial<S
   { name: "a scope named constructor", route: "POST /calendars/search", make: () => ({ body: JSON.stringify({ scopes: [{ name: "constructor", parameters: [] }] }), mustReject: true }) },
   { name: "a scope named toString", route: "POST /events/search", make: () => ({ body: JSON.stringify({ scopes: [{ name: "toString", parameters: [] }] }), mustReject: true }) },
   { name: "a nullable pivot attribute set to null", route: "PATCH /categories/{category}/forms/{form}/pivot", make: () => ({ body: JSON.stringify({ pivot: { order: null } }) }) },
+  { name: "a pivot order set to null", route: "PATCH /users/{user}/fields/{field}/pivot", make: () => ({ body: JSON.stringify({ pivot: { order: null } }) }) },
+  { name: "a required foreign key sent as null (user_id)", route: "POST /rank-records", make: (t) => ({ body: JSON.stringify({ ...(t.body as object), user_id: null }), mustReject: true }) },
+  { name: "a required foreign key sent as null (form_id)", route: "POST /submissions", make: (t) => ({ body: JSON.stringify({ ...(t.body as object), form_id: null }), mustReject: true }) },
   {
     name: "a batch of images whose second item is bad (the first one's file must not stay)",
     route: "POST /events/{event}/image/batch",
