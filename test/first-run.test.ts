@@ -42,11 +42,21 @@ test("npm start on an empty database seeds a demo organisation and prints a key 
   expect(result.data.ranks.totalCount).toBeGreaterThan(5);
   expect(result.data.rankRecords.totalCount).toBeGreaterThanOrEqual(demoUsers);
   // GraphiQL is served to a browser at the printed URL.
-  expect((await fetch(graphiql, { headers: { accept: "text/html" } })).headers.get("content-type")).toMatch(/text\/html/);
+  const page = await fetch(graphiql, { headers: { accept: "text/html" } });
+  expect(page.headers.get("content-type")).toMatch(/text\/html/);
+  expect(await page.text()).toMatch(/graphiql/i);
 });
 
 test("with NODE_ENV=production, or when an account exists, nothing is seeded and no key is printed", { timeout: 90_000 }, async () => {
-  const production = await start({ NODE_ENV: "production" });
+  const [production, existing] = await Promise.all([
+    start({ NODE_ENV: "production" }),
+    start({ NODE_ENV: "development" }, async (url) => {
+      await migrate(url);
+      const db = await openDatabase(url);
+      await createApiKey(db.prisma, { account: "mine", scopes: "*" });
+      await db.close();
+    }),
+  ]);
   expect(production.output()).not.toMatch(/First run|API key/);
   const db = await openDatabase(production.databaseUrl);
   try {
@@ -55,12 +65,5 @@ test("with NODE_ENV=production, or when an account exists, nothing is seeded and
   } finally {
     await db.close();
   }
-
-  const existing = await start({ NODE_ENV: "development" }, async (url) => {
-    await migrate(url);
-    const db = await openDatabase(url);
-    await createApiKey(db.prisma, { account: "mine", scopes: "*" });
-    await db.close();
-  });
   expect(existing.output()).not.toMatch(/First run|API key/);
 });
