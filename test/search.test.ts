@@ -264,6 +264,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
   test("sort: every column, ascending and descending, orders the rows and drops none", async () => {
     const mismatches: unknown[] = [];
     const kinds = new Set<string>();
+    const relationOnPostgres = (name: string) => process.env.MUSTER_TEST_DATABASE === "postgresql" && name.includes(".") && !name.startsWith("pivot.");
     const columns = !leader
       ? s.columns.filter((c) => c.name.includes(".") || c === s.columns.find((x) => x.type === "string" && !x.name.includes(".")))
       : light
@@ -280,7 +281,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       for (const direction of (both ? ["asc", "desc"] : [index % 2 ? "desc" : "asc"]) as Array<"asc" | "desc">) {
         const got = await search(s, op, { sort: [{ field: c.name, direction }] });
         if (!Array.isArray(got)) mismatches.push({ sort: c.name, direction, status: got.status, error: got.body?.error });
-        else if (sortedIds(got).join() !== sortedIds(s.all).join() || !ordered(c.type, got.map((r) => c.read(r)), direction)) {
+        else if (sortedIds(got).join() !== sortedIds(s.all).join() || !ordered(c.type, got.map((r) => c.read(r)), direction, relationOnPostgres(c.name))) {
           mismatches.push({ sort: c.name, direction, got: got.map((r) => [r.id, c.read(r)]) });
         }
       }

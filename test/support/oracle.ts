@@ -67,12 +67,17 @@ export function selects(type: FieldType, raw: unknown, operator: string, value: 
   throw new Error(`oracle: no operator ${operator}`);
 }
 
-/** True when `values` are in `direction` order, NULL sorting first ascending and last descending (SQLite, MySQL). */
-export function ordered(type: FieldType, values: unknown[], direction: "asc" | "desc"): boolean {
+/**
+ * True when `values` are in `direction` order, NULL sorting first ascending and last descending (SQLite,
+ * MySQL) — or, with `nullsHigh`, the other way round: PostgreSQL's order for a column of a related row that
+ * is missing, which Prisma cannot place (it only places NULLs of the listed table's own optional columns).
+ */
+export function ordered(type: FieldType, values: unknown[], direction: "asc" | "desc", nullsHigh = false): boolean {
   const keys = values.map((v) => comparable(type, v));
+  const low = nullsHigh ? 1 : -1;
   for (let i = 1; i < keys.length; i++) {
     const [a, b] = [keys[i - 1]!, keys[i]!];
-    const c = a === null && b === null ? 0 : a === null ? -1 : b === null ? 1 : cmp(a, b);
+    const c = a === null && b === null ? 0 : a === null ? low : b === null ? -low : cmp(a, b);
     if (direction === "asc" ? c > 0 : c < 0) return false;
   }
   return true;
