@@ -299,7 +299,7 @@ const log = (line: string) => console.log(`[bench ${new Date().toISOString().sli
 
 /**
  * Whether a workload runs a fixed number of requests (the warm-up's rate × the round length, at
- * least two per connection) rather than for a fixed time: writes (W4), so that every answer is in
+ * least two per connection for W4 and one for W2) rather than for a fixed time: writes (W4), so that every answer is in
  * before the rows are counted, and W2, whose requests are slow enough that 32 of them interleaved
  * may all finish after a time-bound round has ended.
  */
@@ -319,7 +319,7 @@ async function measure(targets: Server[], key: string, w: Workload, databaseUrl:
     for (const t of targets) {
       const before = w.id === "W4" && databaseUrl ? await countRows(databaseUrl, "RankRecord") : 0;
       onRound?.(t, "start");
-      const run = fixedAmount(w) ? { amount: Math.max(2 * connections, Math.round(warmRate.get(t)! * plan.round)) } : { duration: plan.round };
+      const run = fixedAmount(w) ? { amount: Math.max(w.id === "W2" ? connections : 2 * connections, Math.round(warmRate.get(t)! * plan.round)) } : { duration: plan.round };
       const ticks = cpuTicks(t.child.pid!);
       const result = await load(t, key, w, 100 + i, run);
       onRound?.(t, "stop");
@@ -568,7 +568,7 @@ async function main() {
       `${plan.rounds} round(s) of ${plan.round} s per target after a ${plan.warmup} s warm-up, ${connections} connections (autocannon). ` +
       "Service: `node --import tsx src/server/main.ts`, NODE_ENV=production, SQLite (libsql), rate limit out of the way. " +
       "Floor: bench/floor.ts, a hand-written node:http server with direct SQL on the same file, checked to answer the same JSON. " +
-      "W2 and W4 run a fixed number of requests (warm-up rate × round length, at least 2 per connection) instead of a fixed time: " +
+      "W2 and W4 run a fixed number of requests (warm-up rate × round length, at least one per connection for W2 and two for W4) instead of a fixed time: " +
       "every W4 write is answered before rows are counted, and W2's slow requests are all counted.",
     "",
     "## Machine",

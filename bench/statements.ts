@@ -50,6 +50,7 @@ export async function countStatements(databaseUrl: string, key: string, storageD
 export function summariseSql(sql: string[]): string {
   const name = String.raw`[\x60"]?(\w+)[\x60"]?`;
   return sql.map((q) => {
+    if (!q.trim()) return "(empty: transaction start)";
     const table = q.match(new RegExp(String.raw`(?:FROM|INTO|UPDATE)\s+` + name, "i"))?.[1] ?? "";
     if (/^SELECT COUNT/i.test(q)) return `count ${q.match(new RegExp(String.raw`FROM \(SELECT\s+` + name + String.raw`\.`))?.[1] ?? table}`;
     if (/^SELECT MAX/i.test(q)) return `max ${table}`;

@@ -1,0 +1,1 @@
+import { setSourceMapsEnabled } from "node:process";
