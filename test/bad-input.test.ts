@@ -10,8 +10,12 @@
  * PERSCOM's body `{"error": {message, type, request_id, trace_id}}` (and `errors`, field → messages,
  * on a 422); a rejected request leaves every table byte-for-byte as it was; a request that is
  * malformed beyond doubt (bad id, body not an object, unknown include, one bad batch entry...) is
- * rejected. Runs are reproducible: BAD_INPUT_SEED (default below) seeds every route, mixed with the
- * route's name; BAD_INPUT_RUNS and BAD_INPUT_BATCH_RUNS set the runs per route.
+ * rejected; a rejected request leaves no stored file behind. Tables are compared in full (one
+ * `quote()`d read of every table in sqlite_master) whenever SQLite's change count moved, and once
+ * more at the end of each route. Counterexamples found so far are kept as fixed cases (KNOWN).
+ * Runs are reproducible: BAD_INPUT_SEED (default below) seeds every route, mixed with the route's
+ * name; BAD_INPUT_RUNS and BAD_INPUT_BATCH_RUNS set the runs per route; fast-check prints each
+ * failing route's seed and path for a replay.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import fc from "fast-check";
