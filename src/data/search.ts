@@ -33,6 +33,9 @@ export interface SearchArgs {
   search?: SearchArg | null;
 }
 
+/** Search sizes: bounded so no statement outgrows what the databases take (SQLite: 999 parameters, 50 000-byte patterns). */
+export const searchLimits = { conditions: 100, listValues: 500, textLength: 1000 };
+
 export const operators = ["<", "<=", ">", ">=", "=", "!=", "like", "not like", "ilike", "not ilike", "in", "not in", "all in", "any in"] as const;
 type Where = Record<string, unknown>;
 type Order = Record<string, unknown>;
@@ -158,7 +161,7 @@ function typed(f: FieldDef, value: unknown): unknown {
   switch (f.type) {
     case "int": {
       const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
-      return typeof n === "number" && Number.isInteger(n) ? n : undefined;
+      return typeof n === "number" && Number.isInteger(n) && n >= -2147483648 && n <= 2147483647 ? n : undefined;
     }
     case "boolean":
       if (value === true || value === 1 || value === "1" || value === "true") return true;
@@ -272,6 +275,14 @@ async function filtersWhere(
   const items: Array<{ type: string; where: Where }> = [];
   for (const [index, filter] of filters.entries()) {
     const key = `${prefix}.${index}`;
+    if (Array.isArray(filter.value) && filter.value.length > searchLimits.listValues) {
+      bag.add(`${key}.value`, `A filter list holds at most ${searchLimits.listValues} values.`);
+      continue;
+    }
+    if (typeof filter.value === "string" && filter.value.length > searchLimits.textLength) {
+      bag.add(`${key}.value`, `A filter value is at most ${searchLimits.textLength} characters.`);
+      continue;
+    }
     const type = (filter.type ?? "and").toLowerCase();
     if (type !== "and" && type !== "or") bag.add(`${key}.type`, "The type must be and or or.");
     if (filter.nested?.length) {
@@ -307,12 +318,20 @@ async function filtersWhere(
 export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchArgs, pivot?: PivotDef): Promise<{ where: Where | null; orderBy: Order[] }> {
   const bag = new FieldErrorBag();
   const parts: Where[] = [];
+  const conditions = (filters: FilterArg[] = []): number => filters.reduce((n, f) => n + 1 + conditions(f.nested ?? []), 0);
+  if (conditions(args.filters ?? []) > searchLimits.conditions) {
+    bag.add("filters", `At most ${searchLimits.conditions} filters (nested ones included) may be given.`);
+    bag.throwIfAny();
+  }
+  if ((args.sort?.length ?? 0) > 20) bag.add("sort", "At most 20 sort fields may be given.");
+  if ((args.search?.value?.length ?? 0) > searchLimits.textLength) bag.add("search.value", `The search value is at most ${searchLimits.textLength} characters.`);
+  bag.throwIfAny();
   if (args.filters?.length) {
     const where = await filtersWhere(ctx, def, pivot, args.filters, "filters", 0, bag);
     if (where) parts.push(where);
   }
   for (const [index, scope] of (args.scopes ?? []).entries()) {
-    const exposed = def.scopes?.[scope.name];
+    const exposed = def.scopes && Object.hasOwn(def.scopes, scope.name) ? def.scopes[scope.name] : undefined;
     if (!exposed) {
       const names = Object.keys(def.scopes ?? {});
       bag.add(`scopes.${index}.name`, `The ${scope.name} scope is not allowed. Allowed: ${names.length ? names.join(", ") : "none"}.`);

@@ -41,7 +41,7 @@ export async function validateFields(
       continue;
     }
     if (value === null) {
-      if (f.nullable) data[name] = null;
+      if (f.nullable && !(f.required && options.mode === "create")) data[name] = null;
       else bag.add(key(name), f.required ? `The ${label} field is required.` : `The ${label} field must be ${kindWord[f.type]}.`);
       continue;
     }

@@ -12,9 +12,11 @@ import { snake } from "../graphql/names.ts";
 
 /**
  * Runs `work` in one transaction: a failed write leaves nothing behind. Stored files of deleted
- * rows are removed only once the transaction has committed.
+ * rows are removed only once the transaction has committed; files stored by a transaction that
+ * then fails are removed with it.
  */
 const doomedFilesOf = new WeakMap<object, string[]>();
+const storedFilesOf = new WeakMap<object, string[]>();
 
 export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<T>): Promise<T> {
   // The request is answered 503 once it has run `executionTimeoutMs`: a transaction never commits after that.
@@ -23,15 +25,20 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
   const serial = ctx.provider === "postgresql";
   const attempt = async () => {
     const doomedFiles: string[] = [];
+    const storedFiles: string[] = [];
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
     const result = (await ctx.prisma.$transaction(async (tx) => {
       if (serial) await tx.$executeRawUnsafe(advisoryWriteLock);
       doomedFilesOf.set(tx, doomedFiles);
+      storedFilesOf.set(tx, storedFiles);
       const value = await work(tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
       return value;
-    }, { maxWait: remaining, timeout: remaining })) as T;
+    }, { maxWait: remaining, timeout: remaining }).catch(async (error: unknown) => {
+      for (const file of storedFiles) await deleteStoredFile(ctx.config, file);
+      throw error;
+    })) as T;
     for (const file of doomedFiles) await deleteStoredFile(ctx.config, file);
     return result;
   };
@@ -56,6 +63,7 @@ async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<st
     const key = snake(name);
     if (isFile(file)) {
       const stored = await storeFile(ctx.config, file, upload.dir, key, upload.image);
+      storedFilesOf.get(tx)?.push(stored.path);
       data[upload.column] = stored.path;
       if (upload.filenameColumn) data[upload.filenameColumn] = stored.filename;
       if (existing?.[upload.column]) doomedFilesOf.get(tx)?.push(existing[upload.column]);

@@ -224,7 +224,7 @@ export const belongsToMany = (target: string, field: string, pivot: PivotDef): R
 /** Pivot of a category link: `order`, always shown as `pivot`. */
 export const categoryPivot = (model: string, relatedKey: string, related: string): PivotDef => ({
   model, parentKey: "categoryId", relatedKey, related, as: "pivot", always: true,
-  fields: { order: int({ nullable: true }) },
+  fields: { order: int() },
   orderBy: [{ order: "asc" }, { id: "asc" }],
 });
 

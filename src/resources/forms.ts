@@ -44,7 +44,7 @@ export const form = defineResource({
   relations: {
     fields: belongsToMany("field", "fieldLinks", {
       model: "FieldLink", parentKey: "formId", relatedKey: "fieldId", related: "field", as: "fields",
-      fields: { order: { type: "int", nullable: true } }, orderBy: [{ order: "asc" }, { id: "asc" }],
+      fields: { order: { type: "int" } }, orderBy: [{ order: "asc" }, { id: "asc" }],
     }),
     submissions: hasMany("submission", "submissions", "formId", [{ id: "asc" }]),
     submission_status: belongsTo("status", "submissionStatusId", "submissionStatus"),

@@ -13,7 +13,7 @@ const visibility: Record<string, ExposedScope> = {
 /** A group's units, in the group's own order, with the link shown as `pivot`. */
 const groupUnits = (parentKey: "groupId" | "unitId"): PivotDef => ({
   model: "GroupUnit", parentKey, relatedKey: parentKey === "groupId" ? "unitId" : "groupId", related: parentKey === "groupId" ? "unit" : "group",
-  as: "pivot", always: true, fields: { order: int({ nullable: true }) }, orderBy: [{ order: "asc" }, { id: "asc" }],
+  as: "pivot", always: true, fields: { order: int() }, orderBy: [{ order: "asc" }, { id: "asc" }],
 });
 /** Users and assignment records that point at an organisational entity through `foreignKey`. */
 const peopleRelations = (foreignKey: string) => ({

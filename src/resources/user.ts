@@ -114,7 +114,7 @@ export default defineResource({
     attachments: morphMany("attachment", "attachments"),
     fields: belongsToMany("field", "fieldLinks", {
       model: "FieldLink", parentKey: "userId", relatedKey: "fieldId", related: "field", as: "fields",
-      fields: { order: { type: "int", nullable: true } }, orderBy: [{ order: "asc" }, { id: "asc" }],
+      fields: { order: { type: "int" } }, orderBy: [{ order: "asc" }, { id: "asc" }],
     }),
     status_records: belongsToMany("status", "statusRecords", {
       model: "StatusRecord", parentKey: "userId", relatedKey: "statusId", related: "status", as: "record", duplicates: true,

@@ -47,6 +47,11 @@ function assign(body: Body, key: string, value: FormDataEntryValue): void {
     const nextIsList = path[i + 1] === "";
     node[segment] ??= nextIsList ? [] : {};
     node = node[segment];
+    if (typeof node !== "object" || node === null || node instanceof Blob) {
+      throw new ApiError("VALIDATION", `The form field ${key} conflicts with another field of the same name.`, {
+        [key]: [`The form field ${key} conflicts with another field of the same name.`],
+      });
+    }
   }
   const last = path.at(-1)!;
   if (Array.isArray(node) && last === "") node.push(value);
