@@ -35,6 +35,8 @@ export interface Config {
   executionTimeoutMs: number;
   /** Origins allowed by CORS (`*` for any). */
   corsOrigins: string[];
+  /** Server processes sharing the port (`npm start` with node:cluster); 1 runs in this process. */
+  workers: number;
   /** pino level of the JSON log on stdout: fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
   /** When set, `GET /metrics` requires `Authorization: Bearer <token>`. */
@@ -98,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxAliases: int(env.GRAPHQL_MAX_ALIASES, 30),
     graphqlMaxTokens: int(env.GRAPHQL_MAX_TOKENS, 5000),
     executionTimeoutMs: int(env.EXECUTION_TIMEOUT_MS, 30000),
+    workers: int(env.WORKERS, 1),
     corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),
     logLevel: logLevel(env.LOG_LEVEL),
     metricsToken: env.METRICS_TOKEN || null,
