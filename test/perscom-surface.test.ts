@@ -1,6 +1,6 @@
 /**
  * The whole PERSCOM v2 surface: every one of the 483 operations of the reference OpenAPI document
- * (shared/reference/perscom-openapi.json) is sent a well-formed request against one seeded
+ * (test/fixtures/perscom/perscom-openapi.json) is sent a well-formed request against one seeded
  * organisation, and must answer its documented 2xx with a body valid for the documented success
  * schema. Where the reference document is wrong, or our spec overrides it, the difference is written
  * down in DEVIATIONS below, one entry per difference, with its reason; nothing is skipped.

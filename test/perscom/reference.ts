@@ -3,11 +3,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * The PERSCOM reference material (`shared/reference/`, beside the repository): the OpenAPI document
- * and the per-operation notes read from the application that serves it.
+ * The PERSCOM reference material, kept as test data in `test/fixtures/perscom/` (copied unchanged from
+ * the project's shared reference folder): the OpenAPI document and the per-operation notes read from
+ * the application that serves it.
  */
 export const referenceDir = process.env.PERSCOM_REFERENCE_DIR
-  ?? path.resolve(fileURLToPath(new URL("../../", import.meta.url)), "../shared/reference");
+  ?? path.resolve(fileURLToPath(new URL("../fixtures/perscom/", import.meta.url)));
 
 export type Json = any;
 export type JsonSchema = Record<string, any>;
