@@ -559,7 +559,8 @@ async function main() {
       pgText = `PostgreSQL: failed (${String((error as Error).message || error).split("\n")[0]})`;
     }
   }
-  log(pgText.split("\n")[0]!);
+  if (!pgText.startsWith("PostgreSQL")) log("PostgreSQL: measured");
+  else log(pgText);
 
   const report = [
     `# Bench results${quick ? " (quick run: smaller organisation, one short round — not comparable)" : ""}`,
@@ -612,7 +613,7 @@ async function main() {
     "",
   ].join("\n");
 
-  console.log(`\n${table(rows)}\n\nService RSS: idle ${f0(idleRss)} MB, peak under W1 ${f0(w1Rss)} MB\n\n${targetsMet(rows, w1Rss).join("\n")}\n${pgText.split("\n")[0]}`);
+  console.log(`\n${table(rows)}\n\nService RSS: idle ${f0(idleRss)} MB, peak under W1 ${f0(w1Rss)} MB\n\n${targetsMet(rows, w1Rss).join("\n")}\n\nPostgreSQL: ${pgText.replace(/^PostgreSQL: /, "")}`);
   const out = path.join(root, "bench", quick ? "RESULTS-quick.md" : "RESULTS.md");
   writeFileSync(out, report);
   log(`wrote ${path.relative(root, out)}`);
