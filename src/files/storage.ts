@@ -47,7 +47,9 @@ export async function storeFile(config: Config, file: File, dir: string, field: 
   const full = storedFilePath(config, relative)!;
   await mkdir(path.dirname(full), { recursive: true });
   await writeFile(full, bytes);
-  return { path: relative, filename: file.name || path.basename(relative) };
+  // The client's file name is kept for display: control characters and lone surrogates (unstorable on PostgreSQL) dropped.
+  const name = (file.name ?? "").replace(/[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "");
+  return { path: relative, filename: name || path.basename(relative) };
 }
 
 const safeExtension = (name: string) => /\.([A-Za-z0-9]{1,10})$/.exec(name)?.[1]?.toLowerCase() ?? "";

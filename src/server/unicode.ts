@@ -4,7 +4,8 @@ import { validationError } from "../errors.ts";
 import { snake } from "../graphql/names.ts";
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const wellFormed = (text: string) => !loneSurrogate.test(text);
+// PostgreSQL cannot store NUL in text; SQLite would, so it is refused on both for one behaviour.
+const wellFormed = (text: string) => !loneSurrogate.test(text) && !text.includes("\u0000");
 
 /** The path of the first string under `value` that is not well-formed UTF-16 (a lone surrogate), if any. */
 function malformedAt(value: unknown, path: string): string | null {
@@ -24,8 +25,8 @@ function malformedAt(value: unknown, path: string): string | null {
 }
 
 /**
- * Text that cannot be stored as UTF-8 (lone UTF-16 surrogates, which JSON's `\ud800` escapes can
- * produce) is the client's error, checked once for every operation: REST bodies and query values
+ * Text that cannot be stored (lone UTF-16 surrogates, which JSON's `\ud800` escapes can produce, and
+ * NUL characters) is the client's error, checked once for every operation: REST bodies and query values
  * arrive as variables, GraphQL documents may also carry literals.
  */
 export function wellFormedTextPlugin(): Plugin {
@@ -41,7 +42,7 @@ export function wellFormedTextPlugin(): Plugin {
       const where = inVariables ?? (inDocument ? "query" : null);
       if (!where) return;
       const key = where.replace(/^\./, "").replace(/^input\./, "").split(".").map(snake).join(".");
-      throw validationError({ [key]: ["The text is not valid Unicode (it holds a lone surrogate)."] });
+      throw validationError({ [key]: ["The text is not valid: it holds a NUL character or a lone surrogate."] });
     },
   };
 }
