@@ -1,1 +1,0 @@
-import { setSourceMapsEnabled } from "node:process";
