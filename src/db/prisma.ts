@@ -1,14 +1,66 @@
+import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import { SqliteAdapterFactory } from "./sqlite.ts";
+import { SqlReader, type ReadDriver } from "./reader.ts";
+import { postgresReadDriver, sqliteReadDriver } from "./read-drivers.ts";
 
 export type Prisma = PrismaClient;
 
 export interface Database {
+  /** Reads outside a transaction go to `SqlReader` where it translates them; everything else is Prisma's. */
   prisma: PrismaClient;
+  /** The client without the reader: what a translated read is compared with in tests. */
+  prismaOnly: PrismaClient;
   provider: "sqlite" | "postgresql";
-  /** Counts SQL statements; tests and benchmarks read it to pin query counts. */
+  /** Counts SQL statements, Prisma's and the reader's; tests and benchmarks read it to pin query counts. */
   statements: { count: number };
+  /** Called with the SQL of each statement the reader runs (Prisma's are on `$on("query")`). */
+  onReaderStatement: Set<(sql: string) => void>;
   close(): Promise<void>;
+}
+
+const READS = new Set(["findMany", "findFirst", "findUnique", "count", "groupBy"]);
+
+/**
+ * The client with its model delegates' reads routed to `reader`. Transactions (`$transaction`) get Prisma's own
+ * client, so reads inside a write see its uncommitted rows; the reader sees committed data only.
+ */
+function withReader(prisma: PrismaClient, reader: SqlReader): PrismaClient {
+  const delegates = new Map<string, unknown>();
+  const routed = (name: string, delegate: Record<string, any>, model: string) =>
+    new Proxy(delegate, {
+      get(target, method) {
+        const value = target[method as string];
+        if (typeof method !== "string" || !READS.has(method)) return typeof value === "function" ? value.bind(target) : value;
+        return (args?: Record<string, unknown>) => reader.plan(model, method, args)?.() ?? value.call(target, args);
+      },
+    });
+  return new Proxy(prisma, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (typeof property !== "string" || property.startsWith("$") || typeof value !== "object" || value === null) {
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      let delegate = delegates.get(property);
+      if (!delegate) {
+        const model = SqlReader.modelOf(property);
+        if (!model) return value;
+        delegates.set(property, (delegate = routed(property, value, model)));
+      }
+      return delegate;
+    },
+  });
+}
+
+function assemble(client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>): Database {
+  const onReaderStatement = new Set<(sql: string) => void>();
+  const reader = new SqlReader(driver, {
+    onStatement: (sql) => {
+      statements.count++;
+      for (const listener of onReaderStatement) listener(sql);
+    },
+  });
+  return { prisma: withReader(client, reader), prismaOnly: client, provider, statements, onReaderStatement, close: async () => (await driver.close(), await close()) };
 }
 
 export function sqliteFileOf(url: string): string | null {
@@ -32,16 +84,17 @@ async function openPostgres(url: string): Promise<Database> {
     import("@prisma/adapter-pg"),
   ]);
   const statements = { count: 0 };
-  const pg = new PgPrismaClient({
-    adapter: new PrismaPg({ connectionString: url }),
+  const pool = new pg.Pool({ connectionString: url });
+  const client = new PgPrismaClient({
+    adapter: new PrismaPg(pool),
     log: [{ emit: "event", level: "query" }],
   });
-  pg.$on("query", () => {
+  client.$on("query", () => {
     statements.count++;
   });
-  await pg.$connect();
-  const prisma = pg as unknown as PrismaClient;
-  return { prisma, provider: "postgresql", statements, close: () => prisma.$disconnect() };
+  await client.$connect();
+  const prisma = client as unknown as PrismaClient;
+  return assemble(prisma, "postgresql", postgresReadDriver(pool), statements, async () => (await prisma.$disconnect(), await pool.end()));
 }
 
 export async function openDatabase(url: string): Promise<Database> {
@@ -58,5 +111,5 @@ export async function openDatabase(url: string): Promise<Database> {
     statements.count++;
   });
   await prisma.$executeRawUnsafe("PRAGMA journal_mode = WAL");
-  return { prisma, provider: "sqlite", statements, close: () => prisma.$disconnect() };
+  return assemble(prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect());
 }

@@ -1,0 +1,58 @@
+/**
+ * In-process CPU per request, for quick before/after comparisons while optimising (not part of `npm run bench`):
+ * seeds a fresh quick-size SQLite database, creates the app with `createApp`, and sends each
+ * workload's requests sequentially through `yoga.fetch`, reporting CPU ms and SQL statements per request.
+ *   tsx bench/cpu.ts [--db /tmp/x.db] [--n 300] [W1 W3 ...]
+ */
+import { rmSync } from "node:fs";
+import { loadConfig } from "../src/config.ts";
+import { openDatabase } from "../src/db/prisma.ts";
+import { migrate } from "../src/db/migrate.ts";
+import { createApiKey } from "../src/auth/accounts.ts";
+import { createApp } from "../src/server/app.ts";
+import { prng, quickSize, seed, sqliteSink } from "./seed.ts";
+
+const argv = process.argv.slice(2);
+const option = (name: string) => (argv.includes(name) ? argv.splice(argv.indexOf(name), 2)[1] : undefined);
+const file = option("--db") ?? "/tmp/muster-cpu.db";
+for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+const n = Number(option("--n") ?? 300);
+const only = argv;
+const databaseUrl = `file:${file}`;
+
+await migrate(databaseUrl);
+const db = await openDatabase(databaseUrl);
+const { key, accountId } = await createApiKey(db.prisma, { account: `Cpu ${Date.now()}`, scopes: "*" });
+await db.close();
+const sink = sqliteSink(databaseUrl);
+const { userIds, rankIds } = await seed(sink, accountId, quickSize);
+await sink.close();
+const db2 = await openDatabase(databaseUrl);
+const app = createApp({ db: db2, config: { ...loadConfig({ LOG_LEVEL: "silent" }), databaseUrl, storageDir: "/tmp/muster-cpu-files", rateLimitPerMinute: 1e9 } });
+const rnd = prng(7);
+const w2 = `query W2($page: Int) { users(limit: 100, page: $page) { nodes { id name rankRecords { id type rank { name image { path } } author { name } } } } }`;
+const workloads: Record<string, () => { method: string; path: string; body?: string }> = {
+  W1: () => ({ method: "GET", path: `/v2/users/${rnd.pick(userIds)}/rank-records?include=author,rank.image,document&limit=20` }),
+  W2: () => ({ method: "POST", path: "/graphql", body: JSON.stringify({ query: w2, variables: { page: 1 + rnd.int(9) } }) }),
+  W3: () => ({ method: "GET", path: `/v2/comments?include=author&page=${1 + rnd.int(200)}&limit=25` }),
+  W4: () => ({ method: "POST", path: `/v2/users/${rnd.pick(userIds)}/rank-records`, body: JSON.stringify({ rank_id: rnd.pick(rankIds), type: rnd.int(4), text: "Bench promotion" }) }),
+  RANK: () => ({ method: "GET", path: `/v2/ranks/${rnd.pick(rankIds)}` }),
+};
+for (const [id, next] of Object.entries(workloads)) {
+  if (only.length && !only.includes(id)) continue;
+  const count = id === "W2" ? Math.max(10, n / 20) : n;
+  const send = async () => {
+    const r = next();
+    const res = await app.yoga.fetch(`http://127.0.0.1${r.path}`, { method: r.method, body: r.body, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } });
+    const text = await res.text();
+    if (res.status !== 200 || text.includes('"errors"')) throw new Error(`${id} ${res.status} ${text.slice(0, 300)}`);
+  };
+  for (let i = 0; i < Math.min(50, count); i++) await send();
+  const before = process.cpuUsage();
+  const s0 = db2.statements.count;
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) await send();
+  const cpu = process.cpuUsage(before);
+  console.log(`${id}: ${((cpu.user + cpu.system) / 1000 / count).toFixed(2)} ms CPU/request, ${((performance.now() - t0) / count).toFixed(2)} ms wall, ${((db2.statements.count - s0) / count).toFixed(1)} statements`);
+}
+await db2.close();
