@@ -1,8 +1,11 @@
 import { readFileSync } from "node:fs";
+import { SourceMap } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   children?: number[];
 }
 
@@ -24,6 +27,30 @@ function areaOf(url: string, functionName: string, root: string): string {
   const local = url.replace(/^file:\/\//, "").replace(root + "/", "");
   const src = local.match(/^src\/(generated\/prisma|[^/]+)/);
   return src ? `src/${src[1]}` : local;
+}
+
+const sourceMaps = new Map<string, SourceMap | null>();
+
+/**
+ * A frame in the built bundle (dist/*.mjs, which `--cpu-prof` reports as is) → the source file and line it was built
+ * from, through the bundle's source map; other frames unchanged.
+ */
+function original(callFrame: ProfileNode["callFrame"]): { url: string; lineNumber: number } {
+  const { url, lineNumber, columnNumber } = callFrame;
+  if (!url.startsWith("file://") || !url.endsWith(".mjs") || url.includes("/node_modules/")) return { url, lineNumber };
+  const file = fileURLToPath(url);
+  let map = sourceMaps.get(file);
+  if (map === undefined) {
+    try {
+      map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, "utf8")));
+    } catch {
+      map = null;
+    }
+    sourceMaps.set(file, map);
+  }
+  const entry = map?.findEntry(lineNumber, columnNumber);
+  if (!entry || !("originalSource" in entry)) return { url, lineNumber };
+  return { url: pathToFileURL(path.resolve(path.dirname(file), entry.originalSource)).href, lineNumber: entry.originalLine };
 }
 
 /**
@@ -52,9 +79,10 @@ export function summariseProfile(file: string, root: string, skipMs = 0): string
       continue;
     }
     busy += ms;
-    const area = areaOf(callFrame.url, callFrame.functionName, root);
+    const { url, lineNumber } = original(callFrame);
+    const area = areaOf(url, callFrame.functionName, root);
     areas.set(area, (areas.get(area) ?? 0) + ms);
-    const fn = `${callFrame.functionName || "(anonymous)"} — ${area}${callFrame.url ? `:${callFrame.lineNumber + 1}` : ""}`;
+    const fn = `${callFrame.functionName || "(anonymous)"} — ${area}${url ? `:${lineNumber + 1}` : ""}`;
     functions.set(fn, (functions.get(fn) ?? 0) + ms);
   }
   const top = (m: Map<string, number>, n: number) =>

@@ -1,10 +1,10 @@
 /**
  * `npm run bench` — throughput, latency, SQL statements and memory of the service against a floor.
  *
- * Seeds a fresh SQLite file (bench/seed.ts), starts the service as a real child process
- * (`node --import tsx src/server/main.ts`) and the floor (bench/floor.ts) beside it, checks that the
- * floor answers the same JSON, then loads both with autocannon (32 connections, a warm-up, then
- * rounds; medians reported):
+ * Seeds a fresh SQLite file (bench/seed.ts), starts the service as a real child process as production
+ * runs it (`npm start`: the esbuild bundle, `node --enable-source-maps dist/server.mjs`, rebuilt first)
+ * and the floor (bench/floor.ts, under tsx) beside it, checks that the floor answers the same JSON, then
+ * loads both with autocannon (32 connections, a warm-up, then rounds; medians reported):
  *
  *   W1  GET  /v2/users/{random}/rank-records?include=author,rank.image,document&limit=20
  *   W2  POST /graphql  100 users × 20 rank records with rank { name image { path } } and author { name }  (service only)
@@ -19,7 +19,7 @@
  *   npm run bench -- --keep       keep the temporary database directory and server logs
  *   npm run bench -- --wait-idle  first wait (up to 15 min) for the 1-minute load average to fall below 1
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { availableParallelism, tmpdir, totalmem, userInfo } from "node:os";
@@ -100,15 +100,20 @@ let portSeed = 20_000 + (process.pid % 20_000);
 let logDir = tmpdir();
 const children = new Set<ChildProcess>();
 
+/** The service as `npm start` runs it: the bundle scripts/build.mjs writes (main() rebuilds it first). */
+const serviceScript = "dist/server.mjs";
+
 /**
- * Starts `script` as a child process on a free port; its output goes to `<logDir>/<name>.log`
- * (the service logs a line per request, as in production), and it is ready once it answers HTTP.
+ * Starts `script` as a child process on a free port (built `.mjs` with plain node, TypeScript through tsx); its
+ * output goes to `<logDir>/<name>.log` (the service logs a line per request, as in production), and it is ready
+ * once it answers HTTP.
  */
 async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
   const port = portSeed++;
   const logFile = path.join(logDir, `${name}.log`);
   const out = openSync(logFile, "a");
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", script], {
+  const loader = script.endsWith(".mjs") ? ["--enable-source-maps"] : ["--import", "tsx"];
+  const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
     cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", out, out],
   });
   closeSync(out);
@@ -448,7 +453,7 @@ async function benchPostgres(base: string): Promise<string> {
     log(`PostgreSQL: seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
     const list = workloads(seeded, plan.size);
     const counted = await countStatements(databaseUrl, key, storageDir, list.map((w) => ({ method: w.method, ...w.next(prng(3)) })));
-    const service = await startServer("service-pg", "src/server/main.ts", serviceEnv(databaseUrl, storageDir));
+    const service = await startServer("service-pg", serviceScript, serviceEnv(databaseUrl, storageDir));
     const rows: Row[] = [];
     try {
       for (const w of list) {
@@ -497,6 +502,8 @@ async function main() {
   const storageDir = path.join(dir, "files");
   logDir = dir;
   log(`${quick ? "quick" : "full"} run in ${dir}`);
+  const build = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs"), "--quiet"], { cwd: root, stdio: "inherit" });
+  if (build.status !== 0) throw new Error("npm run build failed");
 
   await migrate(databaseUrl);
   const db = await openDatabase(databaseUrl);
@@ -516,7 +523,7 @@ async function main() {
     log(`${list[i]!.id}: ${c.statements} SQL statements in the service`);
   }
 
-  const service = await startServer("service", "src/server/main.ts", serviceEnv(databaseUrl, storageDir));
+  const service = await startServer("service", serviceScript, serviceEnv(databaseUrl, storageDir));
   const floor = await startServer("floor", "bench/floor.ts", { DATABASE_URL: databaseUrl });
   const idleRss = rssKb(service.child.pid!) / 1024;
   const floorSql = await checkSameJson(service, floor, key, list);
@@ -567,7 +574,7 @@ async function main() {
     "",
     "Written by `npm run bench` (bench/run.ts). Medians of " +
       `${plan.rounds} round(s) of ${plan.round} s per target after a ${plan.warmup} s warm-up, ${connections} connections (autocannon). ` +
-      "Service: `node --import tsx src/server/main.ts`, NODE_ENV=production, SQLite (libsql), rate limit out of the way. " +
+      "Service: `node --enable-source-maps dist/server.mjs` (the esbuild bundle `npm start` runs), NODE_ENV=production, SQLite (libsql), rate limit out of the way. " +
       "Floor: bench/floor.ts, a hand-written node:http server with direct SQL on the same file, checked to answer the same JSON. " +
       "W2 and W4 run a fixed number of requests (warm-up rate × round length, at least one per connection for W2 and two for W4) instead of a fixed time: " +
       "every W4 write is answered before rows are counted, and W2's slow requests are all counted.",
@@ -627,7 +634,7 @@ async function profileService(databaseUrl: string, storageDir: string, key: stri
   for (const id of ["W1", "W2"] as const) {
     const profDir = mkdtempSync(path.join(tmpdir(), "muster-prof-"));
     const spawned = performance.now();
-    const service = await startServer(`service-prof-${id}`, "src/server/main.ts", serviceEnv(databaseUrl, storageDir), ["--cpu-prof", `--cpu-prof-dir=${profDir}`]);
+    const service = await startServer(`service-prof-${id}`, serviceScript, serviceEnv(databaseUrl, storageDir), ["--cpu-prof", `--cpu-prof-dir=${profDir}`]);
     const w = list.find((x) => x.id === id)!;
     await load(service, key, w, 1, { duration: plan.warmup });
     const skipMs = performance.now() - spawned;

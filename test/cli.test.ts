@@ -2,12 +2,13 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { client, startHarness, type Harness } from "./harness.ts";
+import { cliArgs } from "./support/built.ts";
 
 const run = promisify(execFile);
 let h: Harness;
 
 const cli = (env: NodeJS.ProcessEnv, ...args: string[]) =>
-  run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env: { ...process.env, ...env } });
+  run(process.execPath, [...cliArgs, ...args], { env: { ...process.env, ...env } });
 
 beforeAll(async () => {
   h = await startHarness();

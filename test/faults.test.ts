@@ -10,10 +10,11 @@ import { migrate } from "../src/db/migrate.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { isBusyError } from "../src/db/sqlite.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
+import { serverArgs } from "./support/built.ts";
 
 /**
- * The server as it runs in production: a separate `node` process on a database file, stopped with
- * SIGTERM or killed with SIGKILL.
+ * The server as it runs in production: a separate `node` process running the built dist/server.mjs on a
+ * database file, stopped with SIGTERM or killed with SIGKILL.
  */
 const root = path.resolve(import.meta.dirname, "..");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -63,7 +64,7 @@ async function freePort(): Promise<number> {
 }
 
 async function startServer(env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
+  const child = spawn(process.execPath, serverArgs, {
     cwd: root,
     env: { ...process.env, PORT: String(await freePort()), HOST: "127.0.0.1", DATABASE_URL: databaseUrl, STORAGE_DIR: path.join(dir, "files"), ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -5,11 +5,12 @@ import { promisify } from "node:util";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { hashKey } from "../src/auth/keys.ts";
 import { client, startHarness, type Harness } from "./harness.ts";
+import { cliArgs } from "./support/built.ts";
 
 const run = promisify(execFile);
 let h: Harness;
 const cli = (...args: string[]) =>
-  run(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], { env: { ...process.env, DATABASE_URL: h.config.databaseUrl } });
+  run(process.execPath, [...cliArgs, ...args], { env: { ...process.env, DATABASE_URL: h.config.databaseUrl } });
 
 /** Whether `needle` occurs in any row of any table (each row read as its text). */
 async function storedInPostgres(needle: string): Promise<boolean> {

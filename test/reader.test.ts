@@ -218,4 +218,67 @@ describe("the SQL reader answers as Prisma does", () => {
     );
     expect(runs.translated / runs.all).toBeGreaterThan(0.6);
   });
+
+  describe("writes inside a transaction", () => {
+    /** Runs `work` in a transaction of the routed client; returns its value and how many statements the SQL path ran. */
+    async function inTx<T>(work: (tx: any) => Promise<T>) {
+      let direct = 0;
+      const listener = () => void direct++;
+      h.db.onReaderStatement.add(listener);
+      try {
+        return { value: await h.db.prisma.$transaction(work), direct };
+      } finally {
+        h.db.onReaderStatement.delete(listener);
+      }
+    }
+    const routedOnSqlite = (direct: number) => expect(direct > 0).toBe(testProvider === "sqlite");
+    const withoutIdsAndTimes = (row: Record<string, unknown>) => {
+      const { id: _id, createdAt: _c, updatedAt: _u, ...rest } = row;
+      return rest;
+    };
+
+    it("create and update answer and store what Prisma's do, defaults and JSON included", async () => {
+      const data = { accountId, description: "created", headline: "h", properties: { headline: "h", list: [1, "two", null], nested: { ok: true } } };
+      const before = Date.now();
+      const { value: created, direct } = await inTx((tx) => tx.newsfeedItem.create({ data }));
+      routedOnSqlite(direct);
+      const byPrisma = await (h.db.prismaOnly as any).newsfeedItem.create({ data });
+      expect(withoutIdsAndTimes(created)).toEqual(withoutIdsAndTimes(byPrisma));
+      expect(created.createdAt).toBeInstanceOf(Date);
+      expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1);
+      expect(await (h.db.prismaOnly as any).newsfeedItem.findUnique({ where: { id: created.id } })).toEqual(created);
+
+      const user = { accountId, name: "Writer", email: "writer@example.com" };
+      const { value: made } = await inTx((tx) => tx.user.create({ data: user }));
+      expect(made.approved).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const { value: updated } = await inTx((tx) => tx.user.update({ where: { id: made.id }, data: { notes: "n", rankId: ids.ranks![1], lastSeenAt: new Date("2025-03-04T05:06:07.089Z") } }));
+      expect(updated.updatedAt.getTime()).toBeGreaterThan(made.updatedAt.getTime());
+      expect(await h.db.prismaOnly.user.findUnique({ where: { id: made.id } })).toEqual(updated);
+    });
+
+    it("reads in the transaction see its writes; reads outside do not until it commits; a rollback undoes them", async () => {
+      let outside: unknown = "unset";
+      const error = await h.db.prisma.$transaction(async (tx: any) => {
+        const rank = await tx.rank.create({ data: { accountId, name: "Uncommitted" } });
+        expect(await tx.rank.findFirst({ where: { id: rank.id } })).toEqual(rank);
+        outside = await h.db.prisma.rank.findFirst({ where: { name: "Uncommitted" } });
+        throw new Error("roll back");
+      }).catch((e: Error) => e);
+      expect(String(error)).toMatch(/roll back/);
+      expect(outside).toBeNull();
+      expect(await h.db.prismaOnly.rank.findFirst({ where: { name: "Uncommitted" } })).toBeNull();
+    });
+
+    it("a write the database refuses, or that finds no row, gets Prisma's own error and changes nothing", async () => {
+      const duplicate = await h.db.prisma.$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
+      expect(duplicate.code).toBe("P2002");
+      const missing = await h.db.prisma.$transaction((tx: any) => tx.user.update({ where: { id: 987654 }, data: { name: "Nobody" } })).catch((e: any) => e);
+      expect(missing.code).toBe("P2025");
+      const noRank = await h.db.prisma.$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Orphan", email: "orphan@example.com", rankId: 999999 } }))
+        .catch((e: any) => e);
+      expect(noRank.code).toBe("P2003");
+      expect(await h.db.prismaOnly.user.count({ where: { name: { in: ["Orphan", "Dup", "Nobody"] } } })).toBe(0);
+    });
+  });
 });

@@ -24,7 +24,8 @@ export async function findOwned(ctx: Context, client: any, def: ResourceDef, id:
 
 export interface Page<T = unknown> {
   nodes: T[];
-  totalCount: number;
+  /** Counted when asked for (`totalCount`, `lastPage`), once: a GraphQL client that lists without them pays no count. */
+  totalCount: () => Promise<number>;
   page: number;
   perPage: number;
 }
@@ -46,9 +47,7 @@ export async function findPage(
   ctx: Context, model: string, where: object, orderBy: Record<string, unknown>[], page: { page: number; perPage: number }, query: object,
 ): Promise<Page> {
   const d = delegate(ctx.prisma, model);
-  const [nodes, totalCount] = await Promise.all([
-    d.findMany({ ...query, where, orderBy: stableOrder(orderBy), skip: (page.page - 1) * page.perPage, take: page.perPage }),
-    d.count({ where }),
-  ]);
-  return { nodes, totalCount, ...page };
+  const nodes = await d.findMany({ ...query, where, orderBy: stableOrder(orderBy), skip: (page.page - 1) * page.perPage, take: page.perPage });
+  let counted: Promise<number> | null = null;
+  return { nodes, totalCount: () => (counted ??= d.count({ where })), ...page };
 }

@@ -3,11 +3,16 @@ import { PrismaClient } from "../generated/prisma/client.ts";
 import { SqliteAdapterFactory } from "./sqlite.ts";
 import { SqlReader, type ReadDriver } from "./reader.ts";
 import { postgresReadDriver, sqliteReadDriver } from "./read-drivers.ts";
+import { routed } from "./routing.ts";
+import { SqlWriter } from "./writer.ts";
 
 export type Prisma = PrismaClient;
 
 export interface Database {
-  /** Reads outside a transaction go to `SqlReader` where it translates them; everything else is Prisma's. */
+  /**
+   * Reads go to `SqlReader` and, inside a SQLite transaction, single-row writes to `SqlWriter`, where they translate
+   * them (src/db/routing.ts); everything else is Prisma's.
+   */
   prisma: PrismaClient;
   /** The client without the reader: what a translated read is compared with in tests. */
   prismaOnly: PrismaClient;
@@ -19,48 +24,25 @@ export interface Database {
   close(): Promise<void>;
 }
 
-const READS = new Set(["findMany", "findFirst", "findUnique", "count", "groupBy"]);
-
-/**
- * The client with its model delegates' reads routed to `reader`. Transactions (`$transaction`) get Prisma's own
- * client, so reads inside a write see its uncommitted rows; the reader sees committed data only.
- */
-function withReader(prisma: PrismaClient, reader: SqlReader): PrismaClient {
-  const delegates = new Map<string, unknown>();
-  const routed = (name: string, delegate: Record<string, any>, model: string) =>
-    new Proxy(delegate, {
-      get(target, method) {
-        const value = target[method as string];
-        if (typeof method !== "string" || !READS.has(method)) return typeof value === "function" ? value.bind(target) : value;
-        return (args?: Record<string, unknown>) => reader.plan(model, method, args)?.() ?? value.call(target, args);
-      },
-    });
-  return new Proxy(prisma, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target);
-      if (typeof property !== "string" || property.startsWith("$") || typeof value !== "object" || value === null) {
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      let delegate = delegates.get(property);
-      if (!delegate) {
-        const model = SqlReader.modelOf(property);
-        if (!model) return value;
-        delegates.set(property, (delegate = routed(property, value, model)));
-      }
-      return delegate;
-    },
-  });
-}
-
-function assemble(client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>): Database {
+function assemble(
+  client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>,
+  transactionDriver?: () => ReadDriver | null,
+): Database {
   const onReaderStatement = new Set<(sql: string) => void>();
-  const reader = new SqlReader(driver, {
-    onStatement: (sql) => {
+  const options = {
+    onStatement: (sql: string) => {
       statements.count++;
       for (const listener of onReaderStatement) listener(sql);
     },
+  };
+  const transaction = transactionDriver && (() => {
+    const tx = transactionDriver();
+    return tx && { reader: new SqlReader(tx, options), writer: new SqlWriter(tx, options) };
   });
-  return { prisma: withReader(client, reader), prismaOnly: client, provider, statements, onReaderStatement, close: async () => (await driver.close(), await close()) };
+  return {
+    prisma: routed(client, { reader: new SqlReader(driver, options), transaction }), prismaOnly: client, provider, statements, onReaderStatement,
+    close: async () => (await driver.close(), await close()),
+  };
 }
 
 export function sqliteFileOf(url: string): string | null {
@@ -103,13 +85,14 @@ export async function openDatabase(url: string): Promise<Database> {
     throw new Error(`Unsupported DATABASE_URL "${url.replace(/\/\/[^@]*@/, "//***@")}": use a file: URL for SQLite or postgresql:// for PostgreSQL`);
   }
   const statements = { count: 0 };
+  const adapter = new SqliteAdapterFactory({ url });
   const prisma = new PrismaClient({
-    adapter: new SqliteAdapterFactory({ url }),
+    adapter,
     log: [{ emit: "event", level: "query" }],
   });
   prisma.$on("query", () => {
     statements.count++;
   });
   await prisma.$executeRawUnsafe("PRAGMA journal_mode = WAL");
-  return assemble(prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect());
+  return assemble(prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(), () => adapter.transactionDriver());
 }

@@ -19,13 +19,16 @@ export interface ReadDriver {
 }
 
 export class Unsupported extends Error {}
-function unsupported(what: string): never {
+export function unsupported(what: string): never {
   throw new Unsupported(what);
 }
 
-interface Scalar {
+export interface Scalar {
   name: string;
   type: string;
+  required: boolean;
+  /** `@default(...)` (a database default, or `now()` for DateTime columns) or `@updatedAt`. */
+  generated: "default" | "now" | "updatedAt" | null;
 }
 
 /** A relation as a join: `target.to = this.from`. */
@@ -37,21 +40,24 @@ interface Relation {
   to: string;
 }
 
-interface Model {
+export interface Model {
   name: string;
   scalars: Scalar[];
   scalarByName: Map<string, Scalar>;
   relations: Map<string, Relation>;
 }
 
-type Args = Record<string, any>;
+export type Args = Record<string, any>;
 type Row = Record<string, unknown>;
 
 function loadModels(): Map<string, Model> {
   const source = getDatamodel().datamodel.models as unknown as Record<string, { fields: any[] }>;
   const models = new Map<string, Model>();
   for (const [name, { fields }] of Object.entries(source)) {
-    const scalars = fields.filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => ({ name: f.name as string, type: f.type as string }));
+    const scalars: Scalar[] = fields.filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => ({
+      name: f.name, type: f.type, required: f.isRequired,
+      generated: f.isUpdatedAt ? "updatedAt" : !f.hasDefaultValue ? null : f.type === "DateTime" ? "now" : "default",
+    }));
     const relations = new Map<string, Relation>();
     for (const f of fields.filter((f) => f.kind === "object")) {
       if (f.relationFromFields?.length === 1) {
@@ -66,17 +72,17 @@ function loadModels(): Map<string, Model> {
   return models;
 }
 
-const models = loadModels();
-const quote = (identifier: string) => `"${identifier}"`;
+export const models = loadModels();
+export const quote = (identifier: string) => `"${identifier}"`;
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
-const isPlainObject = (value: unknown): value is Args => typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
+export const isPlainObject = (value: unknown): value is Args => typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
 
 const INT_MIN = -2147483648;
 const INT_MAX = 2147483647;
 const isoDateTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;
 
 /** SQL text and its parameters, built left to right so that `?` placeholders stay in order. */
-class Statement {
+export class Statement {
   readonly params: unknown[] = [];
   #aliases = 0;
   constructor(readonly dialect: Dialect) {}
@@ -352,7 +358,7 @@ function parseSqliteDate(value: unknown): Date {
   return new Date(/[zZ]$|[+-]\d\d:?\d\d$/.test(text) || !text.includes("T") ? text : `${text}Z`);
 }
 
-function decode(dialect: Dialect, field: Scalar, value: unknown): unknown {
+export function decode(dialect: Dialect, field: Scalar, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   switch (field.type) {
     case "DateTime":
@@ -394,7 +400,9 @@ export class SqlReader {
         case "findMany":
           return this.#findMany(m, args);
         case "findFirst":
-        case "findUnique": {
+        case "findUnique":
+        case "findFirstOrThrow":
+        case "findUniqueOrThrow": {
           if (args.take !== undefined || args.cursor !== undefined || args.distinct !== undefined) unsupported("findFirst with take");
           const many = this.#findMany(m, { ...args, take: 1 });
           return async () => (await many())[0] ?? null;

@@ -1,4 +1,5 @@
 import { PrismaLibSQL } from "@prisma/adapter-libsql";
+import type { ReadDriver } from "./reader.ts";
 import {
   LibsqlError, type Client, type Config as LibsqlConfig, type InArgs, type InStatement, type ResultSet, type Transaction, type TransactionMode,
 } from "@libsql/client";
@@ -66,7 +67,7 @@ export async function whileBusy<T>(attempt: () => Promise<T>, waitMs = lockWaitM
  *   also rolled back (so no abandoned `BEGIN` keeps the write lock).
  * - Each new connection gets the pragmas first: SQLite turns foreign keys off on every connection.
  */
-class SqliteClient {
+export class SqliteClient {
   readonly protocol = "file";
   closed = false;
   #connection: Client;
@@ -135,10 +136,17 @@ class SqliteClient {
     return (await this.#current()).executeMultiple(sql);
   }
 
+  /** The transaction in progress: the adapter runs one at a time and holds every other statement back meanwhile. */
+  openTransaction: Transaction | null = null;
+
   async transaction(mode: TransactionMode = "write"): Promise<Transaction> {
     const begin = mode === "read" ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE";
     const connection = await this.#autocommit(async (c) => (await c.execute(begin), c));
     let open = true;
+    const closed = () => {
+      open = false;
+      if (this.openTransaction === transaction) this.openTransaction = null;
+    };
     let busy = false;
     const run = async (stmt: InStatement) => {
       if (!open) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
@@ -152,11 +160,11 @@ class SqliteClient {
       }
     };
     const end = async (failed: boolean) => {
-      open = false;
+      closed();
       await connection.execute("ROLLBACK").catch(() => undefined);
       if (failed || busy) this.#replace(connection);
     };
-    return {
+    const transaction = {
       execute: run,
       batch: async (stmts: InStatement[]) => {
         const results: ResultSet[] = [];
@@ -169,7 +177,7 @@ class SqliteClient {
       commit: async () => {
         await run("COMMIT").then(
           () => {
-            open = false;
+            closed();
             if (busy) this.#replace(connection);
           },
           async (error) => {
@@ -188,6 +196,8 @@ class SqliteClient {
         return !open;
       },
     } satisfies Transaction;
+    this.openTransaction = transaction;
+    return transaction;
   }
 
   async sync(): Promise<void> {}
@@ -200,8 +210,26 @@ class SqliteClient {
 
 /** The libsql driver adapter for Prisma, over `SqliteClient`. */
 export class SqliteAdapterFactory extends PrismaLibSQL {
+  client: SqliteClient | null = null;
+
   createClient(config: LibsqlConfig): Client {
     const open = () => (PrismaLibSQL.prototype as unknown as { createClient(c: LibsqlConfig): Client }).createClient.call(this, config);
-    return new SqliteClient(open) as unknown as Client;
+    this.client = new SqliteClient(open);
+    return this.client as unknown as Client;
+  }
+
+  /** Direct SQL on the transaction in progress (one at a time, see SqliteClient); null outside one. */
+  transactionDriver(): ReadDriver | null {
+    const tx = this.client?.openTransaction;
+    if (!tx) return null;
+    return {
+      dialect: "sqlite",
+      all: async (sql, params) => {
+        if (tx.closed) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
+        const result = await tx.execute({ sql, args: params as InArgs });
+        return result.rows.map((row) => Array.from(row as ArrayLike<unknown>));
+      },
+      close: async () => {},
+    };
   }
 }

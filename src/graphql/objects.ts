@@ -1,3 +1,4 @@
+import type { Page } from "../data/access.ts";
 import { relationField, type FieldDef, type ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed, resources } from "../resources/index.ts";
 import type { Builder } from "./builder.ts";
@@ -119,10 +120,10 @@ export function pageType(builder: Builder, refs: ObjectRefs, def: ResourceDef) {
     refs.pages.set(def.name, b.objectType(b.objectRef(`${pascal(def.name)}Page`), {
       fields: (t: any) => ({
         nodes: t.field({ type: [refs.objects.get(def.name)], resolve: (p: any) => p.nodes }),
-        totalCount: t.exposeInt("totalCount"),
+        totalCount: t.int({ resolve: (p: Page) => p.totalCount() }),
         page: t.exposeInt("page"),
         perPage: t.exposeInt("perPage"),
-        lastPage: t.int({ resolve: (p: any) => Math.max(1, Math.ceil(p.totalCount / p.perPage)) }),
+        lastPage: t.int({ resolve: async (p: Page) => Math.max(1, Math.ceil((await p.totalCount()) / p.perPage)) }),
       }),
     }));
   }

@@ -4,8 +4,9 @@ import { isFile } from "../files/storage.ts";
 
 /** PERSCOM's date format: ISO-8601 UTC with microseconds, `2024-05-01T13:45:12.000000Z`. */
 export function formatDate(value: Date | string): string {
-  const date = value instanceof Date ? value : new Date(value);
-  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+  const iso = (value instanceof Date ? value : new Date(value)).toISOString();
+  // `YYYY-MM-DDTHH:MM:SS.mmmZ` gets microseconds; six-digit years keep the general form.
+  return iso.length === 24 ? `${iso.slice(0, 23)}000Z` : iso.replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 /** Accepts ISO-8601 (any fraction digits), `YYYY-MM-DD` and `YYYY-MM-DD HH:MM:SS`; UTC unless an offset is given. */

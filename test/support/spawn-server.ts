@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createTestDatabase } from "../harness.ts";
+import { serverArgs } from "./built.ts";
 
 const root = path.resolve(import.meta.dirname, "../..");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -27,14 +28,14 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * Starts `src/server/main.ts` on a new database; `prepare` runs on the database URL first (after which the
- * server migrates it, so `prepare` may migrate and write too). Resolves once the server listens.
+ * Starts the built server (dist/server.mjs, as `npm start` does) on a new database; `prepare` runs on the database
+ * URL first (after which the server migrates it, so `prepare` may migrate and write too). Resolves once it listens.
  */
 export async function spawnServer(env: Record<string, string> = {}, prepare?: (databaseUrl: string) => Promise<void>): Promise<ServerProcess> {
   const dir = mkdtempSync(path.join(tmpdir(), "muster-proc-"));
   const database = await createTestDatabase(dir);
   await prepare?.(database.url);
-  const child = spawn(process.execPath, ["--import", "tsx", "src/server/main.ts"], {
+  const child = spawn(process.execPath, serverArgs, {
     cwd: root,
     env: {
       ...process.env, PORT: String(await freePort()), HOST: "127.0.0.1", DATABASE_URL: database.url, STORAGE_DIR: path.join(dir, "files"),

@@ -1,0 +1,87 @@
+import { decode, isPlainObject, models, quote, Statement, Unsupported, unsupported, type Args, type Model, type ReadDriver, type ReadOptions, type Scalar } from "./reader.ts";
+
+/**
+ * Single-row writes inside a transaction without Prisma's per-statement cost: `create({ data })` and
+ * `update({ where: { id }, data })` with column values only, as INSERT/UPDATE ... RETURNING. Defaults are Prisma's:
+ * `now()` and `@updatedAt` columns get the time of the write, other `@default`s the database's. Anything else
+ * (relation writes, atomic operators, a value Prisma would refuse) is left to Prisma; so is a write whose statement
+ * fails, which had no effect (SQLite undoes a failed statement), so Prisma's own error answers it.
+ */
+/** The answer of a write whose statement failed or matched no row: the caller asks Prisma instead. */
+export const FAILED = Symbol("failed");
+
+export class SqlWriter {
+  constructor(readonly driver: ReadDriver, readonly options: ReadOptions = {}) {}
+
+  plan(model: string, method: string, args: Args = {}): (() => Promise<Args | typeof FAILED>) | null {
+    try {
+      const m = models.get(model) ?? unsupported(model);
+      if (!isPlainObject(args) || !isPlainObject(args.data)) unsupported("data");
+      for (const [k, v] of Object.entries(args)) if (v !== undefined && k !== "data" && k !== "where") unsupported(k);
+      if (method === "create" && args.where === undefined) return this.#create(m, args.data);
+      if (method === "update") return this.#update(m, args.where, args.data);
+      return null;
+    } catch (error) {
+      if (error instanceof Unsupported) return null;
+      throw error;
+    }
+  }
+
+  /** The column values of `data`, and the time columns Prisma fills. */
+  #values(sql: Statement, model: Model, data: Args, creating: boolean): Array<[Scalar, string]> {
+    const now = new Date();
+    const set: Array<[Scalar, string]> = [];
+    for (const [key, value] of Object.entries(data)) {
+      if (value === undefined) continue;
+      const field = model.scalarByName.get(key) ?? unsupported(`write ${model.name}.${key}`);
+      set.push([field, value === null ? (field.required ? unsupported(`${key}: null`) : "NULL") : sql.param(this.#encode(sql, field, value))]);
+    }
+    for (const field of model.scalars) {
+      if (data[field.name] !== undefined) continue;
+      if (field.generated === "updatedAt" || (creating && field.generated === "now")) set.push([field, sql.param(sql.value(field, now))]);
+      else if (creating && field.required && !field.generated) unsupported(`${field.name} missing`);
+    }
+    return set;
+  }
+
+  #encode(sql: Statement, field: Scalar, value: unknown): unknown {
+    if (field.type !== "Json") return sql.value(field, value);
+    // Plain JSON only: Prisma's null markers (DbNull, JsonNull) are class instances and stay with Prisma.
+    const plain = Array.isArray(value) || ["string", "number", "boolean"].includes(typeof value) || (isPlainObject(value) && Object.getPrototypeOf(value) === Object.prototype);
+    if (!plain || sql.dialect !== "sqlite") unsupported("Json value");
+    return JSON.stringify(value);
+  }
+
+  #returning(model: Model) {
+    return model.scalars.map((s) => quote(s.name)).join(", ");
+  }
+
+  #create(model: Model, data: Args) {
+    const sql = new Statement(this.driver.dialect);
+    const values = this.#values(sql, model, data, true);
+    const text = `INSERT INTO ${quote(model.name)} (${values.map(([f]) => quote(f.name)).join(", ")}) VALUES (${values.map(([, v]) => v).join(", ")}) RETURNING ${this.#returning(model)}`;
+    return () => this.#run(model, sql, text);
+  }
+
+  #update(model: Model, where: unknown, data: Args) {
+    if (!isPlainObject(where) || Object.keys(where).length !== 1 || !Number.isInteger(where.id)) unsupported("update where");
+    if (!Object.values(data).some((v) => v !== undefined)) unsupported("empty update");
+    const sql = new Statement(this.driver.dialect);
+    const values = this.#values(sql, model, data, false);
+    const text = `UPDATE ${quote(model.name)} SET ${values.map(([f, v]) => `${quote(f.name)} = ${v}`).join(", ")} WHERE "id" = ${sql.param(where.id)} RETURNING ${this.#returning(model)}`;
+    return () => this.#run(model, sql, text);
+  }
+
+  /** The written row, or FAILED. */
+  async #run(model: Model, sql: Statement, text: string): Promise<Args | typeof FAILED> {
+    this.options.onStatement?.(text);
+    let rows: unknown[][];
+    try {
+      rows = await this.driver.all(text, sql.params);
+    } catch {
+      return FAILED;
+    }
+    const row = rows[0];
+    return row ? Object.fromEntries(model.scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[i])])) : FAILED;
+  }
+}

@@ -1,0 +1,73 @@
+import { afterEach, expect, test } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createTestDatabase } from "./harness.ts";
+
+/**
+ * `npm start` itself, as the README runs it: its prestart builds dist/ and plain `node` serves the bundle, which
+ * finds the migrations and answers; SIGTERM to the process group (what a process manager sends) stops it cleanly.
+ * The other process tests run dist/server.mjs directly (test/support/built.ts).
+ */
+const root = path.resolve(import.meta.dirname, "..");
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const step of cleanup.reverse()) await step();
+  cleanup = [];
+});
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", { timeout: 90_000 }, async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "muster-start-"));
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  const database = await createTestDatabase(dir);
+  cleanup.push(() => database.drop());
+  // Its own process group (npm → sh → node), so that one signal reaches the server as it would under a supervisor.
+  const child: ChildProcess = spawn("npm", ["start"], {
+    cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env, PORT: String(await freePort()), HOST: "127.0.0.1", DATABASE_URL: database.url,
+      STORAGE_DIR: path.join(dir, "files"), NODE_ENV: "production", LOG_LEVEL: "warn",
+    },
+  });
+  let out = "";
+  child.stdout!.on("data", (chunk) => (out += chunk));
+  child.stderr!.on("data", (chunk) => (out += chunk));
+  // Closed once every process of the group holding the pipes (the server included) has exited.
+  const closed = new Promise<void>((resolve) => child.stdout!.on("close", () => resolve()));
+  cleanup.push(async () => {
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  });
+
+  const deadline = Date.now() + 60_000;
+  let listening: RegExpExecArray | null = null;
+  while (!(listening = /listening on (http:\/\/\S+)/.exec(out))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not start the server:\n${out}`);
+    await sleep(50);
+  }
+  expect(out).toMatch(/Built dist\/server\.mjs/);
+  expect(out).toMatch(/node --enable-source-maps dist\/server\.mjs/);
+  expect(out).toMatch(/Applied migrations: \d+_init/);
+  const health = await fetch(`${listening[1]}/health`);
+  expect(health.status).toBe(200);
+  expect(await health.json()).toEqual({ status: "ok" });
+
+  process.kill(-child.pid!, "SIGTERM");
+  await closed;
+  expect(out).toMatch(/SIGTERM: shutting down/);
+  expect(out).toMatch(/\nStopped\n/);
+});
