@@ -2,7 +2,7 @@
  * In-process CPU per request, for quick before/after comparisons while optimising (not part of `npm run bench`):
  * seeds a fresh quick-size SQLite database, creates the app with `createApp`, and sends each
  * workload's requests sequentially through `yoga.fetch`, reporting CPU ms and SQL statements per request.
- *   tsx bench/cpu.ts [--db /tmp/x.db] [--n 300] [W1 W3 ...]
+ *   tsx bench/cpu.ts [--db /tmp/x.db] [--n 300] [--sql] [W1 W3 ...]   (--sql: print one request's statements)
  */
 import { rmSync } from "node:fs";
 import { loadConfig } from "../src/config.ts";
@@ -17,6 +17,7 @@ const option = (name: string) => (argv.includes(name) ? argv.splice(argv.indexOf
 const file = option("--db") ?? "/tmp/muster-cpu.db";
 for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
 const n = Number(option("--n") ?? 300);
+const showSql = argv.includes("--sql") ? (argv.splice(argv.indexOf("--sql"), 1), true) : false;
 const only = argv;
 const databaseUrl = `file:${file}`;
 
@@ -48,6 +49,15 @@ for (const [id, next] of Object.entries(workloads)) {
     if (res.status !== 200 || text.includes('"errors"')) throw new Error(`${id} ${res.status} ${text.slice(0, 300)}`);
   };
   for (let i = 0; i < Math.min(50, count); i++) await send();
+  if (showSql) {
+    const sql: string[] = [];
+    const listener = (text: string) => void sql.push(`  direct: ${text}`);
+    db2.onReaderStatement.add(listener);
+    (db2.prisma as any).$on("query", (e: { query: string }) => sql.push(`  prisma: ${e.query}`));
+    await send();
+    db2.onReaderStatement.delete(listener);
+    console.log(`${id}:\n${sql.join("\n")}`);
+  }
   const before = process.cpuUsage();
   const s0 = db2.statements.count;
   const t0 = performance.now();

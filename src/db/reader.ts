@@ -455,8 +455,14 @@ export class SqlReader {
     const order = orderSql(sql, model, alias, orderBy, orderJoins);
     if (!order.some((t) => t.startsWith(`${quote(alias)}."id" `)) && model.scalarByName.has("id")) order.push(`${quote(alias)}."id" ASC`);
     const limit = tail(sql);
-    const text = `SELECT ${select.columns.join(", ")} FROM ${quote(model.name)} AS ${quote(alias)}${[...select.joins, ...orderJoins].map((j) => ` ${j}`).join("")}` +
-      `${condition === "1=1" ? "" : ` WHERE ${condition}`}${order.length ? ` ORDER BY ${order.join(", ")}` : ""}${limit}`;
+    const filtered = `${condition === "1=1" ? "" : ` WHERE ${condition}`}`;
+    const ordered = order.length ? ` ORDER BY ${order.join(", ")}` : "";
+    const joins = (list: string[]) => list.map((j) => ` ${j}`).join("");
+    // A page is cut before its to-one relations are joined: OFFSET would otherwise join every row it skips.
+    const text = limit && select.joins.length && !orderJoins.length
+      ? `SELECT ${select.columns.join(", ")} FROM (SELECT ${quote(alias)}.* FROM ${quote(model.name)} AS ${quote(alias)}${filtered}${ordered}${limit}) AS ${quote(alias)}` +
+        `${joins(select.joins)}${ordered}`
+      : `SELECT ${select.columns.join(", ")} FROM ${quote(model.name)} AS ${quote(alias)}${joins([...select.joins, ...orderJoins])}${filtered}${ordered}${limit}`;
     return { sql, text, reader };
   }
 
