@@ -23,7 +23,9 @@ export interface Counted {
 export async function countStatements(databaseUrl: string, key: string, storageDir: string, probes: Probe[]): Promise<Counted[]> {
   const db = await openDatabase(databaseUrl);
   const sql: string[] = [];
-  (db.prisma as any).$on("query", (e: { query: string }) => sql.push(e.query.replace(/[`"](main|public)[`"]\./g, "").replace(/\s+/g, " ")));
+  const record = (query: string) => sql.push(query.replace(/[`"](main|public)[`"]\./g, "").replace(/\s+/g, " "));
+  (db.prisma as any).$on("query", (e: { query: string }) => record(e.query));
+  db.onReaderStatement.add(record);
   try {
     const app = createApp({ db, config: { ...loadConfig({ LOG_LEVEL: "silent" }), databaseUrl, storageDir, rateLimitPerMinute: 1_000_000_000 } });
     const counted: Counted[] = [];
@@ -53,7 +55,7 @@ export function summariseSql(sql: string[]): string {
     if (!q.trim()) return "(empty: transaction start)";
     const table = q.match(new RegExp(String.raw`(?:FROM|INTO|UPDATE)\s+` + name, "i"))?.[1] ?? "";
     if (/^SELECT COUNT/i.test(q)) return `count ${q.match(new RegExp(String.raw`FROM \(SELECT\s+` + name + String.raw`\.`))?.[1] ?? table}`;
-    if (/^SELECT MAX/i.test(q)) return `max ${table}`;
+    if (/^SELECT MAX|^SELECT [^(]*\bMAX\(/i.test(q)) return `max ${table}`;
     if (/^SELECT/i.test(q)) return table || q.replace(/\$\d+|\?/g, "…").slice(0, 48);
     if (/^(BEGIN|COMMIT|ROLLBACK)|Implicit "COMMIT"/i.test(q)) return q.includes("COMMIT") ? "commit" : q.split(" ")[0]!.toLowerCase();
     return `${q.match(/^\s*(\w+)/)?.[1]?.toLowerCase() ?? "?"} ${table}`.trim();

@@ -221,12 +221,12 @@ describe("the SQL reader answers as Prisma does", () => {
 
   describe("writes inside a transaction", () => {
     /** Runs `work` in a transaction of the routed client; returns its value and how many statements the SQL path ran. */
-    async function inTx<T>(work: (tx: any) => Promise<T>) {
+    async function inTx(work: (tx: any) => Promise<any>): Promise<{ value: any; direct: number }> {
       let direct = 0;
       const listener = () => void direct++;
       h.db.onReaderStatement.add(listener);
       try {
-        return { value: await h.db.prisma.$transaction(work), direct };
+        return { value: await (h.db.prisma as any).$transaction(work), direct };
       } finally {
         h.db.onReaderStatement.delete(listener);
       }
@@ -259,7 +259,7 @@ describe("the SQL reader answers as Prisma does", () => {
 
     it("reads in the transaction see its writes; reads outside do not until it commits; a rollback undoes them", async () => {
       let outside: unknown = "unset";
-      const error = await h.db.prisma.$transaction(async (tx: any) => {
+      const error = await (h.db.prisma as any).$transaction(async (tx: any) => {
         const rank = await tx.rank.create({ data: { accountId, name: "Uncommitted" } });
         expect(await tx.rank.findFirst({ where: { id: rank.id } })).toEqual(rank);
         outside = await h.db.prisma.rank.findFirst({ where: { name: "Uncommitted" } });
@@ -271,11 +271,11 @@ describe("the SQL reader answers as Prisma does", () => {
     });
 
     it("a write the database refuses, or that finds no row, gets Prisma's own error and changes nothing", async () => {
-      const duplicate = await h.db.prisma.$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
+      const duplicate = await (h.db.prisma as any).$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
       expect(duplicate.code).toBe("P2002");
-      const missing = await h.db.prisma.$transaction((tx: any) => tx.user.update({ where: { id: 987654 }, data: { name: "Nobody" } })).catch((e: any) => e);
+      const missing = await (h.db.prisma as any).$transaction((tx: any) => tx.user.update({ where: { id: 987654 }, data: { name: "Nobody" } })).catch((e: any) => e);
       expect(missing.code).toBe("P2025");
-      const noRank = await h.db.prisma.$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Orphan", email: "orphan@example.com", rankId: 999999 } }))
+      const noRank = await (h.db.prisma as any).$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Orphan", email: "orphan@example.com", rankId: 999999 } }))
         .catch((e: any) => e);
       expect(noRank.code).toBe("P2003");
       expect(await h.db.prismaOnly.user.count({ where: { name: { in: ["Orphan", "Dup", "Nobody"] } } })).toBe(0);

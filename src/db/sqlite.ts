@@ -1,5 +1,6 @@
 import { PrismaLibSQL } from "@prisma/adapter-libsql";
 import type { ReadDriver } from "./reader.ts";
+import { openNativeConnection } from "./libsql-native.ts";
 import {
   LibsqlError, type Client, type Config as LibsqlConfig, type InArgs, type InStatement, type ResultSet, type Transaction, type TransactionMode,
 } from "@libsql/client";
@@ -213,7 +214,10 @@ export class SqliteAdapterFactory extends PrismaLibSQL {
   client: SqliteClient | null = null;
 
   createClient(config: LibsqlConfig): Client {
-    const open = () => (PrismaLibSQL.prototype as unknown as { createClient(c: LibsqlConfig): Client }).createClient.call(this, config);
+    const file = config.url.startsWith("file:") ? config.url.slice("file:".length).split("?")[0]! : null;
+    const open = file !== null && file !== ":memory:"
+      ? () => openNativeConnection(file)
+      : () => (PrismaLibSQL.prototype as unknown as { createClient(c: LibsqlConfig): Client }).createClient.call(this, config);
     this.client = new SqliteClient(open);
     return this.client as unknown as Client;
   }
