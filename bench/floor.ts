@@ -1,32 +1,109 @@
 /**
- * The floor: a minimal hand-written `node:http` server over the same SQLite file, answering the
- * bench's REST workloads (W1, W3, W4) with the same JSON as the service — same envelope, snake_case
- * keys, computed user fields and embedded includes — from direct SQL with batched `IN (...)` lookups
- * on @libsql/client. It authenticates the key (one joined lookup) and checks scopes, as any real
- * server must, and skips everything else the service does (maintenance flag, rate limits, GraphQL).
+ * The floor: a minimal hand-written `node:http` server over the same database as the service, answering the
+ * bench's REST workloads (W1, W3, W4) with the same JSON as the service — same envelope, snake_case keys,
+ * computed user fields and embedded includes — from direct SQL with batched `IN (...)` lookups. It
+ * authenticates the key (one joined lookup) and checks scopes, as any real server must, and skips everything
+ * else the service does (maintenance flag, rate limits, GraphQL).
+ *
+ * DATABASE_URL picks the database: `file:` is SQLite through @libsql/client, `postgresql://` is PostgreSQL
+ * through a `pg` Pool (named prepared statements, `?` placeholders rewritten to `$n`). The SQL is the same
+ * for both but for the id of the row just inserted.
  *
  * Each response carries `x-statements`: the SQL statements it ran.
  *
  *   PORT=8090 DATABASE_URL=file:bench.db node --import tsx bench/floor.ts
+ *   PORT=8090 DATABASE_URL=postgresql://127.0.0.1/bench node --import tsx bench/floor.ts
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { createClient, type InArgs, type Row } from "@libsql/client";
+import { createClient } from "@libsql/client";
+import pg from "pg";
 
 type Json = Record<string, unknown>;
+type Row = Record<string, unknown>;
+type Args = unknown[];
 
 const url = process.env.DATABASE_URL ?? "file:bench.db";
 const port = Number(process.env.PORT ?? 8090);
 const maxPageSize = 100;
 const defaultPageSize = 15;
-const client = createClient({ url });
-await client.execute("PRAGMA journal_mode = WAL");
-await client.execute("PRAGMA busy_timeout = 10000");
+
+/** The database: rows as objects keyed by column name, and one write transaction of several statements. */
+interface Db {
+  all(sql: string, args: Args): Promise<Row[]>;
+  /** Runs `statements` in one write transaction; the rows of the first. */
+  write(statements: Array<{ sql: string; args: Args }>): Promise<Row[]>;
+  /** SQL for the id of the `RankRecord` row this connection just inserted. */
+  lastRankRecordId: string;
+  /** Statements a write of `n` statements sends (PostgreSQL's BEGIN and COMMIT are statements of their own). */
+  writeStatements(n: number): number;
+  close(): Promise<void>;
+}
+
+async function sqlite(): Promise<Db> {
+  const client = createClient({ url });
+  await client.execute("PRAGMA journal_mode = WAL");
+  await client.execute("PRAGMA busy_timeout = 10000");
+  return {
+    all: async (sql, args) => (await client.execute({ sql, args: args as never })).rows as unknown as Row[],
+    write: async (statements) => (await client.batch(statements as never, "write"))[0]!.rows as unknown as Row[],
+    lastRankRecordId: "last_insert_rowid()",
+    writeStatements: (n) => n,
+    close: async () => client.close(),
+  };
+}
+
+function postgres(): Db {
+  // Prisma stores DateTime as `timestamp(3)` in UTC; pg would parse it as local time. Kept as an ISO string.
+  const types = {
+    getTypeParser: (oid: number, format?: "text" | "binary") =>
+      oid === 1114 ? (value: string) => `${value.replace(" ", "T")}Z` : pg.types.getTypeParser(oid, format as "text"),
+  };
+  const pool = new pg.Pool({ connectionString: url, types });
+  // `?` → `$1, $2, …` in order, `?N` → `$N`; each distinct text becomes a named (server-side prepared) statement.
+  const queries = new Map<string, { text: string; name?: string }>();
+  const query = (sql: string) => {
+    let q = queries.get(sql);
+    if (!q) {
+      let n = 0;
+      const text = sql.replace(/\?(\d*)/g, (_, i: string) => `$${i || ++n}`);
+      if (queries.size >= 1000) return { text };
+      queries.set(sql, (q = { text, name: `floor_${queries.size}` }));
+    }
+    return q;
+  };
+  const run = async (client: pg.Pool | pg.PoolClient, sql: string, args: Args) =>
+    (await client.query({ ...query(sql), values: args })).rows as Row[];
+  return {
+    all: (sql, args) => run(pool, sql, args),
+    write: async (statements) => {
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        const [first, ...rest] = statements;
+        const rows = await run(client, first!.sql, first!.args);
+        for (const s of rest) await run(client, s.sql, s.args);
+        await client.query("COMMIT");
+        return rows;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    lastRankRecordId: `currval('"RankRecord_id_seq"')`,
+    writeStatements: (n) => n + 2,
+    close: () => pool.end(),
+  };
+}
+
+const db = /^postgres(ql)?:\/\//i.test(url) ? postgres() : await sqlite();
 
 let statements = 0;
-const all = async (sql: string, args: InArgs = []) => {
+const all = (sql: string, args: Args = []) => {
   statements++;
-  return (await client.execute({ sql, args })).rows;
+  return db.all(sql, args);
 };
 const marks = (n: number) => Array(n).fill("?").join(",");
 const unique = (values: unknown[]) => [...new Set(values.filter((v) => v != null))] as number[];
@@ -84,7 +161,7 @@ async function users(ids: number[], accountId: number, origin: string): Promise<
   if (!ids.length) return new Map();
   const rows = await all(`SELECT * FROM "User" WHERE "accountId" = ? AND id IN (${marks(ids.length)})`, [accountId, ...ids]);
   const found = rows.map((r) => Number(r.id));
-  const maxOf = async (sql: string, args: InArgs) => new Map((await all(sql, args)).map((r) => [Number(r.userId), r.at]));
+  const maxOf = async (sql: string, args: Args) => new Map((await all(sql, args)).map((r) => [Number(r.userId), r.at]));
   const latest = {
     assignment: await maxOf(
       `SELECT "userId", MAX("createdAt") AS at FROM "AssignmentRecord" WHERE "type" = 'primary' AND "userId" IN (${marks(found.length)}) GROUP BY "userId"`, found),
@@ -225,27 +302,27 @@ async function createRankRecord(auth: Auth, userId: number, body: Json) {
   if (text !== null && typeof text !== "string") errors.text = ["The text field must be a string."];
   if (Object.keys(errors).length) throw new HttpError(422, JSON.stringify(errors));
   const [names] = await all(
-    `SELECT (SELECT name FROM "User" WHERE id = ?1 AND "accountId" = ?3) AS user, (SELECT name FROM "Rank" WHERE id = ?2 AND "accountId" = ?3) AS rank`,
+    `SELECT (SELECT name FROM "User" WHERE id = ?1 AND "accountId" = ?3) AS "user", (SELECT name FROM "Rank" WHERE id = ?2 AND "accountId" = ?3) AS "rank"`,
     [userId, rankId as number, auth.accountId]);
   if (names!.user == null) throw new HttpError(404, "Not found.");
   if (names!.rank == null) throw new HttpError(422, JSON.stringify({ rank_id: ["The selected rank id is invalid."] }));
   const now = new Date().toISOString().replace("Z", "+00:00");
   const headline = `${names!.user} received a ${rankRecordTypes[type as number]!.toLowerCase()} to ${names!.rank}`;
-  statements += 3;
-  const [inserted] = await client.batch([
+  statements += db.writeStatements(3);
+  const [inserted] = await db.write([
     {
       sql: `INSERT INTO "RankRecord" ("accountId", "userId", "rankId", "authorId", "text", "type", "createdAt", "updatedAt")
             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-      args: [auth.accountId, userId, rankId as number, auth.userId, text as string | null, type as number, now, now],
+      args: [auth.accountId, userId, rankId, auth.userId, text, type, now, now],
     },
-    { sql: `UPDATE "User" SET "rankId" = ?, "updatedAt" = ? WHERE id = ?`, args: [rankId as number, now, userId] },
+    { sql: `UPDATE "User" SET "rankId" = ?, "updatedAt" = ? WHERE id = ?`, args: [rankId, now, userId] },
     {
       sql: `INSERT INTO "NewsfeedItem" ("accountId", "logName", "description", "event", "subjectType", "subjectId", "causerId", "headline", "text", "properties", "createdAt", "updatedAt")
-            VALUES (?, 'newsfeed', 'created', 'created', 'App\\Models\\RankRecord', last_insert_rowid(), ?, ?, ?, ?, ?, ?)`,
-      args: [auth.accountId, auth.userId, headline, text as string | null, JSON.stringify({ headline, text }), now, now],
+            VALUES (?, 'newsfeed', 'created', 'created', 'App\\Models\\RankRecord', ${db.lastRankRecordId}, ?, ?, ?, ?, ?, ?)`,
+      args: [auth.accountId, auth.userId, headline, text, JSON.stringify({ headline, text }), now, now],
     },
-  ], "write");
-  return { data: shapes.rankRecord(inserted!.rows[0]!) };
+  ]);
+  return { data: shapes.rankRecord(inserted!) };
 }
 
 async function readJson(req: IncomingMessage): Promise<Json> {
@@ -291,8 +368,7 @@ function send(res: ServerResponse, status: number, body: unknown, count: number)
 
 server.listen(port, "127.0.0.1", () => console.log(`Floor listening on http://127.0.0.1:${port}`));
 const stop = () => server.close(() => {
-  client.close();
-  process.exit(0);
+  db.close().finally(() => process.exit(0));
 });
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -4,7 +4,8 @@
  * Seeds a fresh SQLite file (bench/seed.ts), starts the service as a real child process as production
  * runs it (`npm start`: the esbuild bundle, `node --enable-source-maps dist/server.mjs`, rebuilt first)
  * and the floor (bench/floor.ts, under tsx) beside it, checks that the floor answers the same JSON, then
- * loads both with autocannon (32 connections, a warm-up, then rounds; medians reported):
+ * loads both with autocannon (32 connections, a warm-up, then rounds; medians reported). Then the same
+ * again on a scratch PostgreSQL database when one is reachable (BENCH_POSTGRES_URL or 127.0.0.1:5432):
  *
  *   W1  GET  /v2/users/{random}/rank-records?include=author,rank.image,document&limit=20
  *   W2  POST /graphql  100 users × 20 rank records with rank { name image { path } } and author { name }  (service only)
@@ -13,7 +14,7 @@
  *
  * Prints a table and writes it to bench/RESULTS.md (bench/RESULTS-quick.md with --quick).
  *
- *   npm run bench                 full run (about 5 minutes on 2 cores)
+ *   npm run bench                 full run (about 9 minutes on 2 cores with PostgreSQL)
  *   npm run bench -- --quick      smoke run: smaller organisation, one short round
  *   npm run bench -- --profile    also CPU-profile the service under W1 and W2 and summarise where time goes
  *   npm run bench -- --keep       keep the temporary database directory and server logs
@@ -32,7 +33,7 @@ import { migrate } from "../src/db/migrate.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { fullSize, postgresSink, prng, quickSize, seed, sqliteSink, type Seeded, type SeedSize } from "./seed.ts";
-import { countStatements, summariseSql, type Probe } from "./statements.ts";
+import { countStatements, summariseSql, type Counted, type Probe } from "./statements.ts";
 import { summariseProfile } from "./profile.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -224,7 +225,19 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+const isPostgres = (url: string) => /^postgres(ql)?:\/\//i.test(url);
+
 async function countRows(databaseUrl: string, table: string): Promise<number> {
+  if (isPostgres(databaseUrl)) {
+    const { default: pg } = await import("pg");
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      return Number((await client.query(`SELECT COUNT(*) AS n FROM "${table}"`)).rows[0].n);
+    } finally {
+      await client.end();
+    }
+  }
   const client = createClient({ url: databaseUrl });
   try {
     return Number((await client.execute(`SELECT COUNT(*) AS n FROM "${table}"`)).rows[0]!.n);
@@ -337,6 +350,31 @@ async function measure(targets: Server[], key: string, w: Workload, databaseUrl:
   return new Map(targets.map((t) => [t, summarise(rounds.get(t)!, w.id === "W4" && databaseUrl ? gaps.get(t) : undefined)]));
 }
 
+/** Every workload on the service, and on the floor for those it answers; the service's resident set is watched during its rounds. */
+async function measureAll(service: Server, floor: Server, key: string, list: Workload[], databaseUrl: string, counted: Counted[], floorSql: Map<WorkloadId, number>) {
+  const rows: Row[] = [];
+  let w1Rss = 0;
+  let peakRss = 0;
+  for (const w of list) {
+    let watcher: ReturnType<typeof watchRss> | null = null;
+    const loadBefore = loadAverage();
+    const measured = await measure(w.floor ? [service, floor] : [service], key, w, databaseUrl, (t, phase) => {
+      if (t !== service) return;
+      if (phase === "start") watcher = watchRss(service.child.pid!);
+      else {
+        const peak = watcher!.stop();
+        peakRss = Math.max(peakRss, peak);
+        if (w.id === "W1") w1Rss = Math.max(w1Rss, peak);
+      }
+    });
+    rows.push({
+      w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined,
+      serviceSql: counted[list.indexOf(w)]!.statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
+    });
+  }
+  return { rows, w1Rss, peakRss };
+}
+
 // ---------------------------------------------------------------------------------------------- report
 
 interface Row {
@@ -433,8 +471,14 @@ async function postgresPlan(): Promise<{ base: string } | { skipped: string }> {
   return { base };
 }
 
-/** PostgreSQL: a fresh database beside `base`, seeded the same way; the service only (the floor is SQLite). */
-async function benchPostgres(base: string): Promise<string> {
+/** What the PostgreSQL pass reports: its section of the results, and its lines under Targets. */
+interface PostgresReport {
+  text: string;
+  targets: string[];
+}
+
+/** PostgreSQL: a fresh database beside `base`, seeded the same way; the service and the floor side by side, as on SQLite. */
+async function benchPostgres(base: string): Promise<PostgresReport> {
   const name = `muster_bench_${process.pid}`;
   await pgQuery(base, `CREATE DATABASE "${name}"`);
   const url = new URL(base);
@@ -453,24 +497,37 @@ async function benchPostgres(base: string): Promise<string> {
     log(`PostgreSQL: seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
     const list = workloads(seeded, plan.size);
     const counted = await countStatements(databaseUrl, key, storageDir, list.map((w) => ({ method: w.method, ...w.next(prng(3)) })));
+    for (const [i, c] of counted.entries()) {
+      if (c.status !== 200) throw new Error(`${list[i]!.id} answered ${c.status} in-process on PostgreSQL`);
+      log(`PostgreSQL ${list[i]!.id}: ${c.statements} SQL statements in the service`);
+    }
     const service = await startServer("service-pg", serviceScript, serviceEnv(databaseUrl, storageDir));
-    const rows: Row[] = [];
+    let floor: Server | null = null;
     try {
-      for (const w of list) {
-        const loadBefore = loadAverage();
-        const measured = (await measure([service], key, w, null)).get(service)!;
-        rows.push({ w, service: measured, serviceSql: counted[list.indexOf(w)]!.statements, load: [loadBefore, loadAverage()] });
-      }
+      floor = await startServer("floor-pg", "bench/floor.ts", { DATABASE_URL: databaseUrl });
+      const idleRss = rssKb(service.child.pid!) / 1024;
+      const floorSql = await checkSameJson(service, floor, key, list);
+      log("PostgreSQL: the floor answers the same JSON as the service for W1, W3 and W4 samples");
+      const { rows, w1Rss, peakRss } = await measureAll(service, floor, key, list, databaseUrl, counted, floorSql);
+      return {
+        text: [
+          "Service and floor on the same PostgreSQL database, seeded with the same data through `pg` multi-row inserts, then ANALYZE. " +
+            "The floor is bench/floor.ts on a `pg` Pool (named prepared statements), checked to answer the same JSON; its W4 write is BEGIN, three statements and COMMIT on one pooled connection.",
+          "",
+          table(rows),
+          "",
+          `Service resident set: ${f0(idleRss)} MB idle after start, peak ${f0(w1Rss)} MB under W1, peak ${f0(peakRss)} MB over all workloads.`,
+          "",
+          "Service statements for each workload:",
+          "",
+          ...counted.map((c, i) => `- ${list[i]!.id} (${c.statements}): ${summariseSql(c.sql)}`),
+        ].join("\n"),
+        targets: targetsMet(rows, w1Rss),
+      };
     } finally {
+      if (floor) await stopServer(floor);
       await stopServer(service);
     }
-    return [
-      "Service only (the floor is SQLite); same data, seeded with `pg` multi-row inserts, then ANALYZE.",
-      "",
-      table(rows),
-      "",
-      ...counted.map((c, i) => `- ${list[i]!.id} (${c.statements}): ${summariseSql(c.sql)}`),
-    ].join("\n");
   } finally {
     await pgQuery(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
     rmSync(storageDir, { recursive: true, force: true });
@@ -529,26 +586,7 @@ async function main() {
   const floorSql = await checkSameJson(service, floor, key, list);
   log("the floor answers the same JSON as the service for W1, W3 and W4 samples");
 
-  const rows: Row[] = [];
-  let w1Rss = 0;
-  let peakRss = 0;
-  for (const w of list) {
-    let watcher: ReturnType<typeof watchRss> | null = null;
-    const loadBefore = loadAverage();
-    const measured = await measure(w.floor ? [service, floor] : [service], key, w, databaseUrl, (t, phase) => {
-      if (t !== service) return;
-      if (phase === "start") watcher = watchRss(service.child.pid!);
-      else {
-        const peak = watcher!.stop();
-        peakRss = Math.max(peakRss, peak);
-        if (w.id === "W1") w1Rss = Math.max(w1Rss, peak);
-      }
-    });
-    rows.push({
-      w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined,
-      serviceSql: counted[list.indexOf(w)]!.statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
-    });
-  }
+  const { rows, w1Rss, peakRss } = await measureAll(service, floor, key, list, databaseUrl, counted, floorSql);
   await stopServer(floor);
   await stopServer(service);
 
@@ -556,26 +594,27 @@ async function main() {
   if (profile) profileText = await profileService(databaseUrl, storageDir, key, list);
 
   const pgPlan = await postgresPlan();
-  let pgText: string;
-  if ("skipped" in pgPlan) pgText = pgPlan.skipped;
+  let pg: PostgresReport;
+  if ("skipped" in pgPlan) pg = { text: pgPlan.skipped, targets: [pgPlan.skipped] };
   else {
     try {
-      pgText = await benchPostgres(pgPlan.base);
+      pg = await benchPostgres(pgPlan.base);
     } catch (error) {
       console.error(error);
-      pgText = `PostgreSQL: failed (${String((error as Error).message || error).split("\n")[0]})`;
+      const failed = `PostgreSQL: failed (${String((error as Error).message || error).split("\n")[0]})`;
+      pg = { text: failed, targets: [failed] };
     }
   }
-  if (!pgText.startsWith("PostgreSQL")) log("PostgreSQL: measured");
-  else log(pgText);
+  if (!pg.text.startsWith("PostgreSQL")) log("PostgreSQL: measured");
+  else log(pg.text);
 
   const report = [
     `# Bench results${quick ? " (quick run: smaller organisation, one short round — not comparable)" : ""}`,
     "",
     "Written by `npm run bench` (bench/run.ts). Medians of " +
       `${plan.rounds} round(s) of ${plan.round} s per target after a ${plan.warmup} s warm-up, ${connections} connections (autocannon). ` +
-      "Service: `node --enable-source-maps dist/server.mjs` (the esbuild bundle `npm start` runs), NODE_ENV=production, SQLite (libsql), rate limit out of the way. " +
-      "Floor: bench/floor.ts, a hand-written node:http server with direct SQL on the same file, checked to answer the same JSON. " +
+      "Service: `node --enable-source-maps dist/server.mjs` (the esbuild bundle `npm start` runs), NODE_ENV=production, rate limit out of the way; first on SQLite (libsql), then on PostgreSQL. " +
+      "Floor: bench/floor.ts, a hand-written node:http server with direct SQL on the same database (@libsql/client on SQLite, a `pg` Pool on PostgreSQL), checked to answer the same JSON. " +
       "W2 and W4 run a fixed number of requests (warm-up rate × round length, at least one per connection for W2 and two for W4) instead of a fixed time: " +
       "every W4 write is answered before rows are counted, and W2's slow requests are all counted.",
     "",
@@ -609,18 +648,25 @@ async function main() {
     "",
     "## Targets",
     "",
+    "SQLite:",
+    "",
     ...targetsMet(rows, w1Rss),
     "",
-    ...(profileText ? [profileText, ""] : []),
-    "## PostgreSQL",
+    "PostgreSQL:",
     "",
-    pgText,
+    ...pg.targets,
+    "",
+    ...(profileText ? [profileText, ""] : []),
+    "## Results (PostgreSQL)",
+    "",
+    pg.text,
     "",
     `Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.`,
     "",
   ].join("\n");
 
-  console.log(`\n${table(rows)}\n\nService RSS: idle ${f0(idleRss)} MB, peak under W1 ${f0(w1Rss)} MB\n\n${targetsMet(rows, w1Rss).join("\n")}\n\nPostgreSQL: ${pgText.replace(/^PostgreSQL: /, "")}`);
+  console.log(`\nSQLite:\n\n${table(rows)}\n\nService RSS: idle ${f0(idleRss)} MB, peak under W1 ${f0(w1Rss)} MB\n\n${targetsMet(rows, w1Rss).join("\n")}\n\n` +
+    (pg.text.startsWith("PostgreSQL") ? pg.text : `PostgreSQL:\n\n${pg.text}\n\n${pg.targets.join("\n")}`));
   const out = path.join(root, "bench", quick ? "RESULTS-quick.md" : "RESULTS.md");
   writeFileSync(out, report);
   log(`wrote ${path.relative(root, out)}`);
