@@ -41,21 +41,33 @@ function routedCall(routes: Routes, model: string, method: string, prisma: Call)
  */
 export function routed<T extends PrismaClient>(client: T, routes: Routes): T {
   const delegates = new Map<string, unknown>();
-  const delegateOf = (delegate: Record<string, any>, model: string) => {
+  // Prisma's own delegate is fetched only when a call needs it: its client is a stack of proxies, costly to walk.
+  const delegateOf = (property: string, model: string) => {
+    let prisma: Record<string, any> | undefined;
+    const own = () => (prisma ??= Reflect.get(client, property, client) as Record<string, any>);
     const calls = new Map<string, Call | null>();
-    return new Proxy(delegate, {
-      get(target, method) {
-        const value = target[method as string];
-        if (typeof method !== "string" || typeof value !== "function") return value;
-        if (!calls.has(method)) calls.set(method, routedCall(routes, model, method, (args) => value.call(target, args)));
-        return calls.get(method) ?? value.bind(target);
+    return new Proxy({}, {
+      get(_target, method) {
+        if (typeof method !== "string") return own()[method as any];
+        if (!calls.has(method)) calls.set(method, routedCall(routes, model, method, (args) => own()[method](args)));
+        const call = calls.get(method);
+        if (call) return call;
+        const value = own()[method];
+        return typeof value === "function" ? value.bind(own()) : value;
       },
     });
   };
   return new Proxy(client, {
     get(target, property) {
-      const cached = typeof property === "string" ? delegates.get(property) : undefined;
-      if (cached) return cached;
+      if (typeof property === "string" && !property.startsWith("$")) {
+        let delegate = delegates.get(property);
+        if (delegate) return delegate;
+        const model = SqlReader.modelOf(property);
+        if (model) {
+          delegates.set(property, (delegate = delegateOf(property, model)));
+          return delegate;
+        }
+      }
       const value = Reflect.get(target, property, target) as any;
       if (property === "$transaction" && routes.transaction) {
         const inner = routes.transaction;
@@ -67,14 +79,7 @@ export function routed<T extends PrismaClient>(client: T, routes: Routes): T {
                 return work(forTx ? routed(tx, forTx) : tx);
               }, options);
       }
-      if (typeof property !== "string" || property.startsWith("$") || typeof value !== "object" || value === null) {
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      const model = SqlReader.modelOf(property);
-      if (!model) return value;
-      const delegate = delegateOf(value, model);
-      delegates.set(property, delegate);
-      return delegate;
+      return typeof value === "function" ? value.bind(target) : value;
     },
   });
 }
