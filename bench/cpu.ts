@@ -2,7 +2,8 @@
  * In-process CPU per request, for quick before/after comparisons while optimising (not part of `npm run bench`):
  * seeds a fresh quick-size SQLite database, creates the app with `createApp`, and sends each
  * workload's requests sequentially through `yoga.fetch`, reporting CPU ms and SQL statements per request.
- *   tsx bench/cpu.ts [--db /tmp/x.db] [--n 300] [--sql] [W1 W3 ...]   (--sql: print one request's statements)
+ *   tsx bench/cpu.ts [--db /tmp/x.db | --pg] [--n 300] [--sql] [W1 W3 ...]   (--sql: print one request's statements)
+ * `--pg` uses a scratch database `muster_cpu` on the PostgreSQL server at 127.0.0.1:5432 instead.
  */
 import { rmSync } from "node:fs";
 import { loadConfig } from "../src/config.ts";
@@ -10,26 +11,37 @@ import { openDatabase } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { createApp } from "../src/server/app.ts";
-import { prng, quickSize, seed, sqliteSink } from "./seed.ts";
+import pg from "pg";
+import { postgresSink, prng, quickSize, seed, sqliteSink } from "./seed.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string) => (argv.includes(name) ? argv.splice(argv.indexOf(name), 2)[1] : undefined);
 const file = option("--db") ?? "/tmp/muster-cpu.db";
-for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+const postgres = argv.includes("--pg") ? (argv.splice(argv.indexOf("--pg"), 1), true) : false;
 const n = Number(option("--n") ?? 300);
 const showSql = argv.includes("--sql") ? (argv.splice(argv.indexOf("--sql"), 1), true) : false;
 const only = argv;
-const databaseUrl = `file:${file}`;
+let databaseUrl = `file:${file}`;
+if (postgres) {
+  const admin = new pg.Client({ connectionString: "postgresql://postgres@127.0.0.1:5432/test" });
+  await admin.connect();
+  await admin.query("DROP DATABASE IF EXISTS muster_cpu WITH (FORCE)");
+  await admin.query("CREATE DATABASE muster_cpu");
+  await admin.end();
+  databaseUrl = "postgresql://postgres@127.0.0.1:5432/muster_cpu";
+} else {
+  for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+}
 
 await migrate(databaseUrl);
 const db = await openDatabase(databaseUrl);
 const { key, accountId } = await createApiKey(db.prisma, { account: `Cpu ${Date.now()}`, scopes: "*" });
 await db.close();
-const sink = sqliteSink(databaseUrl);
+const sink = postgres ? await postgresSink(databaseUrl) : sqliteSink(databaseUrl);
 const { userIds, rankIds } = await seed(sink, accountId, quickSize);
 await sink.close();
 const db2 = await openDatabase(databaseUrl);
-const app = createApp({ db: db2, config: { ...loadConfig({ LOG_LEVEL: "silent" }), databaseUrl, storageDir: "/tmp/muster-cpu-files", rateLimitPerMinute: 1e9 } });
+const app = createApp({ db: db2, config: { ...loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "silent" }), databaseUrl, storageDir: "/tmp/muster-cpu-files", rateLimitPerMinute: 1e9 } });
 const rnd = prng(7);
 const w2 = `query W2($page: Int) { users(limit: 100, page: $page) { nodes { id name rankRecords { id type rank { name image { path } } author { name } } } } }`;
 const workloads: Record<string, () => { method: string; path: string; body?: string }> = {

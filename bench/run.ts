@@ -2,7 +2,7 @@
  * `npm run bench` — throughput, latency, SQL statements and memory of the service against a floor.
  *
  * Seeds a fresh SQLite file (bench/seed.ts), starts the service as a real child process as production
- * runs it (`npm start`: the esbuild bundle, `node --enable-source-maps dist/server.mjs`, rebuilt first)
+ * runs it (`npm start`: the esbuild bundle, run by node with package.json's start flags, rebuilt first)
  * and the floor (bench/floor.ts, under tsx) beside it, checks that the floor answers the same JSON, then
  * loads both with autocannon (32 connections, a warm-up, then rounds; medians reported). Then the same
  * again on a scratch PostgreSQL database when one is reachable (BENCH_POSTGRES_URL or 127.0.0.1:5432):
@@ -103,6 +103,9 @@ const children = new Set<ChildProcess>();
 
 /** The service as `npm start` runs it: the bundle scripts/build.mjs writes (main() rebuilds it first). */
 const serviceScript = "dist/server.mjs";
+/** The node flags `npm start` gives the bundle (package.json), with `${VAR:-default}` at its default. */
+const serviceNodeFlags = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start as string)
+  .replace(/\$\{\w+:-([^}]*)\}/g, "$1").split(/\s+/).filter((word) => word.startsWith("--"));
 
 /**
  * Starts `script` as a child process on a free port (built `.mjs` with plain node, TypeScript through tsx); its
@@ -113,7 +116,7 @@ async function startServer(name: string, script: string, env: Record<string, str
   const port = portSeed++;
   const logFile = path.join(logDir, `${name}.log`);
   const out = openSync(logFile, "a");
-  const loader = script.endsWith(".mjs") ? ["--enable-source-maps"] : ["--import", "tsx"];
+  const loader = script === serviceScript ? serviceNodeFlags : script.endsWith(".mjs") ? ["--enable-source-maps"] : ["--import", "tsx"];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
     cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", out, out],
   });
@@ -613,7 +616,7 @@ async function main() {
     "",
     "Written by `npm run bench` (bench/run.ts). Medians of " +
       `${plan.rounds} round(s) of ${plan.round} s per target after a ${plan.warmup} s warm-up, ${connections} connections (autocannon). ` +
-      "Service: `node --enable-source-maps dist/server.mjs` (the esbuild bundle `npm start` runs), NODE_ENV=production, rate limit out of the way; first on SQLite (libsql), then on PostgreSQL. " +
+      `Service: \`node ${serviceNodeFlags.join(" ")} dist/server.mjs\` (the esbuild bundle, as \`npm start\` runs it), NODE_ENV=production, rate limit out of the way; first on SQLite (libsql), then on PostgreSQL. ` +
       "Floor: bench/floor.ts, a hand-written node:http server with direct SQL on the same database (@libsql/client on SQLite, a `pg` Pool on PostgreSQL), checked to answer the same JSON. " +
       "W2 and W4 run a fixed number of requests (warm-up rate × round length, at least one per connection for W2 and two for W4) instead of a fixed time: " +
       "every W4 write is answered before rows are counted, and W2's slow requests are all counted.",

@@ -60,7 +60,7 @@ test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", 
     await sleep(50);
   }
   expect(out).toMatch(/Built dist\/server\.mjs/);
-  expect(out).toMatch(/node --enable-source-maps dist\/server\.mjs/);
+  expect(out).toMatch(/node --enable-source-maps --max-old-space-size=\S+ dist\/server\.mjs/);
   expect(out).toMatch(/Applied migrations: \d+_init/);
   const health = await fetch(`${listening[1]}/health`);
   expect(health.status).toBe(200);
