@@ -1,8 +1,7 @@
-import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import { SqliteAdapterFactory } from "./sqlite.ts";
 import { SqlReader, type ReadDriver } from "./reader.ts";
-import { postgresReadDriver, sqliteReadDriver } from "./read-drivers.ts";
+import { postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool } from "./read-drivers.ts";
 import { routed } from "./routing.ts";
 import { SqlWriter } from "./writer.ts";
 
@@ -10,7 +9,7 @@ export type Prisma = PrismaClient;
 
 export interface Database {
   /**
-   * Reads go to `SqlReader` and, inside a SQLite transaction, single-row writes to `SqlWriter`, where they translate
+   * Reads go to `SqlReader` and, inside a transaction, single-row writes to `SqlWriter`, where they translate
    * them (src/db/routing.ts); everything else is Prisma's.
    */
   prisma: PrismaClient;
@@ -66,7 +65,10 @@ async function openPostgres(url: string): Promise<Database> {
     import("@prisma/adapter-pg"),
   ]);
   const statements = { count: 0 };
-  const pool = new pg.Pool({ connectionString: url });
+  const pool = new TransactionTrackingPool({ connectionString: url });
+  // An idle connection the server closed (a restart, an administrator): the pool drops it and opens another when
+  // needed. Without a listener the event would end the process.
+  pool.on("error", () => {});
   const client = new PgPrismaClient({
     adapter: new PrismaPg(pool),
     log: [{ emit: "event", level: "query" }],
@@ -76,7 +78,11 @@ async function openPostgres(url: string): Promise<Database> {
   });
   await client.$connect();
   const prisma = client as unknown as PrismaClient;
-  return assemble(prisma, "postgresql", postgresReadDriver(pool), statements, async () => (await prisma.$disconnect(), await pool.end()));
+  const transactionDriver = () => {
+    const client = pool.soleTransactionClient();
+    return client && postgresTransactionDriver(client);
+  };
+  return assemble(prisma, "postgresql", postgresReadDriver(pool), statements, async () => (await prisma.$disconnect(), await pool.end()), transactionDriver);
 }
 
 export async function openDatabase(url: string): Promise<Database> {

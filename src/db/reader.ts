@@ -15,6 +15,8 @@ export interface ReadDriver {
   readonly dialect: Dialect;
   /** The rows of one statement, each as an array of its columns. */
   all(sql: string, params: unknown[]): Promise<unknown[][]>;
+  /** As `all`, for a statement that may fail: its failure must leave the transaction usable. Default: `all`. */
+  attempt?(sql: string, params: unknown[]): Promise<unknown[][]>;
   close(): Promise<void>;
 }
 

@@ -5,7 +5,8 @@ import { decode, isPlainObject, models, quote, Statement, Unsupported, unsupport
  * `update({ where: { id }, data })` with column values only, as INSERT/UPDATE ... RETURNING. Defaults are Prisma's:
  * `now()` and `@updatedAt` columns get the time of the write, other `@default`s the database's. Anything else
  * (relation writes, atomic operators, a value Prisma would refuse) is left to Prisma; so is a write whose statement
- * fails, which had no effect (SQLite undoes a failed statement), so Prisma's own error answers it.
+ * fails, which had no effect (SQLite undoes a failed statement; on PostgreSQL it ran under a savepoint), so Prisma's
+ * own error answers it.
  */
 /** The answer of a write whose statement failed or matched no row: the caller asks Prisma instead. */
 export const FAILED = Symbol("failed");
@@ -48,7 +49,7 @@ export class SqlWriter {
     if (field.type !== "Json") return sql.value(field, value);
     // Plain JSON only: Prisma's null markers (DbNull, JsonNull) are class instances and stay with Prisma.
     const plain = Array.isArray(value) || ["string", "number", "boolean"].includes(typeof value) || (isPlainObject(value) && Object.getPrototypeOf(value) === Object.prototype);
-    if (!plain || sql.dialect !== "sqlite") unsupported("Json value");
+    if (!plain) unsupported("Json value");
     return JSON.stringify(value);
   }
 
@@ -77,7 +78,7 @@ export class SqlWriter {
     this.options.onStatement?.(text);
     let rows: unknown[][];
     try {
-      rows = await this.driver.all(text, sql.params);
+      rows = await (this.driver.attempt ?? this.driver.all).call(this.driver, text, sql.params);
     } catch {
       return FAILED;
     }
