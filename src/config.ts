@@ -33,6 +33,8 @@ export interface Config {
   graphqlMaxTokens: number;
   /** An operation running longer is answered 503; write transactions are rolled back after it. */
   executionTimeoutMs: number;
+  /** Operations (GraphQL and REST requests) one process runs at once; the rest wait their turn, in order. */
+  maxConcurrentOperations: number;
   /** Origins allowed by CORS (`*` for any). */
   corsOrigins: string[];
   /** Server processes sharing the port (`npm start` with node:cluster); 1 runs in this process. */
@@ -100,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxAliases: int(env.GRAPHQL_MAX_ALIASES, 30),
     graphqlMaxTokens: int(env.GRAPHQL_MAX_TOKENS, 5000),
     executionTimeoutMs: int(env.EXECUTION_TIMEOUT_MS, 30000),
+    maxConcurrentOperations: int(env.MAX_CONCURRENT_OPERATIONS, 16),
     workers: int(env.WORKERS, 1),
     corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),
     logLevel: logLevel(env.LOG_LEVEL),

@@ -74,3 +74,34 @@ describe("with tight limits", () => {
     expect(reply.body.error.errors.include[0]).toMatch(/too large: .*cost/i);
   });
 });
+
+describe("operations in flight (MAX_CONCURRENT_OPERATIONS)", () => {
+  /** Sends a 300-row batch create, then at once a one-row read and a health check; returns the order they finished in. */
+  async function finishingOrder(limit: number) {
+    const h = await startHarness({ maxConcurrentOperations: limit });
+    try {
+      const api = client(h, await h.key());
+      const done: string[] = [];
+      const track = (name: string, work: Promise<{ status: number }>) => work.then((r) => (done.push(name), expect(r.status).toBe(200)));
+      await Promise.all([
+        track("batch", api.post("/v2/ranks/batch", { resources: Array.from({ length: 300 }, (_, i) => ({ name: `Rank ${i}` })) })),
+        track("read", api.get("/v2/ranks?limit=1")),
+        track("health", Promise.resolve(h.app.yoga.fetch("http://muster.test/health"))),
+      ]);
+      return done;
+    } finally {
+      await h.close();
+    }
+  }
+
+  test("past the limit an operation waits for a running one to finish; health checks never wait", async () => {
+    const order = await finishingOrder(1);
+    expect(order.indexOf("read")).toBeGreaterThan(order.indexOf("batch"));
+    expect(order.indexOf("health")).toBeLessThan(order.indexOf("batch"));
+  });
+
+  test("under the limit a short read overtakes a long write", async () => {
+    const order = await finishingOrder(16);
+    expect(order.indexOf("read")).toBeLessThan(order.indexOf("batch"));
+  });
+});

@@ -12,6 +12,7 @@ import { errorResponse, toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
 import { isMaintenance } from "./maintenance.ts";
+import { concurrencyPlugin } from "./concurrency.ts";
 import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { wellFormedTextPlugin } from "./unicode.ts";
 import { executionTimeoutPlugin, queryLimitPlugins } from "./limits.ts";
@@ -113,7 +114,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
     plugins: [
       observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(),
       wellFormedTextPlugin(), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), openApiPlugin(), docsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
+      concurrencyPlugin(config.maxConcurrentOperations), executionTimeoutPlugin(config), openApiPlugin(), docsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
     ],
   });
   return { yoga, schema, rateLimit, observability };
