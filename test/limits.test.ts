@@ -76,15 +76,21 @@ describe("with tight limits", () => {
 });
 
 describe("operations in flight (MAX_CONCURRENT_OPERATIONS)", () => {
-  /** Sends a 300-row batch create, then at once a one-row read and a health check; returns the order they finished in. */
+  /**
+   * Sends a 300-row batch create and, once it is running (its statements have begun), a one-row read and a health
+   * check; returns the order the three finished in.
+   */
   async function finishingOrder(limit: number) {
     const h = await startHarness({ maxConcurrentOperations: limit });
     try {
       const api = client(h, await h.key());
       const done: string[] = [];
       const track = (name: string, work: Promise<{ status: number }>) => work.then((r) => (done.push(name), expect(r.status).toBe(200)));
+      const before = h.db.statements.count;
+      const batch = track("batch", api.post("/v2/ranks/batch", { resources: Array.from({ length: 300 }, (_, i) => ({ name: `Rank ${i}` })) }));
+      while (h.db.statements.count < before + 5) await new Promise((resolve) => setImmediate(resolve));
       await Promise.all([
-        track("batch", api.post("/v2/ranks/batch", { resources: Array.from({ length: 300 }, (_, i) => ({ name: `Rank ${i}` })) })),
+        batch,
         track("read", api.get("/v2/ranks?limit=1")),
         track("health", Promise.resolve(h.app.yoga.fetch("http://muster.test/health"))),
       ]);
@@ -98,6 +104,31 @@ describe("operations in flight (MAX_CONCURRENT_OPERATIONS)", () => {
     const order = await finishingOrder(1);
     expect(order.indexOf("read")).toBeGreaterThan(order.indexOf("batch"));
     expect(order.indexOf("health")).toBeLessThan(order.indexOf("batch"));
+  });
+
+  test("a request still sending its body holds no place in the line", async () => {
+    const h = await startHarness({ maxConcurrentOperations: 1 });
+    try {
+      const key = await h.key();
+      const encoder = new TextEncoder();
+      let finish!: () => void;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(encoder.encode('{"name": "Slow'));
+          finish = () => (controller.enqueue(encoder.encode(' rank"}')), controller.close());
+        },
+      });
+      const slow = Promise.resolve(h.app.yoga.fetch("http://muster.test/v2/ranks", {
+        method: "POST", body, duplex: "half", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      } as RequestInit));
+      expect((await client(h, key).get("/v2/ranks?limit=1")).status).toBe(200);
+      finish();
+      const created = await slow;
+      expect(created.status).toBe(200);
+      expect((await created.json()).data.name).toBe("Slow rank");
+    } finally {
+      await h.close();
+    }
   });
 
   test("under the limit a short read overtakes a long write", async () => {

@@ -114,7 +114,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
     plugins: [
       observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(),
       wellFormedTextPlugin(), ...queryLimitPlugins(config),
-      concurrencyPlugin(config.maxConcurrentOperations), executionTimeoutPlugin(config), openApiPlugin(), docsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
+      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
     ],
   });
   return { yoga, schema, rateLimit, observability };
