@@ -2,7 +2,6 @@ import { afterAll, afterEach, beforeEach, describe, expect, test } from "vitest"
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@libsql/client";
@@ -11,6 +10,7 @@ import { openDatabase } from "../src/db/prisma.ts";
 import { isBusyError } from "../src/db/sqlite.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { serverArgs } from "./support/built.ts";
+import { freePort } from "./support/spawn-server.ts";
 
 /**
  * The server as it runs in production: a separate `node` process running the built dist/server.mjs on a
@@ -54,14 +54,6 @@ afterEach(async () => {
 });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 afterAll(() => agent.destroy());
-
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function startServer(env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(process.execPath, serverArgs, {

@@ -1,10 +1,10 @@
 import { afterEach, expect, test } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createTestDatabase } from "./harness.ts";
+import { freePort } from "./support/spawn-server.ts";
 
 /**
  * `npm start` itself, as the README runs it: its prestart builds dist/ and plain `node` serves the bundle, which
@@ -18,14 +18,6 @@ afterEach(async () => {
   for (const step of cleanup.reverse()) await step();
   cleanup = [];
 });
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", { timeout: 90_000 }, async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "muster-start-"));

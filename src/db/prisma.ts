@@ -1,5 +1,7 @@
 import { PrismaClient } from "../generated/prisma/client.ts";
-import { SqliteAdapterFactory } from "./sqlite.ts";
+import { SqliteAdapterFactory, sqliteFileOf } from "./sqlite.ts";
+
+export { sqliteFileOf };
 import { SqlReader, type ReadDriver } from "./reader.ts";
 import { postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool } from "./read-drivers.ts";
 import { routed } from "./routing.ts";
@@ -42,11 +44,6 @@ function assemble(
     prisma: routed(client, { reader: new SqlReader(driver, options), transaction }), prismaOnly: client, provider, statements, onReaderStatement,
     close: async () => (await driver.close(), await close()),
   };
-}
-
-export function sqliteFileOf(url: string): string | null {
-  if (url.startsWith("file:")) return url.slice("file:".length).split("?")[0]!;
-  return null;
 }
 
 /** True for a `postgresql://` (or `postgres://`) URL: the service then runs on PostgreSQL. */

@@ -1,49 +1,37 @@
-import Database from "libsql";
+import type { InArgs } from "@libsql/client";
 import pg from "pg";
+import { NativeConnection } from "./libsql-native.ts";
 import type { ReadDriver } from "./reader.ts";
 import { isBusyError, whileBusy } from "./sqlite.ts";
 
-/** Prepared statements kept per connection; the reader's SQL text depends on a query's shape, not its values. */
-const STATEMENT_CACHE = 500;
+/** Named statements at most; the reader's SQL text depends on a query's shape, not its values. */
+const NAMED_STATEMENTS = 500;
 
 /**
  * SQLite reads on a connection of their own, beside the one Prisma writes through: in WAL mode it sees committed
- * data only, never the open transaction of a concurrent write. Statements stay prepared and return raw rows.
+ * data only, never the open transaction of a concurrent write. Statements stay prepared (NativeConnection).
  */
 export function sqliteReadDriver(file: string): ReadDriver {
-  let connection: Database.Database | null = null;
-  const statements = new Map<string, Database.Statement>();
-  const open = () => {
-    const db = new Database(file);
-    db.pragma("busy_timeout = 0");
-    db.pragma("query_only = 1");
-    return db;
+  let connection: Promise<NativeConnection> | null = null;
+  const open = async () => {
+    const opened = new NativeConnection(file);
+    await opened.execute("PRAGMA busy_timeout = 0");
+    await opened.execute("PRAGMA query_only = 1");
+    return opened;
   };
   const drop = () => {
-    statements.clear();
-    try {
-      connection?.close();
-    } catch {
-      // Unusable already: replaced either way.
-    }
+    const dropped = connection;
     connection = null;
-  };
-  const prepared = (sql: string) => {
-    connection ??= open();
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = connection.prepare(sql).raw(true);
-      if (statements.size >= STATEMENT_CACHE) statements.delete(statements.keys().next().value!);
-      statements.set(sql, statement);
-    }
-    return statement;
+    // Unusable already when it fails to close: replaced either way.
+    void dropped?.then((c) => c.close()).catch(() => undefined);
   };
   return {
     dialect: "sqlite",
     all: (sql, params) =>
       whileBusy(async () => {
         try {
-          return prepared(sql).all(params) as unknown[][];
+          const opened = await (connection ??= open());
+          return (await opened.execute({ sql, args: params as InArgs })).rows as unknown as unknown[][];
         } catch (error) {
           // A statement that failed busy is never reset by the driver (tursodatabase/libsql-js#237).
           if (isBusyError(error)) drop();
@@ -61,29 +49,21 @@ const types = {
   getTypeParser: (oid: number, format?: "text" | "binary") => (oid === TIMESTAMP ? parseTimestamp : pg.types.getTypeParser(oid, format as "text")),
 };
 
-/** Named statements, one name per SQL text across every connection (PostgreSQL prepares them per connection). */
-function statementNames() {
-  const names = new Map<string, string>();
-  return (sql: string) => {
-    let name = names.get(sql);
-    if (!name && names.size < STATEMENT_CACHE) names.set(sql, (name = `muster_read_${names.size}`));
-    return name;
-  };
-}
+/** One statement name per SQL text across every connection (PostgreSQL prepares a named statement per connection). */
+const statementNames = new Map<string, string>();
 
 type Queryable = Pick<pg.Pool, "query"> | Pick<pg.PoolClient, "query">;
 
-const query = async (on: Queryable, nameOf: (sql: string) => string | undefined, sql: string, params: unknown[]) => {
-  const name = nameOf(sql);
+const query = async (on: Queryable, sql: string, params: unknown[]) => {
+  let name = statementNames.get(sql);
+  if (!name && statementNames.size < NAMED_STATEMENTS) statementNames.set(sql, (name = `muster_read_${statementNames.size}`));
   const result = await on.query({ text: sql, values: params, rowMode: "array", types, ...(name ? { name } : {}) });
   return result.rows as unknown[][];
 };
 
-const nameOf = statementNames();
-
 /** PostgreSQL reads on the pool Prisma's adapter uses, as named (server-side prepared) statements. */
 export function postgresReadDriver(pool: pg.Pool): ReadDriver {
-  return { dialect: "postgresql", all: (sql, params) => query(pool, nameOf, sql, params), close: async () => {} };
+  return { dialect: "postgresql", all: (sql, params) => query(pool, sql, params), close: async () => {} };
 }
 
 /**
@@ -93,11 +73,11 @@ export function postgresReadDriver(pool: pg.Pool): ReadDriver {
 export function postgresTransactionDriver(client: pg.PoolClient): ReadDriver {
   return {
     dialect: "postgresql",
-    all: (sql, params) => query(client, nameOf, sql, params),
+    all: (sql, params) => query(client, sql, params),
     attempt: async (sql, params) => {
       await client.query("SAVEPOINT muster_attempt");
       try {
-        const rows = await query(client, nameOf, sql, params);
+        const rows = await query(client, sql, params);
         await client.query("RELEASE SAVEPOINT muster_attempt");
         return rows;
       } catch (error) {

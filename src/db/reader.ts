@@ -21,6 +21,16 @@ export interface ReadDriver {
 }
 
 export class Unsupported extends Error {}
+
+/** The work `plan` prepares, or null when planning met something left to Prisma (any other error is a bug: thrown). */
+export function plannedOrNull<T>(plan: () => T): T | null {
+  try {
+    return plan();
+  } catch (error) {
+    if (error instanceof Unsupported) return null;
+    throw error;
+  }
+}
 export function unsupported(what: string): never {
   throw new Unsupported(what);
 }
@@ -320,7 +330,7 @@ class Select {
     for (const key of keys) if (!fetched.some((s) => s.name === key) && shape.model.scalarByName.has(key)) fetched.push(shape.model.scalarByName.get(key)!);
     const start = this.columns.length;
     for (const s of fetched) this.columns.push(`${quote(alias)}.${quote(s.name)}`);
-    const reader: Reader = { shape, start, fetched, output: shape.scalars.length, toOne: [], toMany: [] };
+    const reader: Reader = { shape, start, fetched, output: shape.scalars.length, idAt: fetched.findIndex((f) => f.name === "id"), toOne: [], toMany: [] };
     for (const { rel, args } of shape.relations) {
       const target = models.get(rel.target)!;
       const nested = shapeOf(target, args);
@@ -342,6 +352,8 @@ interface Reader {
   /** Selected columns first (`output` of them), then keys read only to join relations. */
   fetched: Scalar[];
   output: number;
+  /** Where `id` is in `fetched` (-1: no id column): a LEFT JOIN that found nothing has it NULL. */
+  idAt: number;
   toOne: Array<{ rel: Relation; reader: Reader }>;
   toMany: Array<{ rel: Relation; args: Args; shape: Shape }>;
 }
@@ -395,7 +407,7 @@ export class SqlReader {
    * happens here, synchronously; nothing has run yet.
    */
   plan(model: string, method: string, args: Args = {}): (() => Promise<unknown>) | null {
-    try {
+    return plannedOrNull(() => {
       const m = models.get(model) ?? unsupported(model);
       if (!isPlainObject(args)) unsupported("arguments");
       switch (method) {
@@ -416,10 +428,7 @@ export class SqlReader {
         default:
           return null;
       }
-    } catch (error) {
-      if (error instanceof Unsupported) return null;
-      throw error;
-    }
+    });
   }
 
   async #all(sql: Statement, text: string): Promise<unknown[][]> {
@@ -478,8 +487,7 @@ export class SqlReader {
   /** The object for `reader`'s part of `row`, or null for a LEFT JOIN that found nothing. */
   #object(reader: Reader, row: unknown[], pending: Map<Reader["toMany"][number], Pending>): Row | null {
     const dialect = this.driver.dialect;
-    const idAt = reader.fetched.findIndex((f) => f.name === "id");
-    if (idAt >= 0 && row[reader.start + idAt] == null) return null;
+    if (reader.idAt >= 0 && row[reader.start + reader.idAt] == null) return null;
     const object: Row = {};
     const keys: Row = {};
     reader.fetched.forEach((field, i) => {

@@ -209,12 +209,18 @@ export class SqliteClient {
   }
 }
 
+/** The database file of a `file:` URL, or null for any other URL. */
+export function sqliteFileOf(url: string): string | null {
+  if (url.startsWith("file:")) return url.slice("file:".length).split("?")[0]!;
+  return null;
+}
+
 /** The libsql driver adapter for Prisma, over `SqliteClient`. */
 export class SqliteAdapterFactory extends PrismaLibSQL {
   client: SqliteClient | null = null;
 
   createClient(config: LibsqlConfig): Client {
-    const file = config.url.startsWith("file:") ? config.url.slice("file:".length).split("?")[0]! : null;
+    const file = sqliteFileOf(config.url);
     const open = file !== null && file !== ":memory:"
       ? () => openNativeConnection(file)
       : () => (PrismaLibSQL.prototype as unknown as { createClient(c: LibsqlConfig): Client }).createClient.call(this, config);

@@ -1,4 +1,4 @@
-import { decode, isPlainObject, models, quote, Statement, Unsupported, unsupported, type Args, type Model, type ReadDriver, type ReadOptions, type Scalar } from "./reader.ts";
+import { decode, isPlainObject, models, plannedOrNull, quote, Statement, unsupported, type Args, type Model, type ReadDriver, type ReadOptions, type Scalar } from "./reader.ts";
 
 /**
  * Single-row writes inside a transaction without Prisma's per-statement cost: `create({ data })` and
@@ -15,17 +15,14 @@ export class SqlWriter {
   constructor(readonly driver: ReadDriver, readonly options: ReadOptions = {}) {}
 
   plan(model: string, method: string, args: Args = {}): (() => Promise<Args | typeof FAILED>) | null {
-    try {
+    return plannedOrNull(() => {
       const m = models.get(model) ?? unsupported(model);
       if (!isPlainObject(args) || !isPlainObject(args.data)) unsupported("data");
       for (const [k, v] of Object.entries(args)) if (v !== undefined && k !== "data" && k !== "where") unsupported(k);
       if (method === "create" && args.where === undefined) return this.#create(m, args.data);
       if (method === "update") return this.#update(m, args.where, args.data);
       return null;
-    } catch (error) {
-      if (error instanceof Unsupported) return null;
-      throw error;
-    }
+    });
   }
 
   /** The column values of `data`, and the time columns Prisma fills. */

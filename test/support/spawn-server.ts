@@ -19,7 +19,8 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
   const { port } = probe.address() as { port: number };
