@@ -12,7 +12,8 @@
  *   W3  GET  /v2/comments?include=author&page={random}&limit=25
  *   W4  POST /v2/users/{random}/rank-records  (a fixed number of requests; new rows must equal 2xx answers)
  *
- * Prints a table and writes it to bench/RESULTS.md (bench/RESULTS-quick.md with --quick).
+ * Prints a table and writes it to bench/RESULTS.md (bench/RESULTS-quick.md with --quick, bench/RESULTS-partial.md with
+ * --only=W1,… or --postgres-only).
  *
  *   npm run bench                 full run (about 9 minutes on 2 cores with PostgreSQL)
  *   npm run bench -- --quick      smoke run: smaller organisation, one short round
@@ -42,6 +43,11 @@ const quick = args.has("--quick");
 const profile = args.has("--profile");
 const keep = args.has("--keep");
 const waitIdle = args.has("--wait-idle");
+/** `--only=W1,W4`: measure these workloads only; `--postgres-only`: skip the SQLite pass. Either writes RESULTS-partial.md. */
+const onlyArg = [...args].find((a) => a.startsWith("--only="));
+const only = onlyArg ? new Set(onlyArg.slice("--only=".length).split(",")) : null;
+const postgresOnly = args.has("--postgres-only");
+const partial = !!only || postgresOnly;
 
 const plan = quick
   ? { size: quickSize, warmup: 2, round: 3, rounds: 1 }
@@ -359,6 +365,7 @@ async function measureAll(service: Server, floor: Server, key: string, list: Wor
   let w1Rss = 0;
   let peakRss = 0;
   for (const w of list) {
+    if (only && !only.has(w.id)) continue;
     let watcher: ReturnType<typeof watchRss> | null = null;
     const loadBefore = loadAverage();
     const measured = await measure(w.floor ? [service, floor] : [service], key, w, databaseUrl, (t, phase) => {
@@ -407,20 +414,24 @@ function table(rows: Row[]): string {
 }
 
 function targetsMet(rows: Row[], rssMb: number): string[] {
-  const by = (id: WorkloadId) => rows.find((r) => r.w.id === id)!;
+  const by = (id: WorkloadId) => rows.find((r) => r.w.id === id);
   const mark = (ok: boolean) => (ok ? "met" : "**missed**");
   const out: string[] = [];
   for (const id of ["W1", "W3"] as const) {
     const r = by(id);
+    if (!r) continue;
     const ratio = r.service.rps / r.floor!.rps;
     const p99 = r.service.p99 / r.floor!.p99;
     out.push(`- ${id}: throughput ≥ 0.6× floor — ${f2(ratio)}× — ${mark(ratio >= 0.6)} (floor ÷ service CPU per request: ${f2(r.floor!.cpuMs / r.service.cpuMs)}×); p99 ≤ 3× floor — ${f1(p99)}× — ${mark(p99 <= 3)}`);
   }
-  out.push(`- W2: ≤ 5 SQL statements — ${by("W2").serviceSql} — ${mark(by("W2").serviceSql <= 5)}`);
+  const w2 = by("W2");
+  if (w2) out.push(`- W2: ≤ 5 SQL statements — ${w2.serviceSql} — ${mark(w2.serviceSql <= 5)}`);
   const w4 = by("W4");
-  const ratio4 = w4.service.rps / w4.floor!.rps;
-  out.push(`- W4: throughput ≥ 0.5× floor — ${f2(ratio4)}× — ${mark(ratio4 >= 0.5)} (floor ÷ service CPU per request: ${f2(w4.floor!.cpuMs / w4.service.cpuMs)}×); no write lost (rows added − 2xx answers: service ${w4.service.writeGap}, floor ${w4.floor!.writeGap}) — ${mark(w4.service.writeGap === 0 && w4.floor!.writeGap === 0)}`);
-  out.push(`- Service RSS under W1 < 300 MB — peak ${f0(rssMb)} MB — ${mark(rssMb < 300)}`);
+  if (w4) {
+    const ratio4 = w4.service.rps / w4.floor!.rps;
+    out.push(`- W4: throughput ≥ 0.5× floor — ${f2(ratio4)}× — ${mark(ratio4 >= 0.5)} (floor ÷ service CPU per request: ${f2(w4.floor!.cpuMs / w4.service.cpuMs)}×); no write lost (rows added − 2xx answers: service ${w4.service.writeGap}, floor ${w4.floor!.writeGap}) — ${mark(w4.service.writeGap === 0 && w4.floor!.writeGap === 0)}`);
+  }
+  if (by("W1")) out.push(`- Service RSS under W1 < 300 MB — peak ${f0(rssMb)} MB — ${mark(rssMb < 300)}`);
   return out;
 }
 
@@ -512,6 +523,7 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
       const floorSql = await checkSameJson(service, floor, key, list);
       log("PostgreSQL: the floor answers the same JSON as the service for W1, W3 and W4 samples");
       const { rows, w1Rss, peakRss } = await measureAll(service, floor, key, list, databaseUrl, counted, floorSql);
+      const profileText = profile ? await profileService(databaseUrl, storageDir, key, list) : "";
       return {
         text: [
           "Service and floor on the same PostgreSQL database, seeded with the same data through `pg` multi-row inserts, then ANALYZE. " +
@@ -524,6 +536,7 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
           "Service statements for each workload:",
           "",
           ...counted.map((c, i) => `- ${list[i]!.id} (${c.statements}): ${summariseSql(c.sql)}`),
+          ...(profileText ? ["", profileText.replace("## Profile", "### Profile on PostgreSQL").replace(/^### (W\d)$/gm, "#### $1")] : []),
         ].join("\n"),
         targets: targetsMet(rows, w1Rss),
       };
@@ -583,18 +596,21 @@ async function main() {
     log(`${list[i]!.id}: ${c.statements} SQL statements in the service`);
   }
 
-  const service = await startServer("service", serviceScript, serviceEnv(databaseUrl, storageDir));
-  const floor = await startServer("floor", "bench/floor.ts", { DATABASE_URL: databaseUrl });
-  const idleRss = rssKb(service.child.pid!) / 1024;
-  const floorSql = await checkSameJson(service, floor, key, list);
-  log("the floor answers the same JSON as the service for W1, W3 and W4 samples");
-
-  const { rows, w1Rss, peakRss } = await measureAll(service, floor, key, list, databaseUrl, counted, floorSql);
-  await stopServer(floor);
-  await stopServer(service);
+  let sqlite = { rows: [] as Row[], w1Rss: NaN, peakRss: NaN, idleRss: NaN };
+  if (!postgresOnly) {
+    const service = await startServer("service", serviceScript, serviceEnv(databaseUrl, storageDir));
+    const floor = await startServer("floor", "bench/floor.ts", { DATABASE_URL: databaseUrl });
+    const idleRss = rssKb(service.child.pid!) / 1024;
+    const floorSql = await checkSameJson(service, floor, key, list);
+    log("the floor answers the same JSON as the service for W1, W3 and W4 samples");
+    sqlite = { ...(await measureAll(service, floor, key, list, databaseUrl, counted, floorSql)), idleRss };
+    await stopServer(floor);
+    await stopServer(service);
+  }
+  const { rows, w1Rss, peakRss, idleRss } = sqlite;
 
   let profileText = "";
-  if (profile) profileText = await profileService(databaseUrl, storageDir, key, list);
+  if (profile && !postgresOnly) profileText = await profileService(databaseUrl, storageDir, key, list);
 
   const pgPlan = await postgresPlan();
   let pg: PostgresReport;
@@ -670,7 +686,7 @@ async function main() {
 
   console.log(`\nSQLite:\n\n${table(rows)}\n\nService RSS: idle ${f0(idleRss)} MB, peak under W1 ${f0(w1Rss)} MB\n\n${targetsMet(rows, w1Rss).join("\n")}\n\n` +
     (pg.text.startsWith("PostgreSQL") ? pg.text : `PostgreSQL:\n\n${pg.text}\n\n${pg.targets.join("\n")}`));
-  const out = path.join(root, "bench", quick ? "RESULTS-quick.md" : "RESULTS.md");
+  const out = path.join(root, "bench", partial ? "RESULTS-partial.md" : quick ? "RESULTS-quick.md" : "RESULTS.md");
   writeFileSync(out, report);
   log(`wrote ${path.relative(root, out)}`);
   if (!keep) rmSync(dir, { recursive: true, force: true });
@@ -680,7 +696,7 @@ async function main() {
 /** The service under W1 and W2 with --cpu-prof; where its time goes. */
 async function profileService(databaseUrl: string, storageDir: string, key: string, list: Workload[]): Promise<string> {
   const sections: string[] = ["## Profile (service, --cpu-prof)", ""];
-  for (const id of ["W1", "W2"] as const) {
+  for (const id of (["W1", "W2"] as const).filter((id) => !only || only.has(id))) {
     const profDir = mkdtempSync(path.join(tmpdir(), "muster-prof-"));
     const spawned = performance.now();
     const service = await startServer(`service-prof-${id}`, serviceScript, serviceEnv(databaseUrl, storageDir), ["--cpu-prof", `--cpu-prof-dir=${profDir}`]);

@@ -52,7 +52,7 @@ test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", 
     await sleep(50);
   }
   expect(out).toMatch(/Built dist\/server\.mjs/);
-  expect(out).toMatch(/node --enable-source-maps --max-old-space-size=\S+ dist\/server\.mjs/);
+  expect(out).toMatch(/node --enable-source-maps --max-old-space-size=\S+ --max-semi-space-size=\d+ dist\/server\.mjs/);
   expect(out).toMatch(/Applied migrations: \d+_init/);
   const health = await fetch(`${listening[1]}/health`);
   expect(health.status).toBe(200);
