@@ -262,3 +262,80 @@ describe("a write lock held elsewhere", () => {
     expect(ok(await api.get("/v2/ranks?limit=100")).data.map((r: any) => r.name)).not.toContain("Too late");
   });
 });
+
+describe("records of one user written at once", () => {
+  test(`${N} parallel rank records of one user: every one is written, and the user ends with the latest one's rank`, async () => {
+    const ranks = await times(5, (i) => made("/v2/ranks", { name: `Parallel rank ${i}` }));
+    const user = await made("/v2/users", { name: "Parallel promotions", email: `parallel-promotions-${Date.now()}@example.com` });
+    const replies = await times(N, (i) => api.post(`/v2/users/${user.id}/rank-records`, { rank_id: ranks[i % ranks.length].id, type: 0 }));
+    answered(replies);
+    const records = ok(await api.get(`/v2/users/${user.id}/rank-records?limit=100`)).data as Array<{ id: number; rank_id: number }>;
+    expect(records).toHaveLength(N);
+    const latest = records.reduce((a, b) => (b.id > a.id ? b : a));
+    expect(ok(await api.get(`/v2/users/${user.id}`)).data.rank_id).toBe(latest.rank_id);
+  });
+});
+
+// PostgreSQL runs writes side by side where nothing they check can change under them (src/data/independent-writes.ts).
+describe("PostgreSQL: the write lock and writes that do not need it", () => {
+  const advisoryKey = "120109953295730";
+  /** A connection of our own with a transaction open on it: `run` a statement in it, `end` rolls it back. */
+  const openTransaction = async (settings: string[] = []) => {
+    const { default: pg } = await import("pg");
+    const other = new pg.Client({ connectionString: h.config.databaseUrl });
+    await other.connect();
+    for (const setting of settings) await other.query(setting);
+    await other.query("BEGIN");
+    return {
+      run: (sql: string, params: unknown[] = []) => other.query(sql, params),
+      end: async () => {
+        await other.query("ROLLBACK").catch(() => {});
+        await other.end();
+      },
+    };
+  };
+
+  test("a rank record is written while another instance holds the write lock; a rank (computed order) waits for it", async () => {
+    if (h.db.provider !== "postgresql") return;
+    const rank = await made("/v2/ranks", { name: "Lock test rank" });
+    const user = await made("/v2/users", { name: "Lock test user", email: `lock-test-${Date.now()}@example.com` });
+    const holder = await openTransaction();
+    await holder.run(`SELECT pg_advisory_xact_lock(${advisoryKey})`);
+    try {
+      const record = await api.post(`/v2/users/${user.id}/rank-records`, { rank_id: rank.id, type: 0 });
+      expect(record.status, JSON.stringify(record.body)).toBe(200);
+      let rankAnswered = false;
+      const waiting = api.post("/v2/ranks", { name: "Behind the lock" }).then((r) => ((rankAnswered = true), r));
+      await sleep(300);
+      expect(rankAnswered).toBe(false);
+      await holder.end();
+      ok(await waiting);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  test("a write PostgreSQL rolls back to break a deadlock is run again and lands once", async () => {
+    if (h.db.provider !== "postgresql") return;
+    const rank = await made("/v2/ranks", { name: "Deadlock rank" });
+    const user = await made("/v2/users", { name: "Deadlock user", email: `deadlock-${Date.now()}@example.com` });
+    // The other session waits long before looking for deadlocks, so the service's transaction is the one rolled back.
+    const other = await openTransaction(["SET deadlock_timeout = '20s'"]);
+    try {
+      await other.run('SELECT 1 FROM "Rank" WHERE id = $1 FOR UPDATE', [rank.id]);
+      // The service locks the user's row (the record's effect), then waits for the rank (the record's foreign key)…
+      const reply = api.post(`/v2/users/${user.id}/rank-records`, { rank_id: rank.id, type: 0 });
+      await sleep(300);
+      // …while this waits for the user's row: a cycle PostgreSQL breaks after the service's deadlock_timeout (1 s).
+      const blocked = other.run('UPDATE "User" SET "notes" = $1 WHERE id = $2', ["deadlock", user.id]);
+      await blocked;
+      await other.run("COMMIT");
+      ok(await reply);
+    } finally {
+      await other.end();
+    }
+    const records = ok(await api.get(`/v2/users/${user.id}/rank-records`)).data;
+    expect(records).toHaveLength(1);
+    expect(ok(await api.get(`/v2/users/${user.id}`)).data).toMatchObject({ rank_id: rank.id, notes: "deadlock" });
+  });
+});

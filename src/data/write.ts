@@ -2,6 +2,7 @@ import type { Context } from "../graphql/context.ts";
 import type { FieldDef, ResourceDef } from "../resources/define.ts";
 import { ApiError, validationError } from "../errors.ts";
 import { isBusyError } from "../db/sqlite.ts";
+import { isDeadlock } from "../db/postgres-errors.ts";
 import { advisoryWriteLock, writeQueueOf } from "../db/locks.ts";
 import { resources } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
@@ -18,11 +19,12 @@ import { snake } from "../graphql/names.ts";
 const doomedFilesOf = new WeakMap<object, string[]>();
 const storedFilesOf = new WeakMap<object, string[]>();
 
-export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<T>, options: { independent?: boolean } = {}): Promise<T> {
   // The request is answered 503 once it has run `executionTimeoutMs`: a transaction never commits after that.
   const deadline = Date.now() + ctx.config.executionTimeoutMs;
-  // SQLite runs one write transaction at a time (BEGIN IMMEDIATE, src/db/sqlite.ts); PostgreSQL is made to.
-  const serial = ctx.provider === "postgresql";
+  // SQLite runs one write transaction at a time (BEGIN IMMEDIATE, src/db/sqlite.ts); PostgreSQL is made to, except for
+  // writes no other write can invalidate (src/data/independent-writes.ts).
+  const serial = ctx.provider === "postgresql" && !options.independent;
   const attempt = async () => {
     const doomedFiles: string[] = [];
     const storedFiles: string[] = [];
@@ -46,8 +48,9 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
     try {
       return await (serial ? writeQueueOf(ctx.prisma).run(attempt) : attempt());
     } catch (error) {
-      // Another process held the write lock past the wait in src/db: nothing was written, so run it all again.
-      if (!isBusyError(error)) throw error;
+      // Another process held the write lock past the wait in src/db, or PostgreSQL broke a deadlock by rolling this
+      // transaction back: nothing was written, so run it all again.
+      if (!isBusyError(error) && !isDeadlock(error)) throw error;
       if (tries >= 3 || Date.now() >= deadline) throw new ApiError("TIMEOUT");
     }
   }
@@ -75,7 +78,7 @@ async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<st
     }
   }
   if (def.spread && input[def.spread] !== undefined) data[def.spread] = input[def.spread];
-  await def.hooks?.beforeWrite?.({ data, existing, ctx, tx });
+  await def.hooks?.beforeWrite?.({ data, fixed, existing, ctx, tx });
   return data;
 }
 

@@ -5,7 +5,8 @@
  * attach, a sync or a computed order is only correct when no other write runs between the check and
  * the insert. Inside a process the writes queue here, so a waiting write holds no pooled connection;
  * across processes the first statement of each write transaction takes a transaction-scoped advisory
- * lock (`advisoryWriteLock`), released by the database at commit or rollback.
+ * lock (`advisoryWriteLock`), released by the database at commit or rollback. Writes that check nothing another
+ * write could change skip both (src/data/independent-writes.ts).
  */
 export class WriteQueue {
   #tail: Promise<unknown> = Promise.resolve();

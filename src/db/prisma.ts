@@ -4,7 +4,7 @@ import { SqliteAdapterFactory, sqliteFileOf } from "./sqlite.ts";
 export { sqliteFileOf };
 import { SqlReader, type ReadDriver } from "./reader.ts";
 import { postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool } from "./read-drivers.ts";
-import { routed } from "./routing.ts";
+import { routed, type TransactionStart } from "./routing.ts";
 import { SqlWriter } from "./writer.ts";
 
 export type Prisma = PrismaClient;
@@ -27,7 +27,7 @@ export interface Database {
 
 function assemble(
   client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>,
-  transactionDriver?: () => ReadDriver | null,
+  transactionDriver?: () => Promise<{ driver(): ReadDriver | null; started(): void }>,
 ): Database {
   const onReaderStatement = new Set<(sql: string) => void>();
   const options = {
@@ -36,9 +36,15 @@ function assemble(
       for (const listener of onReaderStatement) listener(sql);
     },
   };
-  const transaction = transactionDriver && (() => {
-    const tx = transactionDriver();
-    return tx && { reader: new SqlReader(tx, options), writer: new SqlWriter(tx, options) };
+  const transaction = transactionDriver && (async (): Promise<TransactionStart> => {
+    const start = await transactionDriver();
+    return {
+      routes: () => {
+        const tx = start.driver();
+        return tx && { reader: new SqlReader(tx, options), writer: new SqlWriter(tx, options) };
+      },
+      started: start.started,
+    };
   });
   return {
     prisma: routed(client, { reader: new SqlReader(driver, options), transaction }), prismaOnly: client, provider, statements, onReaderStatement,
@@ -75,9 +81,15 @@ async function openPostgres(url: string): Promise<Database> {
   });
   await client.$connect();
   const prisma = client as unknown as PrismaClient;
-  const transactionDriver = () => {
-    const client = pool.soleTransactionClient();
-    return client && postgresTransactionDriver(client);
+  const transactionDriver = async () => {
+    const start = await pool.startTransaction();
+    return {
+      driver: () => {
+        const client = start.client();
+        return client && postgresTransactionDriver(client);
+      },
+      started: start.started,
+    };
   };
   return assemble(prisma, "postgresql", postgresReadDriver(pool), statements, async () => (await prisma.$disconnect(), await pool.end()), transactionDriver);
 }
@@ -97,5 +109,5 @@ export async function openDatabase(url: string): Promise<Database> {
     statements.count++;
   });
   await prisma.$executeRawUnsafe("PRAGMA journal_mode = WAL");
-  return assemble(prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(), () => adapter.transactionDriver());
+  return assemble(prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(), async () => ({ driver: () => adapter.transactionDriver(), started: () => {} }));
 }

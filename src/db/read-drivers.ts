@@ -2,6 +2,7 @@ import type { InArgs } from "@libsql/client";
 import pg from "pg";
 import { NativeConnection } from "./libsql-native.ts";
 import type { ReadDriver } from "./reader.ts";
+import { refusedWriteError } from "./postgres-errors.ts";
 import { isBusyError, whileBusy } from "./sqlite.ts";
 
 /** Named statements at most; the reader's SQL text depends on a query's shape, not its values. */
@@ -66,54 +67,34 @@ export function postgresReadDriver(pool: pg.Pool): ReadDriver {
   return { dialect: "postgresql", all: (sql, params) => query(pool, sql, params), close: async () => {} };
 }
 
-/**
- * Statements on the connection of a transaction in progress. A failed statement aborts a PostgreSQL transaction,
- * so one that may fail (a write Prisma then answers) runs under a savepoint and leaves the transaction usable.
- */
+/** Statements on the connection of a transaction in progress; a refused write aborts it (see `ReadDriver.refused`). */
 export function postgresTransactionDriver(client: pg.PoolClient): ReadDriver {
-  return {
-    dialect: "postgresql",
-    all: (sql, params) => query(client, sql, params),
-    attempt: async (sql, params) => {
-      await client.query("SAVEPOINT muster_attempt");
-      try {
-        const rows = await query(client, sql, params);
-        await client.query("RELEASE SAVEPOINT muster_attempt");
-        return rows;
-      } catch (error) {
-        await client.query("ROLLBACK TO SAVEPOINT muster_attempt");
-        throw error;
-      }
-    },
-    close: async () => {},
-  };
+  return { dialect: "postgresql", all: (sql, params) => query(client, sql, params), refused: refusedWriteError, close: async () => {} };
 }
 
 /**
- * The pool handed to Prisma's adapter, which checks a client out with `connect()` for each transaction (its plain
- * queries go through `query`, whose own checkout passes a callback): the clients now in a transaction are known.
+ * The pool handed to Prisma's adapter, which checks a client out with `connect()` to start each transaction (its plain
+ * queries go through `query`, whose own checkout passes a callback). Transactions start one at a time here
+ * (`startTransaction`), so the client checked out while one starts is that transaction's; their bodies run side by side.
  */
 export class TransactionTrackingPool extends pg.Pool {
-  readonly transactionClients = new Set<pg.PoolClient>();
+  #startTail: Promise<void> = Promise.resolve();
+  #connected: pg.PoolClient | null = null;
 
   connect(): Promise<pg.PoolClient>;
   connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: any) => void) => void): void;
   connect(callback?: any): any {
     if (callback) return super.connect(callback);
-    return super.connect().then((client) => {
-      this.transactionClients.add(client);
-      const release = client.release;
-      client.release = (error?: Error | boolean) => {
-        this.transactionClients.delete(client);
-        client.release = release;
-        return release.call(client, error);
-      };
-      return client;
-    });
+    return super.connect().then((client) => (this.#connected = client));
   }
 
-  /** The only client in a transaction, or null when there are none or several (which one is whose is unknown). */
-  soleTransactionClient(): pg.PoolClient | null {
-    return this.transactionClients.size === 1 ? this.transactionClients.values().next().value! : null;
+  /** Waits until no other transaction is starting; `client()` is then the client the starting one checked out. */
+  async startTransaction(): Promise<{ client(): pg.PoolClient | null; started(): void }> {
+    const previous = this.#startTail;
+    let started!: () => void;
+    this.#startTail = new Promise<void>((resolve) => (started = resolve));
+    await previous;
+    this.#connected = null;
+    return { client: () => this.#connected, started };
   }
 }

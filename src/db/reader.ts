@@ -15,8 +15,12 @@ export interface ReadDriver {
   readonly dialect: Dialect;
   /** The rows of one statement, each as an array of its columns. */
   all(sql: string, params: unknown[]): Promise<unknown[][]>;
-  /** As `all`, for a statement that may fail: its failure must leave the transaction usable. Default: `all`. */
-  attempt?(sql: string, params: unknown[]): Promise<unknown[][]>;
+  /**
+   * For a write the database refused, the error to throw. Without it (SQLite, which undoes just the refused statement)
+   * the write is handed to Prisma, whose own error answers it; with it (PostgreSQL, where the refusal aborts the
+   * transaction) the write cannot be run again.
+   */
+  refused?(error: unknown): unknown;
   close(): Promise<void>;
 }
 

@@ -6,8 +6,15 @@ import { FAILED, type SqlWriter } from "./writer.ts";
 export interface Routes {
   reader: SqlReader;
   writer?: SqlWriter;
-  /** Routes for an interactive transaction, asked for as its callback starts (null: all of it stays Prisma's). */
-  transaction?: () => Routes | null;
+  /** Awaited before each interactive transaction starts: how to route it. */
+  transaction?: () => Promise<TransactionStart>;
+}
+
+export interface TransactionStart {
+  /** The transaction's routes, asked for as its callback starts (null: all of it stays Prisma's). */
+  routes(): Routes | null;
+  /** Called once the callback has its routes, or the transaction failed to start. */
+  started(): void;
 }
 
 const READS = new Set(["findMany", "findFirst", "findUnique", "count", "groupBy"]);
@@ -70,14 +77,22 @@ export function routed<T extends PrismaClient>(client: T, routes: Routes): T {
       }
       const value = Reflect.get(target, property, target) as any;
       if (property === "$transaction" && routes.transaction) {
-        const inner = routes.transaction;
-        return (work: unknown, options?: unknown) =>
-          typeof work !== "function"
-            ? value.call(target, work, options)
-            : value.call(target, (tx: PrismaClient) => {
-                const forTx = inner();
-                return work(forTx ? routed(tx, forTx) : tx);
-              }, options);
+        const begin = routes.transaction;
+        return async (work: unknown, options?: unknown) => {
+          if (typeof work !== "function") return value.call(target, work, options);
+          const start = await begin();
+          let started = false;
+          const done = () => (started ? undefined : ((started = true), start.started()));
+          try {
+            return await value.call(target, (tx: PrismaClient) => {
+              const forTx = start.routes();
+              done();
+              return work(forTx ? routed(tx, forTx) : tx);
+            }, options);
+          } finally {
+            done();
+          }
+        };
       }
       return typeof value === "function" ? value.bind(target) : value;
     },

@@ -4,9 +4,9 @@ import { decode, isPlainObject, models, plannedOrNull, quote, Statement, unsuppo
  * Single-row writes inside a transaction without Prisma's per-statement cost: `create({ data })` and
  * `update({ where: { id }, data })` with column values only, as INSERT/UPDATE ... RETURNING. Defaults are Prisma's:
  * `now()` and `@updatedAt` columns get the time of the write, other `@default`s the database's. Anything else
- * (relation writes, atomic operators, a value Prisma would refuse) is left to Prisma; so is a write whose statement
- * fails, which had no effect (SQLite undoes a failed statement; on PostgreSQL it ran under a savepoint), so Prisma's
- * own error answers it.
+ * (relation writes, atomic operators, a value Prisma would refuse) is left to Prisma. A write the database refuses is
+ * answered with Prisma's error: on SQLite, which undoes just the refused statement, Prisma runs it again; on PostgreSQL,
+ * where the refusal aborts the transaction, the driver turns the database's error into Prisma's (`refused`).
  */
 /** The answer of a write whose statement failed or matched no row: the caller asks Prisma instead. */
 export const FAILED = Symbol("failed");
@@ -75,8 +75,9 @@ export class SqlWriter {
     this.options.onStatement?.(text);
     let rows: unknown[][];
     try {
-      rows = await (this.driver.attempt ?? this.driver.all).call(this.driver, text, sql.params);
-    } catch {
+      rows = await this.driver.all(text, sql.params);
+    } catch (error) {
+      if (this.driver.refused) throw this.driver.refused(error);
       return FAILED;
     }
     const row = rows[0];

@@ -7,6 +7,7 @@ import { notFound, ApiError, validationError } from "../errors.ts";
 import { delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
 import { searchQuery } from "../data/search.ts";
+import { writesIndependently } from "../data/independent-writes.ts";
 import * as link from "../data/links.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
@@ -311,7 +312,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         const keys = childKeys(op, parent);
         if (isOneToOne(op) && (await delegate(tx, op.def.model).count({ where: owned(ctx, op.def, keys) }))) throw new ApiError("CONFLICT");
         return refetch(tx, (await createRow(ctx, tx, op.def, a.input, keys)).id);
-      });
+      }, { independent: writesIndependently(op) });
     case "update":
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) {
@@ -326,7 +327,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
         if (Object.keys(pivotValues).length) await delegate(tx, pivot.model).update({ where: { id: row.id }, data: pivotValues });
         return refetch(tx, row.id);
-      });
+      }, { independent: writesIndependently(op) });
     case "delete":
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) {

@@ -82,9 +82,14 @@ export interface NestedRoute {
 }
 
 export interface Hooks {
-  /** Adjusts the validated data before it is written; may throw ApiError. */
-  beforeWrite?(args: { data: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: any }): Promise<void> | void;
+  /** Adjusts the validated data before it is written; may throw ApiError. `fixed`: the columns the route sets. */
+  beforeWrite?(args: { data: Record<string, unknown>; fixed: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: any }): Promise<void> | void;
   afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: any }): Promise<void> | void;
+  /**
+   * The hooks read rows by key only and write nothing a check depends on, so they leave the resource's writes free to
+   * run beside others (src/data/independent-writes.ts).
+   */
+  independent?: boolean;
 }
 
 /**

@@ -29,10 +29,18 @@ type Row = Record<string, any>;
  * Hooks of a record type: after `effect` (a change the record makes to its user), an item on the
  * account's newsfeed whose headline `headline` words from the user's name and the row.
  */
+/**
+ * A new record's effect on its user (rank, unit…) is written before the record itself: the update locks the user's row,
+ * so records of one user written side by side (PostgreSQL) get their ids in the order their effects apply, and the
+ * user ends with the effect of the latest record.
+ */
 export function recordHooks(model: string, headline: (user: string, row: Row, tx: Tx) => Promise<string> | string, effect?: (row: Row, tx: Tx) => Promise<void>): Hooks {
   return {
+    independent: true,
+    async beforeWrite({ data, fixed, existing, tx }) {
+      if (effect && !existing) await effect({ ...data, ...fixed }, tx);
+    },
     async afterCreate({ row, ctx, tx }) {
-      if (effect) await effect(row, tx);
       const user = await tx.user.findUnique({ where: { id: row.userId }, select: { name: true } });
       await addNewsfeedItem(tx, ctx, {
         event: "created", subjectType: `App\\Models\\${model}`, subjectId: row.id, description: "created",
