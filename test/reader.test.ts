@@ -269,6 +269,33 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(await h.db.prismaOnly.rank.findFirst({ where: { name: "Uncommitted" } })).toBeNull();
     });
 
+    it("transactions open at once each run on their own connection: each sees only its own writes, a rollback undoes only its own", async () => {
+      if (h.db.provider !== "postgresql") return; // SQLite runs one write transaction at a time
+      const count = 5;
+      const direct: string[] = [];
+      const listener = (sql: string) => void direct.push(sql);
+      h.db.onReaderStatement.add(listener);
+      let arrived = 0;
+      let allArrived!: () => void;
+      const barrier = new Promise<void>((resolve) => (allArrived = resolve));
+      const outcomes = await Promise.all(Array.from({ length: count }, (_, i) =>
+        (h.db.prisma as any).$transaction(async (tx: any) => {
+          const rank = await tx.rank.create({ data: { accountId, name: `Side by side ${i}` } });
+          if (++arrived === count) allArrived();
+          await barrier; // every transaction has written, none has committed
+          const seen = await tx.rank.findMany({ where: { name: { startsWith: "Side by side" } }, select: { id: true } });
+          expect(seen).toEqual([{ id: rank.id }]);
+          if (i % 2) throw new Error(`roll back ${i}`);
+          return rank.id;
+        }).catch((e: Error) => e.message)));
+      h.db.onReaderStatement.delete(listener);
+      // The writes and reads went to the transactions' own connections, not back to Prisma.
+      expect(direct.filter((sql) => sql.startsWith('INSERT INTO "Rank"'))).toHaveLength(count);
+      expect(outcomes.filter((o) => typeof o === "string")).toEqual(["roll back 1", "roll back 3"]);
+      const kept = await h.db.prismaOnly.rank.findMany({ where: { name: { startsWith: "Side by side" } }, orderBy: { id: "asc" } });
+      expect(kept.map((r: { name: string }) => r.name)).toEqual(["Side by side 0", "Side by side 2", "Side by side 4"]);
+    });
+
     it("a write the database refuses, or that finds no row, gets Prisma's own error and changes nothing", async () => {
       // On PostgreSQL a failed statement aborts the transaction: the writer's savepoint keeps it usable for Prisma's retry.
       const duplicate = await (h.db.prisma as any).$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
