@@ -275,20 +275,29 @@ describe("the SQL reader answers as Prisma does", () => {
       const direct: string[] = [];
       const listener = (sql: string) => void direct.push(sql);
       h.db.onReaderStatement.add(listener);
-      let arrived = 0;
-      let allArrived!: () => void;
-      const barrier = new Promise<void>((resolve) => (allArrived = resolve));
+      /** Resolves once all `count` transactions have reached it. */
+      const barrier = () => {
+        let arrived = 0;
+        let all!: () => void;
+        const reached = new Promise<void>((resolve) => (all = resolve));
+        return () => (++arrived === count && all(), reached);
+      };
+      const written = barrier();
+      const read = barrier();
+      // A batch transaction started among them holds a connection of its own that must not be paired with any of them.
+      const batch = (h.db.prisma as any).$transaction([h.db.prismaOnly.rank.create({ data: { accountId, name: "Batch beside them" } })]);
       const outcomes = await Promise.all(Array.from({ length: count }, (_, i) =>
         (h.db.prisma as any).$transaction(async (tx: any) => {
           const rank = await tx.rank.create({ data: { accountId, name: `Side by side ${i}` } });
-          if (++arrived === count) allArrived();
-          await barrier; // every transaction has written, none has committed
+          await written(); // every transaction has written, none has committed
           const seen = await tx.rank.findMany({ where: { name: { startsWith: "Side by side" } }, select: { id: true } });
+          await read(); // none commits before all have read
           expect(seen).toEqual([{ id: rank.id }]);
           if (i % 2) throw new Error(`roll back ${i}`);
           return rank.id;
         }).catch((e: Error) => e.message)));
       h.db.onReaderStatement.delete(listener);
+      expect((await batch)[0].name).toBe("Batch beside them");
       // The writes and reads went to the transactions' own connections, not back to Prisma.
       expect(direct.filter((sql) => sql.startsWith('INSERT INTO "Rank"'))).toHaveLength(count);
       expect(outcomes.filter((o) => typeof o === "string")).toEqual(["roll back 1", "roll back 3"]);

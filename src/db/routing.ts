@@ -79,8 +79,15 @@ export function routed<T extends PrismaClient>(client: T, routes: Routes): T {
       if (property === "$transaction" && routes.transaction) {
         const begin = routes.transaction;
         return async (work: unknown, options?: unknown) => {
-          if (typeof work !== "function") return value.call(target, work, options);
           const start = await begin();
+          // A batch transaction's connection is never routed; it holds the start until it ends, so it pairs with no other.
+          if (typeof work !== "function") {
+            try {
+              return await value.call(target, work, options);
+            } finally {
+              start.started();
+            }
+          }
           let started = false;
           const done = () => (started ? undefined : ((started = true), start.started()));
           try {
