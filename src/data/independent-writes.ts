@@ -38,8 +38,7 @@ function decide(def: ResourceDef): boolean {
   if (def.link || def.uploads || def.spread) return false;
   if (def.hooks && !def.hooks.independent) return false;
   if (Object.values(def.relations).some((r) => r.kind === "morphTo")) return false;
-  const model = models.get(def.model);
-  if (!model) return false;
+  if (!models.has(def.model)) return false;
   for (const [name, field] of Object.entries(def.fields)) {
     if (field.unique || field.autoOrder) return false;
     if (field.references && !hasForeignKey(def.model, name, resourceNamed(field.references).model)) return false;

@@ -12,15 +12,21 @@ export class WriteQueue {
   #tail: Promise<unknown> = Promise.resolve();
 
   async run<T>(work: () => Promise<T>): Promise<T> {
-    const previous = this.#tail;
-    let release!: () => void;
-    this.#tail = new Promise<void>((resolve) => (release = resolve));
+    const release = await this.acquire();
     try {
-      await previous;
       return await work();
     } finally {
       release();
     }
+  }
+
+  /** Resolves once every earlier holder has released; call the function it gives to let the next one in. */
+  async acquire(): Promise<() => void> {
+    const previous = this.#tail;
+    let release!: () => void;
+    this.#tail = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    return release;
   }
 }
 

@@ -26,6 +26,6 @@ export function refusedWriteError(error: unknown): unknown {
  * running it again may succeed. Prisma reports these as P2034; a statement of ours as the SQLSTATE.
  */
 export function isDeadlock(error: unknown): boolean {
-  const code = (error as { code?: unknown; cause?: { code?: unknown } })?.code;
+  const code = (error as { code?: unknown })?.code;
   return code === "40P01" || code === "40001" || code === "P2034";
 }

@@ -3,6 +3,7 @@ import pg from "pg";
 import { NativeConnection } from "./libsql-native.ts";
 import type { ReadDriver } from "./reader.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
+import { WriteQueue } from "./locks.ts";
 import { isBusyError, whileBusy } from "./sqlite.ts";
 
 /** Named statements at most; the reader's SQL text depends on a query's shape, not its values. */
@@ -78,7 +79,7 @@ export function postgresTransactionDriver(client: pg.PoolClient): ReadDriver {
  * (`startTransaction`), so the client checked out while one starts is that transaction's; their bodies run side by side.
  */
 export class TransactionTrackingPool extends pg.Pool {
-  #startTail: Promise<void> = Promise.resolve();
+  #starts = new WriteQueue();
   #connected: pg.PoolClient | null = null;
 
   connect(): Promise<pg.PoolClient>;
@@ -90,10 +91,7 @@ export class TransactionTrackingPool extends pg.Pool {
 
   /** Waits until no other transaction is starting; `client()` is then the client the starting one checked out. */
   async startTransaction(): Promise<{ client(): pg.PoolClient | null; started(): void }> {
-    const previous = this.#startTail;
-    let started!: () => void;
-    this.#startTail = new Promise<void>((resolve) => (started = resolve));
-    await previous;
+    const started = await this.#starts.acquire();
     this.#connected = null;
     return { client: () => this.#connected, started };
   }
