@@ -1,5 +1,6 @@
 import type { InArgs } from "@libsql/client";
 import pg from "pg";
+import pgUtils from "pg/lib/utils.js";
 import { NativeConnection } from "./libsql-native.ts";
 import type { ReadDriver } from "./reader.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
@@ -53,14 +54,116 @@ const types = {
 
 /** One statement name per SQL text across every connection (PostgreSQL prepares a named statement per connection). */
 const statementNames = new Map<string, string>();
+type Parser = (value: string) => unknown;
+/** The column parsers of each named statement, from the first time any connection described its result. */
+const parsersOf = new Map<string, Parser[]>();
 
-type Queryable = Pick<pg.Pool, "query"> | Pick<pg.PoolClient, "query">;
+interface Connection {
+  stream: { cork?(): void; uncork?(): void };
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  parse(message: { text: string; name: string }): void;
+  bind(message: { statement: string; values: unknown[] }): void;
+  describe(message: { type: "P"; name: string }): void;
+  execute(message: { portal: string }): void;
+  sync(): void;
+  sendCopyFail(message: string): void;
+}
 
-const query = async (on: Queryable, sql: string, params: unknown[]) => {
+/**
+ * One statement as a pg submittable, with rows as arrays. Unlike pg's own Query, it asks for the result's description
+ * only until the statement's column types are known: PostgreSQL sends no RowDescription without a Describe, so
+ * neither side spends time on it (pg rebuilt its column names and parsers from it for every statement).
+ */
+class ArrayQuery {
+  callback?: (error: Error | null, rows?: unknown[][]) => void;
+  readonly rows: unknown[][] = [];
+  #parsers: Parser[] | undefined;
+  #failure: Error | null = null;
+  #answered = false;
+
+  constructor(readonly text: string, readonly values: unknown[], readonly name: string | undefined) {
+    this.#parsers = name ? parsersOf.get(name) : undefined;
+  }
+
+  submit(connection: Connection): Error | null {
+    let values: unknown[];
+    try {
+      values = this.values.map(pgUtils.prepareValue);
+    } catch (error) {
+      return error as Error;
+    }
+    const name = this.name ?? "";
+    connection.stream.cork?.();
+    try {
+      if (!this.name || (connection.parsedStatements[name] === undefined && connection.submittedNamedStatements[name] === undefined)) {
+        connection.parse({ text: this.text, name });
+        if (this.name) connection.submittedNamedStatements[name] = this.text;
+      }
+      connection.bind({ statement: name, values });
+      if (!this.#parsers) connection.describe({ type: "P", name: "" });
+      connection.execute({ portal: "" });
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(message: { fields: Array<{ dataTypeID: number }> }) {
+    this.#parsers = message.fields.map((f) => types.getTypeParser(f.dataTypeID, "text") as Parser);
+    if (this.name) parsersOf.set(this.name, this.#parsers);
+  }
+
+  handleDataRow(message: { fields: Array<string | null> }) {
+    if (this.#failure) return;
+    const parsers = this.#parsers!;
+    const { fields } = message;
+    const row = new Array<unknown>(fields.length);
+    try {
+      for (let i = 0; i < fields.length; i++) row[i] = fields[i] === null ? null : parsers[i]!(fields[i]!);
+    } catch (error) {
+      this.#failure = error as Error;
+      return;
+    }
+    this.rows.push(row);
+  }
+
+  handleError(error: Error) {
+    this.#answer(error);
+  }
+
+  handleReadyForQuery() {
+    this.#answer(this.#failure, this.rows);
+  }
+
+  handleCommandComplete() {}
+  handleEmptyQuery() {}
+  handlePortalSuspended() {}
+  handleCopyData() {}
+  handleCopyInResponse(connection: Connection) {
+    connection.sendCopyFail("No source stream defined");
+  }
+
+  #answer(error: Error | null, rows?: unknown[][]) {
+    if (this.#answered) return;
+    this.#answered = true;
+    this.callback?.(error, rows);
+  }
+}
+
+type Queryable = pg.Pool | pg.PoolClient;
+
+const query = (on: Queryable, sql: string, params: unknown[]): Promise<unknown[][]> => {
   let name = statementNames.get(sql);
   if (!name && statementNames.size < NAMED_STATEMENTS) statementNames.set(sql, (name = `muster_read_${statementNames.size}`));
-  const result = await on.query({ text: sql, values: params, rowMode: "array", types, ...(name ? { name } : {}) });
-  return result.rows as unknown[][];
+  const statement = new ArrayQuery(sql, params, name);
+  // A pool checks a client out, answers through the callback it sets, and releases the client; a client is given one.
+  if (on instanceof pg.Pool) return on.query(statement as never) as unknown as Promise<unknown[][]>;
+  return new Promise((resolve, reject) => {
+    statement.callback = (error, rows) => (error ? reject(error) : resolve(rows!));
+    on.query(statement as never);
+  });
 };
 
 /** PostgreSQL reads on the pool Prisma's adapter uses, as named (server-side prepared) statements. */
