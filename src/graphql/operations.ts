@@ -294,14 +294,17 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   guard(ctx, op.scopes);
   const rel = op.parent?.relation;
   const model = rel?.kind === "belongsToMany" ? pivotOf(op).model : op.def.model;
+  // A row just written carries every column; it is read again only for the relations the selection includes.
+  const includesRelations = Object.keys(query).length > 0;
   const refetch = (tx: any, id: number) => delegate(tx, model).findUniqueOrThrow({ ...query, where: { id } });
+  const current = (tx: any, row: Row) => (includesRelations ? refetch(tx, row.id) : row);
   switch (op.kind) {
     case "show":
       if (op.view) return viewRow(op, a, ctx, query);
       return op.parent ? (await nestedRow(op, a, ctx, ctx.prisma, query)).row : findOwned(ctx, ctx.prisma, op.def, idArg(op, a)!, query);
     case "create":
       return inTransaction(ctx, async (tx) => {
-        if (!op.parent) return refetch(tx, (await createRow(ctx, tx, op.def, a.input)).id);
+        if (!op.parent) return current(tx, await createRow(ctx, tx, op.def, a.input));
         const parent = await findOwned(ctx, tx, op.parent.def, a[op.parent.def.param]);
         if (rel!.kind === "belongsToMany") {
           const pivot = pivotOf(op);
@@ -311,16 +314,16 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         }
         const keys = childKeys(op, parent);
         if (isOneToOne(op) && (await delegate(tx, op.def.model).count({ where: owned(ctx, op.def, keys) }))) throw new ApiError("CONFLICT");
-        return refetch(tx, (await createRow(ctx, tx, op.def, a.input, keys)).id);
+        return current(tx, await createRow(ctx, tx, op.def, a.input, keys));
       }, { independent: writesIndependently(op) });
     case "update":
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) {
           const existing = await findOwned(ctx, tx, op.def, idArg(op, a)!);
-          return refetch(tx, (await updateRow(ctx, tx, op.def, existing, a.input ?? {})).id);
+          return current(tx, await updateRow(ctx, tx, op.def, existing, a.input ?? {}));
         }
         const { row } = await nestedRow(op, a, ctx, tx);
-        if (rel!.kind !== "belongsToMany") return refetch(tx, (await updateRow(ctx, tx, op.def, row, a.input ?? {})).id);
+        if (rel!.kind !== "belongsToMany") return current(tx, await updateRow(ctx, tx, op.def, row, a.input ?? {}));
         const pivot = pivotOf(op);
         const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey]);
         await updateRow(ctx, tx, op.def, related, a.input ?? {});
