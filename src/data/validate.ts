@@ -4,6 +4,7 @@ import { resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag } from "../errors.ts";
 import { human, snake } from "../graphql/names.ts";
 import { delegate } from "./access.ts";
+import { rememberName } from "./transaction-names.ts";
 
 const kindWord: Record<FieldDef["type"], string> = {
   string: "a string", text: "a string", int: "an integer", boolean: "true or false", datetime: "a valid date", json: "valid JSON",
@@ -64,9 +65,12 @@ export async function validateFields(
     if (f.references) {
       const target = resourceNamed(f.references);
       lookups.push(
-        delegate(tx, target.model).count({ where: { id: value, accountId: ctx.auth!.accountId } }).then((n: number) => {
-          if (n === 0) bag.add(key(name), `The selected ${label} is invalid.`);
-        }),
+        delegate(tx, target.model)
+          .findFirst({ where: { id: value, accountId: ctx.auth!.accountId }, select: "name" in target.fields ? { id: true, name: true } : { id: true } })
+          .then((row: { id: number; name?: string } | null) => {
+            if (!row) bag.add(key(name), `The selected ${label} is invalid.`);
+            rememberName(tx, target.model, row);
+          }),
       );
     }
     if (f.unique && options.model) {

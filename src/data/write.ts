@@ -10,6 +10,7 @@ import { delegate, owned } from "./access.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { deleteStoredFile, isFile, storeFile } from "../files/storage.ts";
 import { snake } from "../graphql/names.ts";
+import { rememberName, trackNames } from "./transaction-names.ts";
 
 /**
  * Runs `work` in one transaction: a failed write leaves nothing behind. Stored files of deleted
@@ -32,6 +33,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
     if (remaining <= 0) throw new ApiError("TIMEOUT");
     const result = (await ctx.prisma.$transaction(async (tx) => {
       if (serial) await tx.$executeRawUnsafe(advisoryWriteLock);
+      trackNames(tx);
       doomedFilesOf.set(tx, doomedFiles);
       storedFilesOf.set(tx, storedFiles);
       const value = await work(tx);
@@ -108,7 +110,9 @@ export async function applyCreateDefaults(
 export async function updateRow(ctx: Context, tx: any, def: ResourceDef, existing: Record<string, any>, input: Record<string, unknown>) {
   const data = await prepare(ctx, tx, def, input, {}, existing);
   if (Object.keys(data).length === 0) return existing;
-  return delegate(tx, def.model).update({ where: { id: existing.id }, data }) as Promise<Record<string, any>>;
+  const row = (await delegate(tx, def.model).update({ where: { id: existing.id }, data })) as Record<string, any>;
+  rememberName(tx, def.model, row);
+  return row;
 }
 
 /** Resources whose rows point at `def` polymorphically: deleted with it, files included. */

@@ -1,5 +1,6 @@
 import { belongsTo, defineResource, morphMany, ref, text, type Hooks, type RelationDef } from "./define.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
+import { rememberedName } from "../data/transaction-names.ts";
 
 /** Relations every service record type shares. */
 export const recordRelations = (): Record<string, RelationDef> => ({
@@ -41,18 +42,20 @@ export function recordHooks(model: string, headline: (user: string, row: Row, tx
       if (effect && !existing) await effect({ ...data, ...fixed }, tx);
     },
     async afterCreate({ row, ctx, tx }) {
-      const user = await tx.user.findUnique({ where: { id: row.userId }, select: { name: true } });
+      const user = await nameOf(tx, "user", row.userId);
       await addNewsfeedItem(tx, ctx, {
         event: "created", subjectType: `App\\Models\\${model}`, subjectId: row.id, description: "created",
-        headline: await headline(user?.name ?? "A user", row, tx), text: row.text ?? null,
+        headline: await headline(user ?? "A user", row, tx), text: row.text ?? null,
       });
     },
   };
 }
 
-/** Name of the row `id` of `model`, or null. */
+/** Name of the row `id` of `model` (a delegate name: `rank`), or null; a name the transaction has read already is reused. */
 export const nameOf = async (tx: Tx, model: string, id: number | null | undefined): Promise<string | null> =>
-  id == null ? null : ((await tx[model].findUnique({ where: { id }, select: { name: true } }))?.name ?? null);
+  id == null
+    ? null
+    : (rememberedName(tx, model[0]!.toUpperCase() + model.slice(1), id) ?? (await tx[model].findUnique({ where: { id }, select: { name: true } }))?.name ?? null);
 
 export const assignmentRecord = defineResource({
   name: "assignmentRecord",
