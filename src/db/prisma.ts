@@ -22,6 +22,8 @@ export interface Database {
   statements: { count: number };
   /** Called with the SQL of each statement the reader runs (Prisma's are on `$on("query")`). */
   onReaderStatement: Set<(sql: string) => void>;
+  /** The rows of one read statement of our own (`?` placeholders on SQLite, `$n` on PostgreSQL), on committed data. */
+  read(sql: string, params: unknown[]): Promise<unknown[][]>;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ function assemble(
   });
   return {
     prisma: routed(client, { reader: new SqlReader(driver, options), transaction }), prismaOnly: client, provider, statements, onReaderStatement,
+    read: (sql, params) => (options.onStatement(sql), driver.all(sql, params)),
     close: async () => (await driver.close(), await close()),
   };
 }

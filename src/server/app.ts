@@ -11,7 +11,7 @@ import { ApiError } from "../errors.ts";
 import { errorResponse, toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
-import { isMaintenance } from "./maintenance.ts";
+import { admissionOf } from "../auth/admission.ts";
 import { concurrencyPlugin } from "./concurrency.ts";
 import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { wellFormedTextPlugin } from "./unicode.ts";
@@ -73,7 +73,7 @@ function maintenancePlugin(db: Database): Plugin {
   return {
     async onRequest({ request, url, endResponse }) {
       if (url.pathname === "/health" || url.pathname.startsWith("/files/")) return;
-      if (await isMaintenance(db.prisma)) endResponse(errorResponse(new ApiError("MAINTENANCE"), idsOf(request)));
+      if ((await admissionOf(db, request, url)).maintenance) endResponse(errorResponse(new ApiError("MAINTENANCE"), idsOf(request)));
     },
   };
 }
@@ -104,7 +104,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
     },
     context: async ({ request }) => {
       const url = new URL(request.url);
-      const { auth, failure } = await authenticate(db.prisma, config, request, url);
+      const { auth, failure } = await authenticate(db, config, request, url);
       const ids = idsOf(request);
       return {
         prisma: db.prisma, provider: db.provider, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,

@@ -112,7 +112,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
 
   /** The bucket of a request that ran no root field (unknown route, invalid document...), read without consuming. */
   async function peek(request: Request, serverContext: ServerContext): Promise<Usage> {
-    const bucket = buckets.get(request) ?? bucketOf((await authenticate(db.prisma, config, request, new URL(request.url))).auth, serverContext);
+    const bucket = buckets.get(request) ?? bucketOf((await authenticate(db, config, request, new URL(request.url))).auth, serverContext);
     const res = await limiter?.get(bucket);
     return { remaining: res ? res.remainingPoints : points, msBeforeNext: res?.msBeforeNext ?? 0, limited: false };
   }
