@@ -96,6 +96,6 @@ export function summariseProfile(file: string, root: string, skipMs = 0): string
     "",
     "| Self time by function | ms | share |",
     "|---|---:|---:|",
-    ...top(functions, 15),
+    ...top(functions, Number(process.env.TOPN ?? 15)),
   ].join("\n");
 }

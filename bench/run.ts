@@ -112,6 +112,7 @@ const serviceScript = "dist/server.mjs";
 /** The node flags `npm start` gives the bundle (package.json), with `${VAR:-default}` at its default. */
 const serviceNodeFlags = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start as string)
   .replace(/\$\{\w+:-([^}]*)\}/g, "$1").split(/\s+/).filter((word) => word.startsWith("--"));
+if (process.env.BENCH_SERVICE_FLAGS) serviceNodeFlags.push(...process.env.BENCH_SERVICE_FLAGS.split(" "));
 
 /**
  * Starts `script` as a child process on a free port (built `.mjs` with plain node, TypeScript through tsx); its
