@@ -305,6 +305,19 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(kept.map((r: { name: string }) => r.name)).toEqual(["Side by side 0", "Side by side 2", "Side by side 4"]);
     });
 
+    it("reads a transaction starts side by side run on its connection one after another, each with its own answer", async () => {
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => void warnings.push(w.message);
+      process.on("warning", onWarning);
+      const ids = (await h.db.prismaOnly.user.findMany({ where: { accountId }, select: { id: true }, take: 6, orderBy: { id: "asc" } })).map((u) => u.id);
+      const found = await (h.db.prisma as any).$transaction((tx: any) => Promise.all(ids.map((id) => tx.user.findUnique({ where: { id }, select: { id: true } }))));
+      await new Promise((resolve) => setImmediate(resolve));
+      process.off("warning", onWarning);
+      expect(found.map((u: { id: number }) => u.id)).toEqual(ids);
+      // pg 8 queues a statement sent while another runs, with this warning; pg 9 refuses it.
+      expect(warnings.filter((m) => m.includes("already executing a query"))).toEqual([]);
+    });
+
     it("a write the database refuses, or that finds no row, gets Prisma's own error and changes nothing", async () => {
       // On PostgreSQL a failed statement aborts the transaction: the writer's savepoint keeps it usable for Prisma's retry.
       const duplicate = await (h.db.prisma as any).$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);

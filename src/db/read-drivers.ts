@@ -173,7 +173,19 @@ export function postgresReadDriver(pool: pg.Pool): ReadDriver {
 
 /** Statements on the connection of a transaction in progress; a refused write aborts it (see `ReadDriver.refused`). */
 export function postgresTransactionDriver(client: pg.PoolClient): ReadDriver {
-  return { dialect: "postgresql", all: (sql, params) => query(client, sql, params), refused: refusedWriteError, close: async () => {} };
+  // One statement at a time on the client (the checks of a write run side by side): pg 8 queues a second one with a
+  // deprecation warning, and pg 9 refuses it.
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    dialect: "postgresql",
+    all: (sql, params) => {
+      const rows = last.then(() => query(client, sql, params));
+      last = rows.catch(() => undefined);
+      return rows;
+    },
+    refused: refusedWriteError,
+    close: async () => {},
+  };
 }
 
 /**
