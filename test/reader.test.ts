@@ -318,6 +318,49 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(warnings.filter((m) => m.includes("already executing a query"))).toEqual([]);
     });
 
+    describe("a direct transaction (PostgreSQL: BEGIN and COMMIT without Prisma)", () => {
+      const direct = (work: (tx: any) => Promise<unknown>) => (h.db.prisma as any).$transaction(work, { direct: true });
+      const named = (name: string) => h.db.prismaOnly.rank.count({ where: { accountId, name } });
+
+      it("runs its statements on a connection of its own and commits them", async () => {
+        if (h.db.provider !== "postgresql") return;
+        const seen: string[] = [];
+        const listener = (sql: string) => void seen.push(sql);
+        h.db.onReaderStatement.add(listener);
+        const rank = await direct((tx) => tx.rank.create({ data: { accountId, name: "Direct" } })).finally(() => h.db.onReaderStatement.delete(listener));
+        expect(seen[0]).toBe("BEGIN");
+        expect(seen.at(-1)).toBe("COMMIT");
+        expect(seen.filter((sql) => sql.startsWith('INSERT INTO "Rank"'))).toHaveLength(1);
+        expect(await h.db.prismaOnly.rank.findUnique({ where: { id: rank.id } })).toMatchObject({ name: "Direct" });
+      });
+
+      it("a call only Prisma answers rolls it back and runs it again under Prisma: written once", async () => {
+        let runs = 0;
+        const value = await direct(async (tx) => {
+          runs++;
+          await tx.rank.create({ data: { accountId, name: "Once under Prisma" } });
+          return (await tx.$queryRawUnsafe("SELECT 7 AS seven"))[0].seven;
+        });
+        expect(value).toBe(7);
+        expect(runs).toBe(h.db.provider === "postgresql" ? 2 : 1);
+        expect(await named("Once under Prisma")).toBe(1);
+      });
+
+      it("an error rolls it back, a refused write keeps Prisma's code, and the connections stay usable", async () => {
+        const failed = await direct(async (tx) => {
+          await tx.rank.create({ data: { accountId, name: "Rolled back" } });
+          throw new Error("changed my mind");
+        }).catch((e: Error) => e.message);
+        expect(failed).toBe("changed my mind");
+        const refused = await direct((tx) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
+        expect(refused.code).toBe("P2002");
+        expect([await named("Rolled back"), await h.db.prismaOnly.user.count({ where: { name: "Dup" } })]).toEqual([0, 0]);
+        // More direct transactions than the pool has connections: none was left checked out or in a transaction.
+        const ranks = await Promise.all(Array.from({ length: 25 }, (_, i) => direct((tx) => tx.rank.create({ data: { accountId, name: `After ${i}` } }))));
+        expect(ranks).toHaveLength(25);
+      });
+    });
+
     it("a write the database refuses, or that finds no row, gets Prisma's own error and changes nothing", async () => {
       // On PostgreSQL a failed statement aborts the transaction: the writer's savepoint keeps it usable for Prisma's retry.
       const duplicate = await (h.db.prisma as any).$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);

@@ -31,6 +31,9 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
     const storedFiles: string[] = [];
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
+    // An independent write on PostgreSQL runs without Prisma's interactive transaction as long as its statements
+    // translate (`direct`, src/db/routing.ts); it stores no file, so running it again under Prisma leaves none behind.
+    const transactionOptions = { maxWait: remaining, timeout: remaining, direct: options.independent } as { maxWait: number; timeout: number };
     const result = (await ctx.prisma.$transaction(async (tx) => {
       if (serial) await tx.$executeRawUnsafe(advisoryWriteLock);
       trackNames(tx);
@@ -39,7 +42,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
       const value = await work(tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
       return value;
-    }, { maxWait: remaining, timeout: remaining }).catch(async (error: unknown) => {
+    }, transactionOptions).catch(async (error: unknown) => {
       for (const file of storedFiles) await deleteStoredFile(ctx.config, file);
       throw error;
     })) as T;

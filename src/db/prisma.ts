@@ -4,7 +4,7 @@ import { SqliteAdapterFactory, sqliteFileOf } from "./sqlite.ts";
 export { sqliteFileOf };
 import { SqlReader, type ReadDriver } from "./reader.ts";
 import { postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool } from "./read-drivers.ts";
-import { routed, type TransactionStart } from "./routing.ts";
+import { routed, type DirectConnection, type TransactionStart } from "./routing.ts";
 import { SqlWriter } from "./writer.ts";
 
 export type Prisma = PrismaClient;
@@ -30,6 +30,7 @@ export interface Database {
 function assemble(
   client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>,
   transactionDriver?: () => Promise<{ driver(): ReadDriver | null; started(): void }>,
+  directDriver?: () => Promise<{ driver: ReadDriver; release(broken?: Error): void }>,
 ): Database {
   const onReaderStatement = new Set<(sql: string) => void>();
   const options = {
@@ -48,8 +49,19 @@ function assemble(
       started: start.started,
     };
   });
+  const direct = directDriver && (async (): Promise<DirectConnection> => {
+    const { driver: tx, release } = await directDriver();
+    return {
+      routes: { reader: new SqlReader(tx, options), writer: new SqlWriter(tx, options) },
+      run: async (sql) => {
+        options.onStatement(sql);
+        await tx.all(sql, []);
+      },
+      release,
+    };
+  });
   return {
-    prisma: routed(client, { reader: new SqlReader(driver, options), transaction }), prismaOnly: client, provider, statements, onReaderStatement,
+    prisma: routed(client, { reader: new SqlReader(driver, options), transaction, direct }), prismaOnly: client, provider, statements, onReaderStatement,
     read: (sql, params) => (options.onStatement(sql), driver.all(sql, params)),
     close: async () => (await driver.close(), await close()),
   };
@@ -94,7 +106,13 @@ async function openPostgres(url: string): Promise<Database> {
       started: start.started,
     };
   };
-  return assemble(prisma, "postgresql", postgresReadDriver(pool), statements, async () => (await prisma.$disconnect(), await pool.end()), transactionDriver);
+  const directDriver = async () => {
+    const client = await pool.checkout();
+    return { driver: postgresTransactionDriver(client), release: (broken?: Error) => client.release(broken) };
+  };
+  return assemble(
+    prisma, "postgresql", postgresReadDriver(pool), statements, async () => (await prisma.$disconnect(), await pool.end()), transactionDriver, directDriver,
+  );
 }
 
 export async function openDatabase(url: string): Promise<Database> {

@@ -204,6 +204,14 @@ export class TransactionTrackingPool extends pg.Pool {
     return super.connect().then((client) => (this.#connected = client));
   }
 
+  /**
+   * A client for a transaction of our own. Checked out with a callback, as the pool's own queries are, so that it is never
+   * taken for the client of a Prisma transaction starting meanwhile.
+   */
+  checkout(): Promise<pg.PoolClient> {
+    return new Promise((resolve, reject) => super.connect((error, client) => (error ? reject(error) : resolve(client!))));
+  }
+
   /** Waits until no other transaction is starting; `client()` is then the client the starting one checked out. */
   async startTransaction(): Promise<{ client(): pg.PoolClient | null; started(): void }> {
     const started = await this.#starts.acquire();

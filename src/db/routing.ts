@@ -8,6 +8,59 @@ export interface Routes {
   writer?: SqlWriter;
   /** Awaited before each interactive transaction starts: how to route it. */
   transaction?: () => Promise<TransactionStart>;
+  /** A connection of our own for a transaction Prisma is kept out of (`$transaction(work, { direct: true })`). */
+  direct?: () => Promise<DirectConnection>;
+}
+
+export interface DirectConnection {
+  /** The reader and writer on the connection. */
+  routes: Routes;
+  /** Runs a statement without rows (BEGIN, COMMIT, ROLLBACK) on the connection. */
+  run(sql: string): Promise<void>;
+  /** Gives the connection back; `broken`: it failed, and must be closed rather than reused. */
+  release(broken?: Error): void;
+}
+
+/** A call in a direct transaction that only Prisma can answer: the transaction is rolled back and run under Prisma. */
+class NeedsPrisma extends Error {}
+
+/** The client behind a direct transaction: whatever the reader and writer do not translate needs Prisma. */
+const prismaKeptOut = new Proxy({}, {
+  get(_target, property) {
+    if (typeof property === "symbol" || property === "then") return undefined;
+    throw new NeedsPrisma(`${String(property)} needs Prisma`);
+  },
+}) as PrismaClient;
+
+const NEEDS_PRISMA = Symbol("needs Prisma");
+
+/**
+ * `work` in a transaction on a connection of our own, with BEGIN and COMMIT sent directly: Prisma's interactive
+ * transaction costs more than the statements of a small write. Anything the reader and writer do not translate rolls
+ * it back, and NEEDS_PRISMA tells the caller to run `work` again under Prisma.
+ */
+async function directTransaction<T>(open: () => Promise<DirectConnection>, work: (tx: PrismaClient) => Promise<T>): Promise<T | typeof NEEDS_PRISMA> {
+  const connection = await open();
+  let broken: Error | undefined;
+  const run = (sql: string) => connection.run(sql).catch((error: Error) => {
+    broken = error;
+    throw error;
+  });
+  try {
+    await run("BEGIN");
+    let value: T;
+    try {
+      value = await work(routed(prismaKeptOut, connection.routes));
+    } catch (error) {
+      await run("ROLLBACK").catch(() => undefined);
+      if (error instanceof NeedsPrisma) return NEEDS_PRISMA;
+      throw error;
+    }
+    await run("COMMIT");
+    return value;
+  } finally {
+    connection.release(broken);
+  }
 }
 
 export interface TransactionStart {
@@ -78,7 +131,11 @@ export function routed<T extends PrismaClient>(client: T, routes: Routes): T {
       const value = Reflect.get(target, property, target) as any;
       if (property === "$transaction" && routes.transaction) {
         const begin = routes.transaction;
-        return async (work: unknown, options?: unknown) => {
+        return async (work: unknown, { direct, ...options }: { direct?: boolean } & Record<string, unknown> = {}) => {
+          if (direct && routes.direct && typeof work === "function") {
+            const result = await directTransaction(routes.direct, work as (tx: PrismaClient) => Promise<unknown>);
+            if (result !== NEEDS_PRISMA) return result;
+          }
           const start = await begin();
           // A batch transaction's connection is never routed; it holds the start until it ends, so it pairs with no other.
           if (typeof work !== "function") {
