@@ -15,6 +15,8 @@ declare module "autocannon" {
     duration?: number;
     amount?: number;
     timeout?: number;
+    /** Milliseconds between samples; a run ends at the first sample after it is done. */
+    sampleInt?: number;
     headers?: Record<string, string>;
     requests?: RequestSpec[];
   }

@@ -1,3 +1,4 @@
+/// <reference path="./pg-internals.d.ts" />
 import type { InArgs } from "@libsql/client";
 import pg from "pg";
 import pgUtils from "pg/lib/utils.js";
