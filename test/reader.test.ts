@@ -355,6 +355,8 @@ describe("the SQL reader answers as Prisma does", () => {
         const refused = await direct((tx) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
         expect(refused.code).toBe("P2002");
         expect([await named("Rolled back"), await h.db.prismaOnly.user.count({ where: { name: "Dup" } })]).toEqual([0, 0]);
+        // One that runs no statement sends none: BEGIN goes out with the first statement.
+        expect(await direct(async () => "nothing to write")).toBe("nothing to write");
         // More direct transactions than the pool has connections: none was left checked out or in a transaction.
         const ranks = await Promise.all(Array.from({ length: 25 }, (_, i) => direct((tx) => tx.rank.create({ data: { accountId, name: `After ${i}` } }))));
         expect(ranks).toHaveLength(25);

@@ -3,7 +3,9 @@ import { SqliteAdapterFactory, sqliteFileOf } from "./sqlite.ts";
 
 export { sqliteFileOf };
 import { SqlReader, type ReadDriver } from "./reader.ts";
-import { postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool } from "./read-drivers.ts";
+import {
+  postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool, type DirectTransactionDriver,
+} from "./read-drivers.ts";
 import { routed, type DirectConnection, type TransactionStart } from "./routing.ts";
 import { SqlWriter } from "./writer.ts";
 
@@ -30,7 +32,7 @@ export interface Database {
 function assemble(
   client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>,
   transactionDriver?: () => Promise<{ driver(): ReadDriver | null; started(): void }>,
-  directDriver?: () => Promise<{ driver: ReadDriver; release(broken?: Error): void }>,
+  directDriver?: () => Promise<DirectTransactionDriver & { release(broken?: Error): void }>,
 ): Database {
   const onReaderStatement = new Set<(sql: string) => void>();
   const options = {
@@ -50,13 +52,11 @@ function assemble(
     };
   });
   const direct = directDriver && (async (): Promise<DirectConnection> => {
-    const { driver: tx, release } = await directDriver();
+    const { driver: tx, begin, end, release } = await directDriver();
     return {
       routes: { reader: new SqlReader(tx, options), writer: new SqlWriter(tx, options) },
-      run: async (sql) => {
-        options.onStatement(sql);
-        await tx.all(sql, []);
-      },
+      begin: () => (options.onStatement("BEGIN"), begin()),
+      end: (sql) => (options.onStatement(sql), end(sql)),
       release,
     };
   });
@@ -108,7 +108,7 @@ async function openPostgres(url: string): Promise<Database> {
   };
   const directDriver = async () => {
     const client = await pool.checkout();
-    return { driver: postgresTransactionDriver(client), release: (broken?: Error) => client.release(broken) };
+    return { ...postgresDirectTransaction(client), release: (broken?: Error) => client.release(broken) };
   };
   return assemble(
     prisma, "postgresql", postgresReadDriver(pool), statements, async () => (await prisma.$disconnect(), await pool.end()), transactionDriver, directDriver,

@@ -83,7 +83,8 @@ class ArrayQuery {
   #failure: Error | null = null;
   #answered = false;
 
-  constructor(readonly text: string, readonly values: unknown[], readonly name: string | undefined) {
+  /** `begin`: BEGIN goes out ahead of the statement, in the same write, answered by the same round trip. */
+  constructor(readonly text: string, readonly values: unknown[], readonly name: string | undefined, readonly begin = false) {
     this.#parsers = name ? parsersOf.get(name) : undefined;
   }
 
@@ -97,6 +98,11 @@ class ArrayQuery {
     const name = this.name ?? "";
     connection.stream.cork?.();
     try {
+      if (this.begin) {
+        connection.parse({ text: "BEGIN", name: "" });
+        connection.bind({ statement: "", values: [] });
+        connection.execute({ portal: "" });
+      }
       if (!this.name || (connection.parsedStatements[name] === undefined && connection.submittedNamedStatements[name] === undefined)) {
         connection.parse({ text: this.text, name });
         if (this.name) connection.submittedNamedStatements[name] = this.text;
@@ -155,10 +161,10 @@ class ArrayQuery {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
-const query = (on: Queryable, sql: string, params: unknown[]): Promise<unknown[][]> => {
+const query = (on: Queryable, sql: string, params: unknown[], begin = false): Promise<unknown[][]> => {
   let name = statementNames.get(sql);
   if (!name && statementNames.size < NAMED_STATEMENTS) statementNames.set(sql, (name = `muster_read_${statementNames.size}`));
-  const statement = new ArrayQuery(sql, params, name);
+  const statement = new ArrayQuery(sql, params, name, begin);
   // A pool checks a client out, answers through the callback it sets, and releases the client; a client is given one.
   if (on instanceof pg.Pool) return on.query(statement as never) as unknown as Promise<unknown[][]>;
   return new Promise((resolve, reject) => {
@@ -174,18 +180,45 @@ export function postgresReadDriver(pool: pg.Pool): ReadDriver {
 
 /** Statements on the connection of a transaction in progress; a refused write aborts it (see `ReadDriver.refused`). */
 export function postgresTransactionDriver(client: pg.PoolClient): ReadDriver {
+  return postgresDirectTransaction(client).driver;
+}
+
+export interface DirectTransactionDriver {
+  driver: ReadDriver;
+  /** Starts the transaction: BEGIN goes out with its first statement, in the same write and round trip. */
+  begin(): void;
+  /** COMMIT or ROLLBACK; nothing when no statement ever started the transaction. */
+  end(sql: "COMMIT" | "ROLLBACK"): Promise<void>;
+}
+
+/** Statements of a transaction on `client`, one at a time, for a transaction Prisma started or one of our own. */
+export function postgresDirectTransaction(client: pg.PoolClient): DirectTransactionDriver {
   // One statement at a time on the client (the checks of a write run side by side): pg 8 queues a second one with a
   // deprecation warning, and pg 9 refuses it.
   let last: Promise<unknown> = Promise.resolve();
+  let beginPending = false;
+  const next = (sql: string, params: unknown[]) => {
+    const rows = last.then(() => {
+      const begin = beginPending;
+      beginPending = false;
+      return query(client, sql, params, begin);
+    });
+    last = rows.catch(() => undefined);
+    return rows;
+  };
   return {
-    dialect: "postgresql",
-    all: (sql, params) => {
-      const rows = last.then(() => query(client, sql, params));
-      last = rows.catch(() => undefined);
-      return rows;
+    driver: { dialect: "postgresql", all: next, refused: refusedWriteError, close: async () => {} },
+    begin: () => {
+      beginPending = true;
     },
-    refused: refusedWriteError,
-    close: async () => {},
+    end: async (sql) => {
+      await last;
+      if (beginPending) {
+        beginPending = false;
+        return;
+      }
+      await next(sql, []);
+    },
   };
 }
 

@@ -15,8 +15,10 @@ export interface Routes {
 export interface DirectConnection {
   /** The reader and writer on the connection. */
   routes: Routes;
-  /** Runs a statement without rows (BEGIN, COMMIT, ROLLBACK) on the connection. */
-  run(sql: string): Promise<void>;
+  /** Starts the transaction (BEGIN may go out with its first statement). */
+  begin(): void;
+  /** Ends it: COMMIT or ROLLBACK. */
+  end(sql: "COMMIT" | "ROLLBACK"): Promise<void>;
   /** Gives the connection back; `broken`: it failed, and must be closed rather than reused. */
   release(broken?: Error): void;
 }
@@ -42,21 +44,21 @@ const NEEDS_PRISMA = Symbol("needs Prisma");
 async function directTransaction<T>(open: () => Promise<DirectConnection>, work: (tx: PrismaClient) => Promise<T>): Promise<T | typeof NEEDS_PRISMA> {
   const connection = await open();
   let broken: Error | undefined;
-  const run = (sql: string) => connection.run(sql).catch((error: Error) => {
+  const end = (sql: "COMMIT" | "ROLLBACK") => connection.end(sql).catch((error: Error) => {
     broken = error;
     throw error;
   });
   try {
-    await run("BEGIN");
+    connection.begin();
     let value: T;
     try {
       value = await work(routed(prismaKeptOut, connection.routes));
     } catch (error) {
-      await run("ROLLBACK").catch(() => undefined);
+      await end("ROLLBACK").catch(() => undefined);
       if (error instanceof NeedsPrisma) return NEEDS_PRISMA;
       throw error;
     }
-    await run("COMMIT");
+    await end("COMMIT");
     return value;
   } finally {
     connection.release(broken);
