@@ -16,6 +16,14 @@ import { models } from "../db/reader.ts";
  * Everything else keeps the lock, so any check-then-write sequence still runs alone.
  */
 export function writesIndependently(op: Operation): boolean {
+  let verdict = verdicts.get(op);
+  if (verdict === undefined) verdicts.set(op, (verdict = decide(op)));
+  return verdict;
+}
+
+const verdicts = new Map<Operation, boolean>();
+
+function decide(op: Operation): boolean {
   if (op.kind !== "create" && op.kind !== "update") return false;
   const parent = op.parent;
   if (parent) {
@@ -26,15 +34,7 @@ export function writesIndependently(op: Operation): boolean {
   return independent(op.def);
 }
 
-const verdicts = new Map<ResourceDef, boolean>();
-
 function independent(def: ResourceDef): boolean {
-  let verdict = verdicts.get(def);
-  if (verdict === undefined) verdicts.set(def, (verdict = decide(def)));
-  return verdict;
-}
-
-function decide(def: ResourceDef): boolean {
   if (def.link || def.uploads || def.spread) return false;
   if (def.hooks && !def.hooks.independent) return false;
   if (Object.values(def.relations).some((r) => r.kind === "morphTo")) return false;

@@ -298,6 +298,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   const includesRelations = Object.keys(query).length > 0;
   const refetch = (tx: any, id: number) => delegate(tx, model).findUniqueOrThrow({ ...query, where: { id } });
   const current = (tx: any, row: Row) => (includesRelations ? refetch(tx, row.id) : row);
+  const independence = { independent: writesIndependently(op) };
   switch (op.kind) {
     case "show":
       if (op.view) return viewRow(op, a, ctx, query);
@@ -315,7 +316,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         const keys = childKeys(op, parent);
         if (isOneToOne(op) && (await delegate(tx, op.def.model).count({ where: owned(ctx, op.def, keys) }))) throw new ApiError("CONFLICT");
         return current(tx, await createRow(ctx, tx, op.def, a.input, keys));
-      }, { independent: writesIndependently(op) });
+      }, independence);
     case "update":
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) {
@@ -330,7 +331,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
         if (Object.keys(pivotValues).length) await delegate(tx, pivot.model).update({ where: { id: row.id }, data: pivotValues });
         return refetch(tx, row.id);
-      }, { independent: writesIndependently(op) });
+      }, independence);
     case "delete":
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) {

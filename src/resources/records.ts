@@ -27,13 +27,10 @@ type Tx = any;
 type Row = Record<string, any>;
 
 /**
- * Hooks of a record type: after `effect` (a change the record makes to its user), an item on the
- * account's newsfeed whose headline `headline` words from the user's name and the row.
- */
-/**
- * A new record's effect on its user (rank, unit…) is written before the record itself: the update locks the user's row,
- * so records of one user written side by side (PostgreSQL) get their ids in the order their effects apply, and the
- * user ends with the effect of the latest record.
+ * Hooks of a record type: `effect` (a change the record makes to its user), then an item on the account's newsfeed
+ * whose headline `headline` words from the user's name and the row. The effect is written before the record itself:
+ * the update locks the user's row, so records of one user written side by side (PostgreSQL) get their ids in the order
+ * their effects apply, and the user ends with the effect of the latest record.
  */
 export function recordHooks(model: string, headline: (user: string, row: Row, tx: Tx) => Promise<string> | string, effect?: (row: Row, tx: Tx) => Promise<void>): Hooks {
   return {
