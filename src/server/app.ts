@@ -13,6 +13,7 @@ import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
 import { admissionOf } from "../auth/admission.ts";
 import { concurrencyPlugin } from "./concurrency.ts";
+import { graphqlJsExecutorPlugin } from "./executor.ts";
 import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { wellFormedTextPlugin } from "./unicode.ts";
 import { executionTimeoutPlugin, queryLimitPlugins } from "./limits.ts";
@@ -112,7 +113,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       } satisfies Context;
     },
     plugins: [
-      observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(),
+      graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(),
       wellFormedTextPlugin(), ...queryLimitPlugins(config),
       executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
     ],
