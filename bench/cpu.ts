@@ -2,7 +2,8 @@
  * In-process CPU per request, for quick before/after comparisons while optimising (not part of `npm run bench`):
  * seeds a fresh quick-size SQLite database, creates the app with `createApp`, and sends each
  * workload's requests sequentially through `yoga.fetch`, reporting CPU ms and SQL statements per request.
- *   tsx bench/cpu.ts [--db /tmp/x.db | --pg] [--n 300] [--sql] [W1 W3 ...]   (--sql: print one request's statements)
+ *   tsx bench/cpu.ts [--db /tmp/x.db | --pg] [--n 300] [--rounds 1] [--sql] [W1 W3 ...]
+ *   (--sql: print one request's statements; --rounds: batches of n, the median reported)
  * `--pg` uses a scratch database `muster_cpu` on the PostgreSQL server at 127.0.0.1:5432 instead.
  */
 import { rmSync } from "node:fs";
@@ -19,6 +20,8 @@ const option = (name: string) => (argv.includes(name) ? argv.splice(argv.indexOf
 const file = option("--db") ?? "/tmp/muster-cpu.db";
 const postgres = argv.includes("--pg") ? (argv.splice(argv.indexOf("--pg"), 1), true) : false;
 const n = Number(option("--n") ?? 300);
+/** Batches of `n` requests per workload; the median batch is reported. */
+const rounds = Number(option("--rounds") ?? 1);
 const showSql = argv.includes("--sql") ? (argv.splice(argv.indexOf("--sql"), 1), true) : false;
 const only = argv;
 let databaseUrl = `file:${file}`;
@@ -70,11 +73,17 @@ for (const [id, next] of Object.entries(workloads)) {
     db2.onReaderStatement.delete(listener);
     console.log(`${id}:\n${sql.join("\n")}`);
   }
-  const before = process.cpuUsage();
-  const s0 = db2.statements.count;
-  const t0 = performance.now();
-  for (let i = 0; i < count; i++) await send();
-  const cpu = process.cpuUsage(before);
-  console.log(`${id}: ${((cpu.user + cpu.system) / 1000 / count).toFixed(2)} ms CPU/request, ${((performance.now() - t0) / count).toFixed(2)} ms wall, ${((db2.statements.count - s0) / count).toFixed(1)} statements`);
+  const batches: Array<{ cpu: number; wall: number; statements: number }> = [];
+  for (let b = 0; b < rounds; b++) {
+    const before = process.cpuUsage();
+    const s0 = db2.statements.count;
+    const t0 = performance.now();
+    for (let i = 0; i < count; i++) await send();
+    const cpu = process.cpuUsage(before);
+    batches.push({ cpu: (cpu.user + cpu.system) / 1000 / count, wall: (performance.now() - t0) / count, statements: (db2.statements.count - s0) / count });
+  }
+  const median = batches.sort((a, b) => a.cpu - b.cpu)[Math.floor(batches.length / 2)]!;
+  const spread = rounds > 1 ? ` (batches ${batches.map((b) => b.cpu.toFixed(2)).join(", ")})` : "";
+  console.log(`${id}: ${median.cpu.toFixed(2)} ms CPU/request${spread}, ${median.wall.toFixed(2)} ms wall, ${median.statements.toFixed(1)} statements`);
 }
 await db2.close();

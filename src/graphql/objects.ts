@@ -4,6 +4,7 @@ import { linkResourceOf, resourceNamed, resources } from "../resources/index.ts"
 import type { Builder } from "./builder.ts";
 import { loadMorphChildren, loadMorphOwner, TYPE } from "./loaders.ts";
 import { pascal } from "./names.ts";
+import { attributesResolver } from "./attributes.ts";
 
 export const scalarOf = (f: Pick<FieldDef, "type">) =>
   (({ string: "String", text: "String", int: "Int", boolean: "Boolean", datetime: "DateTime", json: "JSON" }) as const)[f.type];
@@ -49,6 +50,12 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     }
     fields.createdAt = t.expose("createdAt", { type: "DateTime" });
     fields.updatedAt = t.expose("updatedAt", { type: "DateTime" });
+    const attributes = attributesResolver(def);
+    fields.attributes = t.field({
+      type: "JSON",
+      description: "The row's columns and computed fields in one object, as the REST API shows them: snake_case keys, PERSCOM dates.",
+      resolve: (row: any, _args: unknown, ctx: any) => attributes(row, ctx),
+    });
     for (const [key, c] of Object.entries(def.computed ?? {})) {
       fields[key] = t.field({
         type: ({ json: "JSON", boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],

@@ -8,8 +8,8 @@ import { select, selectLink, type Shaper } from "./selection.ts";
 export interface PreparedDocument {
   document: DocumentNode;
   operationName: string;
-  /** Shapes each returned row (or null when rows need no change). */
-  shape: Shaper;
+  /** Shapes each returned row; null when the operation returns no rows. */
+  shape: Shaper | null;
 }
 
 /** `$name: Type` for each argument of the operation's root field, as the schema declares it. */
@@ -21,14 +21,14 @@ function variableTypes(schema: GraphQLSchema, op: Operation): Record<string, str
 }
 
 /** Builds the named GraphQL operation a REST route executes, for one normalised include list. */
-export function buildDocument(schema: GraphQLSchema, op: Operation, requested: readonly string[]): { text: string; operationName: string; shape: Shaper } {
+export function buildDocument(schema: GraphQLSchema, op: Operation, requested: readonly string[]): { text: string; operationName: string; shape: Shaper | null } {
   const pivot = pivotOf(op);
   const includes = op.view?.alwaysIncludes ? [...new Set([...requested, ...op.view.alwaysIncludes])].sort() : requested;
   const vars = variableTypes(schema, op);
   const declared = Object.entries(vars).map(([k, t]) => `$${k}: ${t}`).join(", ");
   const passed = Object.keys(vars).map((k) => `${k}: $${k}`).join(", ");
   let body: string;
-  let shape: Shaper = null;
+  let shape: Shaper | null = null;
   if (op.returns === "status") {
     body = "status";
   } else if (op.returns === "changes") {

@@ -14,7 +14,7 @@ export const changesOf: Record<string, Array<"attached" | "detached" | "updated"
 };
 
 /** PERSCOM's response body for an operation's GraphQL result. */
-export function envelope(op: Operation, result: any, shape: Shaper, url: URL): Record<string, unknown> {
+export function envelope(op: Operation, result: any, shape: Shaper | null, url: URL): Record<string, unknown> {
   const each = (rows: Record<string, any>[]) => (shape ? rows.map(shape) : rows);
   switch (op.returns) {
     case "page":

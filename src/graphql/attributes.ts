@@ -1,0 +1,61 @@
+import { GraphQLBoolean, GraphQLInt, GraphQLString } from "graphql";
+import type { FieldType, ResourceDef } from "../resources/define.ts";
+import type { Context } from "./context.ts";
+import { snake } from "./names.ts";
+import { formatDate } from "./scalars.ts";
+
+type Row = Record<string, any>;
+type Serialize = (value: unknown) => unknown;
+
+const asIs: Serialize = (value) => value;
+const serializers: Record<FieldType | "datetime", Serialize> = {
+  string: GraphQLString.serialize, text: GraphQLString.serialize, int: GraphQLInt.serialize, boolean: GraphQLBoolean.serialize,
+  datetime: (value) => formatDate(value as Date | string), json: asIs,
+};
+
+/** One attribute: where its value comes from and how it is shown (the serialisation its GraphQL field has). */
+interface Attribute {
+  key: string;
+  value: (row: Row, ctx: Context) => unknown;
+  serialize: Serialize;
+}
+
+/**
+ * The attributes of `def`'s rows in the order REST shows them: id, label, the visible columns, the computed fields,
+ * then the timestamps; snake_case keys.
+ */
+function attributesOf(def: ResourceDef): Attribute[] {
+  const column = (name: string, type: FieldType): Attribute => ({ key: snake(name), value: (row) => row[name], serialize: serializers[type] });
+  const list: Attribute[] = [column("id", "int")];
+  if (!def.link) list.push({ key: "label", value: (row) => `${def.label}: ${row.id}`, serialize: asIs });
+  for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));
+  for (const [name, c] of Object.entries(def.computed ?? {})) list.push({ key: snake(name), value: c.resolve, serialize: serializers[c.type] });
+  list.push(column("createdAt", "datetime"), column("updatedAt", "datetime"));
+  return list;
+}
+
+const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | null)?.then === "function";
+
+/**
+ * Resolver of the `attributes` field: every attribute of a row in one JSON object, as its own GraphQL fields would
+ * give them. A REST row selects this one field instead of one field per column, so a 20-row page with its includes
+ * executes about a hundred fields instead of some fifteen hundred. Computed values that load in batches (a DataLoader)
+ * are awaited together, so the object keeps its key order.
+ */
+export function attributesResolver(def: ResourceDef): (row: Row, ctx: Context) => Row | Promise<Row> {
+  const attributes = attributesOf(def);
+  return (row, ctx) => {
+    const out: Row = {};
+    let pending: Promise<unknown>[] | undefined;
+    for (const { key, value, serialize } of attributes) {
+      const raw = value(row, ctx);
+      if (isPromise(raw)) {
+        out[key] = null;
+        (pending ??= []).push(raw.then((loaded) => void (out[key] = loaded == null ? null : serialize(loaded))));
+      } else {
+        out[key] = raw == null ? null : serialize(raw);
+      }
+    }
+    return pending ? Promise.all(pending).then(() => out) : out;
+  };
+}

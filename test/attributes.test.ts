@@ -1,0 +1,65 @@
+/**
+ * `attributes`, the one JSON field REST documents select per row, must say exactly what the row's own typed GraphQL
+ * fields say (under snake_case keys): checked on a seeded row of every listed resource and on every object its
+ * relation fields return, link rows included.
+ */
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { getNamedType, isLeafType, isObjectType, type GraphQLField, type GraphQLObjectType } from "graphql";
+import { startHarness, type Harness } from "./harness.ts";
+import { World } from "./support/world.ts";
+import { operations } from "../src/resources/operations.ts";
+import { snake } from "../src/graphql/names.ts";
+
+let h: Harness;
+let w: World;
+
+beforeAll(async () => {
+  h = await startHarness({ rateLimitPerMinute: 1_000_000_000 } as object);
+  w = await new World(h, "alpha", "attrmark").seed();
+}, 120_000);
+afterAll(() => h.close());
+
+const noRequiredArgs = (f: GraphQLField<unknown, unknown>) => !f.args.some((a) => a.type.toString().endsWith("!"));
+const leavesOf = (type: GraphQLObjectType) =>
+  Object.values(type.getFields()).filter((f) => f.name !== "attributes" && isLeafType(getNamedType(f.type)) && noRequiredArgs(f)).map((f) => f.name);
+const relationsOf = (type: GraphQLObjectType) =>
+  Object.values(type.getFields()).filter((f) => isObjectType(getNamedType(f.type)) && noRequiredArgs(f)).map((f) => [f.name, getNamedType(f.type) as GraphQLObjectType] as const);
+
+/** Every object in `value` (one or a list) compared with its typed leaves; returns how many were compared. */
+function compare(type: GraphQLObjectType, value: any, where: string): number {
+  if (value == null) return 0;
+  if (Array.isArray(value)) return value.reduce((n, v, i) => n + compare(type, v, `${where}.${i}`), 0);
+  const typed = Object.fromEntries(leavesOf(type).map((f) => [snake(f), value[f]]));
+  expect(value.attributes, `${where} (${type.name})`).toEqual(typed);
+  return 1 + relationsOf(type).reduce((n, [name, related]) => n + compare(related, value[name], `${where}.${name}`), 0);
+}
+
+test("attributes equal the row's own fields on every listed resource and on the objects its relations return", async () => {
+  const api = await w.client("*");
+  const query = h.app.schema.getQueryType()!.getFields();
+  let compared = 0;
+  const lists = operations.filter((op) => op.kind === "list" && !op.parent && !op.view);
+  expect(lists.length).toBeGreaterThan(20);
+  for (const op of lists) {
+    const page = getNamedType(query[op.field]!.type) as GraphQLObjectType;
+    const row = getNamedType(page.getFields().nodes!.type) as GraphQLObjectType;
+    const select = (type: GraphQLObjectType, depth: number): string =>
+      `{ attributes ${leavesOf(type).join(" ")} ${depth ? relationsOf(type).map(([name, related]) => `${name} ${select(related, depth - 1)}`).join(" ") : ""} }`;
+    const reply = await api.post("/graphql", { query: `{ result: ${op.field}(limit: 100) { nodes ${select(row, 1)} } }` });
+    expect(reply.body.errors ?? [], op.field).toEqual([]);
+    const nodes = reply.body.data.result.nodes;
+    expect(nodes.length, `${op.field}: the world seeded a row`).toBeGreaterThan(0);
+    compared += compare(row, nodes, op.field);
+  }
+  // Dates, booleans, JSON and computed values (URLs, batched latest-record dates) all went through the comparison.
+  expect(compared).toBeGreaterThan(100);
+});
+
+test("REST rows are the attributes object, with the included relations added after them", async () => {
+  const api = await w.client("*");
+  const user = w.row(operations.find((op) => op.field === "users")!.def);
+  const rest = (await api.get(`/v2/users/${user.id}?include=rank`)).body.data;
+  const gql = (await api.post("/graphql", { query: `{ result: user(user: ${user.id}) { attributes rank { attributes } } }` })).body.data.result;
+  expect(Object.keys(rest)).toEqual([...Object.keys(gql.attributes), "rank"]);
+  expect(rest).toEqual({ ...gql.attributes, rank: gql.rank && gql.rank.attributes });
+});
