@@ -2,11 +2,26 @@ import { GraphQLError, Kind, type ValueNode } from "graphql";
 import type { Builder } from "./builder.ts";
 import { isFile } from "../files/storage.ts";
 
+/**
+ * Formatted dates by time: a page repeats the same few (a record's created and updated, the ranks and images its rows
+ * share), and toISOString is the dearest step of writing one. Emptied when full, so it stays small.
+ */
+const formatted = new Map<number, string>();
+const FORMATTED_MAX = 10_000;
+
 /** PERSCOM's date format: ISO-8601 UTC with microseconds, `2024-05-01T13:45:12.000000Z`. */
 export function formatDate(value: Date | string): string {
-  const iso = (value instanceof Date ? value : new Date(value)).toISOString();
-  // `YYYY-MM-DDTHH:MM:SS.mmmZ` gets microseconds; six-digit years keep the general form.
-  return iso.length === 24 ? `${iso.slice(0, 23)}000Z` : iso.replace(/\.(\d{3})Z$/, ".$1000Z");
+  const date = value instanceof Date ? value : new Date(value);
+  const time = date.getTime();
+  let text = formatted.get(time);
+  if (text === undefined) {
+    const iso = date.toISOString();
+    // `YYYY-MM-DDTHH:MM:SS.mmmZ` gets microseconds; six-digit years keep the general form.
+    text = iso.length === 24 ? `${iso.slice(0, 23)}000Z` : iso.replace(/\.(\d{3})Z$/, ".$1000Z");
+    if (formatted.size >= FORMATTED_MAX) formatted.clear();
+    formatted.set(time, text);
+  }
+  return text;
 }
 
 /** Accepts ISO-8601 (any fraction digits), `YYYY-MM-DD` and `YYYY-MM-DD HH:MM:SS`; UTC unless an offset is given. */
