@@ -1,6 +1,7 @@
 import type DataLoader from "dataloader";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../config.ts";
+import type { Database } from "../db/prisma.ts";
 
 /** Who is calling: resolved from the API key once per request. */
 export interface Auth {
@@ -21,6 +22,8 @@ export interface Context {
   baseUrl: string;
   requestId: string;
   traceId: string;
+  /** The rows of one read statement of our own, on committed data (src/db/prisma.ts `Database.read`). */
+  read: Database["read"];
   /** Per-request DataLoaders, keyed by relation and selection. */
   loaders: Map<string, DataLoader<any, any>>;
 }

@@ -2,9 +2,7 @@ import {
   belongsTo, belongsToMany, belongsToOperations, bool, datetime, defineResource, hasMany, hasManyOperations, m2mOperations, morphMany, ref, string, text,
   type NestedRoute,
 } from "./define.ts";
-import DataLoader from "dataloader";
-import type { Context } from "../graphql/context.ts";
-import { formatDate } from "../graphql/scalars.ts";
+import { latestRecordsOf } from "../data/latest-records.ts";
 import { fileUrl, urlOf } from "./polymorphic.ts";
 import { assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord, withoutUser } from "./records.ts";
 import rankRecord from "./rank-record.ts";
@@ -28,29 +26,6 @@ const avatarUrl = (name: string) => {
   const initials = name.split(" ").filter(Boolean).map((part) => [...part][0]).join(" ");
   return `https://ui-avatars.com/api/?name=${encodeURIComponent(initials).replace(/%20/g, "+")}&color=2563eb&background=eff6ff`;
 };
-
-/** When each user's newest `model` row matching `where` was created: one grouped query per request. */
-/** Ids per grouped query: a 1000-row batch must not become one statement with more parameters than SQLite takes. */
-const LOADER_BATCH = 500;
-
-function latestRecordDate(ctx: Context, model: "rankRecord" | "assignmentRecord", where: Record<string, unknown>, userId: number): Promise<string | null> {
-  const key = `user:latest:${model}`;
-  let loader = ctx.loaders.get(key) as DataLoader<number, string | null> | undefined;
-  if (!loader) {
-    loader = new DataLoader<number, string | null>(async (ids) => {
-      const rows: Array<{ userId: number; _max: { createdAt: Date | null } }> = await (ctx.prisma[model] as any).groupBy({
-        by: ["userId"], where: { ...where, userId: { in: [...ids] } }, _max: { createdAt: true },
-      });
-      const byUser = new Map(rows.map((r) => [r.userId, r._max.createdAt]));
-      return ids.map((id) => {
-        const at = byUser.get(id);
-        return at ? formatDate(at) : null;
-      });
-    }, { maxBatchSize: LOADER_BATCH });
-    ctx.loaders.set(key, loader);
-  }
-  return loader.load(userId);
-}
 
 export default defineResource({
   name: "user",
@@ -83,10 +58,8 @@ export default defineResource({
       type: "string", needs: ["profilePhoto", "name"], resolve: (row, ctx) => fileUrl(ctx, row.profilePhoto) ?? avatarUrl(row.name ?? ""),
     },
     coverPhotoUrl: urlOf("coverPhoto"),
-    lastAssignmentChangeDate: {
-      type: "string", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordDate(ctx, "assignmentRecord", { type: "primary" }, row.id),
-    },
-    lastRankChangeDate: { type: "string", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordDate(ctx, "rankRecord", {}, row.id) },
+    lastAssignmentChangeDate: { type: "string", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.assignment) },
+    lastRankChangeDate: { type: "string", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.rank) },
   },
   uploads: {
     profilePhoto: { column: "profilePhoto", dir: "profile-photos", image: true },

@@ -108,7 +108,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       const { auth, failure } = await authenticate(db, config, request, url);
       const ids = idsOf(request);
       return {
-        prisma: db.prisma, provider: db.provider, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
+        prisma: db.prisma, provider: db.provider, read: db.read, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
         requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(),
       } satisfies Context;
     },
