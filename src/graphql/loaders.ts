@@ -1,5 +1,5 @@
 import DataLoader from "dataloader";
-import type { GraphQLResolveInfo } from "graphql";
+import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { Context } from "./context.ts";
 import type { ResourceDef } from "../resources/define.ts";
@@ -21,12 +21,29 @@ function loader<K, V>(ctx: Context, key: string, batch: (keys: readonly K[]) => 
 }
 
 /**
+ * Plans of selections that load no relations, by the field nodes graphql-js shares between every row of one
+ * execution: planning them again for each row (queryFromInfo, then the loader key) gives the same empty plan. A plan
+ * with relations is made per row, as queryFromInfo also records where the rows below find their preloaded relations.
+ */
+const emptyPlans = new WeakMap<readonly FieldNode[], { query: object; key: string }>();
+function plannedOnce(info: GraphQLResolveInfo, plan: () => { query: object; key: string }) {
+  let planned = emptyPlans.get(info.fieldNodes);
+  if (!planned) {
+    planned = plan();
+    if (Object.keys(planned.query).length === 0) emptyPlans.set(info.fieldNodes, planned);
+  }
+  return planned;
+}
+
+/**
  * Polymorphic children (`model_type`/`model_id`) of many parents in one query: an image, comments, attachments.
  * The nested selection below the field is planned into the same query.
  */
 export function loadMorphChildren(ctx: Context, parent: ResourceDef, target: ResourceDef, one: boolean, parentId: number, info: GraphQLResolveInfo) {
-  const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name) });
-  const key = `morph:${parent.name}:${target.name}:${one}:${JSON.stringify(query)}`;
+  const { query, key } = plannedOnce(info, () => {
+    const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name) });
+    return { query, key: `morph:${parent.name}:${target.name}:${one}:${JSON.stringify(query)}` };
+  });
   return loader<number, unknown>(ctx, key, async (ids) => {
     const rows: Array<Record<string, any>> = await delegate(ctx, target.model).findMany({
       ...query,
