@@ -56,6 +56,9 @@ export function summariseSql(sql: string[]): string {
     const table = q.match(new RegExp(String.raw`(?:FROM|INTO|UPDATE)\s+` + name, "i"))?.[1] ?? "";
     if (/^SELECT COUNT/i.test(q)) return `count ${q.match(new RegExp(String.raw`FROM \(SELECT\s+` + name + String.raw`\.`))?.[1] ?? table}`;
     if (/^SELECT MAX|^SELECT [^(]*\bMAX\(/i.test(q)) return `max ${table}`;
+    // Correlated max() lookups per row of the outer table (a user's latest records): named by both.
+    const maxima = [...q.matchAll(new RegExp(String.raw`\(SELECT max\([^)]*\) FROM\s+` + name, "gi"))].map((m) => m[1]);
+    if (maxima.length) return `max ${maxima.join("+")} per ${[...q.matchAll(new RegExp(String.raw`\) FROM\s+` + name, "gi"))].at(-1)?.[1] ?? "row"}`;
     // A SELECT from no table of its own (the maintenance flag with the key) is named by the tables it joins.
     const joined = () => [...q.matchAll(new RegExp(String.raw`JOIN\s+` + name, "gi"))].map((m) => m[1]).join("+");
     if (/^SELECT/i.test(q)) return table || joined() || q.replace(/\$\d+|\?/g, "…").slice(0, 48);
