@@ -1,6 +1,6 @@
-import DataLoader from "dataloader";
 import type { Context } from "../graphql/context.ts";
 import { formatDate } from "../graphql/scalars.ts";
+import { loader } from "../graphql/loaders.ts";
 import { decode, models } from "../db/reader.ts";
 
 export interface LatestRecords {
@@ -10,8 +10,6 @@ export interface LatestRecords {
   assignment: string | null;
 }
 
-/** Ids per statement: a 1000-row batch must not become one statement with more parameters than SQLite takes. */
-const LOADER_BATCH = 500;
 const createdAt = models.get("RankRecord")!.scalarByName.get("createdAt")!;
 
 /** Both dates of a batch of users in one statement; each is an index-only lookup on `(userId, createdAt)`. */
@@ -27,16 +25,11 @@ const POSTGRES_SQL = sql("= ANY($1)");
  * `last_assignment_change_date`): every user of a request in one statement, on committed data.
  */
 export function latestRecordsOf(ctx: Context, userId: number): Promise<LatestRecords> {
-  let loader = ctx.loaders.get("user:latest-records") as DataLoader<number, LatestRecords> | undefined;
-  if (!loader) {
+  return loader<number, LatestRecords>(ctx, "user:latest-records", async (ids) => {
     const postgres = ctx.provider === "postgresql";
     const date = (value: unknown) => (value == null ? null : formatDate(decode(ctx.provider, createdAt, value) as Date));
-    loader = new DataLoader<number, LatestRecords>(async (ids) => {
-      const rows = await ctx.read(postgres ? POSTGRES_SQL : SQLITE_SQL, [postgres ? [...ids] : JSON.stringify(ids)]);
-      const byUser = new Map(rows.map(([id, rank, assignment]) => [Number(id), { rank: date(rank), assignment: date(assignment) }]));
-      return ids.map((id) => byUser.get(id) ?? { rank: null, assignment: null });
-    }, { maxBatchSize: LOADER_BATCH });
-    ctx.loaders.set("user:latest-records", loader);
-  }
-  return loader.load(userId);
+    const rows = await ctx.read(postgres ? POSTGRES_SQL : SQLITE_SQL, [postgres ? [...ids] : JSON.stringify(ids)]);
+    const byUser = new Map(rows.map(([id, rank, assignment]) => [Number(id), { rank: date(rank), assignment: date(assignment) }]));
+    return ids.map((id) => byUser.get(id) ?? { rank: null, assignment: null });
+  }).load(userId);
 }

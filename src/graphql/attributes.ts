@@ -13,6 +13,9 @@ const serializers: Record<FieldType | "datetime", Serialize> = {
   datetime: (value) => formatDate(value as Date | string), json: asIs,
 };
 
+/** `Rank Record: 12`: the `label` every non-link row shows. */
+export const labelOf = (def: ResourceDef, row: Row) => `${def.label}: ${row.id}`;
+
 /** One attribute: where its value comes from and how it is shown (the serialisation its GraphQL field has). */
 interface Attribute {
   key: string;
@@ -27,7 +30,7 @@ interface Attribute {
 function attributesOf(def: ResourceDef): Attribute[] {
   const column = (name: string, type: FieldType): Attribute => ({ key: snake(name), value: (row) => row[name], serialize: serializers[type] });
   const list: Attribute[] = [column("id", "int")];
-  if (!def.link) list.push({ key: "label", value: (row) => `${def.label}: ${row.id}`, serialize: asIs });
+  if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), serialize: asIs });
   for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));
   for (const [name, c] of Object.entries(def.computed ?? {})) list.push({ key: snake(name), value: c.resolve, serialize: serializers[c.type] });
   list.push(column("createdAt", "datetime"), column("updatedAt", "datetime"));

@@ -10,7 +10,8 @@ export const TYPE = Symbol("graphqlType");
 
 const delegate = (ctx: Context, model: string) => (ctx.prisma as any)[model.charAt(0).toLowerCase() + model.slice(1)];
 
-function loader<K, V>(ctx: Context, key: string, batch: (keys: readonly K[]) => Promise<V[]>) {
+/** The request's DataLoader under `key`, made on first use. */
+export function loader<K, V>(ctx: Context, key: string, batch: (keys: readonly K[]) => Promise<V[]>) {
   let found = ctx.loaders.get(key) as DataLoader<K, V> | undefined;
   if (!found) {
     // Bounded `IN (...)` lists: a page is at most 100 rows, but a batch response may carry 1000.

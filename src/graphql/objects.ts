@@ -4,7 +4,7 @@ import { linkResourceOf, resourceNamed, resources } from "../resources/index.ts"
 import type { Builder } from "./builder.ts";
 import { loadMorphChildren, loadMorphOwner, TYPE } from "./loaders.ts";
 import { pascal } from "./names.ts";
-import { attributesResolver } from "./attributes.ts";
+import { attributesResolver, labelOf } from "./attributes.ts";
 
 export const scalarOf = (f: Pick<FieldDef, "type">) =>
   (({ string: "String", text: "String", int: "Int", boolean: "Boolean", datetime: "DateTime", json: "JSON" }) as const)[f.type];
@@ -42,7 +42,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
   function fieldsOf(t: any, def: ResourceDef) {
     const fields: Record<string, unknown> = {
       id: t.exposeInt("id"),
-      ...(def.link ? {} : { label: t.string({ resolve: (row: any) => `${def.label}: ${row.id}` }) }),
+      ...(def.link ? {} : { label: t.string({ resolve: (row: any) => labelOf(def, row) }) }),
     };
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.hidden) continue;
