@@ -19,6 +19,7 @@ import { wellFormedTextPlugin } from "./unicode.ts";
 import { executionTimeoutPlugin, queryLimitPlugins } from "./limits.ts";
 import { renderOfflineGraphiQL } from "./graphiql.ts";
 import { docsPlugin } from "./docs.ts";
+import { frontDoorPlugin } from "./front-door.ts";
 import { createRateLimit, type RateLimit } from "./rate-limit.ts";
 import { createObservability, logInternalError, yogaHealthCheckOff, type Observability, type ObservabilityOptions } from "./observability/index.ts";
 
@@ -115,7 +116,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
     plugins: [
       graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(),
       wellFormedTextPlugin(), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
+      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
     ],
   });
   return { yoga, schema, rateLimit, observability };

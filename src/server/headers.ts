@@ -28,7 +28,7 @@ export function securityHeadersPlugin(): Plugin {
       if (type.includes("json")) {
         h.set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
         h.set("Cache-Control", "no-store");
-        h.set("Vary", "Authorization, X-Perscom-Id, Origin");
+        h.set("Vary", [h.get("Vary"), "Authorization, X-Perscom-Id, Origin"].filter(Boolean).join(", "));
       }
       if (request.headers.get("x-forwarded-proto") === "https" || request.url.startsWith("https:")) {
         h.set("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
