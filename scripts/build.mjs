@@ -11,6 +11,7 @@
 //
 // Each file is written beside its final name and renamed into place, chunks before the entry points that import
 // them, so a process starting during a build never reads half a bundle.
+import { createHash } from "node:crypto";
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -68,6 +69,7 @@ export async function build() {
       ].join("\n"),
     },
     plugins: [sourceLocation],
+    metafile: true,
     write: false,
     logLevel: "warning",
   });
@@ -80,6 +82,7 @@ export async function build() {
     await writeFile(temporary, file.contents);
     await rename(temporary, file.path);
   }
+  await writeStamp(Object.keys(result.metafile.inputs), files.map((f) => path.relative(outdir, f.path)));
   // Chunks of earlier builds go once they are an hour old (a process started from an earlier build may still load one).
   const written = new Set(files.map((f) => path.basename(f.path)));
   for (const name of await readdir(outdir)) {
@@ -91,13 +94,57 @@ export async function build() {
   return { files: result.outputFiles.map((f) => path.relative(root, f.path)), ms: performance.now() - started };
 }
 
+// dist/build-stamp.json: every file the bundles were built from (esbuild's metafile) with its hash, the build script's
+// own hash and the files written. `--if-stale` (npm start, npm run cli) builds only when one of them differs, so a
+// read-only checkout whose dist/ is current starts without writing anything.
+const stampPath = path.join(outdir, "build-stamp.json");
+const sha256 = async (file) => createHash("sha256").update(await readFile(path.resolve(root, file))).digest("hex");
+
+async function writeStamp(inputs, outputs) {
+  const hashes = {};
+  for (const input of [...inputs, "scripts/build.mjs", "package.json"].sort()) hashes[input] = await sha256(input);
+  const temporary = `${stampPath}.${process.pid}.tmp`;
+  await writeFile(temporary, JSON.stringify({ inputs: hashes, outputs }, null, 1));
+  await rename(temporary, stampPath);
+}
+
+/** Null when dist/ was built from exactly the files as they are now; otherwise what changed. */
+export async function staleness() {
+  let stamp;
+  try {
+    stamp = JSON.parse(await readFile(stampPath, "utf8"));
+  } catch {
+    return "dist/ has no build stamp";
+  }
+  for (const [input, hash] of Object.entries(stamp.inputs)) {
+    const now = await sha256(input).catch(() => null);
+    if (now !== hash) return `${input} changed`;
+  }
+  for (const output of stamp.outputs) {
+    if (!(await stat(path.join(outdir, output)).catch(() => null))) return `dist/${output} is missing`;
+  }
+  return null;
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const quiet = process.argv.includes("--quiet");
+  if (process.argv.includes("--if-stale")) {
+    const why = await staleness();
+    if (!why) {
+      if (!quiet) console.log("dist/ is current");
+      process.exit(0);
+    }
+  }
   try {
     const { files, ms } = await build();
     const entries = files.filter((f) => !/chunk-|\.map$/.test(f));
     const chunks = files.filter((f) => /chunk-.*\.mjs$/.test(f));
-    if (!process.argv.includes("--quiet")) console.log(`Built ${entries.join(" and ")} (and ${chunks.length} chunks) in ${Math.round(ms)} ms`);
+    if (!quiet) console.log(`Built ${entries.join(" and ")} (and ${chunks.length} chunks) in ${Math.round(ms)} ms`);
   } catch (error) {
+    if (error?.code === "EACCES" || error?.code === "EROFS" || error?.code === "EPERM") {
+      console.error(`dist/ is out of date and cannot be rebuilt here (${error.code} on ${error.path ?? "dist/"}): run \`npm run build\` where the checkout is writable`);
+      process.exit(1);
+    }
     // esbuild has already printed the errors with their locations.
     if (!error?.errors) console.error(error);
     process.exit(1);
