@@ -72,9 +72,20 @@ test("a key records when it was last used, and keys:list shows it without showin
   expect(stdout).not.toContain(hashKey(created.key));
 });
 
-test("an expired key is refused; one expiring later works until then", async () => {
-  const expired = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() - 1000) });
-  expect((await client(h, expired.key).get("/v2/ranks")).status).toBe(401);
+test("an expired key is refused with a 401 that says when it expired, on REST and GraphQL; one expiring later works until then", async () => {
+  const expired = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
+  const expiredAt = new Date(Date.now() - 60_000);
+  await h.db.prisma.apiKey.update({ where: { id: expired.id }, data: { expiresAt: expiredAt } });
+  const rest = await client(h, expired.key).get("/v2/ranks");
+  expect(rest.status).toBe(401);
+  expect(rest.body.error.type).toBe("AuthenticationException");
+  expect(rest.body.error.message).toBe(`The API key expired on ${expiredAt.toISOString()}. Ask an administrator for a new key.`);
+  const graphql = await client(h, expired.key).graphql("{ ranks { nodes { id } } }");
+  expect(graphql.body.errors[0].message).toContain(`expired on ${expiredAt.toISOString()}`);
+  expect(graphql.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
+  // An unknown key still gets PERSCOM's generic message: nothing is said about keys that never existed.
+  const unknown = await client(h, "mst_nope").get("/v2/ranks");
+  expect(unknown.body.error.message).toMatch(/^You are not authenticated/);
   const later = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
   expect((await client(h, later.key).get("/v2/ranks")).status).toBe(200);
 });

@@ -8,7 +8,7 @@ export const delegate = (client: any, model: string) => client[model.charAt(0).t
 
 /** Fails unless the request is authenticated, subscribed and holds every scope (or `*`). */
 export function guard(ctx: Context, scopes: readonly string[]): number {
-  if (!ctx.auth) throw new ApiError(ctx.authFailure ?? "UNAUTHENTICATED");
+  if (!ctx.auth) throw ctx.authFailure ?? new ApiError("UNAUTHENTICATED");
   if (!ctx.auth.scopes.has("*") && scopes.some((s) => !ctx.auth!.scopes.has(s))) throw new ApiError("FORBIDDEN");
   return ctx.auth.accountId;
 }

@@ -1,3 +1,4 @@
+import type { ApiError } from "../errors.ts";
 import type DataLoader from "dataloader";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../config.ts";
@@ -17,7 +18,7 @@ export interface Context {
   config: Config;
   /** Null when the request carried no usable key; `authFailure` then says why. */
   auth: Auth | null;
-  authFailure: "UNAUTHENTICATED" | "PAYMENT_REQUIRED" | null;
+  authFailure: ApiError | null;
   /** Origin used for absolute file URLs. */
   baseUrl: string;
   requestId: string;

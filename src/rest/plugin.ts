@@ -51,7 +51,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       reportRoute(request, method, `/${match.version}/${match.route.segments.join("/")}`);
       const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });
       const contextValue = (await contextFactory()) as unknown as Context;
-      if (!contextValue.auth) throw new ApiError(contextValue.authFailure ?? "UNAUTHENTICATED");
+      if (!contextValue.auth) throw contextValue.authFailure ?? new ApiError("UNAUTHENTICATED");
       if (unreadable) throw unreadable;
       const { op } = match.route;
       const requested = parseIncludes(url.searchParams.get("include"), op.includes);

@@ -11,9 +11,11 @@ import { ApiError } from "../errors.ts";
 import { errorResponse, toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
+import { fileStorage } from "../files/storage.ts";
 import { admissionOf } from "../auth/admission.ts";
 import { concurrencyPlugin } from "./concurrency.ts";
 import { graphqlJsExecutorPlugin } from "./executor.ts";
+import { relationScopesPlugin } from "../graphql/relation-scopes.ts";
 import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { wellFormedTextPlugin } from "./unicode.ts";
 import { executionTimeoutPlugin, queryLimitPlugins } from "./limits.ts";
@@ -66,7 +68,7 @@ function requireKeyPlugin(): Plugin<Context> {
       const operation = (args.document as DocumentNode).definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
       const touchesData = operation?.kind === Kind.OPERATION_DEFINITION &&
         operation.selectionSet.selections.some((s) => s.kind !== Kind.FIELD || !s.name.value.startsWith("__"));
-      if (touchesData) setResultAndStopExecution({ errors: [new ApiError(ctx.authFailure ?? "UNAUTHENTICATED")] });
+      if (touchesData) setResultAndStopExecution({ errors: [ctx.authFailure ?? new ApiError("UNAUTHENTICATED")] });
     },
   };
 }
@@ -114,9 +116,9 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       } satisfies Context;
     },
     plugins: [
-      graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(),
+      graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       wellFormedTextPlugin(), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(config), restPlugin(schema, config),
+      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
     ],
   });
   return { yoga, schema, rateLimit, observability };
