@@ -1,8 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.ts";
 import { ApiError } from "../errors.ts";
+import { DatabaseFileStorage } from "./database-storage.ts";
+import { DiskFileStorage, storedFilePath as pathInside } from "./disk-storage.ts";
+import { contentTypeOf, type FileStorage, type FileStoreClient, type FileToStore } from "./store.ts";
+
+export type { FileStorage, FileStoreClient, StoredFileContent } from "./store.ts";
+export { FileChanges } from "./changes.ts";
+
+/** The store `STORAGE_DRIVER` names: `disk` (under `STORAGE_DIR`) or `database` (through `prisma`). */
+export function fileStorage(config: Config, prisma: FileStoreClient): FileStorage {
+  return config.storageDriver === "database" ? new DatabaseFileStorage(prisma) : new DiskFileStorage(config.storageDir);
+}
 
 const imageTypes: Record<string, string> = {
   "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/bmp": "bmp",
@@ -16,18 +26,27 @@ export const isFile = (value: unknown): value is File =>
   typeof value === "object" && value !== null && typeof (value as File).arrayBuffer === "function" &&
   typeof (value as File).size === "number" && typeof (value as File).type === "string";
 
-/** Resolves a stored relative path inside the storage directory, refusing anything that escapes it. */
-export function storedFilePath(config: Config, relative: string): string | null {
-  const root = path.resolve(config.storageDir);
-  const full = path.resolve(root, relative);
-  return full.startsWith(root + path.sep) ? full : null;
+/** Where the disk driver keeps a stored relative path, or null when it would escape `STORAGE_DIR`. */
+export const storedFilePath = (config: Config, relative: string): string | null => pathInside(config.storageDir, relative);
+
+/** Where an upload is kept and who owns it. */
+export interface UploadTarget {
+  /** Directory of the path (`images`, `attachments`...). */
+  dir: string;
+  /** The input field, named in errors. */
+  field: string;
+  /** Whether the file must be an image whose bytes match its declared type. */
+  image: boolean;
+  accountId: number;
 }
 
 /**
- * Checks an upload (size; for images the declared type and the file's own signature) and stores it
+ * Checks an upload (size; for images the declared type and the file's own signature) and stores it through `store`
  * under `dir` with a random name; returns its relative path and the client's file name.
  */
-export async function storeFile(config: Config, file: File, dir: string, field: string, image: boolean): Promise<{ path: string; filename: string }> {
+export async function storeFile(
+  config: Config, store: { put(file: FileToStore): Promise<void> }, file: File, { dir, field, image, accountId }: UploadTarget,
+): Promise<{ path: string; filename: string }> {
   const human = field.replace(/_/g, " ");
   if (file.size > config.uploadMaxBytes) {
     throw new ApiError("PAYLOAD_TOO_LARGE", `The ${human} field must not be greater than ${Math.floor(config.uploadMaxBytes / 1024)} kilobytes.`);
@@ -44,9 +63,7 @@ export async function storeFile(config: Config, file: File, dir: string, field: 
     ext = sniffed;
   }
   const relative = `${dir}/${randomUUID()}${ext ? `.${ext}` : ""}`;
-  const full = storedFilePath(config, relative)!;
-  await mkdir(path.dirname(full), { recursive: true });
-  await writeFile(full, bytes);
+  await store.put({ path: relative, bytes, contentType: contentTypeOf(relative), accountId });
   // The client's file name is kept for display: control characters and lone surrogates (unstorable on PostgreSQL) dropped.
   const name = (file.name ?? "").replace(/[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "");
   return { path: relative, filename: name || path.basename(relative) };
@@ -63,12 +80,6 @@ function sniffImage(bytes: Buffer): string | null {
   if (starts(0x52, 0x49, 0x46, 0x46) && bytes.subarray(8, 12).toString("latin1") === "WEBP") return "webp";
   if (starts(0x42, 0x4d)) return "bmp";
   return null;
-}
-
-export async function deleteStoredFile(config: Config, relative: string | null | undefined): Promise<void> {
-  if (!relative) return;
-  const full = storedFilePath(config, relative);
-  if (full) await rm(full, { force: true });
 }
 
 /** Turns a `data:` URI into a File, for JSON clients that cannot send multipart. */

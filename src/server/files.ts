@@ -1,35 +1,37 @@
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import type { Plugin } from "graphql-yoga";
-import type { Config } from "../config.ts";
-import { storedFilePath } from "../files/storage.ts";
+import type { FileStorage } from "../files/storage.ts";
 import { ApiError } from "../errors.ts";
-import { errorResponse } from "./errors.ts";
+import { errorResponse, toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
+import { logInternalError, loggerOf } from "./observability/index.ts";
 
-const contentTypes: Record<string, string> = {
-  ".png": "image/png", ".jpg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp", ".svg": "image/svg+xml", ".bmp": "image/bmp",
-};
-
-/** Serves stored uploads at `/files/<path>`, the URLs given as `image_url`. */
-export function filesPlugin(config: Config): Plugin {
+/** Serves stored uploads at `/files/<path>`, the URLs given as `image_url`, from whichever store holds them. */
+export function filesPlugin(storage: FileStorage): Plugin {
   return {
     async onRequest({ request, url, endResponse }) {
       if (!url.pathname.startsWith("/files/") || (request.method !== "GET" && request.method !== "HEAD")) return;
-      const relative = decodeURIComponent(url.pathname.slice("/files/".length));
-      const full = storedFilePath(config, relative);
+      const ids = idsOf(request);
       try {
-        if (!full) throw new Error("outside storage");
-        const bytes = await readFile(full);
-        endResponse(new Response(bytes, {
+        let relative: string;
+        try {
+          relative = decodeURIComponent(url.pathname.slice("/files/".length));
+        } catch {
+          throw new ApiError("NOT_FOUND");
+        }
+        const stored = await storage.get(relative);
+        if (!stored) throw new ApiError("NOT_FOUND");
+        endResponse(new Response(request.method === "HEAD" ? null : stored.body(), {
           headers: {
-            "Content-Type": contentTypes[path.extname(full).toLowerCase()] ?? "application/octet-stream",
+            "Content-Type": stored.contentType,
+            "Content-Length": String(stored.size),
             "X-Content-Type-Options": "nosniff",
             "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
           },
         }));
-      } catch {
-        endResponse(errorResponse(new ApiError("NOT_FOUND"), idsOf(request)));
+      } catch (error) {
+        const apiError = toApiError(error);
+        if (apiError.code === "INTERNAL") logInternalError(loggerOf(request), error, { ids, request });
+        endResponse(errorResponse(apiError, ids));
       }
     },
   };
