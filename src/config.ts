@@ -5,8 +5,10 @@ export interface Config {
   port: number;
   host: string;
   databaseUrl: string;
-  /** Directory where uploaded files are stored. */
+  /** Directory where uploaded files are stored by the `disk` driver. */
   storageDir: string;
+  /** Where uploads live: `disk` (under `storageDir`, this instance's) or `database` (shared by every instance). */
+  storageDriver: StorageDriver;
   /** Absolute base URL for file links; defaults to the request's own origin. */
   publicUrl: string | null;
   defaultPageSize: number;
@@ -51,6 +53,15 @@ export interface Config {
   serviceName: string;
 }
 
+export const storageDrivers = ["disk", "database"] as const;
+export type StorageDriver = (typeof storageDrivers)[number];
+
+function storageDriver(value: string | undefined): StorageDriver {
+  if (value === undefined || value === "") return "disk";
+  if (!(storageDrivers as readonly string[]).includes(value)) throw new Error(`Expected STORAGE_DRIVER to be one of ${storageDrivers.join(", ")}, got "${value}"`);
+  return value as StorageDriver;
+}
+
 export const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof logLevels)[number];
 
@@ -85,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST ?? "0.0.0.0",
     databaseUrl: env.DATABASE_URL || defaultDatabaseUrl(),
     storageDir: env.STORAGE_DIR || path.join(process.cwd(), "data", "files"),
+    storageDriver: storageDriver(env.STORAGE_DRIVER),
     publicUrl: env.PUBLIC_URL || null,
     defaultPageSize: int(env.DEFAULT_PAGE_SIZE, 15),
     maxPageSize: int(env.MAX_PAGE_SIZE, 100),

@@ -8,17 +8,22 @@ import { resources } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
 import { delegate, owned } from "./access.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
-import { deleteStoredFile, isFile, storeFile } from "../files/storage.ts";
+import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
 import { snake } from "../graphql/names.ts";
 import { rememberName, trackNames } from "./transaction-names.ts";
 
 /**
- * Runs `work` in one transaction: a failed write leaves nothing behind. Stored files of deleted
- * rows are removed only once the transaction has committed; files stored by a transaction that
- * then fails are removed with it.
+ * Runs `work` in one transaction: a failed write leaves nothing behind, its stored files included (src/files/changes.ts:
+ * stored and deleted with the transaction, or on disk deleted only once it has committed and undone if it fails).
  */
-const doomedFilesOf = new WeakMap<object, string[]>();
-const storedFilesOf = new WeakMap<object, string[]>();
+const fileChangesOf = new WeakMap<object, FileChanges>();
+
+/** The file changes of the transaction `tx` (one of `inTransaction`). */
+function filesOf(tx: object): FileChanges {
+  const files = fileChangesOf.get(tx);
+  if (!files) throw new Error("Stored files are written inside inTransaction only");
+  return files;
+}
 
 export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<T>, options: { independent?: boolean } = {}): Promise<T> {
   // The request is answered 503 once it has run `executionTimeoutMs`: a transaction never commits after that.
@@ -26,9 +31,9 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
   // SQLite runs one write transaction at a time (BEGIN IMMEDIATE, src/db/sqlite.ts); PostgreSQL is made to, except for
   // writes no other write can invalidate (src/data/independent-writes.ts).
   const serial = ctx.provider === "postgresql" && !options.independent;
+  const storage = fileStorage(ctx.config, ctx.prisma);
   const attempt = async () => {
-    const doomedFiles: string[] = [];
-    const storedFiles: string[] = [];
+    let files: FileChanges | undefined;
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
     // An independent write on PostgreSQL runs without Prisma's interactive transaction as long as its statements
@@ -37,16 +42,15 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
     const result = (await ctx.prisma.$transaction(async (tx) => {
       if (serial) await tx.$executeRawUnsafe(advisoryWriteLock);
       trackNames(tx);
-      doomedFilesOf.set(tx, doomedFiles);
-      storedFilesOf.set(tx, storedFiles);
+      fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
       const value = await work(tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
       return value;
     }, transactionOptions).catch(async (error: unknown) => {
-      for (const file of storedFiles) await deleteStoredFile(ctx.config, file);
+      await files?.rolledBack();
       throw error;
     })) as T;
-    for (const file of doomedFiles) await deleteStoredFile(ctx.config, file);
+    await files?.committed();
     return result;
   };
   for (let tries = 1; ; tries++) {
@@ -70,14 +74,13 @@ async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<st
     const file = input[name];
     const key = snake(name);
     if (isFile(file)) {
-      const stored = await storeFile(ctx.config, file, upload.dir, key, upload.image);
-      storedFilesOf.get(tx)?.push(stored.path);
+      const stored = await storeFile(ctx.config, filesOf(tx), file, { dir: upload.dir, field: key, image: upload.image, accountId: ctx.auth!.accountId });
       data[upload.column] = stored.path;
       if (upload.filenameColumn) data[upload.filenameColumn] = stored.filename;
-      if (existing?.[upload.column]) doomedFilesOf.get(tx)?.push(existing[upload.column]);
+      if (existing?.[upload.column]) await filesOf(tx).delete([existing[upload.column]]);
     } else if (file === null && !upload.required) {
       data[upload.column] = null;
-      if (existing?.[upload.column]) doomedFilesOf.get(tx)?.push(existing[upload.column]);
+      if (existing?.[upload.column]) await filesOf(tx).delete([existing[upload.column]]);
     } else if (!existing && upload.required) {
       throw validationError({ [key]: [`The ${key.replace(/_/g, " ")} field is required.`] });
     }
@@ -135,10 +138,10 @@ export async function deleteRows(ctx: Context, tx: any, def: ResourceDef, ids: n
   await delegate(tx, def.model).deleteMany({ where: owned(ctx, def, { id: { in: ids } }) });
 }
 
-/** Queues the stored files of the rows about to be deleted for removal after commit. */
+/** Deletes the stored files of the rows about to be deleted, as the transaction commits (src/files/changes.ts). */
 async function doomStoredFiles(tx: any, def: ResourceDef, where: object) {
   const columns = Object.values(def.uploads ?? {}).map((u) => u.column);
   if (columns.length === 0) return;
   const rows = await delegate(tx, def.model).findMany({ where, select: Object.fromEntries(columns.map((c) => [c, true])) });
-  doomedFilesOf.get(tx)?.push(...rows.flatMap((row: Record<string, string | null>) => columns.map((c) => row[c]).filter((p): p is string => !!p)));
+  await filesOf(tx).delete(rows.flatMap((row: Record<string, string | null>) => columns.map((c) => row[c]).filter((p): p is string => !!p)));
 }
