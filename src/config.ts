@@ -17,6 +17,13 @@ export interface Config {
   subscriptionsEnforced: boolean;
   uploadMaxBytes: number;
   bodyMaxBytes: number;
+  /**
+   * Deepest nesting of a JSON body, of GraphQL variables, and of brackets (`{`, `[`, `(`) in a GraphQL document;
+   * deeper is a 422 before anything walks it.
+   */
+  bodyMaxDepth: number;
+  /** Time from a request's headers to the last byte of its body; a body still arriving then is answered 408. */
+  bodyReadTimeoutMs: number;
   /** Most items one `resources` list (batch, attach, sync...) may carry. */
   batchMaxItems: number;
   /** Root fields (one per REST request) an API key, or a client address without a key, may run per minute. */
@@ -103,6 +110,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     subscriptionsEnforced: env.SUBSCRIPTIONS_ENFORCED === "true" || env.SUBSCRIPTIONS_ENFORCED === "1",
     uploadMaxBytes: int(env.UPLOAD_MAX_BYTES, 10 * 1024 * 1024),
     bodyMaxBytes: int(env.BODY_MAX_BYTES, 2 * 1024 * 1024),
+    bodyMaxDepth: int(env.BODY_MAX_DEPTH, 64),
+    bodyReadTimeoutMs: int(env.BODY_READ_TIMEOUT_MS, 10_000),
     batchMaxItems: int(env.BATCH_MAX_ITEMS, 1000),
     rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 1000),
     redisUrl: env.REDIS_URL || null,

@@ -21,9 +21,14 @@ export const errorKinds = {
   },
   NOT_FOUND: { status: 404, type: "NotFoundHttpException", message: "The requested resource or endpoint could not be found." },
   METHOD_NOT_ALLOWED: { status: 405, type: "MethodNotAllowedHttpException", message: "The method is not supported for this route." },
+  REQUEST_TIMEOUT: { status: 408, type: "HttpException", message: "The request body was not received in time." },
   CONFLICT: { status: 409, type: "HttpException", message: "Entity already exists." },
   PAYLOAD_TOO_LARGE: { status: 413, type: "HttpException", message: "The request body is too large." },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, type: "HttpException", message: "The request content type is not supported." },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    type: "UnsupportedMediaTypeHttpException",
+    message: "The request body must be JSON (application/json), multipart/form-data or application/x-www-form-urlencoded.",
+  },
   VALIDATION: { status: 422, type: "ValidationException", message: "The given data was invalid." },
   RATE_LIMITED: {
     status: 429,

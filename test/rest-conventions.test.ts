@@ -89,8 +89,10 @@ describe("request handling", () => {
     }
   });
   test("malformed JSON is 400, a non-object body 422, never 500", async () => {
-    const bad = await api.send("POST", "/v2/ranks", "{not json");
+    const bad = await client(h, await h.key("alpha", "*"), { "content-type": "application/json" }).send("POST", "/v2/ranks", "{not json");
     expect(bad.status).toBe(400);
+    // The same text without a JSON content type is not read as JSON at all.
+    expect((await api.send("POST", "/v2/ranks", "{not json")).status).toBe(415);
     const arr = await api.post("/v2/ranks", [1, 2]);
     expect(arr.status).toBe(422);
   });

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { Plugin, YogaServerInstance } from "graphql-yoga";
 import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../errors.ts";
@@ -15,6 +16,20 @@ import { envelope } from "./envelope.ts";
 import { applyV1 } from "./v1.ts";
 import { logInternalError, loggerOf, reportRoute } from "../server/observability/index.ts";
 
+const isGraphQL = (path: string) => path === "/graphql" || path.startsWith("/graphql/");
+
+/**
+ * The path as the client sent it. The URL parser resolves dot segments, encoded ones too (`/users/1/records/%2e%2e`
+ * is `/users/1`), so routes match the node request's own target, never decoded; `yoga.fetch` has only the URL.
+ */
+function rawPathOf(serverContext: object | undefined, url: URL): string {
+  const target = (serverContext as { req?: IncomingMessage } | undefined)?.req?.url;
+  if (typeof target !== "string") return url.pathname;
+  const path = target.replace(/^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i, "");
+  const end = path.search(/[?#]/);
+  return end === -1 ? path : path.slice(0, end);
+}
+
 /**
  * Serves the PERSCOM REST routes: each request becomes variables for a prepared GraphQL operation,
  * executed through the same envelop pipeline (context, auth, plugins) as `/graphql`.
@@ -27,25 +42,26 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       yoga = instance as typeof yoga;
     },
     async onRequest({ request, url, endResponse, serverContext }) {
-      if (url.pathname === "/graphql" || url.pathname.startsWith("/graphql/")) return;
-      endResponse(await handle(request, url, serverContext ?? {}));
+      const path = rawPathOf(serverContext, url);
+      if (isGraphQL(url.pathname) && isGraphQL(path)) return;
+      endResponse(await handle(request, url, path, serverContext ?? {}));
     },
   };
 
-  async function handle(request: Request, url: URL, serverContext: object): Promise<Response> {
+  async function handle(request: Request, url: URL, path: string, serverContext: object): Promise<Response> {
     const ids = idsOf(request);
     try {
       // PERSCOM's order: route, then key (401/402), then the request's own validity (400/422).
       let body: Body = {};
       let unreadable: unknown = null;
       try {
-        body = await readBody(request, config.bodyMaxBytes, config.uploadMaxBytes);
+        body = await readBody(request, config);
       } catch (error) {
         if (error instanceof ApiError && error.code === "PAYLOAD_TOO_LARGE") throw error;
         unreadable = error;
       }
       const method = effectiveMethod(request.method, body);
-      const match = matchRoute(method, url.pathname);
+      const match = matchRoute(method, path);
       if (!("route" in match)) throw new ApiError(match.methodMismatch ? "METHOD_NOT_ALLOWED" : "NOT_FOUND");
       if (!versions.includes(match.version)) throw new ApiError("BAD_VERSION");
       reportRoute(request, method, `/${match.version}/${match.route.segments.join("/")}`);

@@ -1,38 +1,82 @@
 import { ApiError } from "../errors.ts";
 import type { Body } from "./body.ts";
+import { nestedDeeperThan } from "../server/limits.ts";
 
-/** Reads a JSON, multipart or url-encoded body. Malformed JSON is a 400; a body over the cap a 413. */
-export async function readBody(request: Request, maxBytes: number, uploadMaxBytes: number): Promise<Body> {
-  if (request.method === "GET" || request.method === "HEAD") return {};
-  const type = (request.headers.get("content-type") ?? "").toLowerCase();
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  const isForm = type.startsWith("multipart/form-data") || type.startsWith("application/x-www-form-urlencoded");
-  const cap = isForm ? uploadMaxBytes + maxBytes : maxBytes;
-  if (declared > cap) throw new ApiError("PAYLOAD_TOO_LARGE");
-  if (isForm) {
-    let form: FormData;
+/** Limits of {@link readBody}. */
+export interface BodyLimits {
+  /** Most bytes of a JSON body, and of the text fields of a form together. */
+  bodyMaxBytes: number;
+  /** Most bytes of one uploaded file. */
+  uploadMaxBytes: number;
+  /** Deepest nesting of the body's objects and arrays. */
+  bodyMaxDepth: number;
+}
+
+/** `application/json`, or any `application/…+json`; parameters such as `charset` aside. */
+const jsonMediaType = /^application\/(?:[\w.-]+\+)?json$/;
+const formMediaTypes = new Set(["multipart/form-data", "application/x-www-form-urlencoded"]);
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads a JSON, multipart or url-encoded body (its size and arrival time are already bounded by the body limits
+ * plugin). A body of another type is a 415, bytes that are not UTF-8 or text that is not JSON a 400, a form field over
+ * its cap a 413, a body nested too deep a 422. A request without a body needs no content type.
+ */
+export async function readBody(request: Request, limits: BodyLimits): Promise<Body> {
+  if (request.method === "GET" || request.method === "HEAD" || request.headers.get("content-length") === "0") return {};
+  const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  let body: Body;
+  if (formMediaTypes.has(mediaType)) body = await formBody(request, limits);
+  else {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    if (bytes.byteLength === 0) return {};
+    if (!jsonMediaType.test(mediaType)) throw new ApiError("UNSUPPORTED_MEDIA_TYPE");
+    let text: string;
     try {
-      form = await request.formData();
+      text = utf8.decode(bytes);
     } catch {
-      throw new ApiError("BAD_REQUEST", "The request body could not be parsed as form data.");
+      throw new ApiError("BAD_REQUEST", "The request body is not valid UTF-8.");
     }
-    const body: Body = {};
-    for (const [key, value] of form.entries()) assign(body, key, value);
-    return body;
+    if (text.trim() === "") return {};
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new ApiError("BAD_REQUEST", "The request body is not valid JSON.");
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      throw new ApiError("VALIDATION", "The request body must be a JSON object.", { body: ["The request body must be a JSON object."] });
+    }
+    body = parsed as Body;
   }
-  const text = await request.text();
-  if (Buffer.byteLength(text) > maxBytes) throw new ApiError("PAYLOAD_TOO_LARGE");
-  if (text.trim() === "") return {};
-  let parsed: unknown;
+  if (nestedDeeperThan(body, limits.bodyMaxDepth)) {
+    const message = `The request body is nested deeper than ${limits.bodyMaxDepth} levels.`;
+    throw new ApiError("VALIDATION", message, { body: [message] });
+  }
+  return body;
+}
+
+/** A form's fields; its text together and each file are held to their caps while it is parsed (413). */
+async function formBody(request: Request, limits: BodyLimits): Promise<Body> {
+  let form: FormData;
   try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new ApiError("BAD_REQUEST", "The request body is not valid JSON.");
+    // @whatwg-node's Request (Yoga's) takes busboy's limits here.
+    form = await (request as Request & { formData(options: object): Promise<FormData> }).formData({
+      formDataLimits: { fieldSize: limits.bodyMaxBytes, fileSize: limits.uploadMaxBytes },
+    });
+  } catch (error) {
+    if (/size (?:limit )?exceeded/i.test((error as Error)?.message ?? "")) throw new ApiError("PAYLOAD_TOO_LARGE");
+    throw new ApiError("BAD_REQUEST", "The request body could not be parsed as form data.");
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw new ApiError("VALIDATION", "The request body must be a JSON object.", { body: ["The request body must be a JSON object."] });
+  const body: Body = {};
+  let textBytes = 0;
+  for (const [key, value] of form.entries()) {
+    if (typeof value === "string" && (textBytes += Buffer.byteLength(value) + Buffer.byteLength(key)) > limits.bodyMaxBytes) {
+      throw new ApiError("PAYLOAD_TOO_LARGE");
+    }
+    assign(body, key, value);
   }
-  return parsed as Body;
+  return body;
 }
 
 /** Form keys such as `pivot[order]` or `resources[]` become nested values, as PHP clients send them. */

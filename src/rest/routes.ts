@@ -34,8 +34,10 @@ const bySize = new Map<number, Route[]>();
 for (const route of routes) bySize.set(route.segments.length, [...(bySize.get(route.segments.length) ?? []), route]);
 
 /**
- * Finds the route of a path below the version segment. Ids must be positive integers; anything else
- * cannot name a record and so matches no route. `methodMismatch` tells 405 from 404.
+ * Finds the route of a path below the version segment, the path as sent: segments are compared undecoded, so a
+ * percent-encoded literal (`%72anks`), an encoded slash or a dot segment (`..`, `%2e%2e`) matches nothing. Ids must
+ * be positive integers written in digits; anything else cannot name a record and so matches no route.
+ * `methodMismatch` tells 405 from 404.
  */
 export function matchRoute(method: string, pathname: string): Match | { methodMismatch: boolean } {
   const [version, ...segments] = pathname.split("/").filter(Boolean);

@@ -18,7 +18,8 @@ import { graphqlJsExecutorPlugin } from "./executor.ts";
 import { relationScopesPlugin } from "../graphql/relation-scopes.ts";
 import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { wellFormedTextPlugin } from "./unicode.ts";
-import { executionTimeoutPlugin, queryLimitPlugins } from "./limits.ts";
+import { executionTimeoutPlugin, nestingLimitPlugin, queryLimitPlugins } from "./limits.ts";
+import { bodyLimitsPlugin } from "./body-limits.ts";
 import { renderOfflineGraphiQL } from "./graphiql.ts";
 import { docsPlugin } from "./docs.ts";
 import { frontDoorPlugin } from "./front-door.ts";
@@ -116,8 +117,10 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       } satisfies Context;
     },
     plugins: [
+      // First: every other plugin sees the request whose body it has read.
+      bodyLimitsPlugin(config),
       graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
-      wellFormedTextPlugin(), ...queryLimitPlugins(config),
+      wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
       executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
     ],
   });

@@ -1,5 +1,5 @@
 import type { Plugin } from "graphql-yoga";
-import type { DocumentNode, GraphQLError, ValidationContext, ValidationRule } from "graphql";
+import { Lexer, Source, TokenKind, type DocumentNode, type GraphQLError, type ValidationContext, type ValidationRule } from "graphql";
 import { maxDepthPlugin, maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { costLimitPlugin, costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
@@ -47,6 +47,75 @@ export function queryLimitPlugins(config: Config): Plugin[] {
   return [
     maxTokensPlugin(o.tokens), maxDepthPlugin(o.depth), costLimitPlugin(o.cost), maxAliasesPlugin(o.aliases),
   ] as Plugin[];
+}
+
+/**
+ * Whether `value` holds arrays or objects nested more than `max` deep (`{}` is one level, `{"a": []}` two). Walked
+ * with a stack of its own: the value may be nested far deeper than the call stack allows.
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length) {
+    const [node, depth] = pending.pop()!;
+    if (typeof node !== "object" || node === null || node instanceof Blob) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === "object" && child !== null) pending.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+const opening = new Set<string>([TokenKind.BRACE_L, TokenKind.BRACKET_L, TokenKind.PAREN_L]);
+const closing = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKind.PAREN_R]);
+
+/**
+ * Whether a GraphQL document nests brackets (selection sets, lists, input objects, arguments) more than `max` deep
+ * within its first `maxTokens` tokens. graphql-js's parser recurses once per level and would overflow the stack on a
+ * few thousand before its token limit applies, so this reads the tokens alone, with graphql's own lexer (strings and
+ * comments are not brackets), stopping where the token limit would. A syntax error is left for the parser to report.
+ */
+export function documentNestedDeeperThan(source: string, max: number, maxTokens: number): boolean {
+  let brackets = 0;
+  for (let i = 0; i < source.length && brackets <= max; i++) {
+    const c = source.charCodeAt(i);
+    if (c === 123 || c === 91 || c === 40) brackets++;
+  }
+  if (brackets <= max) return false;
+  const lexer = new Lexer(new Source(source));
+  let depth = 0;
+  try {
+    for (let n = 0; n <= maxTokens; n++) {
+      const { kind } = lexer.advance();
+      if (kind === TokenKind.EOF) return false;
+      if (opening.has(kind)) {
+        if (++depth > max) return true;
+      } else if (closing.has(kind)) depth--;
+    }
+  } catch {
+    return false;
+  }
+  return false;
+}
+
+/**
+ * `BODY_MAX_DEPTH` on `/graphql` (POST bodies and GET query strings alike): a document or variables nested deeper
+ * are a 422 before anything parses or walks them.
+ */
+export function nestingLimitPlugin(config: Pick<Config, "bodyMaxDepth" | "graphqlMaxTokens">): Plugin {
+  const tooDeep = (what: string, verb: string) => {
+    const message = `The ${what} ${verb} nested deeper than ${config.bodyMaxDepth} levels.`;
+    return new ApiError("VALIDATION", message, { [what]: [message] });
+  };
+  return {
+    onParams({ params }) {
+      if (typeof params.query === "string" && documentNestedDeeperThan(params.query, config.bodyMaxDepth, config.graphqlMaxTokens)) {
+        throw tooDeep("query", "is");
+      }
+      if (nestedDeeperThan(params.variables, config.bodyMaxDepth)) throw tooDeep("variables", "are");
+      if (nestedDeeperThan(params.extensions, config.bodyMaxDepth)) throw tooDeep("extensions", "are");
+    },
+  };
 }
 
 /**

@@ -7,18 +7,24 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 // PostgreSQL cannot store NUL in text; SQLite would, so it is refused on both for one behaviour.
 const wellFormed = (text: string) => !loneSurrogate.test(text) && !text.includes("\u0000");
 
-/** The path of the first string under `value` that is not well-formed UTF-16 (a lone surrogate), if any. */
+/**
+ * The path of the first string under `value` (a key, or a value) that is not well-formed, if any. Walked with a stack
+ * of its own, depth first in document order, so no nesting can overflow the call stack.
+ */
 function malformedAt(value: unknown, path: string): string | null {
-  if (typeof value === "string") return wellFormed(value) ? null : path;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = malformedAt(item, `${path}.${i}`);
-      if (found) return found;
-    }
-  } else if (value && typeof value === "object" && !(value instanceof Blob)) {
-    for (const [key, item] of Object.entries(value)) {
-      const found = malformedAt(key, `${path}.${key}`) ?? malformedAt(item, path ? `${path}.${key}` : key);
-      if (found) return found;
+  const pending: Array<[unknown, string]> = [[value, path]];
+  while (pending.length) {
+    const [node, at] = pending.pop()!;
+    if (typeof node === "string") {
+      if (!wellFormed(node)) return at;
+    } else if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) pending.push([node[i], `${at}.${i}`]);
+    } else if (node && typeof node === "object" && !(node instanceof Blob)) {
+      const entries = Object.entries(node);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, item] = entries[i]!;
+        pending.push([item, at ? `${at}.${key}` : key], [key, `${at}.${key}`]);
+      }
     }
   }
   return null;
