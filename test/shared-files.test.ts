@@ -67,7 +67,7 @@ const download = async (server: ServerProcess, url: string, method = "GET") => {
   };
 };
 
-const filesOnDisk = () => storageDirs.flatMap((dir) => (existsSync(dir) ? readdirSync(dir, { recursive: true }) : []));
+const filesOnDisk = () => storageDirs.flatMap((dir) => (existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: "utf8" }) : []));
 
 test("an image uploaded through A is served by B; replaced through B, A serves the new one and 404s the old", async () => {
   const created = await call(a, "POST", "/v2/images", form({ name: "Crest", image: [png, "image/png", "crest.png"] }));
