@@ -361,7 +361,17 @@ describe("statuses every operation shares", () => {
       for (const [n, method, url, body] of requests()) {
         const r = await api.send(method, url, body);
         expect([n, r.status, r.body.error.message]).toEqual([n, 503, "The API is currently down for maintenance. Please check back later."]);
+        expect([n, r.headers.get("retry-after")]).toEqual([n, "60"]);
       }
+      // GraphQL clients get a GraphQL response: errors with the code in extensions, no REST error body.
+      const graphql = await api.graphql("{ ranks { nodes { id } } }");
+      expect(graphql.status).toBe(503);
+      expect(graphql.headers.get("retry-after")).toBe("60");
+      expect(graphql.body.error).toBeUndefined();
+      expect(graphql.body.errors).toEqual([expect.objectContaining({
+        message: "The API is currently down for maintenance. Please check back later.",
+        extensions: expect.objectContaining({ code: "MAINTENANCE", status: 503, request_id: expect.any(String) }),
+      })]);
     } finally {
       await setMaintenance(h.db.prisma, false);
     }

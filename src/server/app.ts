@@ -8,11 +8,11 @@ import { authenticate } from "../auth/authenticate.ts";
 import { restPlugin } from "../rest/plugin.ts";
 import { openApiPlugin } from "../openapi/plugin.ts";
 import { ApiError } from "../errors.ts";
-import { errorResponse, toApiError } from "./errors.ts";
+import { toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
 import { fileStorage } from "../files/storage.ts";
-import { admissionOf } from "../auth/admission.ts";
+import { maintenancePlugin } from "./maintenance.ts";
 import { concurrencyPlugin } from "./concurrency.ts";
 import { graphqlJsExecutorPlugin } from "./executor.ts";
 import { relationScopesPlugin } from "../graphql/relation-scopes.ts";
@@ -20,7 +20,8 @@ import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { wellFormedTextPlugin } from "./unicode.ts";
 import { executionTimeoutPlugin, nestingLimitPlugin, queryLimitPlugins } from "./limits.ts";
 import { bodyLimitsPlugin } from "./body-limits.ts";
-import { renderOfflineGraphiQL } from "./graphiql.ts";
+import { graphiqlAssetsPlugin, renderOfflineGraphiQL } from "./graphiql.ts";
+import { compressionPlugin } from "./compression.ts";
 import { docsPlugin } from "./docs.ts";
 import { frontDoorPlugin } from "./front-door.ts";
 import { createRateLimit, type RateLimit } from "./rate-limit.ts";
@@ -74,15 +75,6 @@ function requireKeyPlugin(): Plugin<Context> {
   };
 }
 
-function maintenancePlugin(db: Database): Plugin {
-  return {
-    async onRequest({ request, url, endResponse }) {
-      if (url.pathname === "/health" || url.pathname.startsWith("/files/")) return;
-      if ((await admissionOf(db, request, url)).maintenance) endResponse(errorResponse(new ApiError("MAINTENANCE"), idsOf(request)));
-    },
-  };
-}
-
 export function createApp({ db, config, ...options }: { db: Database; config: Config } & ObservabilityOptions): App {
   const observability = createObservability({ db, config, ...options });
   const rateLimit = createRateLimit(config, db);
@@ -121,7 +113,8 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       bodyLimitsPlugin(config),
       graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
+      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
+      compressionPlugin(),
     ],
   });
   return { yoga, schema, rateLimit, observability };
