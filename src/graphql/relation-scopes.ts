@@ -1,0 +1,168 @@
+import {
+  getLocation, getNamedType, getOperationAST, isAbstractType, isObjectType, Kind,
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema,
+  type SelectionNode, type SelectionSetNode, type SourceLocation,
+} from "graphql";
+import type { Plugin } from "graphql-yoga";
+import type { ResourceDef } from "../resources/define.ts";
+import { resources } from "../resources/index.ts";
+import { operations, type Operation } from "../resources/operations.ts";
+import { ApiError, errorKinds } from "../errors.ts";
+import type { Context } from "./context.ts";
+import { pascal } from "./names.ts";
+
+/*
+ * Scopes on relations: a document that selects a resource's rows through another's (a REST `include`, a nested
+ * GraphQL selection) needs `view:<that resource>` besides the root field's own scopes. The rule is static, computed
+ * once per document from the schema's types: every object type is a resource, a page, a link row or a result type,
+ * and a selected field (even `__typename`) on a resource's type reads that resource. Abstract positions (a
+ * polymorphic owner) read the member types the selection reaches: those named by inline fragments, or every member
+ * for a field (only `__typename` is possible) selected on the union itself.
+ */
+
+/** The view scope of every resource that has one: a resource no route serves (schedules, tags) is read with its parent, as a link row is. */
+const viewScopes = new Set(operations.flatMap((op) => op.scopes).filter((s) => s.startsWith("view:")));
+const scopeOfType = new Map<string, string | null>(
+  resources.map((def) => [pascal(def.name), !def.link && viewScopes.has(`view:${def.scope}`) ? `view:${def.scope}` : null]),
+);
+const resourceOfType = new Map<string, ResourceDef>(resources.map((def) => [pascal(def.name), def]));
+const operationOfField = new Map<string, Operation>();
+for (const op of operations) if (!operationOfField.has(op.field)) operationOfField.set(op.field, op);
+
+/** Every `view:` scope a document can need: what a client that reads everything, with every include, must hold. */
+export const relationViewScopes = (): string[] => [...viewScopes].sort();
+
+interface FieldNeed {
+  /** Response keys from the root field to the field that reads the relation (no list positions: the rule is per field). */
+  path: string[];
+  node: FieldNode;
+  scopes: Set<string>;
+}
+
+interface RootCheck {
+  /** The root field's own scopes: when the key lacks one, its resolver answers FORBIDDEN and the relations are moot. */
+  scopes: readonly string[];
+  needs: FieldNeed[];
+}
+
+/** A relation read the key may not make: FORBIDDEN, located on the field that reads it. */
+class RelationForbidden extends ApiError {
+  constructor(need: FieldNeed, missing: string[]) {
+    super("FORBIDDEN", `${errorKinds.FORBIDDEN.message} Missing scope${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}.`);
+    const location = need.node.loc ? [getLocation(need.node.loc.source, need.node.loc.start)] : undefined;
+    // ApiError takes no GraphQL options; the path and location are what a client needs to find the field.
+    Object.assign(this as { path?: readonly string[]; locations?: readonly SourceLocation[] }, { path: need.path, locations: location });
+  }
+}
+
+/** A selection left out by a literal `@skip(if: true)` or `@include(if: false)`; a variable condition counts as selected. */
+const skipped = (selection: SelectionNode) =>
+  selection.directives?.some((d) => {
+    const condition = d.arguments?.find((a) => a.name.value === "if")?.value;
+    return condition?.kind === Kind.BOOLEAN && condition.value === (d.name.value === "skip");
+  }) ?? false;
+
+/** The relation reads of each root field of one operation of `document`. */
+function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): RootCheck[] {
+  const operation = getOperationAST(document, operationName);
+  const rootType = operation && schema.getRootType(operation.operation);
+  if (!operation || !rootType) return [];
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+
+  const possibleTypes = (type: ReturnType<typeof getNamedType>): readonly GraphQLObjectType[] =>
+    isObjectType(type) ? [type] : isAbstractType(type) ? schema.getPossibleTypes(type) : [];
+  const checks: RootCheck[] = [];
+  for (const { node } of fieldsOf([rootType], operation.selectionSet)) {
+    const definition = rootType.getFields()[node.name.value];
+    if (node.name.value.startsWith("__") || !definition || !node.selectionSet) continue;
+    const op = operationOfField.get(node.name.value);
+    const needs = new Map<string, FieldNeed>();
+
+    /** Adds the view scopes of `types`, read at `path` through `owner`, unless they are the root field's own rows. */
+    const read = (types: readonly GraphQLObjectType[], path: string[], owner: FieldNode, root: boolean) => {
+      for (const type of types) {
+        const scope = scopeOfType.get(type.name);
+        if (!scope || (root && resourceOfType.get(type.name) === op?.def)) continue;
+        const at = path.join(".");
+        let need = needs.get(at);
+        if (!need) needs.set(at, (need = { path, node: owner, scopes: new Set() }));
+        need.scopes.add(scope);
+      }
+    };
+    /**
+     * `types`: the object types the rows at this position may have; `root`: the position holds the root field's own
+     * rows or the helpers around them (a page, a link row), whose reads its own scopes cover.
+     */
+    const visit = (types: readonly GraphQLObjectType[], selectionSet: SelectionSetNode, path: string[], owner: FieldNode, root: boolean): void => {
+      for (const selected of fieldsOf(types, selectionSet)) {
+        read(selected.types, path, owner, root);
+        if (!selected.node.selectionSet) continue;
+        const key = (selected.node.alias ?? selected.node.name).value;
+        for (const type of selected.types) {
+          const child = type.getFields()[selected.node.name.value];
+          if (!child) continue;
+          const def = resourceOfType.get(type.name);
+          visit(possibleTypes(getNamedType(child.type)), selected.node.selectionSet, [...path, key], selected.node, root && (!def || !!def.link));
+        }
+      }
+    };
+    visit(possibleTypes(getNamedType(definition.type)), node.selectionSet, [(node.alias ?? node.name).value], node, true);
+    checks.push({ scopes: op?.scopes ?? [], needs: [...needs.values()] });
+  }
+  return checks;
+
+  /** The fields of a selection set, each with the object types it is selected on (narrowed by fragments' type conditions). */
+  function fieldsOf(types: readonly GraphQLObjectType[], selectionSet: SelectionSetNode, seen = new Set<string>()) {
+    const out: Array<{ node: FieldNode; types: readonly GraphQLObjectType[] }> = [];
+    for (const selection of selectionSet.selections) {
+      if (skipped(selection)) continue;
+      if (selection.kind === Kind.FIELD) {
+        out.push({ node: selection, types });
+        continue;
+      }
+      let fragment: { typeCondition?: { name: { value: string } }; selectionSet: SelectionSetNode } | undefined = selection.kind === Kind.INLINE_FRAGMENT ? selection : undefined;
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        if (seen.has(selection.name.value)) continue;
+        fragment = fragments.get(selection.name.value);
+        seen = new Set([...seen, selection.name.value]);
+      }
+      if (!fragment) continue;
+      const condition = fragment.typeCondition && schema.getType(fragment.typeCondition.name.value);
+      const narrowed = !condition ? types : types.filter((t) => t === condition || (isAbstractType(condition) && schema.isSubType(condition, t)));
+      if (narrowed.length) out.push(...fieldsOf(narrowed, fragment.selectionSet, seen));
+    }
+    return out;
+  }
+}
+
+/**
+ * Requires `view:<resource>` (or `*`) for every resource a document reads through a relation, before the operation
+ * runs: the same check for REST includes (their documents are prepared once per route and include set) and for
+ * GraphQL selections. The analysis is cached by document object, so a prepared or parsed-once document is walked once.
+ */
+export function relationScopesPlugin(): Plugin<Context> {
+  const cache = new WeakMap<DocumentNode, Map<string, RootCheck[]>>();
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const scopes = (args.contextValue as Context).auth?.scopes;
+      // Without a key the root fields answer UNAUTHENTICATED; `*` holds every scope.
+      if (!scopes || scopes.has("*")) return;
+      const document = args.document as DocumentNode;
+      let byOperation = cache.get(document);
+      if (!byOperation) cache.set(document, (byOperation = new Map()));
+      const name = args.operationName ?? "";
+      let checks = byOperation.get(name);
+      if (!checks) byOperation.set(name, (checks = analyse(args.schema, document, args.operationName)));
+      const errors: ApiError[] = [];
+      for (const check of checks) {
+        if (check.scopes.some((s) => !scopes.has(s))) continue;
+        for (const need of check.needs) {
+          const missing = [...need.scopes].filter((s) => !scopes.has(s)).sort();
+          if (missing.length) errors.push(new RelationForbidden(need, missing));
+        }
+      }
+      if (errors.length) setResultAndStopExecution({ data: null, errors });
+    },
+  };
+}
