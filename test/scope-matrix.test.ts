@@ -1,9 +1,10 @@
 /**
  * Scopes, for every operation of the catalogue (src/resources/operations.ts), over REST and GraphQL:
  * no key is a 401, a key without the operation's scopes (an unrelated one, or all but one of them) is
- * PERSCOM's 403, and a key holding exactly `op.scopes` gets the operation's 200 with a well-formed
- * request (test/support/plans.ts; destructive operations get rows made for them). Operations that need
- * no scope (`/me`) answer any valid key. `*` grants everything; a wrong `X-Perscom-Id` is a 401.
+ * PERSCOM's 403, and a key holding exactly `op.scopes` and the view scopes of the relations its include reads gets
+ * the operation's 200 with a well-formed request (test/support/plans.ts; destructive operations get rows made for
+ * them), while `op.scopes` alone is a 403 naming a missing relation scope. Operations that need no scope (`/me`)
+ * answer any valid key. `*` grants everything; a wrong `X-Perscom-Id` is a 401.
  *
  * Checks that cannot depend on the route (the X-Perscom-Id header, authentication before validation,
  * GraphQL without a key, `*` on writes) run on one operation of each kind and place (SAMPLE below).
@@ -13,6 +14,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { operations, type Operation } from "../src/resources/operations.ts";
+import type { ResourceDef } from "../src/resources/define.ts";
+import { resourceNamed } from "../src/resources/index.ts";
+import { morphOwnersOf } from "../src/graphql/objects.ts";
 import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { PNG } from "./support/factory.ts";
@@ -34,6 +38,43 @@ function includeFor(op: Operation, maxDepth: number): string {
   let hash = 0;
   for (const c of op.field + op.kind) hash = (hash * 31 + c.charCodeAt(0)) >>> 0;
   return `include=${encodeURIComponent(values[hash % values.length]!)}`;
+}
+
+/**
+ * The view scopes of the relations an include value (and a view's always-embedded ones) reads, derived from the
+ * registry's relations: every resource the path passes through, every possible owner of a polymorphic one, the
+ * relations of `x.*`; pivot accessors and resources without a view scope of their own (no route) need none.
+ */
+function relationScopesOf(op: Operation, include: string): string[] {
+  if (op.returns === "changes" || op.returns === "status") return [];
+  const values = [...(include ? [decodeURIComponent(include.replace(/^include=/, ""))] : []), ...(op.view?.alwaysIncludes ?? [])];
+  const needed = new Set<string>();
+  const add = (def: ResourceDef) => {
+    if (ALL_SCOPES.includes(`view:${def.scope}`)) needed.add(`view:${def.scope}`);
+  };
+  const step = (def: ResourceDef, name: string): ResourceDef | null => {
+    const relation = def.relations[name];
+    if (!relation) return null; // a pivot accessor (`pivot`, `record`): the link row's own columns
+    if (relation.kind === "morphTo") {
+      morphOwnersOf(relation.morphRelation).forEach(add);
+      return null;
+    }
+    const target = resourceNamed(relation.target);
+    add(target);
+    return target;
+  };
+  for (const value of values) {
+    let at: ResourceDef | null = op.def;
+    for (const segment of value.split(".")) {
+      if (!at) break;
+      if (segment === "*") {
+        for (const name of at.includes.filter((i) => !i.includes(".") && !i.includes("*"))) step(at, name);
+        break;
+      }
+      at = step(at, segment);
+    }
+  }
+  return [...needed].filter((s) => !op.scopes.includes(s)).sort();
 }
 
 /** PERSCOM's 401 and 403 (perscom-behaviour.md §5), written out here so that the engine's table is checked, not trusted. */
@@ -63,6 +104,7 @@ const problems = {
   forbidden: [] as string[],
   partial: [] as string[],
   exact: [] as string[],
+  relationForbidden: [] as string[],
   wildcard: [] as string[],
   gqlNoKey: [] as string[],
   gqlForbidden: [] as string[],
@@ -71,6 +113,8 @@ const problems = {
   unscoped: [] as string[],
 };
 let checked = 0;
+/** Operations whose include reads relations beyond their own scopes (each checked without those scopes). */
+let relationChecked = 0;
 
 const isUnauthenticated = (r: Reply) =>
   r.status === 401 && r.body?.error?.type === UNAUTHENTICATED.type && r.body.error.message === UNAUTHENTICATED.message;
@@ -107,8 +151,20 @@ async function exercise(op: Operation, anonymous: Client, wrongAccount: Client):
     }
   }
 
-  const exact = await send(await w.client(op.scopes.length ? op.scopes.join(" ") : unrelatedScope(op)), plan);
-  if (exact.status !== 200) problems.exact.push(`${name} with ${op.scopes.join(" ") || "(none)"} → ${said(exact)}`);
+  const relationScopes = relationScopesOf(op, plan.query ?? "");
+  const exactScopes = [...op.scopes, ...relationScopes];
+  const exact = await send(await w.client(exactScopes.length ? exactScopes.join(" ") : unrelatedScope(op)), plan);
+  if (exact.status !== 200) problems.exact.push(`${name}?${plan.query ?? ""} with ${exactScopes.join(" ") || "(none)"} → ${said(exact)}`);
+  if (relationScopes.length) {
+    relationChecked++;
+    // The operation's own scopes without those of the relations its include reads: a 403 that names one of them.
+    const r = await send(await w.client(op.scopes.length ? op.scopes.join(" ") : unrelatedScope(op)), plan);
+    const message: string = r.body?.error?.message ?? "";
+    const named = /Missing scopes?: (.*)\.$/.exec(message)?.[1]?.split(", ") ?? [];
+    if (r.status !== 403 || r.body.error.type !== FORBIDDEN.type || !message.startsWith(FORBIDDEN.message) || !named.length || named.some((s) => !relationScopes.includes(s))) {
+      problems.relationForbidden.push(`${name}?${plan.query ?? ""} with ${op.scopes.join(" ")}, lacking ${relationScopes.join(" ")} → ${said(r)}`);
+    }
+  }
   if (op.root === "query") {
     // `*` grants every read; every write of the setup was made with a `*` key.
     const star = await send(await w.client("*"), plan);
@@ -162,6 +218,7 @@ beforeAll(async () => {
     const r = await send(star, await planValid(op, w, includeFor(op, h.config.includeMaxDepth ?? Infinity)));
     if (r.status !== 200) problems.wildcard.push(`${opName(op)} → ${said(r)}`);
   }
+  console.log(`scope matrix: ${relationChecked} operations read relations beyond their scopes`);
   console.log(`scope matrix: ${operations.length} operations in ${Date.now() - started} ms (${Math.round(process.cpuUsage(cpu).user / 1000)} ms CPU; seed ${started - seeded} ms)`);
 
 }, 120_000);
@@ -186,8 +243,12 @@ describe(`scopes of every operation of the catalogue (${operations.length})`, ()
   test("a key holding all but one of the operation's scopes: 403", () => {
     expect(problems.partial).toEqual([]);
   });
-  test("a key holding exactly the operation's scopes: 200", () => {
+  test("a key holding exactly the operation's scopes and those of the relations its include reads: 200", () => {
     expect(problems.exact).toEqual([]);
+  });
+  test("a key holding the operation's scopes but not those of the relations its include reads: 403 naming a missing one", () => {
+    expect(relationChecked).toBeGreaterThan(operations.length / 4);
+    expect(problems.relationForbidden).toEqual([]);
   });
   test("operations that need no scope (/me) answer a key of any scope", () => {
     expect(operations.filter((op) => op.scopes.length === 0).map((op) => op.path)).toEqual(["/me"]);
