@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import { generateKey, parseScopes } from "./keys.ts";
 import { defaultSettings } from "../resources/communication.ts";
 
@@ -26,12 +26,28 @@ export interface NewKey {
   userId: number | null;
 }
 
-/** Creates an API key for an account (created if new); the key's text is returned once and only its hash is kept. */
+/** The account named `name`; an error if there is none. */
+export async function requireAccount(prisma: PrismaClient, name: string) {
+  const account = await prisma.account.findUnique({ where: { name } });
+  if (!account) throw new Error(`No account named "${name}"`);
+  return account;
+}
+
+/**
+ * Creates an API key for an account (created if new); the key's text is returned once and only its hash is kept.
+ * A key bound to a user acts as that user (the author of what it writes, `/me`), so the user must be one of the
+ * account's own: another account's user would show that account their name and email.
+ */
 export async function createApiKey(
   prisma: PrismaClient, options: { account: string; scopes: string; name?: string; userId?: number | null; expiresAt?: Date | null },
 ): Promise<NewKey> {
   const scopes = parseScopes(options.scopes);
   if (scopes.length === 0) throw new Error("Give at least one scope, or * for all");
+  if (options.userId != null) {
+    const existing = await prisma.account.findUnique({ where: { name: options.account } });
+    const user = existing && (await prisma.user.findFirst({ where: { id: options.userId, accountId: existing.id }, select: { id: true } }));
+    if (!user) throw new Error(`Account "${options.account}" has no user ${options.userId}: a key can act only as a user of its own account`);
+  }
   const account = await ensureAccount(prisma, options.account);
   const { key, hash, prefix } = generateKey();
   const row = await prisma.apiKey.create({
@@ -56,21 +72,27 @@ export interface KeySummary {
   revokedAt: Date | null;
 }
 
-/** Keys as an operator sees them: never the key text or its hash, only the prefix that names it. */
+type KeyRow = Prisma.ApiKeyGetPayload<{ include: { account: true } }>;
+
+const summaryOf = (k: KeyRow): KeySummary => ({
+  id: k.id, account: k.account.name, name: k.name, prefix: k.prefix, scopes: JSON.parse(k.scopes) as string[], userId: k.userId,
+  createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, expiresAt: k.expiresAt, revokedAt: k.revokedAt,
+});
+
+/** Keys as an operator sees them: never the key text or its hash, only the prefix that names it. An unknown account is an error. */
 export async function listKeys(prisma: PrismaClient, account?: string): Promise<KeySummary[]> {
+  const accountId = account === undefined ? undefined : (await requireAccount(prisma, account)).id;
   const rows = await prisma.apiKey.findMany({
-    where: account ? { account: { name: account } } : {}, include: { account: true }, orderBy: [{ accountId: "asc" }, { id: "asc" }],
+    where: accountId === undefined ? {} : { accountId }, include: { account: true }, orderBy: [{ accountId: "asc" }, { id: "asc" }],
   });
-  return rows.map((k) => ({
-    id: k.id, account: k.account.name, name: k.name, prefix: k.prefix, scopes: JSON.parse(k.scopes) as string[], userId: k.userId,
-    createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, expiresAt: k.expiresAt, revokedAt: k.revokedAt,
-  }));
+  return rows.map(summaryOf);
 }
 
-/** Revokes a key: the next request made with it is a 401. Revoking twice keeps the first time. */
+/** Revokes a key: the next request made with it is a 401. A key already revoked is an error that says when it was. */
 export async function revokeKey(prisma: PrismaClient, id: number): Promise<KeySummary> {
-  const key = await prisma.apiKey.findUnique({ where: { id } });
+  const { count } = await prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+  const key = await prisma.apiKey.findUnique({ where: { id }, include: { account: true } });
   if (!key) throw new Error(`No key with id ${id}`);
-  if (!key.revokedAt) await prisma.apiKey.update({ where: { id }, data: { revokedAt: new Date() } });
-  return (await listKeys(prisma)).find((k) => k.id === id)!;
+  if (count === 0) throw new Error(`Key ${id} was already revoked at ${key.revokedAt!.toISOString()}`);
+  return summaryOf(key);
 }

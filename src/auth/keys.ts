@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
+import { distance } from "fastest-levenshtein";
+import { operations } from "../resources/operations.ts";
 
 /** Keys are shown once; only their SHA-256 is stored. */
 export const hashKey = (key: string) => createHash("sha256").update(key).digest("hex");
@@ -8,11 +10,24 @@ export function generateKey(): { key: string; hash: string; prefix: string } {
   return { key, hash: hashKey(key), prefix: key.slice(0, 12) };
 }
 
-/** `*` or a list of `<ability>:<model>` scopes separated by commas or spaces. */
+/** Every scope an operation of the registry asks for (`view:rank`, `clear:cache`, ...), sorted: with `*`, what a key can hold. */
+export const knownScopes: readonly string[] = [...new Set(operations.flatMap((op) => op.scopes))].sort();
+const known = new Set(knownScopes);
+
+/** The known scopes nearest to `scope` by edit distance (a typo's likely meaning). */
+function closestScopes(scope: string, count = 3): string[] {
+  const distances = knownScopes.map((name) => ({ name, distance: distance(scope, name) }));
+  const best = Math.min(...distances.map((d) => d.distance));
+  return distances.filter((d) => d.distance === best).slice(0, count).map((d) => d.name);
+}
+
+/** `*` or a list of known scopes separated by commas or spaces; an unknown one is an error naming the closest known ones. */
 export function parseScopes(text: string): string[] {
-  const scopes = text.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
+  const scopes = [...new Set(text.split(/[\s,]+/).filter(Boolean))];
   for (const scope of scopes) {
-    if (scope !== "*" && !/^[a-z_]+:[a-z_]+$/.test(scope)) throw new Error(`Invalid scope "${scope}": use <view|create|update|delete>:<model> or *`);
+    if (scope !== "*" && !known.has(scope)) {
+      throw new Error(`Unknown scope "${scope}": did you mean ${closestScopes(scope).join(" or ")}? (keys:create --help lists them all)`);
+    }
   }
-  return [...new Set(scopes)];
+  return scopes;
 }

@@ -1,19 +1,14 @@
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
-import { createApiKey, ensureAccount, listKeys, revokeKey, subscriptionStates } from "../auth/accounts.ts";
+import { createApiKey, ensureAccount, listKeys, requireAccount, revokeKey, subscriptionStates } from "../auth/accounts.ts";
+import { knownScopes } from "../auth/keys.ts";
+import { parseDate } from "../graphql/scalars.ts";
 import { isMaintenance, setMaintenance } from "../server/maintenance.ts";
 import { formatSummary, seedDemo } from "../seed/demo.ts";
 import { progressBar } from "../seed/progress.ts";
-
-interface Command {
-  summary: string;
-  usage: string;
-  options?: Record<string, { type: "string" | "boolean" }>;
-  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<void>;
-}
 
 const withDatabase = async <T>(work: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<T>): Promise<T> => {
   const { databaseUrl } = loadConfig();
@@ -26,174 +21,214 @@ const withDatabase = async <T>(work: (db: Awaited<ReturnType<typeof openDatabase
   }
 };
 
-const required = (values: Record<string, unknown>, name: string): string => {
-  const value = values[name];
-  if (typeof value !== "string" || value.trim() === "") throw new Error(`--${name} is required`);
+// Argument parsers: commander reports what they throw as "option '--users <count>' argument '-5' is invalid. <message>".
+const positiveInteger = (text: string): number => {
+  const value = Number(text);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError("Expected a positive integer.");
   return value;
 };
-
-const commands: Record<string, Command> = {
-  "keys:create": {
-    summary: "Create an API key (and the account, if new); prints the key alone on the last line",
-    usage: 'keys:create --account <name> --scopes "<scope,scope|*>" [--name <label>] [--user <id>] [--expires <ISO date>]',
-    options: { account: { type: "string" }, scopes: { type: "string" }, name: { type: "string" }, user: { type: "string" }, expires: { type: "string" } },
-    run: (values) =>
-      withDatabase(async ({ prisma }) => {
-        const expiresAt = typeof values.expires === "string" ? new Date(values.expires) : null;
-        if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new Error(`--expires "${values.expires}" is not a date`);
-        const userId = typeof values.user === "string" ? Number(values.user) : null;
-        if (userId !== null && !Number.isInteger(userId)) throw new Error("--user takes a user id");
-        const created = await createApiKey(prisma, {
-          account: required(values, "account"), scopes: required(values, "scopes"), name: values.name as string | undefined, userId, expiresAt,
-        });
-        console.log(`Created key ${created.id} for account ${created.accountId}. Store it now: it is not shown again.`);
-        console.log(created.key);
-      }),
-  },
-  "keys:list": {
-    summary: "List API keys (prefix, scopes, last use, expiry, revocation); never the keys themselves",
-    usage: "keys:list [--account <name>]",
-    options: { account: { type: "string" } },
-    run: (values) =>
-      withDatabase(async ({ prisma }) => {
-        const keys = await listKeys(prisma, values.account as string | undefined);
-        const when = (d: Date | null) => (d ? d.toISOString() : "-");
-        console.log(["id", "account", "prefix", "name", "scopes", "user", "last used", "expires", "revoked"].join("\t"));
-        for (const k of keys) {
-          console.log([k.id, k.account, `${k.prefix}…`, k.name, k.scopes.join(","), k.userId ?? "-", when(k.lastUsedAt), when(k.expiresAt), when(k.revokedAt)].join("\t"));
-        }
-      }),
-  },
-  "keys:revoke": {
-    summary: "Revoke an API key by id: its next request is refused",
-    usage: "keys:revoke <id>",
-    run: (_values, [id]) =>
-      withDatabase(async ({ prisma }) => {
-        if (!id || !/^\d+$/.test(id)) throw new Error("Give the key's id (see keys:list)");
-        const key = await revokeKey(prisma, Number(id));
-        console.log(`Revoked key ${key.id} (${key.prefix}…) of account ${key.account}`);
-      }),
-  },
-  "accounts:create": {
-    summary: "Create an account (with PERSCOM's default settings)",
-    usage: "accounts:create --name <name>",
-    options: { name: { type: "string" } },
-    run: (values) =>
-      withDatabase(async ({ prisma }) => {
-        const name = required(values, "name").trim();
-        if (await prisma.account.findUnique({ where: { name } })) throw new Error(`Account "${name}" already exists`);
-        const account = await ensureAccount(prisma, name);
-        console.log(`Created account ${account.id} "${account.name}"`);
-      }),
-  },
-  "accounts:list": {
-    summary: "List accounts: id, name, subscription state and number of API keys",
-    usage: "accounts:list",
-    run: () =>
-      withDatabase(async ({ prisma }) => {
-        const accounts = await prisma.account.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { apiKeys: true } } } });
-        console.log(["id", "name", "subscription", "keys"].join("\t"));
-        for (const a of accounts) console.log([a.id, a.name, a.subscriptionStatus, a._count.apiKeys].join("\t"));
-      }),
-  },
-  seed: {
-    summary: "Write a deterministic demo organisation of any size into a new (or empty) account",
-    usage: "seed --account <name> [--users <N, default 50>] [--seed <number, default 1>]",
-    options: { account: { type: "string" }, users: { type: "string" }, seed: { type: "string" } },
-    run: (values) =>
-      withDatabase(async ({ prisma }) => {
-        const account = required(values, "account");
-        const users = values.users === undefined ? 50 : Number(values.users);
-        if (!Number.isInteger(users) || users < 1) throw new Error("--users takes a positive whole number");
-        const seed = values.seed === undefined ? 1 : Number(values.seed);
-        if (!Number.isInteger(seed)) throw new Error("--seed takes a whole number");
-        const summary = await seedDemo(prisma, { account, users, seed, progress: (total) => progressBar("Seeding", total) });
-        console.log(formatSummary(account, summary));
-      }),
-  },
-  "accounts:subscription": {
-    summary: "Show or set an account's subscription state",
-    usage: `accounts:subscription --account <name> [--status <${subscriptionStates.join("|")}>]`,
-    options: { account: { type: "string" }, status: { type: "string" } },
-    run: (values) =>
-      withDatabase(async ({ prisma }) => {
-        const account = await ensureAccount(prisma, required(values, "account"));
-        if (typeof values.status === "string") {
-          if (!subscriptionStates.includes(values.status)) throw new Error(`--status must be one of ${subscriptionStates.join(", ")}`);
-          await prisma.account.update({ where: { id: account.id }, data: { subscriptionStatus: values.status } });
-          console.log(`Account ${account.name}: subscription ${values.status}`);
-        } else {
-          console.log(`Account ${account.name}: subscription ${account.subscriptionStatus}`);
-        }
-      }),
-  },
-  maintenance: {
-    summary: "Switch maintenance mode (every API request answers 503) on or off, or show it",
-    usage: "maintenance [on|off]",
-    run: (_values, [state]) =>
-      withDatabase(async ({ prisma }) => {
-        if (state === "on" || state === "off") await setMaintenance(prisma, state === "on");
-        else if (state !== undefined) throw new Error('Say "on" or "off"');
-        console.log(`Maintenance is ${(await isMaintenance(prisma)) ? "on" : "off"}`);
-      }),
-  },
-  migrate: {
-    summary: "Apply pending database migrations",
-    usage: "migrate",
-    run: async () => {
-      const applied = await migrate(loadConfig().databaseUrl);
-      console.log(applied.length ? `Applied ${applied.join(", ")}` : "Database is up to date");
-    },
-  },
-  "schema:print": {
-    summary: "Print the GraphQL schema (or write it with --out)",
-    usage: "schema:print [--out <file>]",
-    options: { out: { type: "string" } },
-    run: async (values) => {
-      const [{ getSchema }, { printedSchema }] = await Promise.all([import("../server/app.ts"), import("../graphql/schema.ts")]);
-      const text = printedSchema(getSchema());
-      if (typeof values.out === "string") writeFileSync(values.out, text);
-      else process.stdout.write(text);
-    },
-  },
-  "openapi:print": {
-    summary: "Print the OpenAPI 3.1 document of the REST API (or write it with --out)",
-    usage: "openapi:print [--out <file>]",
-    options: { out: { type: "string" } },
-    run: async (values) => {
-      const { printOpenApi } = await import("../openapi/document.ts");
-      const text = printOpenApi();
-      if (typeof values.out === "string") writeFileSync(values.out, text);
-      else process.stdout.write(text);
-    },
-  },
+const integer = (text: string): number => {
+  const value = Number(text);
+  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isSafeInteger(value)) throw new InvalidArgumentError("Expected an integer.");
+  return value;
+};
+const nonEmpty = (text: string): string => {
+  if (text.trim() === "") throw new InvalidArgumentError("Expected a value.");
+  return text;
+};
+const futureDate = (text: string): Date => {
+  let date: Date;
+  try {
+    date = parseDate(text);
+  } catch {
+    throw new InvalidArgumentError("Expected an ISO 8601 date such as 2030-01-31 or 2030-01-31T12:00:00Z.");
+  }
+  if (date.getTime() <= Date.now()) throw new InvalidArgumentError("That is in the past: a key must expire later.");
+  return date;
 };
 
-function help(): string {
-  return ["Usage: npm run cli -- <command> [options]", "", ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(24)}${c.summary}`)].join("\n");
+/** The scope names a key can hold, one line per model, for `keys:create --help`. */
+function scopesHelp(): string {
+  const abilities = ["view", "create", "update", "delete"];
+  const rank = (scope: string) => (abilities.indexOf(scope.split(":")[0]!) + abilities.length + 1) % (abilities.length + 1);
+  const byModel = new Map<string, string[]>();
+  for (const scope of knownScopes) byModel.set(scope.split(":")[1]!, [...(byModel.get(scope.split(":")[1]!) ?? []), scope]);
+  const lines = [...byModel.keys()].sort().map((model) => `  ${byModel.get(model)!.sort((a, b) => rank(a) - rank(b)).join("  ")}`);
+  return ["", "Scopes: * (all of them), or any of these, separated by commas or spaces:", ...lines].join("\n");
 }
 
+/**
+ * Commander checks required options before unknown ones, so `--acount x` would be told that --account is missing
+ * instead of getting a suggestion; required options are therefore declared as plain ones and checked here.
+ */
+function required<T>(value: T | undefined, flag: string): T {
+  if (value === undefined) throw new Error(`required option '${flag}' not specified`);
+  return value;
+}
+
+const print = (text: string, out: string | undefined) => (out === undefined ? process.stdout.write(text) : writeFileSync(out, text));
+
+const program = new Command("npm run cli --")
+  .description("Muster's admin commands. Errors are one line on stderr and exit 1.")
+  .exitOverride()
+  .showSuggestionAfterError()
+  // Commander puts "(Did you mean ...?)" on a line of its own; scripts get each error as one line.
+  .configureOutput({ outputError: (text, write) => write(`${text.trim().replace(/\s*\n\s*/g, " ")}\n`) });
+
+program
+  .command("keys:create")
+  .description("Create an API key (and the account, if new); prints the key alone on the last line")
+  .option("--account <name>", "(required) the account the key belongs to (created if new)", nonEmpty)
+  .option("--scopes <scopes>", '(required) the scopes it holds, separated by commas or spaces, or "*" (listed below)', nonEmpty)
+  .option("--name <label>", "a label, shown by keys:list", "API key")
+  .option("--user <id>", "the account's user it acts as (the author of what it writes, /me)", positiveInteger)
+  .option("--expires <date>", "when it stops working (ISO 8601, in the future); never if not given", futureDate)
+  .addHelpText("after", scopesHelp)
+  .action((options: { account?: string; scopes?: string; name: string; user?: number; expires?: Date }) => {
+    const account = required(options.account, "--account <name>");
+    const scopes = required(options.scopes, "--scopes <scopes>");
+    return withDatabase(async ({ prisma }) => {
+      const created = await createApiKey(prisma, { account, scopes, name: options.name, userId: options.user ?? null, expiresAt: options.expires ?? null });
+      console.log(`Created key ${created.id} for account ${created.accountId}. Store it now: it is not shown again.`);
+      console.log(created.key);
+    });
+  });
+
+program
+  .command("keys:list")
+  .description("List API keys (prefix, scopes, last use, expiry, revocation); never the keys themselves")
+  .option("--account <name>", "only this account's keys (an error if there is no such account)", nonEmpty)
+  .action((options: { account?: string }) =>
+    withDatabase(async ({ prisma }) => {
+      const keys = await listKeys(prisma, options.account);
+      const when = (d: Date | null) => (d ? d.toISOString() : "-");
+      console.log(["id", "account", "prefix", "name", "scopes", "user", "last used", "expires", "revoked"].join("\t"));
+      for (const k of keys) {
+        console.log([k.id, k.account, `${k.prefix}…`, k.name, k.scopes.join(","), k.userId ?? "-", when(k.lastUsedAt), when(k.expiresAt), when(k.revokedAt)].join("\t"));
+      }
+    }),
+  );
+
+program
+  .command("keys:revoke")
+  .description("Revoke an API key by id: its next request is refused. A key already revoked is an error (exit 1)")
+  .addArgument(new Argument("<id>", "the key's id (see keys:list)").argParser(positiveInteger))
+  .action((id: number) =>
+    withDatabase(async ({ prisma }) => {
+      const key = await revokeKey(prisma, id);
+      console.log(`Revoked key ${key.id} (${key.prefix}…) of account ${key.account}`);
+    }),
+  );
+
+program
+  .command("accounts:create")
+  .description("Create an account (with PERSCOM's default settings)")
+  .option("--name <name>", "(required) the account's name", nonEmpty)
+  .action((options: { name?: string }) => {
+    const name = required(options.name, "--name <name>").trim();
+    return withDatabase(async ({ prisma }) => {
+      if (await prisma.account.findUnique({ where: { name } })) throw new Error(`Account "${name}" already exists`);
+      const account = await ensureAccount(prisma, name);
+      console.log(`Created account ${account.id} "${account.name}"`);
+    });
+  });
+
+program
+  .command("accounts:list")
+  .description("List accounts: id, name, subscription state and number of API keys")
+  .action(() =>
+    withDatabase(async ({ prisma }) => {
+      const accounts = await prisma.account.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { apiKeys: true } } } });
+      console.log(["id", "name", "subscription", "keys"].join("\t"));
+      for (const a of accounts) console.log([a.id, a.name, a.subscriptionStatus, a._count.apiKeys].join("\t"));
+    }),
+  );
+
+program
+  .command("seed")
+  .description("Write a deterministic demo organisation of any size into a new (or empty) account")
+  .option("--account <name>", "(required) the account to fill (created if new)", nonEmpty)
+  .option("--users <count>", "how many users", positiveInteger, 50)
+  .option("--seed <number>", "the same seed writes the same organisation", integer, 1)
+  .action((options: { account?: string; users: number; seed: number }) => {
+    const account = required(options.account, "--account <name>");
+    return withDatabase(async ({ prisma }) => {
+      const summary = await seedDemo(prisma, { account, users: options.users, seed: options.seed, progress: (total) => progressBar("Seeding", total) });
+      console.log(formatSummary(account, summary));
+    });
+  });
+
+program
+  .command("accounts:subscription")
+  .description("Show an account's subscription state, or set it with --status")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .addOption(new Option("--status <state>", "the state to set").choices(subscriptionStates))
+  .action((options: { account?: string; status?: string }) => {
+    const name = required(options.account, "--account <name>");
+    return withDatabase(async ({ prisma }) => {
+      const account = await requireAccount(prisma, name);
+      if (options.status !== undefined) {
+        await prisma.account.update({ where: { id: account.id }, data: { subscriptionStatus: options.status } });
+        console.log(`Account ${account.name}: subscription ${options.status}`);
+      } else {
+        console.log(`Account ${account.name}: subscription ${account.subscriptionStatus}`);
+      }
+    });
+  });
+
+program
+  .command("maintenance")
+  .description("Switch maintenance mode (every API request answers 503) on or off, or show it")
+  .addArgument(new Argument("[state]", "on or off; without it, shows the mode").choices(["on", "off"]))
+  .action((state: "on" | "off" | undefined) =>
+    withDatabase(async ({ prisma }) => {
+      if (state !== undefined) await setMaintenance(prisma, state === "on");
+      console.log(`Maintenance is ${(await isMaintenance(prisma)) ? "on" : "off"}`);
+    }),
+  );
+
+program
+  .command("migrate")
+  .description("Apply pending database migrations")
+  .action(async () => {
+    const applied = await migrate(loadConfig().databaseUrl);
+    console.log(applied.length ? `Applied ${applied.join(", ")}` : "Database is up to date");
+  });
+
+program
+  .command("schema:print")
+  .description("Print the GraphQL schema (or write it with --out)")
+  .option("--out <file>", "write it to this file instead", nonEmpty)
+  .action(async (options: { out?: string }) => {
+    const [{ getSchema }, { printedSchema }] = await Promise.all([import("../server/app.ts"), import("../graphql/schema.ts")]);
+    print(printedSchema(getSchema()), options.out);
+  });
+
+program
+  .command("openapi:print")
+  .description("Print the OpenAPI 3.1 document of the REST API (or write it with --out)")
+  .option("--out <file>", "write it to this file instead", nonEmpty)
+  .action(async (options: { out?: string }) => {
+    const { printOpenApi } = await import("../openapi/document.ts");
+    print(printOpenApi(), options.out);
+  });
+
+// A reader that stops early (`schema:print | head`) closes the pipe: that is the end of the output, not a failure.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  process.stderr.write(`error: ${error.message}\n`);
+  process.exit(1);
+});
+
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (!name || name === "--help" || name === "-h" || name === "help") {
-    console.log(help());
-    return name ? 0 : 1;
-  }
-  const command = commands[name];
-  if (!command) {
-    console.error(`Unknown command "${name}".\n${help()}`);
-    return 1;
-  }
-  if (rest.includes("--help") || rest.includes("-h")) {
-    console.log(`${command.summary}\nUsage: npm run cli -- ${command.usage}`);
-    return 0;
-  }
   try {
-    const { values, positionals } = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true });
-    await command.run(values, positionals);
+    await program.parseAsync(argv, { from: "user" });
     return 0;
   } catch (error) {
-    console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+    // Commander has printed its own errors (and help) already.
+    if (error instanceof CommanderError) return error.exitCode;
+    const message = error instanceof Error ? error.message : String(error);
+    console.error(`error: ${message.trim().replace(/\s*\n\s*/g, " ")}`);
     return 1;
   }
 }
