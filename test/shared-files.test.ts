@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createApiKey } from "../src/auth/accounts.ts";
+import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
 
@@ -112,4 +113,10 @@ test("a user's photo and an owner's image stored through A are deleted with thei
   } finally {
     await db.close();
   }
+});
+
+test("STORAGE_DRIVER is disk unless set to database; anything else stops the start", () => {
+  expect(loadConfig({}).storageDriver).toBe("disk");
+  expect(loadConfig({ STORAGE_DRIVER: "database" }).storageDriver).toBe("database");
+  expect(() => loadConfig({ STORAGE_DRIVER: "s3" })).toThrow(/STORAGE_DRIVER to be one of disk, database/);
 });
