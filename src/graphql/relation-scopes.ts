@@ -58,6 +58,7 @@ class RelationForbidden extends ApiError {
 /** A selection left out by a literal `@skip(if: true)` or `@include(if: false)`; a variable condition counts as selected. */
 const skipped = (selection: SelectionNode) =>
   selection.directives?.some((d) => {
+    if (d.name.value !== "skip" && d.name.value !== "include") return false;
     const condition = d.arguments?.find((a) => a.name.value === "if")?.value;
     return condition?.kind === Kind.BOOLEAN && condition.value === (d.name.value === "skip");
   }) ?? false;
