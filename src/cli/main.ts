@@ -47,13 +47,19 @@ const futureDate = (text: string): Date => {
   return date;
 };
 
-/** The scope names a key can hold, one line per model, for `keys:create --help`. */
+/** The scope names a key can hold, one line per model (view, create, update, delete first), for `keys:create --help`. */
 function scopesHelp(): string {
   const abilities = ["view", "create", "update", "delete"];
-  const rank = (scope: string) => (abilities.indexOf(scope.split(":")[0]!) + abilities.length + 1) % (abilities.length + 1);
+  const order = (scope: string) => {
+    const index = abilities.indexOf(scope.split(":")[0]!);
+    return index === -1 ? abilities.length : index;
+  };
   const byModel = new Map<string, string[]>();
-  for (const scope of knownScopes) byModel.set(scope.split(":")[1]!, [...(byModel.get(scope.split(":")[1]!) ?? []), scope]);
-  const lines = [...byModel.keys()].sort().map((model) => `  ${byModel.get(model)!.sort((a, b) => rank(a) - rank(b)).join("  ")}`);
+  for (const scope of knownScopes) {
+    const model = scope.split(":")[1]!;
+    byModel.set(model, [...(byModel.get(model) ?? []), scope]);
+  }
+  const lines = [...byModel.keys()].sort().map((model) => `  ${byModel.get(model)!.sort((a, b) => order(a) - order(b)).join("  ")}`);
   return ["", "Scopes: * (all of them), or any of these, separated by commas or spaces:", ...lines].join("\n");
 }
 
