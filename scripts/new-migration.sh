@@ -12,7 +12,11 @@ stamp="$(date -u +%Y%m%d%H%M%S)_${name}"
 last=$(ls -d prisma/migrations/*/ | sort | tail -n 1)
 dir="prisma/migrations/$stamp"
 mkdir -p "$dir"
-npx prisma migrate diff --from-schema-datamodel "${last}schema.snapshot.prisma" --to-schema-datamodel prisma/schema.prisma --script > "$dir/migration.sql"
+# The engine opens the adapter's database even to diff two files: a scratch one, so no ./data/ is needed.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+DATABASE_URL="file:$scratch/diff.db" \
+  npx prisma migrate diff --from-schema-datamodel "${last}schema.snapshot.prisma" --to-schema-datamodel prisma/schema.prisma --script > "$dir/migration.sql"
 cp prisma/schema.prisma "$dir/schema.snapshot.prisma"
 echo "Wrote $dir/migration.sql"
 
