@@ -48,6 +48,8 @@ export interface Config {
   corsOrigins: string[];
   /** Server processes sharing the port (`npm start` with node:cluster); 1 runs in this process. */
   workers: number;
+  /** On SIGTERM, how long requests already received may take to be answered before the process exits anyway (exit 1). */
+  shutdownGraceMs: number;
   /** pino level of the JSON log on stdout: fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
   /** When set, `GET /metrics` requires `Authorization: Bearer <token>`. */
@@ -125,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executionTimeoutMs: int(env.EXECUTION_TIMEOUT_MS, 30000),
     maxConcurrentOperations: int(env.MAX_CONCURRENT_OPERATIONS, 16),
     workers: int(env.WORKERS, 1),
+    shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 30_000),
     corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),
     logLevel: logLevel(env.LOG_LEVEL),
     metricsToken: env.METRICS_TOKEN || null,

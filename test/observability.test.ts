@@ -265,6 +265,18 @@ describe("/metrics", () => {
     expect(sample(text, "http_requests_total", { route: "/v2/ranks", method: "GET", status: "200" })).toBeUndefined();
   });
 
+  test("operations run without a valid key count under one name, whatever names the client makes up", async () => {
+    const { app, as } = appOn(h, { logLevel: "silent" });
+    for (const key of [null, "mst_not_a_key"]) {
+      for (let i = 0; i < 5; i++) expect((await as(key).graphql(`query Flood${key ? "Keyed" : ""}${i} { ranks { nodes { id } } }`)).status).toBe(401);
+    }
+    await as(await h.key("named-operations")).graphql("query Named { ranks { nodes { id } } }");
+    const text = await (await app.yoga.fetch("http://muster.test/metrics")).text();
+    expect(text).not.toMatch(/operation="Flood/);
+    expect(sample(text, "graphql_operations_total", { operation: "unauthenticated", type: "query" })).toBe(10);
+    expect(sample(text, "graphql_operations_total", { operation: "Named", type: "query" })).toBe(1);
+  });
+
   test("METRICS_TOKEN: a Bearer token is required when set", async () => {
     const { app } = appOn(h, { logLevel: "silent", metricsToken: "scrape-me" });
     const get = (headers: Record<string, string> = {}) => app.yoga.fetch("http://muster.test/metrics", { headers });

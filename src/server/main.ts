@@ -1,106 +1,296 @@
-import cluster from "node:cluster";
+import cluster, { type Worker } from "node:cluster";
 import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer as createListener, type AddressInfo, type Socket } from "node:net";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApp } from "./app.ts";
 import { firstRun } from "./first-run.ts";
+import { shareRateLimitsAcrossWorkers } from "./rate-limit.ts";
+import { serveClusterMetrics } from "./observability/metrics.ts";
 
 const config = loadConfig();
 
+/** What the primary and its workers tell each other (`WORKERS>1`). */
+type Message =
+  /** Worker → primary: serving; send it connections. */
+  | { muster: "ready" }
+  /** Worker → primary: it was signalled on its own; send it no more connections. */
+  | { muster: "stopping" }
+  /** Primary → worker, with the socket of a connection the primary accepted. */
+  | { muster: "connection" }
+  /** Primary → worker: no connection follows this message; answer what was received, then exit. */
+  | { muster: "shutdown" };
+
+const kindOf = (message: unknown) => (typeof message === "object" && message !== null ? (message as { muster?: unknown }).muster : undefined);
+
 /**
- * `WORKERS=N` (N > 1): this process migrates and seeds once, then forks N workers that share the
- * listening port (node:cluster) and hold no state of their own between requests. A worker that dies
- * is replaced; SIGTERM is passed on to every worker, each drains as below, and the primary exits 0
- * once they all have.
+ * Resolves after one whole turn of the event loop, its poll phase included: connections waiting in the kernel's accept
+ * queue have been accepted and bytes waiting on a socket have been read, so a request written before this was called
+ * is no longer invisible (a connection whose request has begun is not idle).
  */
+const pollOnce = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+
+/** Connections the kernel holds for a listening socket before they are accepted: at most this many, plus one. */
+const LISTEN_BACKLOG = 511;
+
+/**
+ * Takes in what clients sent before a stop: libuv accepts one connection per turn of the event loop (and reads every
+ * readable socket each turn), so turns are run until one accepts nothing, at most as many as the accept queue holds.
+ */
+async function takeWaiting(accepted: () => number) {
+  for (let turn = 0; turn <= LISTEN_BACKLOG; turn++) {
+    const before = accepted();
+    await pollOnce();
+    if (accepted() === before) return;
+  }
+}
+
 if (config.workers > 1 && cluster.isPrimary) {
+  await runPrimary();
+} else {
+  await serve();
+}
+
+/**
+ * `WORKERS=N` (N > 1): this process migrates and seeds once, forks N workers, then listens itself and hands each
+ * connection it accepts to the next worker in turn (node:cluster's round robin, done here so that a shutdown knows
+ * every connection accepted has reached a worker before telling the workers to stop). Rate limits (without Redis)
+ * and `/metrics` are kept across the workers through this process. A worker that dies is replaced. On SIGTERM the
+ * connections already waiting are accepted and handed over, the listening socket is closed, each worker drains as
+ * below, and this process exits 0 once they all have (1 if one of them did not finish within the grace period).
+ */
+async function runPrimary() {
   const applied = await migrate(config.databaseUrl);
   if (applied.length) console.log(`Applied migrations: ${applied.join(", ")}`);
   const seedDb = await openDatabase(config.databaseUrl);
   await firstRun(seedDb.prisma, config);
   await seedDb.close();
+  shareRateLimitsAcrossWorkers(config);
+  serveClusterMetrics();
+
+  /** Workers that said they are ready and are not stopping, in the order connections go to them. */
+  const serving: Worker[] = [];
+  let turn = 0;
   let stopping = false;
+  let failed = false;
+  const leave = (worker: Worker) => {
+    const at = serving.indexOf(worker);
+    if (at >= 0) serving.splice(at, 1);
+  };
+  const shutdownMessage: Message = { muster: "shutdown" };
+
+  let accepted = 0;
+  const listener = createListener({ pauseOnConnect: true, noDelay: true }, (socket) => {
+    accepted++;
+    const worker = serving[turn++ % Math.max(1, serving.length)];
+    if (!worker) return void socket.destroy();
+    worker.send({ muster: "connection" } satisfies Message, socket, (error) => {
+      if (error) socket.destroy();
+    });
+  });
+  const listen = () =>
+    listener.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => {
+      const { port } = listener.address() as AddressInfo;
+      console.log(
+        `Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql) ` +
+          `(primary ${process.pid}, ${serving.length} workers)`,
+      );
+    });
+  let started = false;
+
   const fork = () => cluster.fork({ MUSTER_WORKER: "1" });
-  cluster.on("exit", (worker, code) => {
+  cluster.on("message", (worker, message: unknown) => {
+    const kind = kindOf(message);
+    if (kind === "ready") {
+      if (stopping) return void worker.send(shutdownMessage);
+      serving.push(worker);
+      if (!started && serving.length === config.workers) {
+        started = true;
+        listen();
+      }
+    } else if (kind === "stopping") {
+      leave(worker);
+      worker.send(shutdownMessage);
+    }
+  });
+  const running = () => Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+  cluster.on("exit", (worker, code, signal) => {
+    leave(worker);
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (code !== 0) failed = true;
+      if (running().length === 0) process.exit(failed ? 1 : 0);
       return;
     }
-    console.error(`Worker ${worker.process.pid} exited (${code}); starting another`);
+    console.error(`Worker ${worker.process.pid} exited (${code ?? signal}); starting another`);
     fork();
   });
   for (let i = 0; i < config.workers; i++) fork();
   console.log(`Muster primary ${process.pid}: ${config.workers} workers`);
-  const stop = (signal: NodeJS.Signals) => {
+
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      console.log(`${signal} again: exiting now`);
+      for (const worker of running()) worker.process.kill("SIGKILL");
+      process.exit(1);
+    }
     stopping = true;
-    console.log(`${signal}: stopping ${config.workers} workers`);
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+    console.log(`${signal}: stopping ${running().length} workers`);
+    // Connections the kernel accepted before the signal are taken and handed over before the socket closes.
+    await takeWaiting(() => accepted);
+    listener.close();
+    serving.length = 0;
+    // Sent after every connection handed over (one channel, in order): a worker stops only once it has them all.
+    for (const worker of running()) worker.send(shutdownMessage);
+    setTimeout(() => {
+      console.error(`Workers still running past the shutdown grace period (${config.shutdownGraceMs} ms): exiting`);
+      for (const worker of running()) worker.process.kill("SIGKILL");
+      process.exit(1);
+    }, config.shutdownGraceMs + 5_000).unref();
+    if (running().length === 0) process.exit(0);
   };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
-} else {
-  await serve();
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
 }
-
-async function serve() {
-const applied = cluster.isWorker ? [] : await migrate(config.databaseUrl);
-if (applied.length) console.log(`Applied migrations: ${applied.join(", ")}`);
-const db = await openDatabase(config.databaseUrl);
-if (!cluster.isWorker) await firstRun(db.prisma, config);
-const { yoga, rateLimit, observability } = createApp({ db, config });
-// Counters go to Redis from the first request when REDIS_URL is set (the in-memory insurance limiter covers a slow start).
-await rateLimit.ready();
-
-/** Responses not yet finished: a shutdown waits for them. */
-const inFlight = new Set<ServerResponse>();
-let stopping = false;
-
-const server = createServer((req, res) => {
-  inFlight.add(res);
-  res.on("close", () => {
-    inFlight.delete(res);
-    // A connection kept alive by a response that began before the stop is dropped as soon as it is idle.
-    if (stopping) setImmediate(() => server.closeIdleConnections());
-  });
-  // Once stopping, no connection is kept alive past the response it is carrying.
-  if (stopping) res.shouldKeepAlive = false;
-  void yoga(req, res);
-});
-server.listen(config.port, config.host, () => {
-  const { port } = server.address() as AddressInfo;
-  const who = cluster.isWorker ? ` (worker ${process.pid})` : "";
-  console.log(`Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql)${who}`);
-});
 
 /**
- * Graceful stop on SIGTERM or SIGINT: the listening socket is closed at once (new connections are
- * refused), idle keep-alive connections are dropped, requests in flight are finished and answered,
- * then the database is closed and the process exits 0. An operation cannot outlive the execution
- * timeout, so past that (plus a margin) the process exits 1 without waiting; SQLite discards the
- * unfinished transactions. A second signal exits at once.
+ * Serves HTTP: on its own port (`WORKERS=1`) or, in a worker, the connections the primary hands over.
+ *
+ * Graceful stop on SIGTERM or SIGINT (in a worker, when the primary says so): connections waiting to be accepted and
+ * bytes already received are taken in first (`takeWaiting`), then the listening socket is closed (new
+ * connections are refused), connections with no request begun are closed, and every request received is answered,
+ * with `Connection: close`; connections kept alive by a response that began earlier are closed once idle. Once the
+ * last connection is closed, the database is closed and the process exits 0. Past `SHUTDOWN_GRACE_MS` it exits 1
+ * without waiting (SQLite and PostgreSQL discard the unfinished transactions). A second signal exits at once.
  */
-async function shutdown(signal: string) {
-  if (stopping) {
-    console.log(`${signal} again: exiting now`);
-    process.exit(1);
+async function serve() {
+  const worker = cluster.isWorker;
+  let beginShutdown: ((reason: string) => void) | undefined;
+  let shutdownAsked = false;
+  let handOver: ((socket: Socket) => void) | undefined;
+  if (worker) {
+    process.on("message", (message: unknown, socket?: Socket) => {
+      const kind = kindOf(message);
+      if (kind === "connection" && socket) {
+        if (handOver) handOver(socket);
+        else socket.destroy();
+      } else if (kind === "shutdown") {
+        if (beginShutdown) beginShutdown("shutdown requested by the primary");
+        else shutdownAsked = true;
+      }
+    });
   }
-  stopping = true;
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  for (const res of inFlight) res.shouldKeepAlive = false;
-  console.log(`${signal}: shutting down, ${inFlight.size} request(s) in flight`);
-  setTimeout(() => {
-    console.error(`Shutdown timed out with ${inFlight.size} request(s) in flight`);
-    process.exit(1);
-  }, config.executionTimeoutMs + 5_000).unref();
-  await closed;
-  await observability.close();
-  await rateLimit.close();
-  await db.close();
-  console.log("Stopped");
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
+
+  const applied = worker ? [] : await migrate(config.databaseUrl);
+  if (applied.length) console.log(`Applied migrations: ${applied.join(", ")}`);
+  const db = await openDatabase(config.databaseUrl);
+  if (!worker) await firstRun(db.prisma, config);
+  const { yoga, rateLimit, observability } = createApp({ db, config });
+  // Counters go to Redis from the first request when REDIS_URL is set (the in-memory insurance limiter covers a slow start).
+  await rateLimit.ready();
+
+  /** Responses not yet finished. */
+  const inFlight = new Set<ServerResponse>();
+  /** Open connections: the process exits once the last one closes. */
+  const sockets = new Set<Socket>();
+  let stopping = false;
+  let finished = false;
+
+  const server = createServer((req, res) => {
+    inFlight.add(res);
+    // Once stopping, no connection is kept alive past the response it is carrying.
+    if (stopping) res.shouldKeepAlive = false;
+    res.on("close", () => {
+      inFlight.delete(res);
+      // A connection kept alive by a response that began before the stop is closed once idle.
+      if (stopping) closeIdle();
+    });
+    void yoga(req, res);
+  });
+  let accepted = 0;
+  server.on("connection", (socket: Socket) => {
+    accepted++;
+    sockets.add(socket);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      if (stopping && sockets.size === 0) void finish();
+    });
+  });
+
+  let sweeping = false;
+  let sweepAgain = false;
+  /** Closes the connections that have no request begun and none waiting to be read. */
+  function closeIdle() {
+    if (sweeping) return void (sweepAgain = true);
+    sweeping = true;
+    void pollOnce().then(() => {
+      server.closeIdleConnections();
+      sweeping = false;
+      if (sweepAgain) {
+        sweepAgain = false;
+        closeIdle();
+      }
+    });
+  }
+
+  async function finish() {
+    if (finished) return;
+    finished = true;
+    await observability.close();
+    await rateLimit.close();
+    await db.close();
+    console.log("Stopped");
+    process.exit(0);
+  }
+
+  async function shutdown(reason: string) {
+    if (stopping) return;
+    stopping = true;
+    for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    console.log(`${reason}: shutting down, ${inFlight.size} request(s) in flight`);
+    setTimeout(() => {
+      console.error(`Shutdown grace period (${config.shutdownGraceMs} ms) over with ${sockets.size} connection(s) open: exiting`);
+      process.exit(1);
+    }, config.shutdownGraceMs).unref();
+    await takeWaiting(() => accepted);
+    // http's close() also closes the connections idle at this moment; a worker has no listening socket of its own.
+    if (server.listening) server.close();
+    else server.closeIdleConnections();
+    if (sockets.size === 0) await finish();
+  }
+  beginShutdown = (reason) => void shutdown(reason);
+
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (signalled) {
+      console.log(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    signalled = true;
+    // A worker signalled on its own first has the primary stop sending it connections; the primary then says when.
+    if (worker && process.connected) process.send!({ muster: "stopping" } satisfies Message);
+    else void shutdown(signal);
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  if (worker) process.on("disconnect", () => void shutdown("primary gone"));
+
+  if (worker) {
+    // http.Server starts its connection list (closeIdleConnections, headersTimeout, requestTimeout) on "listening";
+    // this one never listens, the primary hands it connections.
+    server.emit("listening");
+    handOver = (socket) => {
+      // As on the sockets http.Server accepts itself (it handles a client's half-close on its own).
+      socket.allowHalfOpen = true;
+      server.emit("connection", socket);
+    };
+    process.send!({ muster: "ready" } satisfies Message);
+    console.log(`Muster worker ${process.pid} ready`);
+    if (shutdownAsked) void shutdown("shutdown requested by the primary");
+  } else {
+    server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => {
+      const { port } = server.address() as AddressInfo;
+      console.log(`Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql)`);
+    });
+  }
 }

@@ -1,9 +1,13 @@
+import cluster from "node:cluster";
 import type { IncomingMessage } from "node:http";
 import type { GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { MapperKind, mapSchema } from "@graphql-tools/utils";
 import { rateLimitDirective, type RateLimitArgs } from "graphql-rate-limit-directive";
-import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterRedisOptions, type RateLimiterAbstract, type RateLimiterRes } from "rate-limiter-flexible";
+import {
+  RateLimiterCluster, RateLimiterClusterMaster, RateLimiterMemory, RateLimiterRedis,
+  type IRateLimiterRedisOptions, type RateLimiterAbstract, type RateLimiterRes,
+} from "rate-limiter-flexible";
 import { Redis } from "ioredis";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
@@ -47,7 +51,8 @@ const bucketOf = (auth: Context["auth"], serverContext: ServerContext | undefine
  * context is built, since it may be refused (401) before any root field runs; its root fields then cost nothing.
  * Counted in memory, or in Redis when `config.redisUrl` is set so that every instance shares the allowance. While
  * Redis is unreachable each instance counts in memory with the same allowance (rate-limiter-flexible's insurance
- * limiter) and says so once in the log.
+ * limiter) and says so once in the log. Without Redis, the workers of `WORKERS>1` count in their primary's memory
+ * (rate-limiter-flexible's cluster limiter; see `shareRateLimitsAcrossWorkers`), so they share one allowance.
  */
 export function createRateLimit(config: Config, db: Database): RateLimit {
   const points = config.rateLimitPerMinute;
@@ -57,7 +62,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   const redis = config.redisUrl ? connect(config.redisUrl) : null;
   let limiter: RateLimiterAbstract | undefined;
 
-  const Base = redis ? RateLimiterRedis : RateLimiterMemory;
+  const Base = redis ? RateLimiterRedis : countsInPrimary(config) ? RateLimiterCluster : RateLimiterMemory;
   /** The directive builds its limiter itself; keep a hold of it to read a bucket without consuming. */
   class Limiter extends (Base as typeof RateLimiterRedis) {
     constructor(options: IRateLimiterRedisOptions) {
@@ -164,6 +169,17 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
       redis.disconnect();
     },
   };
+}
+
+/** A worker of `WORKERS>1` without Redis: its counters live in the primary, shared with the other workers. */
+const countsInPrimary = (config: Config) => !config.redisUrl && config.workers > 1 && cluster.isWorker;
+
+/**
+ * In the primary of `WORKERS>1`, before forking: keeps the workers' counters (when there is no Redis to keep them),
+ * so that the allowance is one for all the workers, not one per worker.
+ */
+export function shareRateLimitsAcrossWorkers(config: Config): void {
+  if (!config.redisUrl) new RateLimiterClusterMaster();
 }
 
 /** Clients being closed on purpose: their disconnection is no outage. */

@@ -1,3 +1,4 @@
+import cluster from "node:cluster";
 import type { DestinationStream } from "pino";
 import type { Plugin } from "graphql-yoga";
 import { getOperationAST, type DocumentNode, type GraphQLError } from "graphql";
@@ -8,7 +9,7 @@ import type { Context } from "../../graphql/context.ts";
 import { idsOf } from "../ids.ts";
 import { toApiError } from "../errors.ts";
 import { createLogger, safeUrl, type Logger } from "./logger.ts";
-import { createMetrics, type Metrics } from "./metrics.ts";
+import { UNAUTHENTICATED_OPERATION, createMetrics, type Metrics } from "./metrics.ts";
 import { SpanStatusCode, createTracing, traceIdAsUuid, type Span, type Tracing } from "./tracing.ts";
 import { probe, probePaths } from "./probes.ts";
 
@@ -82,7 +83,7 @@ function operationOf(document: unknown, operationName: string | null | undefined
 
 export function createObservability({ config, db, logStream, spanExporter }: { config: Config; db: Database } & ObservabilityOptions): Observability {
   const logger = createLogger(config, logStream);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ acrossWorkers: config.workers > 1 && cluster.isWorker });
   const tracing = createTracing(config, spanExporter);
 
   const plugin = (): Plugin => ({
@@ -106,7 +107,8 @@ export function createObservability({ config, db, logStream, spanExporter }: { c
       const request = (args.contextValue as { request?: Request }).request;
       const state = request ? states.get(request) : undefined;
       const { name, type } = operationOf(args.document, args.operationName);
-      metrics.operation(name, type);
+      // A client without a valid key could otherwise fill the label set with names of its choosing.
+      metrics.operation((args.contextValue as Partial<Context>).auth ? name : UNAUTHENTICATED_OPERATION, type);
       if (state) state.operation = name;
       const span = tracing && state?.span ? tracing.startChild(state.span, `graphql.${type} ${name}`, { "graphql.operation.name": name, "graphql.operation.type": type }) : null;
       return {

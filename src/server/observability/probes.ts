@@ -70,5 +70,11 @@ export async function probe(path: string, request: Request, db: Database, metric
   if (metricsToken && !hasToken(request, metricsToken)) {
     return errorResponse(new ApiError("UNAUTHENTICATED", "A valid metrics token is required."), idsOf(request), { "WWW-Authenticate": "Bearer" });
   }
-  return new Response(await metrics.registry.metrics(), { headers: { "Content-Type": metrics.registry.contentType } });
+  let text: string;
+  try {
+    text = await metrics.text();
+  } catch (error) {
+    return errorResponse(new ApiError("TIMEOUT", (error as Error).message), idsOf(request));
+  }
+  return new Response(text, { headers: { "Content-Type": metrics.contentType } });
 }

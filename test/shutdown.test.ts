@@ -1,0 +1,172 @@
+import { Agent, request, type ClientRequest } from "node:http";
+import { connect } from "node:net";
+import { afterEach, describe, expect, test } from "vitest";
+import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
+
+// SIGTERM under load, on the built server as `npm start` runs it: every request written before the signal is answered
+// in full, later ones may be refused, and the process exits 0 once the last one is answered.
+
+/** What happened to one request. */
+interface Outcome {
+  /** Its bytes were in the kernel (the request's `finish`) before the signal was sent. */
+  sentBeforeSignal: boolean;
+  kind: "keep-alive" | "per-request";
+  /** Response headers arrived. */
+  started: boolean;
+  status?: number;
+  /** The body arrived in full and parsed. */
+  complete: boolean;
+  error?: string;
+  reusedSocket: boolean;
+}
+
+let server: ServerProcess | undefined;
+afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+async function apiKey(databaseUrl: string): Promise<string> {
+  const { createApiKey } = await import("../src/auth/accounts.ts");
+  const { openDatabase } = await import("../src/db/prisma.ts");
+  const db = await openDatabase(databaseUrl);
+  const { key } = await createApiKey(db.prisma, { account: "shutdown", scopes: "*" });
+  await db.close();
+  return key;
+}
+
+/**
+ * `clients` keep-alive clients (one socket each) and as many that open a connection per request, each sending
+ * `GET /v2/ranks` again as soon as the last one is answered, until `stop()`.
+ */
+function load(base: string, key: string, clients: number) {
+  const url = new URL("/v2/ranks?limit=5", base);
+  const outcomes: Outcome[] = [];
+  let signalled = false;
+  let stopped = false;
+  const agents: Agent[] = [];
+
+  function send(kind: Outcome["kind"], agent: Agent | false): Promise<Outcome> {
+    return new Promise((resolve) => {
+      const outcome: Outcome = { sentBeforeSignal: false, kind, started: false, complete: false, reusedSocket: false };
+      const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...(agent ? {} : { connection: "close" }) };
+      const req: ClientRequest = request(url, { agent, headers }, (res) => {
+        outcome.started = true;
+        outcome.status = res.statusCode;
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => (body += chunk));
+        res.on("end", () => {
+          try {
+            JSON.parse(body);
+            outcome.complete = res.complete;
+          } catch {
+            outcome.error = "incomplete body";
+          }
+          resolve(outcome);
+        });
+        res.on("error", (error) => {
+          outcome.error = (error as NodeJS.ErrnoException).code ?? error.message;
+          resolve(outcome);
+        });
+      });
+      req.on("finish", () => (outcome.sentBeforeSignal = !signalled));
+      req.on("error", (error) => {
+        outcome.error = (error as NodeJS.ErrnoException).code ?? error.message;
+        outcome.reusedSocket = req.reusedSocket;
+        resolve(outcome);
+      });
+      req.end();
+    });
+  }
+
+  async function loop(kind: Outcome["kind"], agent: Agent | false) {
+    while (!stopped) {
+      const outcome = await send(kind, agent);
+      outcomes.push(outcome);
+      // Refused: the listener is closed, there is nothing more to learn from this client.
+      if (outcome.error === "ECONNREFUSED") return;
+    }
+  }
+
+  const running = [
+    ...Array.from({ length: clients }, () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      agents.push(agent);
+      return loop("keep-alive", agent);
+    }),
+    ...Array.from({ length: clients }, () => loop("per-request", false)),
+  ];
+  return {
+    outcomes,
+    signalled: () => (signalled = true),
+    async stop() {
+      stopped = true;
+      await Promise.all(running);
+      for (const agent of agents) agent.destroy();
+    },
+  };
+}
+
+async function until(condition: () => boolean, what: string) {
+  const deadline = Date.now() + 60_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe.each([1, 2])("SIGTERM with WORKERS=%i", (workers) => {
+  test("every request written before the signal is answered in full; later ones are refused, never cut; exit 0", async () => {
+    server = await spawnServer({ WORKERS: String(workers), NODE_ENV: "production", RATE_LIMIT_PER_MINUTE: "1000000", SHUTDOWN_GRACE_MS: "30000" });
+    const { child } = server;
+    const key = await apiKey(server.databaseUrl);
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const traffic = load(server.base, key, 15);
+    // Every client has been answered a few times: connections are open, busy and idle, when the signal comes.
+    await until(() => traffic.outcomes.filter((o) => o.complete).length >= 150, "traffic");
+    child.kill("SIGTERM");
+    traffic.signalled();
+    const code = await exited;
+    await traffic.stop();
+
+    const before = traffic.outcomes.filter((o) => o.sentBeforeSignal);
+    const after = traffic.outcomes.filter((o) => !o.sentBeforeSignal);
+    const failed = (list: Outcome[]) => list.filter((o) => !o.complete || o.status !== 200);
+    const summary = (list: Outcome[]) => list.map((o) => `${o.kind} ${o.status ?? "-"} ${o.error ?? ""}${o.reusedSocket ? " (reused)" : ""}`);
+    expect(code, server.output()).toBe(0);
+    expect(before.filter((o) => o.kind === "keep-alive").length).toBeGreaterThan(0);
+    expect(before.filter((o) => o.kind === "per-request").length).toBeGreaterThan(0);
+    expect(summary(failed(before)), "requests written before SIGTERM that were not answered in full").toEqual([]);
+    // A response, once begun, is finished. Later requests may fail only before any answer, and so before the server
+    // read them: refused at connect, or reset by the kernel (a connection it queued in the instant between the last
+    // accept and the listening socket's close, or a kept-alive socket the server closed as idle as the request left).
+    expect(summary(after.filter((o) => o.started && !o.complete)), "responses cut").toEqual([]);
+    const unanswered = after.filter((o) => !o.started);
+    expect(summary(unanswered.filter((o) => !["ECONNREFUSED", "ECONNRESET", "EPIPE"].includes(o.error ?? "")))).toEqual([]);
+    expect(server.output()).not.toMatch(/grace period/);
+  }, 120_000);
+});
+
+test("SHUTDOWN_GRACE_MS: 30 s by default, a positive integer", async () => {
+  const { loadConfig } = await import("../src/config.ts");
+  expect(loadConfig({}).shutdownGraceMs).toBe(30_000);
+  expect(loadConfig({ SHUTDOWN_GRACE_MS: "5000" }).shutdownGraceMs).toBe(5000);
+  expect(() => loadConfig({ SHUTDOWN_GRACE_MS: "-1" })).toThrow();
+});
+
+test("SHUTDOWN_GRACE_MS: a request still unfinished when the grace period ends does not hold the process (exit 1, logged)", async () => {
+  server = await spawnServer({ SHUTDOWN_GRACE_MS: "500", NODE_ENV: "production" });
+  const { child } = server;
+  const url = new URL(server.base);
+  // Headers begun, never finished: the server must wait for this request, up to the grace period.
+  const socket = connect(Number(url.port), url.hostname);
+  await new Promise<void>((resolve) => socket.on("connect", () => resolve()));
+  socket.on("error", () => {});
+  socket.write("GET /v2/ranks HTTP/1.1\r\nHost: x\r\n");
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  child.kill("SIGTERM");
+  expect(await exited).toBe(1);
+  expect(server.output()).toMatch(/grace period/);
+  socket.destroy();
+}, 60_000);
