@@ -1,5 +1,5 @@
 import type { Context } from "../graphql/context.ts";
-import type { FieldDef, PivotDef, ResourceDef } from "../resources/define.ts";
+import { ownEntry, type FieldDef, type PivotDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag } from "../errors.ts";
 import { camel, snake } from "../graphql/names.ts";
@@ -60,10 +60,10 @@ const builtIn: Record<string, FieldDef> = {
   updatedAt: { type: "datetime" },
 };
 
-const columnsOf = (def: ResourceDef): Record<string, FieldDef> => {
-  const visible = Object.entries(def.fields).filter(([, f]) => !f.hidden);
-  return { ...builtIn, ...Object.fromEntries(visible) };
-};
+/** Columns by name in a Map: a name a client sends (`constructor`, `__proto__`) finds only what is there. */
+const columnsOf = (def: ResourceDef): Map<string, FieldDef> =>
+  new Map([...Object.entries(builtIn), ...Object.entries(def.fields).filter(([, f]) => !f.hidden)]);
+const pivotColumnsOf = (pivot: PivotDef): Map<string, FieldDef> => new Map([...Object.entries(builtIn), ...Object.entries(pivot.fields)]);
 
 /**
  * What a list's rows expose to `filters` and `sort`: the resource's columns, `rel.<column>` of
@@ -79,19 +79,19 @@ function resolveColumn(def: ResourceDef, pivot: PivotDef | undefined, name: stri
     const accountScoped = !("link" in owner && owner.link) && !("parentKey" in owner);
     return { def: f, model, name: col, accountScoped, wrap: (c) => toRow({ [col]: c }), wrapRow: toRow };
   };
-  if (path.length === 1) return column(def, columnsOf(def)[path[0]!], path[0]!, onRelated);
+  if (path.length === 1) return column(def, columnsOf(def).get(path[0]!), path[0]!, onRelated);
   if (path.length !== 2) return null;
   const [head, col] = path as [string, string];
-  if (head === "pivot" && pivot) return column(pivot, { ...builtIn, ...pivot.fields }[col], col, (w) => w);
+  if (head === "pivot" && pivot) return column(pivot, pivotColumnsOf(pivot).get(col), col, (w) => w);
   const relation = Object.entries(def.relations).find(([key, r]) => camel(key) === head || r.field === head)?.[1];
   if (!relation || relation.kind !== "belongsTo") return null;
   const target = resourceNamed(relation.target);
-  return column(target, columnsOf(target)[col], col, (w) => onRelated({ [relation.field]: { is: w } }));
+  return column(target, columnsOf(target).get(col), col, (w) => onRelated({ [relation.field]: { is: w } }));
 }
 
 /** Filter and sort names a list accepts, for error messages and documentation. */
 export function filterableFields(def: ResourceDef, pivot?: PivotDef): string[] {
-  const own = Object.keys(columnsOf(def)).map(snake);
+  const own = [...columnsOf(def).keys()].map(snake);
   const related = Object.entries(def.relations).flatMap(([key, r]) => (r.kind === "belongsTo" ? [`${key}.*`] : []));
   return [...own, ...related, ...(pivot ? ["pivot.*"] : [])];
 }
@@ -331,7 +331,7 @@ export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchAr
     if (where) parts.push(where);
   }
   for (const [index, scope] of (args.scopes ?? []).entries()) {
-    const exposed = def.scopes && Object.hasOwn(def.scopes, scope.name) ? def.scopes[scope.name] : undefined;
+    const exposed = ownEntry(def.scopes, scope.name);
     if (!exposed) {
       const names = Object.keys(def.scopes ?? {});
       bag.add(`scopes.${index}.name`, `The ${scope.name} scope is not allowed. Allowed: ${names.length ? names.join(", ") : "none"}.`);
@@ -347,7 +347,7 @@ export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchAr
   }
   const term = args.search?.value;
   if (term != null && term !== "") {
-    const names = Object.entries(columnsOf(def)).filter(([, f]) => f.type === "string" || f.type === "text").map(([k]) => k);
+    const names = [...columnsOf(def)].filter(([, f]) => f.type === "string" || f.type === "text").map(([k]) => k);
     const columns = names.map((name) => resolveColumn(def, pivot, snake(name))!);
     const matches = await Promise.all(columns.map((column) => containsCondition(ctx, column, term, args.search?.caseSensitive === true)));
     parts.push(matches.length ? { OR: matches } : { id: -1 });

@@ -1,5 +1,5 @@
 import type { Context } from "../graphql/context.ts";
-import type { FieldDef, ResourceDef } from "../resources/define.ts";
+import { ownEntry, type FieldDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag } from "../errors.ts";
 import { human, snake } from "../graphql/names.ts";
@@ -35,7 +35,7 @@ export async function validateFields(
   const key = (name: string) => (options.prefix ? `${options.prefix}.${snake(name)}` : snake(name));
   for (const [name, f] of Object.entries(fields)) {
     if (f.writable === false || options.fixed?.[name] !== undefined) continue;
-    const value = input[name];
+    const value = ownEntry(input, name);
     const label = human(name);
     if (value === undefined) {
       if (options.mode === "create" && f.required) bag.add(key(name), `The ${label} field is required.`);

@@ -1,5 +1,5 @@
 import { FieldErrorBag } from "../errors.ts";
-import { bool, datetime, defineResource, morphOne, string, text } from "./define.ts";
+import { bool, datetime, defineResource, morphOne, ownEntry, string, text } from "./define.ts";
 import { enumList, notificationChannels } from "./calendar.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
 
@@ -24,7 +24,7 @@ export const announcement = defineResource({
   },
   hooks: {
     beforeWrite({ data }) {
-      if (typeof data.color === "string" && !data.color.startsWith("#")) data.color = namedColors[data.color] ?? "#2563eb";
+      if (typeof data.color === "string" && !data.color.startsWith("#")) data.color = ownEntry(namedColors, data.color) ?? "#2563eb";
     },
     async afterCreate({ row, ctx, tx }) {
       await addNewsfeedItem(tx, ctx, {

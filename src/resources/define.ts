@@ -234,5 +234,15 @@ export const categoryPivot = (model: string, relatedKey: string, related: string
 });
 
 
+/**
+ * The entry of a registry record (fields, relations, scopes...) under a name a client chose: own entries only, so
+ * `constructor`, `toString` or `__proto__` name nothing instead of something of Object.prototype.
+ */
+export const ownEntry = <T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined =>
+  record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
+
+/** Names every JavaScript object answers to (`constructor`, `toString`, `__proto__`...): never a column, a key or a relation. */
+export const isPrototypeName = (name: string): boolean => Object.hasOwn(Object.prototype, name);
+
 /** The GraphQL field a relation is read through: its Prisma field, or the filtered subset's own name. */
 export const relationField = (rel: RelationDef): string => ("filter" in rel && rel.filter ? rel.filter.name : rel.field);

@@ -1,6 +1,7 @@
-import { FieldErrorBag } from "../errors.ts";
+import { FieldErrorBag, validationError } from "../errors.ts";
 import {
-  belongsTo, belongsToMany, bool, defineResource, hasMany, hasManyOperations, m2mOperations, morphMany, ref, string, text, type ExposedScope, type PivotDef,
+  belongsTo, belongsToMany, bool, defineResource, hasMany, hasManyOperations, isPrototypeName, m2mOperations, morphMany, ownEntry, ref, string, text,
+  type ExposedScope, type PivotDef,
 } from "./define.ts";
 import { sameIncludes } from "./routes.ts";
 
@@ -63,6 +64,8 @@ export const form = defineResource({
 
 export const tag = defineResource({ name: "tag", model: "Tag", fields: { name: string({ required: true }) } });
 
+const isEmptyObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+
 export const field = defineResource({
   name: "field",
   model: "Field",
@@ -84,16 +87,33 @@ export const field = defineResource({
     optionsType: string({ oneOf: ["array", "model"] }),
     optionsModel: string({ nullable: true, oneOf: optionsModels }),
   },
+  // A computed field of a column's name replaces how the column reads (GraphQL field and REST attribute): options are
+  // a list, `[]` when there are none, whatever an older write stored (null or `{}`).
+  computed: {
+    options: { type: "json", needs: ["options"], resolve: (row) => (row.options == null || isEmptyObject(row.options) ? [] : row.options) },
+  },
   includes: [],
   // Fields are created through the forms and users they belong to; PERSCOM has no top-level writes for them.
   operations: ["list", "show"],
+  hooks: {
+    independent: true,
+    beforeWrite({ data }) {
+      // The key names a body key of the form's submissions and an attribute they show.
+      if (typeof data.key === "string" && isPrototypeName(data.key)) {
+        throw validationError({ key: [`The key ${data.key} is reserved; choose another key.`] });
+      }
+      if (data.options === undefined) return;
+      if (data.options === null || isEmptyObject(data.options)) data.options = [];
+      else if (typeof data.options !== "object") throw validationError({ options: ["The options field must be a list of options."] });
+    },
+  },
 });
 
 /** Checks the submitted custom values of a form against its fields: required, type, length. */
 export function checkCustomValues(fields: Array<Record<string, any>>, values: Record<string, unknown>, bag: FieldErrorBag): Record<string, unknown> {
-  const kept: Record<string, unknown> = {};
+  const kept = new Map<string, unknown>();
   for (const f of fields) {
-    const value = values[f.key];
+    const value = ownEntry(values, f.key);
     const human = f.name || f.key;
     if (value === undefined || value === null || value === "") {
       if (f.required) bag.add(f.key, `The ${human} field is required.`);
@@ -112,10 +132,10 @@ export function checkCustomValues(fields: Array<Record<string, any>>, values: Re
     } else if (f.type === "email" && typeof value === "string" && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) {
       bag.add(f.key, `The ${human} field must be a valid email address.`);
     } else {
-      kept[f.key] = value;
+      kept.set(f.key, value);
     }
   }
-  return kept;
+  return Object.fromEntries(kept);
 }
 
 export const submission = defineResource({

@@ -1,4 +1,4 @@
-import type { FieldDef, PivotDef, ResourceDef } from "../resources/define.ts";
+import { isPrototypeName, type FieldDef, type PivotDef, type ResourceDef } from "../resources/define.ts";
 import { pivotOf, type Operation } from "../resources/operations.ts";
 import { ApiError, FieldErrorBag, validationError } from "../errors.ts";
 import { camel, snake } from "../graphql/names.ts";
@@ -29,18 +29,30 @@ function coerce(f: Pick<FieldDef, "type">, value: unknown): unknown {
 const knownKeys = (def: ResourceDef) =>
   new Set(["id", "label", "created_at", "updated_at", "pivot", ...Object.keys(def.fields).map(snake), ...Object.keys(def.computed ?? {}).map(snake), ...Object.keys(def.relations)]);
 
+/**
+ * Keys of `value` that are names every JavaScript object answers to, with their errors, under `at`: such a key is no
+ * attribute of anything, and a client sending one means something the API cannot do. Other unknown keys are
+ * attributes a client echoes back, and ignored.
+ */
+const prototypeNamesIn = (value: Body, at: string): Array<[string, string[]]> =>
+  Object.keys(value).filter(isPrototypeName).map((key) => [at ? `${at}.${key}` : key, [`The ${key} field is not an attribute of this resource.`]]);
+
+function refusePrototypeNames(value: Body, at: string, bag: FieldErrorBag): void {
+  for (const [key, [message]] of prototypeNamesIn(value, at)) bag.add(key, message!);
+}
+
 /** The writable attributes of a body, named as GraphQL names them; everything else is dropped. */
 export function inputOf(def: ResourceDef, body: Body): Body {
   const input: Body = {};
   for (const [name, f] of Object.entries(def.fields)) {
     if (f.writable === false || name === def.spread) continue;
     const key = snake(name);
-    if (key in body) input[name] = coerce(f, body[key]);
+    if (Object.hasOwn(body, key)) input[name] = coerce(f, body[key]);
   }
-  for (const key of ["created_at", "updated_at"]) if (key in body) input[camel(key)] = body[key];
+  for (const key of ["created_at", "updated_at"]) if (Object.hasOwn(body, key)) input[camel(key)] = body[key];
   for (const name of Object.keys(def.uploads ?? {})) {
     const key = snake(name);
-    const value = body[key];
+    const value = Object.hasOwn(body, key) ? body[key] : undefined;
     if (isFile(value) || value === null) input[name] = value;
     else if (typeof value === "string" && value !== "") {
       const file = fileFromDataUri(value, key);
@@ -56,11 +68,32 @@ export function inputOf(def: ResourceDef, body: Body): Body {
   return input;
 }
 
-export function pivotValues(pivot: PivotDef, value: unknown): Body | undefined {
+/** Keys of a link row a client may echo back from a read beside its columns: ignored. */
+const echoedLinkKeys = (pivot: PivotDef) => new Set(["id", "created_at", "updated_at", snake(pivot.parentKey), snake(pivot.relatedKey)]);
+
+/**
+ * The link columns of a pivot object, named as GraphQL names them. A pivot object holds link columns only: any other
+ * key (but those echoed from a read) is reported in `bag` under `at.<key>`.
+ */
+export function pivotValues(pivot: PivotDef, value: unknown, at: string, bag: FieldErrorBag): Body | undefined {
   if (!isObject(value)) return undefined;
+  const columns = new Map(Object.entries(pivot.fields).map(([name, f]) => [snake(name), { name, f }]));
+  const echoed = echoedLinkKeys(pivot);
   const out: Body = {};
-  for (const [name, f] of Object.entries(pivot.fields)) if (snake(name) in value) out[name] = coerce(f, value[snake(name)]);
+  for (const [key, v] of Object.entries(value)) {
+    const column = columns.get(key);
+    if (column) out[column.name] = coerce(column.f, v);
+    else if (!echoed.has(key)) bag.add(`${at}.${key}`, `The ${key} field is not a link column. Link columns: ${[...columns.keys()].join(", ") || "none"}.`);
+  }
   return out;
+}
+
+/** `pivotValues` of one pivot object, refused at once when it holds anything else. */
+function pivotObject(pivot: PivotDef, value: unknown, at: string): Body | undefined {
+  const bag = new FieldErrorBag();
+  const values = pivotValues(pivot, value, at, bag);
+  bag.throwIfAny();
+  return values;
 }
 
 function idOf(value: unknown): number | null {
@@ -69,7 +102,7 @@ function idOf(value: unknown): number | null {
 }
 
 function requireResources(body: Body): unknown {
-  if (!("resources" in body) || body.resources === null) throw validationError({ resources: ["The resources field is required."] });
+  if (!Object.hasOwn(body, "resources") || body.resources === null) throw validationError({ resources: ["The resources field is required."] });
   return body.resources;
 }
 
@@ -80,16 +113,19 @@ function requireResources(body: Body): unknown {
 export function linkItems(pivot: PivotDef | undefined, body: Body): Array<{ id: number; pivot?: Body }> {
   const raw = requireResources(body);
   const bag = new FieldErrorBag();
-  const entries: Array<[unknown, unknown]> = Array.isArray(raw)
-    ? raw.map((v) => (isObject(v) ? [v.id, isObject(v.pivot) ? v.pivot : v] : [v, undefined]))
-    : isObject(raw) ? Object.entries(raw) : [[raw, undefined]];
-  const items = entries.flatMap(([key, value], index) => {
+  const keyed = isObject(raw);
+  // Each entry: the id, its pivot object, and where that object sits in the body.
+  const entries: Array<[unknown, unknown, string]> = Array.isArray(raw)
+    ? raw.map((v, index) => (isObject(v) ? (isObject(v.pivot) ? [v.id, v.pivot, `resources.${index}.pivot`] : [v.id, v, `resources.${index}`]) : [v, undefined, ""]))
+    : keyed ? Object.entries(raw).map(([key, v]) => [key, v, `resources.${key}`]) : [[raw, undefined, ""]];
+  const items = entries.flatMap(([key, value, at], index) => {
     const id = idOf(key);
     if (id === null) {
-      bag.add(`resources.${index}`, "The resource id must be a positive integer.");
+      bag.add(`resources.${keyed ? key : index}`, "The resource id must be a positive integer.");
       return [];
     }
-    return [pivot && Object.keys(pivot.fields).length ? { id, pivot: pivotValues(pivot, value) } : { id }];
+    const values = pivot ? pivotValues(pivot, value, at, bag) : undefined;
+    return [pivot && Object.keys(pivot.fields).length ? { id, pivot: values } : { id }];
   });
   bag.throwIfAny();
   return items;
@@ -97,22 +133,22 @@ export function linkItems(pivot: PivotDef | undefined, body: Body): Array<{ id: 
 
 export function idList(body: Body): number[] {
   const raw = requireResources(body);
-  const keys = Array.isArray(raw) ? raw : isObject(raw) ? Object.keys(raw) : [raw];
+  const keyed = isObject(raw);
+  const keys = Array.isArray(raw) ? raw : keyed ? Object.keys(raw) : [raw];
   const bag = new FieldErrorBag();
   const ids = keys.flatMap((k, index) => {
     const id = idOf(k);
-    if (id === null) bag.add(`resources.${index}`, "The resource id must be a positive integer.");
+    if (id === null) bag.add(`resources.${keyed ? k : index}`, "The resource id must be a positive integer.");
     return id === null ? [] : [id];
   });
   bag.throwIfAny();
   return ids;
 }
 
-/** Batch update: `{ "<id>": {attributes, pivot} }` (or a list of ids). */
+/** Batch update: `{ "<id>": {attributes, pivot} }`. A list says no changes for any id, so it is refused, not taken as a no-op. */
 function batchItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
   const raw = requireResources(body);
-  if (Array.isArray(raw)) return idList(body).map((id) => ({ id }));
-  if (!isObject(raw)) throw validationError({ resources: ["The resources field must be an object keyed by id."] });
+  if (!isObject(raw)) throw validationError({ resources: ["The resources field must be an object keyed by id, each value the changes of that row."] });
   const bag = new FieldErrorBag();
   const items = Object.entries(raw).flatMap(([key, value]) => {
     const id = idOf(key);
@@ -120,14 +156,17 @@ function batchItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
       bag.add(`resources.${key}`, id === null ? "The resource id must be a positive integer." : "The resource must be an object.");
       return [];
     }
-    return [{ id, input: inputOf(op.def, value), ...(pivot && Object.keys(pivot.fields).length ? { pivot: pivotValues(pivot, value.pivot) } : {}) }];
+    refusePrototypeNames(value, `resources.${key}`, bag);
+    const input = inputOf(op.def, value);
+    const pivotValuesOf = pivot ? pivotValues(pivot, value.pivot, `resources.${key}.pivot`, bag) : undefined;
+    return [{ id, input, ...(pivot && Object.keys(pivot.fields).length ? { pivot: pivotValuesOf } : {}) }];
   });
   bag.throwIfAny();
   return items;
 }
 
 const flag = (body: Body, key: string): boolean | undefined => {
-  if (!(key in body)) return undefined;
+  if (!Object.hasOwn(body, key)) return undefined;
   const v = coerce({ type: "boolean" }, body[key]);
   if (typeof v !== "boolean") throw validationError({ [key]: [`The ${key} field must be true or false.`] });
   return v;
@@ -135,6 +174,9 @@ const flag = (body: Body, key: string): boolean | undefined => {
 
 /** GraphQL variables of an operation, from the route's path ids, the query string and the body. */
 export function variablesOf(op: Operation, params: Record<string, number>, query: URLSearchParams, body: Body): Body {
+  // Built from entries: an error bag's own keys would meet the very names refused.
+  const refused = prototypeNamesIn(body, "");
+  if (refused.length) throw validationError(Object.fromEntries(refused));
   const vars: Body = { ...params };
   const pivot = pivotOf(op);
   switch (op.kind) {
@@ -159,7 +201,10 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
     case "create":
     case "update":
       vars.input = inputOf(op.def, body);
-      if (pivot && Object.keys(pivot.fields).length) vars.pivot = pivotValues(pivot, body.pivot);
+      if (pivot) {
+        const values = pivotObject(pivot, body.pivot, "pivot");
+        if (Object.keys(pivot.fields).length) vars.pivot = values;
+      }
       break;
     case "attach":
     case "sync":
@@ -177,7 +222,14 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
       break;
     case "pivot":
       if (!isObject(body.pivot)) throw validationError({ pivot: ["The pivot field is required and must be an object."] });
-      vars.pivot = pivot && Object.keys(pivot.fields).length ? pivotValues(pivot, body.pivot) : body.pivot;
+      if (pivot) vars.pivot = pivotObject(pivot, body.pivot, "pivot");
+      else {
+        // A polymorphic relation has no link row: its pivot object is accepted and changes nothing.
+        const bag = new FieldErrorBag();
+        refusePrototypeNames(body.pivot, "pivot", bag);
+        bag.throwIfAny();
+        vars.pivot = body.pivot;
+      }
       break;
   }
   return vars;
@@ -193,8 +245,10 @@ function newItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
       bag.add(`resources.${index}`, "The resource must be an object.");
       return [];
     }
+    refusePrototypeNames(value, `resources.${index}`, bag);
     const input = inputOf(op.def, value);
-    return [pivot && Object.keys(pivot.fields).length ? { input, pivot: pivotValues(pivot, value.pivot) } : input];
+    const pivotValuesOf = pivot ? pivotValues(pivot, value.pivot, `resources.${index}.pivot`, bag) : undefined;
+    return [pivot && Object.keys(pivot.fields).length ? { input, pivot: pivotValuesOf } : input];
   });
   bag.throwIfAny();
   return items;
@@ -211,7 +265,7 @@ function searchVariables(body: Body): Body {
   };
   vars.filters = list("filters");
   vars.sort = list("sort");
-  vars.scopes = list("scopes")?.map((s) => (isObject(s) && "parameters" in s && !Array.isArray(s.parameters) ? { ...s, parameters: [s.parameters] } : s));
+  vars.scopes = list("scopes")?.map((s) => (isObject(s) && Object.hasOwn(s, "parameters") && !Array.isArray(s.parameters) ? { ...s, parameters: [s.parameters] } : s));
   const aggregates = list("aggregates");
   if (aggregates?.length) throw validationError({ "aggregates.0.relation": ["No aggregates are available on this collection."] });
   const search = body.search;

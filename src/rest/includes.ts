@@ -1,4 +1,4 @@
-import type { ResourceDef } from "../resources/define.ts";
+import { ownEntry, type RelationDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { validationError } from "../errors.ts";
 
@@ -69,7 +69,7 @@ export function includeTree(def: ResourceDef, values: readonly string[], accesso
         node.set(segment, node.get(segment) ?? new Map());
         break;
       }
-      const relation: ResourceDef["relations"][string] | undefined = at?.relations[segment];
+      const relation: RelationDef | undefined = ownEntry(at?.relations, segment);
       if (!relation) throw validationError({ include: [`The ${value} include names no relation: ${at?.label.toLowerCase() ?? "the owner"} has no ${segment}.`] });
       const child: IncludeTree = node.get(segment) ?? new Map();
       node.set(segment, child);
