@@ -118,7 +118,7 @@ describe("path ids are ids", () => {
   });
 
   test("percent-encoded literal segments and encoded slashes match no route: 404, never the decoded route", async () => {
-    for (const path of ["/v2/%72anks", "/v2/RANKS", "/v2/ranks%2F1", "/v2/ranks%2f", "/v2%2Franks", "/v2/ranks/%2e%2e/ranks", "/v2/users/%2e%2e/ranks"]) {
+    for (const path of ["/v2/%72anks", "/v2/RANKS", "/v2/ranks%2F1", "/v2/ranks%2f", "/v2%2Franks", "/v2/ranks/%2e%2e/ranks", "/v2/users/%2e%2e/ranks", "/%2e%2e/ranks", "/%762/ranks", "/./v2/ranks"]) {
       perscomError(await send("GET", path), 404, "NotFoundHttpException");
     }
     expect((await send("GET", "/v2/ranks")).status).toBe(200);

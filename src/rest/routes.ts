@@ -42,7 +42,8 @@ for (const route of routes) bySize.set(route.segments.length, [...(bySize.get(ro
 export function matchRoute(method: string, pathname: string): Match | { methodMismatch: boolean } {
   const [version, ...segments] = pathname.split("/").filter(Boolean);
   let methodMismatch = false;
-  if (!version) return { methodMismatch };
+  // Any other first segment is a version PERSCOM does not offer (400); one that is escaped or a dot segment names nothing.
+  if (!version || version.includes("%") || version === "." || version === "..") return { methodMismatch };
   for (const route of bySize.get(segments.length) ?? []) {
     const params: Record<string, number> = {};
     let ok = true;
