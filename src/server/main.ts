@@ -135,10 +135,10 @@ async function runPrimary() {
       process.exit(1);
     }
     stopping = true;
-    console.log(`${signal}: stopping ${running().length} workers`);
     // Connections the kernel accepted before the signal are taken and handed over before the socket closes.
     await takeWaiting(() => accepted);
     listener.close();
+    console.log(`${signal}: stopping ${running().length} workers`);
     serving.length = 0;
     // Sent after every connection handed over (one channel, in order): a worker stops only once it has them all.
     for (const worker of running()) worker.send(shutdownMessage);
@@ -247,15 +247,15 @@ async function serve() {
     if (stopping) return;
     stopping = true;
     for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
-    console.log(`${reason}: shutting down, ${inFlight.size} request(s) in flight`);
     setTimeout(() => {
-      console.error(`Shutdown grace period (${config.shutdownGraceMs} ms) over with ${sockets.size} connection(s) open: exiting`);
+      console.error(`Shutdown grace period (${config.shutdownGraceMs} ms) over with ${inFlight.size} request(s) in flight: exiting`);
       process.exit(1);
     }, config.shutdownGraceMs).unref();
     await takeWaiting(() => accepted);
     // http's close() also closes the connections idle at this moment; a worker has no listening socket of its own.
     if (server.listening) server.close();
     else server.closeIdleConnections();
+    console.log(`${reason}: shutting down, ${inFlight.size} request(s) in flight`);
     if (sockets.size === 0) await finish();
   }
   beginShutdown = (reason) => void shutdown(reason);
