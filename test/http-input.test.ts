@@ -117,6 +117,13 @@ describe("path ids are ids", () => {
     expect((await send("GET", `/v2/ranks/${rank}`)).status).toBe(200);
   });
 
+  test("a dot segment anywhere is 404 on every endpoint, not what the resolved URL names (the front door, GraphQL)", async () => {
+    for (const path of ["/v2/%2e%2e", "/v2/ranks/%2E%2e", "/graphql/%2e%2e/v2/ranks", "/v2/%2e%2e/graphql?query=%7B__typename%7D", "/docs/.%2e/health"]) {
+      perscomError(await send("GET", path), 404, "NotFoundHttpException");
+    }
+    perscomError(await json("POST", "/v2/%2e%2e/graphql", { query: "{ __typename }" }), 404, "NotFoundHttpException");
+  });
+
   test("percent-encoded literal segments and encoded slashes match no route: 404, never the decoded route", async () => {
     for (const path of ["/v2/%72anks", "/v2/RANKS", "/v2/ranks%2F1", "/v2/ranks%2f", "/v2%2Franks", "/v2/ranks/%2e%2e/ranks", "/v2/users/%2e%2e/ranks", "/%2e%2e/ranks", "/%762/ranks", "/./v2/ranks"]) {
       perscomError(await send("GET", path), 404, "NotFoundHttpException");

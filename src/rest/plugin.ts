@@ -1,10 +1,10 @@
-import type { IncomingMessage } from "node:http";
 import type { Plugin, YogaServerInstance } from "graphql-yoga";
 import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import { errorResponse, toApiError } from "../server/errors.ts";
 import { idsOf } from "../server/ids.ts";
+import { rawPathOf } from "../server/request-target.ts";
 import { capIncludes, parseIncludes, searchIncludes } from "./includes.ts";
 import { queryLimitRules } from "../server/limits.ts";
 import { matchRoute, versions } from "./routes.ts";
@@ -17,18 +17,6 @@ import { applyV1 } from "./v1.ts";
 import { logInternalError, loggerOf, reportRoute } from "../server/observability/index.ts";
 
 const isGraphQL = (path: string) => path === "/graphql" || path.startsWith("/graphql/");
-
-/**
- * The path as the client sent it. The URL parser resolves dot segments, encoded ones too (`/users/1/records/%2e%2e`
- * is `/users/1`), so routes match the node request's own target, never decoded; `yoga.fetch` has only the URL.
- */
-function rawPathOf(serverContext: object | undefined, url: URL): string {
-  const target = (serverContext as { req?: IncomingMessage } | undefined)?.req?.url;
-  if (typeof target !== "string") return url.pathname;
-  const path = target.replace(/^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i, "");
-  const end = path.search(/[?#]/);
-  return end === -1 ? path : path.slice(0, end);
-}
 
 /**
  * Serves the PERSCOM REST routes: each request becomes variables for a prepared GraphQL operation,

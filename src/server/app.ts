@@ -20,6 +20,7 @@ import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { wellFormedTextPlugin } from "./unicode.ts";
 import { executionTimeoutPlugin, nestingLimitPlugin, queryLimitPlugins } from "./limits.ts";
 import { bodyLimitsPlugin } from "./body-limits.ts";
+import { dotSegmentsPlugin } from "./request-target.ts";
 import { graphiqlAssetsPlugin, renderOfflineGraphiQL } from "./graphiql.ts";
 import { compressionPlugin } from "./compression.ts";
 import { docsPlugin } from "./docs.ts";
@@ -109,8 +110,8 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       } satisfies Context;
     },
     plugins: [
-      // First: every other plugin sees the request whose body it has read.
-      bodyLimitsPlugin(config),
+      // First: no plugin routes on a URL whose dot segments the parser resolved, and every one sees the body read.
+      dotSegmentsPlugin(), bodyLimitsPlugin(config),
       graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
       executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
