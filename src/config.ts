@@ -50,6 +50,8 @@ export interface Config {
   workers: number;
   /** On SIGTERM, how long requests already received may take to be answered before the process exits anyway (exit 1). */
   shutdownGraceMs: number;
+  /** How the client address of a request is found (logs, rate limits without a key): see `trustProxy`. */
+  trustProxy: boolean | number;
   /** pino level of the JSON log on stdout: fatal, error, warn, info, debug, trace or silent. */
   logLevel: LogLevel;
   /** When set, `GET /metrics` requires `Authorization: Bearer <token>`. */
@@ -67,7 +69,7 @@ export type StorageDriver = (typeof storageDrivers)[number];
 
 function storageDriver(value: string | undefined): StorageDriver {
   if (value === undefined || value === "") return "disk";
-  if (!(storageDrivers as readonly string[]).includes(value)) throw new Error(`Expected STORAGE_DRIVER to be one of ${storageDrivers.join(", ")}, got "${value}"`);
+  if (!(storageDrivers as readonly string[]).includes(value)) throw new ConfigError(`STORAGE_DRIVER must be one of ${storageDrivers.join(", ")}, got "${value}"`);
   return value as StorageDriver;
 }
 
@@ -77,7 +79,7 @@ export type LogLevel = (typeof logLevels)[number];
 function logLevel(value: string | undefined): LogLevel {
   if (value === undefined || value === "") return "info";
   const level = value.toLowerCase() as LogLevel;
-  if (!logLevels.includes(level)) throw new Error(`Expected LOG_LEVEL to be one of ${logLevels.join(", ")}, got "${value}"`);
+  if (!logLevels.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(", ")}, got "${value}"`);
   return level;
 }
 
@@ -88,10 +90,32 @@ function otlpTracesUrl(env: NodeJS.ProcessEnv): string | null {
   return null;
 }
 
-function int(value: string | undefined, fallback: number): number {
+/** A setting that cannot be used as given: its message names the variable, the value and what is expected. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** The positive integer in `env[name]`, or `fallback` when unset; at most `max`. */
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  const value = env[name];
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`Expected a positive integer, got "${value}"`);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0 || n > max) {
+    throw new ConfigError(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ""}, got "${value}"`);
+  }
+  return n;
+}
+
+/**
+ * `TRUST_PROXY`: how the client address of a request is found. Unset or `false`: the connection's own address.
+ * `true`: the first (left-most) address of `X-Forwarded-For`. A number N: the address N hops back from the
+ * connection (`1` behind one load balancer), so a client cannot choose its address by sending the header itself.
+ */
+function trustProxy(value: string | undefined): boolean | number {
+  if (value === undefined || value === "" || value === "false" || value === "0") return false;
+  if (value === "true") return true;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new ConfigError(`TRUST_PROXY must be true, false or a number of proxies, got "${value}"`);
   return n;
 }
 
@@ -101,34 +125,35 @@ export function defaultDatabaseUrl(cwd = process.cwd()): string {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
-    port: int(env.PORT, 8080),
+    port: int(env, "PORT", 8080, 65535),
     host: env.HOST ?? "0.0.0.0",
     databaseUrl: env.DATABASE_URL || defaultDatabaseUrl(),
     storageDir: env.STORAGE_DIR || path.join(process.cwd(), "data", "files"),
     storageDriver: storageDriver(env.STORAGE_DRIVER),
     publicUrl: env.PUBLIC_URL || null,
-    defaultPageSize: int(env.DEFAULT_PAGE_SIZE, 15),
-    maxPageSize: int(env.MAX_PAGE_SIZE, 100),
+    defaultPageSize: int(env, "DEFAULT_PAGE_SIZE", 15),
+    maxPageSize: int(env, "MAX_PAGE_SIZE", 100),
     subscriptionsEnforced: env.SUBSCRIPTIONS_ENFORCED === "true" || env.SUBSCRIPTIONS_ENFORCED === "1",
-    uploadMaxBytes: int(env.UPLOAD_MAX_BYTES, 10 * 1024 * 1024),
-    bodyMaxBytes: int(env.BODY_MAX_BYTES, 2 * 1024 * 1024),
-    bodyMaxDepth: int(env.BODY_MAX_DEPTH, 64),
-    bodyReadTimeoutMs: int(env.BODY_READ_TIMEOUT_MS, 10_000),
-    batchMaxItems: int(env.BATCH_MAX_ITEMS, 1000),
-    rateLimitPerMinute: int(env.RATE_LIMIT_PER_MINUTE, 1000),
+    uploadMaxBytes: int(env, "UPLOAD_MAX_BYTES", 10 * 1024 * 1024),
+    bodyMaxBytes: int(env, "BODY_MAX_BYTES", 2 * 1024 * 1024),
+    bodyMaxDepth: int(env, "BODY_MAX_DEPTH", 64),
+    bodyReadTimeoutMs: int(env, "BODY_READ_TIMEOUT_MS", 10_000),
+    batchMaxItems: int(env, "BATCH_MAX_ITEMS", 1000),
+    rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 1000),
     redisUrl: env.REDIS_URL || null,
     rateLimitKeyPrefix: "muster:rl",
-    includeMaxCount: int(env.INCLUDE_MAX_COUNT, 20),
-    includeMaxDepth: int(env.INCLUDE_MAX_DEPTH, 4),
-    graphqlMaxDepth: int(env.GRAPHQL_MAX_DEPTH, 10),
-    graphqlMaxCost: int(env.GRAPHQL_MAX_COST, 10000),
-    graphqlMaxAliases: int(env.GRAPHQL_MAX_ALIASES, 30),
-    graphqlMaxTokens: int(env.GRAPHQL_MAX_TOKENS, 5000),
-    executionTimeoutMs: int(env.EXECUTION_TIMEOUT_MS, 30000),
-    maxConcurrentOperations: int(env.MAX_CONCURRENT_OPERATIONS, 16),
-    workers: int(env.WORKERS, 1),
-    shutdownGraceMs: int(env.SHUTDOWN_GRACE_MS, 30_000),
+    includeMaxCount: int(env, "INCLUDE_MAX_COUNT", 20),
+    includeMaxDepth: int(env, "INCLUDE_MAX_DEPTH", 4),
+    graphqlMaxDepth: int(env, "GRAPHQL_MAX_DEPTH", 10),
+    graphqlMaxCost: int(env, "GRAPHQL_MAX_COST", 10000),
+    graphqlMaxAliases: int(env, "GRAPHQL_MAX_ALIASES", 30),
+    graphqlMaxTokens: int(env, "GRAPHQL_MAX_TOKENS", 5000),
+    executionTimeoutMs: int(env, "EXECUTION_TIMEOUT_MS", 30000),
+    maxConcurrentOperations: int(env, "MAX_CONCURRENT_OPERATIONS", 16),
+    workers: int(env, "WORKERS", 1),
+    shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 30_000),
     corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     logLevel: logLevel(env.LOG_LEVEL),
     metricsToken: env.METRICS_TOKEN || null,
     tracing: env.OTEL_TRACING === "1" || env.OTEL_TRACING === "true" || otlpTracesUrl(env) !== null,

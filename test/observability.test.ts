@@ -62,6 +62,12 @@ describe("configuration", () => {
     });
   });
 
+  test("TRUST_PROXY: unset, true, a number of proxies; anything else names the variable", () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: "true" }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(() => loadConfig({ TRUST_PROXY: "yes" })).toThrow('TRUST_PROXY must be true, false or a number of proxies, got "yes"');
+  });
   test("the test harness logs nothing", () => {
     expect(h.config.logLevel).toBe("silent");
   });
@@ -368,5 +374,47 @@ describe("over real HTTP", () => {
     expect(sample(text, "http_requests_total", { route: "/v2/ranks", method: "GET", status: "200" })).toBe(1);
     expect(sample(text, "http_requests_total", { route: "/health", method: "GET", status: "200" })).toBe(1);
     expect(log.raw.join("\n")).not.toContain(key);
+  });
+});
+
+describe("client address, user agent and pid in the request log", () => {
+  async function serveOn(config: Partial<Config>) {
+    const made = appOn(h, config);
+    const server = createServer(made.app.yoga);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const lineOf = async (headers: Record<string, string>) => {
+      const reply = await fetch(`${base}/v2/ranks`, { headers });
+      await reply.arrayBuffer();
+      return made.log.lines().find((l) => l.request_id === reply.headers.get("x-perscom-request-id"))!;
+    };
+    return { lineOf, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  test("without TRUST_PROXY the connection's address is logged, whatever X-Forwarded-For says", async () => {
+    const served = await serveOn({ trustProxy: false });
+    try {
+      const line = await served.lineOf({ "user-agent": "roster-sync/2.1", "x-forwarded-for": "203.0.113.9" });
+      expect(line.client).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+      expect(line.user_agent).toBe("roster-sync/2.1");
+      expect(line.pid).toBe(process.pid);
+    } finally {
+      await served.close();
+    }
+  });
+
+  test("TRUST_PROXY=1 takes the address the one proxy in front added; true takes the first; a spoofed prefix is not believed", async () => {
+    const one = await serveOn({ trustProxy: 1 });
+    const all = await serveOn({ trustProxy: true });
+    try {
+      expect((await one.lineOf({ "x-forwarded-for": "198.51.100.7" })).client).toBe("198.51.100.7");
+      // A client that writes its own header before the proxy appends the real address gets the real one logged.
+      expect((await one.lineOf({ "x-forwarded-for": "10.6.6.6, 198.51.100.7" })).client).toBe("198.51.100.7");
+      expect((await all.lineOf({ "x-forwarded-for": "198.51.100.8, 10.0.0.1" })).client).toBe("198.51.100.8");
+      expect((await one.lineOf({})).client).toMatch(/^(::ffff:)?127\.0\.0\.1$/);
+    } finally {
+      await one.close();
+      await all.close();
+    }
   });
 });

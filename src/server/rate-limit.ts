@@ -13,6 +13,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
 import type { Context } from "../graphql/context.ts";
 import { authenticate } from "../auth/authenticate.ts";
+import { clientAddress, type NodeServerContext } from "./client-address.ts";
 import { ApiError } from "../errors.ts";
 
 /** Name of the schema directive put on every root field. */
@@ -36,13 +37,7 @@ export interface RateLimit {
   close(): Promise<void>;
 }
 
-type ServerContext = { req?: IncomingMessage };
-
-/** The client address of a request served by node:http; yoga.fetch has none. */
-const ipOf = (serverContext: ServerContext | undefined) => serverContext?.req?.socket?.remoteAddress ?? "unknown";
-
-/** One allowance per API key; requests without a usable key share one per client address. */
-const bucketOf = (auth: Context["auth"], serverContext: ServerContext | undefined) => (auth ? `key:${auth.keyId}` : `ip:${ipOf(serverContext)}`);
+type ServerContext = NodeServerContext;
 
 /**
  * Rate limits of one app: `config.rateLimitPerMinute` root fields per minute per API key (one REST request runs
@@ -56,6 +51,9 @@ const bucketOf = (auth: Context["auth"], serverContext: ServerContext | undefine
  */
 export function createRateLimit(config: Config, db: Database): RateLimit {
   const points = config.rateLimitPerMinute;
+  /** One allowance per API key; requests without a usable key share one per client address. */
+  const bucketOf = (auth: Context["auth"], request: Request | undefined, serverContext: ServerContext | undefined) =>
+    auth ? `key:${auth.keyId}` : `ip:${request ? clientAddress(request, serverContext, config.trustProxy) : (serverContext?.req?.socket?.remoteAddress ?? "unknown")}`;
   const usage = new WeakMap<Request, Usage>();
   /** The bucket of each request whose context was built, so that reading it needs no second key lookup. */
   const buckets = new WeakMap<Request, string>();
@@ -95,7 +93,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     name: RATE_LIMIT_DIRECTIVE,
     limiterClass: Limiter as unknown as typeof RateLimiterAbstract,
     limiterOptions: limiterOptions as IRateLimiterRedisOptions,
-    keyGenerator: (_args, _source, _fieldArgs, ctx) => bucketOf(ctx.auth, ctx),
+    keyGenerator: (_args, _source, _fieldArgs, ctx) => bucketOf(ctx.auth, ctx.request, ctx),
     pointsCalculator: (_args, _source, _fieldArgs, ctx) => (ctx.auth ? 1 : 0),
     setState: (res, _args, _source, _fieldArgs, ctx) => record(requestOf(ctx), res, false),
     onLimit: (res, _args, _source, _fieldArgs, ctx) => {
@@ -117,7 +115,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
 
   /** The bucket of a request that ran no root field (unknown route, invalid document...), read without consuming. */
   async function peek(request: Request, serverContext: ServerContext): Promise<Usage> {
-    const bucket = buckets.get(request) ?? bucketOf((await authenticate(db, config, request, new URL(request.url))).auth, serverContext);
+    const bucket = buckets.get(request) ?? bucketOf((await authenticate(db, config, request, new URL(request.url))).auth, request, serverContext);
     const res = await limiter?.get(bucket);
     return { remaining: res ? res.remainingPoints : points, msBeforeNext: res?.msBeforeNext ?? 0, limited: false };
   }
@@ -127,7 +125,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     plugin: () => ({
       onContextBuilding: () => async ({ context }) => {
         const ctx = context as unknown as Context & ServerContext & { request: Request };
-        const bucket = bucketOf(ctx.auth, ctx);
+        const bucket = bucketOf(ctx.auth, ctx.request, ctx);
         buckets.set(ctx.request, bucket);
         if (!ctx.auth && limiter) await chargeKeyless(ctx.request, bucket);
       },

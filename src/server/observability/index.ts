@@ -4,6 +4,7 @@ import type { Plugin } from "graphql-yoga";
 import { getOperationAST, type DocumentNode, type GraphQLError } from "graphql";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Config } from "../../config.ts";
+import { clientAddress, type NodeServerContext } from "../client-address.ts";
 import type { Database } from "../../db/prisma.ts";
 import type { Context } from "../../graphql/context.ts";
 import { idsOf } from "../ids.ts";
@@ -126,7 +127,7 @@ export function createObservability({ config, db, logStream, spanExporter }: { c
         },
       };
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, serverContext }) {
       // Answered by Yoga itself before any plugin (CORS preflight, GraphiQL page): counted and logged, not timed.
       const state = states.get(request) ?? { start: Number.NaN, logger };
       const url = new URL(request.url);
@@ -141,6 +142,7 @@ export function createObservability({ config, db, logStream, spanExporter }: { c
       const line = {
         request_id: ids.requestId, trace_id: ids.traceId, account: state.account ?? null, key_id: state.keyId ?? null,
         route, method: request.method, path: url.pathname, status, duration_ms: Number.isNaN(seconds) ? null : Math.round(seconds * 1e6) / 1e3,
+        client: clientAddress(request, serverContext as NodeServerContext, config.trustProxy), user_agent: request.headers.get("user-agent"),
       };
       const level = status >= 500 ? "error" : probePaths.has(url.pathname) ? "debug" : "info";
       logger[level](line, "request");

@@ -13,7 +13,8 @@ const redacted = [
 export function createLogger(config: Pick<Config, "logLevel">, destination?: DestinationStream): Logger {
   const options = {
     level: config.logLevel,
-    base: { service: "muster" },
+    // The pid tells the workers of one instance apart (WORKERS>1).
+    base: { service: "muster", pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: redacted, censor: "[Redacted]" },
