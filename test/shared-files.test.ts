@@ -118,5 +118,5 @@ test("a user's photo and an owner's image stored through A are deleted with thei
 test("STORAGE_DRIVER is disk unless set to database; anything else stops the start", () => {
   expect(loadConfig({}).storageDriver).toBe("disk");
   expect(loadConfig({ STORAGE_DRIVER: "database" }).storageDriver).toBe("database");
-  expect(() => loadConfig({ STORAGE_DRIVER: "s3" })).toThrow(/STORAGE_DRIVER to be one of disk, database/);
+  expect(() => loadConfig({ STORAGE_DRIVER: "s3" })).toThrow(/STORAGE_DRIVER must be one of disk, database/);
 });
