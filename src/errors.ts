@@ -70,7 +70,8 @@ export const forbidden = () => new ApiError("FORBIDDEN");
 
 /** Collects field messages and throws them together, so the client sees every problem at once. */
 export class FieldErrorBag {
-  readonly errors: FieldErrors = {};
+  /** No prototype: a field named by the client (`constructor`, `__proto__`) is a key like any other. */
+  readonly errors: FieldErrors = Object.create(null) as FieldErrors;
   add(field: string, message: string): void {
     (this.errors[field] ??= []).push(message);
   }

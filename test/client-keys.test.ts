@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, seed, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { DatabaseSnapshots, snapshotDiff } from "./support/snapshot.ts";
 import { rejected } from "./support/checks.ts";
+import { ApiError, FieldErrorBag } from "../src/errors.ts";
 
 const PROTOTYPE_NAMES = ["constructor", "toString", "hasOwnProperty", "valueOf", "__proto__"];
 /** Names in the positions that take a dotted path: a to-one relation's column, a nested include. */
@@ -264,4 +265,19 @@ describe("a custom field's options are a list", () => {
     await refusedUnchanged(() => api.post(`/v2/forms/${formId}/fields`, { name: "Pick", key: "scalar", type: "select", options: "abc" }), ["options"], "string");
     await refusedUnchanged(() => api.post(`/v2/forms/${formId}/fields`, { name: "Pick", key: "number", type: "select", options: 5 }), ["options"], "number");
   });
+});
+
+test("field errors keyed by names every object has stay plain keys of the error body", () => {
+  const bag = new FieldErrorBag();
+  for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) bag.add(name, `The ${name} field is invalid.`);
+  let thrown: unknown;
+  try {
+    bag.throwIfAny();
+  } catch (error) {
+    thrown = error;
+  }
+  const body = JSON.parse(JSON.stringify((thrown as ApiError).fieldErrors)) as Record<string, string[]>;
+  expect(Object.keys(body)).toEqual(["constructor", "__proto__", "toString", "hasOwnProperty"]);
+  expect(Object.getOwnPropertyDescriptor(body, "__proto__")?.value).toEqual(["The __proto__ field is invalid."]);
+  expect((thrown as ApiError).message).toBe("The constructor field is invalid. (and 3 more errors)");
 });

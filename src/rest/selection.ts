@@ -50,7 +50,7 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
       if (spread) {
         const values = out[spread];
         delete out[spread];
-        if (values && typeof values === "object") for (const [k, v] of Object.entries(values)) if (!(k in out)) out[k] = v;
+        if (values && typeof values === "object") for (const [k, v] of Object.entries(values)) if (!Object.hasOwn(out, k)) out[k] = v;
       }
       return out;
     },
