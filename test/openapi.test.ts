@@ -152,6 +152,88 @@ describe("OpenAPI document", () => {
   });
 });
 
+describe("a document every renderer can expand", () => {
+  const walk = (node: unknown, visit: (n: Json) => void): void => {
+    if (Array.isArray(node)) for (const item of node) walk(item, visit);
+    else if (node && typeof node === "object") {
+      visit(node as Json);
+      for (const value of Object.values(node)) walk(value, visit);
+    }
+  };
+  const refsOf = (node: unknown) => {
+    const names = new Set<string>();
+    walk(node, (n) => {
+      if (typeof n.$ref === "string" && n.$ref.startsWith("#/components/schemas/")) names.add(n.$ref.split("/").at(-1)!);
+    });
+    return names;
+  };
+
+  test("no component schema reaches itself through references, and none is an allOf", () => {
+    const schemas = doc.components.schemas as Record<string, Json>;
+    const edges = new Map(Object.entries(schemas).map(([name, schema]) => [name, [...refsOf(schema)]]));
+    const state = new Map<string, "open" | "done">();
+    const cycles: string[] = [];
+    const visit = (name: string, path: string[]) => {
+      if (state.get(name) === "done") return;
+      if (state.get(name) === "open") {
+        cycles.push([...path.slice(path.indexOf(name)), name].join(" → "));
+        return;
+      }
+      state.set(name, "open");
+      for (const next of edges.get(name) ?? []) visit(next, [...path, name]);
+      state.set(name, "done");
+    };
+    for (const name of edges.keys()) visit(name, []);
+    expect(cycles.slice(0, 3)).toEqual([]);
+    const allOf: string[] = [];
+    walk(doc, (n) => {
+      if (n.allOf) allOf.push(JSON.stringify(n).slice(0, 80));
+    });
+    expect(allOf).toEqual([]);
+  });
+
+  /** The schema of a property of a row, through `nullable`'s `anyOf` and an array's items. */
+  const propertyOf = (row: Json, name: string): Json => {
+    let schema = resolve(row.properties[name]);
+    if (schema.anyOf) schema = resolve(schema.anyOf.find((s: Json) => s.type !== "null"));
+    return schema.type === "array" ? resolve(schema.items) : schema;
+  };
+  const rowOf = (method: string, path: string) => {
+    const data = resolve(resolve(operationOf(method, path).responses[200]).content["application/json"].schema).properties.data;
+    return resolve(data.type === "array" ? data.items : data);
+  };
+
+  test("a row documents the relations its include list embeds, to the depth the list reaches, and no others", () => {
+    const user = rowOf("GET", "/users/{user}");
+    // rank.* embeds the rank's image; award_records.award.* the award's image under each award record.
+    expect(Object.keys(propertyOf(propertyOf(user, "rank"), "image").properties)).toContain("path");
+    expect(propertyOf(propertyOf(propertyOf(user, "award_records"), "award"), "image").properties).toHaveProperty("path");
+    // rank_records.* embeds the relations of a rank record one level down, not theirs.
+    const rankRecord = propertyOf(user, "rank_records");
+    expect(rankRecord.properties).toHaveProperty("rank");
+    expect(propertyOf(rankRecord, "rank").properties).not.toHaveProperty("image");
+    // The plain component of a resource holds its columns only.
+    expect(doc.components.schemas.Rank.properties).not.toHaveProperty("image");
+    expect(doc.components.schemas.User.properties).not.toHaveProperty("rank");
+    // A nested route's rows do not embed what its include list leaves out (the parent user).
+    expect(rowOf("GET", "/users/{user}/rank-records").properties).not.toHaveProperty("user");
+    expect(rowOf("GET", "/rank-records").properties).toHaveProperty("user");
+    // Link rows carry their link columns beside the related row's own columns.
+    const linked = rowOf("GET", "/categories/{category}/ranks");
+    expect(linked.properties.pivot).toBeDefined();
+    expect(linked.required).toEqual(expect.arrayContaining(["id", "name", "pivot"]));
+  });
+
+  test("the Bearer scheme comes first; the apikey query parameter is listed after it, marked as discouraged", () => {
+    const printed = JSON.parse(printOpenApi()) as Json;
+    expect(Object.keys(printed.components.securitySchemes)).toEqual(["bearerAuth", "apiKeyQuery"]);
+    expect(printed.security).toEqual([{ bearerAuth: [] }, { apiKeyQuery: [] }]);
+    expect(printed.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(printed.components.securitySchemes.apiKeyQuery).toMatchObject({ type: "apiKey", in: "query", name: "apikey" });
+    expect(printed.components.securitySchemes.apiKeyQuery.description).toMatch(/discouraged.*logs/i);
+  });
+});
+
 describe("patterns", () => {
   test("every field pattern, written without flags, accepts what the registry's expression accepts", () => {
     const samples = ["abc", "ABC", "aBc-9", "a_b", "a__b", "A-b_C", "", " a", "a b", "ann@example.com", "Ann@Example.COM", "x@y", "-a", "#ff00AA", "12"];

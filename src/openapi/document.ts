@@ -8,7 +8,8 @@ import { Components, idSchema, RowSchemas } from "./schema.ts";
 
 const description = `PERSCOM v2 compatible personnel management API. Every route answers under \`/v1\` and \`/v2\`.
 
-Authenticate with an API key: \`Authorization: Bearer <key>\` (or PERSCOM's \`?apikey=<key>\`). A key carries scopes such as
+Authenticate with an API key: \`Authorization: Bearer <key>\`. PERSCOM's \`?apikey=<key>\` is accepted too but discouraged:
+a key in the URL lands in server logs and browser history. A key carries scopes such as
 \`view:rank\` or \`*\`; each operation lists the scopes it needs. Single rows answer \`{"data": {...}}\`, lists add \`links\`
 and \`meta\`, link operations answer the ids they changed, and every error answers \`{"error": {...}}\`.`;
 
@@ -32,8 +33,11 @@ export function buildOpenApi(): Record<string, unknown> {
     paths,
     components: {
       securitySchemes: {
-        bearerAuth: { type: "http", scheme: "bearer", description: "An API key as a Bearer token." },
-        apiKeyQuery: { type: "apiKey", in: "query", name: "apikey", description: "The API key as the `apikey` query parameter." },
+        bearerAuth: { type: "http", scheme: "bearer", description: "An API key as a Bearer token: the way to send it." },
+        apiKeyQuery: {
+          type: "apiKey", in: "query", name: "apikey",
+          description: "The API key as the `apikey` query parameter, as PERSCOM takes it. Discouraged: the key lands in server logs and browser history.",
+        },
       },
       parameters: parameters.components,
       headers: sharedHeaders,
@@ -45,13 +49,16 @@ export function buildOpenApi(): Record<string, unknown> {
 
 const topLevel = ["openapi", "info", "jsonSchemaDialect", "servers", "security", "tags", "paths", "webhooks", "components"];
 
+/** Objects whose key order means something: renderers list security schemes in it, and offer the first. */
+const ordered = new Set(["/components/securitySchemes"]);
+
 /** Objects with their keys sorted (the top level in OpenAPI's own order), so the printed document is stable. */
-function sorted(value: unknown, depth = 0): unknown {
-  if (Array.isArray(value)) return value.map((v) => sorted(v, depth + 1));
+function sorted(value: unknown, at = ""): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => sorted(v, `${at}/${i}`));
   if (value === null || typeof value !== "object") return value;
-  const keys = Object.keys(value).sort((a, b) =>
-    depth === 0 ? topLevel.indexOf(a) - topLevel.indexOf(b) : a < b ? -1 : a > b ? 1 : 0);
-  return Object.fromEntries(keys.map((k) => [k, sorted((value as Record<string, unknown>)[k], depth + 1)]));
+  const keys = Object.keys(value);
+  if (!ordered.has(at)) keys.sort((a, b) => (at === "" ? topLevel.indexOf(a) - topLevel.indexOf(b) : a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(keys.map((k) => [k, sorted((value as Record<string, unknown>)[k], `${at}/${k}`)]));
 }
 
 /** The document with stable key order, pretty-printed (what `schema/openapi.json` holds) or compact (what the server sends). */

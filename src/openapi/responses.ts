@@ -3,7 +3,8 @@ import type { OperationKind } from "../resources/define.ts";
 import { changesOf } from "../rest/envelope.ts";
 import { isOneToOne, pivotOf, type Operation, type Returns } from "../resources/operations.ts";
 import { camel, pascal } from "../graphql/names.ts";
-import { Components, object, RowSchemas, type Schema } from "./schema.ts";
+import { Components, includeTree, object, RowSchemas, type Schema } from "./schema.ts";
+import { includeValues } from "./parameters.ts";
 
 const headerRefs = {
   "X-Perscom-Request-Id": { $ref: "#/components/headers/RequestId" },
@@ -128,7 +129,8 @@ export class SuccessBodies {
     }
     const pivot = pivotOf(op);
     const linked = op.returns === "link" || op.returns === "links" || op.returns === "linkPage";
-    return this.envelope(linked && pivot ? this.rows.linkRow(pivot) : this.rows.row(op.def), op.returns);
+    const tree = includeTree(includeValues(op));
+    return this.envelope(linked && pivot ? this.rows.linkRow(pivot, tree) : this.rows.row(op.def, tree), op.returns);
   }
 
   /** The 200 response of an operation: a `components.responses` entry per success body. */

@@ -1,7 +1,7 @@
 import type { ComputedField, FieldDef, PivotDef, RelationDef, ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
-import { pascal, snake } from "../graphql/names.ts";
+import { camel, pascal, snake } from "../graphql/names.ts";
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
 export type Schema = Record<string, unknown>;
@@ -31,6 +31,21 @@ export class Components {
       this.checking = false;
     }
     return ref;
+  }
+
+  /**
+   * A reference to `schema` under `base`, or under `base2`, `base3`... when a different schema holds
+   * that name: equal schemas share one component.
+   */
+  named(base: string, schema: Schema): Schema {
+    const text = JSON.stringify(schema);
+    for (let n = 1; ; n++) {
+      const name = n === 1 ? base : `${base}${n}`;
+      const existing = this.schemas[name];
+      if (existing && JSON.stringify(existing) !== text) continue;
+      this.schemas[name] ??= schema;
+      return { $ref: `#/components/schemas/${name}` };
+    }
   }
 }
 
@@ -103,8 +118,8 @@ export function patternOf(re: RegExp): string {
   return out;
 }
 
-/** "a rank", "an award". */
-export const article = (noun: string) => `${/^[aeiou]/i.test(noun) ? "an" : "a"} ${noun}`;
+/** "a rank", "an award", "a user": by sound, so a `u` read as "you" (user, unit) takes "a". */
+export const article = (noun: string) => `${/^(?:[aeio]|u(?![b-df-hj-np-tv-z][aeiou]))/i.test(noun) ? "an" : "a"} ${noun}`;
 
 const notes = (f: FieldDef): string[] => [
   ...(f.references ? [`Id of ${article(resourceNamed(f.references).label.toLowerCase())} of the account.`] : []),
@@ -138,62 +153,87 @@ const computedSchema = (c: ComputedField): Schema => {
 /** The component name of a resource's rows. */
 export const schemaName = (def: ResourceDef) => pascal(def.name);
 
+/** Relations to embed, by REST name, each with the relations embedded under it: an `include` list as a tree. */
+export type IncludeTree = Map<string, IncludeTree>;
+
+/** The tree of `include` values (`rank.image` → rank → image); `x.*` stands for `x`, its expansions are listed beside it. */
+export function includeTree(values: readonly string[]): IncludeTree {
+  const root: IncludeTree = new Map();
+  for (const value of values) {
+    let at = root;
+    for (const segment of value.replace(/\.\*$/, "").split(".")) {
+      if (!at.has(segment)) at.set(segment, new Map());
+      at = at.get(segment)!;
+    }
+  }
+  return root;
+}
+
+const none: IncludeTree = new Map();
+const byName = ([a]: [string, IncludeTree], [b]: [string, IncludeTree]) => (a < b ? -1 : a > b ? 1 : 0);
+
 /**
- * Row schemas of the registry: one component per resource (snake_case columns, computed fields,
- * `id`, `label`, timestamps, and every relation as an optional property), and one per many-to-many
- * row shape (the related row with its link columns under the pivot accessor).
+ * Row schemas of the registry. A resource's component (`Rank`) holds its columns only: snake_case
+ * columns, computed fields, `id`, `label`, timestamps. What an operation can embed is spelled out
+ * from its `include` tree, as rows that name the component of each embedded resource
+ * (`RankWithImage`: a rank's columns and `image`). Each tree is finite, so no schema refers back to
+ * itself through another: renderers can expand every reference eagerly, and no `allOf` is needed.
  */
 export class RowSchemas {
-  private readonly linkShapes = new Map<string, string>();
-
   constructor(readonly components: Components) {}
 
-  row(def: ResourceDef): Schema {
-    return this.components.ref(schemaName(def), () => {
-      const properties: Record<string, Schema> = { id: { type: "integer" } };
-      if (!def.link) properties.label = { type: "string", examples: [`${def.label}: 1`] };
-      for (const [name, f] of Object.entries(def.fields)) {
-        if (f.hidden || name === def.spread) continue;
-        properties[snake(name)] = fieldSchema({ ...f, nullable: f.nullable || f.type === "json" });
-      }
-      for (const [name, c] of Object.entries(def.computed ?? {})) properties[snake(name)] = computedSchema(c);
-      properties.created_at = { type: "string", format: "date-time" };
-      properties.updated_at = { type: "string", format: "date-time" };
-      const required = Object.keys(properties);
-      if (!def.link) for (const [name, relation] of Object.entries(def.relations)) properties[name] = this.relation(relation);
-      const spread = def.spread
-        ? { description: `Custom values (the \`${snake(def.spread)}\` column) are shown as further top-level attributes.`, additionalProperties: true }
-        : {};
-      return object(properties, required, { ...(def.link ? { description: `Link columns of ${def.label.toLowerCase()}.` } : {}), ...spread });
-    });
+  /** A row of `def` with the relations of `tree` embedded. */
+  row(def: ResourceDef, tree: IncludeTree = none): Schema {
+    const plain = this.components.ref(schemaName(def), () => this.columns(def));
+    const relations = [...tree].filter(([name]) => name in def.relations && !def.link).sort(byName);
+    if (!relations.length) return plain;
+    const schema = this.columns(def);
+    Object.assign(schema.properties as Record<string, Schema>, this.relations(def, relations));
+    return this.components.named(`${schemaName(def)}${withName(relations)}`, schema);
   }
 
   /** A row listed through a many-to-many relation: the related row plus the link columns under `pivot.as`. */
-  linkRow(pivot: PivotDef): Schema {
+  linkRow(pivot: PivotDef, tree: IncludeTree = none): Schema {
     const related = resourceNamed(pivot.related);
-    const shape = `${pivot.as}:${pivot.always ? "always" : "included"}`;
-    let name = `${schemaName(related)}Via${pivot.model}`;
-    if ((this.linkShapes.get(name) ?? shape) !== shape) name += `As${pascal(pivot.as)}${pivot.always ? "Always" : ""}`;
-    this.linkShapes.set(name, shape);
-    return this.components.ref(name, () => ({
-      description: `${pascal(article(related.label.toLowerCase()))} with its ${pivot.model} link columns under \`${pivot.as}\`${pivot.always ? "" : " (when included)"}.`,
-      allOf: [
-        this.row(related),
-        object({ [pivot.as]: this.row(linkResourceOf(pivot)) }, pivot.always ? [pivot.as] : []),
-      ],
-    }));
+    const relations = [...tree].filter(([name]) => name !== pivot.as && name in related.relations).sort(byName);
+    const schema = this.columns(related);
+    (schema.properties as Record<string, Schema>)[pivot.as] = this.row(linkResourceOf(pivot));
+    if (pivot.always) schema.required = [...(schema.required as string[]), pivot.as];
+    Object.assign(schema.properties as Record<string, Schema>, this.relations(related, relations));
+    schema.description = `${pascal(article(related.label.toLowerCase()))} with its ${pivot.model} link columns under \`${pivot.as}\`${pivot.always ? "" : " (when included)"}.`;
+    return this.components.named(`${schemaName(related)}Via${pivot.model}${withName(relations)}`, schema);
   }
 
-  relation(relation: RelationDef): Schema {
+  private columns(def: ResourceDef): Schema {
+    const properties: Record<string, Schema> = { id: { type: "integer" } };
+    if (!def.link) properties.label = { type: "string", examples: [`${def.label}: 1`] };
+    for (const [name, f] of Object.entries(def.fields)) {
+      if (f.hidden || name === def.spread) continue;
+      properties[snake(name)] = fieldSchema({ ...f, nullable: f.nullable || f.type === "json" });
+    }
+    for (const [name, c] of Object.entries(def.computed ?? {})) properties[snake(name)] = computedSchema(c);
+    properties.created_at = { type: "string", format: "date-time" };
+    properties.updated_at = { type: "string", format: "date-time" };
+    const spread = def.spread
+      ? { description: `Custom values (the \`${snake(def.spread)}\` column) are shown as further top-level attributes.`, additionalProperties: true }
+      : {};
+    return object(properties, Object.keys(properties), { ...(def.link ? { description: `Link columns of ${def.label.toLowerCase()}.` } : {}), ...spread });
+  }
+
+  private relations(def: ResourceDef, relations: Array<[string, IncludeTree]>): Record<string, Schema> {
+    return Object.fromEntries(relations.map(([name, below]) => [name, this.relation(def.relations[name]!, below)]));
+  }
+
+  private relation(relation: RelationDef, below: IncludeTree): Schema {
     switch (relation.kind) {
       case "belongsTo":
       case "morphOne":
-        return nullable(this.row(resourceNamed(relation.target)));
+        return nullable(this.row(resourceNamed(relation.target), below));
       case "hasMany":
       case "morphMany":
-        return { type: "array", items: this.row(resourceNamed(relation.target)) };
+        return { type: "array", items: this.row(resourceNamed(relation.target), below) };
       case "belongsToMany":
-        return { type: "array", items: this.linkRow(relation.pivot) };
+        return { type: "array", items: this.linkRow(relation.pivot, below) };
       case "morphTo": {
         const owners = morphOwnersOf(relation.morphRelation);
         return owners.length ? nullable({ anyOf: owners.map((o) => this.row(o)) }) : { type: "null" };
@@ -201,3 +241,7 @@ export class RowSchemas {
     }
   }
 }
+
+/** `WithImage`, `WithAuthorCommentable`: the embedded relations when few, else `WithIncludes`. */
+const withName = (relations: Array<[string, IncludeTree]>) =>
+  !relations.length ? "" : relations.length <= 3 ? `With${relations.map(([name]) => pascal(camel(name))).join("")}` : "WithIncludes";
