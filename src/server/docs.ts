@@ -7,30 +7,38 @@ import { openApiPath } from "../openapi/plugin.ts";
 import { errorResponse } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 
-// The API reference at /docs: Swagger UI rendering /openapi.json. swagger-ui-dist ships a self-contained bundle
-// (JS, CSS with data-URI images, no web fonts), served here from node_modules, so the page needs no network access
-// beyond this server. Its one external call, the validator badge (validator.swagger.io), is turned off.
+// The API reference at /docs: Scalar (@scalar/api-reference) rendering /openapi.json. Its browser build is one
+// self-contained script (styles injected, icons inline), served here from node_modules, so the page needs no network
+// access beyond this server; its default fonts (a CDN), telemetry and AI agent (Scalar's servers) are turned off.
+// Swagger UI, tried first, took seconds to open one operation of this document; Redoc has no request console.
 
 export const docsPath = "/docs";
 const assetsPrefix = `${docsPath}/assets/`;
 
 const require = createRequire(import.meta.url);
-const distDir = () => path.dirname(require.resolve("swagger-ui-dist/package.json"));
+/** The package exports no `package.json`; its main module lies in `dist/`, beside the browser build. */
+const distDir = () => path.join(path.dirname(require.resolve("@scalar/api-reference")), "browser");
 
-/** Our initializer, a file of its own so that the page needs no inline script (its policy is `script-src 'self'`). */
-const initializer = `window.addEventListener("load", function () {
-  window.ui = SwaggerUIBundle({
-    url: ${JSON.stringify(openApiPath)},
-    dom_id: "#swagger-ui",
-    deepLinking: true,
-    filter: true,
-    validatorUrl: null,
-    persistAuthorization: true,
-    presets: [SwaggerUIBundle.presets.apis],
-    layout: "BaseLayout",
-  });
-});
-`;
+/**
+ * Scalar's configuration. `preferredSecurityScheme` makes the Bearer header the scheme "Test Request" sends (the
+ * `?apikey=` form puts the key in logs and history); `persistAuth` stays off so a key typed here is not kept.
+ */
+const configuration = {
+  url: openApiPath,
+  withDefaultFonts: false,
+  telemetry: false,
+  showDeveloperTools: "never",
+  showToolbar: "never",
+  mcp: { disabled: true },
+  agent: { disabled: true },
+  authentication: { preferredSecurityScheme: "bearerAuth" },
+};
+
+/**
+ * Our initializer, a file of its own so that the page needs no inline script (its policy is `script-src 'self'`).
+ * The element is not `#api-reference`: Scalar's script mounts a second reference, with default settings, there.
+ */
+const initializer = `Scalar.createApiReference("#reference", ${JSON.stringify(configuration)});\n`;
 
 const page = `<!doctype html>
 <html lang="en">
@@ -38,18 +46,17 @@ const page = `<!doctype html>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Muster API reference</title>
-  <link rel="icon" type="image/png" href="${assetsPrefix}favicon-32x32.png" sizes="32x32">
-  <link rel="stylesheet" href="${assetsPrefix}swagger-ui.css">
+  <link rel="icon" href="data:,">
 </head>
 <body>
-  <div id="swagger-ui"></div>
-  <script src="${assetsPrefix}swagger-ui-bundle.js"></script>
+  <div id="reference"></div>
+  <script src="${assetsPrefix}scalar.js"></script>
   <script src="${assetsPrefix}init.js"></script>
 </body>
 </html>
 `;
 
-/** Swagger UI styles elements inline and draws icons as data URIs; everything else comes from this origin only. */
+/** Scalar injects its styles and draws icons inline; everything else comes from this origin only. */
 const pagePolicy = [
   "default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
   "font-src 'self' data:", "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
@@ -62,10 +69,7 @@ const fromDist = (file: string, type: string): Asset => ({ type, body: () => new
 
 /** Only these names are served: nothing else under node_modules is reachable. */
 const assets: Record<string, Asset> = {
-  "swagger-ui-bundle.js": fromDist("swagger-ui-bundle.js", "text/javascript; charset=utf-8"),
-  "swagger-ui.css": fromDist("swagger-ui.css", "text/css; charset=utf-8"),
-  "favicon-32x32.png": fromDist("favicon-32x32.png", "image/png"),
-  "favicon-16x16.png": fromDist("favicon-16x16.png", "image/png"),
+  "scalar.js": fromDist("standalone.js", "text/javascript; charset=utf-8"),
   "init.js": { type: "text/javascript; charset=utf-8", body: () => initializer },
 };
 
