@@ -119,6 +119,19 @@ function trustProxy(value: string | undefined): boolean | number {
   return n;
 }
 
+/** A database URL as it may be shown: the password masked. */
+export function maskedUrl(url: string): string {
+  return url.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
+}
+
+function databaseUrl(value: string | undefined): string {
+  const url = value || defaultDatabaseUrl();
+  if (!/^file:/i.test(url) && !/^postgres(ql)?:\/\//i.test(url)) {
+    throw new ConfigError(`DATABASE_URL must be a file: URL (SQLite) or a postgresql:// URL (PostgreSQL), got "${maskedUrl(url)}"`);
+  }
+  return url;
+}
+
 export function defaultDatabaseUrl(cwd = process.cwd()): string {
   return `file:${path.join(cwd, "data", "muster.db")}`;
 }
@@ -127,7 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: int(env, "PORT", 8080, 65535),
     host: env.HOST ?? "0.0.0.0",
-    databaseUrl: env.DATABASE_URL || defaultDatabaseUrl(),
+    databaseUrl: databaseUrl(env.DATABASE_URL),
     storageDir: env.STORAGE_DIR || path.join(process.cwd(), "data", "files"),
     storageDriver: storageDriver(env.STORAGE_DRIVER),
     publicUrl: env.PUBLIC_URL || null,

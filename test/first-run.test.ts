@@ -57,7 +57,8 @@ test("with NODE_ENV=production, or when an account exists, nothing is seeded and
       await db.close();
     }),
   ]);
-  expect(production.output()).not.toMatch(/First run|API key/);
+  expect(production.output()).not.toMatch(/First run|API key|mst_/);
+  expect(production.output()).toContain("No account yet: create one and its first key with: npm run cli -- keys:create");
   const db = await openDatabase(production.databaseUrl);
   try {
     expect(await db.prisma.account.count()).toBe(0);
@@ -65,5 +66,5 @@ test("with NODE_ENV=production, or when an account exists, nothing is seeded and
   } finally {
     await db.close();
   }
-  expect(existing.output()).not.toMatch(/First run|API key/);
+  expect(existing.output()).not.toMatch(/First run|API key|No account yet/);
 });

@@ -62,5 +62,5 @@ test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", 
   process.kill(-child.pid!, "SIGTERM");
   await closed;
   expect(out).toMatch(/SIGTERM: shutting down/);
-  expect(out).toMatch(/\nStopped\n/);
+  expect(out).toMatch(/"msg":"Stopped"/);
 });

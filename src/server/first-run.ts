@@ -8,13 +8,18 @@ export const demoAccount = "Demo";
 /** People in the demo organisation the first run seeds. */
 export const demoUsers = 25;
 
+/** The command that creates an account and its first key, as an operator types it in the checkout. */
+export const firstKeyCommand = `npm run cli -- keys:create --account "My Unit" --scopes "*"`;
+
 /**
  * First run: on a database with no account at all, outside production (`NODE_ENV=production` skips it),
- * seeds a small demo organisation and prints an API key with every scope and the URLs to try it at.
- * Returns the lines printed (none when nothing was done).
+ * seeds a small demo organisation and returns the lines to print: an API key with every scope and the URLs to
+ * try it at. In production it seeds nothing and returns the command that creates the first account and key.
+ * No lines when an account exists.
  */
 export async function firstRun(prisma: PrismaClient, config: Config, env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
-  if (env.NODE_ENV === "production" || (await prisma.account.count()) > 0) return [];
+  if ((await prisma.account.count()) > 0) return [];
+  if (env.NODE_ENV === "production") return [`No account yet: create one and its first key with: ${firstKeyCommand}`];
   const summary = await seedDemo(prisma, { account: demoAccount, users: demoUsers });
   const { key } = await createApiKey(prisma, { account: demoAccount, scopes: "*", name: "First-run demo key" });
   const base = config.publicUrl?.replace(/\/+$/, "") ?? `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${config.port}`;
@@ -25,6 +30,5 @@ export async function firstRun(prisma: PrismaClient, config: Config, env: NodeJS
     `API reference: ${base}/docs`,
     `Try:           curl -H "Authorization: Bearer ${key}" "${base}/v2/users?include=rank"`,
   ];
-  for (const line of lines) console.log(line);
   return lines;
 }

@@ -5,9 +5,8 @@ import { openApiPath } from "../openapi/plugin.ts";
 import { docsPath } from "./docs.ts";
 import { errorResponse } from "./errors.ts";
 import { idsOf } from "./ids.ts";
+import { firstKeyCommand } from "./first-run.ts";
 
-/** The command that creates an account's first API key, as an operator types it in the checkout. */
-export const firstKeyCommand = `npm run cli -- keys:create --account "My Unit" --scopes "*"`;
 
 /** What `/` says about this service, to a browser as a page and to an API client as JSON. */
 export function frontDoor() {

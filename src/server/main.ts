@@ -1,15 +1,41 @@
 import cluster, { type Worker } from "node:cluster";
 import { createServer, type ServerResponse } from "node:http";
 import { createServer as createListener, type AddressInfo, type Socket } from "node:net";
-import { loadConfig } from "../config.ts";
+import { loadConfig, type Config } from "../config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApp } from "./app.ts";
 import { firstRun } from "./first-run.ts";
 import { shareRateLimitsAcrossWorkers } from "./rate-limit.ts";
 import { serveClusterMetrics } from "./observability/metrics.ts";
+import { processLog } from "./observability/process-log.ts";
+import { describeStartupError } from "./startup-errors.ts";
 
-const config = loadConfig();
+const log = processLog();
+
+/** A start that cannot go on: one line that says why (its stack only with LOG_LEVEL=debug), exit 1. */
+function failStartup(error: unknown, where: Partial<Config> = {}): never {
+  log.error(describeStartupError(error, where), error);
+  process.exit(1);
+}
+
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (error) {
+    failStartup(error);
+  }
+})();
+
+/** Listens, or fails the start in one line (a port in use, a host not ours). */
+function listenOrFail(server: { once(event: "error", listener: (error: Error) => void): unknown; off(event: "error", listener: (error: Error) => void): unknown }, listen: (done: () => void) => void, done: () => void) {
+  const failed = (error: Error) => failStartup(error, config);
+  server.once("error", failed);
+  listen(() => {
+    server.off("error", failed);
+    done();
+  });
+}
 
 /** What the primary and its workers tell each other (`WORKERS>1`). */
 type Message =
@@ -46,11 +72,7 @@ async function takeWaiting(accepted: () => number) {
   }
 }
 
-if (config.workers > 1 && cluster.isPrimary) {
-  await runPrimary();
-} else {
-  await serve();
-}
+await (config.workers > 1 && cluster.isPrimary ? runPrimary() : serve()).catch((error: unknown) => failStartup(error, config));
 
 /**
  * `WORKERS=N` (N > 1): this process migrates and seeds once, forks N workers, then listens itself and hands each
@@ -62,9 +84,9 @@ if (config.workers > 1 && cluster.isPrimary) {
  */
 async function runPrimary() {
   const applied = await migrate(config.databaseUrl);
-  if (applied.length) console.log(`Applied migrations: ${applied.join(", ")}`);
+  if (applied.length) log.info(`Applied migrations: ${applied.join(", ")}`);
   const seedDb = await openDatabase(config.databaseUrl);
-  await firstRun(seedDb.prisma, config);
+  for (const line of await firstRun(seedDb.prisma, config)) log.info(line);
   await seedDb.close();
   shareRateLimitsAcrossWorkers(config);
   serveClusterMetrics();
@@ -90,9 +112,9 @@ async function runPrimary() {
     });
   });
   const listen = () =>
-    listener.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => {
+    listenOrFail(listener, (done) => listener.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, done), () => {
       const { port } = listener.address() as AddressInfo;
-      console.log(
+      log.info(
         `Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql) ` +
           `(primary ${process.pid}, ${serving.length} workers)`,
       );
@@ -122,15 +144,15 @@ async function runPrimary() {
       if (running().length === 0) process.exit(failed ? 1 : 0);
       return;
     }
-    console.error(`Worker ${worker.process.pid} exited (${code ?? signal}); starting another`);
+    log.error(`Worker ${worker.process.pid} exited (${code ?? signal}); starting another`);
     fork();
   });
   for (let i = 0; i < config.workers; i++) fork();
-  console.log(`Muster primary ${process.pid}: ${config.workers} workers`);
+  log.info(`Muster primary ${process.pid}: ${config.workers} workers`);
 
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
-      console.log(`${signal} again: exiting now`);
+      log.info(`${signal} again: exiting now`);
       for (const worker of running()) worker.process.kill("SIGKILL");
       process.exit(1);
     }
@@ -138,12 +160,12 @@ async function runPrimary() {
     // Connections the kernel accepted before the signal are taken and handed over before the socket closes.
     await takeWaiting(() => accepted);
     listener.close();
-    console.log(`${signal}: stopping ${running().length} workers`);
+    log.info(`${signal}: stopping ${running().length} workers`);
     serving.length = 0;
     // Sent after every connection handed over (one channel, in order): a worker stops only once it has them all.
     for (const worker of running()) worker.send(shutdownMessage);
     setTimeout(() => {
-      console.error(`Workers still running past the shutdown grace period (${config.shutdownGraceMs} ms): exiting`);
+      log.error(`Workers still running past the shutdown grace period (${config.shutdownGraceMs} ms): exiting`);
       for (const worker of running()) worker.process.kill("SIGKILL");
       process.exit(1);
     }, config.shutdownGraceMs + 5_000).unref();
@@ -182,9 +204,9 @@ async function serve() {
   }
 
   const applied = worker ? [] : await migrate(config.databaseUrl);
-  if (applied.length) console.log(`Applied migrations: ${applied.join(", ")}`);
+  if (applied.length) log.info(`Applied migrations: ${applied.join(", ")}`);
   const db = await openDatabase(config.databaseUrl);
-  if (!worker) await firstRun(db.prisma, config);
+  if (!worker) for (const line of await firstRun(db.prisma, config)) log.info(line);
   const { yoga, rateLimit, observability } = createApp({ db, config });
   // Counters go to Redis from the first request when REDIS_URL is set (the in-memory insurance limiter covers a slow start).
   await rateLimit.ready();
@@ -239,7 +261,7 @@ async function serve() {
     await observability.close();
     await rateLimit.close();
     await db.close();
-    console.log("Stopped");
+    log.info("Stopped");
     process.exit(0);
   }
 
@@ -248,14 +270,14 @@ async function serve() {
     stopping = true;
     for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
     setTimeout(() => {
-      console.error(`Shutdown grace period (${config.shutdownGraceMs} ms) over with ${inFlight.size} request(s) in flight: exiting`);
+      log.error(`Shutdown grace period (${config.shutdownGraceMs} ms) over with ${inFlight.size} request(s) in flight: exiting`);
       process.exit(1);
     }, config.shutdownGraceMs).unref();
     await takeWaiting(() => accepted);
     // http's close() also closes the connections idle at this moment; a worker has no listening socket of its own.
     if (server.listening) server.close();
     else server.closeIdleConnections();
-    console.log(`${reason}: shutting down, ${inFlight.size} request(s) in flight`);
+    log.info(`${reason}: shutting down, ${inFlight.size} request(s) in flight`);
     if (sockets.size === 0) await finish();
   }
   beginShutdown = (reason) => void shutdown(reason);
@@ -263,7 +285,7 @@ async function serve() {
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) {
-      console.log(`${signal} again: exiting now`);
+      log.info(`${signal} again: exiting now`);
       process.exit(1);
     }
     signalled = true;
@@ -285,12 +307,12 @@ async function serve() {
       server.emit("connection", socket);
     };
     process.send!({ muster: "ready" } satisfies Message);
-    console.log(`Muster worker ${process.pid} ready`);
+    log.info(`Muster worker ${process.pid} ready`);
     if (shutdownAsked) void shutdown("shutdown requested by the primary");
   } else {
-    server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, () => {
+    listenOrFail(server, (done) => server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, done), () => {
       const { port } = server.address() as AddressInfo;
-      console.log(`Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql)`);
+      log.info(`Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql)`);
     });
   }
 }

@@ -14,6 +14,7 @@ import type { Database } from "../db/prisma.ts";
 import type { Context } from "../graphql/context.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { clientAddress, type NodeServerContext } from "./client-address.ts";
+import { processLog } from "./observability/process-log.ts";
 import { ApiError } from "../errors.ts";
 
 /** Name of the schema directive put on every root field. */
@@ -135,7 +136,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
           try {
             seen = await peek(request, serverContext as ServerContext);
           } catch (error) {
-            console.warn("Rate limit headers unavailable:", (error as Error).message);
+            processLog().warn(`Rate limit headers unavailable: ${(error as Error).message}`);
             return;
           }
         }
@@ -209,14 +210,14 @@ function connect(url: string): Redis {
   const down = (reason: string) => {
     if (!healthy || closing.has(client)) return;
     healthy = false;
-    console.warn(`Redis unavailable (${reason}): rate limits are counted in memory on this instance until it returns.`);
+    processLog().warn(`Redis unavailable (${reason}): rate limits are counted in memory on this instance until it returns.`);
   };
   client.on("error", (error: Error) => down(error.message));
   client.on("close", () => down("connection closed"));
   client.on("ready", () => {
     if (healthy) return;
     healthy = true;
-    console.warn("Redis reachable again: rate limits are shared again.");
+    processLog().warn("Redis reachable again: rate limits are shared again.");
   });
   return client;
 }
