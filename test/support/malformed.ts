@@ -25,6 +25,17 @@ export interface Sent {
   mustReject: boolean;
   /** Which recipe made it. */
   recipe: string;
+  /** Send the body chunked, with no Content-Length. */
+  chunked?: boolean;
+  /** The one answer issue 14 settles for this request, where it settles one. */
+  expect?: Expected;
+}
+
+/** A status the issue fixes for a kind of request, and for a 422 the field `error.errors` must name (itself or below it). */
+export interface Expected {
+  status: number;
+  field?: string | RegExp;
+  because: string;
 }
 
 /** Large enough to matter, small enough to stay under BODY_MAX_BYTES (2 MB). */
@@ -76,7 +87,7 @@ export const badValue: fc.Arbitrary<Json> = fc.oneof(
   { weight: 1, arbitrary: fc.constant(HUGE) },
 );
 
-/** Malformed path ids: never a positive int32 naming a row. `.`/`..` are left out (URLs normalise them away). */
+/** Malformed path ids: never a positive int32 naming a row. Dot segments are the `dotSegment` recipe's. */
 export const badId = fc.constantFrom(
   "0", "-1", "1.5", "99999999999999999999", "2147483648", "9007199254740993", "2147483647", "abc", "%2F", "1%2F2", "%5C", "1e3", "0x1F", "+1",
   "%201", "1%00", "%D9%A1%D9%A2", "NaN", "Infinity", "null", "undefined", "true", "%5B1%5D", "%7B%7D", "1,2", "1;2", "-0", "01", "1.0", "%F0%9F%98%80",
@@ -105,7 +116,15 @@ export type Recipe =
   | { t: "contentType"; variant: number; value: Json; keys: number }
   | { t: "spoof"; method: Json; as: "json" | "form" }
   | { t: "query"; name: string; value: string }
-  | { t: "search"; key: string; value: Json; must: boolean };
+  | { t: "search"; key: string; value: Json; must: boolean }
+  | { t: "dotSegment"; at: number; segment: string; mode: "replace" | "cancel" }
+  | { t: "deep"; depth: number; shape: "array" | "object" | "filters"; at: number }
+  | { t: "protoName"; name: string; place: ProtoPlace }
+  | { t: "oversize"; as: "json" | "urlencoded" | "multipart"; chunked: boolean }
+  | { t: "invalidUtf8"; bytes: number; at: number; inKey: boolean }
+  | { t: "plainWrite"; type: string }
+  | { t: "batchList"; variant: number }
+  | { t: "extreme"; where: "id" | "page" | "limit" | "field" | "bodyPage" | "resources"; literal: string; at: number };
 
 export const CONTENT_TYPES = [
   "text/plain", "text/plain; charset=utf-8", "application/json; charset=utf-16", "application/xml", "application/vnd.api+json", "*/*",
@@ -195,6 +214,147 @@ const SEARCH_CASES: Array<{ key: string; value: Json; must: boolean }> = [
 const hasBody = (op: Operation) => op.method !== "GET";
 const lists = (op: Operation) => op.kind === "list" || op.kind === "search";
 
+/*
+ * Issue 14's categories. Requests go over real HTTP with their path sent as is (test/support/raw-http.ts),
+ * so encoded and raw dot segments reach the server; `new URL` would resolve them on the client.
+ */
+
+/** Dot segments and slashes, encoded or not, for path positions (ids and literal segments alike). */
+export const DOT_SEGMENTS = [
+  "%2e%2e", ".%2e", "%2e.", "%2E%2E", "%2e", "%2E", "..", ".", "%2e%2e%2f", "..%2f", "%2f", "%2F", "1%2f..", "%2e%2e/%2e%2e", "%2f%2e%2e%2f", "%5c..", "..%5c",
+];
+const ENCODED_DOT = new Set(["%2e", ".%2e", "%2e.", "%2e%2e"]);
+/** A segment URL parsers resolve as `.` or `..` and that is percent-encoded: a client meant it as data, never as a step up. */
+export const hasEncodedDotSegment = (path: string) => path.replace(/\?.*$/, "").split("/").some((s) => ENCODED_DOT.has(s.toLowerCase()));
+const hasDotSegment = (path: string) => path.replace(/\?.*$/, "").split("/").some((s) => s === "." || s === ".." || ENCODED_DOT.has(s.toLowerCase()));
+
+/** Names every JavaScript object answers to; `rank.constructor` walks into a relation first. */
+export const PROTOTYPE_NAMES = ["constructor", "toString", "hasOwnProperty", "valueOf", "__proto__", "rank.constructor", "prototype", "isPrototypeOf", "__defineGetter__"];
+/** Where a request names something the server looks up by name. */
+export type ProtoPlace = "include" | "filter" | "sort" | "scope" | "searchInclude" | "searchValue" | "pivot" | "resourceKey" | "resourcePivot";
+
+/** Numbers past what an int32 id, a double or a 64-bit column holds, and zeros with a sign. */
+export const EXTREME_NUMBERS = [
+  "1e308", "-1e308", "1e309", "1E400", "-0", "-0.0", "0e0", "9223372036854775808", "9223372036854775807", "-9223372036854775809", "2147483648",
+  "4294967296", "18446744073709551616", "123456789012345678901234567890",
+];
+
+/** Byte sequences that are not UTF-8: a lone continuation byte, 0xff, overlong `/`, an encoded surrogate, past U+10FFFF, cut short. */
+export const INVALID_UTF8: number[][] = [[0xff], [0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf5, 0x80, 0x80, 0x80], [0xc3], [0xe2, 0x82], [0xfe, 0xfe, 0xff, 0xff]];
+
+export const PLAIN_TYPES = ["text/plain", "text/plain; charset=utf-8", "Text/Plain", "text/plain;charset=UTF-8"];
+
+const isSearch = (op: Operation) => op.kind === "search";
+const hasPivotBody = (op: Operation) => op.kind === "pivot";
+const linksWithPivot = (op: Operation) => ["attach", "sync"].includes(op.kind) && Object.keys(pivotOf(op)?.fields ?? {}).length > 0;
+const hasResources = (op: Operation) => ["batchCreate", "batchUpdate", "batchDelete", "attach", "detach", "sync", "toggle"].includes(op.kind);
+
+function protoPlaces(op: Operation): ProtoPlace[] {
+  return [
+    "include",
+    ...(isSearch(op) ? (["filter", "sort", "scope", "searchInclude", "searchValue"] as const) : []),
+    ...(hasPivotBody(op) ? (["pivot"] as const) : []),
+    ...(hasResources(op) ? (["resourceKey"] as const) : []),
+    ...(linksWithPivot(op) ? (["resourcePivot"] as const) : []),
+  ];
+}
+
+/** Path segments of a planned URL (`/v2/ranks/5` → v2, ranks, 5) where a dot segment can go: all of them. */
+const urlSegmentCount = (op: Operation) => op.path.split("/").filter(Boolean).length + 1;
+
+/** Issue 14's recipes that apply to `op`. */
+function issue14Recipes(op: Operation): Array<fc.WeightedArbitrary<Recipe>> {
+  const ids = idSegments(op);
+  const out: Array<fc.WeightedArbitrary<Recipe>> = [
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant("dotSegment" as const), at: fc.nat({ max: urlSegmentCount(op) - 1 }), segment: fc.constantFrom(...DOT_SEGMENTS),
+        mode: fc.constantFrom("replace" as const, "cancel" as const),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({ t: fc.constant("protoName" as const), name: fc.constantFrom(...PROTOTYPE_NAMES), place: fc.constantFrom(...protoPlaces(op)) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant("extreme" as const),
+        where: fc.constantFrom(...(["page", "limit"] as const), ...(ids.length ? (["id"] as const) : []), ...(hasBody(op) ? (["field"] as const) : []),
+          ...(isSearch(op) ? (["bodyPage"] as const) : []), ...(hasResources(op) ? (["resources"] as const) : [])),
+        literal: fc.constantFrom(...EXTREME_NUMBERS), at: fc.nat(),
+      }),
+    },
+  ];
+  if (hasBody(op)) {
+    out.push(
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          t: fc.constant("deep" as const), depth: fc.integer({ min: 5_000, max: 20_000 }),
+          shape: fc.constantFrom(...(["array", "object"] as const), ...(isSearch(op) ? (["filters"] as const) : [])), at: fc.nat(),
+        }),
+      },
+      { weight: 1, arbitrary: fc.record({ t: fc.constant("oversize" as const), as: fc.constantFrom("json" as const, "urlencoded" as const, "multipart" as const), chunked: fc.boolean() }) },
+      { weight: 1, arbitrary: fc.record({ t: fc.constant("invalidUtf8" as const), bytes: fc.nat({ max: INVALID_UTF8.length - 1 }), at: fc.nat(), inKey: fc.boolean() }) },
+      { weight: 1, arbitrary: fc.record({ t: fc.constant("plainWrite" as const), type: fc.constantFrom(...PLAIN_TYPES) }) },
+    );
+  }
+  if (op.kind === "batchUpdate") out.push({ weight: 1, arbitrary: fc.record({ t: fc.constant("batchList" as const), variant: fc.nat({ max: 2 }) }) });
+  return out;
+}
+
+/**
+ * One request of each of issue 14's categories for `op`, so every category reaches every route
+ * whatever the seed draws. Where a category has several forms (where a dot segment goes, which body
+ * is oversized, where an extreme number goes), routes take turns by `turn` (the route's index), so
+ * each form reaches many routes and the suite stays inside its time budget.
+ */
+export function issue14Examples(op: Operation, turn: number): Recipe[] {
+  const ids = idSegments(op);
+  const pick = <T>(forms: T[]): T => forms[turn % forms.length]!;
+  const out: Recipe[] = [
+    pick<Recipe>([
+      { t: "dotSegment", at: 1, segment: "%2E%2E", mode: "cancel" },
+      ...(ids.length ? [{ t: "dotSegment", at: ids.at(-1)! + 1, segment: "%2e%2e", mode: "replace" } as const] : []),
+      { t: "dotSegment", at: urlSegmentCount(op) - 1, segment: ".%2e", mode: "cancel" },
+    ]),
+    { t: "protoName", name: pick(["constructor", "rank.constructor", "__proto__", "toString"]), place: "include" },
+    pick<Recipe>([
+      ...(ids.length ? [{ t: "extreme", where: "id", literal: "9223372036854775808", at: ids.length - 1 } as const] : []),
+      ...(lists(op) ? [{ t: "extreme", where: "page", literal: "1e308", at: 0 } as const, { t: "extreme", where: "limit", literal: "-0", at: 0 } as const] : []),
+      ...(hasBody(op) ? [{ t: "extreme", where: "field", literal: "1e308", at: turn } as const, { t: "extreme", where: "field", literal: "-0", at: turn } as const] : []),
+      ...(isSearch(op) ? [{ t: "extreme", where: "bodyPage", literal: "9223372036854775808", at: turn } as const] : []),
+      ...(hasResources(op) ? [{ t: "extreme", where: "resources", literal: "2147483648", at: 0 } as const] : []),
+      { t: "extreme", where: "limit", literal: "9223372036854775808", at: 0 },
+    ]),
+  ];
+  if (hasBody(op)) {
+    out.push(
+      { t: "deep", depth: 5_000, shape: pick(["array", "object"] as const), at: turn },
+      { t: "oversize", as: pick(["json", "urlencoded", "multipart"] as const), chunked: false },
+      { t: "invalidUtf8", bytes: turn, at: turn, inKey: false },
+      { t: "plainWrite", type: "text/plain" },
+    );
+  }
+  if (isSearch(op)) {
+    out.push(
+      { t: "deep", depth: 5_000, shape: "filters", at: 0 },
+      { t: "protoName", name: "__proto__", place: "filter" },
+      { t: "protoName", name: "toString", place: "sort" },
+      { t: "protoName", name: "hasOwnProperty", place: "scope" },
+      { t: "protoName", name: "rank.constructor", place: "searchInclude" },
+      { t: "protoName", name: "valueOf", place: "searchValue" },
+    );
+  }
+  if (hasPivotBody(op)) out.push({ t: "protoName", name: "constructor", place: "pivot" });
+  if (hasResources(op)) out.push({ t: "protoName", name: pick(["__proto__", "constructor"]), place: "resourceKey" });
+  if (linksWithPivot(op)) out.push({ t: "protoName", name: "toString", place: "resourcePivot" });
+  if (op.kind === "batchUpdate") out.push({ t: "batchList", variant: turn });
+  return out;
+}
+
 /** The recipes that apply to `op`, weighted towards its body where it has one. */
 export function recipesFor(op: Operation, writableKeys: string[]): fc.Arbitrary<Recipe> {
   const ids = idSegments(op);
@@ -268,6 +428,7 @@ export function recipesFor(op: Operation, writableKeys: string[]): fc.Arbitrary<
   if (op.kind === "search") {
     options.push({ weight: 5, arbitrary: fc.constantFrom(...SEARCH_CASES).map((c) => ({ t: "search" as const, ...c })) });
   }
+  options.push(...issue14Recipes(op));
   return fc.oneof(...options);
 }
 
@@ -351,11 +512,14 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
       const headers: Record<string, string> = recipe.contentType === null ? {} : { "content-type": recipe.contentType };
       return send({
         recipe: `raw body as ${recipe.contentType ?? "no content type"}`, headers, body: new TextEncoder().encode(recipe.text),
-        mustReject: !valid || !isPlainObject(parsed),
+        mustReject: !valid || !isPlainObject(parsed) || recipe.contentType === "text/plain",
       });
     }
     case "overCap":
-      return send({ recipe: "body over the cap", body: json({ ...(isPlainObject(base) ? (base as object) : {}), padding: "x".repeat(bodyMaxBytes) }), mustReject: true });
+      return send({
+        recipe: "body over the cap", body: json({ ...(isPlainObject(base) ? (base as object) : {}), padding: "x".repeat(bodyMaxBytes) }), mustReject: true,
+        expect: { status: 413, because: `a body over the body cap (${bodyMaxBytes} bytes)` },
+      });
     case "path": {
       const segments = target.url.split("/");
       const at = idSegments(op)[recipe.at]! + 2;
@@ -381,7 +545,11 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
       if (v < CONTENT_TYPES.length) {
         const type = CONTENT_TYPES[v]!;
         const form = type.startsWith("multipart/") || type.startsWith("application/x-www-form-urlencoded");
-        return send({ recipe: `JSON body sent as "${type}"`, headers: { "content-type": type }, body: text, mustReject: form && type.startsWith("multipart/") });
+        const plain = type.toLowerCase().startsWith("text/plain");
+        return send({
+          recipe: `JSON body sent as "${type}"`, headers: { "content-type": type }, body: text, mustReject: (form && type.startsWith("multipart/")) || plain,
+          expect: plain ? { status: 415, because: "a write whose body is text/plain" } : undefined,
+        });
       }
       const pairs = formPairs(base);
       switch (v - CONTENT_TYPES.length) {
@@ -426,6 +594,183 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
     }
     case "search":
       return send({ recipe: `search ${recipe.key}`, body: json({ ...(base as object), [recipe.key]: recipe.value }), mustReject: recipe.must });
+    default:
+      return applyIssue14Recipe(op, target, recipe, bodyMaxBytes, send);
+  }
+}
+
+const PLACEHOLDER = "@@raw-value-7f3a@@";
+/** `base` as JSON text with the value at `at` (a slot index, or `name` where there is none) replaced by raw JSON text. */
+function withRawValue(base: unknown, at: number, raw: string): { text: string; where: string } {
+  const all = slots(base);
+  const path = all.length ? all[at % all.length]! : ["name"];
+  const text = json(isPlainObject(base) || Array.isArray(base) ? setAt(base, path, PLACEHOLDER) : { name: PLACEHOLDER });
+  return { text: text.replace(`"${PLACEHOLDER}"`, () => raw), where: path.join(".") };
+}
+
+const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
+const utf8 = (text: string) => new TextEncoder().encode(text);
+
+/** The page number or size a search body's JSON number reads as, if the server must take it. */
+function acceptablePage(literal: string): boolean {
+  const value: unknown = JSON.parse(literal);
+  return typeof value === "number" && /^\d+$/.test(String(value)) && value >= 1;
+}
+
+function applyIssue14Recipe(
+  op: Operation, target: Target, recipe: Exclude<Recipe, { t: "field" | "addKey" | "whole" | "everyLeaf" | "raw" | "overCap" | "path" | "extraSegment" | "version" | "include" | "contentType" | "spoof" | "query" | "search" }>,
+  bodyMaxBytes: number, send: (over: Partial<Sent> & { recipe: string }) => Sent,
+): Sent {
+  const base = (target.body ?? {}) as Record<string, unknown>;
+  switch (recipe.t) {
+    case "dotSegment": {
+      const segments = target.url.split("/");
+      const at = recipe.at % (segments.length - 1) + 1;
+      if (recipe.mode === "replace") segments[at] = recipe.segment;
+      else segments.splice(at, 0, "zzz", recipe.segment);
+      const url = segments.join("/");
+      // In the version's place a dot segment is a bad version (400); anywhere else it names nothing (404).
+      const encoded = hasEncodedDotSegment(url) && !(recipe.mode === "replace" && at === 1);
+      return send({
+        recipe: `dot segment ${recipe.segment} (${recipe.mode}) at ${at}`, url, mustReject: true,
+        expect: encoded ? { status: 404, because: "an encoded dot segment names no resource" } : undefined,
+      });
+    }
+    case "deep": {
+      const d = recipe.depth;
+      if (recipe.shape === "filters") {
+        const text = `{"filters":[${'{"nested":['.repeat(d)}{"field":"id","operator":">","value":-1}${"]}".repeat(d)}]}`;
+        return send({ recipe: `search filters nested ${d} levels`, body: text, mustReject: true });
+      }
+      const raw = recipe.shape === "array" ? `${"[".repeat(d)}1${"]".repeat(d)}` : `${'{"a":'.repeat(d)}1${"}".repeat(d)}`;
+      const { text, where } = withRawValue(base, recipe.at, raw);
+      return send({ recipe: `${recipe.shape} nested ${d} levels at ${where}`, body: text, mustReject: true });
+    }
+    case "protoName":
+      return protoNameRequest(op, target, recipe.name, recipe.place, send);
+    case "oversize": {
+      const size = Math.max(3 * 1024 * 1024, bodyMaxBytes + 1024);
+      const padding = "x".repeat(size);
+      const expect = { status: 413, because: `a ${recipe.as} body over the body cap (${bodyMaxBytes} bytes)` };
+      const what = `${(size / 1024 / 1024).toFixed(1)} MB ${recipe.as} body${recipe.chunked ? ", chunked" : ""}`;
+      const pairs = formPairs(base);
+      switch (recipe.as) {
+        case "json":
+          return send({ recipe: what, body: json({ ...base, padding }), chunked: recipe.chunked, mustReject: true, expect });
+        case "urlencoded":
+          return send({
+            recipe: what, headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams([...pairs, ["padding", padding]]).toString(),
+            chunked: recipe.chunked, mustReject: true, expect,
+          });
+        case "multipart": {
+          const form = new FormData();
+          for (const [k, v] of pairs) form.append(k, v);
+          form.append("padding", padding);
+          return send({ recipe: what, headers: {}, body: form, chunked: recipe.chunked, mustReject: true, expect });
+        }
+      }
+      break;
+    }
+    case "invalidUtf8": {
+      const bad = new Uint8Array(INVALID_UTF8[recipe.bytes % INVALID_UTF8.length]!);
+      const hex = [...bad].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+      const text = recipe.inKey ? json({ ...base, [PLACEHOLDER]: "x" }) : withRawValue(base, recipe.at, `"${PLACEHOLDER}"`).text;
+      const [before, after] = text.split(PLACEHOLDER) as [string, string];
+      return send({
+        recipe: `bytes ${hex} (not UTF-8) in a JSON ${recipe.inKey ? "key" : "string"}`, body: concat(utf8(`${before}a`), bad, utf8(`b${after}`)), mustReject: true,
+        expect: { status: 400, because: "a JSON body that is not UTF-8" },
+      });
+    }
+    case "plainWrite":
+      return send({
+        recipe: `JSON write sent as "${recipe.type}"`, headers: { "content-type": recipe.type }, body: json(base), mustReject: true,
+        expect: { status: 415, because: "a write whose body is text/plain" },
+      });
+    case "batchList": {
+      const resources = isPlainObject(base.resources) ? (base.resources as Record<string, Record<string, unknown>>) : {};
+      const ids = Object.keys(resources).map(Number);
+      const list = [ids, ids.map((id) => ({ id, ...resources[String(id)] })), []][recipe.variant % 3]!;
+      return send({
+        recipe: `batch update with resources as a list (${json(list).slice(0, 60)})`, body: json({ ...base, resources: list }), mustReject: true,
+        expect: { status: 422, field: "resources", because: "a batch update's resources is an object keyed by id" },
+      });
+    }
+    case "extreme": {
+      const n = recipe.literal;
+      switch (recipe.where) {
+        case "id": {
+          const segments = target.url.split("/");
+          const ids = idSegments(op);
+          segments[ids[recipe.at % ids.length]! + 2] = n;
+          return send({ recipe: `path id ${n}`, url: segments.join("/"), mustReject: true });
+        }
+        case "page":
+        case "limit": {
+          const must = lists(op) && (!/^\d+$/.test(n) || Number(n) < 1);
+          return send({ recipe: `query ${recipe.where}=${n}`, url: `${target.url}?${recipe.where}=${encodeURIComponent(n)}`, mustReject: must });
+        }
+        case "field": {
+          const { text, where } = withRawValue(base, recipe.at, n);
+          return send({ recipe: `number ${n} at ${where}`, body: text });
+        }
+        case "bodyPage": {
+          const key = recipe.at % 2 ? "limit" : "page";
+          const text = json({ ...base, [key]: PLACEHOLDER }).replace(`"${PLACEHOLDER}"`, () => n);
+          return send({ recipe: `search body ${key} ${n}`, body: text, mustReject: !acceptablePage(n) });
+        }
+        case "resources": {
+          const resources = base.resources;
+          const text = Array.isArray(resources)
+            ? json({ ...base, resources: [...resources, PLACEHOLDER] }).replace(`"${PLACEHOLDER}"`, () => n)
+            : json({ ...base, resources: { ...(resources as object), [n]: Object.values((resources as object) ?? {})[0] ?? [] } });
+          return send({ recipe: `resources id ${n}`, body: text, mustReject: true });
+        }
+      }
+    }
+  }
+  throw new Error(`unknown recipe ${json(recipe)}`);
+}
+
+/** A request naming `name` where the server looks a name up: a 422 naming the field, or (a search value) plain text. */
+function protoNameRequest(op: Operation, target: Target, name: string, place: ProtoPlace, send: (over: Partial<Sent> & { recipe: string }) => Sent): Sent {
+  const base = (target.body ?? {}) as Record<string, unknown>;
+  const rejected = (field: string | RegExp, over: Partial<Sent>): Sent =>
+    send({ recipe: `prototype name ${name} as ${place}`, mustReject: true, expect: { status: 422, field, because: `${name} is no ${place} name` }, ...over });
+  const first = (value: unknown) => (isPlainObject(value) ? Object.keys(value as object)[0] : undefined);
+  switch (place) {
+    case "include":
+      return rejected("include", { url: `${target.url}?include=${encodeURIComponent(name)}` });
+    case "filter":
+      return rejected("filters", { body: json({ ...base, filters: [{ field: name, operator: "=", value: "x" }] }) });
+    case "sort":
+      return rejected("sort", { body: json({ ...base, sort: [{ field: name, direction: "asc" }] }) });
+    case "scope":
+      return rejected("scopes", { body: json({ ...base, scopes: [{ name, parameters: [] }] }) });
+    case "searchInclude":
+      // Search includes join the `include` parameter's (src/rest/plugin.ts), so either name is the field's.
+      return rejected(/^include/, { body: json({ ...base, includes: [{ relation: name }] }) });
+    case "searchValue":
+      return send({
+        recipe: `prototype name ${name} as search text`, body: json({ ...base, search: { value: name } }),
+        expect: { status: 200, because: "a search for the text of a prototype name is an ordinary search" },
+      });
+    case "pivot":
+      return rejected("pivot", { body: json(setAt({ ...base, pivot: isPlainObject(base.pivot) ? base.pivot : {} }, ["pivot", name], "x")) });
+    case "resourceKey": {
+      const resources = base.resources;
+      const body = Array.isArray(resources)
+        ? { ...base, resources: [...resources, name] }
+        : setAt({ ...base, resources: isPlainObject(resources) ? resources : {} }, ["resources", name], Object.values((resources as object) ?? {})[0] ?? []);
+      return rejected("resources", { body: json(body) });
+    }
+    case "resourcePivot": {
+      const resources = base.resources;
+      const key = first(resources);
+      const body = key !== undefined
+        ? setAt(base, ["resources", key], { ...((resources as Record<string, object>)[key] ?? {}), [name]: "x" })
+        : { ...base, resources: Array.isArray(resources) ? resources.map((id) => (isPlainObject(id) ? { ...(id as object), [name]: "x" } : { id, pivot: { [name]: "x" } })) : resources };
+      return rejected("resources", { body: json(body) });
+    }
   }
 }
 
@@ -525,4 +870,28 @@ export function badEntries(op: Operation, base: unknown, invalid?: { key: string
     }
   }
   return out;
+}
+
+/** The issue-14 category a recipe belongs to, with the answer the issue settles: how failures are tallied. */
+export function categoryOf(recipe: Recipe): string {
+  switch (recipe.t) {
+    case "dotSegment":
+      return /%2e/i.test(recipe.segment) && !/%2f|%5c/i.test(recipe.segment) ? "encoded dot segment in the path → 404" : "dot segment or encoded slash in the path → 4xx";
+    case "deep":
+      return "deep nesting → 4xx";
+    case "protoName":
+      return recipe.place === "searchValue" ? "prototype name as search text → 200" : `prototype name as ${recipe.place} → 422 naming it`;
+    case "oversize":
+      return `${recipe.as} body over the cap → 413`;
+    case "invalidUtf8":
+      return "invalid UTF-8 in JSON → 400";
+    case "plainWrite":
+      return "text/plain write → 415";
+    case "batchList":
+      return "batch update with resources as a list → 422";
+    case "extreme":
+      return `extreme number in ${recipe.where} → never 5xx`;
+    default:
+      return recipe.t;
+  }
 }
