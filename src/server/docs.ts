@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -40,7 +41,7 @@ const configuration = {
  */
 const initializer = `Scalar.createApiReference("#reference", ${JSON.stringify(configuration)});\n`;
 
-const page = `<!doctype html>
+const renderPage = (urls: Record<AssetName, string>) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -50,8 +51,8 @@ const page = `<!doctype html>
 </head>
 <body>
   <div id="reference"></div>
-  <script src="${assetsPrefix}scalar.js"></script>
-  <script src="${assetsPrefix}init.js"></script>
+  <script src="${urls["scalar.js"]}"></script>
+  <script src="${urls["init.js"]}"></script>
 </body>
 </html>
 `;
@@ -62,23 +63,31 @@ const pagePolicy = [
   "font-src 'self' data:", "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
 ].join("; ");
 
-type Body = string | Uint8Array<ArrayBuffer>;
-interface Asset { type: string; body: () => Body }
+type AssetName = "scalar.js" | "init.js";
+interface Asset { type: string; body: Buffer }
 
-const fromDist = (file: string, type: string): Asset => ({ type, body: () => new Uint8Array(readFileSync(path.join(distDir(), file))) });
+/**
+ * The page's two scripts under URLs that name their content hash, so a browser keeps them (`immutable`) and the
+ * compression plugin encodes the 4 MB script once, not on every visit. Only these are served: nothing else under
+ * node_modules is reachable.
+ */
+function loadAssets() {
+  const pieces: Array<[AssetName, Buffer]> = [
+    ["scalar.js", readFileSync(path.join(distDir(), "standalone.js"))],
+    ["init.js", Buffer.from(initializer)],
+  ];
+  const byPath = new Map<string, Asset>();
+  const urls = {} as Record<AssetName, string>;
+  for (const [name, body] of pieces) {
+    const url = `${assetsPrefix}${createHash("sha256").update(body).digest("hex").slice(0, 16)}/${name}`;
+    byPath.set(url, { type: "text/javascript; charset=utf-8", body });
+    urls[name] = url;
+  }
+  return { byPath, page: renderPage(urls) };
+}
 
-/** Only these names are served: nothing else under node_modules is reachable. */
-const assets: Record<string, Asset> = {
-  "scalar.js": fromDist("standalone.js", "text/javascript; charset=utf-8"),
-  "init.js": { type: "text/javascript; charset=utf-8", body: () => initializer },
-};
-
-const loaded = new Map<string, Body>();
-const bodyOf = (name: string) => {
-  let body = loaded.get(name);
-  if (body === undefined) loaded.set(name, (body = assets[name]!.body()));
-  return body;
-};
+let assets: ReturnType<typeof loadAssets> | undefined;
+const docsAssets = () => (assets ??= loadAssets());
 
 /** Serves the API reference at `/docs` and its assets under `/docs/assets/`: public, no API key. */
 export function docsPlugin(): Plugin {
@@ -93,19 +102,22 @@ export function docsPlugin(): Plugin {
       }
       const head = request.method === "HEAD";
       if (isPage) {
-        endResponse(new Response(head ? null : page, {
+        endResponse(new Response(head ? null : docsAssets().page, {
           headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": pagePolicy, "Cache-Control": "no-cache" },
         }));
         return;
       }
-      const name = pathname.slice(assetsPrefix.length);
-      const asset = Object.hasOwn(assets, name) ? assets[name] : undefined;
+      const asset = docsAssets().byPath.get(pathname);
       if (!asset) {
         endResponse(errorResponse(new ApiError("NOT_FOUND"), idsOf(request)));
         return;
       }
-      endResponse(new Response(head ? null : bodyOf(name), {
-        headers: { "Content-Type": asset.type, "Cache-Control": "public, max-age=3600" },
+      endResponse(new Response(head ? null : new Uint8Array(asset.body), {
+        headers: {
+          "Content-Type": asset.type,
+          "Content-Length": String(asset.body.length),
+          "Cache-Control": "public, max-age=31536000, immutable",
+        },
       }));
     },
   };
