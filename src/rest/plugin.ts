@@ -1,3 +1,4 @@
+import { Response } from "../server/response.ts";
 import type { Plugin, YogaServerInstance } from "graphql-yoga";
 import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../errors.ts";
@@ -68,9 +69,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       if ("errors" in result && result.errors?.length) throw result.errors[0];
       const reply = envelope(op, (result as { data: { result: unknown } }).data.result, prepared.shape, url);
       if (match.version === "v1") applyV1(op, reply);
-      // Yoga's own Response class: the server writes its string body in one piece, where a global Response's body
-      // would be a ReadableStream pumped chunk by chunk.
-      return yoga.fetchAPI.Response.json(reply);
+      return Response.json(reply);
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.code === "INTERNAL") logInternalError(loggerOf(request), error, { ids, request });

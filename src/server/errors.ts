@@ -1,3 +1,4 @@
+import { Response } from "./response.ts";
 import { GraphQLError } from "graphql";
 import { ApiError, errorKinds, validationError, type ErrorCode } from "../errors.ts";
 import { snake } from "../graphql/names.ts";

@@ -1,3 +1,4 @@
+import { Response } from "./response.ts";
 import type { Plugin } from "graphql-yoga";
 import type { FileStorage } from "../files/storage.ts";
 import { ApiError } from "../errors.ts";

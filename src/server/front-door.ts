@@ -1,3 +1,4 @@
+import { Response } from "./response.ts";
 import type { Plugin } from "graphql-yoga";
 import pkg from "../../package.json" with { type: "json" };
 import { ApiError } from "../errors.ts";

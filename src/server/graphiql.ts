@@ -1,3 +1,4 @@
+import { Response } from "./response.ts";
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";

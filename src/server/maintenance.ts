@@ -1,3 +1,4 @@
+import { Response } from "./response.ts";
 import type { Plugin } from "graphql-yoga";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Database } from "../db/prisma.ts";

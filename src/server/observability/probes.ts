@@ -1,3 +1,4 @@
+import { Response } from "../response.ts";
 import { timingSafeEqual } from "node:crypto";
 import { ApiError } from "../../errors.ts";
 import type { Database } from "../../db/prisma.ts";
