@@ -84,3 +84,44 @@ describe("with CORS_ORIGINS set", () => {
     expect((await preflight(h, "https://evil.example.org")).headers.get("access-control-allow-origin")).not.toBe("https://evil.example.org");
   });
 });
+
+describe("over real HTTP", () => {
+  test("every status line carries its reason phrase (REST answers and errors, probes, GraphQL, public pages)", async () => {
+    const { createServer } = await import("node:http");
+    const { connect } = await import("node:net");
+    const h = await startHarness();
+    const server = createServer(h.app.yoga);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    const statusLine = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, "127.0.0.1", () => socket.write(request));
+        let text = "";
+        socket.on("data", (chunk) => {
+          text += chunk;
+          if (text.includes("\r\n")) {
+            resolve(text.slice(0, text.indexOf("\r\n")));
+            socket.destroy();
+          }
+        });
+        socket.on("error", reject);
+      });
+    const get = (path: string, headers = "") => statusLine(`GET ${path} HTTP/1.1\r\nHost: muster.test\r\n${headers}Connection: close\r\n\r\n`);
+    try {
+      const key = await h.key();
+      const auth = `Authorization: Bearer ${key}\r\n`;
+      expect(await get("/v2/ranks", auth)).toBe("HTTP/1.1 200 OK");
+      expect(await get("/v2/ranks")).toBe("HTTP/1.1 401 Unauthorized");
+      expect(await get("/v2/ranks/999999", auth)).toBe("HTTP/1.1 404 Not Found");
+      expect(await get("/v2/ranks?limit=0", auth)).toBe("HTTP/1.1 422 Unprocessable Entity");
+      expect(await get("/health")).toBe("HTTP/1.1 200 OK");
+      expect(await get("/", "Accept: application/json\r\n")).toBe("HTTP/1.1 200 OK");
+      expect(await get("/openapi.json")).toBe("HTTP/1.1 200 OK");
+      expect(await statusLine(`POST /v2/ranks HTTP/1.1\r\nHost: muster.test\r\n${auth}Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`)).toBe("HTTP/1.1 415 Unsupported Media Type");
+      expect(await statusLine(`POST /graphql HTTP/1.1\r\nHost: muster.test\r\n${auth}Content-Type: application/json\r\nContent-Length: 26\r\nConnection: close\r\n\r\n{"query":"{ __typename }"}`)).toBe("HTTP/1.1 200 OK");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await h.close();
+    }
+  });
+});

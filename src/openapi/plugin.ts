@@ -1,3 +1,4 @@
+import { Response } from "../server/response.ts";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../errors.ts";
 import { errorResponse } from "../server/errors.ts";

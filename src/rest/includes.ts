@@ -1,5 +1,6 @@
 import { ownEntry, type RelationDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
+import { pivotOf, type Operation } from "../resources/operations.ts";
 import { validationError } from "../errors.ts";
 
 /** Requested relations as a tree: `rank.image,author` → { rank: { image: {} }, author: {} }. */
@@ -17,8 +18,12 @@ export function parseIncludes(raw: string | null, allowed: readonly string[]): s
   return values;
 }
 
-/** `includes` of a search body: `[{"relation": "rank"}]`, checked like the query parameter. */
-export function searchIncludes(raw: unknown, allowed: readonly string[]): string[] {
+/**
+ * `includes` of a search body: `[{"relation": "rank"}]`, checked like the query parameter; with the search `op`, a
+ * value the allow-list lets through only by a wildcard (`rank.*`) must also name real relations, and is refused
+ * under its own key (`includes.0.relation`) when it does not.
+ */
+export function searchIncludes(raw: unknown, allowed: readonly string[], op?: Operation): string[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw validationError({ includes: ["The includes field must be an array."] });
   const bag: Record<string, string[]> = {};
@@ -29,6 +34,8 @@ export function searchIncludes(raw: unknown, allowed: readonly string[]): string
     else if (!isAllowed(relation, allowed)) bag[`includes.${index}.relation`] = [`The ${relation} include is not allowed. Allowed values: ${allowed.join(", ") || "none"}.`];
     else if (typeof item === "object" && ((item as { filters?: unknown[] }).filters?.length || (item as { limit?: unknown }).limit != null)) {
       bag[`includes.${index}.filters`] = ["Filtering or limiting an included relation is not supported; search the related collection instead."];
+    } else if (op && !allowed.includes(relation) && !namesRelations(op, relation)) {
+      bag[`includes.${index}.relation`] = [`The ${relation} include names no relation.`];
     } else values.push(relation);
   }
   if (Object.keys(bag).length) throw validationError(bag);
@@ -45,6 +52,18 @@ export function capIncludes(values: string[], limits: { includeMaxCount: number;
     throw validationError({ include: deep.map((v) => `The ${v} include is nested deeper than ${limits.includeMaxDepth} levels.`) });
   }
   return values;
+}
+
+/** Whether `value` names relations of the rows `op` answers with (on a link route, the related resource's and its pivot). */
+function namesRelations(op: Operation, value: string): boolean {
+  const pivot = pivotOf(op);
+  try {
+    if (pivot) includeTree(resourceNamed(pivot.related), [value], [pivot.as]);
+    else includeTree(op.def, [value]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const isAllowed = (value: string, allowed: readonly string[]) =>

@@ -61,7 +61,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       const { op } = match.route;
       const requested = parseIncludes(url.searchParams.get("include"), op.includes);
       const includes = capIncludes(
-        op.kind === "search" ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes)])].sort() : requested, config,
+        op.kind === "search" ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes, op)])].sort() : requested, config,
       );
       const prepared = documents.get(op, includes);
       const variableValues = variablesOf(op, match.params, url.searchParams, body);

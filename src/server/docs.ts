@@ -1,3 +1,4 @@
+import { Response } from "./response.ts";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
