@@ -220,16 +220,18 @@ const lists = (op: Operation) => op.kind === "list" || op.kind === "search";
  */
 
 /** Dot segments and slashes, encoded or not, for path positions (ids and literal segments alike). */
-export const DOT_SEGMENTS = [
+const DOT_SEGMENTS = [
   "%2e%2e", ".%2e", "%2e.", "%2E%2E", "%2e", "%2E", "..", ".", "%2e%2e%2f", "..%2f", "%2f", "%2F", "1%2f..", "%2e%2e/%2e%2e", "%2f%2e%2e%2f", "%5c..", "..%5c",
 ];
 const ENCODED_DOT = new Set(["%2e", ".%2e", "%2e.", "%2e%2e"]);
 /** A segment URL parsers resolve as `.` or `..` and that is percent-encoded: a client meant it as data, never as a step up. */
-export const hasEncodedDotSegment = (path: string) => path.replace(/\?.*$/, "").split("/").some((s) => ENCODED_DOT.has(s.toLowerCase()));
-const hasDotSegment = (path: string) => path.replace(/\?.*$/, "").split("/").some((s) => s === "." || s === ".." || ENCODED_DOT.has(s.toLowerCase()));
+const hasEncodedDotSegment = (path: string) => path.replace(/\?.*$/, "").split("/").some((s) => ENCODED_DOT.has(s.toLowerCase()));
 
-/** Names every JavaScript object answers to; `rank.constructor` walks into a relation first. */
-export const PROTOTYPE_NAMES = ["constructor", "toString", "hasOwnProperty", "valueOf", "__proto__", "rank.constructor", "prototype", "isPrototypeOf", "__defineGetter__"];
+/**
+ * Names every JavaScript object answers to (Object.prototype's); `rank.constructor` walks into a
+ * relation first. `prototype` is not one: as a pivot key it is an unknown attribute, ignored like any.
+ */
+export const PROTOTYPE_NAMES = ["constructor", "toString", "hasOwnProperty", "valueOf", "__proto__", "rank.constructor", "isPrototypeOf", "propertyIsEnumerable", "__defineGetter__"];
 /** Where a request names something the server looks up by name. */
 export type ProtoPlace = "include" | "filter" | "sort" | "scope" | "searchInclude" | "searchValue" | "pivot" | "resourceKey" | "resourcePivot";
 
@@ -259,6 +261,9 @@ function protoPlaces(op: Operation): ProtoPlace[] {
   ];
 }
 
+/** A pivot key is one attribute's name: `rank.constructor` there is merely unknown (ignored), not a walk into a relation. */
+const prototypeNamesAt = (place: ProtoPlace) => (place === "pivot" || place === "resourcePivot" ? PROTOTYPE_NAMES.filter((n) => !n.includes(".")) : PROTOTYPE_NAMES);
+
 /** Path segments of a planned URL (`/v2/ranks/5` → v2, ranks, 5) where a dot segment can go: all of them. */
 const urlSegmentCount = (op: Operation) => op.path.split("/").filter(Boolean).length + 1;
 
@@ -275,7 +280,9 @@ function issue14Recipes(op: Operation): Array<fc.WeightedArbitrary<Recipe>> {
     },
     {
       weight: 2,
-      arbitrary: fc.record({ t: fc.constant("protoName" as const), name: fc.constantFrom(...PROTOTYPE_NAMES), place: fc.constantFrom(...protoPlaces(op)) }),
+      arbitrary: fc.oneof(
+        ...protoPlaces(op).map((place) => fc.record({ t: fc.constant("protoName" as const), name: fc.constantFrom(...prototypeNamesAt(place)), place: fc.constant(place) })),
+      ),
     },
     {
       weight: 1,
