@@ -251,13 +251,13 @@ async function judge(op: Operation | undefined, sent: Sent): Promise<void> {
 }
 
 /**
- * The safety net of the change count: where SQLite counted no change since the last full snapshot,
- * a new one must be equal to it.
+ * The safety net of the change signal: where the database signalled no change since the last full
+ * snapshot (SQLite's change count, PostgreSQL's next transaction id), a new one must be equal to it.
  */
 async function expectNoUncountedWrite(): Promise<void> {
   if (!baseline || (await snapshots.changes()) !== baseline.changes) return;
   const now = await timed("snapshots", () => snapshots.take());
-  expect(snapshotDiff(baseline.rows, now), "the database changed while SQLite counted no change").toEqual([]);
+  expect(snapshotDiff(baseline.rows, now), "the database changed while its change signal did not move").toEqual([]);
 }
 
 /** `/health` answers 200 and a plain read works: the service is still serving after a route's requests. */
