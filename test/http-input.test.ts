@@ -297,3 +297,29 @@ describe("content types and UTF-8", () => {
     expect(await rankCount()).toBe(before);
   });
 });
+
+describe("requests node:http refuses before any route", () => {
+  const exchange = (bytes: string) =>
+    new Promise<string>((resolve) => {
+      const socket = connect(port, host, () => socket.write(bytes));
+      let received = "";
+      socket.on("data", (chunk) => (received += chunk.toString("utf8")));
+      const done = () => resolve(received);
+      socket.on("close", done);
+      socket.on("error", done);
+    });
+  const bodyOf = (raw: string) => JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4));
+
+  test("headers over Node's limit are a 431 in the error shape, the connection closed", async () => {
+    const raw = await exchange(`GET /v2/ranks HTTP/1.1\r\nHost: ${host}\r\nX-Padding: ${"a".repeat(20_000)}\r\n\r\n`);
+    expect(raw).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(raw).toMatch(/\r\nConnection: close\r\n/i);
+    expect(bodyOf(raw).error).toMatchObject({ type: "HttpException", message: "The request's headers are too large.", request_id: expect.any(String) });
+  });
+
+  test("a request that is not HTTP is a 400 in the error shape", async () => {
+    const raw = await exchange("HELLO THERE\r\n\r\n");
+    expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(bodyOf(raw).error).toMatchObject({ type: "HttpException", message: "The request is not valid HTTP." });
+  });
+});

@@ -10,6 +10,7 @@ import { shareRateLimitsAcrossWorkers } from "./rate-limit.ts";
 import { serveClusterMetrics } from "./observability/metrics.ts";
 import { processLog } from "./observability/process-log.ts";
 import { describeStartupError } from "./startup-errors.ts";
+import { answerClientError } from "./client-errors.ts";
 
 const log = processLog();
 
@@ -229,6 +230,7 @@ async function serve() {
     });
     void yoga(req, res);
   });
+  server.on("clientError", answerClientError);
   let accepted = 0;
   server.on("connection", (socket: Socket) => {
     accepted++;
