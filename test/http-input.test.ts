@@ -323,3 +323,14 @@ describe("requests node:http refuses before any route", () => {
     expect(bodyOf(raw).error).toMatchObject({ type: "HttpException", message: "The request is not valid HTTP." });
   });
 });
+
+test("a /graphql body that is neither JSON nor multipart is a 415 with a GraphQL error body", async () => {
+  const answer = await send("POST", "/graphql", '{"query":"{ __typename }"}', { "content-type": "text/plain" });
+  expect(answer.status).toBe(415);
+  expect(answer.headers["content-type"]).toMatch(/^application\/json/);
+  expect(answer.headers["x-content-type-options"]).toBe("nosniff");
+  expect(answer.body.errors).toEqual([expect.objectContaining({
+    message: "A GraphQL request body must be JSON (application/json) or multipart/form-data.",
+    extensions: expect.objectContaining({ code: "UNSUPPORTED_MEDIA_TYPE", status: 415, request_id: expect.any(String) }),
+  })]);
+});

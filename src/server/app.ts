@@ -23,6 +23,7 @@ import { bodyLimitsPlugin } from "./body-limits.ts";
 import { dotSegmentsPlugin } from "./request-target.ts";
 import { graphiqlAssetsPlugin, renderOfflineGraphiQL } from "./graphiql.ts";
 import { compressionPlugin } from "./compression.ts";
+import { graphqlErrorBodiesPlugin } from "./graphql-errors.ts";
 import { docsPlugin } from "./docs.ts";
 import { frontDoorPlugin } from "./front-door.ts";
 import { createRateLimit, type RateLimit } from "./rate-limit.ts";
@@ -112,7 +113,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
     plugins: [
       // First: no plugin routes on a URL whose dot segments the parser resolved, and every one sees the body read.
       dotSegmentsPlugin(), bodyLimitsPlugin(config),
-      graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
+      graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
       executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
       compressionPlugin(),
