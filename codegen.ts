@@ -13,10 +13,12 @@ const config: CodegenConfig = {
       config: { enumsAsTypes: true, useTypeImports: true, scalars },
     },
     // The client preset: `graphql()` from src/generated/client/ turns a document string into a TypedDocumentNode.
+    // It also writes persisted-documents.json (id → document) beside it: `npm run generate` copies it to
+    // schema/persisted-documents.json, the trusted documents the server runs by `documentId`.
     "src/generated/client/": {
       documents: ["test/operations/**/*.graphql", "test/typed-client.test.ts"],
       preset: "client",
-      presetConfig: { fragmentMasking: false },
+      presetConfig: { fragmentMasking: false, persistedDocuments: { hashAlgorithm: "sha256" } },
       config: { enumsAsTypes: true, useTypeImports: true, scalars, emitLegacyCommonJSImports: false, documentMode: "string" },
     },
   },

@@ -40,6 +40,11 @@ export interface Config {
   graphqlMaxCost: number;
   graphqlMaxAliases: number;
   graphqlMaxTokens: number;
+  /**
+   * When true, `/graphql` runs only trusted documents (sent by `documentId`) for keys without the `graphql:arbitrary`
+   * scope (or `*`); a `query` text from such a key is a 403. REST routes are unaffected.
+   */
+  graphqlTrustedDocumentsOnly: boolean;
   /** An operation running longer is answered 503; write transactions are rolled back after it. */
   executionTimeoutMs: number;
   /** Operations (GraphQL and REST requests) one process runs at once; the rest wait their turn, in order. */
@@ -106,6 +111,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Numbe
   return n;
 }
 
+/** `true`/`1` or `false`/`0` in `env[name]`, false when unset; anything else is an error rather than a silent "off". */
+function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = env[name];
+  if (value === undefined || value === "" || value === "false" || value === "0") return false;
+  if (value === "true" || value === "1") return true;
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
 /**
  * `TRUST_PROXY`: how the client address of a request is found. Unset or `false`: the connection's own address.
  * `true`: the first (left-most) address of `X-Forwarded-For`. A number N: the address N hops back from the
@@ -161,6 +174,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxCost: int(env, "GRAPHQL_MAX_COST", 10000),
     graphqlMaxAliases: int(env, "GRAPHQL_MAX_ALIASES", 30),
     graphqlMaxTokens: int(env, "GRAPHQL_MAX_TOKENS", 5000),
+    graphqlTrustedDocumentsOnly: flag(env, "GRAPHQL_TRUSTED_DOCUMENTS_ONLY"),
     executionTimeoutMs: int(env, "EXECUTION_TIMEOUT_MS", 30000),
     maxConcurrentOperations: int(env, "MAX_CONCURRENT_OPERATIONS", 16),
     workers: int(env, "WORKERS", 1),

@@ -10,8 +10,14 @@ export function generateKey(): { key: string; hash: string; prefix: string } {
   return { key, hash: hashKey(key), prefix: key.slice(0, 12) };
 }
 
-/** Every scope an operation of the registry asks for (`view:rank`, `clear:cache`, ...), sorted: with `*`, what a key can hold. */
-export const knownScopes: readonly string[] = [...new Set(operations.flatMap((op) => op.scopes))].sort();
+/** Lets a key send any GraphQL document to `/graphql` when `GRAPHQL_TRUSTED_DOCUMENTS_ONLY` is on (src/server/trusted-documents.ts). */
+export const ARBITRARY_DOCUMENTS_SCOPE = "graphql:arbitrary";
+
+/**
+ * Every scope an operation of the registry asks for (`view:rank`, `clear:cache`, ...) and `graphql:arbitrary`, sorted:
+ * with `*`, what a key can hold.
+ */
+export const knownScopes: readonly string[] = [...new Set([...operations.flatMap((op) => op.scopes), ARBITRARY_DOCUMENTS_SCOPE])].sort();
 const known = new Set(knownScopes);
 
 /** The known scopes nearest to `scope` by edit distance (a typo's likely meaning). */

@@ -20,6 +20,7 @@ import { corsOptions, securityHeadersPlugin } from "./headers.ts";
 import { wellFormedTextPlugin } from "./unicode.ts";
 import { executionTimeoutPlugin, nestingLimitPlugin, queryLimitPlugins } from "./limits.ts";
 import { bodyLimitsPlugin } from "./body-limits.ts";
+import { trustedDocumentsPlugin } from "./trusted-documents.ts";
 import { dotSegmentsPlugin } from "./request-target.ts";
 import { graphiqlAssetsPlugin, renderOfflineGraphiQL } from "./graphiql.ts";
 import { compressionPlugin } from "./compression.ts";
@@ -114,7 +115,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       // First: no plugin routes on a URL whose dot segments the parser resolved, and every one sees the body read.
       dotSegmentsPlugin(), bodyLimitsPlugin(config),
       graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
-      wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
+      trustedDocumentsPlugin(db, config), wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
       executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
       compressionPlugin(),
     ],
