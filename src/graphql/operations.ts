@@ -13,6 +13,7 @@ import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { pageType, scalarOf, type ObjectRefs } from "./objects.ts";
 import { pascal, snake } from "./names.ts";
+import { fieldDescription, resourceDescription, viewDescription } from "../resources/descriptions.ts";
 
 type Args = Record<string, any>;
 type Row = Record<string, any>;
@@ -35,11 +36,16 @@ function inputs(builder: Builder) {
           const fields: Record<string, unknown> = {};
           for (const [key, f] of Object.entries(def.fields)) {
             if (f.writable === false) continue;
-            fields[key] = t.field({ type: scalarOf(f), required: false });
+            fields[key] = t.field({ type: scalarOf(f), required: false, description: fieldDescription(def, key, f) });
           }
-          fields.createdAt = t.field({ type: "DateTime", required: false });
-          fields.updatedAt = t.field({ type: "DateTime", required: false });
-          for (const name of Object.keys(def.uploads ?? {})) fields[name] = t.field({ type: "File", required: false });
+          fields.createdAt = t.field({ type: "DateTime", required: false, description: "When the row was created; now when omitted." });
+          fields.updatedAt = t.field({ type: "DateTime", required: false, description: "When the row last changed; now when omitted." });
+          for (const [name, upload] of Object.entries(def.uploads ?? {})) {
+            fields[name] = t.field({
+              type: "File", required: false,
+              description: `The ${upload.image ? "image" : "file"} to upload (GraphQL multipart request); stored in \`${upload.column}\`.`,
+            });
+          }
           return fields;
         },
       }),
@@ -47,34 +53,40 @@ function inputs(builder: Builder) {
   const pivotInput = (pivot: PivotDef | undefined) =>
     !pivot || Object.keys(pivot.fields).length === 0 ? null : once(`${pivot.model}PivotInput`, () =>
       b.inputType(`${pivot.model}PivotInput`, {
-        fields: (t: any) => Object.fromEntries(Object.entries(pivot.fields).map(([k, f]) => [k, t.field({ type: scalarOf(f), required: false })])),
+        description: `The link columns of a ${linkResourceOf(pivot).label.toLowerCase()} row.`,
+        fields: (t: any) => Object.fromEntries(Object.entries(pivot.fields).map(([k, f]) => [
+          k, t.field({ type: scalarOf(f), required: false, description: fieldDescription(linkResourceOf(pivot), k, f) }),
+        ])),
       }),
     );
   const linkItemInput = (pivot: PivotDef | undefined) =>
     once(`${pivotInput(pivot) ? pivot!.model : "Related"}ItemInput`, () =>
       b.inputType(`${pivotInput(pivot) ? pivot!.model : "Related"}ItemInput`, {
+        description: "A related row to link, by id, with the link's columns where the link has any.",
         fields: (t: any) => ({
-          id: t.int({ required: true }),
-          ...(pivotInput(pivot) ? { pivot: t.field({ type: pivotInput(pivot), required: false }) } : {}),
+          id: t.int({ required: true, description: "Id of the related row." }),
+          ...(pivotInput(pivot) ? { pivot: t.field({ type: pivotInput(pivot), required: false, description: "Columns of the link row." }) } : {}),
         }),
       }),
     );
   const batchItemInput = (def: ResourceDef, pivot?: PivotDef) =>
     once(`${pascal(def.name)}${pivotInput(pivot) ? pivot!.model : ""}BatchItemInput`, () =>
       b.inputType(`${pascal(def.name)}${pivotInput(pivot) ? pivot!.model : ""}BatchItemInput`, {
+        description: `One ${def.label.toLowerCase()} of a batch update: its id and the attributes to change.`,
         fields: (t: any) => ({
-          id: t.int({ required: true }),
-          input: t.field({ type: resourceInput(def), required: false }),
-          ...(pivotInput(pivot) ? { pivot: t.field({ type: pivotInput(pivot), required: false }) } : {}),
+          id: t.int({ required: true, description: `Id of the ${def.label.toLowerCase()} to update.` }),
+          input: t.field({ type: resourceInput(def), required: false, description: "The attributes to change; the others keep their values." }),
+          ...(pivotInput(pivot) ? { pivot: t.field({ type: pivotInput(pivot), required: false, description: "Link columns to change." }) } : {}),
         }),
       }),
     );
   const newItemInput = (def: ResourceDef, pivot: PivotDef) =>
     once(`${pascal(def.name)}${pivot.model}NewItemInput`, () =>
       b.inputType(`${pascal(def.name)}${pivot.model}NewItemInput`, {
+        description: `One new ${def.label.toLowerCase()} of a batch create, with the columns of its link to the parent.`,
         fields: (t: any) => ({
-          input: t.field({ type: resourceInput(def), required: true }),
-          pivot: t.field({ type: pivotInput(pivot), required: false }),
+          input: t.field({ type: resourceInput(def), required: true, description: `The new ${def.label.toLowerCase()}'s attributes.` }),
+          pivot: t.field({ type: pivotInput(pivot), required: false, description: "Columns of the link to the parent." }),
         }),
       }),
     );
@@ -85,22 +97,38 @@ function inputs(builder: Builder) {
       fields: (t: any) => ({
         field: t.string({ description: "A column (`name`), a to-one relation's column (`rank.name`) or a link column (`pivot.order`)." }),
         operator: t.string({ description: "< <= > >= = != like, not like, ilike, not ilike, in, not in, all in, any in. Default =." }),
-        value: t.field({ type: "JSON" }),
+        value: t.field({ type: "JSON", description: "The value to compare with: a list for in, not in, all in and any in; `%` wildcards for like." }),
         type: t.string({ description: "and (default) or or: how this condition joins the ones before it." }),
-        nested: t.field({ type: [ref], required: false }),
+        nested: t.field({ type: [ref], required: false, description: "Conditions grouped in parentheses instead of field, operator and value." }),
       }),
     });
     return ref;
   });
   const sortInput = once("SortInput", () =>
-    b.inputType("SortInput", { fields: (t: any) => ({ field: t.string({ required: true }), direction: t.string({ description: "asc (default) or desc" }) }) }),
+    b.inputType("SortInput", {
+      description: "One sort key; earlier keys sort first, the resource's default order breaks ties.",
+      fields: (t: any) => ({
+        field: t.string({ required: true, description: "A column (`name`) or a to-one relation's column (`rank.order`)." }),
+        direction: t.string({ description: "asc (default) or desc" }),
+      }),
+    }),
   );
   const scopeInput = once("ScopeInput", () =>
-    b.inputType("ScopeInput", { fields: (t: any) => ({ name: t.string({ required: true }), parameters: t.field({ type: ["JSON"], required: false }) }) }),
+    b.inputType("ScopeInput", {
+      description: "A named filter the resource offers (PERSCOM's search scopes), such as `visible`.",
+      fields: (t: any) => ({
+        name: t.string({ required: true, description: "The scope's name." }),
+        parameters: t.field({ type: ["JSON"], required: false, description: "The scope's parameters, in order." }),
+      }),
+    }),
   );
   const searchInput = once("SearchInput", () =>
     b.inputType("SearchInput", {
-      fields: (t: any) => ({ value: t.string(), caseSensitive: t.boolean({ description: "Default false." }) }),
+      description: "Full-text search over the resource's searchable columns.",
+      fields: (t: any) => ({
+        value: t.string({ description: "The text to look for; rows containing it in any searchable column match." }),
+        caseSensitive: t.boolean({ description: "Default false." }),
+      }),
     }),
   );
   return { resourceInput, pivotInput, linkItemInput, batchItemInput, newItemInput, filterInput, sortInput, scopeInput, searchInput };
@@ -113,19 +141,19 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
   const changes = b.objectRef("PivotChanges").implement({
     description: "Related ids a many-to-many operation attached, detached or updated.",
     fields: (t: any) => ({
-      attached: t.field({ type: ["Int"], resolve: (c: link.PivotChanges) => c.attached }),
-      detached: t.field({ type: ["Int"], resolve: (c: link.PivotChanges) => c.detached }),
-      updated: t.field({ type: ["Int"], resolve: (c: link.PivotChanges) => c.updated }),
+      attached: t.field({ type: ["Int"], description: "Ids of the related rows newly linked.", resolve: (c: link.PivotChanges) => c.attached }),
+      detached: t.field({ type: ["Int"], description: "Ids of the related rows unlinked.", resolve: (c: link.PivotChanges) => c.detached }),
+      updated: t.field({ type: ["Int"], description: "Ids of the related rows whose link columns changed.", resolve: (c: link.PivotChanges) => c.updated }),
     }),
   });
 
   const commandStatus = b.objectRef("CommandStatus").implement({
     description: "The outcome of an account command.",
-    fields: (t: any) => ({ status: t.exposeString("status") }),
+    fields: (t: any) => ({ status: t.exposeString("status", { description: "What the command did, such as `okay`." }) }),
   });
 
-  b.queryType({});
-  b.mutationType({});
+  b.queryType({ description: "Reads: one field per REST read route (lists, single rows, views), under the same scopes." });
+  b.mutationType({ description: "Writes: one field per REST write route (create, update, delete, batches, links, commands), under the same scopes." });
   const added = new Set<string>();
   for (const op of operations) {
     if (added.has(op.field)) continue;
@@ -138,48 +166,69 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
     const args: Record<string, unknown> = {};
     const pivot = pivotOfOp(op);
     const morph = op.parent?.relation.kind === "morphMany" || op.parent?.relation.kind === "morphOne";
-    if (op.parent) args[op.parent.def.param] = t.arg.int({ required: true });
+    const rows = `${op.def.label.toLowerCase()}s`;
+    const one = op.def.label.toLowerCase();
+    if (op.parent) args[op.parent.def.param] = t.arg.int({ required: true, description: `Id of the parent ${op.parent.def.label.toLowerCase()}.` });
     if (["show", "update", "delete", "pivot", "dissociate"].includes(op.kind)) {
-      args[op.parent ? op.parent.route.param : op.def.param] = t.arg.int({ required: !isOneToOne(op) });
+      args[op.parent ? op.parent.route.param : op.def.param] = t.arg.int({
+        required: !isOneToOne(op),
+        description: isOneToOne(op) ? `Id of the ${one}; optional, since the parent has at most one (a different id is not found).` : `Id of the ${one}.`,
+      });
     }
     switch (op.kind) {
       case "list":
       case "search":
-        Object.assign(args, { page: t.arg.int(), limit: t.arg.int() });
+        Object.assign(args, {
+          page: t.arg.int({ description: "The page to read, from 1 (default 1)." }),
+          limit: t.arg.int({ description: "Rows per page: the server's default page size when omitted, never more than its maximum." }),
+        });
         if (!op.view) {
           Object.assign(args, {
-            filters: t.arg({ type: [made.filterInput] }), sort: t.arg({ type: [made.sortInput] }),
-            scopes: t.arg({ type: [made.scopeInput] }), search: t.arg({ type: made.searchInput }),
+            filters: t.arg({ type: [made.filterInput], description: `Conditions the ${rows} must meet (PERSCOM's search filters).` }),
+            sort: t.arg({ type: [made.sortInput], description: "Sort keys, before the default order." }),
+            scopes: t.arg({ type: [made.scopeInput], description: "Named filters to apply, all of them." }),
+            search: t.arg({ type: made.searchInput, description: "Text to look for in the searchable columns." }),
           });
         }
         break;
       case "create":
       case "update":
-        args.input = t.arg({ type: made.resourceInput(op.def), required: op.kind === "create" });
-        if (made.pivotInput(pivot)) args.pivot = t.arg({ type: made.pivotInput(pivot) });
+        args.input = t.arg({
+          type: made.resourceInput(op.def), required: op.kind === "create",
+          description: op.kind === "create" ? `The new ${one}'s attributes.` : "The attributes to change; the others keep their values.",
+        });
+        if (made.pivotInput(pivot)) args.pivot = t.arg({ type: made.pivotInput(pivot), description: "Columns of the link to the parent." });
         break;
       case "batchCreate":
-        args.resources = t.arg({ type: [made.pivotInput(pivot) ? made.newItemInput(op.def, pivot!) : made.resourceInput(op.def)], required: true });
+        args.resources = t.arg({
+          type: [made.pivotInput(pivot) ? made.newItemInput(op.def, pivot!) : made.resourceInput(op.def)], required: true,
+          description: `The ${rows} to create, all or none (at most the server's batch limit).`,
+        });
         break;
       case "batchUpdate":
-        args.resources = t.arg({ type: [made.batchItemInput(op.def, pivot)], required: true });
+        args.resources = t.arg({ type: [made.batchItemInput(op.def, pivot)], required: true, description: `The ${rows} to update, all or none.` });
         break;
       case "batchDelete":
+        args.resources = t.arg.intList({ required: true, description: `Ids of the ${rows} to delete, all or none.` });
+        break;
       case "detach":
-        args.resources = t.arg.intList({ required: true });
+        args.resources = t.arg.intList({ required: true, description: `Ids of the ${rows} to unlink.` });
         break;
       case "attach":
       case "sync":
       case "toggle":
-        args.resources = t.arg({ type: [made.linkItemInput(pivot)], required: true });
-        if (op.kind === "attach" && !morph) args.duplicates = t.arg.boolean();
-        if (op.kind === "sync") args.detaching = t.arg.boolean();
+        args.resources = t.arg({
+          type: [made.linkItemInput(pivot)], required: true,
+          description: ({ attach: `The ${rows} to link.`, sync: `The ${rows} to be linked afterwards.`, toggle: `The ${rows} to link if unlinked, or unlink if linked.` } as Record<string, string>)[op.kind],
+        });
+        if (op.kind === "attach" && !morph) args.duplicates = t.arg.boolean({ description: "Link again rows already linked (default false: they are skipped)." });
+        if (op.kind === "sync") args.detaching = t.arg.boolean({ description: "Unlink the rows not listed (default true)." });
         break;
       case "pivot":
-        args.pivot = t.arg({ type: made.pivotInput(pivot) ?? "JSON", required: true });
+        args.pivot = t.arg({ type: made.pivotInput(pivot) ?? "JSON", required: true, description: "The link columns to change." });
         break;
       case "associate":
-        args.relatedKey = t.arg.int({ required: true });
+        args.relatedKey = t.arg.int({ required: true, description: `Id of the ${one} to move under the parent.` });
         break;
     }
     return args;
@@ -187,9 +236,10 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
 
   function fieldFor(t: any, op: Operation) {
     const args = argsFor(t, op);
-    const description = `${op.method} /{version}${op.path}${op.kind === "list" && !op.view ? ` (and POST ${op.path}/search)` : ""} — scopes: ${
+    const rest = `REST: ${op.method} /{version}${op.path}${op.kind === "list" && !op.view ? ` (and POST ${op.path}/search)` : ""} — scopes: ${
       op.scopes.join(", ") || "none"
     }`;
+    const description = `${summaryOf(op)}\n\n${rest}`;
     const target = op.returns === "link" || op.returns === "links" || op.returns === "linkPage" ? linkDef(op) : op.def;
     switch (op.returns) {
       case "page":
@@ -201,7 +251,7 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
         });
       case "status":
         return t.field({
-          type: commandStatus, args, description: `${description}. ${op.command!.description}`,
+          type: commandStatus, args, description: `${op.command!.description}\n\n${rest}`,
           resolve: async (_root: unknown, _a: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
         });
       case "changes":
@@ -215,6 +265,51 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
           resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveOne(op, a, ctx, query),
         });
     }
+  }
+}
+
+/** What an operation does, in a sentence or two: the first words of its root field's description. */
+function summaryOf(op: Operation): string {
+  const one = op.def.label.toLowerCase();
+  const rows = `${one}s`;
+  const parent = op.parent ? op.parent.def.label.toLowerCase() : "";
+  const of = op.parent ? ` of a ${parent}` : "";
+  if (op.view) return op.kind === "list" ? `${viewDescription(op.def, op.view)} A page at a time.` : `${viewDescription(op.def, op.view)} One ${one} by id.`;
+  const what = `${resourceDescription(op.def)}`;
+  switch (op.kind) {
+    case "list":
+    case "search":
+      return `The ${rows}${of}, a page at a time; \`filters\`, \`sort\`, \`scopes\` and \`search\` narrow and order them. ${what}`;
+    case "show":
+      return op.parent && isOneToOne(op) ? `The ${parent}'s ${one}. ${what}` : `One ${one}${of} by id. ${what}`;
+    case "create":
+      return op.parent ? `Creates a ${one} for a ${parent}. ${what}` : `Creates a ${one}. ${what}`;
+    case "update":
+      return `Changes a ${one}${of}: only the attributes given. ${what}`;
+    case "delete":
+      return op.parent?.relation.kind === "belongsToMany" ? `Unlinks a ${one} from a ${parent} and answers it.` : `Deletes a ${one}${of} and answers it.`;
+    case "batchCreate":
+      return `Creates several ${rows}${op.parent ? ` for a ${parent}` : ""} in one transaction: all or none.`;
+    case "batchUpdate":
+      return `Changes several ${rows}${of} in one transaction: all or none.`;
+    case "batchDelete":
+      return `Deletes several ${rows}${of} in one transaction (all or none) and answers them.`;
+    case "associate":
+      return `Moves an existing ${one} under a ${parent}.`;
+    case "dissociate":
+      return `Detaches a ${one} from its ${parent}, leaving the ${one} in place.`;
+    case "attach":
+      return `Links existing ${rows} to a ${parent}.`;
+    case "detach":
+      return `Unlinks ${rows} from a ${parent}; the ${rows} stay.`;
+    case "sync":
+      return `Makes the ${parent}'s linked ${rows} exactly the ones given (unless \`detaching\` is false).`;
+    case "toggle":
+      return `Links the given ${rows} a ${parent} lacks and unlinks those it has.`;
+    case "pivot":
+      return `Changes the columns of a ${parent}'s link to a ${one}.`;
+    default:
+      return what;
   }
 }
 

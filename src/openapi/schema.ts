@@ -146,7 +146,7 @@ export function fieldSchema(f: Pick<FieldDef, "type"> & Partial<FieldDef>, input
 }
 
 const computedSchema = (c: ComputedField): Schema => {
-  const schema: Schema = c.type === "json" ? {} : { type: c.type };
+  const schema: Schema = c.type === "json" ? {} : c.type === "datetime" ? { type: "string", format: "date-time" } : { type: c.type };
   return c.nullable ? nullable(schema) : schema;
 };
 

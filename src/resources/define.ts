@@ -5,6 +5,8 @@ export type FieldType = "string" | "text" | "int" | "boolean" | "datetime" | "js
 /** A column of a resource as the API sees it. Keys are Prisma field names (camelCase); REST uses snake_case. */
 export interface FieldDef {
   type: FieldType;
+  /** What the column holds, for API documentation; defaults to the shared wording of its name (descriptions.ts). */
+  description?: string;
   /** Accepts and returns null. */
   nullable?: boolean;
   /** Must be present on create. */
@@ -35,6 +37,8 @@ export interface PivotDef {
   relatedKey: string;
   /** Link relation that leads to the related row. */
   related: string;
+  /** What one link row means, for API documentation. */
+  description?: string;
   /** Writable link columns (pivot attributes). */
   fields: Record<string, FieldDef>;
   /** REST name under which the link columns are shown on the related row, when requested or `always`. */
@@ -55,12 +59,16 @@ export interface RelationFilter {
   where: Record<string, unknown>;
 }
 
-export type RelationDef =
+export type RelationDef = (
   | { kind: "belongsTo"; target: string; field: string; foreignKey: string }
   | { kind: "hasMany"; target: string; field: string; foreignKey: string; orderBy?: Record<string, "asc" | "desc">[]; filter?: RelationFilter }
   | { kind: "belongsToMany"; target: string; field: string; pivot: PivotDef; filter?: RelationFilter }
   | { kind: "morphOne" | "morphMany"; target: string; field: string }
-  | { kind: "morphTo"; field: string; morphRelation: string };
+  | { kind: "morphTo"; field: string; morphRelation: string }
+) & {
+  /** What the related rows are, for API documentation; defaults to wording from the relation's kind and target. */
+  description?: string;
+};
 
 export type OperationKind =
   | "list" | "show" | "create" | "update" | "delete" | "search"
@@ -100,6 +108,8 @@ export interface ViewDef {
   /** REST path below `/{version}`, and the GraphQL list field; `show` adds `/{param}` and a singular field. */
   path: string;
   field: string;
+  /** What the view lists, for API documentation. */
+  description?: string;
   operations: ("list" | "show")[];
   /** Scopes required; empty means any valid key. */
   scopes: string[];
@@ -138,6 +148,8 @@ export interface UploadDef {
 
 export interface ComputedField {
   type: "string" | "boolean" | "json" | "datetime";
+  /** What the value is, for API documentation; defaults to the shared wording of its name (descriptions.ts). */
+  description?: string;
   nullable?: boolean;
   /** Columns the computation reads. */
   needs: string[];
@@ -147,6 +159,8 @@ export interface ComputedField {
 export interface ResourceDef {
   /** camelCase singular: GraphQL type is its PascalCase form. */
   name: string;
+  /** What one row is, for API documentation (descriptions.ts words the resources that give none). */
+  description?: string;
   model: string;
   /** Scope noun: `view:<scope>`. */
   scope: string;

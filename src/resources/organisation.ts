@@ -70,7 +70,7 @@ export const group = defineResource({
   orderBy: orderedByOrder,
   nested: [imageRoute(), { path: "units", param: "unit", relation: "units", operations: m2mOperations }],
   views: [{
-    path: "roster", field: "roster", operations: ["list", "show"], scopes: ["view:group"], where: () => ({ hidden: false }),
+    path: "roster", field: "roster", description: "The roster: the groups not hidden, with their units and the units' users.", operations: ["list", "show"], scopes: ["view:group"], where: () => ({ hidden: false }),
     includes: ["units.*", ...roster],
     alwaysIncludes: roster,
   }],

@@ -58,8 +58,8 @@ export default defineResource({
       type: "string", needs: ["profilePhoto", "name"], resolve: (row, ctx) => fileUrl(ctx, row.profilePhoto) ?? avatarUrl(row.name ?? ""),
     },
     coverPhotoUrl: urlOf("coverPhoto"),
-    lastAssignmentChangeDate: { type: "string", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.assignment) },
-    lastRankChangeDate: { type: "string", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.rank) },
+    lastAssignmentChangeDate: { type: "datetime", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.assignment) },
+    lastRankChangeDate: { type: "datetime", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.rank) },
   },
   uploads: {
     profilePhoto: { column: "profilePhoto", dir: "profile-photos", image: true },
@@ -107,7 +107,7 @@ export default defineResource({
       if ("notes" in data && data.notes !== existing?.notes) data.notesUpdatedAt = new Date();
     },
   },
-  views: [{ path: "me", field: "me", operations: ["list"], scopes: [], where: (ctx) => ({ id: ctx.auth?.userId ?? -1 }) }],
+  views: [{ path: "me", field: "me", description: "The user the API key acts for (a page of one, or none).", operations: ["list"], scopes: [], where: (ctx) => ({ id: ctx.auth?.userId ?? -1 }) }],
   nested: [
     recordsRoute("assignment-records", "assignment_record", "assignment_records", assignmentRecord.includes),
     recordsRoute("award-records", "award_record", "award_records", awardRecord.includes),
