@@ -41,6 +41,15 @@ export interface Config {
   graphqlMaxAliases: number;
   graphqlMaxTokens: number;
   /**
+   * Budget of `/graphql`'s worst-case estimate: rows an operation may load, each list counted as its `first`/`limit`
+   * (or the default page size) and a list that takes no size as `graphqlListEstimate`, multiplied through every level.
+   */
+  graphqlMaxComplexity: number;
+  /** Rows the cost model assumes for a nested list that takes no size argument (a to-many relation). */
+  graphqlListEstimate: number;
+  /** Rows one request (GraphQL operation or REST call) may read from the database before it is refused with a 422. */
+  maxRowsPerRequest: number;
+  /**
    * When true, `/graphql` runs only trusted documents (sent by `documentId`) for keys without the `graphql:arbitrary`
    * scope (or `*`); a `query` text from such a key is a 403. REST routes are unaffected.
    */
@@ -174,6 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxCost: int(env, "GRAPHQL_MAX_COST", 10000),
     graphqlMaxAliases: int(env, "GRAPHQL_MAX_ALIASES", 30),
     graphqlMaxTokens: int(env, "GRAPHQL_MAX_TOKENS", 5000),
+    graphqlMaxComplexity: int(env, "GRAPHQL_MAX_COMPLEXITY", 50_000),
+    graphqlListEstimate: int(env, "GRAPHQL_LIST_ESTIMATE", 50),
+    maxRowsPerRequest: int(env, "MAX_ROWS_PER_REQUEST", 10_000),
     graphqlTrustedDocumentsOnly: flag(env, "GRAPHQL_TRUSTED_DOCUMENTS_ONLY"),
     executionTimeoutMs: int(env, "EXECUTION_TIMEOUT_MS", 30000),
     maxConcurrentOperations: int(env, "MAX_CONCURRENT_OPERATIONS", 16),

@@ -8,6 +8,7 @@ import {
 } from "./read-drivers.ts";
 import { routed, type DirectConnection, type TransactionStart } from "./routing.ts";
 import { SqlWriter } from "./writer.ts";
+import { takeRows } from "./row-budget.ts";
 
 export type Prisma = PrismaClient;
 
@@ -62,7 +63,12 @@ function assemble(
   });
   return {
     prisma: routed(client, { reader: new SqlReader(driver, options), transaction, direct }), prismaOnly: client, provider, statements, onReaderStatement,
-    read: (sql, params) => (options.onStatement(sql), driver.all(sql, params)),
+    read: async (sql, params) => {
+      options.onStatement(sql);
+      const rows = await driver.all(sql, params);
+      takeRows(rows.length);
+      return rows;
+    },
     close: async () => (await driver.close(), await close()),
   };
 }

@@ -1,4 +1,5 @@
 import { getDatamodel } from "../generated/pothos-types.ts";
+import { takeRows } from "./row-budget.ts";
 
 /**
  * Reads without Prisma's per-statement cost (its query compiler and interpreter take about 1 ms of CPU per statement,
@@ -483,6 +484,8 @@ export class SqlReader {
 
   async #run(select: { sql: Statement; text: string; reader: Reader }, into: Row[]): Promise<void> {
     const rows = await this.#all(select.sql, select.text);
+    // Counted before they become objects, and before the next level of relations is read.
+    takeRows(rows.length);
     const pending = new Map<Reader["toMany"][number], Pending>();
     for (const row of rows) into.push(this.#object(select.reader, row, pending)!);
     for (const p of pending.values()) await this.#loadMany(p);

@@ -1,6 +1,7 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import { SqlReader } from "./reader.ts";
+import { models, SqlReader } from "./reader.ts";
 import { FAILED, type SqlWriter } from "./writer.ts";
+import { hasRowBudget, takeRows } from "./row-budget.ts";
 
 /** Where a Prisma call can go instead of Prisma: the SQL reader and writer, when they translate it. */
 export interface Routes {
@@ -72,6 +73,27 @@ export interface TransactionStart {
   started(): void;
 }
 
+/**
+ * Counts the rows of a Prisma result (`model`'s rows and the related rows nested in them) against the budget, and
+ * returns it. Only relation fields are walked: a JSON column's objects are values, not rows.
+ */
+function countRows<T>(model: string, result: T): T {
+  if (!hasRowBudget()) return result;
+  const pending: Array<[string, unknown]> = [[model, result]];
+  let rows = 0;
+  while (pending.length) {
+    const [name, value] = pending.pop()!;
+    const list = Array.isArray(value) ? value : value && typeof value === "object" ? [value] : [];
+    const relations = models.get(name)?.relations;
+    for (const row of list) {
+      rows++;
+      for (const rel of relations?.values() ?? []) if ((row as Record<string, unknown>)[rel.name] != null) pending.push([rel.target, (row as Record<string, unknown>)[rel.name]]);
+    }
+  }
+  takeRows(rows);
+  return result;
+}
+
 const READS = new Set(["findMany", "findFirst", "findUnique", "count", "groupBy"]);
 /** Found nothing: Prisma answers again, with its own not-found error. */
 const OR_THROW = new Set(["findFirstOrThrow", "findUniqueOrThrow"]);
@@ -80,11 +102,13 @@ const WRITES = new Set(["create", "update"]);
 type Call = (args?: Record<string, unknown>) => Promise<unknown>;
 
 function routedCall(routes: Routes, model: string, method: string, prisma: Call): Call | null {
-  if (READS.has(method)) return (args) => routes.reader.plan(model, method, args)?.() ?? prisma(args);
+  // What Prisma reads instead of the reader counts against the request's rows once it has arrived (the reader counts its own).
+  const counted = (args?: Record<string, unknown>) => prisma(args).then((rows) => countRows(model, rows));
+  if (READS.has(method)) return (args) => routes.reader.plan(model, method, args)?.() ?? (method === "count" ? prisma(args) : counted(args));
   if (OR_THROW.has(method)) {
     return (args) => {
       const planned = routes.reader.plan(model, method, args);
-      return planned ? planned().then((row) => row ?? prisma(args)) : prisma(args);
+      return planned ? planned().then((row) => row ?? counted(args)) : counted(args);
     };
   }
   if (WRITES.has(method) && routes.writer) {

@@ -1,8 +1,10 @@
 import SchemaBuilder from "@pothos/core";
+import ComplexityPlugin from "@pothos/plugin-complexity";
 import PrismaPlugin from "@pothos/plugin-prisma";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import type { Context } from "./context.ts";
+import { fieldCost } from "./cost.ts";
 
 export type Scalars = {
   DateTime: { Input: Date; Output: Date | string };
@@ -17,8 +19,10 @@ export type Builder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDe
 /** A fresh builder; defines no types itself. The client comes from each request's context. */
 export function createBuilder(): Builder {
   return new SchemaBuilder<SchemaTypes>({
-    plugins: [PrismaPlugin],
+    plugins: [ComplexityPlugin, PrismaPlugin],
     defaultFieldNullability: false,
+    // Estimates only: the budget is checked once per operation by src/server/limits.ts, before anything runs.
+    complexity: { fieldComplexity: fieldCost as never, disabled: true },
     prisma: {
       client: (ctx) => ctx.prisma,
       dmmf: getDatamodel(),

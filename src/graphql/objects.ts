@@ -4,6 +4,7 @@ import { linkResourceOf, resourceNamed, resources } from "../resources/index.ts"
 import type { Builder } from "./builder.ts";
 import { loadMorphChildren, loadMorphOwner, TYPE } from "./loaders.ts";
 import { pascal } from "./names.ts";
+import { sizedElsewhere } from "./cost.ts";
 import { attributesResolver, labelOf } from "./attributes.ts";
 import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
 
@@ -136,7 +137,7 @@ export function pageType(builder: Builder, refs: ObjectRefs, def: ResourceDef) {
     refs.pages.set(def.name, b.objectType(b.objectRef(`${pascal(def.name)}Page`), {
       description: `One page of ${rows}, with the counts to page through the rest.`,
       fields: (t: any) => ({
-        nodes: t.field({ type: [refs.objects.get(def.name)], description: `The ${rows} of this page, in order.`, resolve: (p: any) => p.nodes }),
+        nodes: t.field({ type: [refs.objects.get(def.name)], complexity: sizedElsewhere, description: `The ${rows} of this page, in order.`, resolve: (p: any) => p.nodes }),
         totalCount: t.int({ description: `How many ${rows} match, over all pages.`, resolve: (p: Page) => p.totalCount() }),
         page: t.exposeInt("page", { description: "This page's number, from 1." }),
         perPage: t.exposeInt("perPage", { description: "The most rows a page holds (`limit`)." }),

@@ -1,7 +1,8 @@
 import { Response } from "../server/response.ts";
 import type { Plugin, YogaServerInstance } from "graphql-yoga";
-import type { GraphQLSchema } from "graphql";
-import { ApiError } from "../errors.ts";
+import type { GraphQLError, GraphQLSchema } from "graphql";
+import { ApiError, validationError } from "../errors.ts";
+import { RowCapExceeded } from "../db/row-budget.ts";
 import type { Config } from "../config.ts";
 import { errorResponse, toApiError } from "../server/errors.ts";
 import { idsOf } from "../server/ids.ts";
@@ -66,7 +67,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       const prepared = documents.get(op, includes);
       const variableValues = variablesOf(op, match.params, url.searchParams, body);
       const result = await execute({ schema, document: prepared.document, variableValues, contextValue, operationName: prepared.operationName });
-      if ("errors" in result && result.errors?.length) throw result.errors[0];
+      if ("errors" in result && result.errors?.length) throw blamingIncludes(result.errors[0], includes);
       const reply = envelope(op, (result as { data: { result: unknown } }).data.result, prepared.shape, url);
       if (match.version === "v1") applyV1(op, reply);
       return Response.json(reply);
@@ -76,4 +77,11 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       return errorResponse(apiError, ids);
     }
   }
+}
+
+/** Past the row cap with includes: they are what loaded the rows (a page alone is at most MAX_PAGE_SIZE), so `include` is named. */
+function blamingIncludes(error: GraphQLError, includes: readonly string[]): unknown {
+  const original = error.originalError ?? error;
+  if (!(original instanceof RowCapExceeded) || includes.length === 0) return error;
+  return validationError({ include: [`The requested includes load more than ${original.cap} rows (MAX_ROWS_PER_REQUEST): ask for fewer includes or a smaller page.`] });
 }

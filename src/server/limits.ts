@@ -1,11 +1,13 @@
 import type { Plugin } from "graphql-yoga";
-import { Lexer, Source, TokenKind, type DocumentNode, type GraphQLError, type ValidationContext, type ValidationRule } from "graphql";
+import { GraphQLError, Lexer, Source, TokenKind, type DocumentNode, type ValidationContext, type ValidationRule } from "graphql";
 import { maxDepthPlugin, maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { costLimitPlugin, costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
 import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import type { Config } from "../config.ts";
 import { ApiError } from "../errors.ts";
+import { estimateRows } from "../graphql/cost.ts";
+import { RowCapExceeded, withRowBudget } from "../db/row-budget.ts";
 
 /**
  * A rejected document is the client's error: a 422 naming the limit, reported as a validation error
@@ -46,6 +48,7 @@ export function queryLimitPlugins(config: Config): Plugin[] {
   const o = shapeOptions(config);
   return [
     maxTokensPlugin(o.tokens), maxDepthPlugin(o.depth), costLimitPlugin(o.cost), maxAliasesPlugin(o.aliases),
+    complexityBudgetPlugin(config), rowBudgetPlugin(config),
   ] as Plugin[];
 }
 
@@ -136,6 +139,53 @@ export function executionTimeoutPlugin(config: Config): Plugin {
         });
         return Promise.race([Promise.resolve(executeFn(executeArgs)), timeout]).finally(() => clearTimeout(timer)) as ReturnType<typeof executeFn>;
       });
+    },
+  };
+}
+
+/**
+ * `GRAPHQL_MAX_COMPLEXITY` on `/graphql`: an operation whose worst case (src/graphql/cost.ts: list sizes multiplied
+ * through every level) is over the budget is a 422 naming both numbers, before anything runs. Checked at execution,
+ * where the variables (a `$limit`) are known; validation results are cached by document alone. REST's prepared
+ * documents carry no GraphQL params and are not costed: their include caps and the row cap bound them.
+ */
+export function complexityBudgetPlugin(config: Pick<Config, "graphqlMaxComplexity">): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as unknown as { params?: unknown; config: Config };
+      if (!ctx.params) return;
+      let estimate: number;
+      try {
+        estimate = estimateRows(args.schema, args.document as DocumentNode, args.operationName, args.variableValues as Record<string, unknown>, ctx);
+      } catch (error) {
+        // Variables that do not coerce, a fragment cycle: execution reports them in its own words.
+        if (error instanceof GraphQLError) return;
+        throw error;
+      }
+      if (estimate <= config.graphqlMaxComplexity) return;
+      const message = `The query could load about ${estimate} rows, over the budget of ${config.graphqlMaxComplexity} (GRAPHQL_MAX_COMPLEXITY): ` +
+        "each list counts as its first/limit, or as the list estimate when it takes none, multiplied through every nesting level.";
+      setResultAndStopExecution({ errors: [new ApiError("VALIDATION", message, { query: [message] })] });
+    },
+  };
+}
+
+/**
+ * `MAX_ROWS_PER_REQUEST`: every operation (a `/graphql` request or a REST route's) reads under a fresh row budget.
+ * An operation that passed it is refused as a whole, one error and no data: what the other root fields did load
+ * would be a truncated answer.
+ */
+export function rowBudgetPlugin(config: Pick<Config, "maxRowsPerRequest">): Plugin {
+  return {
+    onExecute({ executeFn, setExecuteFn }) {
+      setExecuteFn((executeArgs) => withRowBudget(config.maxRowsPerRequest, () => executeFn(executeArgs)));
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (!("errors" in result) || !result.errors) return;
+          const capped = result.errors.find((e) => (e.originalError ?? e) instanceof RowCapExceeded);
+          if (capped) setResult({ errors: [capped] });
+        },
+      };
     },
   };
 }

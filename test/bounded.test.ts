@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { client, startHarness, type Client, type Harness } from "./harness.ts";
+import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
+import { seedDemo } from "../src/seed/demo.ts";
+
+/** The refusal of a document over a limit: no data, code VALIDATION (422), the message matching `pattern`. */
+const refused = (reply: { status: number; body: any }, pattern: RegExp) => {
+  expect(reply.body.data ?? null).toBeNull();
+  expect(reply.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", status: 422 });
+  expect(reply.body.errors[0].message).toMatch(pattern);
+};
+
+const thirtyAliases = `{ ${Array.from({ length: 30 }, (_, i) => `a${i}: statuses { nodes { users { rankRecords { id } } } }`).join(" ")} }`;
+
+describe("a small budget and row cap", () => {
+  let h: Harness;
+  let api: Client;
+  let counts: Record<string, number>;
+  beforeAll(async () => {
+    h = await startHarness({ graphqlMaxComplexity: 500, graphqlListEstimate: 10, maxRowsPerRequest: 60 });
+    ({ counts } = await seedDemo(h.db.prisma, { account: "bounded", users: 30, seed: 3 }));
+    api = client(h, await h.key("bounded"));
+  });
+  afterAll(() => h.close());
+
+  test("a nested query whose estimate is over the budget is refused before anything is read, naming both", async () => {
+    // 10 statuses + 10 × (10 users + 10 × 10 rank records) = 1110
+    const statements: string[] = [];
+    const listen = (sql: string) => statements.push(sql);
+    h.db.onReaderStatement.add(listen);
+    try {
+      refused(await api.graphql("{ statuses(limit: 10) { nodes { users { rankRecords { id } } } } }"), /about 1110 rows, over the budget of 500 \(GRAPHQL_MAX_COMPLEXITY\)/);
+    } finally {
+      h.db.onReaderStatement.delete(listen);
+    }
+    expect(statements.filter((sql) => /"(Status|User|RankRecord)"/.test(sql))).toEqual([]);
+  });
+
+  test("the size comes from the variables: the same document is served with a small limit and refused with a large one", async () => {
+    const query = "query Users($n: Int) { users(limit: $n) { nodes { id rankRecords { id } } } }";
+    // 2 users + 2 × 10 rank records = 22
+    const small = await api.graphql(query, { n: 2 });
+    expect(small.status).toBe(200);
+    expect(small.body.data.users.nodes).toHaveLength(2);
+    // 100 + 100 × 10 = 1100; a limit over MAX_PAGE_SIZE counts as the maximum
+    refused(await api.graphql(query, { n: 5000 }), /about 1100 rows, over the budget of 500/);
+    // Without a limit: the default page size, 15 → 15 + 15 × (10 + 10 × 10) = 1665
+    refused(await api.graphql("{ statuses { nodes { users { rankRecords { id } } } } }"), /about 1665 rows/);
+  });
+
+  test("under the budget and the cap, a nested query runs and returns every related row", async () => {
+    const reply = await api.graphql("{ statuses(limit: 5) { nodes { id users { id } } } }");
+    expect(reply.status).toBe(200);
+    const users = reply.body.data.statuses.nodes.flatMap((s: any) => s.users);
+    expect(users.length).toBe(await h.db.prisma.user.count({ where: { statusId: { in: reply.body.data.statuses.nodes.map((s: any) => s.id) } } }));
+  });
+
+  test("a GraphQL query under the budget that reads more rows than the cap is refused with VALIDATION, not truncated", async () => {
+    expect(counts["rank records"]! + 30).toBeGreaterThan(60);
+    // 30 + 30 × 10 = 330, under the budget; 30 users and their rank records are more than 60 rows
+    const reply = await api.graphql("{ users(limit: 30) { nodes { id rankRecords { id } } } }");
+    expect(reply.status).toBe(422);
+    expect(reply.body.data ?? null).toBeNull();
+    expect(reply.body.errors).toHaveLength(1);
+    expect(reply.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", status: 422 });
+    expect(reply.body.errors[0].message).toMatch(/more than 60 rows \(MAX_ROWS_PER_REQUEST\)/);
+  });
+
+  test("a REST list whose includes load more rows than the cap is a 422 naming include; nothing is truncated", async () => {
+    const reply = await api.get("/v2/users?limit=30&include=rank_records");
+    expect(reply.status).toBe(422);
+    expect(reply.body.data).toBeUndefined();
+    expect(reply.body.error).toMatchObject({ type: "ValidationException" });
+    expect(reply.body.error.errors.include).toEqual([
+      "The requested includes load more than 60 rows (MAX_ROWS_PER_REQUEST): ask for fewer includes or a smaller page.",
+    ]);
+    // The same page without the include, and a smaller one with it, are served whole.
+    expect((await api.get("/v2/users?limit=30")).body.data).toHaveLength(30);
+    const small = await api.get("/v2/users?limit=2&include=rank_records");
+    expect(small.status).toBe(200);
+    const ids = small.body.data.map((u: any) => u.id);
+    expect(small.body.data.flatMap((u: any) => u.rank_records)).toHaveLength(await h.db.prisma.rankRecord.count({ where: { userId: { in: ids } } }));
+  });
+});
+
+describe("a budget that REST's include trees pass", () => {
+  let h: Harness;
+  let api: Client;
+  beforeAll(async () => {
+    h = await startHarness({ graphqlMaxComplexity: 100, graphqlListEstimate: 10 });
+    await seedDemo(h.db.prisma, { account: "bounded", users: 30, seed: 3 });
+    api = client(h, await h.key("bounded"));
+  });
+  afterAll(() => h.close());
+
+  test("REST documents are not costed: their include caps and the row cap bound them", async () => {
+    // As GraphQL: 15 statuses + 15 × 10 users = 165, over 100
+    refused(await api.graphql("{ statuses { nodes { id users { id } } } }"), /about 165 rows, over the budget of 100/);
+    const reply = await api.get("/v2/statuses?include=users");
+    expect(reply.status).toBe(200);
+    expect(reply.body.data.flatMap((s: any) => s.users)).toHaveLength(await h.db.prisma.user.count({ where: { statusId: { not: null } } }));
+  });
+});
+
+describe("the default budget", () => {
+  let h: Harness;
+  let api: Client;
+  beforeAll(async () => {
+    h = await startHarness();
+    api = client(h, await h.key());
+  });
+  afterAll(() => h.close());
+
+  test("refuses the 30-alias statuses → users → rank records query before it runs", async () => {
+    // 30 × (15 + 15 × (50 + 50 × 50)) = 1,147,950 over 50,000
+    refused(await api.graphql(thirtyAliases), /about 1147950 rows, over the budget of 50000/);
+  });
+});
+
+describe("a spawned server with 2,000 people", () => {
+  let server: ServerProcess;
+  let key = "";
+  const post = async (query: string) => {
+    const response = await fetch(`${server.base}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query }),
+    });
+    return { status: response.status, body: await response.json() as any };
+  };
+  const rss = async () => {
+    const text = await (await fetch(`${server.base}/metrics`)).text();
+    return Number(/^process_resident_memory_bytes (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(text)![1]);
+  };
+
+  beforeAll(async () => {
+    // The budget is raised out of the way so that the row cap alone has to hold the 30-alias query.
+    server = await spawnServer({ GRAPHQL_MAX_COMPLEXITY: "100000000", RATE_LIMIT_PER_MINUTE: "100000" }, async (databaseUrl) => {
+      const { migrate } = await import("../src/db/migrate.ts");
+      const { openDatabase } = await import("../src/db/prisma.ts");
+      const { createApiKey } = await import("../src/auth/accounts.ts");
+      await migrate(databaseUrl);
+      const db = await openDatabase(databaseUrl);
+      await seedDemo(db.prisma, { account: "load", users: 2000, seed: 1 });
+      key = (await createApiKey(db.prisma, { account: "load", scopes: "*" })).key;
+      await db.close();
+    });
+  }, 120_000);
+  afterAll(() => server?.stop());
+
+  test("survives the 30-alias query and a depth, alias and size sweep: 200 or a clear 4xx, /health up, memory bounded", async () => {
+    const answers: Array<{ query: string; status: number }> = [];
+    const send = async (query: string) => {
+      const reply = await post(query);
+      answers.push({ query: query.slice(0, 80), status: reply.status });
+      expect(reply.status === 200 || (reply.status >= 400 && reply.status < 500), `${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`).toBe(true);
+      if (reply.status !== 200) expect(reply.body.errors[0].extensions.code).toMatch(/VALIDATION|BAD_REQUEST/);
+      return reply;
+    };
+
+    const storm = await send(thirtyAliases);
+    // 30 × (5 statuses + 2,000 people + their rank records): far past the 10,000 rows of the cap.
+    expect(storm.status, JSON.stringify(storm.body).slice(0, 500)).toBe(422);
+    expect(storm.body.errors).toHaveLength(1);
+    expect(storm.body.errors[0].message).toMatch(/more than 10000 rows/);
+
+    const users = "users { nodes { id rank { id users { id rank { id users { id } } } } } }";
+    for (const depth of [1, 2, 3, 4]) {
+      let selection = "id";
+      for (let i = 0; i < depth; i++) selection = `users(limit: 100) { nodes { id rankRecords { rank { ${selection} } } } }`;
+      await send(`{ ranks(limit: 100) { nodes { ${selection} } } }`);
+    }
+    await send(`{ ${users} }`);
+    for (const aliases of [1, 10, 30, 31]) {
+      await send(`{ ${Array.from({ length: aliases }, (_, i) => `a${i}: statuses(limit: 100) { nodes { users { id } } }`).join(" ")} }`);
+    }
+    for (const limit of [1, 15, 100, 1000, 100000]) {
+      await send(`{ users(limit: ${limit}) { nodes { id rankRecords { id } assignmentRecords { id } awardRecords { id } } } }`);
+    }
+
+    expect((await fetch(`${server.base}/health`)).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
+    expect(await rss()).toBeLessThan(600 * 1024 * 1024);
+    expect(answers.filter((a) => a.status === 200).length).toBeGreaterThan(0);
+  }, 120_000);
+});
