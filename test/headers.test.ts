@@ -57,8 +57,14 @@ describe("by default", () => {
     await api.post("/v2/ranks", { name: "Private" });
     await h.db.prisma.$executeRawUnsafe('ALTER TABLE "Rank" RENAME TO "RankGone"');
     try {
-      for (const reply of [await api.get("/v2/ranks"), await api.graphql("{ ranks { nodes { id } } }")]) {
-        expect(reply.status).toBe(500);
+      const restReply = await api.get("/v2/ranks");
+      const graphql = await api.graphql("{ ranks { nodes { id } } }");
+      expect(restReply.status).toBe(500);
+      // GraphQL over HTTP: a response with data is a 200; the failed field is null and its error says 500.
+      expect(graphql.status).toBe(200);
+      expect(graphql.body.data).toEqual({ ranks: null });
+      expect(graphql.body.errors[0].extensions).toMatchObject({ code: "INTERNAL", status: 500 });
+      for (const reply of [restReply, graphql]) {
         const text = JSON.stringify(reply.body);
         expect(text).toContain("There was a server error with your last request. Please try again.");
         expect(text).not.toMatch(/Rank"|RankGone|SELECT|sqlite|prisma|at .*\.ts:\d+/i);

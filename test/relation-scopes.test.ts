@@ -189,7 +189,8 @@ describe("GraphQL: a nested selection needs the related resource's view scope", 
 
   test("a key without the root field's own scope gets the root field's FORBIDDEN, unchanged", async () => {
     const r = await (await keyed("view:rank")).graphql("{ users { nodes { rank { name } } } }");
-    expect(errorsOf(r)).toEqual([{ code: "FORBIDDEN", path: undefined, message: FORBIDDEN }]);
+    expect(errorsOf(r)).toEqual([{ code: "FORBIDDEN", path: ["users"], message: FORBIDDEN }]);
+    expect(r.body.data).toEqual({ users: null });
   });
 
   test("a * key reads every relation", async () => {

@@ -245,23 +245,23 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
       case "page":
       case "linkPage":
         return t.field({
-          type: pageType(builder, refs, target), args, description,
+          type: pageType(builder, refs, target), args, description, nullable: true,
           resolve: (_root: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) =>
             resolvePage(op, a, ctx, queryFromInfo({ context: ctx, info, path: ["nodes"] })),
         });
       case "status":
         return t.field({
-          type: commandStatus, args, description: `${op.command!.description}\n\n${rest}`,
+          type: commandStatus, args, description: `${op.command!.description}\n\n${rest}`, nullable: true,
           resolve: async (_root: unknown, _a: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
         });
       case "changes":
-        return t.field({ type: changes, args, description, resolve: (_root: unknown, a: Args, ctx: Context) => resolveChanges(op, a, ctx) });
+        return t.field({ type: changes, args, description, nullable: true, resolve: (_root: unknown, a: Args, ctx: Context) => resolveChanges(op, a, ctx) });
       case "links":
       case "objects":
-        return t.prismaField({ type: [target.model], args, description, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveBatch(op, a, ctx, query) });
+        return t.prismaField({ type: [target.model], args, description, nullable: true, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveBatch(op, a, ctx, query) });
       default:
         return t.prismaField({
-          type: target.model, args, description, nullable: false,
+          type: target.model, args, description, nullable: true,
           resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveOne(op, a, ctx, query),
         });
     }
@@ -385,6 +385,15 @@ async function viewRow(op: Operation, a: Args, ctx: Context, query: object) {
   return row;
 }
 
+async function absentAsNull<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "NOT_FOUND") return null;
+    throw error;
+  }
+}
+
 async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   guard(ctx, op.scopes);
   const rel = op.parent?.relation;
@@ -396,8 +405,11 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   const independence = { independent: writesIndependently(op) };
   switch (op.kind) {
     case "show":
-      if (op.view) return viewRow(op, a, ctx, query);
-      return op.parent ? (await nestedRow(op, a, ctx, ctx.prisma, query)).row : findOwned(ctx, ctx.prisma, op.def, idArg(op, a)!, query);
+      // A missing row, or another account's, is null: the client cannot tell them apart (REST answers 404 for null).
+      return absentAsNull(async () => {
+        if (op.view) return viewRow(op, a, ctx, query);
+        return op.parent ? (await nestedRow(op, a, ctx, ctx.prisma, query)).row : findOwned(ctx, ctx.prisma, op.def, idArg(op, a)!, query);
+      });
     case "create":
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) return current(tx, await createRow(ctx, tx, op.def, a.input));

@@ -68,7 +68,10 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       const variableValues = variablesOf(op, match.params, url.searchParams, body);
       const result = await execute({ schema, document: prepared.document, variableValues, contextValue, operationName: prepared.operationName });
       if ("errors" in result && result.errors?.length) throw blamingIncludes(result.errors[0], includes);
-      const reply = envelope(op, (result as { data: { result: unknown } }).data.result, prepared.shape, url);
+      const data = (result as { data: { result: unknown } }).data.result;
+      // GraphQL answers a missing or foreign row with null; PERSCOM with a 404.
+      if (data === null) throw new ApiError("NOT_FOUND");
+      const reply = envelope(op, data, prepared.shape, url);
       if (match.version === "v1") applyV1(op, reply);
       return Response.json(reply);
     } catch (error) {

@@ -8,7 +8,7 @@ import { authenticate } from "../auth/authenticate.ts";
 import { restPlugin } from "../rest/plugin.ts";
 import { openApiPlugin } from "../openapi/plugin.ts";
 import { ApiError } from "../errors.ts";
-import { toApiError } from "./errors.ts";
+import { graphqlResultsPlugin, maskedAt, toApiError } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { filesPlugin } from "./files.ts";
 import { fileStorage } from "../files/storage.ts";
@@ -82,6 +82,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
   const observability = createObservability({ db, config, ...options });
   const rateLimit = createRateLimit(config, db);
   const schema = rateLimit.apply(getSchema());
+  const masked = new WeakSet<object>();
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -94,12 +95,16 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
     logging: false,
     maskedErrors: {
       maskError(error) {
+        // An error masked once (Yoga may mask the same result again) is answered, and logged, once.
+        if (masked.has(error as object)) return error as Error;
         const apiError = toApiError(error);
+        const answer = maskedAt(apiError, error);
+        masked.add(answer);
         if (apiError.code === "INTERNAL") {
           const ext = (error as { extensions?: { request_id?: unknown; trace_id?: unknown } }).extensions;
-          logInternalError(observability.logger, error, { ids: { requestId: ext?.request_id, traceId: ext?.trace_id }, answer: apiError });
+          logInternalError(observability.logger, error, { ids: { requestId: ext?.request_id, traceId: ext?.trace_id }, answer });
         }
-        return apiError;
+        return answer;
       },
     },
     context: async ({ request }) => {
@@ -114,7 +119,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
     plugins: [
       // First: no plugin routes on a URL whose dot segments the parser resolved, and every one sees the body read.
       dotSegmentsPlugin(), bodyLimitsPlugin(config),
-      graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
+      graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), graphqlResultsPlugin(schema), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       trustedDocumentsPlugin(db, config), wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
       executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
       compressionPlugin(),

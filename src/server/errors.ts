@@ -1,7 +1,8 @@
 import { Response } from "./response.ts";
-import { GraphQLError } from "graphql";
-import { ApiError, errorKinds, validationError, type ErrorCode } from "../errors.ts";
-import { snake } from "../graphql/names.ts";
+import { GraphQLError, type ExecutionResult, type GraphQLSchema } from "graphql";
+import type { Plugin } from "graphql-yoga";
+import { ApiError, errorKinds, validationError, type ErrorCode, type FieldErrors } from "../errors.ts";
+import { camel, snake } from "../graphql/names.ts";
 import type { RequestIds } from "./ids.ts";
 
 // P2028: an interactive transaction ran past its timeout and was rolled back.
@@ -66,4 +67,72 @@ export function errorBody(error: ApiError, ids: RequestIds) {
 
 export function errorResponse(error: ApiError, ids: RequestIds, headers: Record<string, string> = {}): Response {
   return Response.json(errorBody(error, ids), { status: errorKinds[error.code].status, headers });
+}
+
+/**
+ * A field key as REST names it (`rank_id`, `resources.0.rank_id`, `pivot.order`) turned into the path of the
+ * GraphQL input that carried it (`input.rankId`, `resources.0.rankId`, `pivot.order`): a key that is no argument of
+ * a root field is an attribute of the operation's `input`.
+ */
+export function graphqlInputPath(key: string, rootArguments: ReadonlySet<string>): string {
+  const [first, ...rest] = key.split(".");
+  const head = rootArguments.has(first!) ? first! : camel(first!);
+  const path = [head, ...rest.map(camel)].join(".");
+  return rootArguments.has(head) ? path : `input.${path}`;
+}
+
+/** Every argument name of a Query or Mutation field, except `input` (whose attributes are what a bare key names). */
+function rootArgumentsOf(schema: GraphQLSchema): Set<string> {
+  const names = new Set<string>();
+  for (const type of [schema.getQueryType(), schema.getMutationType()]) {
+    for (const field of Object.values(type?.getFields() ?? {})) for (const arg of field.args) names.add(arg.name);
+  }
+  names.delete("input");
+  return names;
+}
+
+/**
+ * GraphQL over HTTP for `/graphql` responses: a result that carries `data` is a 200 whatever its field errors say
+ * (each error keeps its code and status in `extensions`); a request error (no `data`) keeps its status. Field
+ * error keys become the GraphQL input paths the client sent; REST renders its own bodies and keeps its snake keys.
+ */
+export function graphqlResultsPlugin(schema: GraphQLSchema): Plugin {
+  const rootArguments = rootArgumentsOf(schema);
+  const rewrite = (result: ExecutionResult): ExecutionResult => {
+    if (!result.errors?.length) return result;
+    const hasData = result.data != null;
+    const errors = result.errors.map((error) => {
+      const { http, errors: fieldErrors, ...extensions } = error.extensions as { http?: unknown; errors?: FieldErrors } & Record<string, unknown>;
+      if (!fieldErrors && (!http || !hasData)) return error;
+      const keyed = fieldErrors
+        ? Object.fromEntries(Object.entries(fieldErrors).map(([key, messages]) => [graphqlInputPath(key, rootArguments), messages]))
+        : undefined;
+      return new GraphQLError(error.message, {
+        nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError,
+        extensions: { ...extensions, ...(keyed ? { errors: keyed } : {}), ...(http && !hasData ? { http } : {}) },
+      });
+    });
+    return { ...result, errors };
+  };
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !result || typeof result !== "object" || !("errors" in result)) return;
+      setResult(rewrite(result as ExecutionResult));
+    },
+  };
+}
+
+/**
+ * The masked form of an execution error, still located: the `path` and `locations` of the field that failed. Yoga
+ * marks the request errors GraphQL over HTTP answers with 200 under `application/json` (a document that does not
+ * parse...); the mark survives masking. A body that is not JSON at all stays a 400, as Yoga has it (its error
+ * carries the parser's exception).
+ */
+export function maskedAt(masked: ApiError, original: unknown): GraphQLError {
+  const extensions = (original as GraphQLError)?.extensions;
+  const http = extensions?.http as { spec?: boolean } | undefined;
+  if (http?.spec && !extensions?.originalError) Object.assign(masked.extensions, { http: { ...(masked.extensions.http as object), spec: true } });
+  if (!(original instanceof GraphQLError) || original === masked || (!original.path && !original.nodes)) return masked;
+  const { nodes, source, positions, path } = original;
+  return new GraphQLError(masked.message, { nodes, source, positions, path, originalError: masked, extensions: masked.extensions });
 }
