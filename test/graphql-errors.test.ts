@@ -98,6 +98,18 @@ describe("GraphQL errors", () => {
     expect(Object.keys(restSearch.body.error.errors)).toEqual(["filters.0.field"]);
   });
 
+  it("a variable GraphQL cannot coerce is named as the client sent it; REST names the snake field", async () => {
+    const wrong = await api.graphql("mutation($in: RankInput!) { createRank(input: $in) { id } }", { in: { name: 5 } });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.data).toBeUndefined();
+    expect(wrong.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", errors: { "in.name": ["The name field must be a string."] } });
+    const id = await api.graphql("query($x: Int!) { rank(rank: $x) { id } }", { x: "a" });
+    expect(id.body.errors[0].extensions.errors).toEqual({ x: ["The x field must be an integer."] });
+    const rest = await api.post("/v2/ranks", { name: 5 });
+    expect(rest.status).toBe(422);
+    expect(rest.body.error.errors).toEqual({ name: ["The name field must be a string."] });
+  });
+
   it("a request error has no data and keeps its status: no key is a 401", async () => {
     const r = await client(h, null).graphql("{ ranks { totalCount } }");
     expect(r.status).toBe(401);

@@ -34,21 +34,32 @@ const expected: Array<[RegExp, string]> = [
   [/to be an object|Expected type "\w+Input"/, "must be an object"],
 ];
 
+/** Field errors of variables GraphQL could not coerce, keyed as the client sent them (`$x`, `in.rankId`), for `/graphql`. */
+const variableKeyed = new WeakMap<ApiError, FieldErrors>();
+
 /** A variable that GraphQL could not coerce is the client's input error: a 422 naming the field. */
 function coercionError(error: unknown): ApiError | null {
   if (!(error instanceof GraphQLError)) return null;
   const m = /^Variable "\$(\w+)" got invalid value .*?(?: at "([^"]+)")?; (.*)$/s.exec(error.message);
   if (!m) return null;
   const [, variable, at, detail] = m;
-  const path = (at ?? variable!).replace(/^input\./, "").replace(/\[(\d+)\]/g, ".$1");
-  const field = path.split(".").map(snake).join(".");
+  const sent = (at ?? variable!).replace(/\[(\d+)\]/g, ".$1");
+  const field = sent.replace(/^input\./, "").split(".").map(snake).join(".");
+  const keyed = (key: string, graphqlKey: string, message: string) => {
+    const apiError = validationError({ [key]: [message] });
+    variableKeyed.set(apiError, { [graphqlKey]: [message] });
+    return apiError;
+  };
   const missing = /Field "(\w+)" of required type .* was not provided/.exec(detail!);
-  if (missing) return validationError({ [`${field === "input" ? "" : `${field}.`}${snake(missing[1]!)}`.replace(/^\./, "")]: [`The ${snake(missing[1]!).replace(/_/g, " ")} field is required.`] });
+  if (missing) {
+    const key = `${field === "input" ? "" : `${field}.`}${snake(missing[1]!)}`.replace(/^\./, "");
+    return keyed(key, `${sent}.${missing[1]}`, `The ${snake(missing[1]!).replace(/_/g, " ")} field is required.`);
+  }
   const unknown = /Field "(\w+)" is not defined by type/.exec(detail!);
-  if (unknown) return validationError({ [`${field}.${snake(unknown[1]!)}`]: [`The ${snake(unknown[1]!)} key is not allowed here.`] });
+  if (unknown) return keyed(`${field}.${snake(unknown[1]!)}`, `${sent}.${unknown[1]}`, `The ${snake(unknown[1]!)} key is not allowed here.`);
   const what = expected.find(([re]) => re.test(detail!))?.[1] ?? "is invalid";
   const name = field.split(".").at(-1)!.replace(/_/g, " ");
-  return validationError({ [field]: [`The ${name} field ${what}.`] });
+  return keyed(field, sent, `The ${name} field ${what}.`);
 }
 
 /** PERSCOM's error body. */
@@ -104,9 +115,10 @@ export function graphqlResultsPlugin(schema: GraphQLSchema): Plugin {
     const errors = result.errors.map((error) => {
       const { http, errors: fieldErrors, ...extensions } = error.extensions as { http?: unknown; errors?: FieldErrors } & Record<string, unknown>;
       if (!fieldErrors && (!http || !hasData)) return error;
-      const keyed = fieldErrors
-        ? Object.fromEntries(Object.entries(fieldErrors).map(([key, messages]) => [graphqlInputPath(key, rootArguments), messages]))
-        : undefined;
+      const original = error.originalError ?? error;
+      const keyed = !fieldErrors ? undefined : original instanceof ApiError && variableKeyed.has(original)
+        ? variableKeyed.get(original)
+        : Object.fromEntries(Object.entries(fieldErrors).map(([key, messages]) => [graphqlInputPath(key, rootArguments), messages]));
       return new GraphQLError(error.message, {
         nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError,
         extensions: { ...extensions, ...(keyed ? { errors: keyed } : {}), ...(http && !hasData ? { http } : {}) },
