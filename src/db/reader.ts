@@ -531,6 +531,13 @@ export class SqlReader {
         else groups.set(key, [row]);
       }
     }
+    // Parents that share a key share its rows, but each answer carries them again: the rows handed out beyond those read
+    // count too (statuses → users → status → users reads 2,000 people twice, and would answer 800,000).
+    let handedOut = 0;
+    for (const { key } of p.parents) handedOut += rel.list ? (groups.get(key)?.length ?? 0) : groups.has(key) ? 1 : 0;
+    let read = 0;
+    for (const group of groups.values()) read += group.length;
+    takeRows(Math.max(0, handedOut - read));
     for (const { object, key } of p.parents) {
       const group = groups.get(key) ?? [];
       object[rel.name] = rel.list ? group : (group[0] ?? null);
