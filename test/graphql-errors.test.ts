@@ -91,6 +91,14 @@ describe("GraphQL errors", () => {
     expect(batch.body.data).toEqual({ batchCreateRanks: null });
     expect(Object.keys(batch.body.errors[0].extensions.errors)).toEqual(["resources.1.name"]);
 
+    // A batch update names an item by its position and its `input` on GraphQL, by its id on REST.
+    const update = await api.graphql(`mutation { batchUpdateRanks(resources: [{ id: ${rankId}, input: { name: "Private" } }, { id: ${rankId}, input: { name: "" } }]) { id } }`);
+    expect(update.body.data).toEqual({ batchUpdateRanks: null });
+    expect(Object.keys(update.body.errors[0].extensions.errors)).toEqual(["resources.1.input.name"]);
+    const restUpdate = await api.patch("/v2/ranks/batch", { resources: { [rankId]: { name: "" } } });
+    expect(restUpdate.status).toBe(422);
+    expect(Object.keys(restUpdate.body.error.errors)).toEqual([`resources.${rankId}.name`]);
+
     const search = await api.graphql(`{ ranks(filters: [{ field: "no_such_column", value: 1 }]) { totalCount } }`);
     expect(search.body.data).toEqual({ ranks: null });
     expect(Object.keys(search.body.errors[0].extensions.errors)).toEqual(["filters.0.field"]);

@@ -12,7 +12,7 @@ import * as link from "../data/links.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { pageType, scalarOf, type ObjectRefs } from "./objects.ts";
-import { pascal, snake } from "./names.ts";
+import { camel, pascal, snake } from "./names.ts";
 import { fieldDescription, resourceDescription, viewDescription } from "../resources/descriptions.ts";
 
 type Args = Record<string, any>;
@@ -476,13 +476,21 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   }
 }
 
-/** Batch items report their problems under `resources.<key>.<field>`. */
-function prefixErrors(error: unknown, prefix: string): unknown {
+/**
+ * The GraphQL input paths of a batch item's field errors, where REST keys them otherwise: REST names an updated item
+ * by its id and a field without `input` (`resources.7.name`), GraphQL by the item's position (`resources.1.input.name`).
+ */
+export const inputPathsOf = new WeakMap<ApiError, Record<string, string[]>>();
+
+/** Batch items report their problems under `resources.<key>.<field>` (REST) and `<inputPath>.<field>` (GraphQL). */
+function prefixErrors(error: unknown, prefix: string, inputPath: string): unknown {
   if (!(error instanceof ApiError) || !error.fieldErrors) return error;
-  const errors = Object.fromEntries(Object.entries(error.fieldErrors).map(([k, v]) => [`${prefix}.${k}`, v]));
-  return new ApiError(error.code, error.message, errors);
+  const entries = Object.entries(error.fieldErrors);
+  const prefixedError = new ApiError(error.code, error.message, Object.fromEntries(entries.map(([k, v]) => [`${prefix}.${k}`, v])));
+  inputPathsOf.set(prefixedError, Object.fromEntries(entries.map(([k, v]) => [`${inputPath}.${k.split(".").map(camel).join(".")}`, v])));
+  return prefixedError;
 }
-const prefixed = <T>(prefix: string, work: Promise<T>) => work.catch((e) => Promise.reject(prefixErrors(e, prefix)));
+const prefixed = <T>(prefix: string, work: Promise<T>, inputPath = prefix) => work.catch((e) => Promise.reject(prefixErrors(e, prefix, inputPath)));
 
 /** The rows with `ids`, in that order. */
 async function inOrder(tx: any, model: string, ids: number[], query: object) {
@@ -507,7 +515,7 @@ async function resolveBatch(op: Operation, a: Args, ctx: Context, query: object)
           continue;
         }
         const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`);
-        const row = await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input));
+        const row = await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input), `resources.${index}.input`);
         ids.push((await link.createLink(ctx, tx, pivot, parent!.id, row.id, pivotValues)).id);
       }
       return inOrder(tx, pivot ? pivot.model : op.def.model, ids, query);
@@ -531,7 +539,9 @@ async function resolveBatch(op: Operation, a: Args, ctx: Context, query: object)
       return ids.map((id) => byId.get(id)!);
     }
     const byId = new Map(found.map((r) => [r.id as number, r]));
-    for (const item of items) await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, byId.get(item.id)!, item.input ?? {}));
+    for (const [index, item] of items.entries()) {
+      await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, byId.get(item.id)!, item.input ?? {}), `resources.${index}.input`);
+    }
     return inOrder(tx, op.def.model, ids, query);
   });
 }
@@ -545,9 +555,9 @@ async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: any, paren
   const items = a.resources as Array<{ id: number; input?: Args; pivot?: Args }>;
   const rows = await link.requireLinks(tx, pivot, parent.id, items.map((i) => i.id));
   const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
-  for (const item of items) {
+  for (const [index, item] of items.entries()) {
     const related = await findOwned(ctx, tx, op.def, item.id);
-    await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, related, item.input ?? {}));
+    await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, related, item.input ?? {}), `resources.${index}.input`);
     const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${item.id}.pivot`);
     if (Object.keys(pivotValues).length) await delegate(tx, pivot.model).update({ where: { id: byRelated.get(item.id)!.id }, data: pivotValues });
   }

@@ -3,6 +3,7 @@ import { GraphQLError, type ExecutionResult, type GraphQLSchema } from "graphql"
 import type { Plugin } from "graphql-yoga";
 import { ApiError, errorKinds, validationError, type ErrorCode, type FieldErrors } from "../errors.ts";
 import { camel, snake } from "../graphql/names.ts";
+import { inputPathsOf } from "../graphql/operations.ts";
 import type { RequestIds } from "./ids.ts";
 
 // P2028: an interactive transaction ran past its timeout and was rolled back.
@@ -116,8 +117,9 @@ export function graphqlResultsPlugin(schema: GraphQLSchema): Plugin {
       const { http, errors: fieldErrors, ...extensions } = error.extensions as { http?: unknown; errors?: FieldErrors } & Record<string, unknown>;
       if (!fieldErrors && (!http || !hasData)) return error;
       const original = error.originalError ?? error;
-      const keyed = !fieldErrors ? undefined : original instanceof ApiError && variableKeyed.has(original)
-        ? variableKeyed.get(original)
+      const registered = original instanceof ApiError ? (variableKeyed.get(original) ?? inputPathsOf.get(original)) : undefined;
+      const keyed = !fieldErrors ? undefined : registered
+        ? registered
         : Object.fromEntries(Object.entries(fieldErrors).map(([key, messages]) => [graphqlInputPath(key, rootArguments), messages]));
       return new GraphQLError(error.message, {
         nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError,
