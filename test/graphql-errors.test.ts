@@ -99,6 +99,13 @@ describe("GraphQL errors", () => {
     expect(restUpdate.status).toBe(422);
     expect(Object.keys(restUpdate.body.error.errors)).toEqual([`resources.${rankId}.name`]);
 
+    const gone = await api.graphql(`mutation { batchDeleteRanks(resources: [${rankId}, ${foreignRankId}]) { id } }`);
+    expect(Object.keys(gone.body.errors[0].extensions.errors)).toEqual(["resources.1"]);
+    const restGone = await api.delete("/v2/ranks/batch", { resources: [rankId, foreignRankId] });
+    expect(Object.keys(restGone.body.error.errors)).toEqual([`resources.${foreignRankId}`]);
+    const absent = await api.graphql(`mutation { batchUpdateRanks(resources: [{ id: ${rankId} }, { id: ${foreignRankId} }]) { id } }`);
+    expect(Object.keys(absent.body.errors[0].extensions.errors)).toEqual(["resources.1.id"]);
+
     const search = await api.graphql(`{ ranks(filters: [{ field: "no_such_column", value: 1 }]) { totalCount } }`);
     expect(search.body.data).toEqual({ ranks: null });
     expect(Object.keys(search.body.errors[0].extensions.errors)).toEqual(["filters.0.field"]);

@@ -531,7 +531,12 @@ async function resolveBatch(op: Operation, a: Args, ctx: Context, query: object)
     const missing = ids.filter((id) => !known.has(id));
     if (missing.length) {
       const where = parent ? ` of this ${op.parent!.def.label.toLowerCase()}` : "";
-      throw validationError(Object.fromEntries(missing.map((id) => [`resources.${id}`, [`The ${op.def.label.toLowerCase()} ${id} does not exist${where}.`]])));
+      const message = (id: number) => [`The ${op.def.label.toLowerCase()} ${id} does not exist${where}.`];
+      const error = validationError(Object.fromEntries(missing.map((id) => [`resources.${id}`, message(id)])));
+      // GraphQL names the item by its position: the id itself (a delete's list) or its `id` (an update's item).
+      const at = (id: number) => `resources.${items.findIndex((i) => i.id === id)}${op.kind === "batchDelete" ? "" : ".id"}`;
+      inputPathsOf.set(error, Object.fromEntries(missing.map((id) => [at(id), message(id)])));
+      throw error;
     }
     if (op.kind === "batchDelete") {
       await deleteRows(ctx, tx, op.def, ids);
