@@ -1,10 +1,11 @@
 /**
  * `attributes`, the one JSON field REST documents select per row, must say exactly what the row's own typed GraphQL
  * fields say (under snake_case keys): checked on a seeded row of every listed resource and on every object its
- * relation fields return, link rows included.
+ * relation fields return, link rows included. The field is in the internal schema only (the one REST documents run
+ * on), so these documents run there, through the app's enveloped pipeline as REST's do.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { getNamedType, isLeafType, isObjectType, type GraphQLField, type GraphQLObjectType } from "graphql";
+import { getNamedType, isLeafType, isObjectType, parse, type ExecutionResult, type GraphQLField, type GraphQLObjectType } from "graphql";
 import { startHarness, type Harness } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { operations } from "../src/resources/operations.ts";
@@ -18,6 +19,13 @@ beforeAll(async () => {
   w = await new World(h, "alpha", "attrmark").seed();
 }, 120_000);
 afterAll(() => h.close());
+
+/** Runs `query` on the internal schema with a `*` key, as the REST plugin runs its prepared documents. */
+async function internal(query: string): Promise<ExecutionResult<any>> {
+  const request = new Request("http://muster.test/internal", { headers: { authorization: `Bearer ${await w.key("*")}` } });
+  const { contextFactory, execute } = h.app.yoga.getEnveloped({ request });
+  return (await execute({ schema: h.app.restSchema, document: parse(query), contextValue: await contextFactory() })) as ExecutionResult<any>;
+}
 
 const noRequiredArgs = (f: GraphQLField<unknown, unknown>) => !f.args.some((a) => a.type.toString().endsWith("!"));
 const leavesOf = (type: GraphQLObjectType) =>
@@ -35,8 +43,7 @@ function compare(type: GraphQLObjectType, value: any, where: string): number {
 }
 
 test("attributes equal the row's own fields on every listed resource and on the objects its relations return", async () => {
-  const api = await w.client("*");
-  const query = h.app.schema.getQueryType()!.getFields();
+  const query = h.app.restSchema.getQueryType()!.getFields();
   let compared = 0;
   const lists = operations.filter((op) => op.kind === "list" && !op.parent && !op.view);
   expect(lists.length).toBeGreaterThan(20);
@@ -45,9 +52,9 @@ test("attributes equal the row's own fields on every listed resource and on the 
     const row = getNamedType(page.getFields().nodes!.type) as GraphQLObjectType;
     const select = (type: GraphQLObjectType, depth: number): string =>
       `{ attributes ${leavesOf(type).join(" ")} ${depth ? relationsOf(type).map(([name, related]) => `${name} ${select(related, depth - 1)}`).join(" ") : ""} }`;
-    const reply = await api.post("/graphql", { query: `{ result: ${op.field}(limit: 100) { nodes ${select(row, 1)} } }` });
-    expect(reply.body.errors ?? [], op.field).toEqual([]);
-    const nodes = reply.body.data.result.nodes;
+    const reply = await internal(`{ result: ${op.field}(limit: 100) { nodes ${select(row, 1)} } }`);
+    expect(reply.errors ?? [], op.field).toEqual([]);
+    const nodes = reply.data!.result.nodes;
     expect(nodes.length, `${op.field}: the world seeded a row`).toBeGreaterThan(0);
     compared += compare(row, nodes, op.field);
   }
@@ -59,7 +66,7 @@ test("REST rows are the attributes object, with the included relations added aft
   const api = await w.client("*");
   const user = w.row(operations.find((op) => op.field === "users")!.def);
   const rest = (await api.get(`/v2/users/${user.id}?include=rank`)).body.data;
-  const gql = (await api.post("/graphql", { query: `{ result: user(user: ${user.id}) { attributes rank { attributes } } }` })).body.data.result;
+  const gql = (await internal(`{ result: user(user: ${user.id}) { attributes rank { attributes } } }`)).data!.result;
   expect(Object.keys(rest)).toEqual([...Object.keys(gql.attributes), "rank"]);
   expect(rest).toEqual({ ...gql.attributes, rank: gql.rank && gql.rank.attributes });
 });

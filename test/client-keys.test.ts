@@ -222,9 +222,10 @@ describe("a custom field's options are a list", () => {
     const shown = (await api.get(`/v2/fields/${id}`)).body.data;
     const nested = (await api.get(`/v2/forms/${formId}/fields`)).body.data.find((f: { id: number }) => f.id === id);
     const included = (await api.get(`/v2/forms/${formId}?include=fields`)).body.data.fields.find((f: { id: number }) => f.id === id);
-    const gql = await api.graphql(`query F($id: Int!) { field(field: $id) { options attributes } }`, { id });
+    const gql = await api.graphql(`query F($id: Int!, $form: Int!) { field(field: $id) { options } form(form: $form) { fieldLinks { field { id options } } } }`, { id, form: formId });
     expect(gql.body.errors, JSON.stringify(gql.body.errors)).toBeUndefined();
-    return [listed.options, shown.options, nested.options, included.options, gql.body.data.field.options, gql.body.data.field.attributes.options];
+    const gqlNested = gql.body.data.form.fieldLinks.find((l: { field: { id: number } }) => l.field.id === id).field;
+    return [listed.options, shown.options, nested.options, included.options, gql.body.data.field.options, gqlNested.options];
   };
   const create = async (body: Record<string, unknown>) => {
     const reply = await api.post(`/v2/forms/${formId}/fields`, { name: "Pick", type: "select", ...body });

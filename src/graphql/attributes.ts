@@ -1,6 +1,9 @@
 import { GraphQLBoolean, GraphQLInt, GraphQLString } from "graphql";
 import type { FieldType, ResourceDef } from "../resources/define.ts";
+import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
+import type { ObjectRefs } from "./objects.ts";
+import { resources } from "../resources/index.ts";
 import { snake } from "./names.ts";
 import { formatDate } from "./scalars.ts";
 
@@ -61,4 +64,21 @@ export function attributesResolver(def: ResourceDef): (row: Row, ctx: Context) =
     }
     return pending ? Promise.all(pending).then(() => out) : out;
   };
+}
+
+/**
+ * `attributes: JSON!` on every resource's type, in the internal graph only: REST documents select it, GraphQL clients
+ * select the typed fields (it says nothing they do not, and a JSON blob is no API for a front-end).
+ */
+export function addAttributesFields(builder: Builder, refs: ObjectRefs): void {
+  const b = builder as any;
+  for (const def of resources) {
+    const attributes = attributesResolver(def);
+    b.objectField(refs.objects.get(def.name), "attributes", (t: any) => t.field({
+      type: "JSON",
+      subGraphs: ["internal"],
+      description: "The row's columns and computed fields in one object, as the REST API shows them: snake_case keys, PERSCOM dates.",
+      resolve: (row: Row, _args: unknown, ctx: Context) => attributes(row, ctx),
+    }));
+  }
 }

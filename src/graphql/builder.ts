@@ -1,6 +1,7 @@
 import SchemaBuilder from "@pothos/core";
 import ComplexityPlugin from "@pothos/plugin-complexity";
 import PrismaPlugin from "@pothos/plugin-prisma";
+import SubGraphPlugin from "@pothos/plugin-sub-graph";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import type { Context } from "./context.ts";
@@ -12,17 +13,25 @@ export type Scalars = {
   File: { Input: File; Output: never };
 };
 
-type SchemaTypes = { PrismaTypes: PrismaTypes; Context: Context; Scalars: Scalars; DefaultFieldNullability: false };
+/**
+ * `public`: what `/graphql` serves and prints. `internal`: the public graph plus what only the REST facade's prepared
+ * documents select (`attributes`); no GraphQL client can reach it.
+ */
+export type SubGraph = "public" | "internal";
+
+type SchemaTypes = { PrismaTypes: PrismaTypes; Context: Context; Scalars: Scalars; DefaultFieldNullability: false; SubGraphs: SubGraph };
 
 export type Builder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>>;
 
 /** A fresh builder; defines no types itself. The client comes from each request's context. */
 export function createBuilder(): Builder {
   return new SchemaBuilder<SchemaTypes>({
-    plugins: [ComplexityPlugin, PrismaPlugin],
+    plugins: [ComplexityPlugin, PrismaPlugin, SubGraphPlugin],
     defaultFieldNullability: false,
     // Estimates only: the budget is checked once per operation by src/server/limits.ts, before anything runs.
     complexity: { fieldComplexity: fieldCost as never, disabled: true },
+    // Everything is in both graphs unless it says otherwise (a field inherits its type's).
+    subGraphs: { defaultForTypes: ["public", "internal"], fieldsInheritFromTypes: true },
     prisma: {
       client: (ctx) => ctx.prisma,
       dmmf: getDatamodel(),

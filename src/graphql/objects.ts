@@ -5,7 +5,7 @@ import type { Builder } from "./builder.ts";
 import { loadMorphChildren, loadMorphOwner, TYPE } from "./loaders.ts";
 import { pascal } from "./names.ts";
 import { sizedElsewhere } from "./cost.ts";
-import { attributesResolver, labelOf } from "./attributes.ts";
+import { labelOf } from "./attributes.ts";
 import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
 
 export const scalarOf = (f: Pick<FieldDef, "type">) =>
@@ -54,12 +54,6 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     }
     fields.createdAt = t.expose("createdAt", { type: "DateTime", description: "When the row was created (UTC)." });
     fields.updatedAt = t.expose("updatedAt", { type: "DateTime", description: "When the row last changed (UTC)." });
-    const attributes = attributesResolver(def);
-    fields.attributes = t.field({
-      type: "JSON",
-      description: "The row's columns and computed fields in one object, as the REST API shows them: snake_case keys, PERSCOM dates.",
-      resolve: (row: any, _args: unknown, ctx: any) => attributes(row, ctx),
-    });
     for (const [key, c] of Object.entries(def.computed ?? {})) {
       fields[key] = t.field({
         type: ({ json: "JSON", boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],

@@ -3,7 +3,7 @@ import { Kind, type DocumentNode, type GraphQLSchema } from "graphql";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
 import type { Context } from "../graphql/context.ts";
-import { buildSchema } from "../graphql/schema.ts";
+import { buildSchemas, type Schemas } from "../graphql/schema.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { restPlugin } from "../rest/plugin.ts";
 import { openApiPlugin } from "../openapi/plugin.ts";
@@ -32,15 +32,20 @@ import { createObservability, logInternalError, yogaHealthCheckOff, type Observa
 
 export interface App {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
+  /** The public schema, served at `/graphql`. */
   schema: GraphQLSchema;
+  /** The internal schema REST's prepared documents run on (the public one plus `attributes`); never served. */
+  restSchema: GraphQLSchema;
   rateLimit: RateLimit;
   /** Logger, metrics registry and tracing of this instance; `close()` flushes the spans. */
   observability: Observability;
 }
 
-let sharedSchema: GraphQLSchema | undefined;
-/** The schema depends only on the registry, so every app in a process shares one. */
-export const getSchema = () => (sharedSchema ??= buildSchema());
+let sharedSchemas: Schemas | undefined;
+/** The schemas depend only on the registry, so every app in a process shares them. */
+export const getSchemas = () => (sharedSchemas ??= buildSchemas());
+/** The public schema: what `/graphql` serves. */
+export const getSchema = () => getSchemas().public;
 
 /** Request and trace ids on every response, and in the extensions of every GraphQL error. */
 function requestIdsPlugin(): Plugin<Context> {
@@ -81,8 +86,10 @@ function requireKeyPlugin(): Plugin<Context> {
 export function createApp({ db, config, ...options }: { db: Database; config: Config } & ObservabilityOptions): App {
   const observability = createObservability({ db, config, ...options });
   const rateLimit = createRateLimit(config, db);
-  const schema = rateLimit.apply(getSchema());
+  const schema = rateLimit.apply(getSchemas().public);
   const masked = new WeakSet<object>();
+  // REST's prepared documents run on the internal schema (same resolvers, plus `attributes`): it is never served.
+  const restSchema = rateLimit.apply(getSchemas().internal);
   const yoga = createYoga<Record<string, unknown>, Context>({
     schema,
     graphqlEndpoint: "/graphql",
@@ -121,9 +128,9 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       dotSegmentsPlugin(), bodyLimitsPlugin(config),
       graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), graphqlResultsPlugin(schema), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       trustedDocumentsPlugin(db, config), wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(schema, config),
+      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(restSchema, config),
       compressionPlugin(),
     ],
   });
-  return { yoga, schema, rateLimit, observability };
+  return { yoga, schema, restSchema, rateLimit, observability };
 }

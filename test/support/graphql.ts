@@ -20,10 +20,16 @@ export function graphqlRequest(
   const document = op.view?.alwaysIncludes ? { ...op, view: { ...op.view, alwaysIncludes: undefined } } : op;
   const { text, operationName } = options.relations
     ? { text: relationDocument(schema, op, options.relations), operationName: "Client" }
-    : buildDocument(schema, document, options.includes ?? []);
+    : clientDocument(buildDocument(schema, document, options.includes ?? []));
   const variables = variablesOf(op, params, new URLSearchParams(), (body ?? {}) as Record<string, unknown>);
   return { query: text, operationName, variables: options.files === false ? withoutFiles(variables) : variables };
 }
+
+/**
+ * A REST document as a client can send it: each row's `attributes` (a field of the internal schema REST runs on, not
+ * of the public one) becomes `id`, which every row type has.
+ */
+const clientDocument = (built: { text: string; operationName: string }) => ({ ...built, text: built.text.replace(/\battributes\b/g, "id") });
 
 /** The variables with every upload left out (GraphQL multipart uploads are tested on their own). */
 function withoutFiles(value: unknown): unknown {
