@@ -3,7 +3,7 @@
  * GraphQL. Two accounts get the same organisation (test/support/world.ts); every string account B
  * writes carries the marker "bravosecret". With a `*` key of account A, B's ids are put where ids go:
  *
- * - path ids (each parameter in turn, then all of them) → 404, GraphQL NOT_FOUND;
+ * - path ids (each parameter in turn, then all of them) → 404; GraphQL: a read is null, as a missing row is, anything else NOT_FOUND;
  * - foreign keys of create/update/batch bodies, link columns that reference rows, polymorphic owners
  *   (`model_type`/`model_id`) → 422 naming the attribute, exactly as for an id that exists nowhere;
  * - `resources` of attach/detach/sync/toggle/batch update/batch delete, `related_key` of associate →
@@ -111,7 +111,9 @@ async function pathProbes(op: Operation, base: Planned): Promise<void> {
   // GraphQL runs the same resolver: once per root field, with every id of B.
   const last = variants.at(-1)!;
   const g = await gql(`${opName(op)} ${last.label}`, op, last.params, base.body);
-  if (gqlCode(g) !== "NOT_FOUND") problems.gqlPathIds.push(`${opName(op)} ${last.label} → ${brief(g)}`);
+  // A single row read of B's is null with no error, as a missing row is; a write, or a list under B's parent, is NOT_FOUND.
+  const isolated = op.kind === "show" ? g.status === 200 && g.body?.data?.result === null && !g.body?.errors : gqlCode(g) === "NOT_FOUND";
+  if (!isolated) problems.gqlPathIds.push(`${opName(op)} ${last.label} → ${brief(g)}`);
 }
 
 // ── 2. Ids in bodies: foreign keys, link columns, polymorphic owners ─────────────────────────────
@@ -380,7 +382,7 @@ describe(`account isolation on every operation of the catalogue (${operations.le
   test("A's reads (lists, shows, views) with every include succeed (and, above, embed nothing of B's)", () => {
     expect(problems.includes).toEqual([]);
   });
-  test("GraphQL: B's ids as arguments (all of them, each root field) → NOT_FOUND", () => {
+  test("GraphQL: B's ids as arguments (all of them, each root field) → null for a read, NOT_FOUND otherwise", () => {
     expect(problems.gqlPathIds).toEqual([]);
   });
   test("GraphQL: B's ids in inputs (first probe of each root field) → VALIDATION", () => {
