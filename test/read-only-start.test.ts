@@ -31,7 +31,7 @@ function readOnlyCheckout(change?: (checkout: string) => void): { checkout: stri
   chmodSync(dir, 0o755);
   const checkout = path.join(dir, "checkout");
   mkdirSync(checkout);
-  for (const part of ["src", "scripts", "prisma", "prisma-pg", "bin", "package.json", "package-lock.json"]) {
+  for (const part of ["src", "scripts", "schema", "prisma", "prisma-pg", "bin", "package.json", "package-lock.json"]) {
     cpSync(path.join(root, part), path.join(checkout, part), { recursive: true });
   }
   symlinkSync(path.join(root, "node_modules"), path.join(checkout, "node_modules"));
