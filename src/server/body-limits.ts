@@ -4,7 +4,7 @@ import { isUtf8 } from "node:buffer";
 import type { Plugin } from "graphql-yoga";
 import type { Config } from "../config.ts";
 import { ApiError, errorKinds } from "../errors.ts";
-import { errorBody } from "./errors.ts";
+import { errorBody, graphqlErrorBody } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 
 type Refusal = "PAYLOAD_TOO_LARGE" | "REQUEST_TIMEOUT" | "BAD_REQUEST";
@@ -102,10 +102,8 @@ export function bodyLimitsPlugin(config: Pick<Config, "bodyMaxBytes" | "uploadMa
         else if (req?.on) dropRest(req, config.bodyReadTimeoutMs - (Date.now() - started));
         const error = new ApiError(code, message);
         const ids = idsOf(request);
-        const { status, type } = errorKinds[code];
-        const body = graphql
-          ? { errors: [{ message: error.message, extensions: { code, status, type, request_id: ids.requestId, trace_id: ids.traceId } }] }
-          : errorBody(error, ids);
+        const { status } = errorKinds[code];
+        const body = graphql ? graphqlErrorBody(error, ids) : errorBody(error, ids);
         endResponse(fetchAPI.Response.json(body, { status, headers: code === "REQUEST_TIMEOUT" ? { Connection: "close" } : {} }));
       };
       if (request.method === "GET" || request.method === "HEAD") {

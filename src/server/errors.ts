@@ -77,6 +77,12 @@ export function errorBody(error: ApiError, ids: RequestIds) {
   };
 }
 
+/** The same refusal as a GraphQL response (a request to `/graphql` refused before it runs): no `data`, one error. */
+export function graphqlErrorBody(error: ApiError, ids: RequestIds) {
+  const { status, type } = errorKinds[error.code];
+  return { errors: [{ message: error.message, extensions: { code: error.code, status, type, request_id: ids.requestId, trace_id: ids.traceId } }] };
+}
+
 export function errorResponse(error: ApiError, ids: RequestIds, headers: Record<string, string> = {}): Response {
   return Response.json(errorBody(error, ids), { status: errorKinds[error.code].status, headers });
 }

@@ -1,5 +1,6 @@
 import type { Plugin } from "graphql-yoga";
-import { errorKinds, type ErrorCode } from "../errors.ts";
+import { ApiError, errorKinds, type ErrorCode } from "../errors.ts";
+import { graphqlErrorBody } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { Response } from "./response.ts";
 
@@ -17,12 +18,10 @@ export function graphqlErrorBodiesPlugin(): Plugin {
     onResponse({ request, response, setResponse }) {
       const code = codes[response.status];
       if (!code || response.headers.get("content-type") || !new URL(request.url).pathname.startsWith("/graphql")) return;
-      const { status, type } = errorKinds[code];
-      const ids = idsOf(request);
-      const message = messages[code] ?? errorKinds[code].message;
       const headers = Object.fromEntries(response.headers.entries());
       delete headers["content-length"];
-      setResponse(Response.json({ errors: [{ message, extensions: { code, status, type, request_id: ids.requestId, trace_id: ids.traceId } }] }, { status, headers }));
+      const body = graphqlErrorBody(new ApiError(code, messages[code]), idsOf(request));
+      setResponse(Response.json(body, { status: errorKinds[code].status, headers }));
     },
   };
 }

@@ -4,7 +4,7 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Database } from "../db/prisma.ts";
 import { admissionOf } from "../auth/admission.ts";
 import { ApiError, errorKinds } from "../errors.ts";
-import { errorResponse } from "./errors.ts";
+import { errorResponse, graphqlErrorBody } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 
 export const MAINTENANCE_FLAG = "maintenance";
@@ -37,9 +37,7 @@ export function maintenancePlugin(db: Database): Plugin {
       const ids = idsOf(request);
       const headers = { "Retry-After": String(MAINTENANCE_RETRY_AFTER_SECONDS) };
       if (url.pathname === "/graphql" || url.pathname.startsWith("/graphql/")) {
-        const { status, type } = errorKinds.MAINTENANCE;
-        const body = { errors: [{ message: error.message, extensions: { code: "MAINTENANCE", status, type, request_id: ids.requestId, trace_id: ids.traceId } }] };
-        endResponse(Response.json(body, { status, headers }));
+        endResponse(Response.json(graphqlErrorBody(error, ids), { status: errorKinds.MAINTENANCE.status, headers }));
         return;
       }
       endResponse(errorResponse(error, ids, headers));
