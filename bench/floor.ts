@@ -1,27 +1,37 @@
 /**
- * The floor: a minimal hand-written `node:http` server over the same database as the service, answering the
- * bench's REST workloads (W1, W3, W4) with the same JSON as the service — same envelope, snake_case keys,
- * computed user fields and embedded includes — from direct SQL with batched `IN (...)` lookups. It
- * authenticates the key (one joined lookup) and checks scopes, as any real server must, and skips everything
+ * The floor: the fastest hand-written `node:http` server we can write over the same database as the service,
+ * answering the bench's workloads with the same JSON as the service — the REST ones (W1, W3, W4: same envelope,
+ * snake_case keys, computed user fields and embedded includes) and W2, the one GraphQL document the bench sends
+ * (`POST /graphql`, answered from its text without a GraphQL engine) — from direct SQL with batched lookups.
+ * It authenticates the key (one joined lookup) and checks scopes, as any real server must, and skips everything
  * else the service does (maintenance flag, rate limits, GraphQL).
  *
- * DATABASE_URL picks the database: `file:` is SQLite through @libsql/client, `postgresql://` is PostgreSQL
- * through a `pg` Pool (named prepared statements, `?` placeholders rewritten to `$n`). The SQL is the same
- * for both but for the id of the row just inserted.
+ * DATABASE_URL picks the database:
+ * - `file:` is SQLite through better-sqlite3: synchronous, every statement prepared once and kept, rows as objects,
+ *   `synchronous = FULL` as the service's libsql connections have it (better-sqlite3 builds with NORMAL in WAL mode,
+ *   which would skip the fsync of every commit). `FLOOR_SQLITE=libsql` runs it on @libsql/client instead, as the
+ *   floor did until issue 17, to compare the two drivers.
+ * - `postgresql://` is PostgreSQL through a `pg` Pool: every statement a named (server-side prepared) statement
+ *   (`{ name, text, values }`), lists as one array parameter (`= ANY($1)`), so each text is prepared once.
+ * The SQL is the same for both but for lists (`IN (?, …)` on SQLite, `= ANY(?)` on PostgreSQL) and the id of the row
+ * just inserted.
  *
- * Each response carries `x-statements`: the SQL statements it ran.
+ * Each response carries `x-statements`: the SQL statements it ran (BEGIN and COMMIT count on both databases).
  *
  *   PORT=8090 DATABASE_URL=file:bench.db node --import tsx bench/floor.ts
  *   PORT=8090 DATABASE_URL=postgresql://127.0.0.1/bench node --import tsx bench/floor.ts
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
 import { createClient } from "@libsql/client";
 import pg from "pg";
+import { w2Documents, type W2Shape } from "./w2.ts";
 
 type Json = Record<string, unknown>;
 type Row = Record<string, unknown>;
 type Args = unknown[];
+type Rows = Row[] | Promise<Row[]>;
 
 const url = process.env.DATABASE_URL ?? "file:bench.db";
 const port = Number(process.env.PORT ?? 8090);
@@ -30,51 +40,104 @@ const defaultPageSize = 15;
 
 /** The database: rows as objects keyed by column name, and one write transaction of several statements. */
 interface Db {
-  all(sql: string, args: Args): Promise<Row[]>;
+  /** `column IN (…ids)`: a fragment and its arguments (one array argument on PostgreSQL). */
+  inList(column: string, ids: unknown[]): { sql: string; args: Args };
+  all(sql: string, args: Args): Rows;
   /** Runs `statements` in one write transaction; the rows of the first. */
-  write(statements: Array<{ sql: string; args: Args }>): Promise<Row[]>;
+  write(statements: Array<{ sql: string; args: Args }>): Rows;
   /** SQL for the id of the `RankRecord` row this connection just inserted. */
   lastRankRecordId: string;
-  /** Statements a write of `n` statements sends (PostgreSQL's BEGIN and COMMIT are statements of their own). */
-  writeStatements(n: number): number;
   close(): Promise<void>;
 }
 
-async function sqlite(): Promise<Db> {
+const marks = (n: number) => Array(n).fill("?").join(",");
+const sqliteIn = (column: string, ids: unknown[]) => ({ sql: `${column} IN (${marks(ids.length)})`, args: ids });
+
+/** SQLite on better-sqlite3: synchronous; each distinct SQL text is prepared once. */
+async function betterSqlite(): Promise<Db> {
+  const Database = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
+  const db = new Database(url.replace(/^file:/, ""));
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  db.pragma("busy_timeout = 10000");
+  type Prepared = { statement: import("better-sqlite3").Statement; reader: boolean; order: number[] | null };
+  const cache = new Map<string, Prepared>();
+  // better-sqlite3 binds an array to plain `?` only: `?N` becomes `?`, and the arguments are put in that order.
+  const prepare = (sql: string): Prepared => {
+    let p = cache.get(sql);
+    if (!p) {
+      const order: number[] = [];
+      let next = 0;
+      const text = sql.replace(/\?(\d*)/g, (_, i: string) => (order.push(i ? Number(i) - 1 : next++), "?"));
+      const statement = db.prepare(text);
+      cache.set(sql, (p = { statement, reader: statement.reader, order: /\?\d/.test(sql) ? order : null }));
+    }
+    return p;
+  };
+  const run = (sql: string, args: Args): Row[] => {
+    const { statement, reader, order } = prepare(sql);
+    const values = order ? order.map((i) => args[i]) : args;
+    if (reader) return statement.all(values) as Row[];
+    statement.run(values);
+    return [];
+  };
+  const write = db.transaction((statements: Array<{ sql: string; args: Args }>) => {
+    const [first, ...rest] = statements;
+    const rows = run(first!.sql, first!.args);
+    for (const s of rest) run(s.sql, s.args);
+    return rows;
+  });
+  return {
+    inList: sqliteIn,
+    all: run,
+    write: (statements) => write.immediate(statements),
+    lastRankRecordId: "last_insert_rowid()",
+    close: async () => void db.close(),
+  };
+}
+
+/** SQLite on @libsql/client, as the floor ran until issue 17 (`FLOOR_SQLITE=libsql`). */
+async function libsql(): Promise<Db> {
   const client = createClient({ url });
   await client.execute("PRAGMA journal_mode = WAL");
   await client.execute("PRAGMA busy_timeout = 10000");
   return {
+    inList: sqliteIn,
     all: async (sql, args) => (await client.execute({ sql, args: args as never })).rows as unknown as Row[],
     write: async (statements) => (await client.batch(statements as never, "write"))[0]!.rows as unknown as Row[],
     lastRankRecordId: "last_insert_rowid()",
-    writeStatements: (n) => n,
     close: async () => client.close(),
   };
 }
 
 function postgres(): Db {
-  // Prisma stores DateTime as `timestamp(3)` in UTC; pg would parse it as local time. Kept as an ISO string.
+  // Prisma stores DateTime as `timestamp(3)` in UTC; pg would parse it as local time. Kept as text in the form
+  // SQLite keeps it (`2025-01-01T00:00:00.000+00:00`, from `2025-01-01 00:00:00[.fff]`), which `date` formats as it is.
+  const timestamp = (value: string) =>
+    /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,3})?$/.test(value)
+      ? `${value.slice(0, 10)}T${value.slice(11, 19)}.${`${value.slice(20)}000`.slice(0, 3)}+00:00`
+      : `${value.replace(" ", "T")}Z`;
   const types = {
-    getTypeParser: (oid: number, format?: "text" | "binary") =>
-      oid === 1114 ? (value: string) => `${value.replace(" ", "T")}Z` : pg.types.getTypeParser(oid, format as "text"),
+    getTypeParser: (oid: number, format?: "text" | "binary") => (oid === 1114 ? timestamp : pg.types.getTypeParser(oid, format as "text")),
   };
-  const pool = new pg.Pool({ connectionString: url, types });
+  const pool = new pg.Pool({ connectionString: url, types, max: 10 });
   // `?` → `$1, $2, …` in order, `?N` → `$N`; each distinct text becomes a named (server-side prepared) statement.
-  const queries = new Map<string, { text: string; name?: string }>();
+  const queries = new Map<string, { text: string; name: string }>();
   const query = (sql: string) => {
     let q = queries.get(sql);
     if (!q) {
       let n = 0;
       const text = sql.replace(/\?(\d*)/g, (_, i: string) => `$${i || ++n}`);
-      if (queries.size >= 1000) return { text };
       queries.set(sql, (q = { text, name: `floor_${queries.size}` }));
     }
     return q;
   };
-  const run = async (client: pg.Pool | pg.PoolClient, sql: string, args: Args) =>
-    (await client.query({ ...query(sql), values: args })).rows as Row[];
+  const run = async (client: pg.Pool | pg.PoolClient, sql: string, args: Args) => {
+    const { name, text } = query(sql);
+    return (await client.query({ name, text, values: args })).rows as Row[];
+  };
   return {
+    inList: (column, ids) => ({ sql: `${column} = ANY(?)`, args: [ids] }),
     all: (sql, args) => run(pool, sql, args),
     write: async (statements) => {
       const client = await pool.connect();
@@ -93,22 +156,26 @@ function postgres(): Db {
       }
     },
     lastRankRecordId: `currval('"RankRecord_id_seq"')`,
-    writeStatements: (n) => n + 2,
     close: () => pool.end(),
   };
 }
 
-const db = /^postgres(ql)?:\/\//i.test(url) ? postgres() : await sqlite();
+const db = /^postgres(ql)?:\/\//i.test(url) ? postgres() : process.env.FLOOR_SQLITE === "libsql" ? await libsql() : await betterSqlite();
 
 let statements = 0;
 const all = (sql: string, args: Args = []) => {
   statements++;
   return db.all(sql, args);
 };
-const marks = (n: number) => Array(n).fill("?").join(",");
 const unique = (values: unknown[]) => [...new Set(values.filter((v) => v != null))] as number[];
 
-const date = (v: unknown) => (v == null ? null : new Date(String(v)).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z"));
+/** A stored time as the service writes it (microseconds, `Z`); Prisma's SQLite text (`….123+00:00`) without a Date. */
+const date = (v: unknown) => {
+  if (v == null) return null;
+  const text = String(v);
+  if (text.length === 29 && text.endsWith("+00:00") && text[19] === ".") return `${text.slice(0, 23)}000Z`;
+  return new Date(text).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+};
 const bool = (v: unknown) => v === 1 || v === 1n || v === true;
 
 class HttpError extends Error {
@@ -118,14 +185,14 @@ class HttpError extends Error {
 }
 
 const shapes = {
-  user: (r: Row, origin: string, latest: { rank: Map<number, unknown>; assignment: Map<number, unknown> }): Json => ({
+  user: (r: Row, origin: string): Json => ({
     id: r.id, label: `User: ${r.id}`, name: r.name, email: r.email, email_verified_at: date(r.emailVerifiedAt),
     position_id: r.positionId, rank_id: r.rankId, specialty_id: r.specialtyId, status_id: r.statusId, unit_id: r.unitId,
     approved: bool(r.approved), notes: r.notes, notes_updated_at: date(r.notesUpdatedAt), profile_photo: r.profilePhoto,
     cover_photo: r.coverPhoto, last_seen_at: date(r.lastSeenAt), discord_user_id: r.discordUserId, facebook_user_id: r.facebookUserId,
     github_user_id: r.githubUserId, google_user_id: r.googleUserId, display_name: r.name, online: false,
     profile_photo_url: fileUrl(origin, r.profilePhoto) ?? avatarUrl(String(r.name ?? "")), cover_photo_url: fileUrl(origin, r.coverPhoto),
-    last_assignment_change_date: date(latest.assignment.get(Number(r.id))), last_rank_change_date: date(latest.rank.get(Number(r.id))),
+    last_assignment_change_date: date(r.lastAssignmentAt), last_rank_change_date: date(r.lastRankAt),
     created_at: date(r.createdAt), updated_at: date(r.updatedAt),
   }),
   rank: (r: Row): Json => ({
@@ -156,53 +223,63 @@ const avatarUrl = (name: string) => {
   return `https://ui-avatars.com/api/?name=${encodeURIComponent(initials).replace(/%20/g, "+")}&color=2563eb&background=eff6ff`;
 };
 
-/** Users by id, with their computed dates: three statements for any number of users. */
+/**
+ * Users by id, with their computed dates (a user's newest rank record and newest primary assignment record, two
+ * correlated `max()` lookups on the `(userId, createdAt)` indexes): one statement for any number of users.
+ */
 async function users(ids: number[], accountId: number, origin: string): Promise<Map<number, Json>> {
   if (!ids.length) return new Map();
-  const rows = await all(`SELECT * FROM "User" WHERE "accountId" = ? AND id IN (${marks(ids.length)})`, [accountId, ...ids]);
-  const found = rows.map((r) => Number(r.id));
-  const maxOf = async (sql: string, args: Args) => new Map((await all(sql, args)).map((r) => [Number(r.userId), r.at]));
-  const latest = {
-    assignment: await maxOf(
-      `SELECT "userId", MAX("createdAt") AS at FROM "AssignmentRecord" WHERE "type" = 'primary' AND "userId" IN (${marks(found.length)}) GROUP BY "userId"`, found),
-    rank: await maxOf(`SELECT "userId", MAX("createdAt") AS at FROM "RankRecord" WHERE "userId" IN (${marks(found.length)}) GROUP BY "userId"`, found),
-  };
-  return new Map(rows.map((r) => [Number(r.id), shapes.user(r, origin, latest)]));
+  const list = db.inList("u.id", ids);
+  const rows = await all(
+    `SELECT u.*,
+            (SELECT MAX(a."createdAt") FROM "AssignmentRecord" a WHERE a."userId" = u.id AND a."type" = 'primary') AS "lastAssignmentAt",
+            (SELECT MAX(r."createdAt") FROM "RankRecord" r WHERE r."userId" = u.id) AS "lastRankAt"
+       FROM "User" u WHERE u."accountId" = ? AND ${list.sql}`,
+    [accountId, ...list.args],
+  );
+  return new Map(rows.map((r) => [Number(r.id), shapes.user(r, origin)]));
+}
+
+/** Rows of `table` by id, the columns `columns` (a select list), keyed by id: one statement. */
+async function rowsByIds(table: string, columns: string, ids: number[], accountId: number): Promise<Map<number, Row>> {
+  if (!ids.length) return new Map();
+  const list = db.inList("id", ids);
+  const rows = await all(`SELECT ${columns} FROM "${table}" WHERE "accountId" = ? AND ${list.sql}`, [accountId, ...list.args]);
+  return new Map(rows.map((r) => [Number(r.id), r]));
 }
 
 async function byIds(table: string, ids: number[], accountId: number, shape: (r: Row) => Json): Promise<Map<number, Json>> {
-  if (!ids.length) return new Map();
-  const rows = await all(`SELECT * FROM "${table}" WHERE "accountId" = ? AND id IN (${marks(ids.length)})`, [accountId, ...ids]);
-  return new Map(rows.map((r) => [Number(r.id), shape(r)]));
+  const rows = await rowsByIds(table, "*", ids, accountId);
+  return new Map([...rows].map(([id, r]) => [id, shape(r)]));
 }
 
-/** Each rank's image (its newest), one statement. */
-async function imagesOf(ranks: Json[], accountId: number, origin: string) {
-  const ids = unique(ranks.map((r) => r.id));
-  if (!ids.length) return;
+/** Each rank's image (its newest), by rank id: one statement. */
+async function rankImages(rankIds: number[], accountId: number, columns = "*"): Promise<Map<number, Row>> {
+  if (!rankIds.length) return new Map();
+  const list = db.inList(`"modelId"`, rankIds);
   const rows = await all(
-    `SELECT * FROM "Image" WHERE "accountId" = ? AND "modelType" = 'App\\Models\\Rank' AND "modelId" IN (${marks(ids.length)}) ORDER BY "createdAt" DESC, id DESC`,
-    [accountId, ...ids],
+    `SELECT ${columns} FROM "Image" WHERE "accountId" = ? AND "modelType" = 'App\\Models\\Rank' AND ${list.sql} ORDER BY "createdAt" DESC, id DESC`,
+    [accountId, ...list.args],
   );
-  const first = new Map<number, Json>();
-  for (const r of rows) if (!first.has(Number(r.modelId))) first.set(Number(r.modelId), shapes.image(r, origin));
-  for (const rank of ranks) rank.image = first.get(Number(rank.id)) ?? null;
+  const first = new Map<number, Row>();
+  for (const r of rows) if (!first.has(Number(r.modelId))) first.set(Number(r.modelId), r);
+  return first;
 }
 
-/** `include` of a rank record: author, document, rank, rank.image. */
+/** `include` of a rank record: author, document, rank, rank.image; the lookups run side by side. */
 async function includeOnRecords(records: Json[], include: Set<string>, accountId: number, origin: string) {
-  if (include.has("author")) {
-    const authors = await users(unique(records.map((r) => r.author_id)), accountId, origin);
-    for (const r of records) r.author = r.author_id == null ? null : (authors.get(Number(r.author_id)) ?? null);
-  }
-  if (include.has("document")) {
-    const documents = await byIds("Document", unique(records.map((r) => r.document_id)), accountId, shapes.document);
-    for (const r of records) r.document = r.document_id == null ? null : (documents.get(Number(r.document_id)) ?? null);
-  }
-  if (include.has("rank") || include.has("rank.image")) {
-    const ranks = await byIds("Rank", unique(records.map((r) => r.rank_id)), accountId, shapes.rank);
-    if (include.has("rank.image")) await imagesOf([...ranks.values()], accountId, origin);
-    for (const r of records) r.rank = r.rank_id == null ? null : (ranks.get(Number(r.rank_id)) ?? null);
+  const rankIds = unique(records.map((r) => r.rank_id));
+  const [authors, documents, ranks, images] = await Promise.all([
+    include.has("author") ? users(unique(records.map((r) => r.author_id)), accountId, origin) : null,
+    include.has("document") ? byIds("Document", unique(records.map((r) => r.document_id)), accountId, shapes.document) : null,
+    include.has("rank") || include.has("rank.image") ? byIds("Rank", rankIds, accountId, shapes.rank) : null,
+    include.has("rank.image") ? rankImages(rankIds, accountId) : null,
+  ]);
+  if (ranks && images) for (const [id, rank] of ranks) rank.image = images.has(id) ? shapes.image(images.get(id)!, origin) : null;
+  for (const r of records) {
+    if (authors) r.author = r.author_id == null ? null : (authors.get(Number(r.author_id)) ?? null);
+    if (documents) r.document = r.document_id == null ? null : (documents.get(Number(r.document_id)) ?? null);
+    if (ranks) r.rank = r.rank_id == null ? null : (ranks.get(Number(r.rank_id)) ?? null);
   }
 }
 
@@ -308,7 +385,7 @@ async function createRankRecord(auth: Auth, userId: number, body: Json) {
   if (names!.rank == null) throw new HttpError(422, JSON.stringify({ rank_id: ["The selected rank id is invalid."] }));
   const now = new Date().toISOString().replace("Z", "+00:00");
   const headline = `${names!.user} received a ${rankRecordTypes[type as number]!.toLowerCase()} to ${names!.rank}`;
-  statements += db.writeStatements(3);
+  statements += 5; // BEGIN, three statements, COMMIT
   const [inserted] = await db.write([
     {
       sql: `INSERT INTO "RankRecord" ("accountId", "userId", "rankId", "authorId", "text", "type", "createdAt", "updatedAt")
@@ -323,6 +400,63 @@ async function createRankRecord(auth: Auth, userId: number, body: Json) {
     },
   ]);
   return { data: shapes.rankRecord(inserted!) };
+}
+
+const rankRecordEnum = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];
+const w2Shapes = new Map(Object.entries(w2Documents).map(([shape, text]) => [text.replace(/\s+/g, " ").trim(), shape as W2Shape]));
+const w2PageSize = 100;
+const w2RecordsPerUser = { connection: 20, list: 1_000_000_000 } as const;
+
+/**
+ * W2 as a GraphQL endpoint answers it: `{ data: { users: { nodes } } }`, keys in the order the document selects them.
+ * Only the bench's W2 documents are known (by their text); the SQL: the page of users, their rank records (the newest
+ * 20 of each: ROW_NUMBER() per user in one statement), then the records' ranks, the ranks' images and the authors,
+ * each one batched statement, side by side.
+ */
+async function w2(auth: Auth, body: Json) {
+  can(auth, "view:user");
+  can(auth, "view:rankrecord");
+  const shape = typeof body.query === "string" ? w2Shapes.get(body.query.replace(/\s+/g, " ").trim()) : undefined;
+  if (!shape) throw new HttpError(400, "The floor answers only the bench's W2 documents.");
+  const variables = (body.variables ?? {}) as Json;
+  const offset = shape === "connection" ? Number(variables.offset ?? 0) : (Number(variables.page ?? 1) - 1) * w2PageSize;
+  if (!Number.isInteger(offset) || offset < 0) throw new HttpError(400, "Invalid page or offset.");
+  const users = await all(`SELECT id, name FROM "User" WHERE "accountId" = ? ORDER BY id LIMIT ? OFFSET ?`, [auth.accountId, w2PageSize, offset]);
+  const list = db.inList(`"userId"`, users.map((u) => u.id));
+  const records = users.length
+    ? await all(
+        `SELECT id, "userId", type, "rankId", "authorId" FROM (
+           SELECT id, "userId", type, "rankId", "authorId", ROW_NUMBER() OVER (PARTITION BY "userId" ORDER BY "createdAt" DESC, id DESC) AS n
+             FROM "RankRecord" WHERE "accountId" = ? AND ${list.sql}) r
+          WHERE n <= ? ORDER BY "userId", n`,
+        [auth.accountId, ...list.args, w2RecordsPerUser[shape]])
+    : [];
+  const rankIds = unique(records.map((r) => r.rankId));
+  const [ranks, images, authors] = await Promise.all([
+    rowsByIds("Rank", "id, name", rankIds, auth.accountId),
+    rankImages(rankIds, auth.accountId, `"modelId", path`),
+    rowsByIds("User", "id, name", unique(records.map((r) => r.authorId)), auth.accountId),
+  ]);
+  const rankOf = new Map<number, Json>();
+  for (const [id, r] of ranks) {
+    const image = images.get(id);
+    rankOf.set(id, { name: r.name, image: image ? { path: image.path } : null });
+  }
+  const byUser = new Map<number, Json[]>(users.map((u) => [Number(u.id), []]));
+  const connection = shape === "connection";
+  for (const r of records) {
+    const rank = r.rankId == null ? null : (rankOf.get(Number(r.rankId)) ?? null);
+    const author = r.authorId == null ? null : authors.get(Number(r.authorId));
+    const shaped = connection
+      ? { rowId: r.id, type: rankRecordEnum[Number(r.type)], rank, author: author ? { name: author.name } : null }
+      : { id: r.id, type: r.type, rank, author: author ? { name: author.name } : null };
+    byUser.get(Number(r.userId))!.push(shaped);
+  }
+  const nodes = users.map((u) => {
+    const own = byUser.get(Number(u.id))!;
+    return connection ? { rowId: u.id, name: u.name, rankRecords: { nodes: own } } : { id: u.id, name: u.name, rankRecords: own };
+  });
+  return { data: { users: { nodes } } };
 }
 
 async function readJson(req: IncomingMessage): Promise<Json> {
@@ -344,6 +478,7 @@ async function route(req: IncomingMessage): Promise<unknown> {
     if (req.method === "GET") return userRankRecords(auth, Number(m[1]), target.searchParams, origin, target.pathname);
     if (req.method === "POST") return createRankRecord(auth, Number(m[1]), await readJson(req));
   }
+  if (target.pathname === "/graphql" && req.method === "POST") return w2(auth, await readJson(req));
   if (target.pathname === "/v2/comments" && req.method === "GET") return comments(auth, target.searchParams, origin, target.pathname);
   throw new HttpError(404, "Not found.");
 }

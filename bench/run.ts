@@ -3,12 +3,13 @@
  *
  * Seeds a fresh SQLite file (bench/seed.ts), starts the service as a real child process as production
  * runs it (`npm start`: the esbuild bundle, run by node with package.json's start flags, rebuilt first)
- * and the floor (bench/floor.ts, under tsx) beside it, checks that the floor answers the same JSON, then
- * loads both with autocannon (32 connections, a warm-up, then rounds; medians reported). Then the same
- * again on a scratch PostgreSQL database when one is reachable (BENCH_POSTGRES_URL or 127.0.0.1:5432):
+ * and the floor (bench/floor.ts, under tsx: better-sqlite3 on SQLite, `pg` named statements on PostgreSQL) beside it,
+ * checks that the floor answers the same JSON, then loads both with autocannon (32 connections, a warm-up, then
+ * rounds; medians reported). Then the same again on a scratch PostgreSQL database when one is reachable
+ * (BENCH_POSTGRES_URL or 127.0.0.1:5432), with PostGraphile 4 (bench/postgraphile.ts) as a third system for W2:
  *
  *   W1  GET  /v2/users/{random}/rank-records?include=author,rank.image,document&limit=20
- *   W2  POST /graphql  100 users × 20 rank records with rank { name image { path } } and author { name }  (service only)
+ *   W2  POST /graphql  100 users × 20 rank records with rank { name image { path } } and author { name } (bench/w2.ts)
  *   W3  GET  /v2/comments?include=author&page={random}&limit=25
  *   W4  POST /v2/users/{random}/rank-records  (a fixed number of requests; new rows must equal 2xx answers)
  *
@@ -36,6 +37,7 @@ import { createApiKey } from "../src/auth/accounts.ts";
 import { fullSize, postgresSink, prng, quickSize, seed, sqliteSink, type Seeded, type SeedSize } from "./seed.ts";
 import { countStatements, summariseSql, type Counted, type Probe } from "./statements.ts";
 import { summariseProfile } from "./profile.ts";
+import { w2Documents, w2ShapeOf, w2Variables } from "./w2.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = new Set(process.argv.slice(2));
@@ -53,6 +55,8 @@ const plan = quick
   ? { size: quickSize, warmup: 2, round: 3, rounds: 1 }
   : { size: fullSize, warmup: 5, round: 10, rounds: 3 };
 const connections = 32;
+/** The floor's SQLite driver: better-sqlite3, or @libsql/client with FLOOR_SQLITE=libsql (to compare the two). */
+const floorSqliteDriver = process.env.FLOOR_SQLITE === "libsql" ? "@libsql/client (FLOOR_SQLITE=libsql)" : "better-sqlite3, synchronous, statements prepared once, synchronous = FULL";
 
 type WorkloadId = "W1" | "W2" | "W3" | "W4";
 
@@ -65,7 +69,24 @@ interface Workload {
   next(rnd: ReturnType<typeof prng>): { path: string; body?: string };
 }
 
-const w2Query = `query W2($page: Int) { users(limit: 100, page: $page) { nodes { id name rankRecords { id type rank { name image { path } } author { name } } } } }`;
+/** W2 in the spelling the service's printed schema answers (bench/w2.ts): Relay connections once they land. */
+const w2Shape = w2ShapeOf(path.join(root, "schema/schema.graphql"));
+const w2Query = w2Documents[w2Shape];
+
+/**
+ * The same W2 request in PostGraphile's own naming (its inflection, with pg-simplify-inflector): the page of users by
+ * primary key, each user's 20 newest rank records (`createdAt` then `id`, descending, as the service orders them),
+ * their rank with its image (a computed column, see bench/postgraphile.ts) and author.
+ */
+const postgraphileW2 =
+  "query W2($offset: Int) { users(first: 100, offset: $offset, orderBy: PRIMARY_KEY_ASC) { nodes { id name rankRecordsByUserId(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC]) { nodes { id type rank { name image { path } } author { name } } } } } }";
+
+/** A W2 request of the service's, re-spelt for PostGraphile: the same page of users. */
+function toPostgraphile(request: { path: string; body?: string }) {
+  const variables = (JSON.parse(request.body ?? "{}").variables ?? {}) as { offset?: number; page?: number };
+  const offset = variables.offset ?? 100 * ((variables.page ?? 1) - 1);
+  return { path: "/graphql", body: JSON.stringify({ query: postgraphileW2, variables: { offset } }) };
+}
 
 function workloads(s: Seeded, size: SeedSize): Workload[] {
   const commentPages = Math.ceil(size.comments / 25);
@@ -76,8 +97,8 @@ function workloads(s: Seeded, size: SeedSize): Workload[] {
       next: (rnd) => ({ path: `/v2/users/${rnd.pick(s.userIds)}/rank-records?include=author,rank.image,document&limit=20` }),
     },
     {
-      id: "W2", title: "POST /graphql users(limit: 100) { rankRecords (20 each) { rank { name image { path } } author { name } } }", floor: false, method: "POST",
-      next: (rnd) => ({ path: "/graphql", body: JSON.stringify({ query: w2Query, variables: { page: 1 + rnd.int(userPages) } }) }),
+      id: "W2", title: `POST /graphql ${w2Query.replace(/^query W2\([^)]*\) /, "")}`, floor: true, method: "POST",
+      next: (rnd) => ({ path: "/graphql", body: JSON.stringify({ query: w2Query, variables: w2Variables(w2Shape, rnd.int(userPages)) }) }),
     },
     {
       id: "W3", title: "GET /v2/comments?include=author&page={1..N}&limit=25", floor: true, method: "GET",
@@ -100,6 +121,8 @@ interface Server {
   port: number;
   child: ChildProcess;
   url: string;
+  /** A peer with its own API (PostGraphile): each workload request re-spelt for it, sent without the API key. */
+  peer?: { adapt(request: { path: string; body?: string }): { path: string; body?: string } };
 }
 
 let portSeed = 20_000 + (process.pid % 20_000);
@@ -209,14 +232,15 @@ interface Round {
 
 async function load(server: Server, key: string, w: Workload, seedValue: number, run: { duration?: number; amount?: number }): Promise<Result> {
   const rnd = prng(seedValue);
+  const next = server.peer ? () => server.peer!.adapt(w.next(rnd)) : () => w.next(rnd);
   const result = await autocannon({
     // autocannon ends a run at its next sample tick: at its default of 1 s, a fixed-amount round of a few seconds was
     // measured as if it had lasted to the next whole second (W4 rates came out as the amount over 2, 3, 4 or 5 s).
     url: server.url, connections, timeout: 120, sampleInt: 50, ...run,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+    headers: { ...(server.peer ? {} : { authorization: `Bearer ${key}` }), "content-type": "application/json", accept: "application/json" },
     requests: [{
       method: w.method,
-      setupRequest: (request) => ({ ...request, ...w.next(rnd) }),
+      setupRequest: (request) => ({ ...request, ...next() }),
     }],
   });
   await settle(server);
@@ -306,6 +330,41 @@ async function checkSameJson(service: Server, floor: Server, key: string, list: 
   return statements;
 }
 
+/**
+ * W2's answer reduced to what every spelling shares: users (id, name) and their 20 newest records (id, type as a
+ * number, rank, author). The list spelling answers all of a user's records, and the W4 samples of checkSameJson
+ * have given a few users a 21st by then.
+ */
+function w2Essence(text: string): unknown {
+  const types = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];
+  const json = JSON.parse(text) as { data?: { users?: { nodes?: any[] } }; errors?: unknown[] };
+  if (json.errors?.length || !json.data?.users?.nodes) throw new Error(`not an answer: ${text.slice(0, 300)}`);
+  return json.data.users.nodes.map((u) => {
+    const records = u.rankRecords ?? u.rankRecordsByUserId;
+    return {
+      id: u.rowId ?? u.id, name: u.name,
+      records: (Array.isArray(records) ? records : records.nodes).slice(0, 20).map((r: any) => ({
+        id: r.rowId ?? r.id, type: typeof r.type === "string" ? types.indexOf(r.type) : r.type, rank: r.rank, author: r.author,
+      })),
+    };
+  });
+}
+
+/** A peer answers W2 samples with the same users, records, ranks and authors as the service (in its own spelling). */
+async function checkPeer(service: Server, peer: Server, key: string, w: Workload) {
+  const rnd = prng(7);
+  for (let i = 0; i < 3; i++) {
+    const request = w.next(rnd);
+    const a = await send(service, key, w.method, request.path, request.body);
+    const adapted = peer.peer!.adapt(request);
+    const response = await fetch(peer.url + adapted.path, { method: w.method, body: adapted.body, headers: { "content-type": "application/json", accept: "application/json" } });
+    const b = await response.text();
+    if (response.status !== 200) throw new Error(`${w.id}: ${peer.name} answered ${response.status}: ${b.slice(0, 300)}`);
+    const diff = firstDifference(w2Essence(a.text), w2Essence(b));
+    if (diff) throw new Error(`${w.id} ${request.body}: ${peer.name}'s answer differs from the service's\n  ${diff.replace("/ floor", `/ ${peer.name}`)}`);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- measure
 
 interface Measured {
@@ -362,8 +421,11 @@ async function measure(targets: Server[], key: string, w: Workload, databaseUrl:
   return new Map(targets.map((t) => [t, summarise(rounds.get(t)!, w.id === "W4" && databaseUrl ? gaps.get(t) : undefined)]));
 }
 
-/** Every workload on the service, and on the floor for those it answers; the service's resident set is watched during its rounds. */
-async function measureAll(service: Server, floor: Server, key: string, list: Workload[], databaseUrl: string, counted: Counted[], floorSql: Map<WorkloadId, number>) {
+/**
+ * Every workload on the service, on the floor for those it answers, and W2 on the peer (PostGraphile) when there is
+ * one; the service's resident set is watched during its rounds.
+ */
+async function measureAll(service: Server, floor: Server, key: string, list: Workload[], databaseUrl: string, counted: Counted[], floorSql: Map<WorkloadId, number>, peer?: Server) {
   const rows: Row[] = [];
   let w1Rss = 0;
   let peakRss = 0;
@@ -371,7 +433,9 @@ async function measureAll(service: Server, floor: Server, key: string, list: Wor
     if (only && !only.has(w.id)) continue;
     let watcher: ReturnType<typeof watchRss> | null = null;
     const loadBefore = loadAverage();
-    const measured = await measure(w.floor ? [service, floor] : [service], key, w, databaseUrl, (t, phase) => {
+    const withPeer = peer && w.id === "W2";
+    const targets = [service, ...(w.floor ? [floor] : []), ...(withPeer ? [peer] : [])];
+    const measured = await measure(targets, key, w, databaseUrl, (t, phase) => {
       if (t !== service) return;
       if (phase === "start") watcher = watchRss(service.child.pid!);
       else {
@@ -381,7 +445,7 @@ async function measureAll(service: Server, floor: Server, key: string, list: Wor
       }
     });
     rows.push({
-      w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined,
+      w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined, peer: withPeer ? measured.get(peer) : undefined,
       serviceSql: counted[list.indexOf(w)]!.statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
     });
   }
@@ -394,6 +458,8 @@ interface Row {
   w: Workload;
   service: Measured;
   floor?: Measured;
+  /** PostGraphile, W2 on PostgreSQL only. */
+  peer?: Measured;
   serviceSql: number;
   floorSql?: number;
   /** /proc/loadavg (1, 5, 15 min) when the workload started and ended: other work on the machine shows here. */
@@ -404,14 +470,23 @@ const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : "–");
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : "–");
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "–");
 
+/** The results table; PostGraphile's columns only where it ran (W2 on PostgreSQL). */
 function table(rows: Row[]): string {
+  const peers = rows.some((r) => r.peer);
   const lines = [
-    "| Workload | Service req/s | Floor req/s | Service ÷ floor | Service p50 / p99 (ms) | Floor p50 / p99 (ms) | p99 service ÷ floor | CPU ms per request (service / floor) | SQL per request (service / floor) | Failed (service / floor) | Load avg (start → end) |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    "| Workload | Service req/s | Floor req/s | Service ÷ floor |" + (peers ? " PostGraphile req/s | Service ÷ PostGraphile |" : "") +
+      " Service p50 / p99 (ms) | Floor p50 / p99 (ms) |" + (peers ? " PostGraphile p50 / p99 (ms) |" : "") +
+      " p99 service ÷ floor | CPU ms per request (service / floor" + (peers ? " / PostGraphile" : "") + ") | SQL per request (service / floor) | Failed (service / floor" + (peers ? " / PostGraphile" : "") + ") | Load avg (start → end) |",
+    "|---|---:|---:|---:|" + (peers ? "---:|---:|" : "") + "---:|---:|" + (peers ? "---:|" : "") + "---:|---:|---:|---:|---|",
   ];
-  for (const { w, service, floor, serviceSql, floorSql, load } of rows) {
-    lines.push(`| ${w.id} | ${f0(service.rps)} | ${floor ? f0(floor.rps) : "–"} | ${floor ? f2(service.rps / floor.rps) : "–"} | ${f0(service.p50)} / ${f0(service.p99)} | ${
-      floor ? `${f0(floor.p50)} / ${f0(floor.p99)}` : "–"} | ${floor ? f1(service.p99 / floor.p99) : "–"} | ${f1(service.cpuMs)} / ${floor ? f1(floor.cpuMs) : "–"} | ${serviceSql} / ${floorSql ?? "–"} | ${service.bad} / ${floor ? floor.bad : "–"} | ${load ? `${load[0]} → ${load[1]}` : "–"} |`);
+  const or = <T,>(m: Measured | undefined, f: (m: Measured) => T) => (m ? f(m) : "–");
+  for (const { w, service, floor, peer, serviceSql, floorSql, load } of rows) {
+    lines.push(`| ${w.id} | ${f0(service.rps)} | ${or(floor, (x) => f0(x.rps))} | ${or(floor, (x) => f2(service.rps / x.rps))} |` +
+      (peers ? ` ${or(peer, (x) => f0(x.rps))} | ${or(peer, (x) => f2(service.rps / x.rps))} |` : "") +
+      ` ${f0(service.p50)} / ${f0(service.p99)} | ${or(floor, (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |` +
+      (peers ? ` ${or(peer, (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |` : "") +
+      ` ${or(floor, (x) => f1(service.p99 / x.p99))} | ${f1(service.cpuMs)} / ${or(floor, (x) => f1(x.cpuMs))}${peers ? ` / ${or(peer, (x) => f1(x.cpuMs))}` : ""} |` +
+      ` ${serviceSql} / ${floorSql ?? "–"} | ${service.bad} / ${or(floor, (x) => x.bad)}${peers ? ` / ${or(peer, (x) => x.bad)}` : ""} | ${load ? `${load[0]} → ${load[1]}` : "–"} |`);
   }
   return lines.join("\n");
 }
@@ -428,7 +503,14 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
     out.push(`- ${id}: throughput ≥ 0.6× floor — ${f2(ratio)}× — ${mark(ratio >= 0.6)} (floor ÷ service CPU per request: ${f2(r.floor!.cpuMs / r.service.cpuMs)}×); p99 ≤ 3× floor — ${f1(p99)}× — ${mark(p99 <= 3)}`);
   }
   const w2 = by("W2");
-  if (w2) out.push(`- W2: ≤ 5 SQL statements — ${w2.serviceSql} — ${mark(w2.serviceSql <= 5)}`);
+  if (w2) {
+    const ratio2 = w2.service.rps / w2.floor!.rps;
+    out.push(`- W2: throughput ≥ 0.5× floor — ${f2(ratio2)}× — ${mark(ratio2 >= 0.5)} (floor ÷ service CPU per request: ${f2(w2.floor!.cpuMs / w2.service.cpuMs)}×); ≤ 5 SQL statements — ${w2.serviceSql} — ${mark(w2.serviceSql <= 5)}`);
+    if (w2.peer) {
+      const ratioPeer = w2.service.rps / w2.peer.rps;
+      out.push(`- W2: throughput ≥ 1.5× PostGraphile — ${f2(ratioPeer)}× — ${mark(ratioPeer >= 1.5)}`);
+    }
+  }
   const w4 = by("W4");
   if (w4) {
     const ratio4 = w4.service.rps / w4.floor!.rps;
@@ -520,17 +602,34 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
     }
     const service = await startServer("service-pg", serviceScript, serviceEnv(databaseUrl, storageDir));
     let floor: Server | null = null;
+    let peer: Server | undefined;
+    let peerNote = "";
     try {
       floor = await startServer("floor-pg", "bench/floor.ts", { DATABASE_URL: databaseUrl });
       const idleRss = rssKb(service.child.pid!) / 1024;
       const floorSql = await checkSameJson(service, floor, key, list);
-      log("PostgreSQL: the floor answers the same JSON as the service for W1, W3 and W4 samples");
-      const { rows, w1Rss, peakRss } = await measureAll(service, floor, key, list, databaseUrl, counted, floorSql);
+      log("PostgreSQL: the floor answers the same JSON as the service for W1, W2, W3 and W4 samples");
+      if (!only || only.has("W2")) {
+        try {
+          peer = { ...(await startServer("postgraphile-pg", "bench/postgraphile.ts", { DATABASE_URL: databaseUrl, NODE_ENV: "production" })), peer: { adapt: toPostgraphile } };
+          await checkPeer(service, peer, key, list.find((w) => w.id === "W2")!);
+          log("PostgreSQL: PostGraphile answers W2 samples with the same users, records, ranks and authors as the service");
+        } catch (error) {
+          peerNote = `PostGraphile: not measured (${String((error as Error).message || error).replace(/\s*\n\s*/g, " — ")})`;
+          log(peerNote);
+          if (peer) await stopServer(peer);
+          peer = undefined;
+        }
+      }
+      const { rows, w1Rss, peakRss } = await measureAll(service, floor, key, list, databaseUrl, counted, floorSql, peer);
       const profileText = profile ? await profileService(databaseUrl, storageDir, key, list) : "";
       return {
         text: [
-          "Service and floor on the same PostgreSQL database, seeded with the same data through `pg` multi-row inserts, then ANALYZE. " +
-            "The floor is bench/floor.ts on a `pg` Pool (named prepared statements), checked to answer the same JSON; its W4 write is BEGIN, three statements and COMMIT on one pooled connection.",
+          "Service, floor and PostGraphile on the same PostgreSQL database, seeded with the same data through `pg` multi-row inserts, then ANALYZE. " +
+            "The floor is bench/floor.ts on a `pg` Pool (named prepared statements, lists as `= ANY($1)`), checked to answer the same JSON; its W4 write is BEGIN, three statements and COMMIT on one pooled connection. " +
+            "PostGraphile 4.14 (bench/postgraphile.ts, pg-simplify-inflector, a computed column for a rank's image) answers W2 in its own spelling, " +
+            "checked to return the same users, records, ranks and authors; it authenticates nothing and scopes no rows to an account.",
+          ...(peerNote ? ["", peerNote] : []),
           "",
           table(rows),
           "",
@@ -544,6 +643,7 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
         targets: targetsMet(rows, w1Rss),
       };
     } finally {
+      if (peer) await stopServer(peer);
       if (floor) await stopServer(floor);
       await stopServer(service);
     }
@@ -605,7 +705,7 @@ async function main() {
     const floor = await startServer("floor", "bench/floor.ts", { DATABASE_URL: databaseUrl });
     const idleRss = rssKb(service.child.pid!) / 1024;
     const floorSql = await checkSameJson(service, floor, key, list);
-    log("the floor answers the same JSON as the service for W1, W3 and W4 samples");
+    log("the floor answers the same JSON as the service for W1, W2, W3 and W4 samples");
     sqlite = { ...(await measureAll(service, floor, key, list, databaseUrl, counted, floorSql)), idleRss };
     await stopServer(floor);
     await stopServer(service);
@@ -636,7 +736,8 @@ async function main() {
     "Written by `npm run bench` (bench/run.ts). Medians of " +
       `${plan.rounds} round(s) of ${plan.round} s per target after a ${plan.warmup} s warm-up, ${connections} connections (autocannon). ` +
       `Service: \`node ${serviceNodeFlags.join(" ")} dist/server.mjs\` (the esbuild bundle, as \`npm start\` runs it), NODE_ENV=production, rate limit out of the way; first on SQLite (libsql), then on PostgreSQL. ` +
-      "Floor: bench/floor.ts, a hand-written node:http server with direct SQL on the same database (@libsql/client on SQLite, a `pg` Pool on PostgreSQL), checked to answer the same JSON. " +
+      `Floor: bench/floor.ts, the fastest hand-written node:http server we can write on each database, with direct SQL on the same database (${floorSqliteDriver} on SQLite; on PostgreSQL a \`pg\` Pool with named prepared statements and \`= ANY($1)\` batches), checked to answer the same JSON, W2 included. ` +
+      "Peer for W2 on PostgreSQL: PostGraphile 4.14 (bench/postgraphile.ts) over the same database, checked to return the same rows. " +
       "W2 and W4 run a fixed number of requests (warm-up rate × round length, at least one per connection for W2 and two for W4) instead of a fixed time: " +
       "every W4 write is answered before rows are counted, and W2's slow requests are all counted.",
     "",
