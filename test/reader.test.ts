@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { startHarness, testProvider, type Harness } from "./harness.ts";
+import { RowCapExceeded, withRowBudget } from "../src/db/row-budget.ts";
 
 /**
  * The SQL reader (src/db/reader.ts) answers reads outside transactions in Prisma's place. Each case runs the same
@@ -9,7 +10,10 @@ import { startHarness, testProvider, type Harness } from "./harness.ts";
  */
 let h: Harness;
 let accountId: number;
+/** An account whose users' names and notes hold LIKE's wildcards and escape (`%`, `_`, `\`) in both cases. */
+let patterns: number;
 const ids: Record<string, number[]> = {};
+const patternNames = ["50% off", "50x off", "5_0", "a\\b", "A\\B", "a%b", "AXB", "x_y%z", "back\\%slash", "Plain", "plain text", "%lead", "trail_"];
 
 beforeAll(async () => {
   h = await startHarness();
@@ -50,21 +54,30 @@ beforeAll(async () => {
   await p.documentTag.create({ data: { documentId: ids.documents[1], tagId: ids.tags[1] } });
   await p.message.create({ data: { accountId, message: "m1", channels: ["email", "discord"], recipients: { all: true }, repeats: true, sendAt: at(3) } });
   await p.message.create({ data: { accountId, message: "m2", channels: null } });
+  patterns = (await p.account.create({ data: { name: "patterns" } })).id;
+  for (const [i, name] of patternNames.entries()) {
+    await p.user.create({ data: { accountId: patterns, name, email: `p${i}@example.com`, notes: i % 3 === 0 ? null : patternNames[(i * 5) % patternNames.length]!.toUpperCase() } });
+  }
 });
 
 afterAll(async () => {
   await h?.close();
 });
 
-/** Runs `args` both ways; returns the two answers and whether the reader ran any SQL for the routed one. */
+/**
+ * Runs `args` both ways; returns the two answers, whether the reader ran any SQL for the routed one, the reader's
+ * statements, and how many statements the routed call ran in all (the reader's and Prisma's).
+ */
 async function both(model: string, method: string, args: unknown) {
-  let read = 0;
-  const listener = () => void read++;
+  const statements: string[] = [];
+  const listener = (sql: string) => void statements.push(sql);
   h.db.onReaderStatement.add(listener);
   try {
+    const before = h.db.statements.count;
     const routed = await (h.db.prisma as any)[model][method](args);
+    const all = h.db.statements.count - before;
     const prisma = await (h.db.prismaOnly as any)[model][method](args);
-    return { routed, prisma, translated: read > 0 };
+    return { routed, prisma, translated: statements.length > 0, statements, all };
   } finally {
     h.db.onReaderStatement.delete(listener);
   }
@@ -143,6 +156,241 @@ describe("the SQL reader answers as Prisma does", () => {
     await same("rank", "findMany", { where: { accountId }, orderBy: { order: "asc" }, include: { users: { orderBy: { id: "asc" }, include: { rankRecords: { orderBy: { id: "asc" } } } } } });
   });
 
+  describe("nested take and skip: each parent's page, for all parents in one statement per level", () => {
+    /** Runs `args` both ways, requires equal answers from the reader, and returns the reader's statements. */
+    async function paged(model: string, args: unknown) {
+      const { routed, prisma, translated, statements, all } = await both(model, "findMany", args);
+      expect(translated, "the reader answered").toBe(true);
+      expect(routed).toEqual(prisma);
+      expect(all, "no statement of Prisma's").toBe(statements.length);
+      return { routed, statements };
+    }
+    const byRecordOrders: unknown[] = [
+      [{ createdAt: "desc" }, { id: "desc" }],
+      { id: "asc" },
+      [{ rank: { name: "desc" } }, { id: "asc" }],
+      [{ rank: { order: "asc" } }, { type: "desc" }, { id: "desc" }],
+      [{ text: { sort: "asc", nulls: "first" } }, { id: "asc" }],
+    ];
+
+    it("own and to-one relation orders, where, skip, take 0, skip past the end, parents without children", async () => {
+      for (const orderBy of byRecordOrders) {
+        for (const [take, skip] of [[2, undefined], [1, 1], [2, 2], [0, undefined], [undefined, 1], [3, 10], [undefined, undefined]] as const) {
+          const { statements, routed } = await paged("user", {
+            where: { accountId }, orderBy: { id: "asc" },
+            include: { rankRecords: { orderBy, take, skip, include: { rank: true, author: { select: { name: true } } } } },
+          });
+          // The users, then (unless no rows can come) all their rank records in one statement, pages cut by row number.
+          expect(statements).toHaveLength(take === 0 ? 1 : 2);
+          if (take !== 0) expect(statements[1]).toContain(take === undefined && !skip ? "FROM \"RankRecord\"" : "ROW_NUMBER() OVER (PARTITION BY");
+          expect(routed.at(-1).rankRecords).toEqual([]); // alice Again has none
+        }
+      }
+      // With the children's own where, and selected columns that leave the join column out.
+      await paged("user", {
+        where: { accountId }, orderBy: { id: "desc" },
+        select: { id: true, rankRecords: { where: { type: { in: [0, 1, 3] }, rank: { isNot: null } }, orderBy: [{ rank: { name: "asc" } }, { id: "desc" }], take: 1, skip: 1, select: { id: true, type: true } } },
+      });
+      await paged("document", { where: { accountId }, orderBy: { id: "asc" }, include: { tags: { take: 1, orderBy: [{ tag: { name: "asc" } }, { id: "asc" }], include: { tag: true } } } });
+    });
+
+    it("two levels deep, each with its own page: one statement per level", async () => {
+      const { statements } = await paged("rank", {
+        where: { accountId }, orderBy: { id: "asc" },
+        include: {
+          users: {
+            take: 2, skip: 0, orderBy: [{ name: "desc" }, { id: "asc" }],
+            include: { rankRecords: { take: 2, skip: 1, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: { id: true, createdAt: true, rank: { select: { name: true } } } } },
+          },
+        },
+      });
+      expect(statements).toHaveLength(3);
+      expect(statements.slice(1).every((sql) => sql.includes("ROW_NUMBER()"))).toBe(true);
+      // A page under a to-one relation's own to-many relation.
+      const { statements: under } = await paged("rankRecord", {
+        where: { accountId }, orderBy: { id: "asc" },
+        include: { user: { include: { authoredRankRecords: { take: 1, orderBy: [{ createdAt: "desc" }, { id: "desc" }] } } } },
+      });
+      expect(under).toHaveLength(2);
+    });
+
+    it("the row budget counts the rows read: each parent's page, not every child", async () => {
+      const args = { where: { accountId }, orderBy: { id: "asc" }, include: { rankRecords: { take: 1, orderBy: { id: "asc" } } } };
+      // 6 users and one rank record for each of the 5 that have any (Prisma would read all 15).
+      const answer = await withRowBudget(11, () => (h.db.prisma as any).user.findMany(args));
+      expect(answer.map((u: any) => u.rankRecords.length)).toEqual([1, 1, 1, 1, 1, 0]);
+      await expect(withRowBudget(10, () => (h.db.prisma as any).user.findMany(args))).rejects.toBeInstanceOf(RowCapExceeded);
+    });
+
+    it("random pages, orders and filters of the children (property)", async () => {
+      const where = fc.oneof(
+        fc.constant(undefined),
+        fc.record({ type: fc.record({ in: fc.subarray([0, 1, 2, 3]) }) }),
+        fc.record({ rankId: fc.constant(null) }),
+        fc.record({ rank: fc.record({ isNot: fc.record({ abbreviation: fc.constantFrom("Pri", null) }) }) }),
+        fc.record({ text: fc.record({ contains: fc.constantFrom("1", "Record") }) }),
+      );
+      const count = fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined });
+      await fc.assert(
+        fc.asyncProperty(where, fc.constantFrom(...byRecordOrders), count, count, fc.boolean(), async (w, orderBy, take, skip, byAuthor) => {
+          const relation = byAuthor ? "authoredRankRecords" : "rankRecords";
+          const { statements } = await paged("user", {
+            where: { accountId }, orderBy: { id: "asc" }, select: { id: true, name: true, [relation]: { where: w, orderBy, take, skip, select: { id: true, rank: true } } },
+          });
+          expect(statements).toHaveLength(take === 0 ? 1 : 2);
+        }),
+        { numRuns: 80 },
+      );
+    });
+  });
+
+  it("groupBy with _count: per group, as Prisma shapes it", async () => {
+    // Prisma's groupBy has no order of its own: both answers are sorted by their groups.
+    let by: string[] = [];
+    const group = (row: Record<string, any>) => by.map((k) => String(row[k]).padStart(12)).join();
+    const sorted = (rows: Array<Record<string, any>>) => [...rows].sort((a, b) => group(a).localeCompare(group(b)));
+    const cases: Array<{ by: string[]; [arg: string]: unknown }> = [
+      { by: ["userId"], where: { accountId }, _count: { _all: true } },
+      { by: ["userId"], where: { accountId, userId: { in: ids.users } }, _count: true },
+      { by: ["userId", "type"], where: { accountId, type: { gte: 1 } }, _count: { _all: true, text: true, rankId: false }, _max: { createdAt: true } },
+      { by: ["authorId"], where: { accountId }, _count: { authorId: true }, _min: { id: true } },
+      { by: ["userId"], where: { accountId: -1 }, _count: { _all: true } },
+    ];
+    for (const args of cases) {
+      by = args.by;
+      const { routed, prisma, translated } = await both("rankRecord", "groupBy", args);
+      expect(translated).toBe(true);
+      expect(sorted(routed)).toEqual(sorted(prisma));
+    }
+    by = cases[0]!.by;
+    const { routed } = await both("rankRecord", "groupBy", cases[0]);
+    expect(sorted(routed)[0]).toEqual({ userId: ids.users![0], _count: { _all: 3 } });
+  });
+
+  it("to-one is and isNot, null included, and NOT over them with nullable columns", async () => {
+    const cases: Array<[string, unknown]> = [
+      ["user", { rank: { isNot: null } }],
+      ["user", { rank: { is: null } }],
+      ["user", { rank: { isNot: { name: "Private" } } }],
+      ["user", { rank: { isNot: { abbreviation: "Pri" } } }],
+      ["user", { rank: { isNot: { abbreviation: null } } }],
+      ["user", { rank: { isNot: {} } }],
+      ["user", { rank: {} }],
+      ["user", { rank: { is: { order: { lte: 1 } }, isNot: { abbreviation: "Pri" } } }],
+      ["user", { NOT: { rank: { is: { abbreviation: "Pri" } } } }],
+      ["user", { NOT: { rank: { abbreviation: { startsWith: "s" } } } }],
+      ["user", { NOT: { rank: { isNot: { abbreviation: "Pri" } } } }],
+      ["user", { NOT: [{ rank: { isNot: { abbreviation: null } } }, { approved: false }] }],
+      ["user", { OR: [{ rank: { isNot: { abbreviation: "ser" } } }, { notes: null }] }],
+      ["user", { rankRecords: { every: { rank: { is: { abbreviation: "Pri" } } } } }],
+      ["user", { rankRecords: { every: { rank: { isNot: { abbreviation: "Pri" } } } } }],
+      ["user", { rankRecords: { some: { rank: { isNot: { name: "Private" } } } } }],
+      ["rankRecord", { author: { isNot: { rank: { is: { abbreviation: null } } } } }],
+      ["rankRecord", { NOT: { author: { is: { NOT: { rank: { abbreviation: "Pri" } } } } } }],
+      ["rankRecord", { document: { isNot: { author: { isNot: null } } } }],
+    ];
+    for (const [model, where] of cases) await same(model, "findMany", { where: { AND: [{ accountId }, where] }, orderBy: { id: "asc" } });
+  });
+
+  describe("LIKE's wildcards and escape in a value, and mode: insensitive", () => {
+    const userPatterns = (where: Record<string, unknown>) => ({ where: { accountId: patterns, ...where }, orderBy: { id: "asc" }, select: { id: true, name: true } });
+
+    it("contains, startsWith, endsWith, equals and not with %, _ and \\ answer as Prisma's (wildcards included)", async () => {
+      const values = ["%", "_", "\\", "0%", "0_", "\\%", "a\\b", "%l", "X_Y", "5_0", "50% off", "PLAIN"];
+      for (const value of values) {
+        for (const op of ["contains", "startsWith", "endsWith", "equals", "not"]) {
+          for (const mode of testProvider === "postgresql" ? [undefined, "insensitive"] : [undefined]) {
+            const args = userPatterns({ name: { [op]: value, mode } });
+            const pattern = op === "contains" ? `%${value}%` : op === "startsWith" ? `${value}%` : op === "endsWith" ? `%${value}` : value;
+            const like = mode !== undefined || (op !== "equals" && op !== "not");
+            if (like && (testProvider === "postgresql" || mode) && /(^|[^\\])(\\\\)*\\$/.test(pattern)) {
+              // PostgreSQL refuses a pattern that ends in its escape: Prisma's error, from Prisma.
+              const routed = await (h.db.prisma as any).user.findMany(args).catch((e: Error) => e);
+              expect(String(routed)).toMatch(/escape/i);
+              continue;
+            }
+            await same("user", "findMany", args);
+          }
+        }
+      }
+      // The wildcards match as wildcards, as in Prisma (prisma/prisma#19506): `%` alone matches every name.
+      expect((await same("user", "findMany", userPatterns({ name: { contains: "%" } }))).length).toBe(patternNames.length);
+    });
+
+    /** The rows `filter` on `column` selects, by the documented meaning of insensitive mode (ASCII values). */
+    function expected(column: "name" | "notes", filter: Record<string, any>, rows: Array<{ id: number; name: string; notes: string | null }>): number[] {
+      const lower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+      const likeRe = (pattern: string) => {
+        let re = "";
+        for (let i = 0; i < pattern.length; i++) {
+          const c = pattern[i]!;
+          if (c === "\\") re += (pattern[++i] ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+          else re += c === "%" ? ".*" : c === "_" ? "." : c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        }
+        return new RegExp(`^${re}$`, "s");
+      };
+      const like = (v: string, pattern: string) => likeRe(lower(pattern)).test(lower(v));
+      const [op, value] = Object.entries(filter).find(([k]) => k !== "mode")!;
+      const test = (v: string | null): boolean => {
+        if (v === null) return op === "notIn" && value.length === 0;
+        switch (op) {
+          case "equals": return like(v, value);
+          case "not": return !like(v, value);
+          case "contains": return like(v, `%${value}%`);
+          case "startsWith": return like(v, `${value}%`);
+          case "endsWith": return like(v, `%${value}`);
+          case "in": return value.map(lower).includes(lower(v));
+          case "notIn": return !value.map(lower).includes(lower(v));
+          case "lt": return lower(v) < lower(value);
+          case "lte": return lower(v) <= lower(value);
+          case "gt": return lower(v) > lower(value);
+          default: return lower(v) >= lower(value);
+        }
+      };
+      return rows.filter((r) => test(r[column])).map((r) => r.id);
+    }
+
+    it("insensitive mode: Prisma's meaning on PostgreSQL, and the same on SQLite (where only the reader answers it) (property)", async () => {
+      const rows = await h.db.prismaOnly.user.findMany({ where: { accountId: patterns }, orderBy: { id: "asc" }, select: { id: true, name: true, notes: true } });
+      const value = fc.constantFrom("%", "_", "\\%", "\\_", "a\\\\b", "A%B", "50%", "5_0", "x_Y", "PLAIN", "plain text", "Back", "%LEAD", "TRAIL_", "off", "a", "");
+      const op = fc.constantFrom("equals", "not", "contains", "startsWith", "endsWith", "lt", "lte", "gt", "gte", "in", "notIn");
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom<"name" | "notes">("name", "notes"), op, value, fc.subarray(["%", "5_0", "PLAIN", "a\\b", "Axb", "aXb"]), async (column, op, value, values) => {
+          const arg = op === "in" || op === "notIn" ? values : value;
+          const pattern = op === "contains" ? `%${value}%` : op === "startsWith" ? `${value}%` : op === "endsWith" ? `%${value}` : value;
+          fc.pre(!["equals", "not", "contains", "startsWith", "endsWith"].includes(op) || !/(^|[^\\])(\\\\)*\\$/.test(pattern));
+          const filter = { [op]: arg, mode: "insensitive" };
+          const args = { where: { accountId: patterns, [column]: filter }, orderBy: { id: "asc" }, select: { id: true } };
+          const statements: string[] = [];
+          const listener = (sql: string) => void statements.push(sql);
+          h.db.onReaderStatement.add(listener);
+          const routed = await (h.db.prisma as any).user.findMany(args).finally(() => h.db.onReaderStatement.delete(listener));
+          expect(statements).toHaveLength(1);
+          const ids = routed.map((r: { id: number }) => r.id);
+          if (testProvider === "postgresql") expect(routed).toEqual(await (h.db.prismaOnly as any).user.findMany(args));
+          // PostgreSQL orders strings by its collation; the other operators mean the same on both databases.
+          if (testProvider === "sqlite" || !["lt", "lte", "gt", "gte"].includes(op)) expect(ids).toEqual(expected(column, filter, rows));
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it("insensitive mode on SQLite, where Prisma refuses it: the reader answers; a pattern ending in an escape is Prisma's refusal", async () => {
+      const names = async (where: Record<string, unknown>) => ((await (h.db.prisma as any).user.findMany(userPatterns(where))) as Array<{ name: string }>).map((u) => u.name);
+      expect(await names({ name: { equals: "plain", mode: "insensitive" } })).toEqual(["Plain"]);
+      expect(await names({ name: { startsWith: "PLAIN", mode: "insensitive" } })).toEqual(["Plain", "plain text"]);
+      expect(await names({ name: { contains: "\\%", mode: "insensitive" } })).toEqual(["50% off", "a%b", "x_y%z", "back\\%slash", "%lead"]);
+      expect(await names({ name: { equals: "A\\\\B", mode: "insensitive" } })).toEqual(["a\\b", "A\\B"]);
+      expect(await names({ name: { in: ["PLAIN", "axb"], mode: "insensitive" } })).toEqual(["AXB", "Plain"]);
+      expect(await names({ NOT: { name: { contains: "_", mode: "insensitive" } } })).toEqual([]);
+      const refused = await (h.db.prisma as any).user.findMany(userPatterns({ name: { endsWith: "\\", mode: "insensitive" } })).catch((e: Error) => e);
+      expect(refused).toBeInstanceOf(Error);
+      if (testProvider === "sqlite") {
+        expect(String(await (h.db.prismaOnly as any).user.findMany(userPatterns({ name: { equals: "plain", mode: "insensitive" } })).catch((e: Error) => e))).toMatch(/Unknown argument `mode`/);
+      }
+    });
+  });
+
   it("findFirst, findUnique, count, groupBy, and JSON and boolean columns", async () => {
     await same("user", "findFirst", { where: { accountId, name: { contains: "o" } }, orderBy: { id: "desc" } });
     await same("user", "findFirst", { where: { accountId, id: -1 } });
@@ -158,8 +406,12 @@ describe("the SQL reader answers as Prisma does", () => {
   it("leaves what it does not translate to Prisma, with the same answer", async () => {
     const cases: Array<[string, string, unknown]> = [
       ["user", "findMany", { where: { accountId }, cursor: { id: ids.users![2] }, orderBy: { id: "asc" } }],
-      ["user", "findMany", { where: { accountId, name: { contains: "a%" } } }],
-      ["user", "findMany", { where: { accountId }, include: { rankRecords: { take: 1, orderBy: { id: "asc" } } }, orderBy: { id: "asc" } }],
+      // A negative nested take is Prisma's last rows; a nested cursor or distinct, Prisma's too.
+      ["user", "findMany", { where: { accountId }, include: { rankRecords: { take: -1, orderBy: { id: "asc" } } }, orderBy: { id: "asc" } }],
+      ["user", "findMany", { where: { accountId }, include: { rankRecords: { cursor: { id: 1 }, take: 2 } }, orderBy: { id: "asc" } }],
+      // Found while planning, before any statement runs, however deep: the whole read is Prisma's.
+      ["rank", "findMany", { where: { accountId }, include: { users: { take: 1, include: { rankRecords: { where: { OR: [] } } } } }, orderBy: { id: "asc" } }],
+      ["rankRecord", "groupBy", { by: ["userId"], where: { accountId }, _count: { _all: true }, orderBy: { userId: "asc" } }],
       ["user", "findMany", { where: { accountId }, select: { id: true, _count: { select: { rankRecords: true } } }, orderBy: { id: "asc" } }],
       ["message", "findMany", { where: { accountId, channels: { equals: ["email", "discord"] } } }],
       ["user", "count", { where: { accountId }, take: 2 }],

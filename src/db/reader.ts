@@ -4,10 +4,13 @@ import { takeRows } from "./row-budget.ts";
 /**
  * Reads without Prisma's per-statement cost (its query compiler and interpreter take about 1 ms of CPU per statement,
  * the SQL itself a tenth of that). The Prisma arguments the service issues (`findMany`, `findFirst`, `findUnique`,
- * `count`, `groupBy` with `where`, `select`/`include`, `orderBy`, `take`, `skip`) are translated to SQL from the
- * Prisma datamodel: to-one relations become LEFT JOINs, to-many relations one batched query per level. Anything
- * outside that subset, or a value Prisma would reject, raises `Unsupported` while planning, before any SQL runs, and
- * the caller hands the query to Prisma: the answer never depends on which path gave it.
+ * `count`, `groupBy` with `where`, `select`/`include`, `orderBy`, `take`, `skip`, `_count`/`_max`/`_min`) are
+ * translated to SQL from the Prisma datamodel: to-one relations become LEFT JOINs, to-many relations one batched query
+ * per level, for all the parents at once, a nested `take`/`skip` a page of each parent's rows cut by ROW_NUMBER() in
+ * that same query (Prisma reads every child row and slices them in memory). Anything outside that subset, or a value
+ * Prisma would reject, raises `Unsupported` while planning, before any SQL runs, and the caller hands the query to
+ * Prisma: the answer never depends on which path gave it (on SQLite, `mode: "insensitive"`, which Prisma refuses there,
+ * is the reader's alone; see `scalarFilter`).
  */
 
 export type Dialect = "sqlite" | "postgresql";
@@ -134,61 +137,96 @@ export class Statement {
     }
   }
 
-  /** `column IN (list)` with the whole list as one parameter, so the SQL text (and its prepared statement) is reused. */
-  inList(column: string, field: Scalar, values: unknown[], negate: boolean): string {
-    if (values.length === 0) return negate ? "1=1" : "1=0";
+  /** A list of a column's values as one parameter value: an array on PostgreSQL, JSON text on SQLite. */
+  list(field: Scalar, values: unknown[]): unknown {
     const encoded = values.map((v) => this.value(field, v));
-    if (this.dialect === "postgresql") return `${negate ? "NOT " : ""}${column} = ANY(${this.param(encoded)})`;
-    return `${column} ${negate ? "NOT IN" : "IN"} (SELECT value FROM json_each(${this.param(JSON.stringify(encoded))}))`;
+    return this.dialect === "postgresql" ? encoded : JSON.stringify(encoded);
+  }
+
+  /**
+   * `column IN (list)` with the whole list as one parameter, so the SQL text (and its prepared statement) is reused;
+   * `lower` compares both sides in lower case.
+   */
+  inList(column: string, field: Scalar, values: unknown[], negate: boolean, lower = false): string {
+    if (values.length === 0) return negate ? "1=1" : "1=0";
+    return this.inParam(column, this.param(this.list(field, values)), negate, lower);
+  }
+
+  /** `column IN (…)` over the values of the list parameter `param`. */
+  inParam(column: string, param: string, negate: boolean, lower = false): string {
+    if (this.dialect === "postgresql") {
+      if (lower) return `LOWER(${column}) ${negate ? "NOT IN" : "IN"} (SELECT LOWER(v) FROM unnest(${param}::text[]) AS v)`;
+      return `${negate ? "NOT " : ""}${column} = ANY(${param})`;
+    }
+    const values = `SELECT ${lower ? "LOWER(value)" : "value"} FROM json_each(${param})`;
+    return `${lower ? `LOWER(${column})` : column} ${negate ? "NOT IN" : "IN"} (${values})`;
   }
 }
 
+/** A LIKE pattern that ends in an unescaped `\`: an error where `\` escapes (PostgreSQL's LIKE, ours with ESCAPE). */
+const endsInEscape = /(?:^|[^\\])(?:\\\\)*\\$/;
+
+/**
+ * One column's filter, as Prisma words it (`equals`, `not`, `in`, `notIn`, `lt`..`gte`, `contains`, `startsWith`,
+ * `endsWith`, `mode`). As Prisma does, the value of a pattern is passed into LIKE as it is: `%` and `_` in it are
+ * wildcards (prisma/prisma#19506); on PostgreSQL `\` escapes the next character, on SQLite (no ESCAPE clause) it is
+ * itself. SQLite's LIKE ignores ASCII case already; PostgreSQL's does not.
+ *
+ * `mode: "insensitive"` is Prisma's on PostgreSQL (ILIKE for `equals`, `not` and the patterns, so their wildcards
+ * apply; `LOWER()` on both sides of `in`, `notIn`, `lt`..`gte`). Prisma's SQLite connector refuses `mode`, so on SQLite
+ * the reader alone answers it, with the same meaning: `LOWER(column) LIKE LOWER(?) ESCAPE '\'` (wildcards, and `\`
+ * as PostgreSQL's escape) and `LOWER()` comparisons, where SQLite's LOWER folds ASCII letters only.
+ */
 function scalarFilter(sql: Statement, column: string, field: Scalar, filter: unknown): string {
   if (filter === null) return `${column} IS NULL`;
   if (!isPlainObject(filter)) return `${column} = ${sql.param(sql.value(field, filter))}`;
   const mode = filter.mode;
-  if (mode !== undefined && mode !== "default" && mode !== "insensitive") unsupported("mode");
+  if (mode !== undefined && (field.type !== "String" || (mode !== "default" && mode !== "insensitive"))) unsupported("mode");
   const insensitive = mode === "insensitive";
-  if (insensitive && sql.dialect === "sqlite") unsupported("mode on SQLite");
-  const like = (pattern: (s: string) => string, value: unknown) => {
+  const like = (value: unknown, pattern: (s: string) => string) => {
     if (typeof value !== "string" || field.type !== "String") return unsupported("pattern on a non-string");
-    // Prisma's handling of LIKE wildcards in the value is its own: such values stay with Prisma.
-    if (/[%_\\]/.test(value)) unsupported("wildcard in a pattern");
-    return `${column} ${insensitive ? "ILIKE" : "LIKE"} ${sql.param(pattern(value))}`;
+    // Prisma's own error: PostgreSQL refuses such a pattern.
+    if ((insensitive || sql.dialect === "postgresql") && endsInEscape.test(pattern(value))) unsupported("pattern ending in an escape");
+    const p = sql.param(pattern(value));
+    if (!insensitive) return `${column} LIKE ${p}`;
+    return sql.dialect === "postgresql" ? `${column} ILIKE ${p}` : `LOWER(${column}) LIKE LOWER(${p}) ESCAPE '\\'`;
+  };
+  const compare = (op: string, value: unknown) => {
+    const p = sql.param(sql.value(field, value));
+    return insensitive ? `LOWER(${column}) ${op} LOWER(${p})` : `${column} ${op} ${p}`;
   };
   const parts: string[] = [];
   for (const [op, arg] of Object.entries(filter)) {
     if (arg === undefined || op === "mode") continue;
     switch (op) {
       case "equals":
-        parts.push(arg === null ? `${column} IS NULL` : insensitive ? like((s) => s, arg) : `${column} = ${sql.param(sql.value(field, arg))}`);
+        parts.push(arg === null ? `${column} IS NULL` : insensitive ? like(arg, (s) => s) : compare("=", arg));
         break;
       case "not":
         if (arg === null) parts.push(`${column} IS NOT NULL`);
         else if (isPlainObject(arg)) parts.push(`NOT (${scalarFilter(sql, column, field, insensitive ? { mode, ...arg } : arg)})`);
-        else if (insensitive) unsupported("insensitive not");
-        else parts.push(`${column} <> ${sql.param(sql.value(field, arg))}`);
+        else parts.push(insensitive ? `NOT (${like(arg, (s) => s)})` : compare("<>", arg));
         break;
       case "in":
       case "notIn":
-        if (!Array.isArray(arg) || insensitive) unsupported(op);
-        parts.push(sql.inList(column, field, arg as unknown[], op === "notIn"));
+        if (!Array.isArray(arg)) unsupported(op);
+        parts.push(sql.inList(column, field, arg as unknown[], op === "notIn", insensitive));
         break;
       case "lt":
       case "lte":
       case "gt":
       case "gte":
         if (arg === null) unsupported(`${op} null`);
-        parts.push(`${column} ${({ lt: "<", lte: "<=", gt: ">", gte: ">=" } as const)[op]} ${sql.param(sql.value(field, arg))}`);
+        parts.push(compare(({ lt: "<", lte: "<=", gt: ">", gte: ">=" } as const)[op], arg));
         break;
       case "contains":
-        parts.push(like((s) => `%${s}%`, arg));
+        parts.push(like(arg, (s) => `%${s}%`));
         break;
       case "startsWith":
-        parts.push(like((s) => `${s}%`, arg));
+        parts.push(like(arg, (s) => `${s}%`));
         break;
       case "endsWith":
-        parts.push(like((s) => `%${s}`, arg));
+        parts.push(like(arg, (s) => `%${s}`));
         break;
       default:
         unsupported(`filter ${op}`);
@@ -197,21 +235,41 @@ function scalarFilter(sql: Statement, column: string, field: Scalar, filter: unk
   return parts.length ? parts.join(" AND ") : "1=1";
 }
 
-function relationFilter(sql: Statement, alias: string, rel: Relation, filter: unknown): string {
+/**
+ * A relation's filter. `exact`: an unknown (NULL) condition must stay unknown rather than false, as under a NOT.
+ * Prisma joins a to-one relation's row: `is` is that row's condition (false without a row), `isNot` its negation
+ * (true without a row), NULL included. EXISTS, which databases plan better, answers the same wherever NULL counts as
+ * false; under a NOT the row's condition is read as a value instead.
+ */
+function relationFilter(sql: Statement, alias: string, rel: Relation, filter: unknown, exact: boolean): string {
   const target = models.get(rel.target)!;
-  const exists = (where: unknown, negateInner = false) => {
+  /** `<select> FROM target WHERE <it relates to this row> AND <where, as `test` puts it>`. */
+  const related = (select: (condition: string) => string, where: unknown, exact: boolean, test: (condition: string) => string) => {
     const inner = sql.alias();
-    const condition = whereSql(sql, target, inner, where);
-    return `EXISTS (SELECT 1 FROM ${quote(target.name)} AS ${quote(inner)} WHERE ${quote(inner)}.${quote(rel.to)} = ${quote(alias)}.${quote(rel.from)} AND ${
-      negateInner ? `NOT (${condition})` : `(${condition})`
-    })`;
+    const condition = whereSql(sql, target, inner, where, exact);
+    const join = `${quote(inner)}.${quote(rel.to)} = ${quote(alias)}.${quote(rel.from)}`;
+    return `SELECT ${select(condition)} FROM ${quote(target.name)} AS ${quote(inner)} WHERE ${join}${test(condition)}`;
   };
+  const exists = (where: unknown, test = (c: string) => ` AND (${c})`, exact = false) => `EXISTS (${related(() => "1", where, exact, test)})`;
   if (!rel.list) {
-    const related = isPlainObject(filter) && "is" in filter ? filter.is : filter;
-    if (isPlainObject(filter) && ("isNot" in filter || ("is" in filter && Object.keys(filter).length > 1))) unsupported("isNot");
-    if (related === null) return rel.from === "id" ? `NOT ${exists({})}` : `${quote(alias)}.${quote(rel.from)} IS NULL`;
-    if (!isPlainObject(related)) return unsupported("to-one filter");
-    return exists(related);
+    // At most one related row: this side holds its key, or (a relation from the id) the other side's key is unique.
+    const present = rel.from === "id" ? exists({}, () => "") : `${quote(alias)}.${quote(rel.from)} IS NOT NULL`;
+    if (filter === null) return `NOT (${present})`;
+    if (!isPlainObject(filter)) return unsupported("to-one filter");
+    const given = Object.entries(filter).filter(([, v]) => v !== undefined);
+    // `{ is, isNot }`, or the related row's own filter (`{ name: "x" }`, meaning `is`); `{}` is no condition at all.
+    const ops = given.every(([k]) => k === "is" || k === "isNot") ? given : [["is", filter] as const];
+    const parts: string[] = [];
+    for (const [op, where] of ops) {
+      if (where === null) parts.push(op === "is" ? `NOT (${present})` : present);
+      else if (!isPlainObject(where)) unsupported(`to-one ${op}`);
+      else if (!exact) parts.push(op === "is" ? exists(where) : `NOT ${exists(where, (c) => ` AND (${c}) IS NOT FALSE`, true)}`);
+      else {
+        const truth = `(${related((c) => `(${c})`, where, true, () => "")})`;
+        parts.push(op === "is" ? `(${present} AND ${truth})` : `(NOT (${present}) OR NOT ${truth})`);
+      }
+    }
+    return parts.length ? parts.join(" AND ") : "1=1";
   }
   if (!isPlainObject(filter)) return unsupported("to-many filter");
   const parts: string[] = [];
@@ -219,20 +277,21 @@ function relationFilter(sql: Statement, alias: string, rel: Relation, filter: un
     if (where === undefined) continue;
     if (op === "some") parts.push(exists(where));
     else if (op === "none") parts.push(`NOT ${exists(where)}`);
-    else if (op === "every") parts.push(`NOT ${exists(where, true)}`);
+    else if (op === "every") parts.push(`NOT ${exists(where, (c) => ` AND NOT (${c})`, true)}`);
     else unsupported(`to-many ${op}`);
   }
   return parts.length ? parts.join(" AND ") : "1=1";
 }
 
-function whereSql(sql: Statement, model: Model, alias: string, where: unknown): string {
+/** A model's `where` as SQL over `alias`; `exact`: as under a NOT, an unknown condition must stay unknown (NULL). */
+function whereSql(sql: Statement, model: Model, alias: string, where: unknown, exact = false): string {
   if (where === undefined) return "1=1";
   if (!isPlainObject(where)) return unsupported("where");
   const parts: string[] = [];
   for (const [key, value] of Object.entries(where)) {
     if (value === undefined) continue;
     if (key === "AND" || key === "OR" || key === "NOT") {
-      const items = list(value).map((w) => `(${whereSql(sql, model, alias, w)})`);
+      const items = list(value).map((w) => `(${whereSql(sql, model, alias, w, exact || key === "NOT")})`);
       // Prisma drops empty conditions before it combines them (`NOT: {}` matches every row), and an empty OR matches
       // nothing at the top level but everything under AND: such conditions get Prisma's answer, not logic's.
       if (key !== "AND" && (!items.length || items.some((i) => !i.includes(`${quote(alias)}.`)))) unsupported(`constant condition under ${key}`);
@@ -249,7 +308,7 @@ function whereSql(sql: Statement, model: Model, alias: string, where: unknown): 
     }
     const rel = model.relations.get(key);
     if (!rel) return unsupported(`where ${model.name}.${key}`);
-    parts.push(relationFilter(sql, alias, rel, value));
+    parts.push(relationFilter(sql, alias, rel, value, exact));
   }
   return parts.length ? parts.map((p) => `(${p})`).join(" AND ") : "1=1";
 }
@@ -297,7 +356,7 @@ function shapeOf(model: Model, args: Args): Shape {
     if (!rel) return unsupported(`relation ${model.name}.${key}`);
     if (value !== true && !isPlainObject(value)) unsupported("relation argument");
     const nested: Args = value === true ? {} : value;
-    const allowed = rel.list ? ["select", "include", "where", "orderBy"] : ["select", "include"];
+    const allowed = rel.list ? ["select", "include", "where", "orderBy", "take", "skip"] : ["select", "include"];
     for (const [k, v] of Object.entries(nested)) if (v !== undefined && !allowed.includes(k)) unsupported(`${k} on ${key}`);
     relations.push({ rel, args: nested });
   };
@@ -321,11 +380,32 @@ function shapeOf(model: Model, args: Args): Shape {
   return { model, scalars: model.scalars, relations };
 }
 
+/** A planned statement: its SQL, its parameters, and how to read its rows. */
+interface Planned {
+  text: string;
+  params: unknown[];
+  reader: Reader;
+}
+
+/**
+ * The statement of a to-many relation, planned with its parent's, for the children of all the parents at once; the
+ * parents' keys are bound once they have been read.
+ */
+interface Children extends Planned {
+  rel: Relation;
+  /** The parameters with the parents' keys in place. */
+  bind(keys: unknown[]): unknown[];
+  /** The join column was read only to hand the rows to their parents: it is removed from them. */
+  dropKey: boolean;
+  /** `take: 0`: no rows, and no statement. */
+  none: boolean;
+}
+
 /** One SELECT: a model's rows with their to-one relations joined in, recursively; to-many relations load after. */
 class Select {
   readonly columns: string[] = [];
   readonly joins: string[] = [];
-  constructor(readonly sql: Statement) {}
+  constructor(readonly sql: Statement, readonly children: (rel: Relation, args: Args, shape: Shape) => Children) {}
 
   /** Adds `shape` at `alias` (its columns, its joins) and returns how to read it from a row. */
   add(shape: Shape, alias: string): Reader {
@@ -340,7 +420,7 @@ class Select {
       const target = models.get(rel.target)!;
       const nested = shapeOf(target, args);
       if (rel.list || rel.from === "id") {
-        reader.toMany.push({ rel, args, shape: nested });
+        reader.toMany.push(this.children(rel, args, nested));
         continue;
       }
       const joined = this.sql.alias();
@@ -360,16 +440,23 @@ interface Reader {
   /** Where `id` is in `fetched` (-1: no id column): a LEFT JOIN that found nothing has it NULL. */
   idAt: number;
   toOne: Array<{ rel: Relation; reader: Reader }>;
-  toMany: Array<{ rel: Relation; args: Args; shape: Shape }>;
+  toMany: Children[];
 }
 
 /** Where rows of a to-many relation go once loaded: the parent objects and their key values. */
 interface Pending {
-  rel: Relation;
-  args: Args;
-  shape: Shape;
+  children: Children;
   parents: Array<{ object: Row; key: unknown }>;
 }
+
+/** A page of rows: `take` of them after the first `skip`. */
+interface Range {
+  take?: number;
+  skip?: number;
+}
+
+/** The row number a window gives each child among its parent's (named apart from any column). */
+const ROW_NUMBER = "__row";
 
 function parseSqliteDate(value: unknown): Date {
   if (typeof value === "number") return new Date(value);
@@ -398,6 +485,8 @@ export interface ReadOptions {
   onStatement?: (sql: string) => void;
 }
 
+const isCount = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
+
 export class SqlReader {
   constructor(readonly driver: ReadDriver, readonly options: ReadOptions = {}) {}
 
@@ -409,7 +498,7 @@ export class SqlReader {
 
   /**
    * The work for a Prisma read, or null when the reader does not translate it (the caller then asks Prisma). Planning
-   * happens here, synchronously; nothing has run yet.
+   * happens here, synchronously, nested relations' statements included; nothing has run yet.
    */
   plan(model: string, method: string, args: Args = {}): (() => Promise<unknown>) | null {
     return plannedOrNull(() => {
@@ -436,9 +525,9 @@ export class SqlReader {
     });
   }
 
-  async #all(sql: Statement, text: string): Promise<unknown[][]> {
+  async #all(text: string, params: unknown[]): Promise<unknown[][]> {
     this.options.onStatement?.(text);
-    return this.driver.all(text, sql.params);
+    return this.driver.all(text, params);
   }
 
   #findMany(model: Model, args: Args): () => Promise<Row[]> {
@@ -446,13 +535,9 @@ export class SqlReader {
       if (v !== undefined && !["where", "select", "include", "orderBy", "take", "skip"].includes(k)) unsupported(k);
     }
     const { take, skip } = args;
-    if (take !== undefined && (!Number.isInteger(take) || take < 0)) unsupported("take");
-    if (skip !== undefined && (!Number.isInteger(skip) || skip < 0)) unsupported("skip");
-    const root = this.#select(model, shapeOf(model, args), args.where, args.orderBy, (sql) => {
-      if (take === undefined && !skip) return "";
-      if (take === undefined) return sql.dialect === "sqlite" ? ` LIMIT -1 OFFSET ${sql.param(skip)}` : ` OFFSET ${sql.param(skip)}`;
-      return ` LIMIT ${sql.param(take)}${skip ? ` OFFSET ${sql.param(skip)}` : ""}`;
-    });
+    if (take !== undefined && !isCount(take)) unsupported("take");
+    if (skip !== undefined && !isCount(skip)) unsupported("skip");
+    const root = this.#select(model, shapeOf(model, args), (sql, alias) => whereSql(sql, model, alias, args.where), args.orderBy, { take, skip });
     return async () => {
       const objects: Row[] = [];
       await this.#run(root, objects);
@@ -460,39 +545,80 @@ export class SqlReader {
     };
   }
 
-  /** Plans one SELECT of `shape`; the rows it reads are pushed to `into`, and its to-many relations are planned on demand. */
-  #select(model: Model, shape: Shape, where: unknown, orderBy: unknown, tail: (sql: Statement) => string) {
+  /**
+   * Plans one SELECT of `shape`, and with it the statements of its to-many relations. `range` is a page of its rows,
+   * or with `partition` a page of each partition's (the children of each parent): a window numbers the rows of each
+   * partition in order, and the page is cut by those numbers, so every parent's page comes from the one statement.
+   */
+  #select(model: Model, shape: Shape, where: (sql: Statement, alias: string) => string, orderBy: unknown, range: Range, partition?: string): Planned {
     const sql = new Statement(this.driver.dialect);
     const alias = sql.alias();
-    const select = new Select(sql);
+    const select = new Select(sql, (rel, args, nested) => this.#children(rel, args, nested));
     const reader = select.add(shape, alias);
-    const condition = whereSql(sql, model, alias, where);
+    const condition = where(sql, alias);
     const orderJoins: string[] = [];
     const order = orderSql(sql, model, alias, orderBy, orderJoins);
     if (!order.some((t) => t.startsWith(`${quote(alias)}."id" `)) && model.scalarByName.has("id")) order.push(`${quote(alias)}."id" ASC`);
-    const limit = tail(sql);
+    const { take, skip } = range;
+    const paged = take !== undefined || !!skip;
+    const table = `${quote(model.name)} AS ${quote(alias)}`;
     const filtered = `${condition === "1=1" ? "" : ` WHERE ${condition}`}`;
     const ordered = order.length ? ` ORDER BY ${order.join(", ")}` : "";
     const joins = (list: string[]) => list.map((j) => ` ${j}`).join("");
-    // A page is cut before its to-one relations are joined: OFFSET would otherwise join every row it skips.
-    const text = limit && select.joins.length && !orderJoins.length
-      ? `SELECT ${select.columns.join(", ")} FROM (SELECT ${quote(alias)}.* FROM ${quote(model.name)} AS ${quote(alias)}${filtered}${ordered}${limit}) AS ${quote(alias)}` +
-        `${joins(select.joins)}${ordered}`
-      : `SELECT ${select.columns.join(", ")} FROM ${quote(model.name)} AS ${quote(alias)}${joins([...select.joins, ...orderJoins])}${filtered}${ordered}${limit}`;
-    return { sql, text, reader };
+    const columns = select.columns.join(", ");
+    let text: string;
+    if (paged && partition !== undefined) {
+      // Each parent's page, cut before the to-one relations are joined (as a page of the whole is, below).
+      const numbered = `SELECT ${quote(alias)}.*, ROW_NUMBER() OVER (PARTITION BY ${quote(alias)}.${quote(partition)}${ordered}) AS ${quote(ROW_NUMBER)}`;
+      const row = `${quote(alias)}.${quote(ROW_NUMBER)}`;
+      const bounds = [...(skip ? [`${row} > ${sql.param(skip)}`] : []), ...(take !== undefined ? [`${row} <= ${sql.param((skip ?? 0) + take)}`] : [])];
+      text = `SELECT ${columns} FROM (${numbered} FROM ${table}${joins(orderJoins)}${filtered}) AS ${quote(alias)}${joins(select.joins)}` +
+        ` WHERE ${bounds.join(" AND ")} ORDER BY ${quote(alias)}.${quote(partition)}, ${row}`;
+    } else {
+      let limit = "";
+      if (take !== undefined) limit = ` LIMIT ${sql.param(take)}${skip ? ` OFFSET ${sql.param(skip)}` : ""}`;
+      else if (skip) limit = sql.dialect === "sqlite" ? ` LIMIT -1 OFFSET ${sql.param(skip)}` : ` OFFSET ${sql.param(skip)}`;
+      // A page is cut before its to-one relations are joined: OFFSET would otherwise join every row it skips.
+      text = paged && select.joins.length && !orderJoins.length
+        ? `SELECT ${columns} FROM (SELECT ${quote(alias)}.* FROM ${table}${filtered}${ordered}${limit}) AS ${quote(alias)}${joins(select.joins)}${ordered}`
+        : `SELECT ${columns} FROM ${table}${joins([...select.joins, ...orderJoins])}${filtered}${ordered}${limit}`;
+    }
+    return { text, params: sql.params, reader };
   }
 
-  async #run(select: { sql: Statement; text: string; reader: Reader }, into: Row[]): Promise<void> {
-    const rows = await this.#all(select.sql, select.text);
+  /** Plans the statement that reads a to-many relation's rows for all its parents (`take`/`skip`: per parent). */
+  #children(rel: Relation, args: Args, shape: Shape): Children {
+    const { take, skip } = args;
+    // A negative `take` is Prisma's last rows: Prisma's.
+    if (take !== undefined && !isCount(take)) unsupported("nested take");
+    if (skip !== undefined && !isCount(skip)) unsupported("nested skip");
+    const target = models.get(rel.target)!;
+    const key = target.scalarByName.get(rel.to)!;
+    // The join column is read even when the selection leaves it out; it is removed again once the rows are handed out.
+    const dropKey = !shape.scalars.includes(key);
+    let keysAt = -1;
+    const planned = this.#select(target, dropKey ? { ...shape, scalars: [...shape.scalars, key] } : shape, (sql, alias) => {
+      keysAt = sql.params.length;
+      const keys = sql.inParam(`${quote(alias)}.${quote(rel.to)}`, sql.param(null), false);
+      const condition = whereSql(sql, target, alias, args.where);
+      return condition === "1=1" ? keys : `${keys} AND (${condition})`;
+    }, args.orderBy, { take, skip }, rel.to);
+    const dialect = this.driver.dialect;
+    const bind = (keys: unknown[]) => planned.params.map((p, i) => (i === keysAt ? new Statement(dialect).list(key, keys) : p));
+    return { ...planned, rel, bind, dropKey, none: take === 0 };
+  }
+
+  async #run({ text, params, reader }: Planned, into: Row[]): Promise<void> {
+    const rows = await this.#all(text, params);
     // Counted before they become objects, and before the next level of relations is read.
     takeRows(rows.length);
-    const pending = new Map<Reader["toMany"][number], Pending>();
-    for (const row of rows) into.push(this.#object(select.reader, row, pending)!);
+    const pending = new Map<Children, Pending>();
+    for (const row of rows) into.push(this.#object(reader, row, pending)!);
     for (const p of pending.values()) await this.#loadMany(p);
   }
 
   /** The object for `reader`'s part of `row`, or null for a LEFT JOIN that found nothing. */
-  #object(reader: Reader, row: unknown[], pending: Map<Reader["toMany"][number], Pending>): Row | null {
+  #object(reader: Reader, row: unknown[], pending: Map<Children, Pending>): Row | null {
     const dialect = this.driver.dialect;
     if (reader.idAt >= 0 && row[reader.start + reader.idAt] == null) return null;
     const object: Row = {};
@@ -503,29 +629,24 @@ export class SqlReader {
       keys[field.name] = value;
     });
     for (const { rel, reader: nested } of reader.toOne) object[rel.name] = this.#object(nested, row, pending);
-    for (const many of reader.toMany) {
-      let p = pending.get(many);
-      if (!p) pending.set(many, (p = { ...many, parents: [] }));
-      p.parents.push({ object, key: keys[many.rel.from] });
+    for (const children of reader.toMany) {
+      let p = pending.get(children);
+      if (!p) pending.set(children, (p = { children, parents: [] }));
+      p.parents.push({ object, key: keys[children.rel.from] });
     }
     return object;
   }
 
-  async #loadMany(p: Pending): Promise<void> {
-    const { rel, shape } = p;
-    const target = models.get(rel.target)!;
-    const keys = [...new Set(p.parents.map((x) => x.key).filter((k) => k != null))];
+  async #loadMany({ children, parents }: Pending): Promise<void> {
+    const { rel } = children;
+    const keys = [...new Set(parents.map((x) => x.key).filter((k) => k != null))];
     const groups = new Map<unknown, Row[]>();
-    if (keys.length) {
-      // The child's join column is read even when the selection leaves it out; it is removed again below.
-      const keyed: Shape = shape.scalars.some((s) => s.name === rel.to) ? shape : { ...shape, scalars: [...shape.scalars, target.scalarByName.get(rel.to)!] };
-      const where = p.args.where === undefined ? { [rel.to]: { in: keys } } : { AND: [{ [rel.to]: { in: keys } }, p.args.where] };
-      const select = this.#select(target, keyed, where, p.args.orderBy, () => "");
+    if (keys.length && !children.none) {
       const rows: Row[] = [];
-      await this.#run(select, rows);
+      await this.#run({ ...children, params: children.bind(keys) }, rows);
       for (const row of rows) {
         const key = row[rel.to];
-        if (keyed !== shape) delete row[rel.to];
+        if (children.dropKey) delete row[rel.to];
         const group = groups.get(key);
         if (group) group.push(row);
         else groups.set(key, [row]);
@@ -534,11 +655,11 @@ export class SqlReader {
     // Parents that share a key share its rows, but each answer carries them again: the rows handed out beyond those read
     // count too (statuses → users → status → users reads 2,000 people twice, and would answer 800,000).
     let handedOut = 0;
-    for (const { key } of p.parents) handedOut += rel.list ? (groups.get(key)?.length ?? 0) : groups.has(key) ? 1 : 0;
+    for (const { key } of parents) handedOut += rel.list ? (groups.get(key)?.length ?? 0) : groups.has(key) ? 1 : 0;
     let read = 0;
     for (const group of groups.values()) read += group.length;
     takeRows(Math.max(0, handedOut - read));
-    for (const { object, key } of p.parents) {
+    for (const { object, key } of parents) {
       const group = groups.get(key) ?? [];
       object[rel.name] = rel.list ? group : (group[0] ?? null);
     }
@@ -550,32 +671,58 @@ export class SqlReader {
     const alias = sql.alias();
     const condition = whereSql(sql, model, alias, args.where);
     const text = `SELECT COUNT(*) FROM ${quote(model.name)} AS ${quote(alias)}${condition === "1=1" ? "" : ` WHERE ${condition}`}`;
-    return async () => Number((await this.#all(sql, text))[0]![0]);
+    return async () => Number((await this.#all(text, sql.params))[0]![0]);
   }
 
-  /** `groupBy` with `by`, `where` and `_max`/`_min` of columns. */
+  /**
+   * `groupBy` with `by`, `where`, `_max`/`_min` of columns and `_count` (`true`: the rows, as a number; or an object of
+   * `_all` and columns, each counting its non-null values), shaped as Prisma answers it.
+   */
   #groupBy(model: Model, args: Args): () => Promise<Row[]> {
-    for (const [k, v] of Object.entries(args)) if (v !== undefined && !["by", "where", "_max", "_min"].includes(k)) unsupported(`groupBy ${k}`);
+    for (const [k, v] of Object.entries(args)) if (v !== undefined && !["by", "where", "_max", "_min", "_count"].includes(k)) unsupported(`groupBy ${k}`);
     const by = list(args.by).map((name) => model.scalarByName.get(name as string) ?? unsupported(`groupBy ${String(name)}`));
+    if (!by.length) unsupported("groupBy by nothing");
     const sql = new Statement(this.driver.dialect);
     const alias = sql.alias();
-    const aggregates: Array<{ fn: "_max" | "_min"; field: Scalar }> = [];
+    const column = (field: Scalar) => `${quote(alias)}.${quote(field.name)}`;
+    type Aggregate = { fn: "_max" | "_min" | "_count"; name: string; sql: string; field?: Scalar };
+    const aggregates: Aggregate[] = [];
     for (const fn of ["_max", "_min"] as const) {
       if (args[fn] === undefined) continue;
       if (!isPlainObject(args[fn])) unsupported(fn);
-      for (const [name, on] of Object.entries(args[fn])) if (on) aggregates.push({ fn, field: model.scalarByName.get(name) ?? unsupported(`${fn} ${name}`) });
+      for (const [name, on] of Object.entries(args[fn])) {
+        if (!on) continue;
+        const field = model.scalarByName.get(name) ?? unsupported(`${fn} ${name}`);
+        aggregates.push({ fn, name, field, sql: `${fn === "_max" ? "MAX" : "MIN"}(${column(field)})` });
+      }
     }
-    const columns = [...by.map((f) => `${quote(alias)}.${quote(f.name)}`), ...aggregates.map((a) => `${a.fn === "_max" ? "MAX" : "MIN"}(${quote(alias)}.${quote(a.field.name)})`)];
+    const count = args._count;
+    if (count === true) aggregates.push({ fn: "_count", name: "", sql: "COUNT(*)" });
+    else if (count !== undefined) {
+      if (!isPlainObject(count)) unsupported("_count");
+      const before = aggregates.length;
+      for (const [name, on] of Object.entries(count)) {
+        if (on === undefined || on === false) continue;
+        if (on !== true) unsupported("_count value");
+        aggregates.push({ fn: "_count", name, sql: name === "_all" ? "COUNT(*)" : `COUNT(${column(model.scalarByName.get(name) ?? unsupported(`_count ${name}`))})` });
+      }
+      // Prisma refuses a `_count` that counts nothing.
+      if (aggregates.length === before) unsupported("empty _count");
+    }
     const condition = whereSql(sql, model, alias, args.where);
-    const text = `SELECT ${columns.join(", ")} FROM ${quote(model.name)} AS ${quote(alias)}${condition === "1=1" ? "" : ` WHERE ${condition}`} GROUP BY ${
-      by.map((f) => `${quote(alias)}.${quote(f.name)}`).join(", ")
-    }`;
+    const text = `SELECT ${[...by.map(column), ...aggregates.map((a) => a.sql)].join(", ")} FROM ${quote(model.name)} AS ${quote(alias)}` +
+      `${condition === "1=1" ? "" : ` WHERE ${condition}`} GROUP BY ${by.map(column).join(", ")}`;
     const dialect = this.driver.dialect;
     return async () =>
-      (await this.#all(sql, text)).map((row) => {
+      (await this.#all(text, sql.params)).map((row) => {
         const out: Row = {};
         by.forEach((f, i) => (out[f.name] = decode(dialect, f, row[i])));
-        aggregates.forEach((a, i) => ((out[a.fn] ??= {}) as Row)[a.field.name] = decode(dialect, a.field, row[by.length + i]));
+        aggregates.forEach((a, i) => {
+          const value = row[by.length + i];
+          // COUNT is a bigint: PostgreSQL's driver reads it as text.
+          if (a.fn === "_count" && a.name === "") out._count = Number(value);
+          else ((out[a.fn] ??= {}) as Row)[a.name] = a.field ? decode(dialect, a.field, value) : Number(value);
+        });
         return out;
       });
   }
