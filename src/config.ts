@@ -47,6 +47,8 @@ export interface Config {
   graphqlMaxComplexity: number;
   /** Rows the cost model assumes for a nested list that takes no size argument (a to-many relation). */
   graphqlListEstimate: number;
+  /** Rows of a GraphQL connection when the client gives neither `first` nor `last` (GRAPHQL_DEFAULT_FIRST). */
+  graphqlDefaultFirst: number;
   /** Rows one request (GraphQL operation or REST call) may read from the database before it is refused with a 422. */
   maxRowsPerRequest: number;
   /**
@@ -185,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxTokens: int(env, "GRAPHQL_MAX_TOKENS", 5000),
     graphqlMaxComplexity: int(env, "GRAPHQL_MAX_COMPLEXITY", 50_000),
     graphqlListEstimate: int(env, "GRAPHQL_LIST_ESTIMATE", 50),
+    graphqlDefaultFirst: int(env, "GRAPHQL_DEFAULT_FIRST", 20),
     maxRowsPerRequest: int(env, "MAX_ROWS_PER_REQUEST", 10_000),
     graphqlTrustedDocumentsOnly: flag(env, "GRAPHQL_TRUSTED_DOCUMENTS_ONLY"),
     executionTimeoutMs: int(env, "EXECUTION_TIMEOUT_MS", 30000),

@@ -14,9 +14,10 @@ import type { Config } from "../config.ts";
  * HTTP 200) and would also cost the REST facade's prepared documents, which are bounded by their include caps and
  * the row cap instead.
  */
-export type CostConfig = Pick<Config, "defaultPageSize" | "maxPageSize" | "graphqlListEstimate">;
+export type CostConfig = Pick<Config, "defaultPageSize" | "maxPageSize" | "graphqlListEstimate" | "graphqlDefaultFirst">;
 
-const SIZE_ARGUMENTS = ["first", "limit"] as const;
+/** Arguments that bound a list: a connection's `first`/`last` (default GRAPHQL_DEFAULT_FIRST), REST's `limit`. */
+const SIZE_ARGUMENTS = ["first", "last", "limit"] as const;
 
 const listed = (type: GraphQLOutputType): boolean => isListType(isNonNullType(type) ? type.ofType : type);
 
@@ -27,11 +28,12 @@ const listed = (type: GraphQLOutputType): boolean => isListType(isNonNullType(ty
  */
 export function fieldCost(args: Record<string, unknown>, ctx: { config: CostConfig }, field: GraphQLField<unknown, unknown>) {
   const rows = (multiplier: number) => ({ field: isLeafType(getNamedType(field.type)) ? 0 : multiplier, multiplier });
-  const sizeArgument = SIZE_ARGUMENTS.find((name) => field.args.some((a) => a.name === name));
-  if (sizeArgument) {
-    const asked = args[sizeArgument];
-    const size = typeof asked === "number" && asked > 0 ? asked : ctx.config.defaultPageSize;
-    return rows(Math.min(size, ctx.config.maxPageSize));
+  const sizes = SIZE_ARGUMENTS.filter((name) => field.args.some((a) => a.name === name));
+  if (sizes.length) {
+    const asked = sizes.map((name) => args[name]).find((value) => typeof value === "number" && value >= 0) as number | undefined;
+    const size = asked ?? (sizes.includes("first") ? ctx.config.graphqlDefaultFirst : ctx.config.defaultPageSize);
+    // The page is read with one row more, to tell whether another follows.
+    return rows(Math.min(size, ctx.config.maxPageSize) + (sizes.includes("first") ? 1 : 0));
   }
   return rows(listed(field.type) ? ctx.config.graphqlListEstimate : 1);
 }

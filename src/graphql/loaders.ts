@@ -1,10 +1,12 @@
 import DataLoader from "dataloader";
+import { brandWithType } from "@pothos/core";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { Context } from "./context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { byMorphClass } from "../resources/index.ts";
 import { pascal } from "./names.ts";
+import type { PagePlan } from "./connections.ts";
 
 export const TYPE = Symbol("graphqlType");
 
@@ -73,7 +75,54 @@ export function loadMorphOwner(ctx: Context, relation: string, modelType: string
       ...query,
       where: { accountId: ctx.auth!.accountId, id: { in: [...ids] } },
     });
-    const byId = new Map(rows.map((r) => [r.id, Object.assign(r, { [TYPE]: typeName })]));
+    const byId = new Map(rows.map((r) => [r.id, (brandWithType(r, typeName as never), Object.assign(r, { [TYPE]: typeName }))]));
     return ids.map((id) => byId.get(id) ?? null);
   }).load(modelId);
+}
+
+/**
+ * How many rows of `model` each parent has (`foreignKey` = parent id) under `where`: one grouped count for every
+ * parent of the request that asks with the same conditions.
+ */
+export function countChildren(ctx: Context, model: string, foreignKey: string, where: object[], parentId: number) {
+  const key = `count:${model}:${foreignKey}:${JSON.stringify(where)}`;
+  return loader<number, number>(ctx, key, async (ids) => {
+    const groups: Array<Record<string, any>> = await delegate(ctx, model).groupBy({
+      by: [foreignKey],
+      where: { AND: [{ [foreignKey]: { in: [...ids] } }, ...where] },
+      _count: { _all: true },
+    });
+    const counts = new Map(groups.map((g) => [g[foreignKey] as number, Number(g._count._all)]));
+    return ids.map((id) => counts.get(id) ?? 0);
+  }).load(parentId);
+}
+
+/** The polymorphic children of many parents counted in one grouped statement. */
+export function countMorphChildren(ctx: Context, parent: ResourceDef, target: ResourceDef, where: object[], parentId: number) {
+  return countChildren(ctx, target.model, "modelId", [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass }, ...where], parentId);
+}
+
+/**
+ * One page of polymorphic children for each of many parents, in one statement: every parent's matching children are
+ * read in the page's order and cut per parent here (the rows a parent has beyond its page count against the budget).
+ */
+export function loadMorphPage(ctx: Context, parent: ResourceDef, target: ResourceDef, parentId: number, plan: PagePlan, info: GraphQLResolveInfo) {
+  const { query, key } = plannedOnce(info, () => {
+    const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name), paths: [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]] });
+    return { query, key: `morphPage:${parent.name}:${target.name}:${JSON.stringify(query)}` };
+  });
+  return loader<number, Array<Record<string, any>>>(ctx, `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`, async (ids) => {
+    const rows: Array<Record<string, any>> = await delegate(ctx, target.model).findMany({
+      ...query,
+      where: { AND: [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } }, ...plan.where] },
+      orderBy: plan.orderBy,
+    });
+    const grouped = new Map<number, Array<Record<string, any>>>();
+    for (const row of rows) {
+      const list = grouped.get(row.modelId) ?? [];
+      if (list.length < plan.skip + plan.take) list.push(row);
+      grouped.set(row.modelId, list);
+    }
+    return ids.map((id) => (grouped.get(id) ?? []).slice(plan.skip));
+  }).load(parentId);
 }

@@ -1,8 +1,12 @@
 import type { Page } from "../data/access.ts";
-import { relationField, type FieldDef, type ResourceDef } from "../resources/define.ts";
+import { relationField, type FieldDef, type PivotDef, type RelationDef, type ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed, resources } from "../resources/index.ts";
 import type { Builder } from "./builder.ts";
-import { loadMorphChildren, loadMorphOwner, TYPE } from "./loaders.ts";
+import { countChildren, countMorphChildren, loadMorphChildren, loadMorphOwner, loadMorphPage, TYPE } from "./loaders.ts";
+import type { Context } from "./context.ts";
+import { addFilterTypes, type FilterRefs } from "./filters.ts";
+import { enumRef } from "./enums.ts";
+import { connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs } from "./connections.ts";
 import { pascal } from "./names.ts";
 import { sizedElsewhere } from "./cost.ts";
 import { labelOf } from "./attributes.ts";
@@ -15,19 +19,77 @@ export interface ObjectRefs {
   objects: Map<string, any>;
   unions: Map<string, any>;
   pages: Map<string, any>;
+  connections: Map<string, any>;
+  filters: FilterRefs;
+  /** `XConnection` of a resource's rows. */
+  connectionOf(def: ResourceDef): any;
 }
 
 /** Resources that can own a polymorphic child of `target` (e.g. everything with comments). */
 export const morphOwnersOf = (target: string) =>
   resources.filter((r) => Object.values(r.relations).some((rel) => (rel.kind === "morphOne" || rel.kind === "morphMany") && rel.target === target));
 
-/** One GraphQL object type per resource, with its columns, `label`, computed fields and relations. */
+/** The internal field REST includes read a to-many relation through: every related row, as PERSCOM returns them. */
+export const internalListField = (rel: RelationDef) => `${relationField(rel)}List`;
+const toManyKinds = new Set(["hasMany", "belongsToMany", "morphMany"]);
+/** The field a REST selection reads `rel` through: the internal full list of a to-many relation, or the relation itself. */
+export const restRelationField = (rel: RelationDef) => (toManyKinds.has(rel.kind) ? internalListField(rel) : relationField(rel));
+
+const CONNECTION_PATHS = [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]];
+
+type Row = Record<string, any>;
+const plural = (def: ResourceDef) => `${def.label.toLowerCase()}s`;
+
+/** The default order of a list as sort terms on the listed rows' own columns. */
+export function baseOrder(orderBy: Record<string, "asc" | "desc">[] | undefined, columns: (name: string) => FieldDef | undefined) {
+  return (orderBy ?? []).flatMap((o) => Object.entries(o).map(([column, direction]) => ({ column, direction, field: columns(column) ?? { type: "int" as const } })));
+}
+export const columnOf = (def: ResourceDef | PivotDef) => (name: string): FieldDef | undefined =>
+  name === "createdAt" || name === "updatedAt" ? { type: "datetime" } : name === "id" ? { type: "int" } : def.fields[name];
+
+/**
+ * One GraphQL object type per resource, with its columns, `label`, computed fields and relations. A resource's type is
+ * a Relay node (global `id`, the PERSCOM integer as `rowId`); link rows are internal (REST), their columns public on
+ * the edges of many-to-many connections.
+ */
 export function addObjectTypes(builder: Builder): ObjectRefs {
   const b = builder as any;
   const objects = new Map<string, any>();
   const unions = new Map<string, any>();
   const pages = new Map<string, any>();
-  for (const def of resources) objects.set(def.name, b.prismaObject(def.model, { name: pascal(def.name), description: resourceDescription(def), fields: (t: any) => fieldsOf(t, def) }));
+  const connections = new Map<string, any>();
+  const filters = addFilterTypes(builder);
+  for (const def of resources) {
+    const options = { name: pascal(def.name), description: resourceDescription(def), fields: (t: any) => fieldsOf(t, def) };
+    objects.set(def.name, def.link
+      ? b.prismaObject(def.model, { ...options, subGraphs: ["internal"] })
+      : b.prismaNode(def.model, { ...options, id: { field: "id" }, findUnique: (id: string) => ({ id: Number(id) }) }));
+  }
+
+  function connectionOf(def: ResourceDef) {
+    if (!connections.has(def.name)) connections.set(def.name, connectionType(builder, pascal(def.name), objects.get(def.name), plural(def)));
+    return connections.get(def.name);
+  }
+  function linkConnectionOf(rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
+    const key = `link:${rel.pivot.model}`;
+    if (!connections.has(key)) {
+      const related = resourceNamed(rel.pivot.related);
+      const link = linkResourceOf(rel.pivot);
+      connections.set(key, connectionType(builder, rel.pivot.model, objects.get(related.name), plural(related), (t: any) => {
+        const fields: Record<string, unknown> = {
+          linkedAt: t.field({ type: "DateTime", description: "When the link was made.", resolve: (e: { edge: Row }) => e.edge.createdAt }),
+        };
+        for (const [key, f] of Object.entries(rel.pivot.fields)) {
+          fields[key] = t.field({
+            type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), nullable: !!f.nullable || f.type === "json",
+            description: fieldDescription(link, key, f), resolve: (e: { edge: Row }) => e.edge[key],
+          });
+        }
+        return fields;
+      }));
+    }
+    return connections.get(key);
+  }
 
   function unionFor(target: string) {
     if (!unions.has(target)) {
@@ -41,16 +103,49 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     return unions.get(target);
   }
 
+  /** A to-many relation as a connection: one query per level for every parent (per-parent windows), counts on demand. */
+  function relationConnection(t: any, def: ResourceDef, rel: Extract<RelationDef, { kind: "hasMany" | "belongsToMany" }>, description: string) {
+    const m2m = rel.kind === "belongsToMany";
+    const target = resourceNamed(m2m ? rel.pivot.related : rel.target);
+    const listed = m2m ? linkResourceOf(rel.pivot) : target;
+    const base = baseOrder(m2m ? rel.pivot.orderBy : (rel.orderBy ?? target.orderBy), columnOf(m2m ? rel.pivot : target));
+    const prefix = m2m ? [rel.pivot.related] : [];
+    const fixed = rel.filter?.where;
+    const typeName = pascal(target.name);
+    const foreignKey = m2m ? rel.pivot.parentKey : rel.foreignKey;
+    const plan = (args: ConnectionArgs, ctx: Context) => planPage(ctx, target, args, base, prefix);
+    return t.field({
+      type: m2m ? linkConnectionOf(rel) : connectionOf(target),
+      args: connectionArgs(t, filters, target, plural(target)),
+      description,
+      select: (args: ConnectionArgs, ctx: Context, nested: (query: object, options?: object) => any) => {
+        const p = plan(args, ctx);
+        const where = [...(fixed ? [fixed] : []), ...p.where];
+        const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
+        const cursors = cursorSelection(p);
+        if (!m2m) return { [rel.field]: nested({ ...page, include: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) };
+        const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
+        return { [rel.field]: { ...page, include: { ...(cursors as Row), [rel.pivot.related]: mergeSelections(related, (cursors as Row)[rel.pivot.related]) } } };
+      },
+      resolve: (row: Row, args: ConnectionArgs, ctx: Context) => {
+        const p = plan(args, ctx);
+        const counted = [...(fixed ? [fixed] : []), ...p.filter];
+        const total = () => countChildren(ctx, listed.model, foreignKey, counted, row.id);
+        return connectionValue(row[rel.field] ?? [], p, total, m2m ? (link) => link[rel.pivot.related] : undefined);
+      },
+    });
+  }
+
   function fieldsOf(t: any, def: ResourceDef) {
-    const fields: Record<string, unknown> = {
-      id: t.exposeInt("id", { description: `The ${def.label.toLowerCase()}'s id, unique within the account.` }),
-      ...(def.link ? {} : {
+    const fields: Record<string, unknown> = def.link
+      ? { id: t.exposeInt("id", { description: `The link row's id.` }) }
+      : {
+        rowId: t.exposeInt("id", { description: `The ${def.label.toLowerCase()}'s row id: the integer REST shows as \`id\`, unique within the account.` }),
         label: t.string({ description: `A readable name of the row: "${def.label}: 12".`, resolve: (row: any) => labelOf(def, row) }),
-      }),
-    };
+      };
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.hidden) continue;
-      fields[key] = t.expose(key, { type: scalarOf(f), nullable: !!f.nullable || f.type === "json", description: fieldDescription(def, key, f) });
+      fields[key] = t.expose(key, { type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), nullable: !!f.nullable || f.type === "json", description: fieldDescription(def, key, f) });
     }
     fields.createdAt = t.expose("createdAt", { type: "DateTime", description: "When the row was created (UTC)." });
     fields.updatedAt = t.expose("updatedAt", { type: "DateTime", description: "When the row last changed (UTC)." });
@@ -62,7 +157,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         resolve: (row: any, _args: unknown, ctx: any) => c.resolve(row, ctx),
       });
     }
-    for (const rel of Object.values(def.relations)) {
+    for (const [relationKey, rel] of Object.entries(def.relations)) {
       const description = relationDescription(def, rel);
       switch (rel.kind) {
         case "belongsTo":
@@ -70,33 +165,54 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           break;
         case "hasMany":
         case "belongsToMany": {
+          // A many-to-many connection lists the related rows (`fields`), not the link rows (`fieldLinks`).
+          if (!def.link) fields[rel.kind === "belongsToMany" && !rel.filter ? relationKey : relationField(rel)] = relationConnection(t, def, rel, description);
           const orderBy = rel.kind === "hasMany" ? rel.orderBy : rel.pivot.orderBy;
           const query = orderBy ? { query: { orderBy } } : {};
+          const internal = { subGraphs: ["internal"], description: `${description} Every row, for REST includes.` };
           if (!rel.filter) {
-            fields[rel.field] = t.relation(rel.field, { ...query, description });
+            fields[internalListField(rel)] = t.relation(rel.field, { ...query, ...internal });
             break;
           }
           // A filtered subset loads the same relation with the same arguments (so Pothos merges the two
           // into one query) and filters the rows here; different `where`s would force a query per row.
           const { where } = rel.filter;
           const target = rel.kind === "hasMany" ? rel.target : linkResourceOf(rel.pivot).name;
-          fields[relationField(rel)] = t.field({
+          fields[internalListField(rel)] = t.field({
             type: [objects.get(target)],
-            description,
+            ...internal,
             select: (_args: unknown, _ctx: unknown, nested: (q: object) => unknown) => ({ [rel.field]: nested(orderBy ? { orderBy } : {}) }),
             resolve: (row: any) => (row[rel.field] as Array<Record<string, unknown>>).filter((r) => matches(r, where)),
           });
           break;
         }
         case "morphOne":
+          fields[rel.field] = t.field({
+            type: objects.get(resourceNamed(rel.target).name),
+            nullable: true,
+            description,
+            resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphChildren(ctx, def, resourceNamed(rel.target), true, row.id, info),
+          });
+          break;
         case "morphMany": {
           const target = resourceNamed(rel.target);
-          const one = rel.kind === "morphOne";
+          const base = baseOrder([{ id: "asc" }], columnOf(target));
           fields[rel.field] = t.field({
-            type: one ? objects.get(target.name) : [objects.get(target.name)],
-            nullable: one,
+            type: connectionOf(target),
+            args: connectionArgs(t, filters, target, plural(target)),
             description,
-            resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphChildren(ctx, def, target, one, row.id, info),
+            resolve: async (row: any, args: ConnectionArgs, ctx: any, info: any) => {
+              const p = planPage(ctx, target, args, base);
+              const rows = await loadMorphPage(ctx, def, target, row.id, p, info);
+              const total = () => countMorphChildren(ctx, def, target, p.filter, row.id);
+              return connectionValue(rows, p, total);
+            },
+          });
+          fields[internalListField(rel)] = t.field({
+            type: [objects.get(target.name)],
+            subGraphs: ["internal"],
+            description: `${description} Every row, for REST includes.`,
+            resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphChildren(ctx, def, target, false, row.id, info),
           });
           break;
         }
@@ -110,10 +226,31 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           break;
       }
     }
+    // Keys without a Prisma relation (no foreign key in the database) are read by DataLoader, batched per type.
+    for (const [key, f] of Object.entries(def.fields)) {
+      const name = key.replace(/Id$/, "");
+      if (f.hidden || name === key || name in fields || (!f.references && !f.morphType)) continue;
+      fields[name] = f.references
+        ? t.field({
+          type: objects.get(f.references), nullable: true, description: `The ${resourceNamed(f.references).label.toLowerCase()} \`${key}\` names, or null.`,
+          resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, name, resourceNamed(f.references!).morphClass, row[key], info),
+        })
+        : t.field({
+          type: b.nodeInterfaceRef(), nullable: true, description: `The row \`${f.morphType}\` and \`${key}\` name, of any type, or null.`,
+          resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, name, row[f.morphType!], row[key], info),
+        });
+    }
     return fields;
   }
 
-  return { objects, unions, pages };
+  return { objects, unions, pages, connections, filters, connectionOf };
+}
+
+/** Merges the cursor columns an order needs into a planned selection of the same rows. */
+function mergeSelections(planned: Row, extra: Row | undefined): Row {
+  if (!extra) return planned;
+  if (planned.select) return { ...planned, select: { ...planned.select, ...extra.select } };
+  return planned;
 }
 
 /** Whether a row satisfies a relation filter: column equality, or `{ not: value }`. */
@@ -129,6 +266,7 @@ export function pageType(builder: Builder, refs: ObjectRefs, def: ResourceDef) {
     const b = builder as any;
     const rows = `${def.label.toLowerCase()}s`;
     refs.pages.set(def.name, b.objectType(b.objectRef(`${pascal(def.name)}Page`), {
+      subGraphs: ["internal"],
       description: `One page of ${rows}, with the counts to page through the rest.`,
       fields: (t: any) => ({
         nodes: t.field({ type: [refs.objects.get(def.name)], complexity: sizedElsewhere, description: `The ${rows} of this page, in order.`, resolve: (p: any) => p.nodes }),

@@ -12,10 +12,12 @@ import * as link from "../data/links.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { pageType, scalarOf, type ObjectRefs } from "./objects.ts";
-import { camel, pascal, snake } from "./names.ts";
+import { camel, pascal, restRootField, snake } from "./names.ts";
 import { fieldDescription, resourceDescription, viewDescription } from "../resources/descriptions.ts";
 
 type Args = Record<string, any>;
+/** The REST facade's root fields and their types: served to REST documents only (the internal graph). */
+const INTERNAL = { subGraphs: ["internal"] };
 type Row = Record<string, any>;
 
 /** Input types generated from the registry, created once per name. */
@@ -152,14 +154,12 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
     fields: (t: any) => ({ status: t.exposeString("status", { description: "What the command did, such as `okay`." }) }),
   });
 
-  b.queryType({ description: "Reads: one field per REST read route (lists, single rows, views), under the same scopes." });
-  b.mutationType({ description: "Writes: one field per REST write route (create, update, delete, batches, links, commands), under the same scopes." });
   const added = new Set<string>();
   for (const op of operations) {
     if (added.has(op.field)) continue;
     added.add(op.field);
     const add = op.root === "query" ? b.queryField.bind(b) : b.mutationField.bind(b);
-    add(op.field, (t: any) => fieldFor(t, op));
+    add(restRootField(op.field), (t: any) => fieldFor(t, op));
   }
 
   function argsFor(t: any, op: Operation) {
@@ -245,22 +245,25 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
       case "page":
       case "linkPage":
         return t.field({
+          ...INTERNAL,
           type: pageType(builder, refs, target), args, description, nullable: true,
           resolve: (_root: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) =>
             resolvePage(op, a, ctx, queryFromInfo({ context: ctx, info, path: ["nodes"] })),
         });
       case "status":
         return t.field({
+          ...INTERNAL,
           type: commandStatus, args, description: `${op.command!.description}\n\n${rest}`, nullable: true,
           resolve: async (_root: unknown, _a: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
         });
       case "changes":
-        return t.field({ type: changes, args, description, nullable: true, resolve: (_root: unknown, a: Args, ctx: Context) => resolveChanges(op, a, ctx) });
+        return t.field({ ...INTERNAL, type: changes, args, description, nullable: true, resolve: (_root: unknown, a: Args, ctx: Context) => resolveChanges(op, a, ctx) });
       case "links":
       case "objects":
-        return t.prismaField({ type: [target.model], args, description, nullable: true, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveBatch(op, a, ctx, query) });
+        return t.prismaField({ ...INTERNAL, type: [target.model], args, description, nullable: true, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveBatch(op, a, ctx, query) });
       default:
         return t.prismaField({
+          ...INTERNAL,
           type: target.model, args, description, nullable: true,
           resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveOne(op, a, ctx, query),
         });

@@ -6,10 +6,10 @@ import {
 import type { Plugin } from "graphql-yoga";
 import type { ResourceDef } from "../resources/define.ts";
 import { resources } from "../resources/index.ts";
-import { operations, type Operation } from "../resources/operations.ts";
+import { operations } from "../resources/operations.ts";
 import { ApiError, errorKinds } from "../errors.ts";
 import type { Context } from "./context.ts";
-import { pascal } from "./names.ts";
+import { pascal, restRootField } from "./names.ts";
 
 /*
  * Scopes on relations: a document that selects a resource's rows through another's (a REST `include`, a nested
@@ -26,8 +26,18 @@ const scopeOfType = new Map<string, string | null>(
   resources.map((def) => [pascal(def.name), !def.link && viewScopes.has(`view:${def.scope}`) ? `view:${def.scope}` : null]),
 );
 const resourceOfType = new Map<string, ResourceDef>(resources.map((def) => [pascal(def.name), def]));
-const operationOfField = new Map<string, Operation>();
-for (const op of operations) if (!operationOfField.has(op.field)) operationOfField.set(op.field, op);
+/** What each root field needs: its own scopes, and the resource whose rows it returns (read under those scopes). */
+interface RootField {
+  scopes: readonly string[];
+  def?: ResourceDef;
+}
+const rootFields = new Map<string, RootField>();
+for (const op of operations) if (!rootFields.has(restRootField(op.field))) rootFields.set(restRootField(op.field), op);
+
+/** Declares a public root field's scopes and resource (src/graphql/roots.ts). */
+export function registerRootField(field: string, root: RootField): void {
+  rootFields.set(field, root);
+}
 
 /** Every `view:` scope a document can need: what a client that reads everything, with every include, must hold. */
 export const relationViewScopes = (): string[] => [...viewScopes].sort();
@@ -77,7 +87,7 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
   for (const { node } of fieldsOf([rootType], operation.selectionSet)) {
     const definition = rootType.getFields()[node.name.value];
     if (node.name.value.startsWith("__") || !definition || !node.selectionSet) continue;
-    const op = operationOfField.get(node.name.value);
+    const op = rootFields.get(node.name.value);
     const needs = new Map<string, FieldNeed>();
 
     /** Adds the view scopes of `types`, read at `path` through `owner`, unless they are the root field's own rows. */

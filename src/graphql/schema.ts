@@ -3,6 +3,8 @@ import { createBuilder } from "./builder.ts";
 import { addScalars } from "./scalars.ts";
 import { addObjectTypes } from "./objects.ts";
 import { addOperations } from "./operations.ts";
+import { addRootFields } from "./roots.ts";
+import { pruneSchema } from "@graphql-tools/utils";
 import { addAttributesFields } from "./attributes.ts";
 
 export interface Schemas {
@@ -18,8 +20,10 @@ export function buildSchemas(): Schemas {
   addScalars(builder);
   const refs = addObjectTypes(builder);
   addAttributesFields(builder, refs);
+  addRootFields(builder, refs);
   addOperations(builder, refs);
-  return { public: builder.toSchema({ subGraph: "public" }), internal: builder.toSchema({ subGraph: "internal" }) };
+  // Types only the internal graph's fields use (REST's inputs and pages) are left out of the public one.
+  return { public: pruneSchema(builder.toSchema({ subGraph: "public" })), internal: builder.toSchema({ subGraph: "internal" }) };
 }
 
 export const printedSchema = (schema: GraphQLSchema) => printSchema(lexicographicSortSchema(schema));

@@ -1,4 +1,5 @@
 import type { Context } from "../graphql/context.ts";
+import { wireValues, type EnumDef } from "./enums.ts";
 
 export type FieldType = "string" | "text" | "int" | "boolean" | "datetime" | "json";
 
@@ -15,9 +16,13 @@ export interface FieldDef {
   max?: number;
   /** Foreign key: the referenced resource's name; the id must exist in the caller's account. */
   references?: string;
+  /** A polymorphic key: the column holding the referenced row's morph class (`subjectType` for `subjectId`). */
+  morphType?: string;
   /** Unique within the account. */
   unique?: boolean;
   oneOf?: readonly (string | number)[];
+  /** The closed set the values come from (src/resources/enums.ts): a GraphQL enum; REST keeps the wire values. */
+  enum?: EnumDef;
   pattern?: RegExp;
   /** False for columns the API shows but never writes. */
   writable?: boolean;
@@ -230,6 +235,9 @@ export const int = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "int", ...o
 export const bool = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "boolean", ...o });
 export const datetime = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "datetime", nullable: true, ...o });
 export const ref = (target: string, o: Partial<FieldDef> = {}): FieldDef => ({ type: "int", nullable: true, references: target, ...o });
+/** A column holding one value of a closed set. */
+export const oneOf = (set: EnumDef, o: Partial<FieldDef> = {}): FieldDef =>
+  ({ type: typeof wireValues(set)[0] === "number" ? "int" : "string", oneOf: wireValues(set), enum: set, ...o });
 export const order = (): FieldDef => ({ type: "int", autoOrder: true });
 
 export const belongsTo = (target: string, foreignKey: string, field = target): RelationDef => ({ kind: "belongsTo", target, field, foreignKey });

@@ -1,18 +1,12 @@
 import { FieldErrorBag, validationError } from "../errors.ts";
 import {
-  belongsTo, belongsToMany, bool, defineResource, hasMany, hasManyOperations, isPrototypeName, m2mOperations, morphMany, ownEntry, ref, string, text,
+  belongsTo, belongsToMany, bool, defineResource, oneOf, hasMany, hasManyOperations, isPrototypeName, m2mOperations, morphMany, ownEntry, ref, string, text,
   type ExposedScope, type PivotDef,
 } from "./define.ts";
 import { sameIncludes } from "./routes.ts";
+import { fieldOptionsModel, fieldOptionsType, fieldType, optionsModels } from "./enums.ts";
 
-export const fieldTypes = [
-  "component_text", "boolean", "code", "color", "country", "date", "datetime-local", "email", "file", "number", "password",
-  "select", "text", "textarea", "timezone",
-] as const;
-export const optionsModels = [
-  "awards", "calendars", "events", "forms", "groups", "documents", "positions", "qualifications", "ranks", "specialties", "statuses",
-  "tasks", "slots", "units", "users",
-] as const;
+export { fieldTypes, optionsModels } from "./enums.ts";
 
 /** A resource's tags: link rows of `model` from `parentKey` to the tag. */
 export const tagPivot = (model: string, parentKey: string): PivotDef => ({
@@ -73,7 +67,7 @@ export const field = defineResource({
   fields: {
     name: string({ required: true }),
     key: string({ required: true, unique: true, pattern: /^(?!.*__)[a-z0-9]+(?:_[a-z0-9]+)*$/i }),
-    type: string({ required: true, oneOf: fieldTypes }),
+    type: string({ required: true, ...oneOf(fieldType) }),
     cast: string({ nullable: true }),
     description: text(),
     placeholder: string({ nullable: true }),
@@ -84,8 +78,8 @@ export const field = defineResource({
     readonly: bool(),
     hidden: bool(),
     options: { type: "json", nullable: true },
-    optionsType: string({ oneOf: ["array", "model"] }),
-    optionsModel: string({ nullable: true, oneOf: optionsModels }),
+    optionsType: string({ ...oneOf(fieldOptionsType) }),
+    optionsModel: string({ nullable: true, ...oneOf(fieldOptionsModel) }),
   },
   // A computed field of a column's name replaces how the column reads (GraphQL field and REST attribute): options are
   // a list, `[]` when there are none, whatever an older write stored (null or `{}`).

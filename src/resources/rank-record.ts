@@ -1,4 +1,5 @@
-import { belongsTo, defineResource, ref } from "./define.ts";
+import { belongsTo, defineResource, oneOf, ref } from "./define.ts";
+import { rankRecordType } from "./enums.ts";
 import { nameOf, recordFields, recordHooks, recordIncludes, recordOrder, recordRelations } from "./records.ts";
 
 export const rankRecordTypes = ["Promotion", "Demotion", "Lateral", "Transfer"];
@@ -10,7 +11,7 @@ export default defineResource({
   fields: {
     ...recordFields(),
     rankId: ref("rank", { required: true }),
-    type: { type: "int", required: true, oneOf: [0, 1, 2, 3] },
+    type: oneOf(rankRecordType, { required: true }),
   },
   relations: { ...recordRelations(), rank: belongsTo("rank", "rankId") },
   includes: [...recordIncludes, "rank", "rank.image"],

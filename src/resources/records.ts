@@ -1,4 +1,5 @@
-import { belongsTo, defineResource, morphMany, ref, text, type Hooks, type RelationDef } from "./define.ts";
+import { belongsTo, defineResource, morphMany, oneOf, ref, text, type Hooks, type RelationDef } from "./define.ts";
+import { assignmentType } from "./enums.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
 import { rememberedName } from "../data/transaction-names.ts";
 
@@ -64,7 +65,7 @@ export const assignmentRecord = defineResource({
     unitId: ref("unit"),
     positionId: ref("position"),
     specialtyId: ref("specialty"),
-    type: { type: "string", oneOf: ["primary", "secondary"], required: true },
+    type: oneOf(assignmentType, { required: true }),
   },
   relations: {
     ...recordRelations(),

@@ -4,6 +4,7 @@ import { resourceNamed } from "../resources/index.ts";
 import { includeTree } from "./includes.ts";
 import { ApiError, validationError } from "../errors.ts";
 import { select, selectLink, type Shaper } from "./selection.ts";
+import { restRootField } from "../graphql/names.ts";
 
 export interface PreparedDocument {
   document: DocumentNode;
@@ -15,7 +16,7 @@ export interface PreparedDocument {
 /** `$name: Type` for each argument of the operation's root field, as the schema declares it. */
 function variableTypes(schema: GraphQLSchema, op: Operation): Record<string, string> {
   const root = op.root === "query" ? schema.getQueryType() : schema.getMutationType();
-  const field = root?.getFields()[op.field];
+  const field = root?.getFields()[restRootField(op.field)];
   if (!field) throw new Error(`The schema has no ${op.root} field ${op.field}`);
   return Object.fromEntries(field.args.map((a) => [a.name, String(a.type)]));
 }
@@ -41,7 +42,7 @@ export function buildDocument(schema: GraphQLSchema, op: Operation, requested: r
     body = op.returns === "page" || op.returns === "linkPage" ? `nodes { ${built.selection} } totalCount page perPage lastPage` : built.selection;
   }
   const operationName = `Rest_${op.field}${requested.length ? `_${requested.join("_").replace(/[^A-Za-z0-9_]/g, "_")}` : ""}`;
-  const text = `${op.root} ${operationName}${declared ? `(${declared})` : ""} { result: ${op.field}${passed ? `(${passed})` : ""} { ${body} } }`;
+  const text = `${op.root} ${operationName}${declared ? `(${declared})` : ""} { result: ${restRootField(op.field)}${passed ? `(${passed})` : ""} { ${body} } }`;
   return { text, operationName, shape };
 }
 

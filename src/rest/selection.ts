@@ -1,6 +1,6 @@
 import { relationField, type PivotDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
-import { morphOwnersOf } from "../graphql/objects.ts";
+import { morphOwnersOf, restRelationField } from "../graphql/objects.ts";
 import { pascal, snake } from "../graphql/names.ts";
 import type { IncludeTree } from "./includes.ts";
 
@@ -34,7 +34,7 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
       continue;
     }
     const built = relation.kind === "belongsToMany" ? selectLink(relation.pivot, sub) : select(resourceNamed(relation.target), sub);
-    parts.push(`${name}: ${relationField(relation)} { ${built.selection} }`);
+    parts.push(`${name}: ${restRelationField(relation)} { ${built.selection} }`);
     const shape = built.shape;
     relations.push((out, row) => {
       const value = row[name];

@@ -1,0 +1,222 @@
+import { validationError } from "../errors.ts";
+import type { FieldDef, ResourceDef } from "../resources/define.ts";
+import type { Builder } from "./builder.ts";
+import type { Context } from "./context.ts";
+import { sizedElsewhere } from "./cost.ts";
+import { checkedWhere, sortTerms, type FilterRefs, type OrderInput, type SortTerm } from "./filters.ts";
+
+/*
+ * Relay connections over keyset pages. A page is the rows after (or before) a cursor in the list's order, which is
+ * the client's `orderBy`, then the list's default order, then the row id: every order is total, so a cursor names
+ * one position, and rows inserted elsewhere neither shift nor repeat what a client has not read yet. `offset` skips
+ * rows after that position (REST's page numbers). Empty values sort last in both directions.
+ */
+
+type Row = Record<string, any>;
+type Where = Record<string, unknown>;
+
+export interface ConnectionArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+  offset?: number | null;
+  where?: Where | null;
+  orderBy?: OrderInput[] | null;
+}
+
+/** The arguments of every connection field. */
+export function connectionArgs(t: any, filters: FilterRefs, def: ResourceDef, rows: string) {
+  return {
+    first: t.arg.int({ description: `At most this many ${rows} from the start (after \`after\`): 20 when neither first nor last is given; at most the server's page maximum.` }),
+    after: t.arg.string({ description: "Only rows after this cursor (an `endCursor` or an edge's `cursor` of the same list and order)." }),
+    last: t.arg.int({ description: `At most this many ${rows} from the end (before \`before\`).` }),
+    before: t.arg.string({ description: "Only rows before this cursor." }),
+    offset: t.arg.int({ description: "Skip this many rows first (after the cursor when one is given)." }),
+    where: t.arg({ type: filters.where(def), description: `Conditions the ${rows} must meet.` }),
+    orderBy: t.arg({ type: [filters.orderBy(def)], description: "Sort keys, before the list's default order (ties are broken by the default order, then the row id)." }),
+  };
+}
+
+export interface PagePlan {
+  /** Keyset and client conditions, to be ANDed with the list's own. */
+  where: Where[];
+  /** The client's conditions alone: what `totalCount` counts. */
+  filter: Where[];
+  orderBy: Array<Record<string, unknown>>;
+  take: number;
+  skip: number;
+  /** The page was read in reverse order (`last`) and is turned around before it is returned. */
+  backwards: boolean;
+  size: number;
+  terms: SortTerm[];
+  offset: number;
+  hasCursor: boolean;
+}
+
+const ID_FIELD: FieldDef = { type: "int" };
+
+/** `{ a: { b: value } }` for path [a, b]. */
+const nest = (path: string[], value: unknown): Where => path.reduceRight<any>((inner, key, i) => (i === path.length - 1 ? { [key]: inner } : { [key]: { is: inner } }), value);
+const orderNest = (path: string[], value: unknown): Record<string, unknown> => path.reduceRight<any>((inner, key) => ({ [key]: inner }), value);
+
+function valueAt(row: Row, path: string[]): unknown {
+  let value: any = row;
+  for (const key of path) value = value?.[key];
+  return value ?? null;
+}
+
+const encode = (values: unknown[]) => Buffer.from(JSON.stringify(values.map((v) => (v instanceof Date ? v.toISOString() : v)))).toString("base64url");
+
+function decode(cursor: string, terms: SortTerm[], arg: string): unknown[] {
+  const bad = () => validationError({ [arg]: [`The ${arg} cursor does not belong to this list and order.`] });
+  let values: unknown;
+  try {
+    values = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(values) || values.length !== terms.length) throw bad();
+  return values.map((v, i) => {
+    const f = terms[i]!.field;
+    if (v === null) return null;
+    if (f.type === "datetime") {
+      const date = typeof v === "string" ? new Date(v) : null;
+      if (!date || Number.isNaN(date.getTime())) throw bad();
+      return date;
+    }
+    if (f.type === "int" ? !Number.isInteger(v) : f.type === "boolean" ? typeof v !== "boolean" : typeof v !== "string") throw bad();
+    return v;
+  });
+}
+
+/** Rows strictly after (forward) or before (backward) the cursor position in the order of `terms`, nulls last. */
+function keyset(terms: SortTerm[], values: unknown[], forward: boolean): Where {
+  const at = (i: number): Where => {
+    const { path, direction } = terms[i]!;
+    const value = values[i];
+    const ascending = (direction === "asc") === forward;
+    const beyond: Where[] = [];
+    if (value !== null) {
+      beyond.push(nest(path, { [ascending ? "gt" : "lt"]: value }));
+      if (forward) beyond.push(nullAt(path));
+    } else if (!forward) {
+      beyond.push(notNullAt(path));
+    }
+    if (i === terms.length - 1) return beyond.length === 1 ? beyond[0]! : { OR: beyond.length ? beyond : [{ id: { in: [] } }] };
+    const same = value === null ? nullAt(path) : nest(path, { equals: value });
+    return { OR: [...beyond, { AND: [same, at(i + 1)] }] };
+  };
+  return at(0);
+}
+
+/** The column is empty, or (through a to-one relation) there is no related row. */
+function nullAt(path: string[]): Where {
+  if (path.length === 1) return { [path[0]!]: null };
+  return { OR: [nest(path.slice(0, -1), null), nest(path, { equals: null })] };
+}
+const notNullAt = (path: string[]): Where => nest(path, { not: null });
+
+/**
+ * The page a connection's arguments ask for. `base`: the list's default order (the listed rows' own columns);
+ * `prefix`: where the client's columns sit from the listed row (a many-to-many list reads link rows).
+ */
+export function planPage(
+  ctx: Context, def: ResourceDef, args: ConnectionArgs, base: Array<{ column: string; direction: "asc" | "desc"; field: FieldDef }>, prefix: string[] = [],
+): PagePlan {
+  const { first, last, after, before } = args;
+  const max = ctx.config.maxPageSize;
+  const bag: Record<string, string[]> = Object.create(null);
+  for (const [name, value] of [["first", first], ["last", last]] as const) {
+    if (value != null && (value < 0 || value > max)) bag[name] = [`${name} must be between 0 and ${max}.`];
+  }
+  if (first != null && last != null) bag.last = ["Give first or last, not both."];
+  const offset = args.offset ?? 0;
+  if (offset < 0) bag.offset = ["offset cannot be negative."];
+  if (Object.keys(bag).length) throw validationError(bag);
+
+  const terms: SortTerm[] = sortTerms(ctx, def, args.orderBy).map((t) => ({ ...t, path: [...prefix, ...t.path] }));
+  const seen = new Set(terms.map((t) => t.path.join(".")));
+  for (const b of base) if (!seen.has(b.column)) (seen.add(b.column), terms.push({ path: [b.column], direction: b.direction, field: b.field }));
+  if (!seen.has("id")) terms.push({ path: ["id"], direction: "asc", field: ID_FIELD });
+
+  const backwards = last != null && first == null;
+  const size = backwards ? last! : (first ?? ctx.config.graphqlDefaultFirst);
+  const filter: Where[] = [];
+  const clientWhere = checkedWhere(ctx, def, args.where);
+  if (clientWhere) filter.push(prefix.length ? nest(prefix, clientWhere) : clientWhere);
+  const where = [...filter];
+  if (after != null) where.push(keyset(terms, decode(after, terms, "after"), true));
+  if (before != null) where.push(keyset(terms, decode(before, terms, "before"), false));
+
+  const flip = (d: "asc" | "desc") => (backwards ? (d === "asc" ? "desc" : "asc") : d);
+  const orderBy = terms.map((t) => {
+    const nullable = t.path.length > 1 || !!t.field.nullable;
+    // Empty values last in the page's order; read backwards, they come first.
+    return orderNest(t.path, nullable ? { sort: flip(t.direction), nulls: backwards ? "first" : "last" } : flip(t.direction));
+  });
+  return { where, filter, orderBy, take: size + 1, skip: offset, backwards, size, terms, offset, hasCursor: after != null || before != null };
+}
+
+/** What the page's rows must carry for their cursors: the to-one relations the order reads through. */
+export function cursorSelection(plan: PagePlan): Record<string, unknown> {
+  const include: Record<string, any> = {};
+  for (const { path } of plan.terms) {
+    if (path.length < 2) continue;
+    let at = include;
+    for (const [i, key] of path.slice(0, -1).entries()) {
+      at[key] ??= { select: {} };
+      if (i === path.length - 2) at[key].select[path[path.length - 1]!] = true;
+      else at = at[key].select;
+    }
+  }
+  return include;
+}
+
+export interface ConnectionValue {
+  edges: Array<{ cursor: string; node: Row; edge: Row }>;
+  nodes: Row[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  totalCount: () => Promise<number>;
+}
+
+/** The connection of a page read with `plan` (its `take` rows); `node` picks the node from a listed row (a link row's related row). */
+export function connectionOf(rows: Row[], plan: PagePlan, totalCount: () => Promise<number>, node: (row: Row) => Row = (r) => r): ConnectionValue {
+  const more = rows.length > plan.size;
+  const page = more ? rows.slice(0, plan.size) : rows;
+  if (plan.backwards) page.reverse();
+  const edges = page.map((row) => ({ cursor: encode(plan.terms.map((t) => valueAt(row, t.path))), node: node(row), edge: row }));
+  return {
+    edges,
+    nodes: edges.map((e) => e.node),
+    pageInfo: {
+      hasNextPage: plan.backwards ? false : more,
+      hasPreviousPage: plan.backwards ? more : plan.offset > 0,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+    totalCount,
+  };
+}
+
+/** `XConnection` and `XEdge` of a node type; `edgeFields` adds link columns to the edge (a many-to-many list). */
+export function connectionType(builder: Builder, name: string, nodeRef: unknown, rows: string, edgeFields?: (t: any) => Record<string, unknown>) {
+  const b = builder as any;
+  const edge = b.objectRef(`${name}Edge`).implement({
+    description: `One of the ${rows} of a page, with its cursor${edgeFields ? " and the columns of its link" : ""}.`,
+    fields: (t: any) => ({
+      cursor: t.string({ description: "Where this row is in the list: pass it as `after` or `before` to page from here.", resolve: (e: ConnectionValue["edges"][number]) => e.cursor }),
+      node: t.field({ type: nodeRef, description: "The row.", resolve: (e: ConnectionValue["edges"][number]) => e.node }),
+      ...(edgeFields ? edgeFields(t) : {}),
+    }),
+  });
+  return b.objectRef(`${name}Connection`).implement({
+    description: `A page of ${rows} (Relay connection), with the total count and the cursors to page on.`,
+    fields: (t: any) => ({
+      totalCount: t.int({ description: `How many ${rows} match, over all pages (counted only when selected).`, resolve: (c: ConnectionValue) => c.totalCount() }),
+      pageInfo: t.field({ type: b.pageInfoRef(), description: "Whether more rows come before or after this page, and its cursors.", resolve: (c: ConnectionValue) => c.pageInfo }),
+      edges: t.field({ type: [edge], complexity: sizedElsewhere, description: `The ${rows} of this page with their cursors, in order.`, resolve: (c: ConnectionValue) => c.edges }),
+      nodes: t.field({ type: [nodeRef], complexity: sizedElsewhere, description: `The ${rows} of this page, in order.`, resolve: (c: ConnectionValue) => c.nodes }),
+    }),
+  });
+}

@@ -1,0 +1,338 @@
+import { brandWithType } from "@pothos/core";
+import { decodeGlobalID } from "@pothos/plugin-relay";
+import type { GraphQLResolveInfo } from "graphql";
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import type { PivotDef, RelationDef, ResourceDef } from "../resources/define.ts";
+import { resources, linkResourceOf, resourceNamed } from "../resources/index.ts";
+import { operations, type Operation } from "../resources/operations.ts";
+import { ApiError, validationError } from "../errors.ts";
+import { delegate, findOwned, guard, owned } from "../data/access.ts";
+import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
+import * as link from "../data/links.ts";
+import { fieldDescription, resourceDescription } from "../resources/descriptions.ts";
+import type { Builder } from "./builder.ts";
+import type { Context } from "./context.ts";
+import { enumRef } from "./enums.ts";
+import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
+import { connectionArgs, connectionOf, cursorSelection, planPage, type ConnectionArgs } from "./connections.ts";
+import { camel, pascal } from "./names.ts";
+import { registerRootField } from "./relation-scopes.ts";
+
+/*
+ * The public graph's root fields, generated from the registry: `node`/`nodes`, `me`, one connection and one lookup
+ * per resource, the views, and payload mutations (create, update, delete, batch create, and the link operations of
+ * many-to-many relations). They run the same data layer as the REST facade's internal fields.
+ */
+
+type Row = Record<string, any>;
+type Args = Record<string, any>;
+const CONNECTION_PATHS = [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]];
+const plural = (def: ResourceDef) => `${def.label.toLowerCase()}s`;
+
+/** The top-level operation of `kind` on `def` (its scopes are the public field's). */
+const topLevel = (def: ResourceDef, kind: Operation["kind"]) => operations.find((op) => op.def === def && op.kind === kind && !op.parent && !op.view);
+
+export function addRootFields(builder: Builder, refs: ObjectRefs): void {
+  const b = builder as any;
+  const linkItems = new Map<string, unknown>();
+  const nodeTypes = new Map(resources.filter((d) => !d.link).map((d) => [pascal(d.name), d]));
+
+  /** A node of the caller's account, or null: a foreign id, a malformed one and a type the key may not view are all null. */
+  async function loadNodes(ctx: Context, ids: Array<{ typename: string; id: string }>, info: GraphQLResolveInfo) {
+    guard(ctx, []);
+    return Promise.all(ids.map(async ({ typename, id }) => {
+      const def = nodeTypes.get(typename);
+      const rowId = Number(id);
+      if (!def || !Number.isInteger(rowId)) return null;
+      const show = topLevel(def, "show") ?? topLevel(def, "list");
+      if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) throw new ApiError("FORBIDDEN", `Reading a ${def.label.toLowerCase()} needs the ${show.scopes.join(", ")} scope.`);
+      const query = queryFromInfo({ context: ctx, info, typeName: typename });
+      const row = await delegate(ctx.prisma, def.model).findFirst({ ...query, where: owned(ctx, def, { id: rowId }) });
+      if (row) brandWithType(row, typename as never);
+      return row ?? null;
+    }));
+  }
+  const parseId = (global: string) => {
+    try {
+      return decodeGlobalID(global);
+    } catch {
+      return { typename: "", id: "" };
+    }
+  };
+
+  const queryRef = b.queryType({ description: "Reads: every resource as a connection and by row id, any row by its global id, and the key's own user." });
+  b.mutationType({ description: "Writes: create, update and delete every resource, batches, and the links of many-to-many relations; each answers a payload." });
+
+  b.queryField("node", (t: any) => t.field({
+    type: b.nodeInterfaceRef(), nullable: true,
+    description: "The row with this global id, of any type; null when it does not exist or belongs to another account.",
+    args: { id: t.arg.id({ required: true, description: "A global id (any row's `id`)." }) },
+    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => (await loadNodes(ctx, [parseId(String(args.id))], info))[0],
+  }));
+  b.queryField("nodes", (t: any) => t.field({
+    type: [b.nodeInterfaceRef()], nullable: { list: false, items: true },
+    description: "The rows with these global ids, in the same order; null for each that does not exist or belongs to another account.",
+    args: { ids: t.arg.idList({ required: true, description: `Global ids: at most the page maximum.` }) },
+    resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      if (args.ids.length > ctx.config.maxPageSize) throw validationError({ ids: [`ids must not have more than ${ctx.config.maxPageSize} items.`] });
+      return loadNodes(ctx, (args.ids as string[]).map((id) => parseId(String(id))), info);
+    },
+  }));
+  registerRootField("node", { scopes: [] });
+  registerRootField("nodes", { scopes: [] });
+
+  const user = resourceNamed("user");
+  b.queryField("me", (t: any) => t.field({
+    type: refs.objects.get("user"), nullable: true,
+    description: "The user the API key acts for; null when the key acts for no user.",
+    resolve: async (_root: unknown, _args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      guard(ctx, []);
+      if (ctx.auth!.userId == null) return null;
+      return delegate(ctx.prisma, user.model).findFirst({ ...queryFromInfo({ context: ctx, info }), where: owned(ctx, user, { id: ctx.auth!.userId }) });
+    },
+  }));
+  registerRootField("me", { scopes: [], def: user });
+
+  for (const def of resources) {
+    if (def.link) continue;
+    const list = topLevel(def, "list");
+    const show = topLevel(def, "show");
+    if (list) addList(def.plural, def, list.scopes, () => ({}), `Every ${def.label.toLowerCase()} of the account. ${resourceDescription(def)}`);
+    if (show) {
+      b.queryField(def.name, (t: any) => t.prismaField({
+        type: def.model, nullable: true,
+        description: `One ${def.label.toLowerCase()} by its row id; null when there is none in the account. ${resourceDescription(def)}`,
+        args: { rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id (\`rowId\`).` }) },
+        resolve: (query: object, _root: unknown, args: Args, ctx: Context) => {
+          guard(ctx, show.scopes);
+          return delegate(ctx.prisma, def.model).findFirst({ ...query, where: owned(ctx, def, { id: args.rowId }) });
+        },
+      }));
+      registerRootField(def.name, { scopes: show.scopes, def });
+    }
+    for (const view of def.views ?? []) {
+      if (!view.operations.includes("list") || view.field === "me") continue;
+      addList(view.field, def, view.scopes, (ctx) => view.where?.(ctx) ?? {}, view.description ?? resourceDescription(def));
+    }
+    addMutations(def);
+  }
+
+  function addList(name: string, def: ResourceDef, scopes: string[], fixed: (ctx: Context) => Row, description: string) {
+    const base = baseOrder(def.orderBy, columnOf(def));
+    b.queryField(name, (t: any) => t.field({
+      type: refs.connectionOf(def),
+      args: connectionArgs(t, refs.filters, def, plural(def)),
+      description,
+      resolve: async (_root: unknown, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
+        guard(ctx, scopes);
+        const plan = planPage(ctx, def, args, base);
+        const own = owned(ctx, def, fixed(ctx));
+        const d = delegate(ctx.prisma, def.model);
+        const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, include: cursorSelection(plan) as never }) as Row;
+        const rows = await d.findMany({ ...query, where: { AND: [own, ...plan.where] }, orderBy: plan.orderBy, take: plan.take, skip: plan.skip || undefined });
+        let counted: Promise<number> | null = null;
+        return connectionOf(rows, plan, () => (counted ??= d.count({ where: { AND: [own, ...plan.filter] } })));
+      },
+    }));
+    registerRootField(name, { scopes, def });
+  }
+
+  function payload(name: string, fields: (t: any) => Record<string, unknown>, description: string) {
+    return b.objectRef(name).implement({
+      description,
+      fields: (t: any) => ({
+        ...fields(t),
+        query: t.field({ type: queryRef, description: "The query root, to read anything else after the change in the same response.", resolve: () => ({}) }),
+      }),
+    });
+  }
+
+  function inputFields(t: any, def: ResourceDef, create: boolean) {
+    const fields: Record<string, unknown> = {};
+    for (const [key, f] of Object.entries(def.fields)) {
+      if (f.writable === false || f.hidden) continue;
+      const required = create && !!f.required && !f.defaultsToCaller && !f.autoOrder;
+      fields[key] = t.field({ type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), required, description: fieldDescription(def, key, f) });
+    }
+    for (const [name, upload] of Object.entries(def.uploads ?? {})) {
+      fields[name] = t.field({
+        type: "File", required: create && !!upload.required,
+        description: `The ${upload.image ? "image" : "file"} to upload (GraphQL multipart request).`,
+      });
+    }
+    return fields;
+  }
+
+  function addMutations(def: ResourceDef) {
+    const Name = pascal(def.name);
+    const one = def.label.toLowerCase();
+    const node = refs.objects.get(def.name);
+    const create = topLevel(def, "create");
+    const update = topLevel(def, "update");
+    const remove = topLevel(def, "delete");
+    const batch = topLevel(def, "batchCreate");
+    const rowPayload = (verb: string) => payload(`${verb}${Name}Payload`, (t: any) => ({
+      [def.name]: t.field({ type: node, nullable: true, description: `The ${one} as it is now${verb === "Delete" ? " gone (its last state)" : ""}.`, resolve: (p: Row) => p.row }),
+    }), `What ${verb.toLowerCase()}${verb.endsWith("e") ? "d" : "ed"} a ${one} answers.`);
+    const reread = (ctx: Context, info: GraphQLResolveInfo, id: number, tx: any = ctx.prisma) =>
+      delegate(tx, def.model).findFirst({ ...queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }), where: { id } });
+
+    if (create) {
+      const input = b.inputType(`Create${Name}Input`, { description: `A new ${one}: its attributes; the required ones are non-null.`, fields: (t: any) => inputFields(t, def, true) });
+      b.mutationField(`create${Name}`, (t: any) => t.field({
+        type: rowPayload("Create"), nullable: true,
+        description: `Creates a ${one}. ${resourceDescription(def)}`,
+        args: { input: t.arg({ type: input, required: true, description: `The new ${one}'s attributes.` }) },
+        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+          guard(ctx, create.scopes);
+          const row = await inTransaction(ctx, (tx) => createRow(ctx, tx, def, args.input));
+          return { row: await reread(ctx, info, row.id) };
+        },
+      }));
+      registerRootField(`create${Name}`, { scopes: create.scopes, def });
+    }
+    if (update) {
+      const patch = b.inputType(`${Name}Patch`, { description: `Changes to a ${one}: only the attributes given change.`, fields: (t: any) => inputFields(t, def, false) });
+      b.mutationField(`update${Name}`, (t: any) => t.field({
+        type: rowPayload("Update"), nullable: true,
+        description: `Changes a ${one}: only the attributes given.`,
+        args: {
+          rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
+          input: t.arg({ type: patch, required: true, description: "The attributes to change." }),
+        },
+        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+          guard(ctx, update.scopes);
+          const row = await inTransaction(ctx, async (tx) => updateRow(ctx, tx, def, await findOwned(ctx, tx, def, args.rowId), args.input));
+          return { row: await reread(ctx, info, row.id) };
+        },
+      }));
+      registerRootField(`update${Name}`, { scopes: update.scopes, def });
+    }
+    if (remove) {
+      b.mutationField(`delete${Name}`, (t: any) => t.field({
+        type: rowPayload("Delete"), nullable: true,
+        description: `Deletes a ${one}.`,
+        args: { rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }) },
+        resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+          guard(ctx, remove.scopes);
+          return inTransaction(ctx, async (tx) => {
+            const row = await findOwned(ctx, tx, def, args.rowId, queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }));
+            await deleteRows(ctx, tx, def, [row.id]);
+            return { row };
+          });
+        },
+      }));
+      registerRootField(`delete${Name}`, { scopes: remove.scopes, def });
+    }
+    if (batch && create) {
+      const Plural = pascal(def.plural);
+      b.mutationField(`create${Plural}`, (t: any) => t.field({
+        type: payload(`Create${Plural}Payload`, (t: any) => ({
+          [def.plural]: t.field({ type: [node], description: `The new ${plural(def)}, in the order of the inputs.`, resolve: (p: Row) => p.rows }),
+        }), `What creating several ${plural(def)} answers.`),
+        nullable: true,
+        description: `Creates several ${plural(def)} in one transaction: all or none.`,
+        args: { inputs: t.arg({ type: [`Create${Name}Input`], required: true, description: `The new ${plural(def)} (at most the server's batch limit).` }) },
+        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+          guard(ctx, batch.scopes);
+          if (args.inputs.length > ctx.config.batchMaxItems) throw validationError({ inputs: [`inputs must not have more than ${ctx.config.batchMaxItems} items.`] });
+          const ids = await inTransaction(ctx, async (tx) => {
+            const made: number[] = [];
+            for (const [i, input] of (args.inputs as Row[]).entries()) {
+              made.push((await createRow(ctx, tx, def, input).catch((e) => Promise.reject(atItem(e, `inputs.${i}`)))).id);
+            }
+            return made;
+          });
+          const rows: Row[] = await delegate(ctx.prisma, def.model).findMany({ ...queryFromInfo({ context: ctx, info, typeName: Name, path: [def.plural] }), where: { id: { in: ids } } });
+          const byId = new Map(rows.map((r) => [r.id, r]));
+          return { rows: ids.map((id) => byId.get(id)) };
+        },
+      }));
+      registerRootField(`create${Plural}`, { scopes: batch.scopes, def });
+    }
+    for (const rel of Object.values(def.relations)) if (rel.kind === "belongsToMany") addLinkMutations(def, rel);
+  }
+
+  function addLinkMutations(def: ResourceDef, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
+    const ops = operations.filter((op) => op.parent?.def === def && op.parent.relation === rel && ["attach", "detach", "sync", "toggle"].includes(op.kind));
+    if (!ops.length) return;
+    const pivot = rel.pivot;
+    const related = resourceNamed(pivot.related);
+    const Parent = pascal(def.name);
+    const item = linkItemInput(pivot, related);
+    const result = payload(`${Parent}${pascal(rel.field)}LinksPayload`, (t: any) => ({
+      [def.name]: t.field({ type: refs.objects.get(def.name), nullable: true, description: `The ${def.label.toLowerCase()}, with its links as they are now.`, resolve: (p: Row) => p.parent }),
+      attachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} newly linked.`, resolve: (p: Row) => p.changes.attached }),
+      detachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} unlinked.`, resolve: (p: Row) => p.changes.detached }),
+      updatedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} whose link columns changed.`, resolve: (p: Row) => p.changes.updated }),
+    }), `What changing the ${plural(related)} linked to a ${def.label.toLowerCase()} answers: the changes, and the ${def.label.toLowerCase()} to read its links from.`);
+    for (const op of ops) {
+      b.mutationField(op.field, (t: any) => t.field({
+        type: result, nullable: true,
+        description: ({
+          attach: `Links ${plural(related)} to a ${def.label.toLowerCase()}.`,
+          detach: `Unlinks ${plural(related)} from a ${def.label.toLowerCase()}; they stay.`,
+          sync: `Makes the ${def.label.toLowerCase()}'s linked ${plural(related)} exactly the ones given (unless \`detaching\` is false).`,
+          toggle: `Links the given ${plural(related)} the ${def.label.toLowerCase()} lacks and unlinks those it has.`,
+        } as Row)[op.kind],
+        args: {
+          rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id.` }),
+          ...(op.kind === "detach"
+            ? { rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(related)} to unlink.` }) }
+            : { items: t.arg({ type: [item], required: true, description: `The ${plural(related)} to link, with the link's columns.` }) }),
+          ...(op.kind === "sync" ? { detaching: t.arg.boolean({ description: "Unlink the rows not listed (default true)." }) } : {}),
+          ...(op.kind === "attach" ? { duplicates: t.arg.boolean({ description: "Link again rows already linked (default false: they are skipped)." }) } : {}),
+        },
+        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+          guard(ctx, op.scopes);
+          const list = (op.kind === "detach" ? args.rowIds : args.items) as unknown[];
+          if (list.length > ctx.config.batchMaxItems) throw validationError({ [op.kind === "detach" ? "rowIds" : "items"]: [`No more than ${ctx.config.batchMaxItems} items.`] });
+          const items = op.kind === "detach" ? [] : (args.items as Row[]).map(({ rowId, ...columns }) => ({ id: rowId, ...(Object.keys(columns).length ? { pivot: columns } : {}) }));
+          const changes = await inTransaction(ctx, async (tx) => {
+            const parent = await findOwned(ctx, tx, def, args.rowId, { select: { id: true } });
+            switch (op.kind) {
+              case "attach":
+                return link.attach(ctx, tx, pivot, parent.id, items, args.duplicates ?? false);
+              case "detach":
+                return link.detach(ctx, tx, pivot, parent.id, args.rowIds);
+              case "sync":
+                return link.sync(ctx, tx, pivot, parent.id, items, args.detaching ?? true);
+              default:
+                return link.toggle(ctx, tx, pivot, parent.id, items);
+            }
+          }).catch((e) => Promise.reject(renamedItems(e, op.kind === "detach" ? "rowIds" : "items")));
+          const parent = await delegate(ctx.prisma, def.model).findFirst({ ...queryFromInfo({ context: ctx, info, typeName: Parent, path: [def.name] }), where: { id: args.rowId } });
+          return { parent, changes };
+        },
+      }));
+      registerRootField(op.field, { scopes: op.scopes, def });
+    }
+  }
+
+  function linkItemInput(pivot: PivotDef, related: ResourceDef) {
+    const name = `${pivot.model}${pascal(related.name)}Item`;
+    if (linkItems.has(name)) return linkItems.get(name);
+    return linkItems.set(name, b.inputType(name, {
+      description: `A ${related.label.toLowerCase()} to link, with the columns of its link.`,
+      fields: (t: any) => {
+        const fields: Record<string, unknown> = { rowId: t.int({ required: true, description: `The ${related.label.toLowerCase()}'s row id.` }) };
+        for (const [key, f] of Object.entries(pivot.fields)) {
+          fields[key] = t.field({ type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), required: false, description: fieldDescription(linkResourceOf(pivot), key, f) });
+        }
+        return fields;
+      },
+    })).get(name);
+  }
+}
+
+/** A batch item's field errors under its input path (`inputs.2.name`). */
+function atItem(error: unknown, at: string): unknown {
+  if (!(error instanceof ApiError) || !error.fieldErrors) return error;
+  return validationError(Object.fromEntries(Object.entries(error.fieldErrors).map(([k, v]) => [`${at}.${k.split(".").map(camel).join(".")}`, v])));
+}
+
+/** The link layer names its list `resources`; the public mutations call it `items` or `rowIds`. */
+function renamedItems(error: unknown, name: string): unknown {
+  if (!(error instanceof ApiError) || !error.fieldErrors) return error;
+  return validationError(Object.fromEntries(Object.entries(error.fieldErrors).map(([k, v]) => [k.replace(/^resources\b/, name).split(".").map(camel).join("."), v])));
+}
