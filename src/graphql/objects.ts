@@ -70,12 +70,13 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     if (!connections.has(def.name)) connections.set(def.name, connectionType(builder, pascal(def.name), objects.get(def.name), plural(def)));
     return connections.get(def.name);
   }
-  function linkConnectionOf(rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
-    const key = `link:${rel.pivot.model}`;
+  /** `GroupUnitsConnection`: the related rows of one many-to-many relation, its link's columns on the edges. */
+  function linkConnectionOf(def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
+    const key = `${pascal(def.name)}${pascal(relationKey)}`;
     if (!connections.has(key)) {
       const related = resourceNamed(rel.pivot.related);
       const link = linkResourceOf(rel.pivot);
-      connections.set(key, connectionType(builder, rel.pivot.model, objects.get(related.name), plural(related), (t: any) => {
+      connections.set(key, connectionType(builder, key, objects.get(related.name), plural(related), (t: any) => {
         const fields: Record<string, unknown> = {
           linkedAt: t.field({ type: "DateTime", description: "When the link was made.", resolve: (e: { edge: Row }) => e.edge.createdAt }),
         };
@@ -104,7 +105,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
   }
 
   /** A to-many relation as a connection: one query per level for every parent (per-parent windows), counts on demand. */
-  function relationConnection(t: any, def: ResourceDef, rel: Extract<RelationDef, { kind: "hasMany" | "belongsToMany" }>, description: string) {
+  function relationConnection(t: any, def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "hasMany" | "belongsToMany" }>, description: string) {
     const m2m = rel.kind === "belongsToMany";
     const target = resourceNamed(m2m ? rel.pivot.related : rel.target);
     const listed = m2m ? linkResourceOf(rel.pivot) : target;
@@ -115,17 +116,22 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     const foreignKey = m2m ? rel.pivot.parentKey : rel.foreignKey;
     const plan = (args: ConnectionArgs, ctx: Context) => planPage(ctx, target, args, base, prefix);
     return t.field({
-      type: m2m ? linkConnectionOf(rel) : connectionOf(target),
+      type: m2m ? linkConnectionOf(def, relationKey, rel) : connectionOf(target),
       args: connectionArgs(t, filters, target, plural(target)),
       description,
-      select: (args: ConnectionArgs, ctx: Context, nested: (query: object, options?: object) => any) => {
-        const p = plan(args, ctx);
-        const where = [...(fixed ? [fixed] : []), ...p.where];
-        const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
-        const cursors = cursorSelection(p);
-        if (!m2m) return { [rel.field]: nested({ ...page, include: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) };
-        const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
-        return { [rel.field]: { ...page, include: { ...(cursors as Row), [rel.pivot.related]: mergeSelections(related, (cursors as Row)[rel.pivot.related]) } } };
+      // Pothos's own `select` option drops the selected-names argument: the plugin's extension takes it (as its
+      // relatedConnection does), so that `{ likes { totalCount } }` reads no rows, only the grouped count.
+      extensions: {
+        pothosPrismaSelect: (args: ConnectionArgs, ctx: Context, nested: (query: object, options?: object) => any, selected?: () => Iterable<string>) => {
+          const p = plan(args, ctx);
+          if (selected && [...selected()].every((name) => name === "totalCount" || name === "__typename")) return { select: { id: true } };
+          const where = [...(fixed ? [fixed] : []), ...p.where];
+          const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
+          const cursors = cursorSelection(p);
+          if (!m2m) return { select: { [rel.field]: nested({ ...page, include: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
+          const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
+          return { select: { [rel.field]: { ...page, include: { ...(cursors as Row), [rel.pivot.related]: mergeSelections(related, (cursors as Row)[rel.pivot.related]) } } } };
+        },
       },
       resolve: (row: Row, args: ConnectionArgs, ctx: Context) => {
         const p = plan(args, ctx);
@@ -166,7 +172,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         case "hasMany":
         case "belongsToMany": {
           // A many-to-many connection lists the related rows (`fields`), not the link rows (`fieldLinks`).
-          if (!def.link) fields[rel.kind === "belongsToMany" && !rel.filter ? relationKey : relationField(rel)] = relationConnection(t, def, rel, description);
+          if (!def.link) fields[rel.kind === "belongsToMany" && !rel.filter ? relationKey : relationField(rel)] = relationConnection(t, def, relationKey, rel, description);
           const orderBy = rel.kind === "hasMany" ? rel.orderBy : rel.pivot.orderBy;
           const query = orderBy ? { query: { orderBy } } : {};
           const internal = { subGraphs: ["internal"], description: `${description} Every row, for REST includes.` };

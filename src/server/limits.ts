@@ -1,7 +1,7 @@
 import type { Plugin } from "graphql-yoga";
 import { GraphQLError, Lexer, Source, TokenKind, type DocumentNode, type ValidationContext, type ValidationRule } from "graphql";
 import { maxDepthPlugin, maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
-import { costLimitPlugin, costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
+import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
 import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import type { Config } from "../config.ts";
@@ -47,7 +47,8 @@ export function queryLimitRules(config: Config): ValidationRule[] {
 export function queryLimitPlugins(config: Config): Plugin[] {
   const o = shapeOptions(config);
   return [
-    maxTokensPlugin(o.tokens), maxDepthPlugin(o.depth), costLimitPlugin(o.cost), maxAliasesPlugin(o.aliases),
+    // graphql-armor's cost does not know a connection's `first`: on /graphql the size-aware budget below replaces it.
+    maxTokensPlugin(o.tokens), maxDepthPlugin(o.depth), maxAliasesPlugin(o.aliases),
     complexityBudgetPlugin(config), rowBudgetPlugin(config),
   ] as Plugin[];
 }
