@@ -3,7 +3,7 @@
  * GraphQL. Two accounts get the same organisation (test/support/world.ts); every string account B
  * writes carries the marker "bravosecret". With a `*` key of account A, B's ids are put where ids go:
  *
- * - path ids (each parameter in turn, then all of them) → 404; GraphQL: a read is null, as a missing row is, anything else NOT_FOUND;
+ * - path ids (each parameter in turn, then all of them) → 404;
  * - foreign keys of create/update/batch bodies, link columns that reference rows, polymorphic owners
  *   (`model_type`/`model_id`) → 422 naming the attribute, exactly as for an id that exists nowhere;
  * - `resources` of attach/detach/sync/toggle/batch update/batch delete, `related_key` of associate →
@@ -11,21 +11,32 @@
  * - search filters on `id` (and a text search for the marker) → 200 with no rows;
  * - reads of A's own rows with every include → no row of B embedded.
  *
+ * The public graph (`/graphql`) is probed through the root field that does what each operation does
+ * (test/support/graphql.ts): B's row ids in lookups, `node(id:)` and `nodes(ids:)`, and parents of nested
+ * connections → null, as a missing row is; in update/delete/link mutations → NOT_FOUND; as foreign keys, link
+ * columns and owners in inputs → VALIDATION; in link items → what REST says; `where` on B's ids or text, directly or
+ * through every relation a connection filters on (`users(where: { rankRecords: { some: ... } })`) → no rows; A's
+ * connections read with every relation two levels deep → nothing of B's.
+ *
  * No response may contain the marker, and B's rows, table by table, are the same afterwards.
  * Everything runs once in `beforeAll`; each test asserts one list of problems, so a failure lists
  * every operation that misbehaves.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { ResourceDef } from "../src/resources/define.ts";
-import { resourceNamed } from "../src/resources/index.ts";
+import { resourceNamed, resources } from "../src/resources/index.ts";
 import { operations, pivotOf, type Operation } from "../src/resources/operations.ts";
 import { morphOwnersOf } from "../src/graphql/objects.ts";
 import { snake } from "../src/graphql/names.ts";
 import { startHarness, type Client, type Harness, type Reply } from "./harness.ts";
+import { pascal } from "../src/graphql/names.ts";
 import { World } from "./support/world.ts";
 import { groupOf, planSeeded, seededParams, urlOf, type Planned } from "./support/plans.ts";
 import { fixedColumns, pathOf } from "./support/registry.ts";
-import { gqlCode, graphqlRequest, relationFieldsOf, sendGraphql } from "./support/graphql.ts";
+import {
+  globalId, gqlCode, publicFieldOf, publicRequest, publicRootOperations, relationFieldsOfType, relationFiltersOf, resultRows, rowTypeOf,
+  selectionOf, sendGraphql, stringColumnsOf, type PublicRequest, type RequestOptions,
+} from "./support/graphql.ts";
 import { accountIdOf, accountRows } from "./support/account-rows.ts";
 
 const MARK = "bravosecret";
@@ -53,9 +64,16 @@ const problems = {
   gqlLinkIds: [] as string[],
   gqlSearch: [] as string[],
   gqlIncludes: [] as string[],
+  gqlNodes: [] as string[],
+  gqlRelationWhere: [] as string[],
   serverErrors: [] as string[],
 };
-const counts = { rest: 0, graphql: 0, pathProbes: 0, bodyProbes: 0, linkProbes: 0, searchProbes: 0, includeReads: 0 };
+const counts = {
+  rest: 0, graphql: 0, pathProbes: 0, bodyProbes: 0, linkProbes: 0, searchProbes: 0, includeReads: 0,
+  gqlPathProbes: 0, gqlBodyProbes: 0, gqlLinkProbes: 0, gqlSearchProbes: 0, gqlNodeProbes: 0, gqlRelationWhereProbes: 0,
+};
+/** Operations that have a public root field doing what they do (the others are REST-only: nested writes, pivots...). */
+const publicOps = new Set<Operation>();
 const covered = new Set<Operation>();
 
 const brief = (r: Reply) => `${r.status} ${JSON.stringify(r.body?.error ?? r.body?.errors?.[0] ?? r.body).slice(0, 200)}`;
@@ -69,14 +87,23 @@ async function rest(what: string, method: string, url: string, body?: unknown): 
   return r;
 }
 
-/** The same operation through /graphql (uploads left out), with the same checks. */
-async function gql(what: string, op: Operation, params: Record<string, number>, body: unknown, includes: readonly string[] = []): Promise<Reply> {
-  const r = await sendGraphql(a, graphqlRequest(h.app.schema, op, params, body, { includes, files: false }));
+/** A public request doing what `op` does (uploads left out), or undefined for a REST-only operation. */
+const request = (op: Operation, params: Record<string, number>, body: unknown, options: RequestOptions = {}) =>
+  publicRequest(h.app.schema, op, params, body, { files: false, ...options });
+
+/** Sends to /graphql with A's key, with the same checks as `rest`. */
+async function gql(what: string, req: PublicRequest): Promise<Reply> {
+  const r = await sendGraphql(a, req);
   counts.graphql++;
-  if (JSON.stringify(r.body ?? "").includes(MARK)) problems.leaks.push(`${what} (GraphQL ${op.field}) → ${JSON.stringify(r.body).slice(0, 300)}`);
-  if (gqlCode(r) === "INTERNAL" || r.status >= 500) problems.serverErrors.push(`${what} (GraphQL ${op.field}) → ${brief(r)}`);
+  if (JSON.stringify(r.body ?? "").includes(MARK)) problems.leaks.push(`${what} (GraphQL ${req.field}) → ${JSON.stringify(r.body).slice(0, 300)}`);
+  if (gqlCode(r) === "INTERNAL" || r.status >= 500) problems.serverErrors.push(`${what} (GraphQL ${req.field}) → ${brief(r)}`);
   return r;
 }
+
+/** A read answered null, with no error: what a missing row is. */
+const isNullRead = (r: Reply) => r.status === 200 && !r.body?.errors && r.body?.data?.result === null;
+/** A read answered with no rows and no error. */
+const isEmptyRead = (r: Reply) => r.status === 200 && !r.body?.errors && resultRows(r)?.length === 0;
 
 /** Error body with both probe ids written as <id>, for comparing a foreign id with a missing one. */
 const normalised = (r: Reply, ...ids: number[]) => {
@@ -108,12 +135,21 @@ async function pathProbes(op: Operation, base: Planned): Promise<void> {
     const r = await rest(what, op.method, pathOf(op, v.params, base.query), base.body);
     if (r.status !== 404 || r.body?.error?.type !== "NotFoundHttpException") problems.pathIds.push(`${what} → ${brief(r)}`);
   }
-  // GraphQL runs the same resolver: once per root field, with every id of B.
+  // The public field doing the same, with every id of B: a lookup (a row, a nested connection's parent) is null with no
+  // error, as a missing row is; a mutation is NOT_FOUND.
   const last = variants.at(-1)!;
-  const g = await gql(`${opName(op)} ${last.label}`, op, last.params, base.body);
-  // A single row read of B's is null with no error, as a missing row is; a write, or a list under B's parent, is NOT_FOUND.
-  const isolated = op.kind === "show" ? g.status === 200 && g.body?.data?.result === null && !g.body?.errors : gqlCode(g) === "NOT_FOUND";
-  if (!isolated) problems.gqlPathIds.push(`${opName(op)} ${last.label} → ${brief(g)}`);
+  const req = request(op, last.params, base.body);
+  if (!req) return;
+  counts.gqlPathProbes++;
+  const what = `${opName(op)} ${last.label} (${req.field})`;
+  const g = await gql(what, req);
+  const isolated = req.root === "query" ? isNullRead(g) : gqlCode(g) === "NOT_FOUND";
+  if (!isolated) problems.gqlPathIds.push(`${what} → ${brief(g)}`);
+  // A's own row through the same field is found: the null above is B's id, not a broken request.
+  if (req.root === "query") {
+    const mine = await gql(`${opName(op)} A's ids (${req.field})`, request(op, own, base.body)!);
+    if (mine.body?.errors || mine.body?.data?.result == null) problems.gqlPathIds.push(`${opName(op)} A's own ids (${req.field}) → ${brief(mine)}`);
+  }
 }
 
 // ── 2. Ids in bodies: foreign keys, link columns, polymorphic owners ─────────────────────────────
@@ -198,7 +234,7 @@ function bodyProbes(op: Operation): BodyProbe[] {
 }
 
 async function bodyIdProbes(op: Operation, base: Planned): Promise<void> {
-  for (const [index, p] of bodyProbes(op).entries()) {
+  for (const p of bodyProbes(op)) {
     counts.bodyProbes++;
     const what = `${opName(op)} ${p.label} of B`;
     const url = urlOf(base);
@@ -210,10 +246,13 @@ async function bodyIdProbes(op: Operation, base: Planned): Promise<void> {
     const ids = Object.values(p.foreign).filter((v): v is number => typeof v === "number");
     if (r.status !== 422 || !named) problems.bodyIds.push(`${what} → ${brief(r)}`);
     else if (normalised(r, ...ids) !== normalised(twin, MISSING)) problems.bodyIds.push(`${what}: ${normalised(r, ...ids)} differs from a missing id's ${normalised(twin, MISSING)}`);
-    // GraphQL validates inputs with the same code: the first probe of each root field.
-    if (index > 0) continue;
-    const g = await gql(what, op, base.params, foreign);
-    if (gqlCode(g) !== "VALIDATION") problems.gqlBodyIds.push(`${what} → ${brief(g)}`);
+    // The public mutation validates its input with the same rules: VALIDATION, with the same probe's missing id too.
+    const req = request(op, base.params, foreign);
+    if (!req) continue;
+    counts.gqlBodyProbes++;
+    const g = await gql(`${what} (${req.field})`, req);
+    const gTwin = await gql(`${what} (${req.field}, missing id)`, request(op, base.params, bodyWith(op, base, p.missing, p.pivot))!);
+    if (gqlCode(g) !== "VALIDATION" || gqlCode(gTwin) !== "VALIDATION") problems.gqlBodyIds.push(`${what} (${req.field}) → ${brief(g)}; missing id → ${brief(gTwin)}`);
   }
 }
 
@@ -249,9 +288,12 @@ async function linkIdProbes(op: Operation, base: Planned): Promise<void> {
   const twin = await rest(`${what} (missing id)`, op.method, url, linkBody(op, MISSING, base));
   if (r.status !== 404 && r.status !== 422) problems.linkIds.push(`${what} → ${brief(r)}`);
   else if (normalised(r, theirs) !== normalised(twin, MISSING)) problems.linkIds.push(`${what}: ${normalised(r, theirs)} differs from a missing id's ${normalised(twin, MISSING)}`);
-  const g = await gql(what, op, base.params, foreign);
+  const req = request(op, base.params, foreign);
+  if (!req) return;
+  counts.gqlLinkProbes++;
+  const g = await gql(`${what} (${req.field})`, req);
   const expected = r.status === 404 ? "NOT_FOUND" : "VALIDATION";
-  if (gqlCode(g) !== expected) problems.gqlLinkIds.push(`${what} → ${brief(g)} (REST said ${r.status})`);
+  if (gqlCode(g) !== expected) problems.gqlLinkIds.push(`${what} (${req.field}) → ${brief(g)} (REST said ${r.status})`);
 }
 
 // ── 4. Search ─────────────────────────────────────────────────────────────────────────────────────
@@ -270,8 +312,22 @@ async function searchProbes(op: Operation, base: Planned): Promise<void> {
     const r = await rest(what, op.method, urlOf(base), body);
     const searchable = !label.startsWith("text") || r.status !== 422;
     if (searchable && (r.status !== 200 || r.body.data.length !== 0)) problems.search.push(`${what} → ${brief(r)}`);
-    const g = await gql(what, op, base.params, body);
-    if (searchable && (g.body.errors || g.body.data?.result?.nodes?.length !== 0)) problems.gqlSearch.push(`${what} → ${brief(g)}`);
+  }
+  // The public connection (the resource's, or the relation of A's parent) with a `where` on B's ids or text.
+  const strings = stringColumnsOf(h.app.schema, op.def);
+  const ids = [...new Set([theirs, ...(bRowsBefore[op.def.model] ?? []).map((r: any) => r.id as number)])];
+  const wheres: Array<[string, unknown]> = [
+    ["where id equals B's row", { id: { equals: theirs } }],
+    ["where id in B's rows", { id: { in: ids } }],
+    ...(strings.length ? [[`where a text column contains "${MARK}"`, { OR: strings.map((c) => ({ [c]: { contains: MARK } })) }] as [string, unknown]] : []),
+  ];
+  for (const [label, where] of wheres) {
+    const req = request(op, base.params, undefined, { where });
+    if (!req) return;
+    counts.gqlSearchProbes++;
+    const what = `${opName(op)} ${label} (${req.field})`;
+    const g = await gql(what, req);
+    if (!isEmptyRead(g)) problems.gqlSearch.push(`${what} → ${brief(g)}`);
   }
 }
 
@@ -294,32 +350,82 @@ async function restIncludeRead(op: Operation, base: Planned, values: string[]): 
 
 async function gqlRelationRead(op: Operation, base: Planned, relations: string[]): Promise<void> {
   counts.includeReads++;
-  const what = `${opName(op)} selecting ${relations.join(",") || "scalars"}`;
-  const r = await sendGraphql(a, graphqlRequest(h.app.schema, op, base.params, base.body, { relations, files: false }));
-  counts.graphql++;
-  if (JSON.stringify(r.body ?? "").includes(MARK)) problems.leaks.push(`${what} (GraphQL ${op.field}) → ${JSON.stringify(r.body).slice(0, 300)}`);
+  const req = request(op, base.params, base.body, { select: selectionOf(rowTypeOf(h.app.schema, op), 2, relations) })!;
+  const what = `${opName(op)} (${req.field}) selecting ${relations.join(",") || "scalars"}`;
+  const r = await gql(what, req);
   if (r.body?.errors && relations.length > 1 && tooLarge(r.body.errors[0].message)) {
     const half = Math.ceil(relations.length / 2);
     await gqlRelationRead(op, base, relations.slice(0, half));
     await gqlRelationRead(op, base, relations.slice(half));
-  } else if (r.body?.errors || !r.body?.data?.result) problems.gqlIncludes.push(`${what} → ${brief(r)}`);
+  } else if (r.body?.errors || !resultRows(r)?.length) problems.gqlIncludes.push(`${what} → ${brief(r)}`);
 }
 
 /**
  * A's own rows read with every include (REST), and through GraphQL with every relation field two levels
  * deep. A search runs its list's root field, and a show selects what its list selects: GraphQL reads
- * the lists (and views) only, REST every read but searches.
+ * the lists (top-level, views, and nested connections under A's parents) only, REST every read but searches.
  */
 async function includeReads(op: Operation, base: Planned): Promise<void> {
   if (op.root !== "query" || op.kind === "search") return;
   const values = op.includes.filter((v) => v.split(".").length <= (h.config.includeMaxDepth ?? Infinity));
   const count = h.config.includeMaxCount ?? Infinity;
   for (let i = 0; i < Math.max(values.length, 1); i += count) await restIncludeRead(op, base, values.slice(i, i + count));
-  if (op.kind === "list") await gqlRelationRead(op, base, relationFieldsOf(h.app.schema, op));
+  if (op.kind === "list" && publicFieldOf(h.app.schema, op)) await gqlRelationRead(op, base, relationFieldsOfType(rowTypeOf(h.app.schema, op)));
+}
+
+// ── 6. Global ids: node and nodes ──────────────────────────────────────────────────────────────────
+
+/** Every resource's seeded row of B by its global id → null (A's own → the row); `nodes` with all of them → all null. */
+async function nodeProbes(): Promise<void> {
+  const typed = resources.filter((def) => !def.link && B.rows.has(def.name) && h.app.schema.getType(pascal(def.name)));
+  for (const def of typed) {
+    counts.gqlNodeProbes++;
+    const query = `query Client($id: ID!) { result: node(id: $id) { id ... on ${pascal(def.name)} { rowId } } }`;
+    const theirs = await gql(`node(id:) of B's ${def.name}`, { field: "node", root: "query", operationName: "Client", query, variables: { id: globalId(def, B.id(def)) } });
+    if (!isNullRead(theirs)) problems.gqlNodes.push(`node(id:) of B's ${def.name} → ${brief(theirs)}`);
+    const own = await gql(`node(id:) of A's ${def.name}`, { field: "node", root: "query", operationName: "Client", query, variables: { id: globalId(def, A.id(def)) } });
+    if (own.body?.errors || own.body?.data?.result?.rowId !== A.id(def)) problems.gqlNodes.push(`node(id:) of A's own ${def.name} → ${brief(own)}`);
+  }
+  counts.gqlNodeProbes++;
+  const ids = typed.map((def) => globalId(def, B.id(def)));
+  const all = await gql("nodes(ids:) of B's rows", { field: "nodes", root: "query", operationName: "Client", query: "query Client($ids: [ID!]!) { result: nodes(ids: $ids) { id } }", variables: { ids } });
+  if (all.body?.errors || all.body?.data?.result?.length !== ids.length || all.body.data.result.some((n: unknown) => n !== null)) {
+    problems.gqlNodes.push(`nodes(ids:) of B's rows → ${brief(all)}`);
+  }
+}
+
+// ── 7. Filters through relations ────────────────────────────────────────────────────────────────────
+
+/**
+ * Every public connection (resources and views), filtered through each relation its `where` offers on B's row ids
+ * and on B's marker in the related rows' text: no rows.
+ */
+async function relationWhereProbes(): Promise<void> {
+  const defOfType = new Map(resources.map((def) => [pascal(def.name), def]));
+  for (const { op, field } of publicRootOperations(h.app.schema).filter((p) => p.op.kind === "list")) {
+    for (const rel of relationFiltersOf(h.app.schema, field)) {
+      const target = defOfType.get(rel.target);
+      const ids = (target && (bRowsBefore[target.model] ?? []).map((r: any) => r.id as number)) || [];
+      const quantifier = rel.toMany ? "some" : "is";
+      const wheres: Array<[string, unknown]> = [
+        ...(ids.length ? [[`${rel.key}.${quantifier}.id in B's rows`, { [rel.key]: { [quantifier]: { id: { in: ids } } } }] as [string, unknown]] : []),
+        ...(rel.stringColumns.length
+          ? [[`${rel.key}.${quantifier} text contains "${MARK}"`, { [rel.key]: { [quantifier]: { OR: rel.stringColumns.map((c) => ({ [c]: { contains: MARK } })) } } }] as [string, unknown]]
+          : []),
+      ];
+      for (const [label, where] of wheres) {
+        counts.gqlRelationWhereProbes++;
+        const what = `${field}(where: ${label})`;
+        const g = await gql(what, request(op, seededParams(op, A), undefined, { where })!);
+        if (!isEmptyRead(g)) problems.gqlRelationWhere.push(`${what} → ${brief(g)}`);
+      }
+    }
+  }
 }
 
 async function probe(op: Operation): Promise<void> {
   const base = await planSeeded(op, A);
+  if (publicFieldOf(h.app.schema, op)) publicOps.add(op);
   await includeReads(op, base);
   await pathProbes(op, base);
   await bodyIdProbes(op, base);
@@ -349,6 +455,8 @@ beforeAll(async () => {
   sanity = { bSeesOwnMarker: JSON.stringify(bUser.body).includes(MARK) };
 
   for (const op of operations) await probe(op);
+  await nodeProbes();
+  await relationWhereProbes();
   bRowsAfter = await accountRows(h.db.prisma, bAccount);
   console.log(
     `isolation matrix: ${operations.length} operations, ${counts.rest} REST and ${counts.graphql} GraphQL requests in ${Date.now() - seeded} ms`
@@ -360,6 +468,11 @@ afterAll(() => h?.close());
 describe(`account isolation on every operation of the catalogue (${operations.length})`, () => {
   test("every operation was probed, and B's marker is in what B itself reads", () => {
     expect(covered.size).toBe(operations.length);
+    // Every public root field (but node, nodes and me, probed on their own) does what some operation does.
+    const fields = new Set([...publicOps].map((op) => publicFieldOf(h.app.schema, op)));
+    const roots = [h.app.schema.getQueryType()!, h.app.schema.getMutationType()!].flatMap((t) => Object.keys(t.getFields()));
+    expect(roots.filter((f) => !fields.has(f) && !["node", "nodes", "me"].includes(f))).toEqual([]);
+    expect(counts.gqlRelationWhereProbes).toBeGreaterThan(50);
     expect(sanity.bSeesOwnMarker).toBe(true);
     expect(Object.values(bRowsBefore).flat().length).toBeGreaterThan(100);
   });
@@ -384,20 +497,26 @@ describe(`account isolation on every operation of the catalogue (${operations.le
   test("A's reads (lists, shows, views) with every include succeed (and, above, embed nothing of B's)", () => {
     expect(problems.includes).toEqual([]);
   });
-  test("GraphQL: B's ids as arguments (all of them, each root field) → null for a read, NOT_FOUND otherwise", () => {
+  test("GraphQL: B's ids as arguments (lookups, parents of nested connections, mutations) → null for a read, NOT_FOUND for a mutation; A's own ids found", () => {
     expect(problems.gqlPathIds).toEqual([]);
   });
-  test("GraphQL: B's ids in inputs (first probe of each root field) → VALIDATION", () => {
+  test("GraphQL: B's ids as foreign keys, link columns and owners in mutation inputs → VALIDATION, as a missing id", () => {
     expect(problems.gqlBodyIds).toEqual([]);
   });
-  test("GraphQL: B's ids in resources and relatedKey → the same as REST", () => {
+  test("GraphQL: B's ids in link mutations' items and rowIds → the same as REST (NOT_FOUND for 404, VALIDATION for 422)", () => {
     expect(problems.gqlLinkIds).toEqual([]);
   });
-  test("GraphQL: searches for B's ids or text → no rows", () => {
+  test("GraphQL: connections (root and nested) with a where on B's ids or text → no rows", () => {
     expect(problems.gqlSearch).toEqual([]);
   });
-  test("GraphQL: A's lists selecting every relation field, two levels deep, succeed", () => {
+  test("GraphQL: A's connections (root, views, nested) selecting every relation field, two levels deep, succeed", () => {
     expect(problems.gqlIncludes).toEqual([]);
+  });
+  test("GraphQL: node(id:) of B's row of every type → null (A's own → the row); nodes(ids:) of them all → nulls", () => {
+    expect(problems.gqlNodes).toEqual([]);
+  });
+  test("GraphQL: every connection filtered through each of its relations on B's ids or text → no rows", () => {
+    expect(problems.gqlRelationWhere).toEqual([]);
   });
   test("B's rows are unchanged, table by table", () => {
     for (const table of Object.keys(bRowsBefore)) expect(bRowsAfter[table], table).toEqual(bRowsBefore[table]);

@@ -1,35 +1,262 @@
 import {
-  getNamedType, isCompositeType, isLeafType, isNonNullType, isObjectType, isUnionType, type GraphQLNamedType, type GraphQLObjectType, type GraphQLSchema,
+  getNamedType, isCompositeType, isEnumType, isInputObjectType, isInterfaceType, isLeafType, isNonNullType, isObjectType, isUnionType,
+  type GraphQLField, type GraphQLInputType, type GraphQLNamedType, type GraphQLObjectType, type GraphQLSchema,
 } from "graphql";
-import type { Operation } from "../../src/resources/operations.ts";
-import { buildDocument } from "../../src/rest/documents.ts";
+import { encodeGlobalID } from "@pothos/plugin-relay";
+import type { RelationDef, ResourceDef } from "../../src/resources/define.ts";
+import { operations, type Operation } from "../../src/resources/operations.ts";
+import { pascal } from "../../src/graphql/names.ts";
 import { variablesOf } from "../../src/rest/body.ts";
 import type { Client, Reply } from "../harness.ts";
 
-/**
- * The GraphQL request that runs `op`'s root field with the arguments a REST request carries: the
- * document the generator builds for the operation (with `includes` selected) or, given `relations`, a
- * client's document selecting those relation fields (see `relationDocument`), and the REST body read
- * into variables. Sent to `/graphql` itself, as any GraphQL client would, files as a multipart request.
+/*
+ * The public graph (`/graphql`) as a client sees it, derived from the registry: which public root field does what a
+ * REST operation does, and the GraphQL request that does it with the arguments a REST request carries. REST-only
+ * operations (nested writes, batch updates and deletes, pivots, associations, commands) have no public field.
+ *
+ * - a top-level list or search → the resource's connection (`users(first:, where:)`), a view's list → the view's;
+ * - a top-level show → the lookup (`user(rowId:)`), a view's show → `node(id:)`;
+ * - a nested list, search or show → the parent's lookup (or `node(id:)`) and its relation: a connection
+ *   (`user(rowId:) { rankRecords(where:) { nodes } }`) or a to-one field;
+ * - create, update, delete, batch create → the payload mutations; attach, detach, sync, toggle → the link mutations.
  */
-export function graphqlRequest(
-  schema: GraphQLSchema, op: Operation, params: Record<string, number>, body: unknown,
-  options: { includes?: readonly string[]; files?: boolean; relations?: readonly string[] } = {},
-) {
-  // A view's always-embedded relations (the roster's) are REST's affair: a GraphQL client selects what it wants.
-  const document = op.view?.alwaysIncludes ? { ...op, view: { ...op.view, alwaysIncludes: undefined } } : op;
-  const { text, operationName } = options.relations
-    ? { text: relationDocument(schema, op, options.relations), operationName: "Client" }
-    : clientDocument(buildDocument(schema, document, options.includes ?? []));
-  const variables = variablesOf(op, params, new URLSearchParams(), (body ?? {}) as Record<string, unknown>);
-  return { query: text, operationName, variables: options.files === false ? withoutFiles(variables) : variables };
+
+export interface PublicRequest {
+  /** The public root field the request runs. */
+  field: string;
+  query: string;
+  operationName: "Client";
+  variables: Record<string, unknown>;
+  root: "query" | "mutation";
+}
+
+/** A REST id of `def` as a public global id. */
+export const globalId = (def: ResourceDef, rowId: number) => encodeGlobalID(pascal(def.name), rowId);
+
+const topLevel = (op: Operation) => !op.parent && !op.view;
+/** The public lookup (`user(rowId:)`) of a resource, if it has one. */
+const lookupOf = (schema: GraphQLSchema, def: ResourceDef) => (schema.getQueryType()!.getFields()[def.name]?.args.some((a) => a.name === "rowId") ? def.name : undefined);
+
+/** The public object field of a relation: a many-to-many one is named by its relation key unless it is a filtered subset. */
+export function relationFieldOf(schema: GraphQLSchema, parent: ResourceDef, relation: RelationDef): string | undefined {
+  const type = schema.getType(pascal(parent.name)) as GraphQLObjectType | undefined;
+  if (!type) return undefined;
+  const key = Object.entries(parent.relations).find(([, r]) => r === relation)?.[0];
+  const named = "filter" in relation && relation.filter ? relation.filter.name : relation.field;
+  const candidates = relation.kind === "belongsToMany" && !("filter" in relation && relation.filter) ? [key, named] : [named, key];
+  return candidates.find((c): c is string => !!c && !!type.getFields()[c]);
+}
+
+/** The public root field that does what `op` does, or undefined for REST-only operations. */
+export function publicFieldOf(schema: GraphQLSchema, op: Operation): string | undefined {
+  const query = schema.getQueryType()!.getFields();
+  const mutation = schema.getMutationType()!.getFields();
+  const Name = pascal(op.def.name);
+  if (op.parent) {
+    if (op.root === "query") {
+      if (!relationFieldOf(schema, op.parent.def, op.parent.relation)) return undefined;
+      return lookupOf(schema, op.parent.def) ?? "node";
+    }
+    return ["attach", "detach", "sync", "toggle"].includes(op.kind) && mutation[op.field] ? op.field : undefined;
+  }
+  if (op.view) return op.kind === "list" ? (query[op.view.field] ? op.view.field : undefined) : "node";
+  const candidates: Partial<Record<Operation["kind"], string>> = {
+    list: op.def.plural, search: op.def.plural, show: op.def.name,
+    create: `create${Name}`, update: `update${Name}`, delete: `delete${Name}`, batchCreate: `create${pascal(op.def.plural)}`,
+  };
+  const name = candidates[op.kind];
+  if (!name) return undefined;
+  return (op.root === "query" ? query : mutation)[name] ? name : undefined;
+}
+
+/** Operations with a public root field of their own (no nested reads, no searches, no view shows): one per root field. */
+export function publicRootOperations(schema: GraphQLSchema): Array<{ op: Operation; field: string }> {
+  return operations
+    .filter((op) => op.kind !== "search" && !(op.parent && op.root === "query") && !(op.view && op.kind === "show"))
+    .flatMap((op) => {
+      const field = publicFieldOf(schema, op);
+      return field ? [{ op, field }] : [];
+    });
+}
+
+// ── Selections ────────────────────────────────────────────────────────────────────────────────────
+
+const hasRequiredArgs = (f: GraphQLField<unknown, unknown>) => f.args.some((a) => isNonNullType(a.type) && a.defaultValue === undefined);
+/** The row type of a connection type (`UserConnection` → `User`), or undefined. */
+const connectionRow = (type: GraphQLNamedType) =>
+  isObjectType(type) && type.getFields().nodes && type.getFields().pageInfo ? (getNamedType(type.getFields().nodes!.type) as GraphQLNamedType) : undefined;
+
+const scalarsOf = (type: GraphQLNamedType): string =>
+  isObjectType(type)
+    ? Object.values(type.getFields()).filter((f) => isLeafType(getNamedType(f.type)) && !hasRequiredArgs(f)).map((f) => f.name).join(" ")
+    : "__typename";
+
+/** Relation fields (objects, unions, connections; no required arguments) of a row type. */
+export function relationFieldsOfType(type: GraphQLNamedType): string[] {
+  if (!isObjectType(type)) return [];
+  return Object.values(type.getFields()).filter((f) => isCompositeType(getNamedType(f.type)) && !hasRequiredArgs(f)).map((f) => f.name);
+}
+
+/** A selection of a row: its scalars and, `depth` levels deep, its relations (connections through `nodes`). */
+export function selectionOf(type: GraphQLNamedType, depth: number, only?: readonly string[]): string {
+  const row = connectionRow(type);
+  if (row) return `{ totalCount nodes ${selectionOf(row, depth, only)} }`;
+  // Members of a union may type a same-named column differently (String / String!): ids only, which agree.
+  if (isUnionType(type)) return `{ __typename ${type.getTypes().map((t) => `... on ${t.name} { id rowId }`).join(" ")} }`;
+  // Any node (a newsfeed item's subject): its ids.
+  if (isInterfaceType(type)) return "{ __typename id }";
+  if (!isObjectType(type)) return "";
+  const relations = depth > 0 ? (only ?? relationFieldsOfType(type)) : [];
+  const nested = relations.map((name) => `${name} ${selectionOf(getNamedType(type.getFields()[name]!.type), depth - 1)}`);
+  return `{ ${scalarsOf(type)} ${nested.join(" ")} }`;
+}
+
+/** The row type a public request for `op` reads or writes. */
+export function rowTypeOf(schema: GraphQLSchema, op: Operation): GraphQLObjectType {
+  return schema.getType(pascal(op.def.name)) as GraphQLObjectType;
+}
+
+// ── Variables: a REST body read as REST reads it, written with the public inputs' names and enums ─────
+
+/** A value for an input type: unknown keys (REST-only columns) dropped, enum wire values written as enum names. */
+function toInput(type: GraphQLInputType, value: unknown): unknown {
+  if (value === null || value === undefined || value instanceof File) return value;
+  const named = getNamedType(type);
+  if (Array.isArray(value)) return value.map((v) => toInput(type, v));
+  if (isEnumType(named)) return named.getValues().find((v) => v.value === value || v.name === value)?.name ?? value;
+  if (isInputObjectType(named) && typeof value === "object") {
+    const fields = named.getFields();
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([k]) => fields[k]).map(([k, v]) => [k, toInput(fields[k]!.type, v)]));
+  }
+  return value;
+}
+
+const argType = (schema: GraphQLSchema, root: "query" | "mutation", field: string, arg: string) =>
+  (root === "query" ? schema.getQueryType()! : schema.getMutationType()!).getFields()[field]!.args.find((a) => a.name === arg)!.type;
+
+/** The public mutation's arguments for a REST write: `input`, `inputs`, `rowId`, `items`/`rowIds` and flags. */
+function mutationVariables(schema: GraphQLSchema, op: Operation, field: string, params: Record<string, number>, body: unknown): Record<string, unknown> {
+  const vars = variablesOf(op, params, new URLSearchParams(), (body ?? {}) as Record<string, unknown>) as Record<string, any>;
+  const arg = (name: string, value: unknown) => toInput(argType(schema, "mutation", field, name), value);
+  switch (op.kind) {
+    case "create":
+      return { input: arg("input", vars.input) };
+    case "update":
+      return { rowId: params[op.def.param], input: arg("input", vars.input) };
+    case "delete":
+      return { rowId: params[op.def.param] };
+    case "batchCreate":
+      return { inputs: arg("inputs", vars.resources) };
+    case "detach":
+      return { rowId: params[op.parent!.def.param], rowIds: vars.resources };
+    case "attach":
+    case "sync":
+    case "toggle": {
+      const items = (vars.resources as Array<{ id: number; pivot?: Record<string, unknown> }>).map(({ id, pivot }) => ({ rowId: id, ...pivot }));
+      return {
+        rowId: params[op.parent!.def.param], items: arg("items", items),
+        ...(op.kind === "sync" && vars.detaching !== undefined ? { detaching: vars.detaching } : {}),
+        ...(op.kind === "attach" && vars.duplicates !== undefined ? { duplicates: vars.duplicates } : {}),
+      };
+    }
+  }
+  throw new Error(`${op.field}: no public mutation`);
+}
+
+export interface RequestOptions {
+  /** The row selection (default: `id rowId`); `selectionOf` builds deeper ones. */
+  select?: string;
+  /** A `where` for connections (lists, searches, nested lists). */
+  where?: unknown;
+  /** Uploads left out of the variables (multipart uploads are tested on their own). */
+  files?: boolean;
 }
 
 /**
- * A REST document as a client can send it: each row's `attributes` (a field of the internal schema REST runs on, not
- * of the public one) becomes `id`, which every row type has.
+ * The public GraphQL request that does what `op` does with a REST request's path parameters and body, or undefined
+ * when `op` has no public field. The reply's `data.result` holds the root field; `resultRows` reads its rows.
  */
-const clientDocument = (built: { text: string; operationName: string }) => ({ ...built, text: built.text.replace(/\battributes\b/g, "id") });
+export function publicRequest(
+  schema: GraphQLSchema, op: Operation, params: Record<string, number>, body: unknown, options: RequestOptions = {},
+): PublicRequest | undefined {
+  const field = publicFieldOf(schema, op);
+  if (!field) return undefined;
+  const rowSelection = options.select ?? "{ id rowId }";
+  const Type = pascal(op.def.name);
+  const make = (root: PublicRequest["root"], declared: string, call: string, selection: string, variables: Record<string, unknown>): PublicRequest => ({
+    field, root, operationName: "Client", query: `${root} Client${declared ? `(${declared})` : ""} { result: ${call} ${selection} }`,
+    variables: options.files === false ? (withoutFiles(variables) as Record<string, unknown>) : variables,
+  });
+  const whereType = (f: string, root = schema.getQueryType()!) => String(root.getFields()[f]!.args.find((a) => a.name === "where")!.type);
+
+  if (op.root === "mutation") {
+    const vars = mutationVariables(schema, op, field, params, body);
+    const mutation = schema.getMutationType()!.getFields()[field]!;
+    const declared = Object.keys(vars).map((name) => `$${name}: ${String(mutation.args.find((a) => a.name === name)!.type)}`).join(", ");
+    const passed = Object.keys(vars).map((name) => `${name}: $${name}`).join(", ");
+    // The payload's row: the resource written, its rows (batch) or the link's parent.
+    const payload = getNamedType(mutation.type) as GraphQLObjectType;
+    const key = Object.keys(payload.getFields()).find((k) => k !== "query" && !k.endsWith("RowIds"))!;
+    const ids = Object.keys(payload.getFields()).filter((k) => k.endsWith("RowIds")).join(" ");
+    return make("mutation", declared, `${field}(${passed})`, `{ ${key} ${op.parent ? "{ id rowId }" : rowSelection} ${ids} }`, vars);
+  }
+
+  if (op.parent) {
+    const parent = op.parent.def;
+    const rel = relationFieldOf(schema, parent, op.parent.relation)!;
+    const relField = (schema.getType(pascal(parent.name)) as GraphQLObjectType).getFields()[rel]!;
+    const parentId = params[parent.param]!;
+    const childParam = op.path.includes(`{${parentParamOfChild(op)}}`) ? params[parentParamOfChild(op)] : undefined;
+    let inner: string;
+    const vars: Record<string, unknown> = {};
+    const toMany = !!connectionRow(getNamedType(relField.type));
+    // A to-one relation takes no `where`.
+    if (!toMany && options.where !== undefined) return undefined;
+    if (toMany) {
+      const where = options.where ?? (childParam !== undefined ? { id: { equals: childParam } } : undefined);
+      if (where !== undefined) vars.where = where;
+      inner = `related: ${rel}(first: 100${where !== undefined ? ", where: $where" : ""}) { totalCount nodes ${rowSelection} }`;
+    } else inner = `related: ${rel} ${rowSelection}`;
+    const whereDecl = vars.where !== undefined ? `, $where: ${String(relField.args.find((a) => a.name === "where")!.type)}` : "";
+    if (field === "node") {
+      return make("query", `$id: ID!${whereDecl}`, "node(id: $id)", `{ ... on ${pascal(parent.name)} { ${inner} } }`, { id: globalId(parent, parentId), ...vars });
+    }
+    return make("query", `$rowId: Int!${whereDecl}`, `${field}(rowId: $rowId)`, `{ ${inner} }`, { rowId: parentId, ...vars });
+  }
+  if (op.kind === "show") {
+    const rowId = params[op.def.param]!;
+    if (field === "node") return make("query", "$id: ID!", "node(id: $id)", `{ ... on ${Type} ${rowSelection} }`, { id: globalId(op.def, rowId) });
+    return make("query", "$rowId: Int!", `${field}(rowId: $rowId)`, rowSelection, { rowId });
+  }
+  // A view that is a row, not a connection (`me`).
+  if (!connectionRow(getNamedType(schema.getQueryType()!.getFields()[field]!.type))) {
+    return options.where !== undefined ? undefined : make("query", "", field, rowSelection, {});
+  }
+  const vars: Record<string, unknown> = { first: 100 };
+  if (options.where !== undefined) vars.where = options.where;
+  return make(
+    "query", `$first: Int${options.where !== undefined ? `, $where: ${whereType(field)}` : ""}`,
+    `${field}(first: $first${options.where !== undefined ? ", where: $where" : ""})`, `{ totalCount nodes ${rowSelection} }`, vars,
+  );
+}
+
+/** The path parameter naming the related row of a nested route (`rank_record` in `/users/{user}/rank-records/{rank_record}`). */
+function parentParamOfChild(op: Operation): string {
+  return op.parent!.route.param;
+}
+
+/**
+ * The rows a reply to `publicRequest` holds: a connection's nodes, a to-one relation or row as a list of zero or one,
+ * or null when the root (a lookup, a parent) is null.
+ */
+export function resultRows(r: Reply): unknown[] | null {
+  let at = r.body?.data?.result;
+  if (at == null) return null;
+  // A nested read: the parent, and its relation under `related`.
+  if ("related" in at) at = at.related;
+  if (at == null) return [];
+  return Array.isArray(at.nodes) ? at.nodes : [at];
+}
 
 /** The variables with every upload left out (GraphQL multipart uploads are tested on their own). */
 function withoutFiles(value: unknown): unknown {
@@ -51,12 +278,14 @@ function extractFiles(value: unknown, path: string, files: Array<[string, File]>
   return value;
 }
 
-export async function sendGraphql(api: Client, request: { query: string; operationName: string; variables: unknown }): Promise<Reply> {
+/** Sends a request to `/graphql`, files as a multipart request. */
+export async function sendGraphql(api: Client, request: { query: string; operationName?: string; variables?: unknown }): Promise<Reply> {
   const files: Array<[string, File]> = [];
-  const variables = extractFiles(request.variables, "variables", files);
-  if (!files.length) return api.post("/graphql", { ...request, variables });
+  const variables = extractFiles(request.variables ?? {}, "variables", files);
+  const body = { query: request.query, operationName: request.operationName, variables };
+  if (!files.length) return api.post("/graphql", body);
   const form = new FormData();
-  form.set("operations", JSON.stringify({ ...request, variables }));
+  form.set("operations", JSON.stringify(body));
   form.set("map", JSON.stringify(Object.fromEntries(files.map(([path], i) => [String(i), [path]]))));
   files.forEach(([, file], i) => form.set(String(i), file, file.name));
   return api.send("POST", "/graphql", form);
@@ -65,45 +294,40 @@ export async function sendGraphql(api: Client, request: { query: string; operati
 /** The error code of a GraphQL reply (`extensions.code` of its first error), or null. */
 export const gqlCode = (r: Reply): string | null => r.body?.errors?.[0]?.extensions?.code ?? null;
 
-/**
- * GraphQL documents written the way a client would: the root field of `op` with every argument passed
- * as a variable, and a selection of scalars plus the given relation fields (each with its own scalars
- * and the scalars of its relations), without aliases.
- */
-export function relationDocument(schema: GraphQLSchema, op: Operation, relations: readonly string[]): string {
-  const root = op.root === "query" ? schema.getQueryType()! : schema.getMutationType()!;
-  const field = root.getFields()[op.field]!;
-  const declared = field.args.map((a) => `$${a.name}: ${String(a.type)}`).join(", ");
-  const passed = field.args.map((a) => `${a.name}: $${a.name}`).join(", ");
-  const type = getNamedType(field.type);
-  const row = isObjectType(type) && type.getFields().nodes ? (getNamedType(type.getFields().nodes!.type) as GraphQLObjectType) : type;
-  const body = `${scalarsOf(row)} ${relations.map((name) => `${name} ${selectionOf(getNamedType((row as GraphQLObjectType).getFields()[name]!.type), 1)}`).join(" ")}`;
-  const selection = row === type ? body : `totalCount nodes { ${body} }`;
-  return `${op.root} Client${declared ? `(${declared})` : ""} { result: ${op.field}${passed ? `(${passed})` : ""} { ${selection} } }`;
+// ── Filters through relations ─────────────────────────────────────────────────────────────────────
+
+/** One relation a connection's `where` can filter through: its where key, the quantifiers it takes, and the related type. */
+export interface RelationFilter {
+  key: string;
+  /** `some`/`every`/`none` on to-many relations, `is`/`isNot` on to-one ones. */
+  quantifiers: string[];
+  toMany: boolean;
+  /** The related row type's name (`Rank`), and its where type's string columns. */
+  target: string;
+  stringColumns: string[];
 }
 
-/** The relation fields (object or union typed, no required arguments) of the rows `op` returns. */
-export function relationFieldsOf(schema: GraphQLSchema, op: Operation): string[] {
-  const root = op.root === "query" ? schema.getQueryType()! : schema.getMutationType()!;
-  const type = getNamedType(root.getFields()[op.field]!.type);
-  const row = isObjectType(type) && type.getFields().nodes ? getNamedType(type.getFields().nodes!.type) : type;
-  if (!isObjectType(row)) return [];
-  return Object.values(row.getFields()).filter((f) => isCompositeType(getNamedType(f.type)) && !f.args.some((a) => isNonNullType(a.type))).map((f) => f.name);
+/** The relation filters of a root connection field's `where` (`users(where: { rankRecords: ... })`), read from the schema. */
+export function relationFiltersOf(schema: GraphQLSchema, field: string): RelationFilter[] {
+  const arg = schema.getQueryType()!.getFields()[field]?.args.find((a) => a.name === "where");
+  if (!arg) return [];
+  const where = getNamedType(arg.type);
+  if (!isInputObjectType(where)) return [];
+  return Object.values(where.getFields()).flatMap((f) => {
+    const filter = getNamedType(f.type);
+    if (!isInputObjectType(filter) || ["AND", "OR", "NOT"].includes(f.name)) return [];
+    const quantifiers = Object.keys(filter.getFields()).filter((q) => ["some", "every", "none", "is", "isNot"].includes(q));
+    if (!quantifiers.length) return [];
+    const targetWhere = getNamedType(filter.getFields()[quantifiers[0]!]!.type);
+    if (!isInputObjectType(targetWhere)) return [];
+    const stringColumns = Object.values(targetWhere.getFields()).filter((c) => getNamedType(c.type).name === "StringFilter").map((c) => c.name);
+    return [{ key: f.name, quantifiers, toMany: quantifiers.includes("some"), target: targetWhere.name.replace(/Where$/, ""), stringColumns }];
+  });
 }
 
-const scalarsOf = (type: GraphQLNamedType): string =>
-  isObjectType(type)
-    ? Object.values(type.getFields()).filter((f) => isLeafType(getNamedType(f.type)) && !f.args.some((a) => isNonNullType(a.type))).map((f) => f.name).join(" ")
-    : "__typename";
-
-function selectionOf(type: GraphQLNamedType, depth: number): string {
-  // Members of a union may type a same-named column differently (String / String!): ids only, which agree.
-  if (isUnionType(type)) return `{ __typename ${type.getTypes().map((t) => `... on ${t.name} { id }`).join(" ")} }`;
-  if (!isObjectType(type)) return "";
-  const nested = depth > 0
-    ? Object.values(type.getFields())
-      .filter((f) => isCompositeType(getNamedType(f.type)) && !f.args.some((a) => isNonNullType(a.type)))
-      .map((f) => `${f.name} ${selectionOf(getNamedType(f.type), depth - 1)}`)
-    : [];
-  return `{ ${scalarsOf(type)} ${nested.join(" ")} }`;
+/** The string columns of a resource's `where` type (`UserWhere`). */
+export function stringColumnsOf(schema: GraphQLSchema, def: ResourceDef): string[] {
+  const where = schema.getType(`${pascal(def.name)}Where`);
+  if (!where || !isInputObjectType(where)) return [];
+  return Object.values(where.getFields()).filter((c) => getNamedType(c.type).name === "StringFilter").map((c) => c.name);
 }
