@@ -34,9 +34,9 @@ const designedLists: Array<{ allows: (coordinate: string) => boolean; why: strin
   { allows: (c) => c === "Query.nodes", why: "issue 16: root `nodes(ids: [ID!]!)` answers the nodes of the given global ids, in order" },
   { allows: (c) => /^\w+LinksPayload\.(attached|detached|updated)RowIds$/.test(c), why: "issue 16: link mutations answer the row ids they attached, detached, updated" },
   {
-    // `CreateRanksPayload.ranks`: the batch payload's field is its plural, lower-camel.
-    allows: (c) => { const m = /^Create(\w+)Payload\.(\w+)$/.exec(c); return !!m && m[2] === m[1]![0]!.toLowerCase() + m[1]!.slice(1); },
-    why: "issue 16: batch creates `createRanks(inputs) { ranks }` answer the created rows in request order",
+    // `CreateRanksPayload.ranks`, `UpdateRanksPayload.ranks`, `DeleteRanksPayload.ranks`: a batch payload's field is its plural, lower-camel.
+    allows: (c) => { const m = /^(?:Create|Update|Delete)(\w+)Payload\.(\w+)$/.exec(c); return !!m && m[2] === m[1]![0]!.toLowerCase() + m[1]!.slice(1); },
+    why: "issue 16: batch mutations (`createRanks(inputs) { ranks }`, updateRanks, deleteRanks) answer their rows in request order",
   },
 ];
 

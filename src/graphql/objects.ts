@@ -7,7 +7,7 @@ import type { Context } from "./context.ts";
 import { addFilterTypes, type FilterRefs } from "./filters.ts";
 import { enumRef } from "./enums.ts";
 import { connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs } from "./connections.ts";
-import { pascal } from "./names.ts";
+import { camel, pascal } from "./names.ts";
 import { sizedElsewhere } from "./cost.ts";
 import { labelOf } from "./attributes.ts";
 import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
@@ -72,7 +72,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
   }
   /** `GroupUnitsConnection`: the related rows of one many-to-many relation, its link's columns on the edges. */
   function linkConnectionOf(def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
-    const key = `${pascal(def.name)}${pascal(relationKey)}`;
+    const key = `${pascal(def.name)}${pascal(camel(relationKey))}`;
     if (!connections.has(key)) {
       const related = resourceNamed(rel.pivot.related);
       const link = linkResourceOf(rel.pivot);
@@ -172,7 +172,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         case "hasMany":
         case "belongsToMany": {
           // A many-to-many connection lists the related rows (`fields`), not the link rows (`fieldLinks`).
-          if (!def.link) fields[rel.kind === "belongsToMany" && !rel.filter ? relationKey : relationField(rel)] = relationConnection(t, def, relationKey, rel, description);
+          if (!def.link) fields[rel.kind === "belongsToMany" && !rel.filter ? camel(relationKey) : relationField(rel)] = relationConnection(t, def, relationKey, rel, description);
           const orderBy = rel.kind === "hasMany" ? rel.orderBy : rel.pivot.orderBy;
           const query = orderBy ? { query: { orderBy } } : {};
           const internal = { subGraphs: ["internal"], description: `${description} Every row, for REST includes.` };

@@ -250,17 +250,95 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       }));
       registerRootField(`create${Plural}`, { scopes: batch.scopes, def });
     }
-    for (const rel of Object.values(def.relations)) if (rel.kind === "belongsToMany") addLinkMutations(def, rel);
+    const batchUpdate = topLevel(def, "batchUpdate");
+    const batchDelete = topLevel(def, "batchDelete");
+    const Plural = pascal(def.plural);
+    if (batchUpdate && update) {
+      const item = b.inputType(`Update${Name}Item`, {
+        description: `One ${one} of a batch update: its row id and the attributes to change.`,
+        fields: (t: any) => ({
+          rowId: t.int({ required: true, description: `The ${one}'s row id.` }),
+          input: t.field({ type: `${Name}Patch`, required: true, description: "The attributes to change." }),
+        }),
+      });
+      b.mutationField(`update${Plural}`, (t: any) => t.field({
+        type: payload(`Update${Plural}Payload`, (t: any) => ({
+          [def.plural]: t.field({ type: [node], description: `The changed ${plural(def)}, in the order of the items.`, resolve: (p: Row) => p.rows }),
+        }), `What changing several ${plural(def)} answers.`),
+        nullable: true,
+        description: `Changes several ${plural(def)} in one transaction: all or none.`,
+        args: { items: t.arg({ type: [item], required: true, description: `The ${plural(def)} to change (at most the server's batch limit).` }) },
+        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+          guard(ctx, batchUpdate.scopes);
+          const items = args.items as Array<{ rowId: number; input: Row }>;
+          if (items.length > ctx.config.batchMaxItems) throw validationError({ items: [`items must not have more than ${ctx.config.batchMaxItems} items.`] });
+          await inTransaction(ctx, async (tx) => {
+            for (const [i, { rowId, input }] of items.entries()) {
+              const existing = await findOwned(ctx, tx, def, rowId).catch((e) => Promise.reject(missingItem(e, `items.${i}.rowId`, def, rowId)));
+              await updateRow(ctx, tx, def, existing, input).catch((e) => Promise.reject(atItem(e, `items.${i}.input`)));
+            }
+          });
+          return { rows: await inRequestOrder(ctx, info, def, def.plural, items.map((i) => i.rowId)) };
+        },
+      }));
+      registerRootField(`update${Plural}`, { scopes: batchUpdate.scopes, def });
+    }
+    if (batchDelete && remove) {
+      b.mutationField(`delete${Plural}`, (t: any) => t.field({
+        type: payload(`Delete${Plural}Payload`, (t: any) => ({
+          [def.plural]: t.field({ type: [node], description: `The deleted ${plural(def)} (their last state), in the order of the row ids.`, resolve: (p: Row) => p.rows }),
+        }), `What deleting several ${plural(def)} answers.`),
+        nullable: true,
+        description: `Deletes several ${plural(def)} in one transaction: all or none.`,
+        args: { rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(def)} to delete (at most the server's batch limit).` }) },
+        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+          guard(ctx, batchDelete.scopes);
+          const rowIds = [...new Set(args.rowIds as number[])];
+          if (rowIds.length > ctx.config.batchMaxItems) throw validationError({ rowIds: [`rowIds must not have more than ${ctx.config.batchMaxItems} items.`] });
+          return inTransaction(ctx, async (tx) => {
+            const rows = await inRequestOrder(ctx, info, def, def.plural, rowIds, tx);
+            const missing = rowIds.filter((_, i) => !rows[i]);
+            if (missing.length) {
+              throw validationError(Object.fromEntries(missing.map((id) => [`rowIds.${rowIds.indexOf(id)}`, [`The ${one} ${id} does not exist.`]])));
+            }
+            await deleteRows(ctx, tx, def, rowIds);
+            return { rows };
+          });
+        },
+      }));
+      registerRootField(`delete${Plural}`, { scopes: batchDelete.scopes, def });
+    }
+    for (const op of operations.filter((o) => o.def === def && o.kind === "command")) {
+      b.mutationField(op.field, (t: any) => t.field({
+        type: payload(`${pascal(op.field)}Payload`, (t: any) => ({
+          status: t.string({ description: "What the command did, such as `okay`.", resolve: (p: Row) => p.status }),
+        }), `What the ${op.field} command answers.`),
+        nullable: true,
+        description: op.command!.description,
+        resolve: async (_root: unknown, _args: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
+      }));
+      registerRootField(op.field, { scopes: op.scopes });
+    }
+    for (const [key, rel] of Object.entries(def.relations)) if (rel.kind === "belongsToMany") addLinkMutations(def, key, rel);
   }
 
-  function addLinkMutations(def: ResourceDef, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
-    const ops = operations.filter((op) => op.parent?.def === def && op.parent.relation === rel && ["attach", "detach", "sync", "toggle"].includes(op.kind));
+  /** The rows with these ids, selected as the field at `path` asks, in the ids' order (null for one not in the account). */
+  async function inRequestOrder(ctx: Context, info: GraphQLResolveInfo, def: ResourceDef, path: string, ids: number[], tx: any = ctx.prisma) {
+    const rows: Row[] = await delegate(tx, def.model).findMany({
+      ...queryFromInfo({ context: ctx, info, typeName: pascal(def.name), path: [path] }), where: owned(ctx, def, { id: { in: ids } }),
+    });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id) ?? null);
+  }
+
+  function addLinkMutations(def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
+    const ops = operations.filter((op) => op.parent?.def === def && op.parent.relation === rel && ["attach", "detach", "sync", "toggle", "pivot"].includes(op.kind));
     if (!ops.length) return;
     const pivot = rel.pivot;
     const related = resourceNamed(pivot.related);
     const Parent = pascal(def.name);
     const item = linkItemInput(pivot, related);
-    const result = payload(`${Parent}${pascal(rel.field)}LinksPayload`, (t: any) => ({
+    const result = payload(`${Parent}${pascal(camel(relationKey))}LinksPayload`, (t: any) => ({
       [def.name]: t.field({ type: refs.objects.get(def.name), nullable: true, description: `The ${def.label.toLowerCase()}, with its links as they are now.`, resolve: (p: Row) => p.parent }),
       attachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} newly linked.`, resolve: (p: Row) => p.changes.attached }),
       detachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} unlinked.`, resolve: (p: Row) => p.changes.detached }),
@@ -273,9 +351,13 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
           attach: `Links ${plural(related)} to a ${def.label.toLowerCase()}.`,
           detach: `Unlinks ${plural(related)} from a ${def.label.toLowerCase()}; they stay.`,
           sync: `Makes the ${def.label.toLowerCase()}'s linked ${plural(related)} exactly the ones given (unless \`detaching\` is false).`,
+          pivot: `Changes the columns of a ${def.label.toLowerCase()}'s link to one ${related.label.toLowerCase()}.`,
           toggle: `Links the given ${plural(related)} the ${def.label.toLowerCase()} lacks and unlinks those it has.`,
         } as Row)[op.kind],
-        args: {
+        args: op.kind === "pivot" ? {
+          rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id.` }),
+          item: t.arg({ type: item, required: true, description: `The linked ${related.label.toLowerCase()} and the link columns to change.` }),
+        } : {
           rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id.` }),
           ...(op.kind === "detach"
             ? { rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(related)} to unlink.` }) }
@@ -285,9 +367,9 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, op.scopes);
-          const list = (op.kind === "detach" ? args.rowIds : args.items) as unknown[];
+          const list = (op.kind === "detach" ? args.rowIds : op.kind === "pivot" ? [args.item] : args.items) as unknown[];
           if (list.length > ctx.config.batchMaxItems) throw validationError({ [op.kind === "detach" ? "rowIds" : "items"]: [`No more than ${ctx.config.batchMaxItems} items.`] });
-          const items = op.kind === "detach" ? [] : (args.items as Row[]).map(({ rowId, ...columns }) => ({ id: rowId, ...(Object.keys(columns).length ? { pivot: columns } : {}) }));
+          const items = op.kind === "detach" || op.kind === "pivot" ? [] : (args.items as Row[]).map(({ rowId, ...columns }) => ({ id: rowId, ...(Object.keys(columns).length ? { pivot: columns } : {}) }));
           const changes = await inTransaction(ctx, async (tx) => {
             const parent = await findOwned(ctx, tx, def, args.rowId, { select: { id: true } });
             switch (op.kind) {
@@ -297,6 +379,10 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
                 return link.detach(ctx, tx, pivot, parent.id, args.rowIds);
               case "sync":
                 return link.sync(ctx, tx, pivot, parent.id, items, args.detaching ?? true);
+              case "pivot": {
+                const { rowId, ...columns } = args.item as Row;
+                return link.updatePivot(ctx, tx, pivot, parent.id, rowId, columns);
+              }
               default:
                 return link.toggle(ctx, tx, pivot, parent.id, items);
             }
@@ -323,6 +409,12 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       },
     })).get(name);
   }
+}
+
+/** A batch item whose row is not in the account: a validation error on its row id. */
+function missingItem(error: unknown, at: string, def: ResourceDef, rowId: number): unknown {
+  if (!(error instanceof ApiError) || error.code !== "NOT_FOUND") return error;
+  return validationError({ [at]: [`The ${def.label.toLowerCase()} ${rowId} does not exist.`] });
 }
 
 /** A batch item's field errors under its input path (`inputs.2.name`). */
