@@ -82,3 +82,108 @@ export function ordered(type: FieldType, values: unknown[], direction: "asc" | "
   }
   return true;
 }
+
+/**
+ * The typed `where`/`orderBy` of the public graph that say what an Orion search says, for the cases that have one.
+ * A REST column name (`created_at`, `rank.name`) becomes its camelCase path (`createdAt`, `rank: { is: { name } }`);
+ * values are the wire values, except enum columns, whose wire value becomes the enum's name. `undefined` marks a case
+ * with no typed equivalent (pivot columns, LIKE patterns with inner wildcards, JSON `all in`/`any in`).
+ */
+export interface TypedColumn {
+  /** The path of keys from the listed row: `["createdAt"]`, `["rank", "name"]` (a to-one relation's column). */
+  path: string[];
+  /** The GraphQL enum of the column's values, when it has one: its internal values are the wire values. */
+  enumOf?: { getValues(): ReadonlyArray<{ name: string; value: unknown }> };
+  /** A date-time column: Orion's `=`/`!=` with a bare day there mean the whole day. */
+  datetime?: boolean;
+}
+export type TypedWhere = Record<string, unknown>;
+
+export interface OrionFilter {
+  field?: string;
+  operator?: string;
+  value?: unknown;
+  type?: string;
+  nested?: OrionFilter[];
+}
+
+const DAY = 86_400_000;
+
+/** The condition `{ op: value }` on `column`, wrapped from the listed row (`{ rank: { is: { name: ... } } }`). */
+const at = (column: TypedColumn, condition: TypedWhere): TypedWhere =>
+  column.path.length === 1 ? { [column.path[0]!]: condition } : { [column.path[0]!]: { is: { [column.path[1]!]: condition } } };
+
+/** One Orion condition as a typed `where`, or undefined. */
+export function typedCondition(column: TypedColumn | undefined, operator: string, value: unknown): TypedWhere | undefined {
+  if (!column) return undefined;
+  const wire = (v: unknown) => {
+    if (!column.enumOf || v === null) return v;
+    return column.enumOf.getValues().find((e) => e.value === v || String(e.value) === String(v))?.name;
+  };
+  switch (operator) {
+    case "=":
+    case "!=": {
+      if (value === null) return operator === "=" ? at(column, { equals: null }) : { NOT: at(column, { equals: null }) };
+      if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value) && column.datetime) {
+        const day = new Date(`${value}T00:00:00Z`);
+        const within = at(column, { gte: day.toISOString(), lt: new Date(day.getTime() + DAY).toISOString() });
+        return operator === "=" ? within : { NOT: within };
+      }
+      return at(column, operator === "=" ? { equals: wire(value) } : { not: { equals: wire(value) } });
+    }
+    case "<":
+    case "<=":
+    case ">":
+    case ">=":
+      return at(column, { [({ "<": "lt", "<=": "lte", ">": "gt", ">=": "gte" } as const)[operator]]: wire(value) });
+    case "in":
+    case "not in": {
+      const list = value as unknown[];
+      const present = list.filter((v) => v !== null).map(wire);
+      const member = list.includes(null) ? { OR: [at(column, { in: present }), at(column, { equals: null })] } : at(column, { in: present });
+      if (operator === "in") return member;
+      // `notIn` on the row's own column; through a relation, REST's NOT of the membership (a row without one is kept).
+      return list.includes(null) || column.path.length > 1 ? { NOT: member } : at(column, { notIn: present });
+    }
+    case "like":
+    case "not like":
+    case "ilike":
+    case "not ilike": {
+      const pattern = String(value);
+      const starts = pattern.startsWith("%");
+      const ends = pattern.endsWith("%") && pattern.length > 1;
+      const core = pattern.slice(starts ? 1 : 0, ends ? -1 : undefined);
+      if (/[%_]/.test(core)) return undefined;
+      const op = starts && ends ? "contains" : starts ? "endsWith" : ends ? "startsWith" : "equals";
+      // Orion's LIKE ignores case on both databases (as SQLite and PERSCOM's MySQL do).
+      const like = at(column, { [op]: core, mode: "INSENSITIVE" });
+      return operator.startsWith("not") ? { NOT: like } : like;
+    }
+  }
+  return undefined;
+}
+
+/** Orion `filters` (and binds tighter than or, `nested` groups) as one typed `where`, or undefined when any part has none. */
+export function typedFilters(filters: OrionFilter[], columnOf: (name: string) => TypedColumn | undefined): TypedWhere | undefined {
+  const groups: TypedWhere[][] = [[]];
+  for (const [index, f] of filters.entries()) {
+    const where = f.nested?.length ? typedFilters(f.nested, columnOf) : typedCondition(f.field ? columnOf(f.field) : undefined, f.operator ?? "=", f.value ?? null);
+    if (!where) return undefined;
+    if ((f.type ?? "and") === "or" && index > 0) groups.push([]);
+    groups.at(-1)!.push(where);
+  }
+  const ands = groups.filter((g) => g.length).map((g) => (g.length === 1 ? g[0]! : { AND: g }));
+  return ands.length === 1 ? ands[0]! : { OR: ands };
+}
+
+/** Orion `sort` entries as a typed `orderBy` list, or undefined. */
+export function typedSort(sort: Array<{ field: string; direction?: string }>, columnOf: (name: string) => TypedColumn | undefined): TypedWhere[] | undefined {
+  const out: TypedWhere[] = [];
+  for (const s of sort) {
+    const column = columnOf(s.field);
+    if (!column) return undefined;
+    const direction = s.direction ?? "asc";
+    out.push(column.path.length === 1 ? { [column.path[0]!]: direction } : { [column.path[0]!]: { [column.path[1]!]: direction } });
+  }
+  return out;
+}
