@@ -161,6 +161,7 @@ export function defaultDatabaseUrl(cwd = process.cwd()): string {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const maxPageSize = int(env, "MAX_PAGE_SIZE", 100);
   return {
     port: int(env, "PORT", 8080, 65535),
     host: env.HOST ?? "0.0.0.0",
@@ -169,7 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storageDriver: storageDriver(env.STORAGE_DRIVER),
     publicUrl: env.PUBLIC_URL || null,
     defaultPageSize: int(env, "DEFAULT_PAGE_SIZE", 15),
-    maxPageSize: int(env, "MAX_PAGE_SIZE", 100),
+    maxPageSize,
     subscriptionsEnforced: env.SUBSCRIPTIONS_ENFORCED === "true" || env.SUBSCRIPTIONS_ENFORCED === "1",
     uploadMaxBytes: int(env, "UPLOAD_MAX_BYTES", 10 * 1024 * 1024),
     bodyMaxBytes: int(env, "BODY_MAX_BYTES", 2 * 1024 * 1024),
@@ -187,7 +188,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxTokens: int(env, "GRAPHQL_MAX_TOKENS", 5000),
     graphqlMaxComplexity: int(env, "GRAPHQL_MAX_COMPLEXITY", 50_000),
     graphqlListEstimate: int(env, "GRAPHQL_LIST_ESTIMATE", 50),
-    graphqlDefaultFirst: int(env, "GRAPHQL_DEFAULT_FIRST", 20),
+    // A default page over the maximum would refuse every connection queried without `first`.
+    graphqlDefaultFirst: int(env, "GRAPHQL_DEFAULT_FIRST", Math.min(20, maxPageSize), maxPageSize),
     maxRowsPerRequest: int(env, "MAX_ROWS_PER_REQUEST", 10_000),
     graphqlTrustedDocumentsOnly: flag(env, "GRAPHQL_TRUSTED_DOCUMENTS_ONLY"),
     executionTimeoutMs: int(env, "EXECUTION_TIMEOUT_MS", 30000),
