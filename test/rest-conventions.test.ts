@@ -6,7 +6,7 @@ import { getSchema, getSchemas } from "../src/server/app.ts";
 import { printedSchema } from "../src/graphql/schema.ts";
 import { operations } from "../src/resources/operations.ts";
 import { DocumentCache } from "../src/rest/documents.ts";
-import type { UserRankRecordsQuery } from "../src/generated/graphql.ts";
+import type { UserRankRecordsQuery, UserRankRecordsQueryVariables } from "../src/generated/graphql.ts";
 
 let h: Harness;
 let api: Client;
@@ -152,16 +152,25 @@ describe("REST and GraphQL agree", () => {
     const rest = await api.get(`/v2/users/${s.user.id}/rank-records?include=rank.image,author&limit=20&page=2`);
     const document = readFileSync("test/operations/rank-records.graphql", "utf8");
     parse(document);
-    const gql = await api.send("POST", "/graphql", { query: document, operationName: "UserRankRecords", variables: { user: s.user.id, page: 2, limit: 20 } });
-    expect(gql.status).toBe(200);
-    const data = gql.body.data as UserRankRecordsQuery;
-    expect(data.userRankRecords!.totalCount).toBe(rest.body.meta.total);
-    expect(data.userRankRecords!.nodes.map((n) => [n.id, n.text, n.type, n.createdAt, n.rank?.name])).toEqual(
-      rest.body.data.map((r: any) => [r.id, r.text, r.type, r.created_at, r.rank?.name]),
-    );
+    const query = (variables: UserRankRecordsQueryVariables) => api.send("POST", "/graphql", { query: document, operationName: "UserRankRecords", variables });
+    // REST's page 2 of 20 is `offset: 20, first: 20`, and the page after the first 20 by cursor.
+    const byOffset = await query({ user: s.user.id, offset: 20, first: 20 });
+    expect(byOffset.status).toBe(200);
+    const pageOne = (await query({ user: s.user.id, first: 20 })).body.data as UserRankRecordsQuery;
+    const byCursor = await query({ user: s.user.id, first: 20, after: pageOne.user!.rankRecords.pageInfo.endCursor });
+    const types = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];
+    const expected = rest.body.data.map((r: any) => [r.id, r.text, types[r.type], r.created_at, r.rank?.name, r.rank?.image?.path ?? null, r.author?.name]);
+    expect(expected).toHaveLength(20);
+    for (const gql of [byOffset, byCursor]) {
+      const data = gql.body.data as UserRankRecordsQuery;
+      expect(data.user!.rowId).toBe(s.user.id);
+      expect(data.user!.rankRecords.totalCount).toBe(rest.body.meta.total);
+      expect(data.user!.rankRecords.pageInfo.hasNextPage).toBe(true);
+      expect(data.user!.rankRecords.nodes.map((n) => [n.rowId, n.text, n.type, n.createdAt, n.rank?.name, n.rank?.image?.path ?? null, n.author?.name])).toEqual(expected);
+    }
   });
   test("GraphQL errors carry the same code, status and request ids", async () => {
-    const r = await api.graphql("mutation { deleteRank(rank: 999999) { id } }");
+    const r = await api.graphql("mutation { deleteRank(rowId: 999999) { rank { id } } }");
     expect(r.status).toBe(200);
     expect(r.body.errors[0].extensions).toMatchObject({ code: "NOT_FOUND", status: 404, type: "NotFoundHttpException", request_id: expect.any(String) });
     const anonymous = await client(h, null).graphql("query { ranks { totalCount } }");

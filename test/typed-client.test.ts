@@ -39,9 +39,10 @@ async function execute<R, V>(
 
 const RanksByOrder = graphql(`
   query RanksByOrder {
-    ranks(sort: [{ field: "order" }]) {
+    ranks(orderBy: [{ order: asc }]) {
       nodes {
         id
+        rowId
         name
         order
       }
@@ -49,21 +50,38 @@ const RanksByOrder = graphql(`
   }
 `);
 
-test("typed documents from test/operations: create, promote, read back, search", async () => {
-  const { createRank: private_ } = await execute(CreateRankDocument, { input: { name: "Private", abbreviation: "PVT" } });
-  const { createRank: sergeant } = await execute(CreateRankDocument, { input: { name: "Sergeant", abbreviation: "SGT" } });
-  expectTypeOf(sergeant.id).toEqualTypeOf<number>();
-  const { createUser: user } = await execute(CreateUserDocument, { input: { name: "Jane Doe", email: "jane@example.com" } });
-  await execute(PromoteUserDocument, { user: user.id, input: { rankId: private_.id, type: 0, text: "Enlisted" } });
-  const { createUserRankRecord: promotion } = await execute(PromoteUserDocument, { user: user.id, input: { rankId: sergeant.id, type: 0, text: "Promoted" } });
-  expect(promotion.rank?.name).toBe("Sergeant");
+test("typed documents from test/operations: create, promote, read back by cursor, search", async () => {
+  const { createRank: { rank: private_ } } = await execute(CreateRankDocument, { input: { name: "Private", abbreviation: "PVT" } });
+  const { createRank: { rank: sergeant } } = await execute(CreateRankDocument, { input: { name: "Sergeant", abbreviation: "SGT" } });
+  expectTypeOf(sergeant!.rowId).toEqualTypeOf<number>();
+  expectTypeOf(sergeant!.id).toEqualTypeOf<string>();
+  const { createUser: { user } } = await execute(CreateUserDocument, { input: { name: "Jane Doe", email: "jane@example.com" } });
+  await execute(PromoteUserDocument, { user: user!.rowId, rank: private_!.rowId, text: "Enlisted" });
+  const { createRankRecord: { rankRecord: promotion } } = await execute(PromoteUserDocument, { user: user!.rowId, rank: sergeant!.rowId, text: "Promoted" });
+  expectTypeOf(promotion!.type).toEqualTypeOf<"DEMOTION" | "LATERAL" | "PROMOTION" | "TRANSFER">();
+  expect(promotion!.type).toBe("PROMOTION");
+  expect(promotion!.rank?.name).toBe("Sergeant");
+  // A promotion sets the user's rank.
+  expect(promotion!.user?.rank?.name).toBe("Sergeant");
 
-  const { userRankRecords } = await execute(UserRankRecordsDocument, { user: user.id, limit: 10 });
-  expectTypeOf(userRankRecords.nodes[0]!.rank?.name).toEqualTypeOf<string | undefined>();
-  expect(userRankRecords.totalCount).toBe(2);
-  expect(userRankRecords.nodes.map((r) => r.rank?.name).sort()).toEqual(["Private", "Sergeant"]);
+  // Two pages of one, walked by cursor.
+  const { user: first } = await execute(UserRankRecordsDocument, { user: user!.rowId, first: 1 });
+  expectTypeOf(first.rankRecords.nodes[0]!.rank?.name).toEqualTypeOf<string | undefined>();
+  expect(first.rowId).toBe(user!.rowId);
+  expect(first.id).toBe(user!.id);
+  expect(first.rankRecords.totalCount).toBe(2);
+  expect(first.rankRecords.pageInfo.hasNextPage).toBe(true);
+  const { user: second } = await execute(UserRankRecordsDocument, { user: user!.rowId, first: 1, after: first.rankRecords.pageInfo.endCursor });
+  expect(second.rankRecords.pageInfo.hasNextPage).toBe(false);
+  const records = [...first.rankRecords.nodes, ...second.rankRecords.nodes];
+  expect(records.map((r) => r.rank?.name).sort()).toEqual(["Private", "Sergeant"]);
+  expect(records.map((r) => r.text).sort()).toEqual(["Enlisted", "Promoted"]);
+  expect(new Set(records.map((r) => r.rowId)).size).toBe(2);
 
-  const { users } = await execute(SearchUsersDocument, { filters: [{ field: "rank.name", operator: "like", value: "Serg%" }], sort: [{ field: "name" }] });
+  const { users } = await execute(SearchUsersDocument, {
+    where: { rank: { is: { name: { startsWith: "Serg" } } } }, orderBy: [{ name: "asc" }], first: 10,
+  });
+  expect(users.totalCount).toBe(1);
   expect(users.nodes.map((u) => [u.name, u.rank?.abbreviation])).toEqual([["Jane Doe", "SGT"]]);
 });
 
