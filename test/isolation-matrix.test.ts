@@ -27,9 +27,8 @@ import type { ResourceDef } from "../src/resources/define.ts";
 import { resourceNamed, resources } from "../src/resources/index.ts";
 import { operations, pivotOf, type Operation } from "../src/resources/operations.ts";
 import { morphOwnersOf } from "../src/graphql/objects.ts";
-import { snake } from "../src/graphql/names.ts";
+import { camel, pascal, snake } from "../src/graphql/names.ts";
 import { startHarness, type Client, type Harness, type Reply } from "./harness.ts";
-import { pascal } from "../src/graphql/names.ts";
 import { World } from "./support/world.ts";
 import { groupOf, planSeeded, seededParams, urlOf, type Planned } from "./support/plans.ts";
 import { fixedColumns, pathOf } from "./support/registry.ts";
@@ -87,9 +86,9 @@ async function rest(what: string, method: string, url: string, body?: unknown): 
   return r;
 }
 
-/** A public request doing what `op` does (uploads left out), or undefined for a REST-only operation. */
+/** A public request doing what `op` does (uploads as a multipart request), or undefined for a REST-only operation. */
 const request = (op: Operation, params: Record<string, number>, body: unknown, options: RequestOptions = {}) =>
-  publicRequest(h.app.schema, op, params, body, { files: false, ...options });
+  publicRequest(h.app.schema, op, params, body, options);
 
 /** Sends to /graphql with A's key, with the same checks as `rest`. */
 async function gql(what: string, req: PublicRequest): Promise<Reply> {
@@ -252,7 +251,10 @@ async function bodyIdProbes(op: Operation, base: Planned): Promise<void> {
     counts.gqlBodyProbes++;
     const g = await gql(`${what} (${req.field})`, req);
     const gTwin = await gql(`${what} (${req.field}, missing id)`, request(op, base.params, bodyWith(op, base, p.missing, p.pivot))!);
-    if (gqlCode(g) !== "VALIDATION" || gqlCode(gTwin) !== "VALIDATION") problems.gqlBodyIds.push(`${what} (${req.field}) → ${brief(g)}; missing id → ${brief(gTwin)}`);
+    // The error names the attribute by its input path (`input.rankId`, `inputs.0.modelId`, `items.0.userId`).
+    const gKeys = Object.keys(g.body?.errors?.[0]?.extensions?.errors ?? {});
+    const gNamed = gKeys.some((k) => p.keys.map(camel).includes(k.split(".").at(-1)!));
+    if (gqlCode(g) !== "VALIDATION" || !gNamed || gqlCode(gTwin) !== "VALIDATION") problems.gqlBodyIds.push(`${what} (${req.field}) → ${brief(g)}; missing id → ${brief(gTwin)}`);
   }
 }
 
@@ -500,7 +502,7 @@ describe(`account isolation on every operation of the catalogue (${operations.le
   test("GraphQL: B's ids as arguments (lookups, parents of nested connections, mutations) → null for a read, NOT_FOUND for a mutation; A's own ids found", () => {
     expect(problems.gqlPathIds).toEqual([]);
   });
-  test("GraphQL: B's ids as foreign keys, link columns and owners in mutation inputs → VALIDATION, as a missing id", () => {
+  test("GraphQL: B's ids as foreign keys, link columns and owners in mutation inputs → VALIDATION naming the input path, as a missing id", () => {
     expect(problems.gqlBodyIds).toEqual([]);
   });
   test("GraphQL: B's ids in link mutations' items and rowIds → the same as REST (NOT_FOUND for 404, VALIDATION for 422)", () => {

@@ -75,8 +75,31 @@ test("a key of another account cannot read, change or link records through the 1
   expect(comments).toEqual([]);
   const theirs = (await b.get(`/v2/users/${mine.user.id}/rank-records?include=rank,author,comments.*`)).body.data;
   expect(JSON.stringify(theirs)).not.toContain("Corporal First");
-  const gql = await b.graphql(`query { user(user: ${s.user.id}) { id name } }`);
-  // Another account's row is null, as a missing one is: nothing says it exists.
-  expect(gql.body).toEqual({ data: { user: null } });
+  // Another account's row is null, as a missing one is: nothing says it exists, by row id, by global id, in a list.
+  const userId = Buffer.from(`User:${s.user.id}`).toString("base64");
+  const gql = await b.graphql(
+    `query($rowId: Int!, $id: ID!) { user(rowId: $rowId) { rowId name } node(id: $id) { ... on User { rowId name } } nodes(ids: [$id]) { ... on User { rowId } }
+      users(where: { id: { equals: $rowId } }) { totalCount nodes { rowId } } }`,
+    { rowId: s.user.id, id: userId },
+  );
+  expect(gql.body).toEqual({ data: { user: null, node: null, nodes: [null], users: { totalCount: 0, nodes: [] } } });
+  // The same document finds B's own user: the nulls above are the account, not a wrong query.
+  const own = await b.graphql(`query($rowId: Int!) { user(rowId: $rowId) { rowId } }`, { rowId: mine.user.id });
+  expect(own.body).toEqual({ data: { user: { rowId: mine.user.id } } });
+  // Writes through the public mutations: another account's row is not found, and its foreign keys are refused.
+  const update = await b.graphql(`mutation($rowId: Int!) { updateRank(rowId: $rowId, input: { name: "Hacked" }) { rank { rowId } } }`, { rowId: s.private_.id });
+  expect(update.body.errors[0].extensions.code).toBe("NOT_FOUND");
+  const remove = await b.graphql(`mutation($rowId: Int!) { deleteSpecialty(rowId: $rowId) { specialty { rowId } } }`, { rowId: s.specialty.id });
+  expect(remove.body.errors[0].extensions.code).toBe("NOT_FOUND");
+  const planted = await b.graphql(
+    `mutation($user: Int!, $rank: Int!) { createRankRecord(input: { userId: $user, rankId: $rank, type: PROMOTION }) { rankRecord { rowId } } }`,
+    { user: mine.user.id, rank: s.private_.id },
+  );
+  expect(planted.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", errors: { "input.rankId": expect.any(Array) } });
+  const linked = await b.graphql(`mutation($form: Int!, $field: Int!) { attachFormFields(rowId: $form, items: [{ rowId: $field }]) { form { rowId } } }`, {
+    form: mine.form.id, field: s.field.id,
+  });
+  // As REST's sync of the same field under B's own form: 422.
+  expect(linked.body.errors?.[0]?.extensions?.code).toBe("VALIDATION");
   expect(await snapshot()).toEqual(before);
 });

@@ -9,6 +9,12 @@
  * Checks that cannot depend on the route (the X-Perscom-Id header, authentication before validation,
  * GraphQL without a key, `*` on writes) run on one operation of each kind and place (SAMPLE below).
  *
+ * The public graph: every public root field (test/support/graphql.ts maps each to the operation it does: lists,
+ * lookups, views, payload and link mutations) needs exactly its operation's scopes: none is UNAUTHENTICATED, an
+ * unrelated scope or all but one is FORBIDDEN with PERSCOM's message, exactly them answers data (a mutation does its
+ * write). A connection's `where` through a relation needs that resource's view scope too (FORBIDDEN naming it
+ * otherwise). `node(id:)` needs the view scope of the row's type; `me` none.
+ *
  * Every operation is run once in `beforeAll` and its outcomes collected, so that a failure lists every
  * operation that misbehaves, not the first one.
  */
@@ -21,7 +27,9 @@ import { client, startHarness, type Client, type Harness, type Reply } from "./h
 import { World } from "./support/world.ts";
 import { PNG } from "./support/factory.ts";
 import { planValid, urlOf, type Planned } from "./support/plans.ts";
-import { gqlCode, graphqlRequest, sendGraphql } from "./support/graphql.ts";
+import { pascal } from "../src/graphql/names.ts";
+import { resources } from "../src/resources/index.ts";
+import { globalId, gqlCode, publicRequest, publicRootOperations, relationFiltersOf, resultRows, sendGraphql } from "./support/graphql.ts";
 
 const opName = (op: Operation) => `${op.method} ${op.path}`;
 /** Every scope some operation needs. */
@@ -109,10 +117,18 @@ const problems = {
   gqlNoKey: [] as string[],
   gqlForbidden: [] as string[],
   gqlExact: [] as string[],
+  gqlPartial: [] as string[],
+  gqlMutationExact: [] as string[],
+  gqlRelationWhere: [] as string[],
+  gqlNode: [] as string[],
+  gqlMe: [] as string[],
   wrongAccountHeader: [] as string[],
   unscoped: [] as string[],
 };
 let checked = 0;
+/** Public root fields exercised, and `where`-through-relation checks made. */
+const gqlFields = new Set<string>();
+let relationWhereChecked = 0;
 /** Operations whose include reads relations beyond their own scopes (each checked without those scopes). */
 let relationChecked = 0;
 
@@ -171,33 +187,95 @@ async function exercise(op: Operation, anonymous: Client, wrongAccount: Client):
     if (star.status !== 200) problems.wildcard.push(`${name} → ${said(star)}`);
   }
 
-  // GraphQL: the same root field through /graphql (uploads left out: see the multipart test).
-  // A search runs its list's root field, so each field is checked once, with its list.
-  if (op.kind !== "search") {
-    const gql = graphqlRequest(h.app.schema, op, plan.params, plan.body, { files: false });
-    if (SAMPLE.has(op)) {
-      const gNone = await sendGraphql(anonymous, gql);
-      if (gqlCode(gNone) !== "UNAUTHENTICATED") problems.gqlNoKey.push(`${op.field} → ${gNone.status} ${gqlCode(gNone)}`);
-    }
-    if (op.scopes.length) {
-      const gUnrelated = await sendGraphql(await w.client(unrelatedScope(op)), gql);
-      if (gqlCode(gUnrelated) !== "FORBIDDEN" || gUnrelated.body.errors[0].message !== FORBIDDEN.message) {
-        problems.gqlForbidden.push(`${op.field} with ${unrelatedScope(op)} → ${gUnrelated.status} ${gqlCode(gUnrelated)}`);
-      }
-    }
-    if (op.root === "query") {
-      const exactGql = await sendGraphql(await w.client(op.scopes.length ? op.scopes.join(" ") : unrelatedScope(op)), gql);
-      if (exactGql.status !== 200 || exactGql.body.errors || !exactGql.body.data?.result) {
-        problems.gqlExact.push(`${op.field} → ${exactGql.status} ${JSON.stringify(exactGql.body).slice(0, 300)}`);
-      }
+  await exercisePublic(op, anonymous);
+  checked++;
+}
+
+/** The public root field doing what `op` does, if it is one of its own (no search, nested read or view show). */
+let publicRoots: Map<Operation, string>;
+const gqlSaid = (r: Reply) => `${r.status} ${gqlCode(r)} ${JSON.stringify(r.body?.errors?.[0]?.message ?? r.body?.data ?? r.body).slice(0, 200)}`;
+const isGqlForbidden = (r: Reply) => gqlCode(r) === "FORBIDDEN" && r.body.errors[0].message === FORBIDDEN.message;
+const keyOf = (scopes: readonly string[], op: Operation) => w.client(scopes.length ? scopes.join(" ") : unrelatedScope(op));
+
+async function exercisePublic(op: Operation, anonymous: Client): Promise<void> {
+  const field = publicRoots.get(op);
+  if (!field) return;
+  gqlFields.add(field);
+  // A well-formed request (uploads as multipart); a write gets rows made for it, as REST's did.
+  const fresh = async () => {
+    const p = await planValid(op, w);
+    return publicRequest(h.app.schema, op, p.params, p.body)!;
+  };
+  const plan = await planValid(op, w);
+  const request = publicRequest(h.app.schema, op, plan.params, plan.body)!;
+  if (SAMPLE.has(op)) {
+    const gNone = await sendGraphql(anonymous, request);
+    if (gqlCode(gNone) !== "UNAUTHENTICATED") problems.gqlNoKey.push(`${field} → ${gqlSaid(gNone)}`);
+  }
+  if (op.scopes.length) {
+    const gUnrelated = await sendGraphql(await w.client(unrelatedScope(op)), request);
+    if (!isGqlForbidden(gUnrelated)) problems.gqlForbidden.push(`${field} with ${unrelatedScope(op)} → ${gqlSaid(gUnrelated)}`);
+  }
+  if (op.scopes.length > 1) {
+    for (const missing of op.scopes) {
+      const held = op.scopes.filter((s) => s !== missing);
+      const r = await sendGraphql(await w.client(held.join(" ")), request);
+      if (!isGqlForbidden(r)) problems.gqlPartial.push(`${field} without ${missing} → ${gqlSaid(r)}`);
     }
   }
-  checked++;
+  const exact = await sendGraphql(await keyOf(op.scopes, op), op.root === "query" ? request : await fresh());
+  if (exact.status !== 200 || exact.body.errors || exact.body.data?.result == null) {
+    (op.root === "query" ? problems.gqlExact : problems.gqlMutationExact).push(`${field} with ${op.scopes.join(" ") || "(none)"} → ${exact.status} ${JSON.stringify(exact.body).slice(0, 300)}`);
+  }
+  if (op.kind === "list") await relationWheres(op, field);
+}
+
+/** A connection filtered through each relation its `where` offers: the related resource's view scope is needed too. */
+async function relationWheres(op: Operation, field: string): Promise<void> {
+  const defOfType = new Map(resources.map((def) => [pascal(def.name), def]));
+  for (const rel of relationFiltersOf(h.app.schema, field)) {
+    const target = defOfType.get(rel.target)!;
+    const scope = `view:${target.scope}`;
+    const where = { [rel.key]: { [rel.toMany ? "some" : "is"]: { id: { gt: 0 } } } };
+    const request = publicRequest(h.app.schema, op, {}, undefined, { where })!;
+    const what = `${field}(where: { ${rel.key}: ... })`;
+    relationWhereChecked++;
+    // A resource no route serves (no view scope of its own) is filtered on with its parent's scopes.
+    const needed = !target.link && ALL_SCOPES.includes(scope) && !op.scopes.includes(scope);
+    const own = await sendGraphql(await keyOf(op.scopes, op), request);
+    if (needed) {
+      const message: string = own.body?.errors?.[0]?.message ?? "";
+      if (gqlCode(own) !== "FORBIDDEN" || !message.includes(scope)) problems.gqlRelationWhere.push(`${what} with ${op.scopes.join(" ")}, lacking ${scope} → ${gqlSaid(own)}`);
+      const both = await sendGraphql(await keyOf([...op.scopes, scope], op), request);
+      if (both.body?.errors || !resultRows(both)) problems.gqlRelationWhere.push(`${what} with ${[...op.scopes, scope].join(" ")} → ${gqlSaid(both)}`);
+    } else if (own.body?.errors || !resultRows(own)) {
+      problems.gqlRelationWhere.push(`${what} with ${op.scopes.join(" ") || "(none)"} (${rel.target} needs no scope of its own here) → ${gqlSaid(own)}`);
+    }
+  }
+}
+
+/** `node(id:)` of a row of every type: FORBIDDEN without the type's view scope, the row with it; `me` with any key. */
+async function nodeAndMe(): Promise<void> {
+  for (const def of resources.filter((d) => !d.link && w.rows.has(d.name) && h.app.schema.getType(pascal(d.name)))) {
+    const show = operations.find((op) => op.def === def && !op.parent && !op.view && (op.kind === "show" || op.kind === "list"))!;
+    // Selected on the row's type only: a field on the Node interface itself reads every type (see the report on node).
+    const query = `query Client($id: ID!) { result: node(id: $id) { ... on ${pascal(def.name)} { id rowId } } }`;
+    const request = { query, operationName: "Client", variables: { id: globalId(def, w.id(def)) } };
+    if (show?.scopes.length) {
+      const r = await sendGraphql(await w.client(unrelatedScope(show)), request);
+      if (gqlCode(r) !== "FORBIDDEN") problems.gqlNode.push(`node(id:) of a ${def.name} with ${unrelatedScope(show)} → ${gqlSaid(r)}`);
+    }
+    const r = await sendGraphql(await keyOf(show?.scopes ?? [], show), request);
+    if (r.body?.errors || r.body?.data?.result?.rowId !== w.id(def)) problems.gqlNode.push(`node(id:) of a ${def.name} with ${show?.scopes.join(" ")} → ${gqlSaid(r)}`);
+  }
+  const me = await sendGraphql(await w.client("view:rank"), { query: "{ me { rowId } }" });
+  if (me.body?.errors || me.body?.data?.me?.rowId !== w.user.id) problems.gqlMe.push(`me with view:rank → ${gqlSaid(me)}`);
 }
 
 beforeAll(async () => {
   const seeded = Date.now();
   h = await startHarness({ rateLimitPerMinute: 1_000_000_000 } as object);
+  publicRoots = new Map(publicRootOperations(h.app.schema).map(({ op, field }) => [op, field]));
   // A scratch database: durability is not what this file tests. (PostgreSQL test databases are created with
   // synchronous_commit off.)
   if (h.db.provider === "sqlite") await h.db.prisma.$executeRawUnsafe("PRAGMA synchronous = OFF");
@@ -211,6 +289,7 @@ beforeAll(async () => {
   const started = Date.now();
   const cpu = process.cpuUsage();
   for (const op of operations) await exercise(op, anonymous, wrongAccount);
+  await nodeAndMe();
   // `*` on writes too, one operation of each kind, with a fresh request; sent with the key's own X-Perscom-Id, which must be accepted.
   const ownAccount = (await h.db.prisma.account.findUniqueOrThrow({ where: { name: w.account } })).id;
   const star = await w.client("*", { "x-perscom-id": String(ownAccount) });
@@ -257,20 +336,40 @@ describe(`scopes of every operation of the catalogue (${operations.length})`, ()
   test(`a * key: 200 on every read, and on a write of each kind (${[...SAMPLE].filter((o) => o.root === "mutation").length}) sent with the key's own X-Perscom-Id`, () => {
     expect(problems.wildcard).toEqual([]);
   });
-  test(`GraphQL: no key → UNAUTHENTICATED (${SAMPLE.size} root fields, one of each kind; every field's guard is shown by the FORBIDDEN test)`, () => {
+  test("GraphQL: every public root field (but node, nodes, me) is exercised as the operation it does", () => {
+    const roots = [h.app.schema.getQueryType()!, h.app.schema.getMutationType()!].flatMap((t) => Object.keys(t.getFields()));
+    expect(roots.filter((f) => !gqlFields.has(f) && !["node", "nodes", "me"].includes(f))).toEqual([]);
+  });
+  test(`GraphQL: no key → UNAUTHENTICATED (${SAMPLE.size} operations sampled, one of each kind; every field's guard is shown by the FORBIDDEN test)`, () => {
     expect(problems.gqlNoKey).toEqual([]);
   });
-  test("GraphQL, every root field: missing scopes → FORBIDDEN with PERSCOM's message", () => {
+  test("GraphQL, every public root field: an unrelated scope → FORBIDDEN with PERSCOM's message", () => {
     expect(problems.gqlForbidden).toEqual([]);
   });
-  test("GraphQL multipart upload: a key of exactly create:image creates an image with its file", async () => {
-    const op = operations.find((o) => o.field === "createImage")!;
-    const body = { name: "Uploaded through GraphQL", image: `data:image/png;base64,${PNG.toString("base64")}` };
-    const r = await sendGraphql(await w.client(op.scopes.join(" ")), graphqlRequest(h.app.schema, op, {}, body, { relations: [] }));
-    expect(r.body.errors ?? []).toEqual([]);
-    expect(r.body.data.result).toMatchObject({ name: "Uploaded through GraphQL", filename: expect.any(String) });
+  test("GraphQL, every public root field: all but one of its operation's scopes → FORBIDDEN", () => {
+    expect(problems.gqlPartial).toEqual([]);
   });
-  test("GraphQL, every query field: exactly the operation's scopes → data", () => {
+  test("GraphQL multipart upload: a key of exactly create:image creates an image with its file", async () => {
+    const op = operations.find((o) => o.kind === "create" && o.def.name === "image" && !o.parent)!;
+    const body = { name: "Uploaded through GraphQL", image: `data:image/png;base64,${PNG.toString("base64")}` };
+    const request = publicRequest(h.app.schema, op, {}, body, { select: "{ name filename }" })!;
+    expect(request.variables.input).toMatchObject({ image: expect.any(File) });
+    const r = await sendGraphql(await w.client(op.scopes.join(" ")), request);
+    expect(r.body.errors ?? []).toEqual([]);
+    expect(r.body.data.result.image).toMatchObject({ name: "Uploaded through GraphQL", filename: expect.any(String) });
+  });
+  test("GraphQL, every public query field: exactly its operation's scopes → data", () => {
     expect(problems.gqlExact).toEqual([]);
+  });
+  test("GraphQL, every public mutation: exactly its operation's scopes → the write's payload", () => {
+    expect(problems.gqlMutationExact).toEqual([]);
+  });
+  test("GraphQL: a connection's where through a relation needs the related view scope (FORBIDDEN naming it), and answers with it", () => {
+    expect(relationWhereChecked).toBeGreaterThan(50);
+    expect(problems.gqlRelationWhere).toEqual([]);
+  });
+  test("GraphQL: node(id:) needs the view scope of the row's type; me answers any key", () => {
+    expect(problems.gqlNode).toEqual([]);
+    expect(problems.gqlMe).toEqual([]);
   });
 });

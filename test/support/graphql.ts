@@ -18,7 +18,9 @@ import type { Client, Reply } from "../harness.ts";
  * - a top-level show → the lookup (`user(rowId:)`), a view's show → `node(id:)`;
  * - a nested list, search or show → the parent's lookup (or `node(id:)`) and its relation: a connection
  *   (`user(rowId:) { rankRecords(where:) { nodes } }`) or a to-one field;
- * - create, update, delete, batch create → the payload mutations; attach, detach, sync, toggle → the link mutations.
+ * - create, update, delete and their batches → the payload mutations; attach, detach, sync, toggle, pivot → the link
+ *   mutations; a command → its mutation.
+ * A mapping is used only when the schema has the field, so the public surface may grow without a change here.
  */
 
 export interface PublicRequest {
@@ -57,12 +59,14 @@ export function publicFieldOf(schema: GraphQLSchema, op: Operation): string | un
       if (!relationFieldOf(schema, op.parent.def, op.parent.relation)) return undefined;
       return lookupOf(schema, op.parent.def) ?? "node";
     }
-    return ["attach", "detach", "sync", "toggle"].includes(op.kind) && mutation[op.field] ? op.field : undefined;
+    return ["attach", "detach", "sync", "toggle", "pivot"].includes(op.kind) && op.parent.relation.kind === "belongsToMany" && mutation[op.field] ? op.field : undefined;
   }
+  if (op.kind === "command") return mutation[op.field] ? op.field : undefined;
   if (op.view) return op.kind === "list" ? (query[op.view.field] ? op.view.field : undefined) : "node";
   const candidates: Partial<Record<Operation["kind"], string>> = {
     list: op.def.plural, search: op.def.plural, show: op.def.name,
-    create: `create${Name}`, update: `update${Name}`, delete: `delete${Name}`, batchCreate: `create${pascal(op.def.plural)}`,
+    create: `create${Name}`, update: `update${Name}`, delete: `delete${Name}`,
+    batchCreate: `create${pascal(op.def.plural)}`, batchUpdate: `update${pascal(op.def.plural)}`, batchDelete: `delete${pascal(op.def.plural)}`,
   };
   const name = candidates[op.kind];
   if (!name) return undefined;
@@ -147,6 +151,14 @@ function mutationVariables(schema: GraphQLSchema, op: Operation, field: string, 
       return { rowId: params[op.def.param] };
     case "batchCreate":
       return { inputs: arg("inputs", vars.resources) };
+    case "batchUpdate":
+      return { items: arg("items", (vars.resources as Array<{ id: number; input: unknown }>).map(({ id, input }) => ({ rowId: id, input }))) };
+    case "batchDelete":
+      return { rowIds: vars.resources };
+    case "command":
+      return {};
+    case "pivot":
+      return { rowId: params[op.parent!.def.param], item: arg("item", { rowId: params[op.parent!.route.param], ...vars.pivot }) };
     case "detach":
       return { rowId: params[op.parent!.def.param], rowIds: vars.resources };
     case "attach":
@@ -198,7 +210,9 @@ export function publicRequest(
     const payload = getNamedType(mutation.type) as GraphQLObjectType;
     const key = Object.keys(payload.getFields()).find((k) => k !== "query" && !k.endsWith("RowIds"))!;
     const ids = Object.keys(payload.getFields()).filter((k) => k.endsWith("RowIds")).join(" ");
-    return make("mutation", declared, `${field}(${passed})`, `{ ${key} ${op.parent ? "{ id rowId }" : rowSelection} ${ids} }`, vars);
+    const leaf = isLeafType(getNamedType(payload.getFields()[key]!.type));
+    const selection = `{ ${key} ${leaf ? "" : op.parent ? "{ id rowId }" : rowSelection} ${ids} }`;
+    return make("mutation", declared, `${field}${passed ? `(${passed})` : ""}`, selection, vars);
   }
 
   if (op.parent) {
