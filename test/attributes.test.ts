@@ -5,11 +5,11 @@
  * on), so these documents run there, through the app's enveloped pipeline as REST's do.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { getNamedType, isLeafType, isObjectType, parse, type ExecutionResult, type GraphQLField, type GraphQLObjectType } from "graphql";
+import { getNamedType, isEnumType, isLeafType, isObjectType, parse, type ExecutionResult, type GraphQLField, type GraphQLObjectType } from "graphql";
 import { startHarness, type Harness } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { operations } from "../src/resources/operations.ts";
-import { snake } from "../src/graphql/names.ts";
+import { restRootField, snake } from "../src/graphql/names.ts";
 
 let h: Harness;
 let w: World;
@@ -28,16 +28,34 @@ async function internal(query: string): Promise<ExecutionResult<any>> {
 }
 
 const noRequiredArgs = (f: GraphQLField<unknown, unknown>) => !f.args.some((a) => a.type.toString().endsWith("!"));
-const leavesOf = (type: GraphQLObjectType) =>
-  Object.values(type.getFields()).filter((f) => f.name !== "attributes" && isLeafType(getNamedType(f.type)) && noRequiredArgs(f)).map((f) => f.name);
+/** Typed leaves, but a node's global `id`: there REST's `id` is the row id, `rowId` (link rows have only their `id`). */
+const leavesOf = (type: GraphQLObjectType) => {
+  const globalId = "rowId" in type.getFields();
+  return Object.values(type.getFields())
+    .filter((f) => f.name !== "attributes" && !(globalId && f.name === "id") && isLeafType(getNamedType(f.type)) && noRequiredArgs(f))
+    .map((f) => f.name);
+};
+const restKey = (field: string) => (field === "rowId" ? "id" : snake(field));
+/** A typed leaf as REST writes it: an enum value by its wire value (`PROMOTION` is 0, `PRIMARY` is "primary"). */
+function restValue(type: GraphQLObjectType, field: string, value: unknown): unknown {
+  const named = getNamedType(type.getFields()[field]!.type);
+  if (!isEnumType(named) || value == null) return value;
+  const known = named.getValue(value as string);
+  expect(known, `${type.name}.${field}: ${String(value)} is a value of ${named.name}`).toBeDefined();
+  return known!.value;
+}
+/** Relation fields returning rows (which have `attributes`): to-one relations and the internal `*List` fields REST includes read. */
 const relationsOf = (type: GraphQLObjectType) =>
-  Object.values(type.getFields()).filter((f) => isObjectType(getNamedType(f.type)) && noRequiredArgs(f)).map((f) => [f.name, getNamedType(f.type) as GraphQLObjectType] as const);
+  Object.values(type.getFields())
+    .map((f) => [f, getNamedType(f.type)] as const)
+    .filter(([f, related]) => isObjectType(related) && "attributes" in related.getFields() && noRequiredArgs(f))
+    .map(([f, related]) => [f.name, related as GraphQLObjectType] as const);
 
 /** Every object in `value` (one or a list) compared with its typed leaves; returns how many were compared. */
 function compare(type: GraphQLObjectType, value: any, where: string): number {
   if (value == null) return 0;
   if (Array.isArray(value)) return value.reduce((n, v, i) => n + compare(type, v, `${where}.${i}`), 0);
-  const typed = Object.fromEntries(leavesOf(type).map((f) => [snake(f), value[f]]));
+  const typed = Object.fromEntries(leavesOf(type).map((f) => [restKey(f), restValue(type, f, value[f])]));
   expect(value.attributes, `${where} (${type.name})`).toEqual(typed);
   return 1 + relationsOf(type).reduce((n, [name, related]) => n + compare(related, value[name], `${where}.${name}`), 0);
 }
@@ -48,15 +66,16 @@ test("attributes equal the row's own fields on every listed resource and on the 
   const lists = operations.filter((op) => op.kind === "list" && !op.parent && !op.view);
   expect(lists.length).toBeGreaterThan(20);
   for (const op of lists) {
-    const page = getNamedType(query[op.field]!.type) as GraphQLObjectType;
+    const field = restRootField(op.field);
+    const page = getNamedType(query[field]!.type) as GraphQLObjectType;
     const row = getNamedType(page.getFields().nodes!.type) as GraphQLObjectType;
     const select = (type: GraphQLObjectType, depth: number): string =>
       `{ attributes ${leavesOf(type).join(" ")} ${depth ? relationsOf(type).map(([name, related]) => `${name} ${select(related, depth - 1)}`).join(" ") : ""} }`;
-    const reply = await internal(`{ result: ${op.field}(limit: 100) { nodes ${select(row, 1)} } }`);
-    expect(reply.errors ?? [], op.field).toEqual([]);
+    const reply = await internal(`{ result: ${field}(limit: 100) { nodes ${select(row, 1)} } }`);
+    expect(reply.errors ?? [], field).toEqual([]);
     const nodes = reply.data!.result.nodes;
-    expect(nodes.length, `${op.field}: the world seeded a row`).toBeGreaterThan(0);
-    compared += compare(row, nodes, op.field);
+    expect(nodes.length, `${field}: the world seeded a row`).toBeGreaterThan(0);
+    compared += compare(row, nodes, field);
   }
   // Dates, booleans, JSON and computed values (URLs, batched latest-record dates) all went through the comparison.
   expect(compared).toBeGreaterThan(100);
@@ -66,7 +85,7 @@ test("REST rows are the attributes object, with the included relations added aft
   const api = await w.client("*");
   const user = w.row(operations.find((op) => op.field === "users")!.def);
   const rest = (await api.get(`/v2/users/${user.id}?include=rank`)).body.data;
-  const gql = (await internal(`{ result: user(user: ${user.id}) { attributes rank { attributes } } }`)).data!.result;
+  const gql = (await internal(`{ result: ${restRootField("user")}(user: ${user.id}) { attributes rank { attributes } } }`)).data!.result;
   expect(Object.keys(rest)).toEqual([...Object.keys(gql.attributes), "rank"]);
   expect(rest).toEqual({ ...gql.attributes, rank: gql.rank && gql.rank.attributes });
 });

@@ -42,7 +42,7 @@ test("the OpenAPI document and GraphQL answers are compressed too; small bodies 
   const graphql = await h.app.yoga.fetch("http://muster.test/graphql", {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "accept-encoding": "gzip" },
-    body: JSON.stringify({ query: "{ ranks(limit: 20) { nodes { id name description } } }" }),
+    body: JSON.stringify({ query: "{ ranks(first: 20) { nodes { id rowId name description } } }" }),
   });
   expect(graphql.headers.get("content-encoding")).toBe("gzip");
   expect(JSON.parse(decode("gzip", Buffer.from(await graphql.arrayBuffer())).toString()).data.ranks.nodes).toHaveLength(20);

@@ -177,21 +177,89 @@ describe.each(storageDrivers)("STORAGE_DRIVER=%s", (driver) => {
   });
 
   describe("GraphQL multipart uploads", () => {
-    test("createImage with a file in the variables stores it, as REST does", async () => {
+    /** A GraphQL multipart request: each file in `files` goes to its variable path. */
+    const upload = async (query: string, variables: Record<string, unknown>, files: Record<string, [Blob, string]>) => {
       const body = new FormData();
-      body.append("operations", JSON.stringify({
-        query: "mutation($input: ImageInput!) { createImage(input: $input) { id name filename imageUrl } }",
-        variables: { input: { name: "Badge", image: null } },
-      }));
-      body.append("map", JSON.stringify({ 0: ["variables.input.image"] }));
-      body.append("0", imageFile(png, "image/png"), "badge.png");
+      body.append("operations", JSON.stringify({ query, variables }));
+      body.append("map", JSON.stringify(Object.fromEntries(Object.keys(files).map((path, i) => [i, [path]]))));
+      Object.values(files).forEach(([blob, name], i) => body.append(String(i), blob, name));
       const response = await h.app.yoga.fetch("http://muster.test/graphql", {
         method: "POST", body, headers: { authorization: `Bearer ${await h.key()}`, "graphql-require-preflight": "1" },
       });
-      const result = await response.json();
-      expect(result.errors).toBeUndefined();
-      expect(result.data.createImage).toMatchObject({ name: "Badge", filename: "badge.png" });
-      expect((await download(result.data.createImage.imageUrl)).bytes).toEqual(png);
+      return { status: response.status, body: await response.json() };
+    };
+
+    test("createImage with the file in its input stores it, as REST does; updateImage replaces it; deleteImage removes it", async () => {
+      const stored = await storedCount();
+      const created = await upload(
+        "mutation($input: CreateImageInput!) { createImage(input: $input) { image { rowId name filename imageUrl } } }",
+        { input: { name: "Badge", image: null } },
+        { "variables.input.image": [imageFile(png, "image/png"), "badge.png"] },
+      );
+      expect(created.body.errors).toBeUndefined();
+      const image = created.body.data.createImage.image;
+      expect(image).toMatchObject({ name: "Badge", filename: "badge.png" });
+      expect(await download(image.imageUrl)).toEqual({ status: 200, type: "image/png", bytes: png });
+      expect(await storedCount()).toBe(stored + 1);
+      // REST reads the same row and file.
+      expect((await api.get(`/v2/images/${image.rowId}`)).body.data).toMatchObject({ id: image.rowId, filename: "badge.png", image_url: image.imageUrl });
+
+      const replaced = await upload(
+        "mutation($id: Int!, $input: ImagePatch!) { updateImage(rowId: $id, input: $input) { image { rowId name filename imageUrl } } }",
+        { id: image.rowId, input: { image: null } },
+        { "variables.input.image": [imageFile(gif, "image/gif"), "badge.gif"] },
+      );
+      expect(replaced.body.errors).toBeUndefined();
+      const now = replaced.body.data.updateImage.image;
+      expect(now).toMatchObject({ rowId: image.rowId, name: "Badge", filename: "badge.gif" });
+      expect(now.imageUrl).not.toBe(image.imageUrl);
+      expect((await download(now.imageUrl)).bytes).toEqual(gif);
+      expect((await download(image.imageUrl)).status).toBe(404);
+      expect(await storedCount()).toBe(stored + 1);
+
+      const deleted = await api.graphql(`mutation { deleteImage(rowId: ${image.rowId}) { image { rowId } } }`);
+      expect(deleted.body).toEqual({ data: { deleteImage: { image: { rowId: image.rowId } } } });
+      expect((await download(now.imageUrl)).status).toBe(404);
+      expect(await storedCount()).toBe(stored);
+    });
+
+    test("createAttachment takes any file; createUser takes its photos", async () => {
+      const stored = await storedCount();
+      const pdf = Buffer.from("%PDF-1.4\n% a tiny document\n");
+      const attachment = await upload(
+        "mutation($input: CreateAttachmentInput!) { createAttachment(input: $input) { attachment { name filename attachmentUrl } } }",
+        { input: { name: "Orders", file: null } },
+        { "variables.input.file": [new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), "orders.pdf"] },
+      );
+      expect(attachment.body.errors).toBeUndefined();
+      expect(attachment.body.data.createAttachment.attachment).toMatchObject({ name: "Orders", filename: "orders.pdf" });
+      expect((await download(attachment.body.data.createAttachment.attachment.attachmentUrl)).bytes).toEqual(pdf);
+
+      const user = await upload(
+        "mutation($input: CreateUserInput!) { createUser(input: $input) { user { profilePhotoUrl coverPhotoUrl } } }",
+        { input: { name: "Gil", email: "gil@example.com", profilePhoto: null, coverPhoto: null } },
+        { "variables.input.profilePhoto": [imageFile(png, "image/png"), "me.png"], "variables.input.coverPhoto": [imageFile(gif, "image/gif"), "cover.gif"] },
+      );
+      expect(user.body.errors).toBeUndefined();
+      const photos = user.body.data.createUser.user;
+      expect(photos.profilePhotoUrl).toMatch(/^http:\/\/muster\.test\/files\/profile-photos\/[\w-]+\.png$/);
+      expect(await download(photos.coverPhotoUrl)).toEqual({ status: 200, type: "image/gif", bytes: gif });
+      expect(await storedCount()).toBe(stored + 3);
+    });
+
+    test("a file that is not an image is a field error under its input path, HTTP 200, nothing stored", async () => {
+      const stored = await storedCount();
+      const before = (await api.get("/v2/images")).body.meta.total;
+      const fake = await upload(
+        "mutation($input: CreateImageInput!) { createImage(input: $input) { image { rowId } } }",
+        { input: { name: "Fake", image: null } },
+        { "variables.input.image": [imageFile(Buffer.from("just some text, not a picture"), "image/png"), "fake.png"] },
+      );
+      expect(fake.status).toBe(200);
+      expect(fake.body.data).toEqual({ createImage: null });
+      expect(fake.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", errors: { "input.image": ["The image field must be an image."] } });
+      expect((await api.get("/v2/images")).body.meta.total).toBe(before);
+      expect(await storedCount()).toBe(stored);
     });
   });
 

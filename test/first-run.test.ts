@@ -35,12 +35,13 @@ test("npm start on an empty database seeds a demo organisation and prints a key 
 
   const graphql = await fetch(graphiql, {
     method: "POST", headers: { ...auth, "content-type": "application/json" },
-    body: JSON.stringify({ query: "{ ranks(limit: 100) { totalCount } rankRecords(limit: 1) { totalCount } }" }),
+    body: JSON.stringify({ query: "{ ranks(first: 100) { totalCount } rankRecords(first: 1) { totalCount nodes { rowId } } }" }),
   });
   const result = (await graphql.json()) as any;
   expect(result.errors).toBeUndefined();
   expect(result.data.ranks.totalCount).toBeGreaterThan(5);
   expect(result.data.rankRecords.totalCount).toBeGreaterThanOrEqual(demoUsers);
+  expect(result.data.rankRecords.nodes).toHaveLength(1);
   // GraphiQL is served to a browser at the printed URL.
   const page = await fetch(graphiql, { headers: { accept: "text/html" } });
   expect(page.headers.get("content-type")).toMatch(/text\/html/);

@@ -147,15 +147,18 @@ describe("nesting", () => {
   });
 
   test("GraphQL: list literals, input objects and variables nested past the limit are 422, by POST and by GET", async () => {
-    const list = `{ ranks(filters: ${"[".repeat(4000)}${"]".repeat(4000)}) { totalCount } }`;
+    const list = `{ ranks(orderBy: ${"[".repeat(4000)}${"]".repeat(4000)}) { totalCount } }`;
     graphqlError(await json("POST", "/graphql", { query: list }), 422, "VALIDATION");
-    const object = `{ ranks(search: ${"{value: ".repeat(1500)}"x"${"}".repeat(1500)}) { totalCount } }`;
+    const object = `{ ranks(where: ${"{ NOT: ".repeat(1500)}{ name: { equals: "x" } }${"}".repeat(1500)}) { totalCount } }`;
     graphqlError(await json("POST", "/graphql", { query: object }), 422, "VALIDATION");
-    graphqlError(await send("GET", `/graphql?query=${encodeURIComponent("{ ranks(filters: ").replace(/%20/g, "+")}${"[".repeat(4000)}${"]".repeat(4000)})+{+totalCount+}+}`), 422, "VALIDATION");
+    graphqlError(await send("GET", `/graphql?query=${encodeURIComponent("{ ranks(orderBy: ").replace(/%20/g, "+")}${"[".repeat(4000)}${"]".repeat(4000)})+{+totalCount+}+}`), 422, "VALIDATION");
     const deepVariables = JSON.stringify({ query: "{ ranks { totalCount } }", variables: { deep: "@" } }).replace('"@"', nested(5000));
     graphqlError(await json("POST", "/graphql", deepVariables), 422, "VALIDATION");
-    const fine = await json("POST", "/graphql", { query: "query ($f: [FilterInput!]) { ranks(filters: $f) { totalCount } }", variables: { f: [] } });
-    expect(fine.status).toBe(200);
+    const fine = await json("POST", "/graphql", {
+      query: "query ($o: [RankOrderBy!], $w: RankWhere) { ranks(orderBy: $o, where: $w) { totalCount } }",
+      variables: { o: [], w: { NOT: { NOT: { NOT: { name: { equals: "x" } } } } } },
+    });
+    expect(fine.status, fine.text).toBe(200);
     expect(fine.body.data.ranks.totalCount).toBeGreaterThanOrEqual(0);
   });
 });
@@ -290,10 +293,10 @@ describe("content types and UTF-8", () => {
     const bad = Buffer.concat([Buffer.from('{"name": "Bad '), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
     const rest = perscomError(await send("POST", "/v2/ranks", bad, { "content-type": "application/json" }), 400, "HttpException");
     expect(rest.message).toMatch(/not valid UTF-8/);
-    const graphql = Buffer.concat([Buffer.from('{"query": "mutation { createRank(input: {name: \\"Bad '), Buffer.from([0xc3, 0x28]), Buffer.from('\\"}) { id } }"}')]);
+    const graphql = Buffer.concat([Buffer.from('{"query": "mutation { createRank(input: {name: \\"Bad '), Buffer.from([0xc3, 0x28]), Buffer.from('\\"}) { rank { rowId } } }"}')]);
     const answer = graphqlError(await send("POST", "/graphql", graphql, { "content-type": "application/json" }), 400, "BAD_REQUEST");
     expect(answer.message).toMatch(/not valid UTF-8/);
-    graphqlError(await send("GET", "/graphql?query=%7B+ranks(search:+%7Bvalue:+%22%FF%22%7D)+%7B+totalCount+%7D+%7D"), 400, "BAD_REQUEST");
+    graphqlError(await send("GET", "/graphql?query=%7B+ranks(where:+%7Bname:+%7Bequals:+%22%FF%22%7D%7D)+%7B+totalCount+%7D+%7D"), 400, "BAD_REQUEST");
     expect(await rankCount()).toBe(before);
   });
 });

@@ -63,9 +63,11 @@ describe("REST, on the internal schema", () => {
     };
     const userLeaves = leaves("User").filter((f) => f !== "__typename");
     const rankLeaves = leaves("Rank");
-    const typed = await api.graphql(`query ($id: Int!) { user(user: $id) { ${userLeaves.join(" ")} rank { ${rankLeaves.join(" ")} } } }`, { id: user.id });
+    const typed = await api.graphql(`query ($id: Int!) { user(rowId: $id) { ${userLeaves.join(" ")} rank { ${rankLeaves.join(" ")} } } }`, { id: user.id });
     expect(typed.body.errors).toBeUndefined();
-    const snakeKeys = (row: Record<string, unknown>, names: string[]) => Object.fromEntries(names.map((n) => [snake(n), row[n]]));
+    // REST's `id` is the row id (`rowId`); the global `id` is GraphQL's own.
+    const snakeKeys = (row: Record<string, unknown>, names: string[]) =>
+      Object.fromEntries(names.filter((n) => n !== "id").map((n) => [n === "rowId" ? "id" : snake(n), row[n]]));
     const { rank, ...own } = typed.body.data.user;
     expect(rank, "the seeded user has a rank").not.toBeNull();
     const snapshot = { ...snakeKeys(own, userLeaves), rank: snakeKeys(rank, rankLeaves) };
