@@ -10,7 +10,8 @@ const refused = (reply: { status: number; body: any }, pattern: RegExp) => {
   expect(reply.body.errors[0].message).toMatch(pattern);
 };
 
-const thirtyAliases = `{ ${Array.from({ length: 30 }, (_, i) => `a${i}: statuses { nodes { users { rankRecords { id } } } }`).join(" ")} }`;
+/** The issue's query: 30 aliases of statuses → users → rank records, each level as large as a page may be. */
+const thirtyAliases = `{ ${Array.from({ length: 30 }, (_, i) => `a${i}: statuses(first: 100) { nodes { users(first: 100) { nodes { rankRecords(first: 100) { nodes { rowId } } } } } }`).join(" ")} }`;
 
 describe("a small budget and row cap", () => {
   let h: Harness;
@@ -24,12 +25,15 @@ describe("a small budget and row cap", () => {
   afterAll(() => h.close());
 
   test("a nested query whose estimate is over the budget is refused before anything is read, naming both", async () => {
-    // 10 statuses + 10 × (10 users + 10 × 10 rank records) = 1110
+    // A page is read with one row more (to tell whether another follows): 11 statuses + 11 × (11 users + 11 × 11 rank records) = 1463
     const statements: string[] = [];
     const listen = (sql: string) => statements.push(sql);
     h.db.onReaderStatement.add(listen);
     try {
-      refused(await api.graphql("{ statuses(limit: 10) { nodes { users { rankRecords { id } } } } }"), /about 1110 rows, over the budget of 500 \(GRAPHQL_MAX_COMPLEXITY\)/);
+      refused(
+        await api.graphql("{ statuses(first: 10) { nodes { users(first: 10) { nodes { rankRecords(first: 10) { nodes { rowId } } } } } } }"),
+        /about 1463 rows, over the budget of 500 \(GRAPHQL_MAX_COMPLEXITY\)/,
+      );
     } finally {
       h.db.onReaderStatement.delete(listen);
     }
@@ -37,28 +41,39 @@ describe("a small budget and row cap", () => {
   });
 
   test("the size comes from the variables: the same document is served with a small limit and refused with a large one", async () => {
-    const query = "query Users($n: Int) { users(limit: $n) { nodes { id rankRecords { id } } } }";
-    // 2 users + 2 × 10 rank records = 22
+    const query = "query Users($n: Int) { users(first: $n) { nodes { rowId rankRecords(first: 10) { nodes { rowId } } } } }";
+    // 3 users + 3 × 11 rank records = 36
     const small = await api.graphql(query, { n: 2 });
     expect(small.status).toBe(200);
     expect(small.body.data.users.nodes).toHaveLength(2);
-    // 100 + 100 × 10 = 1100; a limit over MAX_PAGE_SIZE counts as the maximum
-    refused(await api.graphql(query, { n: 5000 }), /about 1100 rows, over the budget of 500/);
-    // Without a limit: the default page size, 15 → 15 + 15 × (10 + 10 × 10) = 1665
-    refused(await api.graphql("{ statuses { nodes { users { rankRecords { id } } } } }"), /about 1665 rows/);
+    // 101 + 101 × 11 = 1212; a first over MAX_PAGE_SIZE counts as the maximum
+    refused(await api.graphql(query, { n: 5000 }), /about 1212 rows, over the budget of 500/);
+    // Without first, at every level: GRAPHQL_DEFAULT_FIRST, 20 → 21 + 21 × (21 + 21 × 21) = 9723
+    refused(await api.graphql("{ statuses { nodes { users { nodes { rankRecords { nodes { rowId } } } } } } }"), /about 9723 rows/);
   });
 
   test("under the budget and the cap, a nested query runs and returns every related row", async () => {
-    const reply = await api.graphql("{ statuses(limit: 5) { nodes { id users { id } } } }");
+    // 6 + 6 × 51 = 312; at most 5 statuses and the account's 30 users are read
+    const reply = await api.graphql("{ statuses(first: 5) { nodes { rowId users(first: 50) { totalCount nodes { rowId } } } } }");
     expect(reply.status).toBe(200);
-    const users = reply.body.data.statuses.nodes.flatMap((s: any) => s.users);
-    expect(users.length).toBe(await h.db.prisma.user.count({ where: { statusId: { in: reply.body.data.statuses.nodes.map((s: any) => s.id) } } }));
+    expect(reply.body.errors).toBeUndefined();
+    const statuses = reply.body.data.statuses.nodes as Array<{ rowId: number; users: { totalCount: number; nodes: Array<{ rowId: number }> } }>;
+    expect(statuses.length).toBeGreaterThan(0);
+    for (const status of statuses) {
+      const ids = (await h.db.prisma.user.findMany({ where: { statusId: status.rowId }, select: { id: true } })).map((u) => u.id).sort((a, b) => a - b);
+      expect(status.users.nodes.map((u) => u.rowId).sort((a, b) => a - b), `status ${status.rowId}`).toEqual(ids);
+      expect(status.users.totalCount).toBe(ids.length);
+    }
+    expect(statuses.flatMap((s) => s.users.nodes).length).toBe(await h.db.prisma.user.count({ where: { statusId: { in: statuses.map((s) => s.rowId) } } }));
   });
 
   test("a GraphQL query under the budget that reads more rows than the cap is refused with VALIDATION, not truncated", async () => {
     expect(counts["rank records"]! + 30).toBeGreaterThan(60);
-    // 30 + 30 × 10 = 330, under the budget; 30 users and their rank records are more than 60 rows
-    const reply = await api.graphql("{ users(limit: 30) { nodes { id rankRecords { id } } } }");
+    // The page of each user's records holds up to 10: the 30 users and their first 10 records are still more than 60 rows.
+    const perUser = await h.db.prisma.rankRecord.groupBy({ by: ["userId"], _count: { _all: true } });
+    expect(perUser.reduce((sum, u) => sum + Math.min(u._count._all, 10), 0) + 30).toBeGreaterThan(60);
+    // 31 + 31 × 11 = 372, under the budget
+    const reply = await api.graphql("{ users(first: 30) { nodes { rowId rankRecords(first: 10) { nodes { rowId } } } } }");
     expect(reply.status).toBe(422);
     expect(reply.body.data ?? null).toBeNull();
     expect(reply.body.errors).toHaveLength(1);
@@ -67,12 +82,14 @@ describe("a small budget and row cap", () => {
   });
 
   test("rows shared by many parents count once per parent: the answer is bounded, not only what was read", async () => {
-    // 30 people → their status → its people: at most 30 + 30 rows read (the people of a status are read once), but
-    // each person carries all the people of their status again: the sum of the squares of the statuses' sizes.
+    // 12 people → their status → its people: at most 12 + 5 + 30 rows read (the people of a status are read once),
+    // but each person carries all the people of their status again. Whichever 12 come first, the answer holds at
+    // least the 12 smallest statuses' sizes a person can have, plus the 12 and their statuses.
     const sizes = await h.db.prisma.user.groupBy({ by: ["statusId"], where: { statusId: { not: null } }, _count: { _all: true } });
-    expect(sizes.reduce((sum, s) => sum + s._count._all ** 2, 0)).toBeGreaterThan(60);
-    // 30 + 30 × (1 + 10) = 360, under the budget
-    const reply = await api.graphql("{ users(limit: 30) { nodes { id status { id users { id } } } } }");
+    const perPerson = sizes.flatMap((s) => Array.from({ length: s._count._all }, () => s._count._all)).sort((a, b) => a - b);
+    expect(perPerson.slice(0, 12).reduce((sum, n) => sum + n, 0) + 24).toBeGreaterThan(60);
+    // 13 + 13 × (1 + 1 × 31) = 429, under the budget
+    const reply = await api.graphql("{ users(first: 12, where: { status: { isNot: null } }) { nodes { rowId status { rowId users(first: 30) { nodes { rowId } } } } } }");
     expect(reply.status).toBe(422);
     expect(reply.body.errors[0].message).toMatch(/more than 60 rows/);
   });
@@ -105,8 +122,8 @@ describe("a budget that REST's include trees pass", () => {
   afterAll(() => h.close());
 
   test("REST documents are not costed: their include caps and the row cap bound them", async () => {
-    // As GraphQL: 15 statuses + 15 × 10 users = 165, over 100
-    refused(await api.graphql("{ statuses { nodes { id users { id } } } }"), /about 165 rows, over the budget of 100/);
+    // As GraphQL, with the default first: 21 statuses + 21 × 21 users = 462, over 100
+    refused(await api.graphql("{ statuses { nodes { rowId users { nodes { rowId } } } } }"), /about 462 rows, over the budget of 100/);
     const reply = await api.get("/v2/statuses?include=users");
     expect(reply.status).toBe(200);
     expect(reply.body.data.flatMap((s: any) => s.users)).toHaveLength(await h.db.prisma.user.count({ where: { statusId: { not: null } } }));
@@ -123,8 +140,8 @@ describe("the default budget", () => {
   afterAll(() => h.close());
 
   test("refuses the 30-alias statuses → users → rank records query before it runs", async () => {
-    // 30 × (15 + 15 × (50 + 50 × 50)) = 1,147,950 over 50,000
-    refused(await api.graphql(thirtyAliases), /about 1147950 rows, over the budget of 50000/);
+    // 30 × (101 + 101 × (101 + 101 × 101)) = 31,218,090 over 50,000
+    refused(await api.graphql(thirtyAliases), /about 31218090 rows, over the budget of 50000/);
   });
 });
 
@@ -171,7 +188,7 @@ describe("a spawned server with 2,000 people", () => {
     };
 
     const storm = await send(thirtyAliases);
-    // 30 × (5 statuses + 2,000 people + their rank records): far past the 10,000 rows of the cap.
+    // 30 × (5 statuses + their first 100 people each + those people's first 100 rank records): far past the 10,000 rows of the cap.
     expect(storm.status, JSON.stringify(storm.body).slice(0, 500)).toBe(422);
     expect(storm.body.errors).toHaveLength(1);
     expect(storm.body.errors[0].message).toMatch(/more than 10000 rows/);
@@ -179,14 +196,20 @@ describe("a spawned server with 2,000 people", () => {
     // statuses → people → their status → its people ...: 2,000 people at the first level, 800,000 at the second
     for (const depth of [1, 2, 3, 4]) {
       let selection = "id";
-      for (let i = 0; i < depth; i++) selection = `id users { id status { ${selection} } }`;
-      await send(`{ statuses(limit: 100) { nodes { ${selection} } } }`);
+      for (let i = 0; i < depth; i++) selection = `rowId users(first: 100) { nodes { rowId status { ${selection} } } }`;
+      await send(`{ statuses(first: 100) { nodes { ${selection} } } }`);
     }
     for (const aliases of [1, 10, 30, 31]) {
-      await send(`{ ${Array.from({ length: aliases }, (_, i) => `a${i}: statuses(limit: 100) { nodes { users { id } } }`).join(" ")} }`);
+      await send(`{ ${Array.from({ length: aliases }, (_, i) => `a${i}: statuses(first: 100) { nodes { users(first: 100) { nodes { rowId } } } }`).join(" ")} }`);
     }
-    for (const limit of [1, 15, 100, 1000, 100000]) {
-      await send(`{ users(limit: ${limit}) { nodes { id rankRecords { id } assignmentRecords { id } awardRecords { id } } } }`);
+    // A first over MAX_PAGE_SIZE (100) is a 422 naming first, at the root or nested.
+    for (const first of [1, 15, 100, 1000, 100000]) {
+      const records = (n: number) => ["rankRecords", "assignmentRecords", "awardRecords"].map((f) => `${f}(first: ${n}) { nodes { rowId } }`).join(" ");
+      for (const reply of [await send(`{ users(first: ${first}) { nodes { rowId ${records(100)} } } }`), await send(`{ users(first: 100) { nodes { rowId ${records(first)} } } }`)]) {
+        if (first <= 100) continue;
+        expect(reply.status).toBe(422);
+        expect(Object.keys(reply.body.errors[0].extensions.errors)).toEqual(["first"]);
+      }
     }
 
     expect((await fetch(`${server.base}/health`)).status).toBe(200);
