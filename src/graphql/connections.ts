@@ -185,15 +185,17 @@ export function connectionOf(rows: Row[], plan: PagePlan, totalCount: () => Prom
   const more = rows.length > plan.size;
   const page = more ? rows.slice(0, plan.size) : rows;
   if (plan.backwards) page.reverse();
-  const edges = page.map((row) => ({ cursor: encode(plan.terms.map((t) => valueAt(row, t.path))), node: node(row), edge: row }));
+  const cursorOf = (row: Row) => encode(plan.terms.map((t) => valueAt(row, t.path)));
+  // Cursors are written only when asked for: a page read through `nodes` (most front-end lists) needs none.
+  const edges = page.map((row) => ({ get cursor() { return cursorOf(row); }, node: node(row), edge: row }));
   return {
     edges,
     nodes: edges.map((e) => e.node),
     pageInfo: {
       hasNextPage: plan.backwards ? false : more,
       hasPreviousPage: plan.backwards ? more : plan.offset > 0,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      get startCursor() { return page.length ? cursorOf(page[0]!) : null; },
+      get endCursor() { return page.length ? cursorOf(page.at(-1)!) : null; },
     },
     totalCount,
   };

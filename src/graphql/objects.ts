@@ -6,8 +6,9 @@ import { countChildren, countMorphChildren, loadMorphChildren, loadMorphOwner, l
 import type { Context } from "./context.ts";
 import { addFilterTypes, type FilterRefs } from "./filters.ts";
 import { enumRef } from "./enums.ts";
-import { connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs } from "./connections.ts";
-import { camel, pascal } from "./names.ts";
+import { connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs, type PagePlan } from "./connections.ts";
+import type { FieldNode, GraphQLResolveInfo } from "graphql";
+import { camel, pascal, pluralWords } from "./names.ts";
 import { sizedElsewhere } from "./cost.ts";
 import { labelOf } from "./attributes.ts";
 import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
@@ -38,7 +39,7 @@ export const restRelationField = (rel: RelationDef) => (toManyKinds.has(rel.kind
 const CONNECTION_PATHS = [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]];
 
 type Row = Record<string, any>;
-const plural = (def: ResourceDef) => `${def.label.toLowerCase()}s`;
+const plural = pluralWords;
 
 /** The default order of a list as sort terms on the listed rows' own columns. */
 export function baseOrder(orderBy: Record<string, "asc" | "desc">[] | undefined, columns: (name: string) => FieldDef | undefined) {
@@ -123,7 +124,13 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
       // relatedConnection does), so that `{ likes { totalCount } }` reads no rows, only the grouped count.
       extensions: {
         pothosPrismaSelect: (args: ConnectionArgs, ctx: Context, nested: (query: object, options?: object) => any, selected?: () => Iterable<string>) => {
-          const p = plan(args, ctx);
+          let p: PagePlan;
+          try {
+            p = plan(args, ctx);
+          } catch {
+            // Bad arguments load nothing here; the field's resolver plans again and fails at its own path.
+            return { select: { id: true } };
+          }
           if (selected && [...selected()].every((name) => name === "totalCount" || name === "__typename")) return { select: { id: true } };
           const where = [...(fixed ? [fixed] : []), ...p.where];
           const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
@@ -133,8 +140,8 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           return { select: { [rel.field]: { ...page, include: { ...(cursors as Row), [rel.pivot.related]: mergeSelections(related, (cursors as Row)[rel.pivot.related]) } } } };
         },
       },
-      resolve: (row: Row, args: ConnectionArgs, ctx: Context) => {
-        const p = plan(args, ctx);
+      resolve: (row: Row, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
+        const p = planOnce(info, args, () => plan(args, ctx));
         const counted = [...(fixed ? [fixed] : []), ...p.filter];
         const total = () => countChildren(ctx, listed.model, foreignKey, counted, row.id);
         return connectionValue(row[rel.field] ?? [], p, total, m2m ? (link) => link[rel.pivot.related] : undefined);
@@ -250,6 +257,21 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
   }
 
   return { objects, unions, pages, connections, filters, connectionOf };
+}
+
+/**
+ * The page plan of a nested connection, made once for all the parents it is resolved for: graphql-js shares the field
+ * nodes between the rows of a list, and the arguments are the same unless variables differ (they cannot within one
+ * execution).
+ */
+const plans = new WeakMap<readonly FieldNode[], Map<string, PagePlan>>();
+function planOnce(info: GraphQLResolveInfo, args: ConnectionArgs, make: () => PagePlan): PagePlan {
+  let byArgs = plans.get(info.fieldNodes);
+  if (!byArgs) plans.set(info.fieldNodes, (byArgs = new Map()));
+  const key = JSON.stringify(args);
+  let plan = byArgs.get(key);
+  if (!plan) byArgs.set(key, (plan = make()));
+  return plan;
 }
 
 /** Merges the cursor columns an order needs into a planned selection of the same rows. */

@@ -15,7 +15,7 @@ import type { Context } from "./context.ts";
 import { enumRef } from "./enums.ts";
 import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
 import { connectionArgs, connectionOf, cursorSelection, planPage, type ConnectionArgs } from "./connections.ts";
-import { camel, pascal } from "./names.ts";
+import { camel, pascal, pluralWords, withArticle } from "./names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 
 /*
@@ -27,7 +27,7 @@ import { registerRootField } from "./relation-scopes.ts";
 type Row = Record<string, any>;
 type Args = Record<string, any>;
 const CONNECTION_PATHS = [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]];
-const plural = (def: ResourceDef) => `${def.label.toLowerCase()}s`;
+const plural = pluralWords;
 
 /** The top-level operation of `kind` on `def` (its scopes are the public field's). */
 const topLevel = (def: ResourceDef, kind: Operation["kind"]) => operations.find((op) => op.def === def && op.kind === kind && !op.parent && !op.view);
@@ -45,7 +45,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const rowId = Number(id);
       if (!def || !Number.isInteger(rowId)) return null;
       const show = topLevel(def, "show") ?? topLevel(def, "list");
-      if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) throw new ApiError("FORBIDDEN", `Reading a ${def.label.toLowerCase()} needs the ${show.scopes.join(", ")} scope.`);
+      if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) throw new ApiError("FORBIDDEN", `Reading ${withArticle(def.label.toLowerCase())} needs the ${show.scopes.join(", ")} scope.`);
       const query = queryFromInfo({ context: ctx, info, typeName: typename });
       const row = await delegate(ctx.prisma, def.model).findFirst({ ...query, where: owned(ctx, def, { id: rowId }) });
       if (row) brandWithType(row, typename as never);
@@ -120,7 +120,8 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   function addList(name: string, def: ResourceDef, scopes: string[], fixed: (ctx: Context) => Row, description: string) {
     const base = baseOrder(def.orderBy, columnOf(def));
     b.queryField(name, (t: any) => t.field({
-      type: refs.connectionOf(def),
+      // Nullable: a list that fails (a bad argument, a missing scope) leaves the other root fields' data standing.
+      type: refs.connectionOf(def), nullable: true,
       args: connectionArgs(t, refs.filters, def, plural(def)),
       description,
       resolve: async (_root: unknown, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
@@ -173,7 +174,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     const batch = topLevel(def, "batchCreate");
     const rowPayload = (verb: string) => payload(`${verb}${Name}Payload`, (t: any) => ({
       [def.name]: t.field({ type: node, nullable: true, description: `The ${one} as it is now${verb === "Delete" ? " gone (its last state)" : ""}.`, resolve: (p: Row) => p.row }),
-    }), `What ${verb.toLowerCase()}${verb.endsWith("e") ? "d" : "ed"} a ${one} answers.`);
+    }), `What ${verb.toLowerCase()}${verb.endsWith("e") ? "d" : "ed"} ${withArticle(one)} answers.`);
     const reread = (ctx: Context, info: GraphQLResolveInfo, id: number, tx: any = ctx.prisma) =>
       delegate(tx, def.model).findFirst({ ...queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }), where: { id } });
 
@@ -181,7 +182,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const input = b.inputType(`Create${Name}Input`, { description: `A new ${one}: its attributes; the required ones are non-null.`, fields: (t: any) => inputFields(t, def, true) });
       b.mutationField(`create${Name}`, (t: any) => t.field({
         type: rowPayload("Create"), nullable: true,
-        description: `Creates a ${one}. ${resourceDescription(def)}`,
+        description: `Creates ${withArticle(one)}. ${resourceDescription(def)}`,
         args: { input: t.arg({ type: input, required: true, description: `The new ${one}'s attributes.` }) },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, create.scopes);
@@ -192,10 +193,10 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       registerRootField(`create${Name}`, { scopes: create.scopes, def });
     }
     if (update) {
-      const patch = b.inputType(`${Name}Patch`, { description: `Changes to a ${one}: only the attributes given change.`, fields: (t: any) => inputFields(t, def, false) });
+      const patch = b.inputType(`${Name}Patch`, { description: `Changes to ${withArticle(one)}: only the attributes given change.`, fields: (t: any) => inputFields(t, def, false) });
       b.mutationField(`update${Name}`, (t: any) => t.field({
         type: rowPayload("Update"), nullable: true,
-        description: `Changes a ${one}: only the attributes given.`,
+        description: `Changes ${withArticle(one)}: only the attributes given.`,
         args: {
           rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
           input: t.arg({ type: patch, required: true, description: "The attributes to change." }),
@@ -211,7 +212,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     if (remove) {
       b.mutationField(`delete${Name}`, (t: any) => t.field({
         type: rowPayload("Delete"), nullable: true,
-        description: `Deletes a ${one}.`,
+        description: `Deletes ${withArticle(one)}.`,
         args: { rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }) },
         resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, remove.scopes);
@@ -343,15 +344,15 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       attachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} newly linked.`, resolve: (p: Row) => p.changes.attached }),
       detachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} unlinked.`, resolve: (p: Row) => p.changes.detached }),
       updatedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} whose link columns changed.`, resolve: (p: Row) => p.changes.updated }),
-    }), `What changing the ${plural(related)} linked to a ${def.label.toLowerCase()} answers: the changes, and the ${def.label.toLowerCase()} to read its links from.`);
+    }), `What changing the ${plural(related)} linked to ${withArticle(def.label.toLowerCase())} answers: the changes, and the ${def.label.toLowerCase()} to read its links from.`);
     for (const op of ops) {
       b.mutationField(op.field, (t: any) => t.field({
         type: result, nullable: true,
         description: ({
-          attach: `Links ${plural(related)} to a ${def.label.toLowerCase()}.`,
-          detach: `Unlinks ${plural(related)} from a ${def.label.toLowerCase()}; they stay.`,
+          attach: `Links ${plural(related)} to ${withArticle(def.label.toLowerCase())}.`,
+          detach: `Unlinks ${plural(related)} from ${withArticle(def.label.toLowerCase())}; they stay.`,
           sync: `Makes the ${def.label.toLowerCase()}'s linked ${plural(related)} exactly the ones given (unless \`detaching\` is false).`,
-          pivot: `Changes the columns of a ${def.label.toLowerCase()}'s link to one ${related.label.toLowerCase()}.`,
+          pivot: `Changes the columns of ${withArticle(def.label.toLowerCase())}'s link to one ${related.label.toLowerCase()}.`,
           toggle: `Links the given ${plural(related)} the ${def.label.toLowerCase()} lacks and unlinks those it has.`,
         } as Row)[op.kind],
         args: op.kind === "pivot" ? {
