@@ -26,7 +26,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { createRequire } from "node:module";
 import { createClient } from "@libsql/client";
 import pg from "pg";
-import { w2Documents, type W2Shape } from "./w2.ts";
+import { w2Document } from "./w2.ts";
 
 type Json = Record<string, unknown>;
 type Row = Record<string, unknown>;
@@ -403,24 +403,22 @@ async function createRankRecord(auth: Auth, userId: number, body: Json) {
 }
 
 const rankRecordEnum = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];
-const w2Shapes = new Map(Object.entries(w2Documents).map(([shape, text]) => [text.replace(/\s+/g, " ").trim(), shape as W2Shape]));
+const w2Text = w2Document.replace(/\s+/g, " ").trim();
 const w2PageSize = 100;
-const w2RecordsPerUser = { connection: 20, list: 1_000_000_000 } as const;
+const w2RecordsPerUser = 20;
 
 /**
  * W2 as a GraphQL endpoint answers it: `{ data: { users: { nodes } } }`, keys in the order the document selects them.
- * Only the bench's W2 documents are known (by their text); the SQL: the page of users, their rank records (the newest
+ * Only the bench's W2 document is known (by its text); the SQL: the page of users, their rank records (the newest
  * 20 of each: ROW_NUMBER() per user in one statement), then the records' ranks, the ranks' images and the authors,
  * each one batched statement, side by side.
  */
 async function w2(auth: Auth, body: Json) {
   can(auth, "view:user");
   can(auth, "view:rankrecord");
-  const shape = typeof body.query === "string" ? w2Shapes.get(body.query.replace(/\s+/g, " ").trim()) : undefined;
-  if (!shape) throw new HttpError(400, "The floor answers only the bench's W2 documents.");
-  const variables = (body.variables ?? {}) as Json;
-  const offset = shape === "connection" ? Number(variables.offset ?? 0) : (Number(variables.page ?? 1) - 1) * w2PageSize;
-  if (!Number.isInteger(offset) || offset < 0) throw new HttpError(400, "Invalid page or offset.");
+  if (typeof body.query !== "string" || body.query.replace(/\s+/g, " ").trim() !== w2Text) throw new HttpError(400, "The floor answers only the bench's W2 document.");
+  const offset = Number(((body.variables ?? {}) as Json).offset ?? 0);
+  if (!Number.isInteger(offset) || offset < 0) throw new HttpError(400, "Invalid offset.");
   const users = await all(`SELECT id, name FROM "User" WHERE "accountId" = ? ORDER BY id LIMIT ? OFFSET ?`, [auth.accountId, w2PageSize, offset]);
   const list = db.inList(`"userId"`, users.map((u) => u.id));
   const records = users.length
@@ -429,7 +427,7 @@ async function w2(auth: Auth, body: Json) {
            SELECT id, "userId", type, "rankId", "authorId", ROW_NUMBER() OVER (PARTITION BY "userId" ORDER BY "createdAt" DESC, id DESC) AS n
              FROM "RankRecord" WHERE "accountId" = ? AND ${list.sql}) r
           WHERE n <= ? ORDER BY "userId", n`,
-        [auth.accountId, ...list.args, w2RecordsPerUser[shape]])
+        [auth.accountId, ...list.args, w2RecordsPerUser])
     : [];
   const rankIds = unique(records.map((r) => r.rankId));
   const [ranks, images, authors] = await Promise.all([
@@ -443,19 +441,14 @@ async function w2(auth: Auth, body: Json) {
     rankOf.set(id, { name: r.name, image: image ? { path: image.path } : null });
   }
   const byUser = new Map<number, Json[]>(users.map((u) => [Number(u.id), []]));
-  const connection = shape === "connection";
   for (const r of records) {
-    const rank = r.rankId == null ? null : (rankOf.get(Number(r.rankId)) ?? null);
     const author = r.authorId == null ? null : authors.get(Number(r.authorId));
-    const shaped = connection
-      ? { rowId: r.id, type: rankRecordEnum[Number(r.type)], rank, author: author ? { name: author.name } : null }
-      : { id: r.id, type: r.type, rank, author: author ? { name: author.name } : null };
-    byUser.get(Number(r.userId))!.push(shaped);
+    byUser.get(Number(r.userId))!.push({
+      rowId: r.id, type: rankRecordEnum[Number(r.type)], rank: r.rankId == null ? null : (rankOf.get(Number(r.rankId)) ?? null),
+      author: author ? { name: author.name } : null,
+    });
   }
-  const nodes = users.map((u) => {
-    const own = byUser.get(Number(u.id))!;
-    return connection ? { rowId: u.id, name: u.name, rankRecords: { nodes: own } } : { id: u.id, name: u.name, rankRecords: own };
-  });
+  const nodes = users.map((u) => ({ rowId: u.id, name: u.name, rankRecords: { nodes: byUser.get(Number(u.id))! } }));
   return { data: { users: { nodes } } };
 }
 
