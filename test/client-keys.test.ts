@@ -49,13 +49,18 @@ async function refusedUnchanged(send: () => Promise<Reply>, keys: string[], what
   return reply;
 }
 
-/** A GraphQL answer that failed with the validation code and names `name` in its message. */
-function graphqlRefused(reply: Reply, name: string, what: string): void {
+/**
+ * A GraphQL answer refused with the validation code, without data, its field errors keyed exactly `key` (the input
+ * path as sent, the prototype name in it verbatim) and its message naming `name`.
+ */
+function graphqlRefused(reply: Reply, key: string, name: string, what: string): void {
   expect(reply.status, what).toBeLessThan(500);
   expect(reply.body.data?.result ?? null, `${what} ${JSON.stringify(reply.body)}`).toBeNull();
-  const [error] = reply.body.errors ?? [];
+  const [error, ...more] = reply.body.errors ?? [];
+  expect(more, what).toEqual([]);
   expect(error?.extensions?.code, `${what} ${JSON.stringify(reply.body)}`).toBe("VALIDATION");
-  expect(error.message).toContain(name);
+  expect(Object.keys(error.extensions.errors), what).toEqual([key]);
+  expect(error.message, what).toContain(name);
 }
 
 describe("search fields, scopes, includes and aggregates named after Object.prototype", () => {
@@ -88,13 +93,30 @@ describe("search fields, scopes, includes and aggregates named after Object.prot
     await refusedUnchanged(() => sendJson("POST", path, JSON.stringify({ sort: [{ field: name }] })), ["sort.0.field"], "sort");
   });
 
-  test.each(ALL)("GraphQL filters, sort and scopes refuse %s the same way", async (name) => {
-    const ask = (arg: "filters" | "sort" | "scopes", type: string, value: unknown) =>
-      api.graphql(`query Q($${arg}: [${type}!]) { result: users(${arg}: $${arg}) { nodes { id } } }`, { [arg]: value });
-    graphqlRefused(await ask("filters", "FilterInput", [{ field: name, operator: "=", value: 1 }]), name, "filters");
-    graphqlRefused(await ask("filters", "FilterInput", [{ nested: [{ field: "id", value: 1 }, { field: name, value: 1 }] }]), name, "nested filters");
-    graphqlRefused(await ask("sort", "SortInput", [{ field: name, direction: "asc" }]), name, "sort");
-    graphqlRefused(await ask("scopes", "ScopeInput", [{ name }]), name, "scopes");
+  test.each(ALL)("GraphQL where and orderBy refuse %s the same way, as a key (REST scopes have no GraphQL form)", async (name) => {
+    // A dotted name is a key inside a relation: `rank.toString` filters `{ rank: { is: { toString } } }`, sorts `{ rank: { toString } }`.
+    const [relation, key] = name.includes(".") ? name.split(".") as [string, string] : [null, name];
+    const under = (at: string, inner: object) => (relation ? { [relation]: { [at]: inner } } : inner);
+    /** Sends the variables as JSON text: a `__proto__` key arrives as an own key, as a client would send it. */
+    const ask = async (variable: "where" | "orderBy", type: string, value: unknown) => {
+      const text = JSON.stringify({ query: `query Q($${variable}: ${type}) { result: users(${variable}: $${variable}) { nodes { id } } }`, variables: { [variable]: value } });
+      expect(text).toContain(JSON.stringify(key));
+      return sendJson("POST", "/graphql", text);
+    };
+    const leaf = { [key]: { equals: 1 } };
+    const prefix = relation ? `where.${relation}.is.` : "where.";
+    graphqlRefused(await ask("where", "UserWhere", under("is", leaf)), `${prefix}${key}`, key, "where");
+    graphqlRefused(await ask("where", "UserWhere", { AND: [{ id: { equals: 1 } }, under("is", leaf)] }), `where.AND.1.${relation ? `${relation}.is.` : ""}${key}`, key, "where under AND");
+    graphqlRefused(await ask("where", "UserWhere", { rankRecords: { some: { NOT: leaf } } }), `where.rankRecords.some.NOT.${key}`, key, "where through a to-many relation");
+    graphqlRefused(await ask("where", "UserWhere", { name: { [key]: "x" } }), `where.name.${key}`, key, "an operator");
+    graphqlRefused(await ask("orderBy", "[UserOrderBy!]", [{ name: "asc" }, relation ? { [relation]: { [key]: "asc" } } : { [key]: "asc" }]), `orderBy.1.${relation ? `${relation}.` : ""}${key}`, key, "orderBy");
+    // Written in the document itself, it is a field no input type defines.
+    if (!key.startsWith("__")) {
+      const literal = await api.graphql(`{ result: users(where: ${relation ? `{ ${relation}: { is: { ${key}: { equals: 1 } } } }` : `{ ${key}: { equals: 1 } }`}) { nodes { id } } }`);
+      expect(literal.body.data, JSON.stringify(literal.body)).toBeUndefined();
+      expect(literal.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).toEqual(["GRAPHQL_VALIDATION_FAILED"]);
+      expect(literal.body.errors[0].message).toContain(`"${key}"`);
+    }
   });
 });
 
@@ -222,9 +244,9 @@ describe("a custom field's options are a list", () => {
     const shown = (await api.get(`/v2/fields/${id}`)).body.data;
     const nested = (await api.get(`/v2/forms/${formId}/fields`)).body.data.find((f: { id: number }) => f.id === id);
     const included = (await api.get(`/v2/forms/${formId}?include=fields`)).body.data.fields.find((f: { id: number }) => f.id === id);
-    const gql = await api.graphql(`query F($id: Int!, $form: Int!) { field(field: $id) { options } form(form: $form) { fieldLinks { field { id options } } } }`, { id, form: formId });
+    const gql = await api.graphql(`query F($id: Int!, $form: Int!) { field(rowId: $id) { options } form(rowId: $form) { fields(first: 100) { nodes { rowId options } } } }`, { id, form: formId });
     expect(gql.body.errors, JSON.stringify(gql.body.errors)).toBeUndefined();
-    const gqlNested = gql.body.data.form.fieldLinks.find((l: { field: { id: number } }) => l.field.id === id).field;
+    const gqlNested = gql.body.data.form.fields.nodes.find((f: { rowId: number }) => f.rowId === id);
     return [listed.options, shown.options, nested.options, included.options, gql.body.data.field.options, gqlNested.options];
   };
   const create = async (body: Record<string, unknown>) => {

@@ -81,25 +81,102 @@ describe("SQL statements per list request do not grow with the page", () => {
   }
 });
 
-describe("GraphQL", () => {
-  test("100 users × their rank records × rank × image × author: a fixed handful of statements", async () => {
-    const api = w.api;
-    const rank = (await api.post("/v2/ranks", { name: "Counted rank" })).body.data;
-    await api.post(`/v2/ranks/${rank.id}/image`, { name: "Chevron", image: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" });
-    const users = (await api.post("/v2/users/batch", {
-      resources: Array.from({ length: 100 }, (_, i) => ({ name: `Tallied ${i}`, email: `tallied${i}@example.com` })),
-    })).body.data as Array<{ id: number }>;
-    const records = users.flatMap((u) => [0, 1].map((type) => ({ user_id: u.id, rank_id: rank.id, type, author_id: w.user.id })));
-    expect((await api.post("/v2/rank-records/batch", { resources: records })).status).toBe(200);
-    const query = `{ users(limit: 100, filters: [{ field: "name", operator: "like", value: "Tallied %" }]) {
-      nodes { id rankRecords { id rank { name image { path } } author { name } } } } }`;
+describe("GraphQL: one statement per level for all parents, whatever the page sizes", () => {
+  const USERS = 60;
+  const RECORDS = 7;
+  let rankName: string;
+
+  /** The statements one GraphQL request runs: every one counted, and the text of those the reader runs. */
+  async function measured(query: string, variables?: Record<string, unknown>) {
+    const sql: string[] = [];
+    const listen = (text: string) => void sql.push(text);
+    h.db.onReaderStatement.add(listen);
     const before = h.db.statements.count;
-    const reply = await api.graphql(query);
-    const used = h.db.statements.count - before;
-    expect(reply.body.data.users.nodes).toHaveLength(100);
-    expect(reply.body.data.users.nodes.every((u: any) => u.rankRecords.length === 2 && u.rankRecords[0].rank.image.path)).toBe(true);
-    // the maintenance flag with the key and account (1), users + count (2), records, ranks, images, authors (4), the LIKE pre-query (1)
-    expect(used).toBeLessThanOrEqual(8);
+    let reply: Awaited<ReturnType<typeof w.api.graphql>>;
+    try {
+      reply = await w.api.graphql(query, variables);
+    } finally {
+      h.db.onReaderStatement.delete(listen);
+    }
+    expect(reply.body.errors, JSON.stringify(reply.body.errors)).toBeUndefined();
+    return { count: h.db.statements.count - before, sql, data: reply.body.data };
+  }
+  /** The statements that read `table` (its FROM), beside the key and flag look-up every request makes. */
+  const reading = (sql: string[], table: string) => sql.filter((s) => s.startsWith("SELECT") && new RegExp(`FROM "${table}"`).test(s));
+
+  const page = (users: number, records: number, extra = "") => `{ users(first: ${users}, where: { name: { startsWith: "Tallied " } }, orderBy: [{ name: asc }]) {
+    ${extra} nodes { rowId rankRecords(first: ${records}, orderBy: [{ createdAt: desc }]) { nodes { rowId rank { name image { path } } author { name } } } } } }`;
+
+  beforeAll(async () => {
+    const api = w.api;
+    rankName = `Counted rank ${Date.now()}`;
+    const rank = (await api.post("/v2/ranks", { name: rankName })).body.data;
+    const image = await api.post(`/v2/ranks/${rank.id}/image`, { name: "Chevron", image: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" });
+    expect(image.status, JSON.stringify(image.body)).toBe(200);
+    const status = (await api.post("/v2/statuses", { name: "Counted status", color: "#123456" })).body.data;
+    const users = (await api.post("/v2/users/batch", {
+      resources: Array.from({ length: USERS }, (_, i) => ({ name: `Tallied ${String(i).padStart(3, "0")}`, email: `tallied${i}@example.com`, status_id: status.id })),
+    })).body.data as Array<{ id: number }>;
+    expect(users).toHaveLength(USERS);
+    const records = users.flatMap((u) => Array.from({ length: RECORDS }, (_, n) => ({ user_id: u.id, rank_id: rank.id, type: n % 2, text: `r${n}`, author_id: w.user.id })));
+    const made = await api.post("/v2/rank-records/batch", { resources: records });
+    expect(made.status, JSON.stringify(made.body).slice(0, 300)).toBe(200);
+  }, 120_000);
+
+  test("users × their first rank records × rank × image × author: the same statements for 1 user or 50, 1 record or 5", async () => {
+    await measured(page(1, 1)); // warms per-process caches (the key's last use)
+    const small = await measured(page(1, 1));
+    const large = await measured(page(50, 5));
+    expect(large.data.users.nodes).toHaveLength(50);
+    for (const user of large.data.users.nodes) {
+      expect(user.rankRecords.nodes).toHaveLength(5);
+      expect(user.rankRecords.nodes.every((r: any) => r.rank.name === rankName && r.rank.image.path && r.author.name)).toBe(true);
+    }
+    // Newest first, per user: the window keeps each parent's own first five.
+    expect(large.data.users.nodes[0].rankRecords.nodes.map((r: { rowId: number }) => r.rowId)).toEqual(
+      [...large.data.users.nodes[0].rankRecords.nodes.map((r: { rowId: number }) => r.rowId)].sort((a, b) => b - a),
+    );
+    expect(large.count, large.sql.join("\n")).toBe(small.count);
+    expect(large.sql.length).toBe(small.sql.length);
+    // One statement per level: users, their records (all parents at once), ranks, images, authors; plus the key's admission.
+    expect(reading(large.sql, "User").length, large.sql.join("\n")).toBeLessThanOrEqual(2);
+    expect(reading(large.sql, "RankRecord"), large.sql.join("\n")).toHaveLength(1);
+    expect(large.count, large.sql.join("\n")).toBeLessThanOrEqual(6);
+  });
+
+  test("totalCount runs only when selected: one count for the root list, one grouped count for all parents of a nested list", async () => {
+    const without = await measured(page(50, 5));
+    const rootCount = await measured(page(50, 5, "totalCount"));
+    expect(rootCount.data.users.totalCount).toBe(USERS);
+    expect(rootCount.count - without.count, rootCount.sql.join("\n")).toBe(1);
+    const nested = `{ users(first: 50, where: { name: { startsWith: "Tallied " } }) { nodes { rowId rankRecords(first: 5) { totalCount nodes { rowId } } } } }`;
+    const nestedBare = await measured(nested.replace("totalCount ", ""));
+    const counted = await measured(nested);
+    expect(counted.data.users.nodes.map((u: { rankRecords: { totalCount: number } }) => u.rankRecords.totalCount)).toEqual(Array(50).fill(RECORDS));
+    expect(counted.count - nestedBare.count, counted.sql.join("\n")).toBe(1);
+    const extra = counted.sql.filter((s) => !nestedBare.sql.includes(s));
+    expect(extra, counted.sql.join("\n")).toHaveLength(1);
+    expect(extra[0]).toMatch(/COUNT/i);
+    expect(extra[0]).toMatch(/GROUP BY/i);
+    // The same at 1 user: the count is one statement whatever the number of parents.
+    const one = await measured(nested.replace("first: 50", "first: 1"));
+    expect(one.count).toBe(counted.count);
+  });
+
+  test("two nested connection levels with where, orderBy, edges and pageInfo: still one statement per level", async () => {
+    const query = (n: number) => `{ statuses(first: ${n}, where: { name: { equals: "Counted status" } }) { nodes { name
+      users(first: ${n}, orderBy: [{ name: desc }]) { pageInfo { hasNextPage endCursor } edges { cursor node { name
+        rankRecords(first: ${n}, where: { text: { in: ["r1", "r2", "r3", "r4"] } }, orderBy: [{ text: desc }]) { nodes { text rank { name } } } } } } } } }`;
+    const small = await measured(query(1));
+    const large = await measured(query(3));
+    expect(large.data.statuses.nodes).toHaveLength(1);
+    const users = large.data.statuses.nodes[0].users;
+    expect(users.pageInfo).toEqual({ hasNextPage: true, endCursor: users.edges[2].cursor });
+    expect(users.edges.map((e: { node: { name: string } }) => e.node.name)).toEqual([`Tallied 0${USERS - 1}`, `Tallied 0${USERS - 2}`, `Tallied 0${USERS - 3}`]);
+    for (const edge of users.edges) expect(edge.node.rankRecords.nodes).toEqual(["r4", "r3", "r2"].map((text) => ({ text, rank: { name: rankName } })));
+    expect(large.count, large.sql.join("\n")).toBe(small.count);
+    expect(reading(large.sql, "RankRecord"), large.sql.join("\n")).toHaveLength(1);
+    expect(reading(large.sql, "Status"), large.sql.join("\n")).toHaveLength(1);
   });
 });
 

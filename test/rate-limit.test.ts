@@ -114,7 +114,9 @@ describe("rate limits", () => {
     expect((await api.get("/v2/ranks")).status).toBe(200);
     expectHeaders(await api.graphql("{ ranks { nodes { id } } }"), LIMIT - 2);
     expectHeaders(await api.post("/v2/ranks", { name: "Corporal" }), LIMIT - 3);
-    expectHeaders(await api.graphql('mutation { createRank(input: { name: "Sergeant" }) { id } }'), LIMIT - 4);
+    const created = await api.graphql('mutation { createRank(input: { name: "Sergeant" }) { rank { rowId name } } }');
+    expect(created.body).toEqual({ data: { createRank: { rank: { rowId: expect.any(Number), name: "Sergeant" } } } });
+    expectHeaders(created, LIMIT - 4);
     expectHeaders(await api.get("/v2/ranks"), 0);
     expectThrottled(await api.get("/v2/ranks"));
     expect((await api.graphql("{ ranks { nodes { id } } }")).body.errors[0].extensions.code).toBe("RATE_LIMITED");
@@ -138,13 +140,16 @@ describe("rate limits", () => {
 
   test("mutations in one document are counted one by one and stop at the limit", async () => {
     const api = client(h, await h.key("mutations"));
-    const doc = Array.from({ length: LIMIT + 2 }, (_, i) => `m${i}: createRank(input: { name: "R${i}" }) { id }`).join(" ");
+    const doc = Array.from({ length: LIMIT + 2 }, (_, i) => `m${i}: createRank(input: { name: "R${i}" }) { rank { rowId } }`).join(" ");
     const r = await api.graphql(`mutation { ${doc} }`);
     // Each mutation past the allowance is refused on its own; the five before it committed and keep their ids.
     expect(r.body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path, e.extensions.code])).toEqual([
       [[`m${LIMIT}`], "RATE_LIMITED"], [[`m${LIMIT + 1}`], "RATE_LIMITED"],
     ]);
-    expect(Object.values(r.body.data).map((m) => (m as { id: number } | null)?.id ?? null).filter((id) => id !== null)).toHaveLength(LIMIT);
+    expect(r.status).toBe(200);
+    const ids = Object.values(r.body.data).map((m) => (m as { rank: { rowId: number } } | null)?.rank.rowId ?? null);
+    expect(ids.slice(0, LIMIT).every((id) => typeof id === "number")).toBe(true);
+    expect(ids.slice(LIMIT)).toEqual([null, null]);
     expectHeaders(r, 0);
     const reader = client(h, await h.key("mutations"));
     expect((await reader.get("/v2/ranks?limit=100")).body.data.map((r: { name: string }) => r.name)).toEqual(["R0", "R1", "R2", "R3", "R4"]);

@@ -135,70 +135,158 @@ describe("REST: an include needs the related resource's view scope", () => {
 
 describe("GraphQL: a nested selection needs the related resource's view scope", () => {
   const errorsOf = (r: Reply) => (r.body.errors ?? []).map((e: any) => ({ code: e.extensions?.code, path: e.path, message: e.message }));
+  const missing = (scope: string) => `${FORBIDDEN} Missing scope: ${scope}.`;
+  const global = async (type: string, rowId: number) => (await star.graphql(`{ ${type}(rowId: ${rowId}) { id } }`)).body.data[type].id as string;
 
-  test("users { nodes { rankRecords } } with view:user only: FORBIDDEN on the field, with its path; with both scopes, data", async () => {
-    const query = "{ users { nodes { id rankRecords { text } } } }";
+  test("users { nodes { rankRecords } } with view:user only: FORBIDDEN on the relation field, with its path; with both scopes, data", async () => {
+    const query = "{ users { nodes { rowId rankRecords { nodes { text } } } } }";
     const narrow = await (await keyed("view:user")).graphql(query);
-    expect(errorsOf(narrow)).toEqual([{ code: "FORBIDDEN", path: ["users", "nodes", "rankRecords"], message: `${FORBIDDEN} Missing scope: view:rankrecord.` }]);
+    expect(errorsOf(narrow)).toEqual([{ code: "FORBIDDEN", path: ["users", "nodes", "rankRecords"], message: missing("view:rankrecord") }]);
     expect(narrow.body.data).toBeNull();
     const both = await (await keyed("view:user view:rankrecord")).graphql(query);
     expect(both.body.errors).toBeUndefined();
-    expect(both.body.data.users.nodes.find((u: { id: number }) => u.id === s.user.id).rankRecords).toEqual([{ text: "Promoted" }]);
+    expect(both.body.data.users.nodes.find((u: { rowId: number }) => u.rowId === s.user.id).rankRecords.nodes).toEqual([{ text: "Promoted" }]);
   });
 
-  test("one error per field read without its scope, at aliased paths and through named fragments", async () => {
-    const query = `query Q { people: users { nodes { ...Person records: rankRecords { rank { name } } } } }
+  test("one error per relation read without its scope, at aliased paths and through named fragments", async () => {
+    const query = `query Q { people: users { nodes { ...Person records: rankRecords { edges { node { rank { name } } } nodes { text } } } } }
       fragment Person on User { name rank { name } }`;
     const r = await (await keyed("view:user")).graphql(query);
     expect(errorsOf(r).map((e: { path: string[]; message: string }) => [e.path.join("."), e.message.slice(FORBIDDEN.length + 1)]).sort()).toEqual([
       ["people.nodes.rank", "Missing scope: view:rank."],
       ["people.nodes.records", "Missing scope: view:rankrecord."],
-      ["people.nodes.records.rank", "Missing scope: view:rank."],
+      ["people.nodes.records.edges.node.rank", "Missing scope: view:rank."],
     ]);
     const ok = await (await keyed("view:user view:rank view:rankrecord")).graphql(query);
     expect(ok.body.errors).toBeUndefined();
+    expect(ok.body.data.people.nodes.find((u: { name: string }) => u.name === "Ann Smith").records.edges).toEqual([{ node: { rank: { name: "Corporal" } } }]);
+  });
+
+  test.each([
+    ["totalCount", "rankRecords { totalCount }"],
+    ["pageInfo", "rankRecords { pageInfo { hasNextPage } }"],
+    ["cursors", "rankRecords(orderBy: [{ text: asc }]) { edges { cursor } }"],
+    ["__typename on the page", "rankRecords { __typename }"],
+  ])("a nested connection's page fields read the related rows (%s): FORBIDDEN without their scope", async (_what, selection) => {
+    const query = `{ users { nodes { rowId ${selection} } } }`;
+    const narrow = await (await keyed("view:user")).graphql(query);
+    expect(errorsOf(narrow)).toEqual([{ code: "FORBIDDEN", path: ["users", "nodes", "rankRecords"], message: missing("view:rankrecord") }]);
+    const both = await (await keyed("view:user view:rankrecord")).graphql(query);
+    expect(both.body.errors).toBeUndefined();
+    expect(both.body.data.users.nodes.find((u: { rowId: number }) => u.rowId === s.user.id).rankRecords).toBeTruthy();
+  });
+
+  test("a many-to-many edge's link columns are a read of the related rows; the parent's own page fields need nothing more", async () => {
+    const query = "query ($form: Int!) { form(rowId: $form) { name fields { edges { order } } } }";
+    const narrow = await (await keyed("view:form")).graphql(query, { form: s.form.id });
+    expect(errorsOf(narrow)).toEqual([{ code: "FORBIDDEN", path: ["form", "fields"], message: missing("view:field") }]);
+    const both = await (await keyed("view:form view:field")).graphql(query, { form: s.form.id });
+    expect(both.body.errors).toBeUndefined();
+    expect(both.body.data.form.fields.edges).toEqual([{ order: 1 }, { order: 2 }]);
   });
 
   test("__typename alone on a related row is a read of it; on the parent, or with @skip(if: true) on the relation, no scope is needed", async () => {
     const api = await keyed("view:user");
     expect(errorsOf(await api.graphql("{ users { nodes { rank { __typename } } } }"))[0]).toMatchObject({ code: "FORBIDDEN", path: ["users", "nodes", "rank"] });
-    const fine = await api.graphql("{ users { __typename nodes { __typename id rank @skip(if: true) { name } } } }");
+    const fine = await api.graphql("{ users { __typename edges { cursor node { __typename } } nodes { __typename id rank @skip(if: true) { name } rankRecords @skip(if: true) { totalCount } } } }");
     expect(fine.body.errors).toBeUndefined();
     expect(fine.body.data.users.nodes.length).toBeGreaterThan(0);
   });
 
-  test("the parent's computed fields (a user's last rank change date) and page fields need no related scope", async () => {
+  test("the parent's computed fields (a user's last rank change date) and its own page fields need no related scope", async () => {
     const api = await keyed("view:user");
-    const r = await api.graphql("{ users { totalCount lastPage nodes { id lastRankChangeDate } } }");
+    const r = await api.graphql("{ users { totalCount pageInfo { hasNextPage endCursor } nodes { rowId lastRankChangeDate } } }");
     expect(r.body.errors).toBeUndefined();
-    const ann = r.body.data.users.nodes.find((u: { id: number }) => u.id === s.user.id);
+    expect(r.body.data.users.totalCount).toBe(2);
+    const ann = r.body.data.users.nodes.find((u: { rowId: number }) => u.rowId === s.user.id);
     expect(ann.lastRankChangeDate).toEqual(expect.any(String));
-    // REST reads the same computed field through its internal-schema document (`attributes`).
+    // REST reads the same computed field through its internal-schema document.
     const rest = await api.get(`/v2/users/${s.user.id}`);
-    expect(rest.body.data.last_rank_change_date).toEqual(ann.lastRankChangeDate);
+    expect(Date.parse(rest.body.data.last_rank_change_date)).toBe(Date.parse(ann.lastRankChangeDate));
   });
 
   test("a polymorphic owner: only the member types the inline fragments select", async () => {
-    const doc = "query ($id: Int!) { comment(comment: $id) { commentable { ... on RankRecord { text } } } }";
+    const doc = "query ($id: Int!) { comment(rowId: $id) { commentable { ... on RankRecord { text } } } }";
     const onlyComment = await (await keyed("view:comment")).graphql(doc, { id: commentId });
-    expect(errorsOf(onlyComment)).toEqual([{ code: "FORBIDDEN", path: ["comment", "commentable"], message: `${FORBIDDEN} Missing scope: view:rankrecord.` }]);
+    expect(errorsOf(onlyComment)).toEqual([{ code: "FORBIDDEN", path: ["comment", "commentable"], message: missing("view:rankrecord") }]);
     const withRecords = await (await keyed("view:comment view:rankrecord")).graphql(doc, { id: commentId });
     expect(withRecords.body.errors).toBeUndefined();
     expect(withRecords.body.data.comment.commentable).toEqual({ text: "Promoted" });
     // `__typename` on the union itself tells which kind of owner it is: every member's scope.
-    const typename = await (await keyed("view:comment view:rankrecord")).graphql(`query ($id: Int!) { comment(comment: $id) { commentable { __typename } } }`, { id: commentId });
+    const typename = await (await keyed("view:comment view:rankrecord")).graphql(`query ($id: Int!) { comment(rowId: $id) { commentable { __typename } } }`, { id: commentId });
     expect(errorsOf(typename)[0].message).toContain("view:submission");
   });
 
-  test("a key without the root field's own scope gets the root field's FORBIDDEN, unchanged", async () => {
-    const r = await (await keyed("view:rank")).graphql("{ users { nodes { rank { name } } } }");
+  test("node(id:) reads the row's type: FORBIDDEN (or null) for a type the key may not view, never the row", async () => {
+    const rank = await global("rank", s.private_.id);
+    const user = await global("user", s.user.id);
+    const users = await keyed("view:user");
+    // The fragment names a type the key may not view: refused before anything runs.
+    const asRank = await users.graphql("query ($id: ID!) { node(id: $id) { ... on Rank { name } } }", { id: rank });
+    expect(errorsOf(asRank)).toEqual([{ code: "FORBIDDEN", path: ["node"], message: missing("view:rank") }]);
+    expect(JSON.stringify(asRank.body)).not.toContain("Private");
+    // A bare `id` may be any type's: every type's scope.
+    const bare = await users.graphql("query ($id: ID!) { node(id: $id) { id } }", { id: user });
+    expect(errorsOf(bare)[0]).toMatchObject({ code: "FORBIDDEN", path: ["node"] });
+    expect(errorsOf(bare)[0].message).toContain("view:rank");
+    // Its own type reads as usual.
+    const own = await users.graphql("query ($id: ID!) { node(id: $id) { ... on User { rowId name } } }", { id: user });
+    expect(own.body).toEqual({ data: { node: { rowId: s.user.id, name: "Ann Smith" } } });
+    // The id is a user's, the selection only a rank's: the row is not read for a key without view:user.
+    const ranks = await keyed("view:rank");
+    const disguised = await ranks.graphql("query ($id: ID!) { node(id: $id) { ... on Rank { name } ... on User { name } } }", { id: user });
+    expect(errorsOf(disguised)[0]).toMatchObject({ code: "FORBIDDEN", path: ["node"] });
+    const fragmentOnly = await ranks.graphql("query ($id: ID!) { node(id: $id) { ... on Rank { name } } }", { id: user });
+    expect(fragmentOnly.body.data?.node ?? null).toBeNull();
+    expect(errorsOf(fragmentOnly).map((e: { code: string }) => e.code).filter((c: string) => c !== "FORBIDDEN")).toEqual([]);
+    const many = await ranks.graphql("query ($ids: [ID!]!) { nodes(ids: $ids) { ... on Rank { name } } }", { ids: [rank, user] });
+    expect(JSON.stringify(many.body)).not.toContain("Ann Smith");
+    expect(errorsOf(many).map((e: { code: string }) => e.code).filter((c: string) => c !== "FORBIDDEN")).toEqual([]);
+    expect((await ranks.graphql("query ($id: ID!) { node(id: $id) { ... on Rank { name } } }", { id: rank })).body).toEqual({ data: { node: { name: "Private" } } });
+  });
+
+  test("filtering or sorting through a relation needs the related resource's view scope", async () => {
+    const cases: Array<[string, string, string]> = [
+      ['users(where: { rank: { is: { name: { equals: "Private" } } } }) { nodes { rowId } }', "view:rank", "where.rank"],
+      ['users(where: { rankRecords: { some: { text: { equals: "Promoted" } } } }) { nodes { rowId } }', "view:rankrecord", "where.rankRecords"],
+      ["users(orderBy: [{ rank: { order: desc } }]) { nodes { rowId } }", "view:rank", "orderBy.0.rank"],
+      ['rankRecords(where: { user: { is: { name: { equals: "Ann Smith" } } } }) { nodes { text } }', "view:user", "where.user"],
+    ];
+    for (const [field, scope, at] of cases) {
+      const own = field.startsWith("users") ? "view:user" : "view:rankrecord";
+      const refused = await (await keyed(own)).graphql(`{ ${field} }`);
+      const [error, ...more] = errorsOf(refused);
+      expect(more, field).toEqual([]);
+      expect(error, field).toMatchObject({ code: "FORBIDDEN", path: [field.split("(")[0]] });
+      expect(error.message, field).toContain(scope);
+      expect(error.message, field).toContain(at);
+      expect(refused.body.data?.[field.split("(")[0]!] ?? null, field).toBeNull();
+      const allowed = await (await keyed(`${own} ${scope}`)).graphql(`{ ${field} }`);
+      expect(allowed.body.errors, field).toBeUndefined();
+    }
+    // The promotion made Ann a corporal.
+    const filtered = await (await keyed("view:user view:rank")).graphql('{ users(where: { rank: { is: { name: { equals: "Corporal" } } } }) { nodes { rowId } } }');
+    expect(filtered.body.data.users.nodes).toEqual([{ rowId: s.user.id }]);
+    // A nested connection's filter is checked the same way.
+    const nested = await (await keyed("view:user view:rankrecord")).graphql('{ users { nodes { rankRecords(where: { rank: { is: { name: { equals: "Corporal" } } } }) { nodes { text } } } } }');
+    expect(errorsOf(nested)[0]).toMatchObject({ code: "FORBIDDEN" });
+    expect(errorsOf(nested)[0].message).toContain("view:rank");
+    expect(JSON.stringify(nested.body.data ?? null)).not.toContain("Promoted");
+  });
+
+  test("a key without the root field's own scope gets the root field's FORBIDDEN, unchanged, and the other root fields their data", async () => {
+    const r = await (await keyed("view:rank")).graphql("{ users { nodes { rank { name } } } ranks { totalCount } }");
     expect(errorsOf(r)).toEqual([{ code: "FORBIDDEN", path: ["users"], message: FORBIDDEN }]);
-    expect(r.body.data).toEqual({ users: null });
+    expect(r.status).toBe(200);
+    const ranks = (await star.graphql("{ ranks { totalCount } }")).body.data.ranks;
+    expect(ranks.totalCount).toBeGreaterThan(0);
+    expect(r.body.data).toEqual({ users: null, ranks });
   });
 
   test("a * key reads every relation", async () => {
-    const r = await star.graphql("{ users { nodes { rank { image { id } } rankRecords { rank { name } } } } }");
+    const r = await star.graphql("{ users { nodes { rank { image { rowId } } rankRecords { totalCount nodes { rank { name } } } } } }");
     expect(r.body.errors).toBeUndefined();
+    expect(r.body.data.users.nodes.find((u: { rankRecords: { totalCount: number } }) => u.rankRecords.totalCount === 1).rankRecords.nodes).toEqual([{ rank: { name: "Corporal" } }]);
   });
 });
 

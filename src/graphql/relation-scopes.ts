@@ -15,7 +15,8 @@ import { pascal, restRootField } from "./names.ts";
  * Scopes on relations: a document that selects a resource's rows through another's (a REST `include`, a nested
  * GraphQL selection) needs `view:<that resource>` besides the root field's own scopes. The rule is static, computed
  * once per document from the schema's types: every object type is a resource, a page, a link row or a result type,
- * and a selected field (even `__typename`) on a resource's type reads that resource. Abstract positions (a
+ * and a selected field (even `__typename`) on a resource's type, or on its connection or edge (a nested list's
+ * `totalCount`, cursors and link columns), reads that resource. Abstract positions (a
  * polymorphic owner) read the member types the selection reaches: those named by inline fragments, or every member
  * for a field (only `__typename` is possible) selected on the union itself.
  */
@@ -26,6 +27,16 @@ const scopeOfType = new Map<string, string | null>(
   resources.map((def) => [pascal(def.name), !def.link && viewScopes.has(`view:${def.scope}`) ? `view:${def.scope}` : null]),
 );
 const resourceOfType = new Map<string, ResourceDef>(resources.map((def) => [pascal(def.name), def]));
+/**
+ * The type whose rows a type holds: a connection's or an edge's node type (its page fields, cursors and link columns
+ * are a read of those rows: `rankRecords { totalCount }` counts rank records), else the type itself.
+ */
+function rowTypeOf(type: GraphQLObjectType): string {
+  if (!/(Connection|Edge)$/.test(type.name)) return type.name;
+  const fields = type.getFields();
+  const rows = fields.nodes ?? fields.node;
+  return rows ? getNamedType(rows.type).name : type.name;
+}
 /** What each root field needs: its own scopes, and the resource whose rows it returns (read under those scopes). */
 interface RootField {
   scopes: readonly string[];
@@ -90,11 +101,12 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
     const op = rootFields.get(node.name.value);
     const needs = new Map<string, FieldNeed>();
 
-    /** Adds the view scopes of `types`, read at `path` through `owner`, unless they are the root field's own rows. */
-    const read = (types: readonly GraphQLObjectType[], path: string[], owner: FieldNode, root: boolean) => {
+    /** Adds the view scopes of `types`, read at `path` through `owner`, unless they are the rows this position already holds (`own`). */
+    const read = (types: readonly GraphQLObjectType[], path: string[], owner: FieldNode, own: string | null) => {
       for (const type of types) {
-        const scope = scopeOfType.get(type.name);
-        if (!scope || (root && resourceOfType.get(type.name) === op?.def)) continue;
+        const name = rowTypeOf(type);
+        const scope = scopeOfType.get(name);
+        if (!scope || name === own) continue;
         const at = path.join(".");
         let need = needs.get(at);
         if (!need) needs.set(at, (need = { path, node: owner, scopes: new Set() }));
@@ -102,23 +114,25 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
       }
     };
     /**
-     * `types`: the object types the rows at this position may have; `root`: the position holds the root field's own
-     * rows or the helpers around them (a page, a link row), whose reads its own scopes cover.
+     * `types`: the object types the rows at this position may have; `own`: the resource type whose rows this position
+     * holds, or the helpers around them (its connection and edges, a link row, a payload), whose read is already
+     * checked: the root field's own rows (its own scopes cover them), or a relation's rows checked where it is selected.
      */
-    const visit = (types: readonly GraphQLObjectType[], selectionSet: SelectionSetNode, path: string[], owner: FieldNode, root: boolean): void => {
+    const visit = (types: readonly GraphQLObjectType[], selectionSet: SelectionSetNode, path: string[], owner: FieldNode, own: string | null): void => {
       for (const selected of fieldsOf(types, selectionSet)) {
-        read(selected.types, path, owner, root);
+        read(selected.types, path, owner, own);
         if (!selected.node.selectionSet) continue;
         const key = (selected.node.alias ?? selected.node.name).value;
         for (const type of selected.types) {
           const child = type.getFields()[selected.node.name.value];
           if (!child) continue;
           const def = resourceOfType.get(type.name);
-          visit(possibleTypes(getNamedType(child.type)), selected.node.selectionSet, [...path, key], selected.node, root && (!def || !!def.link));
+          const next = rowTypeOf(type) !== type.name ? rowTypeOf(type) : def && !def.link ? null : own;
+          visit(possibleTypes(getNamedType(child.type)), selected.node.selectionSet, [...path, key], selected.node, next);
         }
       }
     };
-    visit(possibleTypes(getNamedType(definition.type)), node.selectionSet, [(node.alias ?? node.name).value], node, true);
+    visit(possibleTypes(getNamedType(definition.type)), node.selectionSet, [(node.alias ?? node.name).value], node, op?.def ? pascal(op.def.name) : null);
     checks.push({ scopes: op?.scopes ?? [], needs: [...needs.values()] });
   }
   return checks;

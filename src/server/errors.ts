@@ -37,6 +37,8 @@ const expected: Array<[RegExp, string]> = [
 
 /** Field errors of variables GraphQL could not coerce, keyed as the client sent them (`$x`, `in.rankId`), for `/graphql`. */
 const variableKeyed = new WeakMap<ApiError, FieldErrors>();
+/** The message of such an error for `/graphql` where it names a key: as the client sent it (`toString`), not snake. */
+const variableMessages = new WeakMap<ApiError, string>();
 
 /** A variable that GraphQL could not coerce is the client's input error: a 422 naming the field. */
 function coercionError(error: unknown): ApiError | null {
@@ -46,9 +48,10 @@ function coercionError(error: unknown): ApiError | null {
   const [, variable, at, detail] = m;
   const sent = (at ?? variable!).replace(/\[(\d+)\]/g, ".$1");
   const field = sent.replace(/^input\./, "").split(".").map(snake).join(".");
-  const keyed = (key: string, graphqlKey: string, message: string) => {
+  const keyed = (key: string, graphqlKey: string, message: string, graphqlMessage = message) => {
     const apiError = validationError({ [key]: [message] });
-    variableKeyed.set(apiError, { [graphqlKey]: [message] });
+    variableKeyed.set(apiError, { [graphqlKey]: [graphqlMessage] });
+    if (graphqlMessage !== message) variableMessages.set(apiError, graphqlMessage);
     return apiError;
   };
   const missing = /Field "(\w+)" of required type .* was not provided/.exec(detail!);
@@ -57,7 +60,7 @@ function coercionError(error: unknown): ApiError | null {
     return keyed(key, `${sent}.${missing[1]}`, `The ${snake(missing[1]!).replace(/_/g, " ")} field is required.`);
   }
   const unknown = /Field "(\w+)" is not defined by type/.exec(detail!);
-  if (unknown) return keyed(`${field}.${snake(unknown[1]!)}`, `${sent}.${unknown[1]}`, `The ${snake(unknown[1]!)} key is not allowed here.`);
+  if (unknown) return keyed(`${field}.${snake(unknown[1]!)}`, `${sent}.${unknown[1]}`, `The ${snake(unknown[1]!)} key is not allowed here.`, `The ${unknown[1]} key is not allowed here.`);
   const what = expected.find(([re]) => re.test(detail!))?.[1] ?? "is invalid";
   const name = field.split(".").at(-1)!.replace(/_/g, " ");
   return keyed(field, sent, `The ${name} field ${what}.`);
@@ -127,7 +130,8 @@ export function graphqlResultsPlugin(schema: GraphQLSchema): Plugin {
       const keyed = !fieldErrors ? undefined : registered
         ? registered
         : Object.fromEntries(Object.entries(fieldErrors).map(([key, messages]) => [graphqlInputPath(key, rootArguments), messages]));
-      return new GraphQLError(error.message, {
+      const message = original instanceof ApiError ? (variableMessages.get(original) ?? error.message) : error.message;
+      return new GraphQLError(message, {
         nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError,
         extensions: { ...extensions, ...(keyed ? { errors: keyed } : {}), ...(http && !hasData ? { http } : {}) },
       });
