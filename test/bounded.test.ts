@@ -202,13 +202,22 @@ describe("a spawned server with 2,000 people", () => {
     for (const aliases of [1, 10, 30, 31]) {
       await send(`{ ${Array.from({ length: aliases }, (_, i) => `a${i}: statuses(first: 100) { nodes { users(first: 100) { nodes { rowId } } } }`).join(" ")} }`);
     }
-    // A first over MAX_PAGE_SIZE (100) is a 422 naming first, at the root or nested.
+    // A first over MAX_PAGE_SIZE (100) fails its own connection (VALIDATION, 422 in extensions, naming first, at its
+    // path), at the root or nested; a nested connection is non-null, so its null reaches the nullable root list.
+    const kinds = ["rankRecords", "assignmentRecords", "awardRecords"];
     for (const first of [1, 15, 100, 1000, 100000]) {
-      const records = (n: number) => ["rankRecords", "assignmentRecords", "awardRecords"].map((f) => `${f}(first: ${n}) { nodes { rowId } }`).join(" ");
-      for (const reply of [await send(`{ users(first: ${first}) { nodes { rowId ${records(100)} } } }`), await send(`{ users(first: 100) { nodes { rowId ${records(first)} } } }`)]) {
-        if (first <= 100) continue;
-        expect(reply.status).toBe(422);
-        expect(Object.keys(reply.body.errors[0].extensions.errors)).toEqual(["first"]);
+      const records = (n: number) => kinds.map((f) => `${f}(first: ${n}) { nodes { rowId } }`).join(" ");
+      const root = await send(`{ users(first: ${first}) { nodes { rowId ${records(100)} } } }`);
+      const nested = await send(`{ users(first: 100) { nodes { rowId ${records(first)} } } }`);
+      if (first <= 100) continue;
+      expect(root.body.data).toEqual({ users: null });
+      expect(nested.body.data).toEqual({ users: null });
+      expect(root.body.errors.map((e: any) => e.path)).toEqual([["users"]]);
+      expect(nested.body.errors.length).toBeGreaterThan(0);
+      for (const error of nested.body.errors) expect(kinds).toContain(error.path.at(-1));
+      for (const error of [...root.body.errors, ...nested.body.errors]) {
+        expect(error.extensions).toMatchObject({ code: "VALIDATION", status: 422 });
+        expect(Object.keys(error.extensions.errors)).toEqual(["first"]);
       }
     }
 
