@@ -6,6 +6,7 @@ import type { ObjectRefs } from "./objects.ts";
 import { resources } from "../resources/index.ts";
 import { snake } from "./names.ts";
 import { formatDate } from "./scalars.ts";
+import { getDatamodel } from "../generated/pothos-types.ts";
 
 type Row = Record<string, any>;
 type Serialize = (value: unknown) => unknown;
@@ -15,6 +16,11 @@ const serializers: Record<FieldType | "datetime", Serialize> = {
   string: GraphQLString.serialize, text: GraphQLString.serialize, int: GraphQLInt.serialize, boolean: GraphQLBoolean.serialize,
   datetime: (value) => formatDate(value as Date | string), json: asIs,
 };
+
+const everyColumn = (model: string) => Object.fromEntries(
+  (getDatamodel().datamodel.models as unknown as Record<string, { fields: Array<{ name: string; kind: string }> }>)[model]!.fields
+    .filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => [f.name, true]),
+);
 
 /** `Rank Record: 12`: the `label` every non-link row shows. */
 export const labelOf = (def: ResourceDef, row: Row) => `${def.label}: ${row.id}`;
@@ -74,7 +80,9 @@ export function addAttributesFields(builder: Builder, refs: ObjectRefs): void {
   const b = builder as any;
   for (const def of resources) {
     const attributes = attributesResolver(def);
-    b.objectField(refs.objects.get(def.name), "attributes", (t: any) => t.field({
+    b.prismaObjectField(refs.objects.get(def.name), "attributes", (t: any) => t.field({
+      // Every column: the attributes, the computed fields' inputs, and a custom-field column REST spreads.
+      select: everyColumn(def.model),
       type: "JSON",
       subGraphs: ["internal"],
       description: "The row's columns and computed fields in one object, as the REST API shows them: snake_case keys, PERSCOM dates.",

@@ -158,19 +158,37 @@ export function planPage(
   return { where, filter, orderBy, take: size + 1, skip: offset, backwards, size, terms, offset, hasCursor: after != null || before != null };
 }
 
-/** What the page's rows must carry for their cursors: the to-one relations the order reads through. */
-export function cursorSelection(plan: PagePlan): Record<string, unknown> {
-  const include: Record<string, any> = {};
+/** What the page's rows must carry for their cursors (a Prisma `select`): the order's columns, through to-one relations. */
+export function cursorSelection(plan: PagePlan): Record<string, any> {
+  const select: Record<string, any> = {};
   for (const { path } of plan.terms) {
-    if (path.length < 2) continue;
-    let at = include;
-    for (const [i, key] of path.slice(0, -1).entries()) {
+    let at = select;
+    for (const key of path.slice(0, -1)) {
       at[key] ??= { select: {} };
-      if (i === path.length - 2) at[key].select[path[path.length - 1]!] = true;
-      else at = at[key].select;
+      at = at[key].select;
     }
+    at[path[path.length - 1]!] = true;
   }
-  return include;
+  return select;
+}
+
+/** Merges the cursor columns an order needs (`{ select }`) into a planned selection of the same rows. */
+export function mergeSelections(planned: Row, extra: Row | undefined): Row {
+  if (!extra?.select) return planned;
+  if (!planned.select) return planned;
+  return { ...planned, select: mergeSelect(planned.select, extra.select) };
+}
+
+/** Two Prisma selects of the same rows as one: columns of both, relations merged down. */
+export function mergeSelect(a: Row, b: Row): Row {
+  const out: Row = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    const mine = out[key];
+    if (value === true) out[key] = mine ?? true;
+    else if (mine === undefined || mine === true) out[key] = value;
+    else out[key] = mergeSelections(mine, value);
+  }
+  return out;
 }
 
 export interface ConnectionValue {

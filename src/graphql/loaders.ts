@@ -6,7 +6,7 @@ import type { Context } from "./context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { byMorphClass } from "../resources/index.ts";
 import { pascal } from "./names.ts";
-import type { PagePlan } from "./connections.ts";
+import { cursorSelection, mergeSelect, type PagePlan } from "./connections.ts";
 
 export const TYPE = Symbol("graphqlType");
 
@@ -38,6 +38,11 @@ function plannedOnce(info: GraphQLResolveInfo, plan: () => { query: object; key:
   return planned;
 }
 
+/** A planned query that also reads these columns (a select-mode query names its columns; include mode reads all). */
+function withColumns(query: Record<string, any>, select: Record<string, any>): Record<string, any> {
+  return query.select ? { ...query, select: mergeSelect(query.select, select) } : query;
+}
+
 /**
  * Polymorphic children (`model_type`/`model_id`) of many parents in one query: an image, comments, attachments.
  * The nested selection below the field is planned into the same query.
@@ -49,7 +54,7 @@ export function loadMorphChildren(ctx: Context, parent: ResourceDef, target: Res
   });
   return loader<number, unknown>(ctx, key, async (ids) => {
     const rows: Array<Record<string, any>> = await delegate(ctx, target.model).findMany({
-      ...query,
+      ...withColumns(query, { modelId: true }),
       where: { accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } },
       orderBy: one ? [{ createdAt: "desc" }, { id: "desc" }] : [{ id: "asc" }],
     });
@@ -113,7 +118,7 @@ export function loadMorphPage(ctx: Context, parent: ResourceDef, target: Resourc
   });
   return loader<number, Array<Record<string, any>>>(ctx, `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`, async (ids) => {
     const rows: Array<Record<string, any>> = await delegate(ctx, target.model).findMany({
-      ...query,
+      ...withColumns(query, { modelId: true, ...cursorSelection(plan) }),
       where: { AND: [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } }, ...plan.where] },
       orderBy: plan.orderBy,
     });

@@ -6,7 +6,7 @@ import { countChildren, countMorphChildren, loadMorphChildren, loadMorphOwner, l
 import type { Context } from "./context.ts";
 import { addFilterTypes, type FilterRefs } from "./filters.ts";
 import { enumRef } from "./enums.ts";
-import { connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs, type PagePlan } from "./connections.ts";
+import { connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, mergeSelections, planPage, type ConnectionArgs, type PagePlan } from "./connections.ts";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { camel, pascal, pluralWords } from "./names.ts";
 import { sizedElsewhere } from "./cost.ts";
@@ -61,7 +61,9 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
   const connections = new Map<string, any>();
   const filters = addFilterTypes(builder);
   for (const def of resources) {
-    const options = { name: pascal(def.name), description: resourceDescription(def), fields: (t: any) => fieldsOf(t, def) };
+    // Select mode: a row carries the columns its selected fields need, not every column of the table (a page of 2,000
+    // records with their authors would otherwise read and decode some sixty columns a row).
+    const options = { name: pascal(def.name), description: resourceDescription(def), select: { id: true }, fields: (t: any) => fieldsOf(t, def) };
     objects.set(def.name, def.link
       ? b.prismaObject(def.model, { ...options, subGraphs: ["internal"] })
       : b.prismaNode(def.model, { ...options, id: { field: "id" }, findUnique: (id: string) => ({ id: Number(id) }) }));
@@ -118,6 +120,8 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     const plan = (args: ConnectionArgs, ctx: Context) => planPage(ctx, target, args, base, prefix);
     return t.field({
       type: m2m ? linkConnectionOf(def, relationKey, rel) : connectionOf(target),
+      // Nullable: a nested list that fails (a bad argument) is null with its error; its parent rows stand.
+      nullable: true,
       args: connectionArgs(t, filters, target, plural(target)),
       description,
       // Pothos's own `select` option drops the selected-names argument: the plugin's extension takes it (as its
@@ -135,9 +139,10 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           const where = [...(fixed ? [fixed] : []), ...p.where];
           const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
           const cursors = cursorSelection(p);
-          if (!m2m) return { select: { [rel.field]: nested({ ...page, include: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
+          if (!m2m) return { select: { [rel.field]: nested({ ...page, select: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
           const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
-          return { select: { [rel.field]: { ...page, include: { ...(cursors as Row), [rel.pivot.related]: mergeSelections(related, (cursors as Row)[rel.pivot.related]) } } } };
+          // Link rows come whole (include mode: their columns are the edge's); the related row as its fields select it.
+          return { select: { [rel.field]: { ...page, include: { [rel.pivot.related]: mergeSelections(related, (cursors as Row)[rel.pivot.related]) } } } };
         },
       },
       resolve: (row: Row, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
@@ -167,6 +172,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         type: ({ json: "JSON", boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],
         nullable: !!c.nullable,
         description: computedDescription(def, key, c),
+        select: columns(c.needs),
         resolve: (row: any, _args: unknown, ctx: any) => c.resolve(row, ctx),
       });
     }
@@ -194,7 +200,9 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           fields[internalListField(rel)] = t.field({
             type: [objects.get(target)],
             ...internal,
-            select: (_args: unknown, _ctx: unknown, nested: (q: object) => unknown) => ({ [rel.field]: nested(orderBy ? { orderBy } : {}) }),
+            select: (_args: unknown, _ctx: unknown, nested: (q: object) => unknown) => ({
+              [rel.field]: nested({ ...(orderBy ? { orderBy } : {}), select: columns(Object.keys(where)) }),
+            }),
             resolve: (row: any) => (row[rel.field] as Array<Record<string, unknown>>).filter((r) => matches(r, where)),
           });
           break;
@@ -212,6 +220,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           const base = baseOrder([{ id: "asc" }], columnOf(target));
           fields[rel.field] = t.field({
             type: connectionOf(target),
+            nullable: true,
             args: connectionArgs(t, filters, target, plural(target)),
             description,
             resolve: async (row: any, args: ConnectionArgs, ctx: any, info: any) => {
@@ -232,6 +241,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         case "morphTo":
           fields[rel.field] = t.field({
             type: unionFor(rel.morphRelation),
+            select: columns(["modelType", "modelId"]),
             nullable: true,
             description,
             resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, rel.field, row.modelType, row.modelId, info),
@@ -245,11 +255,11 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
       if (f.hidden || name === key || name in fields || (!f.references && !f.morphType)) continue;
       fields[name] = f.references
         ? t.field({
-          type: objects.get(f.references), nullable: true, description: `The ${resourceNamed(f.references).label.toLowerCase()} \`${key}\` names, or null.`,
+          type: objects.get(f.references), nullable: true, select: columns([key]), description: `The ${resourceNamed(f.references).label.toLowerCase()} \`${key}\` names, or null.`,
           resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, name, resourceNamed(f.references!).morphClass, row[key], info),
         })
         : t.field({
-          type: b.nodeInterfaceRef(), nullable: true, description: `The row \`${f.morphType}\` and \`${key}\` name, of any type, or null.`,
+          type: b.nodeInterfaceRef(), nullable: true, select: columns([key, f.morphType!]), description: `The row \`${f.morphType}\` and \`${key}\` name, of any type, or null.`,
           resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, name, row[f.morphType!], row[key], info),
         });
     }
@@ -274,12 +284,9 @@ function planOnce(info: GraphQLResolveInfo, args: ConnectionArgs, make: () => Pa
   return plan;
 }
 
-/** Merges the cursor columns an order needs into a planned selection of the same rows. */
-function mergeSelections(planned: Row, extra: Row | undefined): Row {
-  if (!extra) return planned;
-  if (planned.select) return { ...planned, select: { ...planned.select, ...extra.select } };
-  return planned;
-}
+/** `{ a: true, b: true }`: a select of these columns. */
+export const columns = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, true]));
+
 
 /** Whether a row satisfies a relation filter: column equality, or `{ not: value }`. */
 function matches(row: Record<string, unknown>, where: Record<string, unknown>): boolean {

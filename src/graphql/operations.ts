@@ -402,7 +402,8 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   const rel = op.parent?.relation;
   const model = rel?.kind === "belongsToMany" ? pivotOf(op).model : op.def.model;
   // A row just written carries every column; it is read again only for the relations the selection includes.
-  const includesRelations = Object.keys(query).length > 0;
+  const selected = (query as { select?: Row; include?: Row }).select ?? (query as { include?: Row }).include ?? {};
+  const includesRelations = Object.values(selected).some((value) => value !== true && value !== false);
   const refetch = (tx: any, id: number) => delegate(tx, model).findUniqueOrThrow({ ...query, where: { id } });
   const current = (tx: any, row: Row) => (includesRelations ? refetch(tx, row.id) : row);
   const independence = { independent: writesIndependently(op) };

@@ -129,7 +129,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         const plan = planPage(ctx, def, args, base);
         const own = owned(ctx, def, fixed(ctx));
         const d = delegate(ctx.prisma, def.model);
-        const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, include: cursorSelection(plan) as never }) as Row;
+        const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, select: cursorSelection(plan) as never }) as Row;
         const rows = await d.findMany({ ...query, where: { AND: [own, ...plan.where] }, orderBy: plan.orderBy, take: plan.take, skip: plan.skip || undefined });
         let counted: Promise<number> | null = null;
         return connectionOf(rows, plan, () => (counted ??= d.count({ where: { AND: [own, ...plan.filter] } })));
