@@ -184,7 +184,8 @@ export function rowBudgetPlugin(config: Pick<Config, "maxRowsPerRequest">): Plug
         onExecuteDone({ result, setResult }) {
           if (!("errors" in result) || !result.errors) return;
           const capped = result.errors.find((e) => (e.originalError ?? e) instanceof RowCapExceeded);
-          if (capped) setResult({ errors: [capped] });
+          // The whole request is refused (no data): the error belongs to no one field.
+          if (capped) setResult({ errors: [new GraphQLError(capped.message, { originalError: capped.originalError, extensions: capped.extensions })] });
         },
       };
     },
