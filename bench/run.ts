@@ -509,7 +509,7 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
     const ratio4 = w4.service.rps / w4.floor!.rps;
     out.push(`- W4: throughput ≥ 0.5× floor — ${f2(ratio4)}× — ${mark(ratio4 >= 0.5)} (floor ÷ service CPU per request: ${f2(w4.floor!.cpuMs / w4.service.cpuMs)}×); no write lost (rows added − 2xx answers: service ${w4.service.writeGap}, floor ${w4.floor!.writeGap}) — ${mark(w4.service.writeGap === 0 && w4.floor!.writeGap === 0)}`);
   }
-  if (by("W1")) out.push(`- Service RSS under W1 < 300 MB — peak ${f0(rssMb)} MB — ${mark(rssMb < 300)}`);
+  if (by("W1")) out.push(`- Service RSS under W1 < 250 MB — peak ${f0(rssMb)} MB — ${mark(rssMb < 250)}`);
   return out;
 }
 
