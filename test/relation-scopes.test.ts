@@ -142,10 +142,32 @@ describe("GraphQL: a nested selection needs the related resource's view scope", 
     const query = "{ users { nodes { rowId rankRecords { nodes { text } } } } }";
     const narrow = await (await keyed("view:user")).graphql(query);
     expect(errorsOf(narrow)).toEqual([{ code: "FORBIDDEN", path: ["users", "nodes", "rankRecords"], message: missing("view:rankrecord") }]);
-    expect(narrow.body.data).toBeNull();
+    // The root field that reads it is null (and nothing of it ran); the response has data, so GraphQL over HTTP makes it a 200.
+    expect(narrow.body.data).toEqual({ users: null });
+    expect(narrow.status).toBe(200);
     const both = await (await keyed("view:user view:rankrecord")).graphql(query);
     expect(both.body.errors).toBeUndefined();
     expect(both.body.data.users.nodes.find((u: { rowId: number }) => u.rowId === s.user.id).rankRecords.nodes).toEqual([{ text: "Promoted" }]);
+  });
+
+  test("root fields are independent: the one reading a relation the key may not read is null and does not run, the others answer", async () => {
+    const api = await keyed("view:user view:rank create:rank");
+    const read = await api.graphql("{ ranks { totalCount } users { nodes { rankRecords { totalCount } } } people: users { totalCount } }");
+    expect(errorsOf(read)).toEqual([{ code: "FORBIDDEN", path: ["users", "nodes", "rankRecords"], message: missing("view:rankrecord") }]);
+    expect(read.status).toBe(200);
+    const ranks = (await star.graphql("{ ranks { totalCount } }")).body.data.ranks;
+    expect(read.body.data).toEqual({ ranks, users: null, people: { totalCount: 2 } });
+    expect(Object.keys(read.body.data)).toEqual(["ranks", "users", "people"]);
+    // A mutation whose payload reads what the key may not read is not run; the next one is.
+    const before = await h.db.prisma.rank.count();
+    const wrote = await api.graphql(`mutation {
+      refused: createRank(input: { name: "Refused rank" }) { rank { name image { path } } }
+      made: createRank(input: { name: "Made rank" }) { rank { name } }
+    }`);
+    expect(errorsOf(wrote)).toEqual([{ code: "FORBIDDEN", path: ["refused", "rank", "image"], message: missing("view:image") }]);
+    expect(wrote.body.data).toEqual({ refused: null, made: { rank: { name: "Made rank" } } });
+    expect(await h.db.prisma.rank.count()).toBe(before + 1);
+    expect(await h.db.prisma.rank.count({ where: { name: "Refused rank" } })).toBe(0);
   });
 
   test("one error per relation read without its scope, at aliased paths and through named fragments", async () => {

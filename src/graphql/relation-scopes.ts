@@ -1,6 +1,6 @@
 import {
-  getLocation, getNamedType, getOperationAST, isAbstractType, isObjectType, Kind,
-  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema,
+  getLocation, getNamedType, getOperationAST, isAbstractType, isNonNullType, isObjectType, Kind,
+  type DocumentNode, type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema,
   type SelectionNode, type SelectionSetNode, type SourceLocation,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
@@ -64,6 +64,9 @@ interface RootCheck {
   /** The root field's own scopes: when the key lacks one, its resolver answers FORBIDDEN and the relations are moot. */
   scopes: readonly string[];
   needs: FieldNeed[];
+  /** Its response key, and whether it can be left out alone: selected directly on the operation, its type nullable. */
+  key: string;
+  alone: boolean;
 }
 
 /** A relation read the key may not make: FORBIDDEN, located on the field that reads it. */
@@ -133,7 +136,8 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
       }
     };
     visit(possibleTypes(getNamedType(definition.type)), node.selectionSet, [(node.alias ?? node.name).value], node, op?.def ? pascal(op.def.name) : null);
-    checks.push({ scopes: op?.scopes ?? [], needs: [...needs.values()] });
+    const key = (node.alias ?? node.name).value;
+    checks.push({ scopes: op?.scopes ?? [], needs: [...needs.values()], key, alone: !isNonNullType(definition.type) && operation.selectionSet.selections.includes(node) });
   }
   return checks;
 
@@ -165,11 +169,13 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
  * Requires `view:<resource>` (or `*`) for every resource a document reads through a relation, before the operation
  * runs: the same check for REST includes (their documents are prepared once per route and include set) and for
  * GraphQL selections. The analysis is cached by document object, so a prepared or parsed-once document is walked once.
+ * Root fields are independent: one that reads a relation the key may not read does not run and answers null with its
+ * errors, the others run (REST answers a document's first error: its single root field's 403, as before).
  */
 export function relationScopesPlugin(): Plugin<Context> {
   const cache = new WeakMap<DocumentNode, Map<string, RootCheck[]>>();
   return {
-    onExecute({ args, setResultAndStopExecution }) {
+    onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
       const scopes = (args.contextValue as Context).auth?.scopes;
       // Without a key the root fields answer UNAUTHENTICATED; `*` holds every scope.
       if (!scopes || scopes.has("*")) return;
@@ -180,14 +186,41 @@ export function relationScopesPlugin(): Plugin<Context> {
       let checks = byOperation.get(name);
       if (!checks) byOperation.set(name, (checks = analyse(args.schema, document, args.operationName)));
       const errors: ApiError[] = [];
+      const refused = new Set<string>();
       for (const check of checks) {
         if (check.scopes.some((s) => !scopes.has(s))) continue;
         for (const need of check.needs) {
           const missing = [...need.scopes].filter((s) => !scopes.has(s)).sort();
-          if (missing.length) errors.push(new RelationForbidden(need, missing));
+          if (missing.length) errors.push(new RelationForbidden(need, missing)), refused.add(check.key);
         }
       }
-      if (errors.length) setResultAndStopExecution({ data: null, errors });
+      if (!errors.length) return;
+      // A refused field that cannot be null alone (non-null, or selected through a fragment) takes the whole data.
+      if (checks.some((c) => refused.has(c.key) && !c.alone)) return setResultAndStopExecution({ data: null, errors });
+      const operation = getOperationAST(document, args.operationName)!;
+      const runs = operation.selectionSet.selections.some((s) => s.kind !== Kind.FIELD || !refused.has((s.alias ?? s.name).value));
+      if (!runs) return setResultAndStopExecution({ data: Object.fromEntries([...refused].map((key) => [key, null])), errors });
+      const pruned: DocumentNode = {
+        ...document,
+        definitions: document.definitions.map((d) => d !== operation ? d : {
+          ...operation,
+          selectionSet: {
+            ...operation.selectionSet,
+            selections: operation.selectionSet.selections.filter((s) => s.kind !== Kind.FIELD || !refused.has((s.alias ?? s.name).value)),
+          },
+        }),
+      };
+      // The response keys in the document's order: the refused ones null where they were asked.
+      const keys = operation.selectionSet.selections.flatMap((s) => (s.kind === Kind.FIELD ? [(s.alias ?? s.name).value] : []));
+      setExecuteFn(async (executeArgs) => {
+        const result = (await executeFn({ ...executeArgs, document: pruned })) as ExecutionResult;
+        if (result.data == null) return { ...result, errors: [...errors, ...(result.errors ?? [])] };
+        const data: Record<string, unknown> = {};
+        for (const key of keys) data[key] = refused.has(key) ? null : result.data[key];
+        const merged: Record<string, unknown> = { ...data, ...result.data };
+        for (const key of refused) merged[key] = null;
+        return { ...result, data: merged, errors: [...errors, ...(result.errors ?? [])] };
+      });
     },
   };
 }
