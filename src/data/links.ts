@@ -123,9 +123,11 @@ export async function updatePivot(ctx: Context, tx: any, pivot: PivotDef, parent
 }
 
 /** Links of `parentId` to each of `ids`; every id must be linked, else 422 and nothing changes. */
-export async function requireLinks(tx: any, pivot: PivotDef, parentId: number, ids: number[], query: object = {}) {
+export async function requireLinks(tx: any, pivot: PivotDef, parentId: number, ids: number[], query: { select?: object } = {}) {
+  // A client's selection in select mode may leave out the keys read here and by `removeLinked`.
+  const selected = query.select ? { ...query, select: { ...query.select, id: true, [pivot.relatedKey]: true } } : query;
   const rows: Array<Record<string, any>> = await links(tx, pivot).findMany({
-    ...query, where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } }, orderBy: pivot.orderBy ?? [{ id: "asc" }],
+    ...selected, where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } }, orderBy: pivot.orderBy ?? [{ id: "asc" }],
   });
   const linked = new Set(rows.map((r) => r[pivot.relatedKey] as number));
   const bag = new FieldErrorBag();
