@@ -98,6 +98,22 @@ test("the GraphQL section states the configured defaults of the caps and the bud
   expect(graphqlSection).toContain("`GRAPHQL_LIST_ESTIMATE`");
 });
 
+test("as the GraphQL section says, a first above MAX_PAGE_SIZE makes its field null with an error naming first", { timeout: 30_000 }, async () => {
+  expect(graphqlSection).toContain("above it the field is `null` with a `VALIDATION` error, status 422, naming `first`");
+  const over = loadConfig({}).maxPageSize + 1;
+  const response = await fetch(`${server.base}/graphql`, {
+    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ query: `{ ranks(first: 1) { totalCount } user(rowId: 2) { rankRecords(first: ${over}) { totalCount } } }` }),
+  });
+  const body = (await response.json()) as { data: any; errors: Array<{ path: string[]; extensions: { code: string; status: number; errors: object } }> };
+  expect(response.status).toBe(200);
+  expect(body.data.ranks.totalCount).toBeGreaterThan(0);
+  expect(body.data.user.rankRecords).toBeNull();
+  expect(body.errors).toHaveLength(1);
+  expect(body.errors[0]).toMatchObject({ path: ["user", "rankRecords"], extensions: { code: "VALIDATION", status: 422 } });
+  expect(Object.keys(body.errors[0]!.extensions.errors)).toEqual(["first"]);
+});
+
 test("the GraphQL section's cost examples: the estimate it states, one run and one refused by the server", { timeout: 30_000 }, async () => {
   const examples = [...graphqlSection.matchAll(/`(statuses[^`]*)` is\s+([\d\s+×()]+?) = ([\d,]+)(?: rows)?\s+and\s+(runs|is refused)/g)];
   expect(examples.map((m) => m[4])).toEqual(["runs", "is refused"]);
