@@ -52,7 +52,7 @@ describe("schema descriptions", () => {
 
   it("says what a root field does before naming its REST route and scopes", () => {
     const query = published().getQueryType()!.getFields();
-    expect(query.ranks!.description).toMatch(/^The ranks, a page at a time.*\n\nREST: GET \/\{version\}\/ranks \(and POST \/ranks\/search\) — scopes: view:rank$/s);
+    expect(query.ranks!.description).toMatch(/^The ranks of the account, a page at a time.*\n\nREST: GET \/\{version\}\/ranks \(and POST \/ranks\/search\) — scopes: view:rank$/s);
     const mutation = published().getMutationType()!.getFields();
     expect(mutation.createRank!.description).toMatch(/^Creates a rank\..*\n\nREST: POST \/\{version\}\/ranks — scopes: create:rank$/s);
   });

@@ -45,9 +45,9 @@ export async function createLink(ctx: Context, tx: any, pivot: PivotDef, parentI
 const autoOrdered = (pivot: PivotDef) =>
   Object.fromEntries(Object.entries(pivot.fields).map(([k, f]) => [k, k === "order" ? { ...f, autoOrder: true } : f]));
 
-export async function findLink(tx: any, pivot: PivotDef, parentId: number, relatedId: number, query: object = {}) {
+export async function findLink(tx: any, pivot: PivotDef, parentId: number, relatedId: number, query: { select?: object } = {}) {
   const link = await links(tx, pivot).findFirst({
-    ...query, where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: relatedId }, orderBy: pivot.orderBy ?? [{ id: "desc" }],
+    ...withKeys(pivot, query), where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: relatedId }, orderBy: pivot.orderBy ?? [{ id: "desc" }],
   });
   if (!link) throw notFound();
   return link as Record<string, any>;
@@ -123,9 +123,12 @@ export async function updatePivot(ctx: Context, tx: any, pivot: PivotDef, parent
 }
 
 /** Links of `parentId` to each of `ids`; every id must be linked, else 422 and nothing changes. */
+/** A client's selection in select mode may leave out the link keys read here and by `removeLinked`: they are added. */
+const withKeys = (pivot: PivotDef, query: { select?: object }) =>
+  query.select ? { ...query, select: { ...query.select, id: true, [pivot.parentKey]: true, [pivot.relatedKey]: true } } : query;
+
 export async function requireLinks(tx: any, pivot: PivotDef, parentId: number, ids: number[], query: { select?: object } = {}) {
-  // A client's selection in select mode may leave out the keys read here and by `removeLinked`.
-  const selected = query.select ? { ...query, select: { ...query.select, id: true, [pivot.relatedKey]: true } } : query;
+  const selected = withKeys(pivot, query);
   const rows: Array<Record<string, any>> = await links(tx, pivot).findMany({
     ...selected, where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } }, orderBy: pivot.orderBy ?? [{ id: "asc" }],
   });

@@ -29,6 +29,10 @@ type Args = Record<string, any>;
 const CONNECTION_PATHS = [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]];
 const plural = pluralWords;
 
+/** A root field's description: what it does, then the REST route that does the same and the scopes both need. */
+const withRoute = (text: string, op: Operation | undefined) =>
+  op ? `${text}\n\nREST: ${op.method} /{version}${op.path}${op.kind === "list" ? ` (and POST ${op.path}/search)` : ""} — scopes: ${op.scopes.join(", ") || "none"}` : text;
+
 /** The top-level operation of `kind` on `def` (its scopes are the public field's). */
 const topLevel = (def: ResourceDef, kind: Operation["kind"]) => operations.find((op) => op.def === def && op.kind === kind && !op.parent && !op.view);
 
@@ -45,7 +49,9 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const rowId = Number(id);
       if (!def || !Number.isInteger(rowId)) return null;
       const show = topLevel(def, "show") ?? topLevel(def, "list");
-      if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) throw new ApiError("FORBIDDEN", `Reading ${withArticle(def.label.toLowerCase())} needs the ${show.scopes.join(", ")} scope.`);
+      // A key that may not view the type learns nothing of the row: null, as for a row that does not exist. (A selection
+      // on the type itself, `... on User`, is refused before execution by the relation scopes, with FORBIDDEN.)
+      if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) return null;
       const query = queryFromInfo({ context: ctx, info, typeName: typename });
       const row = await delegate(ctx.prisma, def.model).findFirst({ ...query, where: owned(ctx, def, { id: rowId }) });
       if (row) brandWithType(row, typename as never);
@@ -97,11 +103,11 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     if (def.link) continue;
     const list = topLevel(def, "list");
     const show = topLevel(def, "show");
-    if (list) addList(def.plural, def, list.scopes, () => ({}), `Every ${def.label.toLowerCase()} of the account. ${resourceDescription(def)}`);
+    if (list) addList(def.plural, def, list.scopes, () => ({}), withRoute(`The ${plural(def)} of the account, a page at a time (a connection). ${resourceDescription(def)}`, list));
     if (show) {
       b.queryField(def.name, (t: any) => t.prismaField({
         type: def.model, nullable: true,
-        description: `One ${def.label.toLowerCase()} by its row id; null when there is none in the account. ${resourceDescription(def)}`,
+        description: withRoute(`One ${def.label.toLowerCase()} by its row id; null when there is none in the account. ${resourceDescription(def)}`, show),
         args: { rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id (\`rowId\`).` }) },
         resolve: (query: object, _root: unknown, args: Args, ctx: Context) => {
           guard(ctx, show.scopes);
@@ -112,7 +118,8 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     }
     for (const view of def.views ?? []) {
       if (!view.operations.includes("list") || view.field === "me") continue;
-      addList(view.field, def, view.scopes, (ctx) => view.where?.(ctx) ?? {}, view.description ?? resourceDescription(def));
+      const viewList = operations.find((op) => op.view === view && op.kind === "list");
+      addList(view.field, def, view.scopes, (ctx) => view.where?.(ctx) ?? {}, withRoute(view.description ?? resourceDescription(def), viewList));
     }
     addMutations(def);
   }
@@ -182,7 +189,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const input = b.inputType(`Create${Name}Input`, { description: `A new ${one}: its attributes; the required ones are non-null.`, fields: (t: any) => inputFields(t, def, true) });
       b.mutationField(`create${Name}`, (t: any) => t.field({
         type: rowPayload("Create"), nullable: true,
-        description: `Creates ${withArticle(one)}. ${resourceDescription(def)}`,
+        description: withRoute(`Creates ${withArticle(one)}. ${resourceDescription(def)}`, create),
         args: { input: t.arg({ type: input, required: true, description: `The new ${one}'s attributes.` }) },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, create.scopes);
@@ -196,7 +203,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const patch = b.inputType(`${Name}Patch`, { description: `Changes to ${withArticle(one)}: only the attributes given change.`, fields: (t: any) => inputFields(t, def, false) });
       b.mutationField(`update${Name}`, (t: any) => t.field({
         type: rowPayload("Update"), nullable: true,
-        description: `Changes ${withArticle(one)}: only the attributes given.`,
+        description: withRoute(`Changes ${withArticle(one)}: only the attributes given.`, update),
         args: {
           rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
           input: t.arg({ type: patch, required: true, description: "The attributes to change." }),
@@ -212,7 +219,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     if (remove) {
       b.mutationField(`delete${Name}`, (t: any) => t.field({
         type: rowPayload("Delete"), nullable: true,
-        description: `Deletes ${withArticle(one)}.`,
+        description: withRoute(`Deletes ${withArticle(one)}.`, remove),
         args: { rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }) },
         resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, remove.scopes);
@@ -232,7 +239,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
           [def.plural]: t.field({ type: [node], description: `The new ${plural(def)}, in the order of the inputs.`, resolve: (p: Row) => p.rows }),
         }), `What creating several ${plural(def)} answers.`),
         nullable: true,
-        description: `Creates several ${plural(def)} in one transaction: all or none.`,
+        description: withRoute(`Creates several ${plural(def)} in one transaction: all or none.`, batch),
         args: { inputs: t.arg({ type: [`Create${Name}Input`], required: true, description: `The new ${plural(def)} (at most the server's batch limit).` }) },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, batch.scopes);
@@ -267,7 +274,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
           [def.plural]: t.field({ type: [node], description: `The changed ${plural(def)}, in the order of the items.`, resolve: (p: Row) => p.rows }),
         }), `What changing several ${plural(def)} answers.`),
         nullable: true,
-        description: `Changes several ${plural(def)} in one transaction: all or none.`,
+        description: withRoute(`Changes several ${plural(def)} in one transaction: all or none.`, batchUpdate),
         args: { items: t.arg({ type: [item], required: true, description: `The ${plural(def)} to change (at most the server's batch limit).` }) },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, batchUpdate.scopes);
@@ -290,7 +297,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
           [def.plural]: t.field({ type: [node], description: `The deleted ${plural(def)} (their last state), in the order of the row ids.`, resolve: (p: Row) => p.rows }),
         }), `What deleting several ${plural(def)} answers.`),
         nullable: true,
-        description: `Deletes several ${plural(def)} in one transaction: all or none.`,
+        description: withRoute(`Deletes several ${plural(def)} in one transaction: all or none.`, batchDelete),
         args: { rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(def)} to delete (at most the server's batch limit).` }) },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, batchDelete.scopes);
@@ -315,7 +322,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
           status: t.string({ description: "What the command did, such as `okay`.", resolve: (p: Row) => p.status }),
         }), `What the ${op.field} command answers.`),
         nullable: true,
-        description: op.command!.description,
+        description: withRoute(op.command!.description, op),
         resolve: async (_root: unknown, _args: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
       }));
       registerRootField(op.field, { scopes: op.scopes });
@@ -348,13 +355,13 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     for (const op of ops) {
       b.mutationField(op.field, (t: any) => t.field({
         type: result, nullable: true,
-        description: ({
+        description: withRoute(({
           attach: `Links ${plural(related)} to ${withArticle(def.label.toLowerCase())}.`,
           detach: `Unlinks ${plural(related)} from ${withArticle(def.label.toLowerCase())}; they stay.`,
           sync: `Makes the ${def.label.toLowerCase()}'s linked ${plural(related)} exactly the ones given (unless \`detaching\` is false).`,
           pivot: `Changes the columns of ${withArticle(def.label.toLowerCase())}'s link to one ${related.label.toLowerCase()}.`,
           toggle: `Links the given ${plural(related)} the ${def.label.toLowerCase()} lacks and unlinks those it has.`,
-        } as Row)[op.kind],
+        } as Row)[op.kind], op),
         args: op.kind === "pivot" ? {
           rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id.` }),
           item: t.arg({ type: item, required: true, description: `The linked ${related.label.toLowerCase()} and the link columns to change.` }),
