@@ -41,8 +41,16 @@ function rowTypeOf(type: GraphQLObjectType): string {
 interface RootField {
   scopes: readonly string[];
   def?: ResourceDef;
+  /**
+   * Its rows may be of any type, and it checks each row's view scope as it runs (`node`, `nodes`: null for a type the
+   * key may not view): a field selected on the interface itself (`id`, `__typename`) needs no scope here; one selected
+   * through a fragment on a type (`... on Rank`) needs that type's, as do relations below.
+   */
+  anyType?: boolean;
 }
 const rootFields = new Map<string, RootField>();
+/** The `own` of a position whose rows are checked as they are read (see RootField.anyType). */
+const ANY_TYPE = "*";
 for (const op of operations) if (!rootFields.has(restRootField(op.field))) rootFields.set(restRootField(op.field), op);
 
 /** Declares a public root field's scopes and resource (src/graphql/roots.ts). */
@@ -103,13 +111,14 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
     if (node.name.value.startsWith("__") || !definition || !node.selectionSet) continue;
     const op = rootFields.get(node.name.value);
     const needs = new Map<string, FieldNeed>();
+    const rootTypes = possibleTypes(getNamedType(definition.type));
 
     /** Adds the view scopes of `types`, read at `path` through `owner`, unless they are the rows this position already holds (`own`). */
     const read = (types: readonly GraphQLObjectType[], path: string[], owner: FieldNode, own: string | null) => {
       for (const type of types) {
         const name = rowTypeOf(type);
         const scope = scopeOfType.get(name);
-        if (!scope || name === own) continue;
+        if (!scope || name === own || (own === ANY_TYPE && types === rootTypes)) continue;
         const at = path.join(".");
         let need = needs.get(at);
         if (!need) needs.set(at, (need = { path, node: owner, scopes: new Set() }));
@@ -135,7 +144,7 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
         }
       }
     };
-    visit(possibleTypes(getNamedType(definition.type)), node.selectionSet, [(node.alias ?? node.name).value], node, op?.def ? pascal(op.def.name) : null);
+    visit(rootTypes, node.selectionSet, [(node.alias ?? node.name).value], node, op?.anyType ? ANY_TYPE : op?.def ? pascal(op.def.name) : null);
     const key = (node.alias ?? node.name).value;
     checks.push({ scopes: op?.scopes ?? [], needs: [...needs.values()], key, alone: !isNonNullType(definition.type) && operation.selectionSet.selections.includes(node) });
   }

@@ -84,8 +84,8 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       return loadNodes(ctx, (args.ids as string[]).map((id) => parseId(String(id))), info);
     },
   }));
-  registerRootField("node", { scopes: [] });
-  registerRootField("nodes", { scopes: [] });
+  registerRootField("node", { scopes: [], anyType: true });
+  registerRootField("nodes", { scopes: [], anyType: true });
 
   const user = resourceNamed("user");
   b.queryField("me", (t: any) => t.field({
