@@ -79,6 +79,9 @@ describe("a small budget and row cap", () => {
     expect(reply.body.errors).toHaveLength(1);
     expect(reply.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", status: 422 });
     expect(reply.body.errors[0].message).toMatch(/more than 60 rows \(MAX_ROWS_PER_REQUEST\)/);
+    // The whole request is refused: the error names the request's `query`, and no field.
+    expect(Object.keys(reply.body.errors[0].extensions.errors)).toEqual(["query"]);
+    expect(reply.body.errors[0].path).toBeUndefined();
   });
 
   test("rows shared by many parents count once per parent: the answer is bounded, not only what was read", async () => {

@@ -90,12 +90,16 @@ export function errorResponse(error: ApiError, ids: RequestIds, headers: Record<
   return Response.json(errorBody(error, ids), { status: errorKinds[error.code].status, headers });
 }
 
+const REQUEST_PARAMETERS = new Set(["query", "variables", "operationName", "extensions", "documentId"]);
+
 /**
  * A field key as REST names it (`rank_id`, `resources.0.rank_id`, `pivot.order`) turned into the path of the
  * GraphQL input that carried it (`input.rankId`, `resources.0.rankId`, `pivot.order`): a key that is no argument of
  * a root field is an attribute of the operation's `input`.
  */
 export function graphqlInputPath(key: string, rootArguments: ReadonlySet<string>): string {
+  // The request's own parameters (a limit on the whole document names `query`) are no input of any field.
+  if (REQUEST_PARAMETERS.has(key)) return key;
   const [first, ...rest] = key.split(".");
   const head = rootArguments.has(first!) ? first! : camel(first!);
   const path = [head, ...rest.map(camel)].join(".");
