@@ -21,9 +21,11 @@
  *   npm run bench -- --profile    also CPU-profile the service under W1 and W2 and summarise where time goes
  *   npm run bench -- --keep       keep the temporary database directory and server logs
  *   npm run bench -- --wait-idle  first wait (up to 15 min) for the 1-minute load average to fall below 1
+ *   npm run bench -- --workers    scale-out only: W1 and W3 on PostgreSQL against WORKERS=1 and WORKERS=2 (and the
+ *                                 floor), with the CPU of the service, PostgreSQL and autocannon per request
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { availableParallelism, tmpdir, totalmem, userInfo } from "node:os";
 import path from "node:path";
@@ -50,6 +52,8 @@ const onlyArg = [...args].find((a) => a.startsWith("--only="));
 const only = onlyArg ? new Set(onlyArg.slice("--only=".length).split(",")) : null;
 const postgresOnly = args.has("--postgres-only");
 const partial = !!only || postgresOnly;
+/** `--workers`: the scale-out comparison (issue 17, item 4) instead of the usual run; writes RESULTS-workers.md. */
+const workersMode = args.has("--workers");
 
 const plan = quick
   ? { size: quickSize, warmup: 2, round: 3, rounds: 1 }
@@ -118,6 +122,8 @@ interface Server {
   port: number;
   child: ChildProcess;
   url: string;
+  /** Count the CPU of the process's descendants too (the workers of `WORKERS>1`). */
+  tree?: boolean;
   /** A peer with its own API (PostGraphile): each workload request re-spelt for it, sent without the API key. */
   peer?: { adapt(request: { path: string; body?: string }): { path: string; body?: string } };
 }
@@ -139,7 +145,7 @@ if (process.env.BENCH_SERVICE_FLAGS) serviceNodeFlags.push(...process.env.BENCH_
  * output goes to `<logDir>/<name>.log` (the service logs a line per request, as in production), and it is ready
  * once it answers HTTP.
  */
-async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
+async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = [], tree = false): Promise<Server> {
   const port = portSeed++;
   const logFile = path.join(logDir, `${name}.log`);
   const out = openSync(logFile, "a");
@@ -150,7 +156,7 @@ async function startServer(name: string, script: string, env: Record<string, str
   closeSync(out);
   children.add(child);
   child.on("exit", () => children.delete(child));
-  const server = { name, port, child, url: `http://127.0.0.1:${port}` };
+  const server = { name, port, child, url: `http://127.0.0.1:${port}`, tree };
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before listening:\n${readFileSync(logFile, "utf8").slice(-2000)}`);
@@ -187,16 +193,73 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
+/** The pids of a process's children (all its threads'), from /proc. */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
+      if (text) out.push(...text.split(/\s+/).map(Number));
+    }
+  } catch {}
+  return out;
+}
+
+/** CPU ticks of a process and its live descendants, plus the children it has already reaped (cutime + cstime). */
+function treeTicks(pid: number): number {
+  let total = 0;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  } catch {
+    return 0;
+  }
+  for (const child of childrenOf(pid)) total += treeTicks(child);
+  return total;
+}
+
+/** The CPU ticks a server has used: its own, or with `tree` its whole process tree's (primary and workers). */
+const serverTicks = (server: Server) => (server.tree ? treeTicks(server.child.pid!) : cpuTicks(server.child.pid!));
+
+/**
+ * CPU ticks of every `postgres` process on this machine (the server's backends, which live as long as the pools'
+ * connections do, and its helpers), plus what the postmaster has reaped from backends that ended. 0 without PostgreSQL here.
+ */
+function postgresTicks(): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    if (comm !== "postgres") continue;
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+  }
+  return total;
+}
+
+/** All CPUs' busy and total ticks since boot, from /proc/stat (busy = everything but idle and iowait). */
+function machineTicks(): { busy: number; total: number } {
+  const values = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = values.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - values[3]! - values[4]!, total };
+}
+
 /**
  * Waits until `server` is idle (under 10% of a core for 300 ms, at most 60 s): a duration-bound
  * autocannon run ends with requests still in flight, whose work would otherwise spill into the next run.
  */
 async function settle(server: Server) {
   const deadline = Date.now() + 60_000;
-  let last = cpuTicks(server.child.pid!);
+  let last = serverTicks(server);
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const now = cpuTicks(server.child.pid!);
+    const now = serverTicks(server);
     if (now - last <= 3) return;
     last = now;
   }
@@ -225,11 +288,24 @@ interface Round {
   bad: number;
   /** CPU time (user + system, all threads) the server process spent per answered request. */
   cpuMs: number;
+  /** CPU time of this process (autocannon, which runs in it) per answered request. */
+  loaderCpuMs: number;
+  /** CPU time of the machine's `postgres` processes per answered request (0 on SQLite). */
+  dbCpuMs: number;
+  /** Share of the machine's CPUs busy during the round (all processes, ours and others'). */
+  busy: number;
 }
+
+/** autocannon's own CPU time (it runs in this process) during the last `load`, in microseconds. */
+let lastLoaderCpuUs = 0;
+/** The share of the machine's CPUs busy while autocannon ran in the last `load`. */
+let lastBusy = NaN;
 
 async function load(server: Server, key: string, w: Workload, seedValue: number, run: { duration?: number; amount?: number }): Promise<Result> {
   const rnd = prng(seedValue);
   const next = server.peer ? () => server.peer!.adapt(w.next(rnd)) : () => w.next(rnd);
+  const cpuBefore = process.cpuUsage();
+  const machineBefore = machineTicks();
   const result = await autocannon({
     // autocannon ends a run at its next sample tick: at its default of 1 s, a fixed-amount round of a few seconds was
     // measured as if it had lasted to the next whole second (W4 rates came out as the amount over 2, 3, 4 or 5 s).
@@ -240,6 +316,10 @@ async function load(server: Server, key: string, w: Workload, seedValue: number,
       setupRequest: (request) => ({ ...request, ...next() }),
     }],
   });
+  const cpuUsed = process.cpuUsage(cpuBefore);
+  lastLoaderCpuUs = cpuUsed.user + cpuUsed.system;
+  const machineAfter = machineTicks();
+  lastBusy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total);
   await settle(server);
   return result;
 }
@@ -247,10 +327,16 @@ async function load(server: Server, key: string, w: Workload, seedValue: number,
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
 const ticksPerSecond = 100;
 
-const roundOf = (r: Result, ticks = NaN): Round => ({
-  rps: (r["2xx"] + r.non2xx) / r.duration, p50: r.latency.p50, p99: r.latency.p99, ok: r["2xx"], bad: r.non2xx + r.errors + r.timeouts,
-  cpuMs: (ticks * 1000) / ticksPerSecond / (r["2xx"] + r.non2xx),
-});
+const roundOf = (r: Result, ticks = NaN, extra: { loaderUs?: number; dbTicks?: number; busy?: number } = {}): Round => {
+  const answered = r["2xx"] + r.non2xx;
+  return {
+    rps: answered / r.duration, p50: r.latency.p50, p99: r.latency.p99, ok: r["2xx"], bad: r.non2xx + r.errors + r.timeouts,
+    cpuMs: (ticks * 1000) / ticksPerSecond / answered,
+    loaderCpuMs: (extra.loaderUs ?? NaN) / 1000 / answered,
+    dbCpuMs: ((extra.dbTicks ?? NaN) * 1000) / ticksPerSecond / answered,
+    busy: extra.busy ?? NaN,
+  };
+};
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -366,6 +452,9 @@ interface Measured {
   p50: number;
   p99: number;
   cpuMs: number;
+  loaderCpuMs: number;
+  dbCpuMs: number;
+  busy: number;
   bad: number;
   /** W4: rank record rows added minus 2xx answers, summed over the rounds (0 = no write lost or extra). */
   writeGap?: number;
@@ -374,6 +463,7 @@ interface Measured {
 const summarise = (rounds: Round[], writeGap?: number): Measured => ({
   rounds, rps: median(rounds.map((r) => r.rps)), p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)),
   cpuMs: median(rounds.map((r) => r.cpuMs)),
+  loaderCpuMs: median(rounds.map((r) => r.loaderCpuMs)), dbCpuMs: median(rounds.map((r) => r.dbCpuMs)), busy: median(rounds.map((r) => r.busy)),
   bad: rounds.reduce((n, r) => n + r.bad, 0), writeGap,
 });
 
@@ -402,13 +492,16 @@ async function measure(targets: Server[], key: string, w: Workload, databaseUrl:
       const before = w.id === "W4" && databaseUrl ? await countRows(databaseUrl, "RankRecord") : 0;
       onRound?.(t, "start");
       const run = fixedAmount(w) ? { amount: Math.max(w.id === "W2" ? connections : 2 * connections, Math.round(warmRate.get(t)! * plan.round)) } : { duration: plan.round };
-      const ticks = cpuTicks(t.child.pid!);
+      const ticks = serverTicks(t);
+      const dbTicks = postgresTicks();
       const result = await load(t, key, w, 100 + i, run);
       onRound?.(t, "stop");
-      const round = roundOf(result, cpuTicks(t.child.pid!) - ticks);
+      const round = roundOf(result, serverTicks(t) - ticks, { loaderUs: lastLoaderCpuUs, dbTicks: postgresTicks() - dbTicks, busy: lastBusy });
       if (w.id === "W4" && databaseUrl) gaps.set(t, gaps.get(t)! + (await countRows(databaseUrl, "RankRecord")) - before - round.ok);
       rounds.get(t)!.push(round);
-      log(`${w.id} ${t.name} round ${i + 1}: ${round.rps.toFixed(0)} req/s, p50 ${round.p50} ms, p99 ${round.p99} ms, ${round.cpuMs.toFixed(2)} CPU ms/request${round.bad ? `, ${round.bad} failed` : ""}`);
+      log(`${w.id} ${t.name} round ${i + 1}: ${round.rps.toFixed(0)} req/s, p50 ${round.p50} ms, p99 ${round.p99} ms, ${round.cpuMs.toFixed(2)} CPU ms/request` +
+        ` (autocannon ${round.loaderCpuMs.toFixed(2)}${round.dbCpuMs > 0 ? `, postgres ${round.dbCpuMs.toFixed(2)}` : ""}; machine ${(100 * round.busy).toFixed(0)}% busy)` +
+        `${round.bad ? `, ${round.bad} failed` : ""}`);
     }
   }
   return new Map(targets.map((t) => [t, summarise(rounds.get(t)!, w.id === "W4" && databaseUrl ? gaps.get(t) : undefined)]));
@@ -646,9 +739,109 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
   }
 }
 
+/**
+ * `--workers` (issue 17, item 4): the service with WORKERS=1 and with WORKERS=2 (the primary accepts connections and
+ * hands each to a worker over IPC), and the floor (one process) for reference, side by side on one scratch PostgreSQL
+ * database, round by round under W1 and W3. Reports req/s, the ratio, and CPU per request of the service (all its
+ * processes), of PostgreSQL and of autocannon, which shares the same cores.
+ */
+async function benchWorkers(base: string): Promise<string> {
+  const name = `muster_bench_${process.pid}`;
+  await pgQuery(base, `CREATE DATABASE "${name}"`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  const storageDir = path.join(tmpdir(), name);
+  const servers: Server[] = [];
+  try {
+    await migrate(databaseUrl);
+    const db = await openDatabase(databaseUrl);
+    const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
+    await db.close();
+    const sink = await postgresSink(databaseUrl);
+    const seeded = await seed(sink, accountId, plan.size);
+    await sink.close();
+    await pgQuery(databaseUrl, "ANALYZE");
+    log(`PostgreSQL: seeded ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`);
+    const list = workloads(seeded, plan.size).filter((w) => (w.id === "W1" || w.id === "W3") && (!only || only.has(w.id)));
+    const one = await startServer("service-workers-1", serviceScript, { ...serviceEnv(databaseUrl, storageDir), WORKERS: "1" }, [], true);
+    servers.push(one);
+    const two = await startServer("service-workers-2", serviceScript, { ...serviceEnv(databaseUrl, storageDir), WORKERS: "2" }, [], true);
+    servers.push(two);
+    const floor = await startServer("floor-pg", "bench/floor.ts", { DATABASE_URL: databaseUrl });
+    servers.push(floor);
+    const workerPids = childrenOf(two.child.pid!);
+    log(`WORKERS=2: primary ${two.child.pid}, workers ${workerPids.join(", ")}`);
+    await checkSameJson(one, floor, key, list);
+    await checkSameJson(two, floor, key, list);
+    log(`WORKERS=1, WORKERS=2 and the floor answer the same JSON for ${list.map((w) => w.id).join(" and ")} samples`);
+    const rows: string[] = [];
+    const detail: string[] = [];
+    const startLoad = loadAverage();
+    for (const w of list) {
+      const loadBefore = loadAverage();
+      const primaryBefore = cpuTicks(two.child.pid!);
+      const twoBefore = treeTicks(two.child.pid!);
+      const measured = await measure([one, two, floor], key, w, databaseUrl);
+      const primaryShare = (cpuTicks(two.child.pid!) - primaryBefore) / Math.max(1, treeTicks(two.child.pid!) - twoBefore);
+      const [a, b, c] = [measured.get(one)!, measured.get(two)!, measured.get(floor)!];
+      const ratio = b.rps / a.rps;
+      rows.push(`| ${w.id} | ${f0(a.rps)} | ${f0(b.rps)} | **${f2(ratio)}×** (${ratio >= 1.6 ? "met" : "**missed**"}) | ${f0(c.rps)} | ${f2(b.rps / c.rps)}× | ` +
+        `${f0(a.p50)} / ${f0(a.p99)} | ${f0(b.p50)} / ${f0(b.p99)} | ${f0(c.p50)} / ${f0(c.p99)} | ` +
+        `${f2(a.cpuMs)} / ${f2(b.cpuMs)} / ${f2(c.cpuMs)} | ${f2(a.dbCpuMs)} / ${f2(b.dbCpuMs)} / ${f2(c.dbCpuMs)} | ` +
+        `${f2(a.loaderCpuMs)} / ${f2(b.loaderCpuMs)} / ${f2(c.loaderCpuMs)} | ${f0(100 * a.busy)} / ${f0(100 * b.busy)} / ${f0(100 * c.busy)} | ` +
+        `${a.bad} / ${b.bad} / ${c.bad} | ${loadBefore} → ${loadAverage()} |`);
+      const perRound = (m: Measured) => m.rounds.map((r) => f0(r.rps)).join(", ");
+      detail.push(`- ${w.id} rounds (req/s): WORKERS=1 ${perRound(a)}; WORKERS=2 ${perRound(b)}; floor ${perRound(c)}. ` +
+        `The WORKERS=2 primary's own share of its instance's CPU: ${(100 * primaryShare).toFixed(1)}%.`);
+    }
+    return [
+      "# Scale-out (`npm run bench -- --workers`)",
+      "",
+      `Written by bench/run.ts --workers${quick ? " --quick (smaller organisation, one short round)" : ""}. ` +
+        `${plan.size.users} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments on a scratch PostgreSQL database (seeded through \`pg\`, then ANALYZE). ` +
+        `The service as \`npm start\` runs it (\`node ${serviceNodeFlags.join(" ")} dist/server.mjs\`, NODE_ENV=production) with WORKERS=1 and with WORKERS=2, ` +
+        "started side by side on the same database, and the floor (bench/floor.ts, one process) for reference. " +
+        `Each workload: a ${plan.warmup} s warm-up per target, then ${plan.rounds} round(s) of ${plan.round} s per target, the targets interleaved round by round; medians. ${connections} connections (autocannon, keep-alive: the primary hands each connection to a worker once, in turn, so 16 go to each).`,
+      "",
+      "## Machine",
+      "",
+      ...machine(),
+      `- Load average when the workloads began: ${startLoad}`,
+      "",
+      "autocannon runs in the bench process on the same cores as the service and PostgreSQL: its CPU per request is in the table, " +
+        "and so is the share of the machine's CPUs busy during the rounds. When that share nears 100%, the second worker competes with " +
+        "autocannon and PostgreSQL for the same two cores, and the ratio measures the machine as much as the service.",
+      "",
+      "| Workload | WORKERS=1 req/s | WORKERS=2 req/s | 2 ÷ 1 (target ≥ 1.6×) | Floor req/s | WORKERS=2 ÷ floor | WORKERS=1 p50 / p99 (ms) | WORKERS=2 p50 / p99 (ms) | Floor p50 / p99 (ms) | " +
+        "Service CPU ms per request (1 / 2 / floor) | PostgreSQL CPU ms per request (1 / 2 / floor) | autocannon CPU ms per request (1 / 2 / floor) | Machine busy % (1 / 2 / floor) | Failed (1 / 2 / floor) | Load avg (start → end) |",
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+      ...rows,
+      "",
+      ...detail,
+      "",
+      "Service CPU: user + system time of the instance's whole process tree (for WORKERS=2 the primary and both workers) over the requests answered. " +
+        "PostgreSQL CPU: every `postgres` process on the machine (backends, helpers, and what the postmaster reaped), so it includes other users' queries if any ran. " +
+        "autocannon CPU: this process's own (process.cpuUsage) while autocannon ran.",
+      "",
+    ].join("\n");
+  } finally {
+    for (const server of servers.reverse()) await stopServer(server);
+    await pgQuery(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
+    rmSync(storageDir, { recursive: true, force: true });
+  }
+}
+
 const serviceEnv = (databaseUrl: string, storageDir: string) => ({
   DATABASE_URL: databaseUrl, STORAGE_DIR: storageDir, RATE_LIMIT_PER_MINUTE: "1000000000", NODE_ENV: "production",
 });
+
+/** The commit the build was made from, and whether src/ differed from it. */
+function commitOfBuild(): string {
+  const head = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).stdout.trim() || "unknown";
+  const dirty = spawnSync("git", ["status", "--porcelain", "--", "src", "scripts", "package.json"], { cwd: root, encoding: "utf8" }).stdout.trim();
+  return `commit ${head}${dirty ? " with uncommitted changes in src/ or scripts/" : ""}`;
+}
 
 /** Other work on a shared machine skews every number: wait (up to 15 minutes) for it to calm down. */
 async function waitForIdleMachine() {
@@ -673,6 +866,20 @@ async function main() {
   log(`${quick ? "quick" : "full"} run in ${dir}`);
   const build = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs"), "--quiet"], { cwd: root, stdio: "inherit" });
   if (build.status !== 0) throw new Error("npm run build failed");
+  const built = commitOfBuild();
+  log(`built from ${built}`);
+
+  if (workersMode) {
+    const pgPlan = await postgresPlan();
+    if ("skipped" in pgPlan) throw new Error(`--workers needs PostgreSQL: ${pgPlan.skipped}`);
+    const report = `${await benchWorkers(pgPlan.base)}Built from ${built}. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.\n`;
+    console.log(`\n${report}`);
+    const out = path.join(root, "bench", quick ? "RESULTS-quick.md" : "RESULTS-workers.md");
+    writeFileSync(out, report);
+    log(`wrote ${path.relative(root, out)}`);
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+    return;
+  }
 
   await migrate(databaseUrl);
   const db = await openDatabase(databaseUrl);
@@ -737,6 +944,7 @@ async function main() {
     "## Machine",
     "",
     ...machine(),
+    `- Service built from ${built}`,
     `- Load average when the run began: ${startLoad} (other engineers' test runs share these ${availableParallelism()} cores; see the last column)`,
     "",
     "## Data",
@@ -798,12 +1006,16 @@ async function profileService(databaseUrl: string, storageDir: string, key: stri
     const spawned = performance.now();
     const service = await startServer(`service-prof-${id}`, serviceScript, serviceEnv(databaseUrl, storageDir), ["--cpu-prof", `--cpu-prof-dir=${profDir}`]);
     const w = list.find((x) => x.id === id)!;
-    await load(service, key, w, 1, { duration: plan.warmup });
+    const warm = await load(service, key, w, 1, fixedAmount(w) ? { amount: connections } : { duration: plan.warmup });
     const skipMs = performance.now() - spawned;
-    await load(service, key, w, 2, { duration: plan.round });
+    const round = await load(service, key, w, 2, fixedAmount(w) ? { amount: Math.max(connections, Math.round(roundOf(warm).rps * plan.round)) } : { duration: plan.round });
     await stopServer(service);
     const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
-    if (file) sections.push(`### ${id}`, "", summariseProfile(path.join(profDir, file), root, skipMs), "");
+    if (file && process.env.BENCH_PROFILE_KEEP) {
+      mkdirSync(process.env.BENCH_PROFILE_KEEP, { recursive: true });
+      copyFileSync(path.join(profDir, file), path.join(process.env.BENCH_PROFILE_KEEP, `${isPostgres(databaseUrl) ? "pg" : "sqlite"}-${id}.cpuprofile`));
+    }
+    if (file) sections.push(`### ${id}`, "", summariseProfile(path.join(profDir, file), root, skipMs, round["2xx"] + round.non2xx), "");
     rmSync(profDir, { recursive: true, force: true });
     log(`profiled ${id}`);
   }
