@@ -65,6 +65,7 @@ const budgetParts = [
   "HTTP and Yoga (node:http, sockets, @whatwg-node, graphql-yoga)",
   "garbage collection",
   "promise and microtask machinery (runMicrotasks, task queues)",
+  "async context (AsyncLocalStorage's promise hooks, node:async_hooks)",
   "V8 / native, unattributed ((program))",
   "other",
 ] as const;
@@ -155,6 +156,7 @@ export function summariseProfile(file: string, root: string, skipMs = 0, request
     let part: BudgetPart | undefined;
     if (leaf === "(garbage collector)") part = "garbage collection";
     else if (leaf === "(program)") part = "V8 / native, unattributed ((program))";
+    else if (/^node:(internal\/)?async_hooks/.test(byId.get(id)!.callFrame.url)) part = "async context (AsyncLocalStorage's promise hooks, node:async_hooks)";
     else {
       const tags: BudgetPart[] = [];
       for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
