@@ -106,7 +106,7 @@ describe("search fields, scopes, includes and aggregates named after Object.prot
     const leaf = { [key]: { equals: 1 } };
     const prefix = relation ? `where.${relation}.is.` : "where.";
     graphqlRefused(await ask("where", "UserWhere", under("is", leaf)), `${prefix}${key}`, key, "where");
-    graphqlRefused(await ask("where", "UserWhere", { AND: [{ id: { equals: 1 } }, under("is", leaf)] }), `where.AND.1.${relation ? `${relation}.is.` : ""}${key}`, key, "where under AND");
+    graphqlRefused(await ask("where", "UserWhere", { AND: [{ rowId: { equals: 1 } }, under("is", leaf)] }), `where.AND.1.${relation ? `${relation}.is.` : ""}${key}`, key, "where under AND");
     graphqlRefused(await ask("where", "UserWhere", { rankRecords: { some: { NOT: leaf } } }), `where.rankRecords.some.NOT.${key}`, key, "where through a to-many relation");
     graphqlRefused(await ask("where", "UserWhere", { name: { [key]: "x" } }), `where.name.${key}`, key, "an operator");
     graphqlRefused(await ask("orderBy", "[UserOrderBy!]", [{ name: "asc" }, relation ? { [relation]: { [key]: "asc" } } : { [key]: "asc" }]), `orderBy.1.${relation ? `${relation}.` : ""}${key}`, key, "orderBy");

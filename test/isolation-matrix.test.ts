@@ -319,8 +319,8 @@ async function searchProbes(op: Operation, base: Planned): Promise<void> {
   const strings = stringColumnsOf(h.app.schema, op.def);
   const ids = [...new Set([theirs, ...(bRowsBefore[op.def.model] ?? []).map((r: any) => r.id as number)])];
   const wheres: Array<[string, unknown]> = [
-    ["where id equals B's row", { id: { equals: theirs } }],
-    ["where id in B's rows", { id: { in: ids } }],
+    ["where rowId equals B's row", { rowId: { equals: theirs } }],
+    ["where rowId in B's rows", { rowId: { in: ids } }],
     ...(strings.length ? [[`where a text column contains "${MARK}"`, { OR: strings.map((c) => ({ [c]: { contains: MARK } })) }] as [string, unknown]] : []),
   ];
   for (const [label, where] of wheres) {
@@ -410,7 +410,7 @@ async function relationWhereProbes(): Promise<void> {
       const ids = (target && (bRowsBefore[target.model] ?? []).map((r: any) => r.id as number)) || [];
       const quantifier = rel.toMany ? "some" : "is";
       const wheres: Array<[string, unknown]> = [
-        ...(ids.length ? [[`${rel.key}.${quantifier}.id in B's rows`, { [rel.key]: { [quantifier]: { id: { in: ids } } } }] as [string, unknown]] : []),
+        ...(ids.length ? [[`${rel.key}.${quantifier}.rowId in B's rows`, { [rel.key]: { [quantifier]: { rowId: { in: ids } } } }] as [string, unknown]] : []),
         ...(rel.stringColumns.length
           ? [[`${rel.key}.${quantifier} text contains "${MARK}"`, { [rel.key]: { [quantifier]: { OR: rel.stringColumns.map((c) => ({ [c]: { contains: MARK } })) } } }] as [string, unknown]]
           : []),

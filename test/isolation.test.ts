@@ -79,7 +79,7 @@ test("a key of another account cannot read, change or link records through the 1
   const userId = Buffer.from(`User:${s.user.id}`).toString("base64");
   const gql = await b.graphql(
     `query($rowId: Int!, $id: ID!) { user(rowId: $rowId) { rowId name } node(id: $id) { ... on User { rowId name } } nodes(ids: [$id]) { ... on User { rowId } }
-      users(where: { id: { equals: $rowId } }) { totalCount nodes { rowId } } }`,
+      users(where: { rowId: { equals: $rowId } }) { totalCount nodes { rowId } } }`,
     { rowId: s.user.id, id: userId },
   );
   expect(gql.body).toEqual({ data: { user: null, node: null, nodes: [null], users: { totalCount: 0, nodes: [] } } });

@@ -236,7 +236,7 @@ async function relationWheres(op: Operation, field: string): Promise<void> {
   for (const rel of relationFiltersOf(h.app.schema, field)) {
     const target = defOfType.get(rel.target)!;
     const scope = `view:${target.scope}`;
-    const where = { [rel.key]: { [rel.toMany ? "some" : "is"]: { id: { gt: 0 } } } };
+    const where = { [rel.key]: { [rel.toMany ? "some" : "is"]: { rowId: { gt: 0 } } } };
     const request = publicRequest(h.app.schema, op, {}, undefined, { where })!;
     const what = `${field}(where: { ${rel.key}: ... })`;
     relationWhereChecked++;

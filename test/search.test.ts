@@ -276,11 +276,13 @@ function typedColumnOf(s: Setup, list: PublicList): (name: string) => TypedColum
     if (more.length || head === "pivot") return undefined;
     const def = s.def;
     let path: string[];
-    if (col === undefined) path = [camel(head!)];
+    // The row id is `rowId` in where/orderBy (`id` is the global id), on the row and on a related row.
+    const typedName = (column: string) => (column === "id" ? "rowId" : camel(column));
+    if (col === undefined) path = [typedName(head!)];
     else {
       const rel = Object.entries(def.relations).find(([key, r]) => camel(key) === camel(head!) || r.field === camel(head!))?.[1];
       if (!rel || rel.kind !== "belongsTo") return undefined;
-      path = [rel.field, camel(col)];
+      path = [rel.field, typedName(col)];
     }
     let filter = list.whereType.getFields()[path[0]!]?.type;
     if (filter && path.length === 2) filter = (getNamedType(filter) as GraphQLInputObjectType).getFields().is?.type;
@@ -617,7 +619,7 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
   });
   const names = async (where: unknown) => {
     const reply = await api.graphql(
-      "query Typed($where: UserWhere!, $mine: [Int!]) { users(first: 100, where: { AND: [{ id: { in: $mine } }, $where] }, orderBy: [{ id: asc }]) { nodes { rowId name } } }",
+      "query Typed($where: UserWhere!, $mine: [Int!]) { users(first: 100, where: { AND: [{ rowId: { in: $mine } }, $where] }, orderBy: [{ rowId: asc }]) { nodes { rowId name } } }",
       { where, mine: Object.values(ids) },
     );
     expect(reply.body.errors, JSON.stringify(reply.body.errors)).toBeUndefined();

@@ -17,6 +17,11 @@ import { enumRef } from "./enums.ts";
 type Where = Record<string, unknown>;
 export type OrderInput = Record<string, unknown>;
 
+/** The row id's name in `where` and `orderBy`; Prisma's column is `id`. */
+const ROW_ID = "rowId";
+/** The Prisma column a `where`/`orderBy` key names. */
+const columnName = (key: string) => (key === ROW_ID ? "id" : key);
+
 const PATTERN_OPS = new Set(["contains", "startsWith", "endsWith"]);
 const COMPARE = ["equals", "not", "in", "notIn", "lt", "lte", "gt", "gte"] as const;
 const opDescriptions: Record<string, string> = {
@@ -34,9 +39,12 @@ const opDescriptions: Record<string, string> = {
   mode: "DEFAULT compares as the database does; INSENSITIVE ignores case.",
 };
 
-/** The columns `where` and `orderBy` may name: the row id, the visible non-JSON columns and the two timestamps. */
+/**
+ * The columns `where` and `orderBy` may name, by their GraphQL names: the row id (`rowId`, as the types call it: `id`
+ * is the global id), the visible non-JSON columns and the two timestamps.
+ */
 export function filterableColumns(def: ResourceDef): Array<[string, FieldDef]> {
-  const columns: Array<[string, FieldDef]> = [["id", { type: "int", description: "The row id (`rowId`)." }]];
+  const columns: Array<[string, FieldDef]> = [[ROW_ID, { type: "int", description: "The row id (`rowId`: the integer REST shows as `id`)." }]];
   for (const [key, f] of Object.entries(def.fields)) if (!f.hidden && f.type !== "json") columns.push([key, f]);
   columns.push(["createdAt", { type: "datetime", description: "When the row was created." }], ["updatedAt", { type: "datetime", description: "When the row last changed." }]);
   return columns;
@@ -190,7 +198,7 @@ export function checkedWhere(ctx: Context, def: ResourceDef, input: unknown, pat
       const column = columns.get(key);
       if (column) {
         if (v === null) bag[here] = [`${key} cannot be null: use { equals: null }.`];
-        else Object.assign(out, onColumn(key, scalar(column, v as Where, here), out));
+        else Object.assign(out, onColumn(columnName(key), scalar(column, v as Where, here), out));
         continue;
       }
       const rel = Object.values(d.relations).find((r) => r.field === key)!;
@@ -282,7 +290,7 @@ export function sortTerms(ctx: Context, def: ResourceDef, input: OrderInput[] | 
         if (v == null) continue;
         const column = columns.get(key);
         if (column) {
-          terms.push({ path: [...path, key], direction: v as "asc" | "desc", field: column });
+          terms.push({ path: [...path, columnName(key)], direction: v as "asc" | "desc", field: column });
           found++;
           continue;
         }

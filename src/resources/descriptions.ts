@@ -173,7 +173,7 @@ const fieldDescriptions: Record<string, string> = {
   assignedAt: "When the task was assigned.",
   dueAt: "When the task is due.",
   completedAt: "When the task was completed.",
-  "rankRecord.type": "The kind of rank change: 0 promotion, 1 demotion, 2 lateral, 3 transfer.",
+  "rankRecord.type": "The kind of rank change: promotion, demotion, lateral or transfer (REST sends 0, 1, 2, 3; GraphQL the RankRecordType names).",
   "assignmentRecord.type": "primary (sets the user's current assignment) or secondary.",
   "field.type": "The kind of input, such as text, select or date.",
   "field.description": "Describes the field to users. Supports HTML.",

@@ -227,7 +227,7 @@ export function publicRequest(
     // A to-one relation takes no `where`.
     if (!toMany && options.where !== undefined) return undefined;
     if (toMany) {
-      const where = options.where ?? (childParam !== undefined ? { id: { equals: childParam } } : undefined);
+      const where = options.where ?? (childParam !== undefined ? { rowId: { equals: childParam } } : undefined);
       if (where !== undefined) vars.where = where;
       inner = `related: ${rel}(first: 100${where !== undefined ? ", where: $where" : ""}) { totalCount nodes ${rowSelection} }`;
     } else inner = `related: ${rel} ${rowSelection}`;
