@@ -177,6 +177,14 @@ describe(`front-end pages on ${testProvider}`, () => {
     }, 3);
   });
 
+  test("a Relay refetch of many nodes of two types: one statement per type, answers in the order asked", async () => {
+    const global = (type: string, id: number) => Buffer.from(`${type}:${id}`).toString("base64");
+    const wanted = [...ids.users.slice(0, 8).map((id) => global("User", id)), ...ids.ranks.map((id) => global("Rank", id)), global("User", 999_999)];
+    const { data, statements } = await page(`query Refetch($ids: [ID!]!) { nodes(ids: $ids) { id __typename ... on User { name } ... on Rank { name } } }`, { ids: wanted.reverse() });
+    expect(data.nodes.map((n: Json | null) => n?.id ?? null)).toEqual(wanted.map((id) => (id === global("User", 999_999) ? null : id)));
+    expect(statements).toBe(1 + 2);
+  });
+
   test("a newsfeed with like counts: one grouped count for the page, no liked rows read", async () => {
     const query = `query Feed { newsfeed(first: 10) { nodes { rowId headline likes { totalCount } } } }`;
     await pinned(1 + 1 + 1, async () => {

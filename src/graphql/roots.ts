@@ -41,22 +41,34 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   const linkItems = new Map<string, unknown>();
   const nodeTypes = new Map(resources.filter((d) => !d.link).map((d) => [pascal(d.name), d]));
 
-  /** A node of the caller's account, or null: a foreign id, a malformed one and a type the key may not view are all null. */
+  /**
+   * The nodes of the caller's account, in the order asked, with one statement per type: a foreign id, a malformed one
+   * and a type the key may not view are all null.
+   */
   async function loadNodes(ctx: Context, ids: Array<{ typename: string; id: string }>, info: GraphQLResolveInfo) {
     guard(ctx, []);
-    return Promise.all(ids.map(async ({ typename, id }) => {
+    const wanted = new Map<string, number[]>();
+    for (const { typename, id } of ids) {
       const def = nodeTypes.get(typename);
       const rowId = Number(id);
-      if (!def || !Number.isInteger(rowId)) return null;
+      if (!def || !Number.isSafeInteger(rowId)) continue;
       const show = topLevel(def, "show") ?? topLevel(def, "list");
       // A key that may not view the type learns nothing of the row: null, as for a row that does not exist. (A selection
       // on the type itself, `... on User`, is refused before execution by the relation scopes, with FORBIDDEN.)
-      if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) return null;
+      if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) continue;
+      wanted.set(typename, [...(wanted.get(typename) ?? []), rowId]);
+    }
+    const found = new Map<string, Row>();
+    await Promise.all([...wanted].map(async ([typename, rowIds]) => {
+      const def = nodeTypes.get(typename)!;
       const query = queryFromInfo({ context: ctx, info, typeName: typename });
-      const row = await delegate(ctx.prisma, def.model).findFirst({ ...query, where: owned(ctx, def, { id: rowId }) });
-      if (row) brandWithType(row, typename as never);
-      return row ?? null;
+      const rows: Row[] = await delegate(ctx.prisma, def.model).findMany({ ...query, where: owned(ctx, def, { id: { in: rowIds } }) });
+      for (const row of rows) {
+        brandWithType(row, typename as never);
+        found.set(`${typename}:${row.id}`, row);
+      }
     }));
+    return ids.map(({ typename, id }) => found.get(`${typename}:${Number(id)}`) ?? null);
   }
   const parseId = (global: string) => {
     try {
