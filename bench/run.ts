@@ -664,21 +664,7 @@ interface PostgresReport {
 
 /** PostgreSQL: a fresh database beside `base`, seeded the same way; the service and the floor side by side, as on SQLite. */
 async function benchPostgres(base: string): Promise<PostgresReport> {
-  const name = `muster_bench_${process.pid}`;
-  await pgQuery(base, `CREATE DATABASE "${name}"`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
-  const storageDir = path.join(tmpdir(), name);
-  try {
-    await migrate(databaseUrl);
-    const db = await openDatabase(databaseUrl);
-    const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
-    await db.close();
-    const sink = await postgresSink(databaseUrl);
-    const seeded = await seed(sink, accountId, plan.size);
-    await sink.close();
-    await pgQuery(databaseUrl, "ANALYZE");
+  return withSeededPostgres(base, async ({ databaseUrl, storageDir, key, seeded }) => {
     log(`PostgreSQL: seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
     const list = workloads(seeded, plan.size);
     const counted = await countStatements(databaseUrl, key, storageDir, list.map((w) => ({ method: w.method, ...w.next(prng(3)) })));
@@ -733,6 +719,29 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
       if (floor) await stopServer(floor);
       await stopServer(service);
     }
+  });
+}
+
+/** The scratch PostgreSQL database beside `base` the PostgreSQL passes run on: migrated, keyed, seeded, analysed; dropped after `work`. */
+async function withSeededPostgres<T>(
+  base: string, work: (db: { databaseUrl: string; storageDir: string; key: string; seeded: Seeded }) => Promise<T>,
+): Promise<T> {
+  const name = `muster_bench_${process.pid}`;
+  await pgQuery(base, `CREATE DATABASE "${name}"`);
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  const storageDir = path.join(tmpdir(), name);
+  try {
+    await migrate(databaseUrl);
+    const db = await openDatabase(databaseUrl);
+    const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
+    await db.close();
+    const sink = await postgresSink(databaseUrl);
+    const seeded = await seed(sink, accountId, plan.size);
+    await sink.close();
+    await pgQuery(databaseUrl, "ANALYZE");
+    return await work({ databaseUrl, storageDir, key, seeded });
   } finally {
     await pgQuery(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
     rmSync(storageDir, { recursive: true, force: true });
@@ -746,90 +755,76 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
  * processes), of PostgreSQL and of autocannon, which shares the same cores.
  */
 async function benchWorkers(base: string): Promise<string> {
-  const name = `muster_bench_${process.pid}`;
-  await pgQuery(base, `CREATE DATABASE "${name}"`);
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
-  const storageDir = path.join(tmpdir(), name);
-  const servers: Server[] = [];
-  try {
-    await migrate(databaseUrl);
-    const db = await openDatabase(databaseUrl);
-    const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
-    await db.close();
-    const sink = await postgresSink(databaseUrl);
-    const seeded = await seed(sink, accountId, plan.size);
-    await sink.close();
-    await pgQuery(databaseUrl, "ANALYZE");
-    log(`PostgreSQL: seeded ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`);
-    const list = workloads(seeded, plan.size).filter((w) => (w.id === "W1" || w.id === "W3") && (!only || only.has(w.id)));
-    const one = await startServer("service-workers-1", serviceScript, { ...serviceEnv(databaseUrl, storageDir), WORKERS: "1" }, [], true);
-    servers.push(one);
-    const two = await startServer("service-workers-2", serviceScript, { ...serviceEnv(databaseUrl, storageDir), WORKERS: "2" }, [], true);
-    servers.push(two);
-    const floor = await startServer("floor-pg", "bench/floor.ts", { DATABASE_URL: databaseUrl });
-    servers.push(floor);
-    const workerPids = childrenOf(two.child.pid!);
-    log(`WORKERS=2: primary ${two.child.pid}, workers ${workerPids.join(", ")}`);
-    await checkSameJson(one, floor, key, list);
-    await checkSameJson(two, floor, key, list);
-    log(`WORKERS=1, WORKERS=2 and the floor answer the same JSON for ${list.map((w) => w.id).join(" and ")} samples`);
-    const rows: string[] = [];
-    const detail: string[] = [];
-    const startLoad = loadAverage();
-    for (const w of list) {
-      const loadBefore = loadAverage();
-      const primaryBefore = cpuTicks(two.child.pid!);
-      const twoBefore = treeTicks(two.child.pid!);
-      const measured = await measure([one, two, floor], key, w, databaseUrl);
-      const primaryShare = (cpuTicks(two.child.pid!) - primaryBefore) / Math.max(1, treeTicks(two.child.pid!) - twoBefore);
-      const [a, b, c] = [measured.get(one)!, measured.get(two)!, measured.get(floor)!];
-      const ratio = b.rps / a.rps;
-      rows.push(`| ${w.id} | ${f0(a.rps)} | ${f0(b.rps)} | **${f2(ratio)}×** (${ratio >= 1.6 ? "met" : "**missed**"}) | ${f0(c.rps)} | ${f2(b.rps / c.rps)}× | ` +
-        `${f0(a.p50)} / ${f0(a.p99)} | ${f0(b.p50)} / ${f0(b.p99)} | ${f0(c.p50)} / ${f0(c.p99)} | ` +
-        `${f2(a.cpuMs)} / ${f2(b.cpuMs)} / ${f2(c.cpuMs)} | ${f2(a.dbCpuMs)} / ${f2(b.dbCpuMs)} / ${f2(c.dbCpuMs)} | ` +
-        `${f2(a.loaderCpuMs)} / ${f2(b.loaderCpuMs)} / ${f2(c.loaderCpuMs)} | ${f0(100 * a.busy)} / ${f0(100 * b.busy)} / ${f0(100 * c.busy)} | ` +
-        `${a.bad} / ${b.bad} / ${c.bad} | ${loadBefore} → ${loadAverage()} |`);
-      const perRound = (m: Measured) => m.rounds.map((r) => f0(r.rps)).join(", ");
-      detail.push(`- ${w.id} rounds (req/s): WORKERS=1 ${perRound(a)}; WORKERS=2 ${perRound(b)}; floor ${perRound(c)}. ` +
-        `The WORKERS=2 primary's own share of its instance's CPU: ${(100 * primaryShare).toFixed(1)}%.`);
+  return withSeededPostgres(base, async ({ databaseUrl, storageDir, key, seeded }) => {
+    const servers: Server[] = [];
+    try {
+      log(`PostgreSQL: seeded ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`);
+      const list = workloads(seeded, plan.size).filter((w) => (w.id === "W1" || w.id === "W3") && (!only || only.has(w.id)));
+      const one = await startServer("service-workers-1", serviceScript, { ...serviceEnv(databaseUrl, storageDir), WORKERS: "1" }, [], true);
+      servers.push(one);
+      const two = await startServer("service-workers-2", serviceScript, { ...serviceEnv(databaseUrl, storageDir), WORKERS: "2" }, [], true);
+      servers.push(two);
+      const floor = await startServer("floor-pg", "bench/floor.ts", { DATABASE_URL: databaseUrl });
+      servers.push(floor);
+      const workerPids = childrenOf(two.child.pid!);
+      log(`WORKERS=2: primary ${two.child.pid}, workers ${workerPids.join(", ")}`);
+      await checkSameJson(one, floor, key, list);
+      await checkSameJson(two, floor, key, list);
+      log(`WORKERS=1, WORKERS=2 and the floor answer the same JSON for ${list.map((w) => w.id).join(" and ")} samples`);
+      const rows: string[] = [];
+      const detail: string[] = [];
+      const startLoad = loadAverage();
+      for (const w of list) {
+        const loadBefore = loadAverage();
+        const primaryBefore = cpuTicks(two.child.pid!);
+        const twoBefore = treeTicks(two.child.pid!);
+        const measured = await measure([one, two, floor], key, w, databaseUrl);
+        const primaryShare = (cpuTicks(two.child.pid!) - primaryBefore) / Math.max(1, treeTicks(two.child.pid!) - twoBefore);
+        const [a, b, c] = [measured.get(one)!, measured.get(two)!, measured.get(floor)!];
+        const ratio = b.rps / a.rps;
+        rows.push(`| ${w.id} | ${f0(a.rps)} | ${f0(b.rps)} | **${f2(ratio)}×** (${ratio >= 1.6 ? "met" : "**missed**"}) | ${f0(c.rps)} | ${f2(b.rps / c.rps)}× | ` +
+          `${f0(a.p50)} / ${f0(a.p99)} | ${f0(b.p50)} / ${f0(b.p99)} | ${f0(c.p50)} / ${f0(c.p99)} | ` +
+          `${f2(a.cpuMs)} / ${f2(b.cpuMs)} / ${f2(c.cpuMs)} | ${f2(a.dbCpuMs)} / ${f2(b.dbCpuMs)} / ${f2(c.dbCpuMs)} | ` +
+          `${f2(a.loaderCpuMs)} / ${f2(b.loaderCpuMs)} / ${f2(c.loaderCpuMs)} | ${f0(100 * a.busy)} / ${f0(100 * b.busy)} / ${f0(100 * c.busy)} | ` +
+          `${a.bad} / ${b.bad} / ${c.bad} | ${loadBefore} → ${loadAverage()} |`);
+        const perRound = (m: Measured) => m.rounds.map((r) => f0(r.rps)).join(", ");
+        detail.push(`- ${w.id} rounds (req/s): WORKERS=1 ${perRound(a)}; WORKERS=2 ${perRound(b)}; floor ${perRound(c)}. ` +
+          `The WORKERS=2 primary's own share of its instance's CPU: ${(100 * primaryShare).toFixed(1)}%.`);
+      }
+      return [
+        "# Scale-out (`npm run bench -- --workers`)",
+        "",
+        `Written by bench/run.ts --workers${quick ? " --quick (smaller organisation, one short round)" : ""}. ` +
+          `${plan.size.users} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments on a scratch PostgreSQL database (seeded through \`pg\`, then ANALYZE). ` +
+          `The service as \`npm start\` runs it (\`node ${serviceNodeFlags.join(" ")} dist/server.mjs\`, NODE_ENV=production) with WORKERS=1 and with WORKERS=2, ` +
+          "started side by side on the same database, and the floor (bench/floor.ts, one process) for reference. " +
+          `Each workload: a ${plan.warmup} s warm-up per target, then ${plan.rounds} round(s) of ${plan.round} s per target, the targets interleaved round by round; medians. ${connections} connections (autocannon, keep-alive: the primary hands each connection to a worker once, in turn, so 16 go to each).`,
+        "",
+        "## Machine",
+        "",
+        ...machine(),
+        `- Load average when the workloads began: ${startLoad}`,
+        "",
+        "autocannon runs in the bench process on the same cores as the service and PostgreSQL: its CPU per request is in the table, " +
+          "and so is the share of the machine's CPUs busy during the rounds. When that share nears 100%, the second worker competes with " +
+          "autocannon and PostgreSQL for the same two cores, and the ratio measures the machine as much as the service.",
+        "",
+        "| Workload | WORKERS=1 req/s | WORKERS=2 req/s | 2 ÷ 1 (target ≥ 1.6×) | Floor req/s | WORKERS=2 ÷ floor | WORKERS=1 p50 / p99 (ms) | WORKERS=2 p50 / p99 (ms) | Floor p50 / p99 (ms) | " +
+          "Service CPU ms per request (1 / 2 / floor) | PostgreSQL CPU ms per request (1 / 2 / floor) | autocannon CPU ms per request (1 / 2 / floor) | Machine busy % (1 / 2 / floor) | Failed (1 / 2 / floor) | Load avg (start → end) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        ...rows,
+        "",
+        ...detail,
+        "",
+        "Service CPU: user + system time of the instance's whole process tree (for WORKERS=2 the primary and both workers) over the requests answered. " +
+          "PostgreSQL CPU: every `postgres` process on the machine (backends, helpers, and what the postmaster reaped), so it includes other users' queries if any ran. " +
+          "autocannon CPU: this process's own (process.cpuUsage) while autocannon ran.",
+        "",
+      ].join("\n");
+    } finally {
+      for (const server of servers.reverse()) await stopServer(server);
     }
-    return [
-      "# Scale-out (`npm run bench -- --workers`)",
-      "",
-      `Written by bench/run.ts --workers${quick ? " --quick (smaller organisation, one short round)" : ""}. ` +
-        `${plan.size.users} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments on a scratch PostgreSQL database (seeded through \`pg\`, then ANALYZE). ` +
-        `The service as \`npm start\` runs it (\`node ${serviceNodeFlags.join(" ")} dist/server.mjs\`, NODE_ENV=production) with WORKERS=1 and with WORKERS=2, ` +
-        "started side by side on the same database, and the floor (bench/floor.ts, one process) for reference. " +
-        `Each workload: a ${plan.warmup} s warm-up per target, then ${plan.rounds} round(s) of ${plan.round} s per target, the targets interleaved round by round; medians. ${connections} connections (autocannon, keep-alive: the primary hands each connection to a worker once, in turn, so 16 go to each).`,
-      "",
-      "## Machine",
-      "",
-      ...machine(),
-      `- Load average when the workloads began: ${startLoad}`,
-      "",
-      "autocannon runs in the bench process on the same cores as the service and PostgreSQL: its CPU per request is in the table, " +
-        "and so is the share of the machine's CPUs busy during the rounds. When that share nears 100%, the second worker competes with " +
-        "autocannon and PostgreSQL for the same two cores, and the ratio measures the machine as much as the service.",
-      "",
-      "| Workload | WORKERS=1 req/s | WORKERS=2 req/s | 2 ÷ 1 (target ≥ 1.6×) | Floor req/s | WORKERS=2 ÷ floor | WORKERS=1 p50 / p99 (ms) | WORKERS=2 p50 / p99 (ms) | Floor p50 / p99 (ms) | " +
-        "Service CPU ms per request (1 / 2 / floor) | PostgreSQL CPU ms per request (1 / 2 / floor) | autocannon CPU ms per request (1 / 2 / floor) | Machine busy % (1 / 2 / floor) | Failed (1 / 2 / floor) | Load avg (start → end) |",
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-      ...rows,
-      "",
-      ...detail,
-      "",
-      "Service CPU: user + system time of the instance's whole process tree (for WORKERS=2 the primary and both workers) over the requests answered. " +
-        "PostgreSQL CPU: every `postgres` process on the machine (backends, helpers, and what the postmaster reaped), so it includes other users' queries if any ran. " +
-        "autocannon CPU: this process's own (process.cpuUsage) while autocannon ran.",
-      "",
-    ].join("\n");
-  } finally {
-    for (const server of servers.reverse()) await stopServer(server);
-    await pgQuery(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
-    rmSync(storageDir, { recursive: true, force: true });
-  }
+  });
 }
 
 const serviceEnv = (databaseUrl: string, storageDir: string) => ({
