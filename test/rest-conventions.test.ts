@@ -157,16 +157,16 @@ describe("REST and GraphQL agree", () => {
     const byOffset = await query({ user: s.user.id, offset: 20, first: 20 });
     expect(byOffset.status).toBe(200);
     const pageOne = (await query({ user: s.user.id, first: 20 })).body.data as UserRankRecordsQuery;
-    const byCursor = await query({ user: s.user.id, first: 20, after: pageOne.user!.rankRecords.pageInfo.endCursor });
+    const byCursor = await query({ user: s.user.id, first: 20, after: pageOne.user!.rankRecords!.pageInfo.endCursor });
     const types = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];
     const expected = rest.body.data.map((r: any) => [r.id, r.text, types[r.type], r.created_at, r.rank?.name, r.rank?.image?.path ?? null, r.author?.name]);
     expect(expected).toHaveLength(20);
     for (const gql of [byOffset, byCursor]) {
       const data = gql.body.data as UserRankRecordsQuery;
       expect(data.user!.rowId).toBe(s.user.id);
-      expect(data.user!.rankRecords.totalCount).toBe(rest.body.meta.total);
-      expect(data.user!.rankRecords.pageInfo.hasNextPage).toBe(true);
-      expect(data.user!.rankRecords.nodes.map((n) => [n.rowId, n.text, n.type, n.createdAt, n.rank?.name, n.rank?.image?.path ?? null, n.author?.name])).toEqual(expected);
+      expect(data.user!.rankRecords!.totalCount).toBe(rest.body.meta.total);
+      expect(data.user!.rankRecords!.pageInfo.hasNextPage).toBe(true);
+      expect(data.user!.rankRecords!.nodes.map((n) => [n.rowId, n.text, n.type, n.createdAt, n.rank?.name, n.rank?.image?.path ?? null, n.author?.name])).toEqual(expected);
     }
   });
   test("GraphQL errors carry the same code, status and request ids", async () => {

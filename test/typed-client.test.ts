@@ -66,14 +66,14 @@ test("typed documents from test/operations: create, promote, read back by cursor
 
   // Two pages of one, walked by cursor.
   const { user: first } = await execute(UserRankRecordsDocument, { user: user!.rowId, first: 1 });
-  expectTypeOf(first.rankRecords.nodes[0]!.rank?.name).toEqualTypeOf<string | undefined>();
+  expectTypeOf(first.rankRecords!.nodes[0]!.rank?.name).toEqualTypeOf<string | undefined>();
   expect(first.rowId).toBe(user!.rowId);
   expect(first.id).toBe(user!.id);
-  expect(first.rankRecords.totalCount).toBe(2);
-  expect(first.rankRecords.pageInfo.hasNextPage).toBe(true);
-  const { user: second } = await execute(UserRankRecordsDocument, { user: user!.rowId, first: 1, after: first.rankRecords.pageInfo.endCursor });
-  expect(second.rankRecords.pageInfo.hasNextPage).toBe(false);
-  const records = [...first.rankRecords.nodes, ...second.rankRecords.nodes];
+  expect(first.rankRecords!.totalCount).toBe(2);
+  expect(first.rankRecords!.pageInfo.hasNextPage).toBe(true);
+  const { user: second } = await execute(UserRankRecordsDocument, { user: user!.rowId, first: 1, after: first.rankRecords!.pageInfo.endCursor });
+  expect(second.rankRecords!.pageInfo.hasNextPage).toBe(false);
+  const records = [...first.rankRecords!.nodes, ...second.rankRecords!.nodes];
   expect(records.map((r) => r.rank?.name).sort()).toEqual(["Private", "Sergeant"]);
   expect(records.map((r) => r.text).sort()).toEqual(["Enlisted", "Promoted"]);
   expect(new Set(records.map((r) => r.rowId)).size).toBe(2);
