@@ -268,6 +268,21 @@ describe("GraphQL: a nested selection needs the related resource's view scope", 
     expect((await ranks.graphql("query ($id: ID!) { node(id: $id) { ... on Rank { name } } }", { id: rank })).body).toEqual({ data: { node: { name: "Private" } } });
   });
 
+  test("the same document sent by a key that may filter through a relation, then by one that may not: refused the second time", async () => {
+    // One parsed document serves every request that sends it: what a nested connection checks must be checked again.
+    const query = 'query Same { users { nodes { rowId rankRecords(where: { rank: { is: { name: { equals: "Private" } } } }) { totalCount } } } }';
+    const all = await keyed("*");
+    const allowed = await all.graphql(query);
+    expect(allowed.body.errors).toBeUndefined();
+    const limited = await keyed("view:user view:rankrecord");
+    const refused = await limited.graphql(query);
+    const errors = refused.body.errors as Array<{ extensions: { code: string }; message: string }>;
+    expect(errors.length).toBeGreaterThan(0);
+    for (const error of errors) expect(error.extensions.code).toBe("FORBIDDEN");
+    expect(errors[0]!.message).toContain("view:rank");
+    for (const user of refused.body.data.users.nodes) expect(user.rankRecords).toBeNull();
+  });
+
   test("filtering or sorting through a relation needs the related resource's view scope", async () => {
     const cases: Array<[string, string, string]> = [
       ['users(where: { rank: { is: { name: { equals: "Private" } } } }) { nodes { rowId } }', "view:rank", "where.rank"],

@@ -146,7 +146,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         },
       },
       resolve: (row: Row, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
-        const p = planOnce(info, args, () => plan(args, ctx));
+        const p = planOnce(ctx, info, args, () => plan(args, ctx));
         const counted = [...(fixed ? [fixed] : []), ...p.filter];
         const total = () => countChildren(ctx, listed.model, foreignKey, counted, row.id);
         return connectionValue(row[rel.field] ?? [], p, total, m2m ? (link) => link[rel.pivot.related] : undefined);
@@ -272,12 +272,15 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
 /**
  * The page plan of a nested connection, made once for all the parents it is resolved for: graphql-js shares the field
  * nodes between the rows of a list, and the arguments are the same unless variables differ (they cannot within one
- * execution).
+ * execution). Kept per request: a parsed document is shared by every request that sends it, and a plan holds that
+ * request's checks (the key's scopes for a filter through a relation).
  */
-const plans = new WeakMap<readonly FieldNode[], Map<string, PagePlan>>();
-function planOnce(info: GraphQLResolveInfo, args: ConnectionArgs, make: () => PagePlan): PagePlan {
-  let byArgs = plans.get(info.fieldNodes);
-  if (!byArgs) plans.set(info.fieldNodes, (byArgs = new Map()));
+const plans = new WeakMap<Context, WeakMap<readonly FieldNode[], Map<string, PagePlan>>>();
+function planOnce(ctx: Context, info: GraphQLResolveInfo, args: ConnectionArgs, make: () => PagePlan): PagePlan {
+  let byField = plans.get(ctx);
+  if (!byField) plans.set(ctx, (byField = new WeakMap()));
+  let byArgs = byField.get(info.fieldNodes);
+  if (!byArgs) byField.set(info.fieldNodes, (byArgs = new Map()));
   const key = JSON.stringify(args);
   let plan = byArgs.get(key);
   if (!plan) byArgs.set(key, (plan = make()));
