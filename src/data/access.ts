@@ -1,6 +1,6 @@
 import type { Context } from "../graphql/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { ApiError, notFound, validationError } from "../errors.ts";
 import { rememberName } from "./transaction-names.ts";
 
 /** The Prisma delegate of a model (`prisma.rankRecord` for `RankRecord`), on the client or a transaction. */
@@ -53,3 +53,32 @@ export async function findPage(
   let counted: Promise<number> | null = null;
   return { nodes, totalCount: () => (counted ??= d.count({ where })), ...page };
 }
+
+/** Lists of items a request works through are capped: one request must not hold a transaction for unbounded work. */
+export function capped<T>(ctx: Context, items: T[], field = "resources"): T[] {
+  if (items.length > ctx.config.batchMaxItems) {
+    throw validationError({ [field]: [`The ${field} field must not have more than ${ctx.config.batchMaxItems} items.`] });
+  }
+  return items;
+}
+
+type Selection = Record<string, any>;
+
+/** Two Prisma selects of the same rows as one: columns of both, relations merged down. */
+export function mergeSelect(a: Selection, b: Selection): Selection {
+  const out: Selection = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    const mine = out[key];
+    if (value === true) out[key] = mine ?? true;
+    else if (mine === undefined || mine === true) out[key] = value;
+    else out[key] = withColumns(mine, value.select ?? {});
+  }
+  return out;
+}
+
+/**
+ * A query that also reads these columns: a select-mode query (a client's selection) names its columns and may leave
+ * out the ones the caller reads itself; an include-mode query reads them all already.
+ */
+export const withColumns = <Q extends { select?: Selection }>(query: Q, select: Selection): Q =>
+  query.select ? { ...query, select: mergeSelect(query.select, select) } : query;

@@ -2,7 +2,7 @@ import type { Context } from "../graphql/context.ts";
 import type { PivotDef, ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag, notFound, validationError } from "../errors.ts";
-import { delegate } from "./access.ts";
+import { delegate, withColumns } from "./access.ts";
 import { validateFields } from "./validate.ts";
 import { applyCreateDefaults, deleteRows } from "./write.ts";
 
@@ -123,9 +123,8 @@ export async function updatePivot(ctx: Context, tx: any, pivot: PivotDef, parent
 }
 
 /** Links of `parentId` to each of `ids`; every id must be linked, else 422 and nothing changes. */
-/** A client's selection in select mode may leave out the link keys read here and by `removeLinked`: they are added. */
-const withKeys = (pivot: PivotDef, query: { select?: object }) =>
-  query.select ? { ...query, select: { ...query.select, id: true, [pivot.parentKey]: true, [pivot.relatedKey]: true } } : query;
+/** The link keys read here and by `removeLinked`, whatever a client's selection names. */
+const withKeys = (pivot: PivotDef, query: { select?: object }) => withColumns(query, { id: true, [pivot.parentKey]: true, [pivot.relatedKey]: true });
 
 export async function requireLinks(tx: any, pivot: PivotDef, parentId: number, ids: number[], query: { select?: object } = {}) {
   const selected = withKeys(pivot, query);

@@ -56,14 +56,14 @@ interface Column {
 
 const builtIn: Record<string, FieldDef> = {
   id: { type: "int" },
-  createdAt: { type: "datetime" },
-  updatedAt: { type: "datetime" },
+  createdAt: { type: "datetime", description: "When the row was created." },
+  updatedAt: { type: "datetime", description: "When the row last changed." },
 };
 
 /** Columns by name in a Map: a name a client sends (`constructor`, `__proto__`) finds only what is there. */
-const columnsOf = (def: ResourceDef): Map<string, FieldDef> =>
+export const columnsOf = (def: ResourceDef): Map<string, FieldDef> =>
   new Map([...Object.entries(builtIn), ...Object.entries(def.fields).filter(([, f]) => !f.hidden)]);
-const pivotColumnsOf = (pivot: PivotDef): Map<string, FieldDef> => new Map([...Object.entries(builtIn), ...Object.entries(pivot.fields)]);
+export const pivotColumnsOf = (pivot: PivotDef): Map<string, FieldDef> => new Map([...Object.entries(builtIn), ...Object.entries(pivot.fields)]);
 
 /**
  * What a list's rows expose to `filters` and `sort`: the resource's columns, `rel.<column>` of

@@ -172,24 +172,8 @@ export function cursorSelection(plan: PagePlan): Record<string, any> {
   return select;
 }
 
-/** Merges the cursor columns an order needs (`{ select }`) into a planned selection of the same rows. */
-export function mergeSelections(planned: Row, extra: Row | undefined): Row {
-  if (!extra?.select) return planned;
-  if (!planned.select) return planned;
-  return { ...planned, select: mergeSelect(planned.select, extra.select) };
-}
-
-/** Two Prisma selects of the same rows as one: columns of both, relations merged down. */
-export function mergeSelect(a: Row, b: Row): Row {
-  const out: Row = { ...a };
-  for (const [key, value] of Object.entries(b)) {
-    const mine = out[key];
-    if (value === true) out[key] = mine ?? true;
-    else if (mine === undefined || mine === true) out[key] = value;
-    else out[key] = mergeSelections(mine, value);
-  }
-  return out;
-}
+/** Where a connection's rows are in its selection: `nodes`, and `edges { node }` (the paths Pothos plans them at). */
+export const CONNECTION_PATHS = [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]];
 
 export interface ConnectionValue {
   edges: Array<{ cursor: string; node: Row; edge: Row }>;

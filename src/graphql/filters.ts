@@ -2,6 +2,7 @@ import type { FieldDef, RelationDef, ResourceDef } from "../resources/define.ts"
 import { resourceNamed, resources } from "../resources/index.ts";
 import { ApiError, validationError } from "../errors.ts";
 import { guard } from "../data/access.ts";
+import { columnsOf } from "../data/search.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { pascal } from "./names.ts";
@@ -44,11 +45,10 @@ const opDescriptions: Record<string, string> = {
  * is the global id), the visible non-JSON columns and the two timestamps.
  */
 export function filterableColumns(def: ResourceDef): Array<[string, FieldDef]> {
-  const columns: Array<[string, FieldDef]> = [[ROW_ID, { type: "int", description: "The row id (`rowId`: the integer REST shows as `id`)." }]];
-  for (const [key, f] of Object.entries(def.fields)) if (!f.hidden && f.type !== "json") columns.push([key, f]);
-  columns.push(["createdAt", { type: "datetime", description: "When the row was created." }], ["updatedAt", { type: "datetime", description: "When the row last changed." }]);
-  return columns;
+  // REST's search columns (src/data/search.ts), less JSON (no typed filter speaks it).
+  return [...columnsOf(def)].filter(([, f]) => f.type !== "json").map(([key, f]) => (key === "id" ? [ROW_ID, rowIdColumn] : [key, f]));
 }
+const rowIdColumn: FieldDef = { type: "int", description: "The row id (`rowId`: the integer REST shows as `id`)." };
 
 const toOne = (def: ResourceDef) => Object.values(def.relations).filter((r): r is Extract<RelationDef, { kind: "belongsTo" }> => r.kind === "belongsTo");
 const toMany = (def: ResourceDef) => Object.values(def.relations).filter((r): r is Extract<RelationDef, { kind: "hasMany" }> => r.kind === "hasMany" && !r.filter);

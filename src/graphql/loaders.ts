@@ -6,7 +6,8 @@ import type { Context } from "./context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { byMorphClass } from "../resources/index.ts";
 import { pascal } from "./names.ts";
-import { cursorSelection, mergeSelect, type PagePlan } from "./connections.ts";
+import { CONNECTION_PATHS, cursorSelection, type PagePlan } from "./connections.ts";
+import { withColumns } from "../data/access.ts";
 
 export const TYPE = Symbol("graphqlType");
 
@@ -36,11 +37,6 @@ function plannedOnce(info: GraphQLResolveInfo, plan: () => { query: object; key:
     if (Object.keys(planned.query).length === 0) emptyPlans.set(info.fieldNodes, planned);
   }
   return planned;
-}
-
-/** A planned query that also reads these columns (a select-mode query names its columns; include mode reads all). */
-function withColumns(query: Record<string, any>, select: Record<string, any>): Record<string, any> {
-  return query.select ? { ...query, select: mergeSelect(query.select, select) } : query;
 }
 
 /**
@@ -113,7 +109,7 @@ export function countMorphChildren(ctx: Context, parent: ResourceDef, target: Re
  */
 export function loadMorphPage(ctx: Context, parent: ResourceDef, target: ResourceDef, parentId: number, plan: PagePlan, info: GraphQLResolveInfo) {
   const { query, key } = plannedOnce(info, () => {
-    const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name), paths: [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]] });
+    const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name), paths: CONNECTION_PATHS });
     return { query, key: `morphPage:${parent.name}:${target.name}:${JSON.stringify(query)}` };
   });
   return loader<number, Array<Record<string, any>>>(ctx, `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`, async (ids) => {

@@ -6,7 +6,9 @@ import { countChildren, countMorphChildren, loadMorphChildren, loadMorphOwner, l
 import type { Context } from "./context.ts";
 import { addFilterTypes, type FilterRefs } from "./filters.ts";
 import { enumRef } from "./enums.ts";
-import { connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, mergeSelections, planPage, type ConnectionArgs, type PagePlan } from "./connections.ts";
+import { CONNECTION_PATHS, connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs, type PagePlan } from "./connections.ts";
+import { withColumns } from "../data/access.ts";
+import { columnsOf, pivotColumnsOf } from "../data/search.ts";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { camel, pascal, pluralWords } from "./names.ts";
 import { sizedElsewhere } from "./cost.ts";
@@ -36,7 +38,6 @@ const toManyKinds = new Set(["hasMany", "belongsToMany", "morphMany"]);
 /** The field a REST selection reads `rel` through: the internal full list of a to-many relation, or the relation itself. */
 export const restRelationField = (rel: RelationDef) => (toManyKinds.has(rel.kind) ? internalListField(rel) : relationField(rel));
 
-const CONNECTION_PATHS = [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]];
 
 type Row = Record<string, any>;
 const plural = pluralWords;
@@ -45,8 +46,10 @@ const plural = pluralWords;
 export function baseOrder(orderBy: Record<string, "asc" | "desc">[] | undefined, columns: (name: string) => FieldDef | undefined) {
   return (orderBy ?? []).flatMap((o) => Object.entries(o).map(([column, direction]) => ({ column, direction, field: columns(column) ?? { type: "int" as const } })));
 }
-export const columnOf = (def: ResourceDef | PivotDef) => (name: string): FieldDef | undefined =>
-  name === "createdAt" || name === "updatedAt" ? { type: "datetime" } : name === "id" ? { type: "int" } : def.fields[name];
+export const columnOf = (def: ResourceDef | PivotDef) => {
+  const columns = "parentKey" in def ? pivotColumnsOf(def) : columnsOf(def);
+  return (name: string): FieldDef | undefined => columns.get(name);
+};
 
 /**
  * One GraphQL object type per resource, with its columns, `label`, computed fields and relations. A resource's type is
@@ -142,7 +145,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           if (!m2m) return { select: { [rel.field]: nested({ ...page, select: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
           const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
           // Link rows come whole (include mode: their columns are the edge's); the related row as its fields select it.
-          return { select: { [rel.field]: { ...page, include: { [rel.pivot.related]: mergeSelections(related, (cursors as Row)[rel.pivot.related]) } } } };
+          return { select: { [rel.field]: { ...page, include: { [rel.pivot.related]: withColumns(related, (cursors as Row)[rel.pivot.related]?.select ?? {}) } } } };
         },
       },
       resolve: (row: Row, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {

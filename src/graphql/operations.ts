@@ -4,7 +4,7 @@ import type { PivotDef, ResourceDef } from "../resources/define.ts";
 import { isOneToOne, operations, pivotOf as pivotOfOp, type Operation } from "../resources/operations.ts";
 import { linkResourceOf } from "../resources/index.ts";
 import { notFound, ApiError, validationError } from "../errors.ts";
-import { delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
+import { capped, delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
 import { searchQuery } from "../data/search.ts";
 import { writesIndependently } from "../data/independent-writes.ts";
@@ -327,14 +327,6 @@ function childKeys(op: Operation, parent: Row): Row {
   if (relation.kind === "hasMany") return { [relation.foreignKey]: parent.id };
   if (relation.kind === "morphOne" || relation.kind === "morphMany") return { modelType: def.morphClass, modelId: parent.id };
   throw new Error(`${op.field}: no child keys for a ${relation.kind} relation`);
-}
-
-/** `resources` lists are capped: one request must not hold a transaction for unbounded work. */
-function capped<T>(ctx: Context, items: T[]): T[] {
-  if (items.length > ctx.config.batchMaxItems) {
-    throw validationError({ resources: [`The resources field must not have more than ${ctx.config.batchMaxItems} items.`] });
-  }
-  return items;
 }
 
 /** The rows a list operation reads before search conditions: model, base filter and default order. */

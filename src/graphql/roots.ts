@@ -6,7 +6,7 @@ import type { PivotDef, RelationDef, ResourceDef } from "../resources/define.ts"
 import { resources, linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { ApiError, validationError } from "../errors.ts";
-import { delegate, findOwned, guard, owned } from "../data/access.ts";
+import { capped, delegate, findOwned, guard, owned } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
 import * as link from "../data/links.ts";
 import { fieldDescription, resourceDescription } from "../resources/descriptions.ts";
@@ -14,7 +14,7 @@ import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { enumRef } from "./enums.ts";
 import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
-import { connectionArgs, connectionOf, cursorSelection, planPage, type ConnectionArgs } from "./connections.ts";
+import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, type ConnectionArgs } from "./connections.ts";
 import { camel, pascal, pluralWords, withArticle } from "./names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 
@@ -26,7 +26,6 @@ import { registerRootField } from "./relation-scopes.ts";
 
 type Row = Record<string, any>;
 type Args = Record<string, any>;
-const CONNECTION_PATHS = [[{ name: "nodes" }], [{ name: "edges" }, { name: "node" }]];
 const plural = pluralWords;
 
 /** A root field's description: what it does, then the REST route that does the same and the scopes both need. */
@@ -244,35 +243,33 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       }));
       registerRootField(`delete${Name}`, { scopes: remove.scopes, def });
     }
+    const Plural = pascal(def.plural);
+    /** `CreateRanksPayload { ranks }`: a batch's rows, in the order of the request. */
+    const rowsPayload = (verb: string, rows: string, doing: string) => payload(`${verb}${Plural}Payload`, (t: any) => ({
+      [def.plural]: t.field({ type: [node], description: `The ${rows}.`, resolve: (p: Row) => p.rows }),
+    }), `What ${doing} several ${plural(def)} answers.`);
     if (batch && create) {
-      const Plural = pascal(def.plural);
       b.mutationField(`create${Plural}`, (t: any) => t.field({
-        type: payload(`Create${Plural}Payload`, (t: any) => ({
-          [def.plural]: t.field({ type: [node], description: `The new ${plural(def)}, in the order of the inputs.`, resolve: (p: Row) => p.rows }),
-        }), `What creating several ${plural(def)} answers.`),
+        type: rowsPayload("Create", `new ${plural(def)}, in the order of the inputs`, "creating"),
         nullable: true,
         description: withRoute(`Creates several ${plural(def)} in one transaction: all or none.`, batch),
         args: { inputs: t.arg({ type: [`Create${Name}Input`], required: true, description: `The new ${plural(def)} (at most the server's batch limit).` }) },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, batch.scopes);
-          if (args.inputs.length > ctx.config.batchMaxItems) throw validationError({ inputs: [`inputs must not have more than ${ctx.config.batchMaxItems} items.`] });
           const ids = await inTransaction(ctx, async (tx) => {
             const made: number[] = [];
-            for (const [i, input] of (args.inputs as Row[]).entries()) {
+            for (const [i, input] of capped(ctx, args.inputs as Row[], "inputs").entries()) {
               made.push((await createRow(ctx, tx, def, input).catch((e) => Promise.reject(atItem(e, `inputs.${i}`)))).id);
             }
             return made;
           });
-          const rows: Row[] = await delegate(ctx.prisma, def.model).findMany({ ...queryFromInfo({ context: ctx, info, typeName: Name, path: [def.plural] }), where: { id: { in: ids } } });
-          const byId = new Map(rows.map((r) => [r.id, r]));
-          return { rows: ids.map((id) => byId.get(id)) };
+          return { rows: await inRequestOrder(ctx, info, def, def.plural, ids) };
         },
       }));
       registerRootField(`create${Plural}`, { scopes: batch.scopes, def });
     }
     const batchUpdate = topLevel(def, "batchUpdate");
     const batchDelete = topLevel(def, "batchDelete");
-    const Plural = pascal(def.plural);
     if (batchUpdate && update) {
       const item = b.inputType(`Update${Name}Item`, {
         description: `One ${one} of a batch update: its row id and the attributes to change.`,
@@ -282,16 +279,13 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         }),
       });
       b.mutationField(`update${Plural}`, (t: any) => t.field({
-        type: payload(`Update${Plural}Payload`, (t: any) => ({
-          [def.plural]: t.field({ type: [node], description: `The changed ${plural(def)}, in the order of the items.`, resolve: (p: Row) => p.rows }),
-        }), `What changing several ${plural(def)} answers.`),
+        type: rowsPayload("Update", `changed ${plural(def)}, in the order of the items`, "changing"),
         nullable: true,
         description: withRoute(`Changes several ${plural(def)} in one transaction: all or none.`, batchUpdate),
         args: { items: t.arg({ type: [item], required: true, description: `The ${plural(def)} to change (at most the server's batch limit).` }) },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, batchUpdate.scopes);
-          const items = args.items as Array<{ rowId: number; input: Row }>;
-          if (items.length > ctx.config.batchMaxItems) throw validationError({ items: [`items must not have more than ${ctx.config.batchMaxItems} items.`] });
+          const items = capped(ctx, args.items as Array<{ rowId: number; input: Row }>, "items");
           await inTransaction(ctx, async (tx) => {
             for (const [i, { rowId, input }] of items.entries()) {
               const existing = await findOwned(ctx, tx, def, rowId).catch((e) => Promise.reject(missingItem(e, `items.${i}.rowId`, def, rowId)));
@@ -305,16 +299,13 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     }
     if (batchDelete && remove) {
       b.mutationField(`delete${Plural}`, (t: any) => t.field({
-        type: payload(`Delete${Plural}Payload`, (t: any) => ({
-          [def.plural]: t.field({ type: [node], description: `The deleted ${plural(def)} (their last state), in the order of the row ids.`, resolve: (p: Row) => p.rows }),
-        }), `What deleting several ${plural(def)} answers.`),
+        type: rowsPayload("Delete", `deleted ${plural(def)} (their last state), in the order of the row ids`, "deleting"),
         nullable: true,
         description: withRoute(`Deletes several ${plural(def)} in one transaction: all or none.`, batchDelete),
         args: { rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(def)} to delete (at most the server's batch limit).` }) },
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, batchDelete.scopes);
-          const rowIds = [...new Set(args.rowIds as number[])];
-          if (rowIds.length > ctx.config.batchMaxItems) throw validationError({ rowIds: [`rowIds must not have more than ${ctx.config.batchMaxItems} items.`] });
+          const rowIds = capped(ctx, [...new Set(args.rowIds as number[])], "rowIds");
           return inTransaction(ctx, async (tx) => {
             const rows = await inRequestOrder(ctx, info, def, def.plural, rowIds, tx);
             const missing = rowIds.filter((_, i) => !rows[i]);
@@ -388,7 +379,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           guard(ctx, op.scopes);
           const list = (op.kind === "detach" ? args.rowIds : op.kind === "pivot" ? [args.item] : args.items) as unknown[];
-          if (list.length > ctx.config.batchMaxItems) throw validationError({ [op.kind === "detach" ? "rowIds" : "items"]: [`No more than ${ctx.config.batchMaxItems} items.`] });
+          capped(ctx, list, op.kind === "detach" ? "rowIds" : "items");
           const items = op.kind === "detach" || op.kind === "pivot" ? [] : (args.items as Row[]).map(({ rowId, ...columns }) => ({ id: rowId, ...(Object.keys(columns).length ? { pivot: columns } : {}) }));
           const changes = await inTransaction(ctx, async (tx) => {
             const parent = await findOwned(ctx, tx, def, args.rowId, { select: { id: true } });
