@@ -14,6 +14,7 @@ import { createApiKey } from "../src/auth/accounts.ts";
 import { createApp } from "../src/server/app.ts";
 import pg from "pg";
 import { postgresSink, prng, quickSize, seed, sqliteSink } from "./seed.ts";
+import { w2Document, w2Variables } from "./w2.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string) => (argv.includes(name) ? argv.splice(argv.indexOf(name), 2)[1] : undefined);
@@ -46,10 +47,9 @@ await sink.close();
 const db2 = await openDatabase(databaseUrl);
 const app = createApp({ db: db2, config: { ...loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "silent" }), databaseUrl, storageDir: "/tmp/muster-cpu-files", rateLimitPerMinute: 1e9 } });
 const rnd = prng(7);
-const w2 = `query W2($page: Int) { users(limit: 100, page: $page) { nodes { id name rankRecords { id type rank { name image { path } } author { name } } } } }`;
 const workloads: Record<string, () => { method: string; path: string; body?: string }> = {
   W1: () => ({ method: "GET", path: `/v2/users/${rnd.pick(userIds)}/rank-records?include=author,rank.image,document&limit=20` }),
-  W2: () => ({ method: "POST", path: "/graphql", body: JSON.stringify({ query: w2, variables: { page: 1 + rnd.int(9) } }) }),
+  W2: () => ({ method: "POST", path: "/graphql", body: JSON.stringify({ query: w2Document, variables: w2Variables(rnd.int(9)) }) }),
   W3: () => ({ method: "GET", path: `/v2/comments?include=author&page=${1 + rnd.int(200)}&limit=25` }),
   W4: () => ({ method: "POST", path: `/v2/users/${rnd.pick(userIds)}/rank-records`, body: JSON.stringify({ rank_id: rnd.pick(rankIds), type: rnd.int(4), text: "Bench promotion" }) }),
   RANK: () => ({ method: "GET", path: `/v2/ranks/${rnd.pick(rankIds)}` }),

@@ -56,6 +56,11 @@ export interface Config {
    * scope (or `*`); a `query` text from such a key is a 403. REST routes are unaffected.
    */
   graphqlTrustedDocumentsOnly: boolean;
+  /**
+   * Read operations run on the planned executor (src/graphql/planned-execution.ts) when every field allows it; false
+   * (GRAPHQL_PLANNED_EXECUTION=false) runs everything on graphql-js, the reference the planned executor is tested against.
+   */
+  graphqlPlannedExecution: boolean;
   /** An operation running longer is answered 503; write transactions are rolled back after it. */
   executionTimeoutMs: number;
   /** Operations (GraphQL and REST requests) one process runs at once; the rest wait their turn, in order. */
@@ -122,10 +127,11 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Numbe
   return n;
 }
 
-/** `true`/`1` or `false`/`0` in `env[name]`, false when unset; anything else is an error rather than a silent "off". */
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+/** `true`/`1` or `false`/`0` in `env[name]`, `unset` when unset; anything else is an error rather than a silent "off". */
+function flag(env: NodeJS.ProcessEnv, name: string, unset = false): boolean {
   const value = env[name];
-  if (value === undefined || value === "" || value === "false" || value === "0") return false;
+  if (value === undefined || value === "") return unset;
+  if (value === "false" || value === "0") return false;
   if (value === "true" || value === "1") return true;
   throw new ConfigError(`${name} must be true or false, got "${value}"`);
 }
@@ -192,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlDefaultFirst: int(env, "GRAPHQL_DEFAULT_FIRST", Math.min(20, maxPageSize), maxPageSize),
     maxRowsPerRequest: int(env, "MAX_ROWS_PER_REQUEST", 10_000),
     graphqlTrustedDocumentsOnly: flag(env, "GRAPHQL_TRUSTED_DOCUMENTS_ONLY"),
+    graphqlPlannedExecution: flag(env, "GRAPHQL_PLANNED_EXECUTION", true),
     executionTimeoutMs: int(env, "EXECUTION_TIMEOUT_MS", 30000),
     maxConcurrentOperations: int(env, "MAX_CONCURRENT_OPERATIONS", 16),
     workers: int(env, "WORKERS", 1),

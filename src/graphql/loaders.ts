@@ -27,14 +27,18 @@ export function loader<K, V>(ctx: Context, key: string, batch: (keys: readonly K
 /**
  * Plans of selections that load no relations, by the field nodes graphql-js shares between every row of one
  * execution: planning them again for each row (queryFromInfo, then the loader key) gives the same empty plan. A plan
- * with relations is made per row, as queryFromInfo also records where the rows below find their preloaded relations.
+ * with relations is made per row on graphql-js, as queryFromInfo also records where the rows below find their
+ * preloaded relations; the planned executor (planned-execution.ts) needs no such record and passes one resolve info
+ * for every row of a field, so a plan is also kept by its info.
  */
 const emptyPlans = new WeakMap<readonly FieldNode[], { query: object; key: string }>();
+const plansByInfo = new WeakMap<GraphQLResolveInfo, { query: object; key: string }>();
 function plannedOnce(info: GraphQLResolveInfo, plan: () => { query: object; key: string }) {
-  let planned = emptyPlans.get(info.fieldNodes);
+  let planned = emptyPlans.get(info.fieldNodes) ?? plansByInfo.get(info);
   if (!planned) {
     planned = plan();
     if (Object.keys(planned.query).length === 0) emptyPlans.set(info.fieldNodes, planned);
+    else plansByInfo.set(info, planned);
   }
   return planned;
 }

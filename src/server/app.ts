@@ -126,7 +126,7 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
     plugins: [
       // First: no plugin routes on a URL whose dot segments the parser resolved, and every one sees the body read.
       dotSegmentsPlugin(), bodyLimitsPlugin(config),
-      graphqlJsExecutorPlugin(), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), graphqlResultsPlugin(schema), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
+      graphqlJsExecutorPlugin(config), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), graphqlResultsPlugin(schema), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       trustedDocumentsPlugin(db, config), wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
       executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(restSchema, config),
       compressionPlugin(),
