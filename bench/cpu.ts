@@ -45,7 +45,7 @@ const sink = postgres ? await postgresSink(databaseUrl) : sqliteSink(databaseUrl
 const { userIds, rankIds } = await seed(sink, accountId, quickSize);
 await sink.close();
 const db2 = await openDatabase(databaseUrl);
-const app = createApp({ db: db2, config: { ...loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "silent" }), databaseUrl, storageDir: "/tmp/muster-cpu-files", rateLimitPerMinute: 1e9 } });
+const app = createApp({ db: db2, config: { ...loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", GRAPHQL_PLANNED_EXECUTION: process.env.GRAPHQL_PLANNED_EXECUTION }), databaseUrl, storageDir: "/tmp/muster-cpu-files", rateLimitPerMinute: 1e9 } });
 const rnd = prng(7);
 const workloads: Record<string, () => { method: string; path: string; body?: string }> = {
   W1: () => ({ method: "GET", path: `/v2/users/${rnd.pick(userIds)}/rank-records?include=author,rank.image,document&limit=20` }),

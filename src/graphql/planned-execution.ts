@@ -52,6 +52,8 @@ interface FieldPlan {
   argMappers: Array<(args: Record<string, unknown>, ctx: unknown, info: GraphQLResolveInfo) => unknown>;
   /** `__typename`. */
   typename: boolean;
+  /** Whether the field's type is non-null: its failure nulls its parent. */
+  nonNull: boolean;
   /** The arguments, or why they are invalid: the same for every row (variables cannot change within an execution). */
   args?: { values: Record<string, unknown> } | { error: unknown };
   /** One resolve info for every row: resolvers here read its field nodes, types and variables, not its path. */
@@ -118,6 +120,7 @@ function judge(schema: GraphQLSchema, document: DocumentNode, operationName: str
     if (!selections.every(gather)) return false;
     const fields = type.getFields();
     for (const [name, { keys, nested }] of byName) {
+      if (keys.has("__proto__")) return false;
       if (name === "__typename") continue;
       const field = fields[name];
       if (!field) return false;
@@ -186,7 +189,7 @@ function planFields(execution: Execution, parentType: GraphQLObjectType, collect
   for (const [responseKey, fieldNodes] of collected) {
     const fieldName = fieldNodes[0]!.name.value;
     if (fieldName === "__typename") {
-      plans.push({ responseKey, fieldName, fieldNodes, parentType, field: null as never, column: null, preloaded: false, loaded: null, resolve: () => parentType.name, argMappers: [], typename: true });
+      plans.push({ responseKey, fieldName, fieldNodes, parentType, field: null as never, column: null, preloaded: false, loaded: null, resolve: () => parentType.name, argMappers: [], typename: true, nonNull: true });
       continue;
     }
     const field = parentType.getFields()[fieldName]!;
@@ -197,7 +200,7 @@ function planFields(execution: Execution, parentType: GraphQLObjectType, collect
     const resolve: Resolver = (preloaded ? extensions.pothosConfig?.resolve : field.resolve) ?? defaultFieldResolver;
     const column = typeof extensions.pothosExposedField === "string" ? extensions.pothosExposedField : null;
     const argMappers = preloaded ? (extensions.pothosArgMappers ?? []) : [];
-    plans.push({ responseKey, fieldName, fieldNodes, parentType, field, column, preloaded, loaded: extensions.pothosPrismaLoaded ?? null, resolve, argMappers, typename: false });
+    plans.push({ responseKey, fieldName, fieldNodes, parentType, field, column, preloaded, loaded: extensions.pothosPrismaLoaded ?? null, resolve, argMappers, typename: false, nonNull: isNonNullType(field.type) });
   }
   return plans;
 }
@@ -209,7 +212,9 @@ function planFields(execution: Execution, parentType: GraphQLObjectType, collect
  * yet null the object.
  */
 function executeFields(execution: Execution, type: GraphQLObjectType, parent: any, path: Path | undefined, plans: FieldPlan[]): unknown {
-  const result: Record<string, unknown> = Object.create(null);
+  // A literal, not graphql-js's Object.create(null): V8 keeps null-prototype objects in dictionary mode, slower to fill
+  // and to serialise; rows of one selection share one shape. (A `__proto__` response key is left to graphql-js.)
+  const result: Record<string, unknown> = {};
   let pending: Array<Promise<unknown>> | null = null;
   for (const plan of plans) {
     const value = executeField(execution, plan, parent, path, result);
@@ -236,16 +241,16 @@ function executeField(execution: Execution, plan: FieldPlan, parent: any, parent
     }
     const complete = plan.complete ?? (plan.complete = completer(execution, plan, plan.field.type));
     if (isPromise(result)) {
-      const failed = (error: unknown) => fieldError(execution, plan, parentPath, error);
+      // Inline callbacks: the bundle names every closure bound to a variable (esbuild's keepNames), at a cost per row.
       const settled = result.then((resolved) => {
         try {
           const completed = complete(resolved, addPath(parentPath, plan.responseKey, plan.parentType.name));
-          return isPromise(completed) ? completed.then(undefined, failed) : completed;
+          return isPromise(completed) ? completed.then(undefined, (error) => fieldError(execution, plan, parentPath, error)) : completed;
         } catch (error) {
-          return failed(error);
+          return fieldError(execution, plan, parentPath, error);
         }
-      }, failed);
-      if (isNonNullType(plan.field.type)) return settled;
+      }, (error) => fieldError(execution, plan, parentPath, error));
+      if (plan.nonNull) return settled;
       into[plan.responseKey] = null;
       execution.pending.push(settled.then((value) => void (into[plan.responseKey] = value)));
       return LATER;
@@ -261,7 +266,7 @@ function executeField(execution: Execution, plan: FieldPlan, parent: any, parent
 function fieldError(execution: Execution, plan: FieldPlan, parentPath: Path | undefined, raw: unknown): null {
   if (raw instanceof NotPreloaded) throw raw;
   const error = locatedError(raw, plan.fieldNodes, pathToArray(addPath(parentPath, plan.responseKey, plan.parentType.name)));
-  if (isNonNullType(plan.field.type)) throw error;
+  if (plan.nonNull) throw error;
   execution.errors.push(error);
   return null;
 }
