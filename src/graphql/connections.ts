@@ -1,3 +1,4 @@
+import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
 import { validationError } from "../errors.ts";
 import type { FieldDef, ResourceDef } from "../resources/define.ts";
 import type { Builder } from "./builder.ts";
@@ -158,9 +159,13 @@ export function planPage(
   return { where, filter, orderBy, take: size + 1, skip: offset, backwards, size, terms, offset, hasCursor: after != null || before != null };
 }
 
-/** What the page's rows must carry for their cursors (a Prisma `select`): the order's columns, through to-one relations. */
-export function cursorSelection(plan: PagePlan): Record<string, any> {
+/**
+ * What the page's rows must carry for their cursors (a Prisma `select`): the order's columns, through to-one relations;
+ * nothing when the connection's `selected` fields (if known) have no cursor to write (no `edges`, no `pageInfo`).
+ */
+export function cursorSelection(plan: PagePlan, selected?: Iterable<string>): Record<string, any> {
   const select: Record<string, any> = {};
+  if (selected && !new Set(selected).has("edges") && !new Set(selected).has("pageInfo")) return select;
   for (const { path } of plan.terms) {
     let at = select;
     for (const key of path.slice(0, -1)) {
@@ -170,6 +175,20 @@ export function cursorSelection(plan: PagePlan): Record<string, any> {
     at[path[path.length - 1]!] = true;
   }
   return select;
+}
+
+/** The fields selected on the value of the field `info` resolves (through fragments; whatever their directives say). */
+export function selectedNames(info: GraphQLResolveInfo): Set<string> {
+  const names = new Set<string>();
+  const visit = (set: SelectionSetNode | undefined) => {
+    for (const selection of set?.selections ?? []) {
+      if (selection.kind === Kind.FIELD) names.add(selection.name.value);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
+      else visit(info.fragments[selection.name.value]?.selectionSet);
+    }
+  };
+  for (const node of info.fieldNodes) visit(node.selectionSet);
+  return names;
 }
 
 /** Where a connection's rows are in its selection: `nodes`, and `edges { node }` (the paths Pothos plans them at). */
@@ -182,17 +201,28 @@ export interface ConnectionValue {
   totalCount: () => Promise<number>;
 }
 
+/** One edge of a page: its cursor is written when read (a page read through `nodes` needs none). */
+class Edge {
+  constructor(readonly node: Row, readonly edge: Row, private readonly cursorOf: (row: Row) => string) {}
+  get cursor(): string {
+    return this.cursorOf(this.edge);
+  }
+}
+
 /** The connection of a page read with `plan` (its `take` rows); `node` picks the node from a listed row (a link row's related row). */
-export function connectionOf(rows: Row[], plan: PagePlan, totalCount: () => Promise<number>, node: (row: Row) => Row = (r) => r): ConnectionValue {
+export function connectionOf(rows: Row[], plan: PagePlan, totalCount: () => Promise<number>, node?: (row: Row) => Row): ConnectionValue {
   const more = rows.length > plan.size;
   const page = more ? rows.slice(0, plan.size) : rows;
   if (plan.backwards) page.reverse();
   const cursorOf = (row: Row) => encode(plan.terms.map((t) => valueAt(row, t.path)));
-  // Cursors are written only when asked for: a page read through `nodes` (most front-end lists) needs none.
-  const edges = page.map((row) => ({ get cursor() { return cursorOf(row); }, node: node(row), edge: row }));
+  const nodes = node ? page.map(node) : page;
+  let edges: Edge[] | undefined;
   return {
-    edges,
-    nodes: edges.map((e) => e.node),
+    // Made when read: most front-end lists read `nodes` only.
+    get edges() {
+      return (edges ??= page.map((row, i) => new Edge(nodes[i]!, row, cursorOf)));
+    },
+    nodes,
     pageInfo: {
       hasNextPage: plan.backwards ? false : more,
       hasPreviousPage: plan.backwards ? more : plan.offset > 0,

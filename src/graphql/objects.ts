@@ -138,10 +138,11 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             // Bad arguments load nothing here; the field's resolver plans again and fails at its own path.
             return { select: { id: true } };
           }
-          if (selected && [...selected()].every((name) => name === "totalCount" || name === "__typename")) return { select: { id: true } };
+          const names = selected ? [...selected()] : undefined;
+          if (names?.every((name) => name === "totalCount" || name === "__typename")) return { select: { id: true } };
           const where = [...(fixed ? [fixed] : []), ...p.where];
           const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
-          const cursors = cursorSelection(p);
+          const cursors = cursorSelection(p, names);
           if (!m2m) return { select: { [rel.field]: nested({ ...page, select: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
           const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
           // Link rows come whole (include mode: their columns are the edge's); the related row as its fields select it.

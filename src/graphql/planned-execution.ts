@@ -68,6 +68,8 @@ interface Execution {
   errors: GraphQLError[];
   /** Nullable fields still settling, each written into its object when it does. */
   pending: Array<Promise<void>>;
+  /** The rows waiting on each promise a resolver returned. */
+  waiters: Map<Promise<unknown>, Waiter[]>;
 }
 
 const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | null)?.then === "function";
@@ -155,7 +157,7 @@ export function plannedExecute(
   const context = buildExecutionContext(args);
   if (!("schema" in context)) return { errors: context };
   plannedExecutionStats.planned++;
-  const execution: Execution = { context, errors: [], pending: [] };
+  const execution: Execution = { context, errors: [], pending: [], waiters: new Map() };
   const rerun = (error: unknown) => {
     if (!(error instanceof NotPreloaded)) throw error;
     plannedExecutionStats.rerun++;
@@ -241,8 +243,13 @@ function executeField(execution: Execution, plan: FieldPlan, parent: any, parent
     }
     const complete = plan.complete ?? (plan.complete = completer(execution, plan, plan.field.type));
     if (isPromise(result)) {
+      if (!plan.nonNull) {
+        into[plan.responseKey] = null;
+        later(execution, result, { plan, parentPath, into });
+        return LATER;
+      }
       // Inline callbacks: the bundle names every closure bound to a variable (esbuild's keepNames), at a cost per row.
-      const settled = result.then((resolved) => {
+      return result.then((resolved) => {
         try {
           const completed = complete(resolved, addPath(parentPath, plan.responseKey, plan.parentType.name));
           return isPromise(completed) ? completed.then(undefined, (error) => fieldError(execution, plan, parentPath, error)) : completed;
@@ -250,15 +257,50 @@ function executeField(execution: Execution, plan: FieldPlan, parent: any, parent
           return fieldError(execution, plan, parentPath, error);
         }
       }, (error) => fieldError(execution, plan, parentPath, error));
-      if (plan.nonNull) return settled;
-      into[plan.responseKey] = null;
-      execution.pending.push(settled.then((value) => void (into[plan.responseKey] = value)));
-      return LATER;
     }
     const completed = complete(result, addPath(parentPath, plan.responseKey, plan.parentType.name));
     return isPromise(completed) ? completed.then(undefined, (error) => fieldError(execution, plan, parentPath, error)) : completed;
   } catch (error) {
     return fieldError(execution, plan, parentPath, error);
+  }
+}
+
+/** A nullable field of one row whose value is still a promise. */
+interface Waiter {
+  plan: FieldPlan;
+  parentPath: Path | undefined;
+  into: Record<string, unknown>;
+}
+
+/**
+ * Completes `waiter` when `promise` settles. Rows waiting on the same promise (a DataLoader gives every row that asks
+ * for one key the same one: 2,000 records of 50 ranks wait on 50 images) share one callback, not a promise chain each.
+ */
+function later(execution: Execution, promise: Promise<unknown>, waiter: Waiter): void {
+  let waiters = execution.waiters.get(promise);
+  if (!waiters) {
+    const all: Waiter[] = (waiters = []);
+    execution.waiters.set(promise, all);
+    execution.pending.push(promise.then((resolved) => {
+      for (const w of all) completeLater(execution, w, resolved, false);
+    }, (error) => {
+      for (const w of all) completeLater(execution, w, error, true);
+    }));
+  }
+  waiters.push(waiter);
+}
+
+function completeLater(execution: Execution, { plan, parentPath, into }: Waiter, settled: unknown, failed: boolean): void {
+  try {
+    if (failed) throw settled;
+    const completed = plan.complete!(settled, addPath(parentPath, plan.responseKey, plan.parentType.name));
+    if (!isPromise(completed)) {
+      into[plan.responseKey] = completed;
+      return;
+    }
+    execution.pending.push(completed.then((value) => void (into[plan.responseKey] = value), (error) => void (into[plan.responseKey] = fieldError(execution, plan, parentPath, error))));
+  } catch (error) {
+    into[plan.responseKey] = fieldError(execution, plan, parentPath, error);
   }
 }
 

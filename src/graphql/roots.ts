@@ -14,7 +14,7 @@ import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { enumRef } from "./enums.ts";
 import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
-import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, type ConnectionArgs } from "./connections.ts";
+import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "./connections.ts";
 import { camel, pascal, pluralWords, withArticle } from "./names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 
@@ -147,7 +147,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         const plan = planPage(ctx, def, args, base);
         const own = owned(ctx, def, fixed(ctx));
         const d = delegate(ctx.prisma, def.model);
-        const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, select: cursorSelection(plan) as never }) as Row;
+        const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, select: cursorSelection(plan, selectedNames(info)) as never }) as Row;
         const rows = await d.findMany({ ...query, where: { AND: [own, ...plan.where] }, orderBy: plan.orderBy, take: plan.take, skip: plan.skip || undefined });
         let counted: Promise<number> | null = null;
         return connectionOf(rows, plan, () => (counted ??= d.count({ where: { AND: [own, ...plan.filter] } })));
