@@ -1,5 +1,5 @@
 import type { ApiError } from "../errors.ts";
-import type DataLoader from "dataloader";
+import type { KeyedLoader } from "./loaders.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
@@ -26,5 +26,5 @@ export interface Context {
   /** The rows of one read statement of our own, on committed data (src/db/prisma.ts `Database.read`). */
   read: Database["read"];
   /** Per-request DataLoaders, keyed by relation and selection. */
-  loaders: Map<string, DataLoader<any, any>>;
+  loaders: Map<string, KeyedLoader<any, any>>;
 }

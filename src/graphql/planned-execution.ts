@@ -30,7 +30,7 @@ import { addPath, pathToArray, type Path } from "graphql/jsutils/Path.js";
 export const plannedExecutionStats = { planned: 0, graphqlJs: 0, rerun: 0 };
 
 type Resolver = GraphQLFieldResolver<unknown, unknown>;
-type Completer = (result: unknown, path: Path) => unknown;
+type Completer = (result: unknown, path: Path | undefined) => unknown;
 
 /** A field's data was not on its parent row: the operation runs again on graphql-js. */
 class NotPreloaded extends Error {}
@@ -251,14 +251,14 @@ function executeField(execution: Execution, plan: FieldPlan, parent: any, parent
       // Inline callbacks: the bundle names every closure bound to a variable (esbuild's keepNames), at a cost per row.
       return result.then((resolved) => {
         try {
-          const completed = complete(resolved, addPath(parentPath, plan.responseKey, plan.parentType.name));
+          const completed = complete(resolved, parentPath);
           return isPromise(completed) ? completed.then(undefined, (error) => fieldError(execution, plan, parentPath, error)) : completed;
         } catch (error) {
           return fieldError(execution, plan, parentPath, error);
         }
       }, (error) => fieldError(execution, plan, parentPath, error));
     }
-    const completed = complete(result, addPath(parentPath, plan.responseKey, plan.parentType.name));
+    const completed = complete(result, parentPath);
     return isPromise(completed) ? completed.then(undefined, (error) => fieldError(execution, plan, parentPath, error)) : completed;
   } catch (error) {
     return fieldError(execution, plan, parentPath, error);
@@ -293,7 +293,7 @@ function later(execution: Execution, promise: Promise<unknown>, waiter: Waiter):
 function completeLater(execution: Execution, { plan, parentPath, into }: Waiter, settled: unknown, failed: boolean): void {
   try {
     if (failed) throw settled;
-    const completed = plan.complete!(settled, addPath(parentPath, plan.responseKey, plan.parentType.name));
+    const completed = plan.complete!(settled, parentPath);
     if (!isPromise(completed)) {
       into[plan.responseKey] = completed;
       return;
@@ -336,10 +336,15 @@ function infoOf(execution: Execution, plan: FieldPlan, parentPath: Path | undefi
   return (plan.info ??= buildResolveInfo(execution.context, plan.field, plan.fieldNodes, plan.parentType, addPath(parentPath, plan.responseKey, plan.parentType.name)));
 }
 
-/** How a field's resolved value becomes its response value, made once per field from its type. */
-function completer(execution: Execution, plan: FieldPlan, type: GraphQLOutputType): Completer {
+/**
+ * How a field's resolved value becomes its response value, made once per field from its type. It is given the path of
+ * the object the field is on (a list item's own path, inside a list) and makes the field's path only where an object
+ * or list needs one: a leaf needs none.
+ */
+function completer(execution: Execution, plan: FieldPlan, type: GraphQLOutputType, inList = false): Completer {
+  const pathOf = inList ? (path: Path | undefined) => path! : (path: Path | undefined) => addPath(path, plan.responseKey, plan.parentType.name);
   if (isNonNullType(type)) {
-    const inner = completer(execution, plan, type.ofType);
+    const inner = completer(execution, plan, type.ofType, inList);
     const required = (value: unknown) => {
       if (value === null) throw new Error(`Cannot return null for non-nullable field ${plan.parentType.name}.${plan.fieldName}.`);
       return value;
@@ -350,15 +355,16 @@ function completer(execution: Execution, plan: FieldPlan, type: GraphQLOutputTyp
     };
   }
   if (isListType(type)) {
-    const item = completer(execution, plan, type.ofType);
+    const item = completer(execution, plan, type.ofType, true);
     const itemNullable = !isNonNullType(type.ofType);
     return (result, path) => {
       if (result instanceof Error) throw result;
       if (result == null) return null;
       if (!Array.isArray(result)) throw new GraphQLError(`Expected Iterable, but did not find one for field "${plan.parentType.name}.${plan.fieldName}".`);
+      const listPath = pathOf(path);
       let pending = false;
       const values = result.map((value, index) => {
-        const itemPath = addPath(path, index, undefined);
+        const itemPath = addPath(listPath, index, undefined);
         try {
           const completed = item(value, itemPath);
           if (!isPromise(completed)) return completed;
@@ -386,7 +392,7 @@ function completer(execution: Execution, plan: FieldPlan, type: GraphQLOutputTyp
     if (result == null) return null;
     const subfields = plan.subfields ??
       (plan.subfields = planFields(execution, type, collectSubfields(execution.context.schema, execution.context.fragments, execution.context.variableValues, type, plan.fieldNodes)));
-    return executeFields(execution, type, result, path, subfields);
+    return executeFields(execution, type, result, pathOf(path), subfields);
   };
 }
 
