@@ -345,6 +345,8 @@ interface Shape {
   model: Model;
   scalars: Scalar[];
   relations: Array<{ rel: Relation; args: Args }>;
+  /** Columns read but not handed out (a to-many relation's join column, which groups its rows by parent). */
+  keys?: string[];
 }
 
 function shapeOf(model: Model, args: Args): Shape {
@@ -395,8 +397,8 @@ interface Children extends Planned {
   rel: Relation;
   /** The parameters with the parents' keys in place. */
   bind(keys: unknown[]): unknown[];
-  /** The join column was read only to hand the rows to their parents: it is removed from them. */
-  dropKey: boolean;
+  /** Where the join column is among the rows' fetched columns: it hands each row to its parent. */
+  groupAt: number;
   /** `take: 0`: no rows, and no statement. */
   none: boolean;
 }
@@ -409,13 +411,13 @@ class Select {
 
   /** Adds `shape` at `alias` (its columns, its joins) and returns how to read it from a row. */
   add(shape: Shape, alias: string): Reader {
-    const keys = new Set(shape.relations.map((r) => r.rel.from));
-    keys.add("id");
+    const keys = new Set([...shape.relations.map((r) => r.rel.from), "id", ...(shape.keys ?? [])]);
     const fetched = [...shape.scalars];
     for (const key of keys) if (!fetched.some((s) => s.name === key) && shape.model.scalarByName.has(key)) fetched.push(shape.model.scalarByName.get(key)!);
     const start = this.columns.length;
     for (const s of fetched) this.columns.push(`${quote(alias)}.${quote(s.name)}`);
-    const reader: Reader = { shape, start, fetched, output: shape.scalars.length, idAt: fetched.findIndex((f) => f.name === "id"), toOne: [], toMany: [] };
+    const at = new Map(fetched.map((f, i) => [f.name, i]));
+    const reader: Reader = { shape, start, fetched, output: shape.scalars.length, idAt: at.get("id") ?? -1, at, toOne: [], toMany: [] };
     for (const { rel, args } of shape.relations) {
       const target = models.get(rel.target)!;
       const nested = shapeOf(target, args);
@@ -439,6 +441,8 @@ interface Reader {
   output: number;
   /** Where `id` is in `fetched` (-1: no id column): a LEFT JOIN that found nothing has it NULL. */
   idAt: number;
+  /** Where each fetched column is. */
+  at: Map<string, number>;
   toOne: Array<{ rel: Relation; reader: Reader }>;
   toMany: Children[];
 }
@@ -594,10 +598,10 @@ export class SqlReader {
     if (skip !== undefined && !isCount(skip)) unsupported("nested skip");
     const target = models.get(rel.target)!;
     const key = target.scalarByName.get(rel.to)!;
-    // The join column is read even when the selection leaves it out; it is removed again once the rows are handed out.
-    const dropKey = !shape.scalars.includes(key);
+    // The join column is read even when the selection leaves it out (then it is not put on the rows: deleting a
+    // property would leave each row object in V8's slow dictionary mode).
     let keysAt = -1;
-    const planned = this.#select(target, dropKey ? { ...shape, scalars: [...shape.scalars, key] } : shape, (sql, alias) => {
+    const planned = this.#select(target, { ...shape, keys: [rel.to] }, (sql, alias) => {
       keysAt = sql.params.length;
       const keys = sql.inParam(`${quote(alias)}.${quote(rel.to)}`, sql.param(null), false);
       const condition = whereSql(sql, target, alias, args.where);
@@ -605,15 +609,20 @@ export class SqlReader {
     }, args.orderBy, { take, skip }, rel.to);
     const dialect = this.driver.dialect;
     const bind = (keys: unknown[]) => planned.params.map((p, i) => (i === keysAt ? new Statement(dialect).list(key, keys) : p));
-    return { ...planned, rel, bind, dropKey, none: take === 0 };
+    return { ...planned, rel, bind, groupAt: planned.reader.at.get(rel.to)!, none: take === 0 };
   }
 
-  async #run({ text, params, reader }: Planned, into: Row[]): Promise<void> {
+  /** Reads `planned`'s rows into `into`; with `groupAt`, each row's value of that fetched column into `keys`. */
+  async #run({ text, params, reader }: Planned, into: Row[], groupAt = -1, keys: unknown[] = []): Promise<void> {
     const rows = await this.#all(text, params);
     // Counted before they become objects, and before the next level of relations is read.
     takeRows(rows.length);
     const pending = new Map<Children, Pending>();
-    for (const row of rows) into.push(this.#object(reader, row, pending)!);
+    const dialect = this.driver.dialect;
+    for (const row of rows) {
+      into.push(this.#object(reader, row, pending)!);
+      if (groupAt >= 0) keys.push(decode(dialect, reader.fetched[groupAt]!, row[reader.start + groupAt]));
+    }
     for (const p of pending.values()) await this.#loadMany(p);
   }
 
@@ -622,17 +631,14 @@ export class SqlReader {
     const dialect = this.driver.dialect;
     if (reader.idAt >= 0 && row[reader.start + reader.idAt] == null) return null;
     const object: Row = {};
-    const keys: Row = {};
-    reader.fetched.forEach((field, i) => {
-      const value = decode(dialect, field, row[reader.start + i]);
-      if (i < reader.output) object[field.name] = value;
-      keys[field.name] = value;
-    });
+    const { fetched, start } = reader;
+    for (let i = 0; i < reader.output; i++) object[fetched[i]!.name] = decode(dialect, fetched[i]!, row[start + i]);
     for (const { rel, reader: nested } of reader.toOne) object[rel.name] = this.#object(nested, row, pending);
     for (const children of reader.toMany) {
       let p = pending.get(children);
       if (!p) pending.set(children, (p = { children, parents: [] }));
-      p.parents.push({ object, key: keys[children.rel.from] });
+      const at = reader.at.get(children.rel.from)!;
+      p.parents.push({ object, key: decode(dialect, fetched[at]!, row[start + at]) });
     }
     return object;
   }
@@ -643,14 +649,13 @@ export class SqlReader {
     const groups = new Map<unknown, Row[]>();
     if (keys.length && !children.none) {
       const rows: Row[] = [];
-      await this.#run({ ...children, params: children.bind(keys) }, rows);
-      for (const row of rows) {
-        const key = row[rel.to];
-        if (children.dropKey) delete row[rel.to];
-        const group = groups.get(key);
+      const rowKeys: unknown[] = [];
+      await this.#run({ ...children, params: children.bind(keys) }, rows, children.groupAt, rowKeys);
+      rows.forEach((row, i) => {
+        const group = groups.get(rowKeys[i]);
         if (group) group.push(row);
-        else groups.set(key, [row]);
-      }
+        else groups.set(rowKeys[i], [row]);
+      });
     }
     // Parents that share a key share its rows, but each answer carries them again: the rows handed out beyond those read
     // count too (statuses → users → status → users reads 2,000 people twice, and would answer 800,000).
