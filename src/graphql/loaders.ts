@@ -50,13 +50,10 @@ export function loader<K, V>(ctx: Context, key: string, batch: (keys: readonly K
  */
 const emptyPlans = new WeakMap<readonly FieldNode[], { query: object; key: string }>();
 const plansByInfo = new WeakMap<GraphQLResolveInfo, { query: object; key: string }>();
-function plannedOnce(info: GraphQLResolveInfo, plan: () => { query: object; key: string }) {
-  let planned = emptyPlans.get(info.fieldNodes) ?? plansByInfo.get(info);
-  if (!planned) {
-    planned = plan();
-    if (Object.keys(planned.query).length === 0) emptyPlans.set(info.fieldNodes, planned);
-    else plansByInfo.set(info, planned);
-  }
+const knownPlan = (info: GraphQLResolveInfo) => emptyPlans.get(info.fieldNodes) ?? plansByInfo.get(info);
+function remember(info: GraphQLResolveInfo, planned: { query: object; key: string }) {
+  if (Object.keys(planned.query).length === 0) emptyPlans.set(info.fieldNodes, planned);
+  else plansByInfo.set(info, planned);
   return planned;
 }
 
@@ -65,10 +62,17 @@ function plannedOnce(info: GraphQLResolveInfo, plan: () => { query: object; key:
  * The nested selection below the field is planned into the same query.
  */
 export function loadMorphChildren(ctx: Context, parent: ResourceDef, target: ResourceDef, one: boolean, parentId: number, info: GraphQLResolveInfo) {
-  const { query, key } = plannedOnce(info, () => {
-    const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name) });
-    return { query, key: `morph:${parent.name}:${target.name}:${one}:${JSON.stringify(query)}` };
-  });
+  // Called for every parent row: what is already planned and made is looked up before anything is allocated.
+  const { query, key } = knownPlan(info) ?? remember(info, morphChildrenPlan(ctx, parent, target, one, info));
+  return ((ctx.loaders.get(key) as KeyedLoader<number, unknown> | undefined) ?? morphChildrenLoader(ctx, key, query, parent, target, one)).load(parentId);
+}
+
+function morphChildrenPlan(ctx: Context, parent: ResourceDef, target: ResourceDef, one: boolean, info: GraphQLResolveInfo) {
+  const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name) });
+  return { query, key: `morph:${parent.name}:${target.name}:${one}:${JSON.stringify(query)}` };
+}
+
+function morphChildrenLoader(ctx: Context, key: string, query: object, parent: ResourceDef, target: ResourceDef, one: boolean) {
   return loader<number, unknown>(ctx, key, async (ids) => {
     const rows: Array<Record<string, any>> = await delegate(ctx, target.model).findMany({
       ...withColumns(query, { modelId: true }),
@@ -82,7 +86,7 @@ export function loadMorphChildren(ctx: Context, parent: ResourceDef, target: Res
       grouped.set(row.modelId, list);
     }
     return ids.map((id) => (one ? (grouped.get(id)?.[0] ?? null) : (grouped.get(id) ?? [])));
-  }).load(parentId);
+  });
 }
 
 /** The owner of a polymorphic row, batched per owner type; tagged with its GraphQL type for the union. */
@@ -124,15 +128,17 @@ export function countMorphChildren(ctx: Context, parent: ResourceDef, target: Re
   return countChildren(ctx, target.model, "modelId", [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass }, ...where], parentId);
 }
 
+function morphPagePlan(ctx: Context, parent: ResourceDef, target: ResourceDef, info: GraphQLResolveInfo) {
+  const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name), paths: CONNECTION_PATHS });
+  return { query, key: `morphPage:${parent.name}:${target.name}:${JSON.stringify(query)}` };
+}
+
 /**
  * One page of polymorphic children for each of many parents, in one statement: every parent's matching children are
  * read in the page's order and cut per parent here (the rows a parent has beyond its page count against the budget).
  */
 export function loadMorphPage(ctx: Context, parent: ResourceDef, target: ResourceDef, parentId: number, plan: PagePlan, info: GraphQLResolveInfo) {
-  const { query, key } = plannedOnce(info, () => {
-    const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name), paths: CONNECTION_PATHS });
-    return { query, key: `morphPage:${parent.name}:${target.name}:${JSON.stringify(query)}` };
-  });
+  const { query, key } = knownPlan(info) ?? remember(info, morphPagePlan(ctx, parent, target, info));
   return loader<number, Array<Record<string, any>>>(ctx, `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`, async (ids) => {
     const rows: Array<Record<string, any>> = await delegate(ctx, target.model).findMany({
       ...withColumns(query, { modelId: true, ...cursorSelection(plan) }),

@@ -218,13 +218,20 @@ function executeFields(execution: Execution, type: GraphQLObjectType, parent: an
   // and to serialise; rows of one selection share one shape. (A `__proto__` response key is left to graphql-js.)
   const result: Record<string, unknown> = {};
   let pending: Array<Promise<unknown>> | null = null;
-  for (const plan of plans) {
+  for (let i = 0; i < plans.length; i++) {
+    const plan = plans[i]!;
     const value = executeField(execution, plan, parent, path, result);
-    if (value !== LATER) result[plan.responseKey] = value;
-    if (isPromise(value)) (pending ??= []).push(value.then((settled) => void (result[plan.responseKey] = settled)));
+    if (value === LATER) continue;
+    result[plan.responseKey] = value;
+    if (isPromise(value)) (pending ??= []).push(settleInto(result, plan.responseKey, value));
   }
-  return pending ? Promise.all(pending).then(() => result) : result;
+  return pending ? allInto(pending, result) : result;
 }
+
+// The promise callbacks live in functions of their own: a closure in executeFields or executeField would make V8
+// allocate its captured variables on every call, for every field of every row, promise or not.
+const settleInto = (into: Record<string, unknown>, key: string, value: Promise<unknown>) => value.then((settled) => void (into[key] = settled));
+const allInto = (pending: Array<Promise<unknown>>, result: unknown) => Promise.all(pending).then(() => result);
 
 /** A nullable field's value will be written into its object once it settles. */
 const LATER = Symbol("later");
@@ -243,27 +250,34 @@ function executeField(execution: Execution, plan: FieldPlan, parent: any, parent
     }
     const complete = plan.complete ?? (plan.complete = completer(execution, plan, plan.field.type));
     if (isPromise(result)) {
-      if (!plan.nonNull) {
-        into[plan.responseKey] = null;
-        later(execution, result, { plan, parentPath, into });
-        return LATER;
-      }
-      // Inline callbacks: the bundle names every closure bound to a variable (esbuild's keepNames), at a cost per row.
-      return result.then((resolved) => {
-        try {
-          const completed = complete(resolved, parentPath);
-          return isPromise(completed) ? completed.then(undefined, (error) => fieldError(execution, plan, parentPath, error)) : completed;
-        } catch (error) {
-          return fieldError(execution, plan, parentPath, error);
-        }
-      }, (error) => fieldError(execution, plan, parentPath, error));
+      if (plan.nonNull) return completeAsync(execution, plan, parentPath, result);
+      into[plan.responseKey] = null;
+      later(execution, result, { plan, parentPath, into });
+      return LATER;
     }
     const completed = complete(result, parentPath);
-    return isPromise(completed) ? completed.then(undefined, (error) => fieldError(execution, plan, parentPath, error)) : completed;
+    return isPromise(completed) ? failingAt(execution, plan, parentPath, completed) : completed;
   } catch (error) {
     return fieldError(execution, plan, parentPath, error);
   }
 }
+
+/** A non-null field's promise, completed when it settles (its failure is thrown on to its parent). */
+function completeAsync(execution: Execution, plan: FieldPlan, parentPath: Path | undefined, result: Promise<unknown>): Promise<unknown> {
+  // Inline callbacks: the bundle names every closure bound to a variable (esbuild's keepNames), at a cost per call.
+  return result.then((resolved) => {
+    try {
+      const completed = plan.complete!(resolved, parentPath);
+      return isPromise(completed) ? failingAt(execution, plan, parentPath, completed) : completed;
+    } catch (error) {
+      return fieldError(execution, plan, parentPath, error);
+    }
+  }, (error) => fieldError(execution, plan, parentPath, error));
+}
+
+/** `completed`, with a failure handled as the field's error. */
+const failingAt = (execution: Execution, plan: FieldPlan, parentPath: Path | undefined, completed: Promise<unknown>) =>
+  completed.then(undefined, (error) => fieldError(execution, plan, parentPath, error));
 
 /** A nullable field of one row whose value is still a promise. */
 interface Waiter {
@@ -279,16 +293,17 @@ interface Waiter {
 function later(execution: Execution, promise: Promise<unknown>, waiter: Waiter): void {
   let waiters = execution.waiters.get(promise);
   if (!waiters) {
-    const all: Waiter[] = (waiters = []);
-    execution.waiters.set(promise, all);
-    execution.pending.push(promise.then((resolved) => {
-      for (const w of all) completeLater(execution, w, resolved, false);
-    }, (error) => {
-      for (const w of all) completeLater(execution, w, error, true);
-    }));
+    execution.waiters.set(promise, (waiters = []));
+    execution.pending.push(completeAllLater(execution, promise, waiters));
   }
   waiters.push(waiter);
 }
+
+const completeAllLater = (execution: Execution, promise: Promise<unknown>, waiters: Waiter[]) => promise.then((resolved) => {
+  for (const w of waiters) completeLater(execution, w, resolved, false);
+}, (error) => {
+  for (const w of waiters) completeLater(execution, w, error, true);
+});
 
 function completeLater(execution: Execution, { plan, parentPath, into }: Waiter, settled: unknown, failed: boolean): void {
   try {
@@ -298,7 +313,7 @@ function completeLater(execution: Execution, { plan, parentPath, into }: Waiter,
       into[plan.responseKey] = completed;
       return;
     }
-    execution.pending.push(completed.then((value) => void (into[plan.responseKey] = value), (error) => void (into[plan.responseKey] = fieldError(execution, plan, parentPath, error))));
+    execution.pending.push(settleInto(into, plan.responseKey, failingAt(execution, plan, parentPath, completed)));
   } catch (error) {
     into[plan.responseKey] = fieldError(execution, plan, parentPath, error);
   }
