@@ -200,7 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlTrustedDocumentsOnly: flag(env, "GRAPHQL_TRUSTED_DOCUMENTS_ONLY"),
     graphqlPlannedExecution: flag(env, "GRAPHQL_PLANNED_EXECUTION", true),
     executionTimeoutMs: int(env, "EXECUTION_TIMEOUT_MS", 30000),
-    maxConcurrentOperations: int(env, "MAX_CONCURRENT_OPERATIONS", 16),
+    maxConcurrentOperations: int(env, "MAX_CONCURRENT_OPERATIONS", 8),
     workers: int(env, "WORKERS", 1),
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 30_000),
     corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),
