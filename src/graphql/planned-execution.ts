@@ -66,8 +66,10 @@ interface FieldPlan {
 interface Execution {
   context: ExecutionContext;
   errors: GraphQLError[];
-  /** Nullable fields still settling, each written into its object when it does. */
+  /** Nullable fields still settling, each written into its object when it does (never rejected: see `later`). */
   pending: Array<Promise<void>>;
+  /** What a pending field threw (a row without its preloaded data: the operation runs again on graphql-js). */
+  failure?: unknown;
   /** The rows waiting on each promise a resolver returned. */
   waiters: Map<Promise<unknown>, Waiter[]>;
 }
@@ -178,7 +180,17 @@ export function plannedExecute(
 async function settle(execution: Execution, data: unknown): Promise<unknown> {
   const value = await data;
   while (execution.pending.length) await Promise.all(execution.pending.splice(0));
+  if (execution.failure !== undefined) throw execution.failure;
   return value;
+}
+
+/**
+ * `promise` as one of the execution's pending fields. It cannot reject: a field's own error is in the response by
+ * then, and anything else (a row without its preloaded data) is kept for `settle`, so nothing is left unhandled when
+ * the operation ends, or runs again, before every pending field has settled.
+ */
+function pend(execution: Execution, promise: Promise<unknown>): void {
+  execution.pending.push(promise.then(undefined, (error) => void (execution.failure ??= error)) as Promise<void>);
 }
 
 function response(execution: Execution, data: unknown, error?: unknown): ExecutionResult {
@@ -294,7 +306,7 @@ function later(execution: Execution, promise: Promise<unknown>, waiter: Waiter):
   let waiters = execution.waiters.get(promise);
   if (!waiters) {
     execution.waiters.set(promise, (waiters = []));
-    execution.pending.push(completeAllLater(execution, promise, waiters));
+    pend(execution, completeAllLater(execution, promise, waiters));
   }
   waiters.push(waiter);
 }
@@ -313,7 +325,7 @@ function completeLater(execution: Execution, { plan, parentPath, into }: Waiter,
       into[plan.responseKey] = completed;
       return;
     }
-    execution.pending.push(settleInto(into, plan.responseKey, failingAt(execution, plan, parentPath, completed)));
+    pend(execution, settleInto(into, plan.responseKey, failingAt(execution, plan, parentPath, completed)));
   } catch (error) {
     into[plan.responseKey] = fieldError(execution, plan, parentPath, error);
   }
