@@ -165,7 +165,8 @@ export function planPage(
  */
 export function cursorSelection(plan: PagePlan, selected?: Iterable<string>): Record<string, any> {
   const select: Record<string, any> = {};
-  if (selected && !new Set(selected).has("edges") && !new Set(selected).has("pageInfo")) return select;
+  const names = selected && new Set(selected);
+  if (names && !names.has("edges") && !names.has("pageInfo")) return select;
   for (const { path } of plan.terms) {
     let at = select;
     for (const key of path.slice(0, -1)) {

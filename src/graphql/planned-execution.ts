@@ -1,5 +1,5 @@
 import {
-  defaultFieldResolver, getArgumentValues, GraphQLError, isAbstractType, isLeafType, isListType, isNonNullType, isObjectType, Kind, locatedError,
+  defaultFieldResolver, getArgumentValues, getNamedType, GraphQLError, isAbstractType, isLeafType, isListType, isNonNullType, isObjectType, Kind, locatedError,
   type DocumentNode, type ExecutionArgs, type ExecutionResult, type FieldNode, type GraphQLField, type GraphQLFieldResolver, type GraphQLObjectType,
   type GraphQLOutputType, type GraphQLResolveInfo, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode,
 } from "graphql";
@@ -128,7 +128,7 @@ function judge(schema: GraphQLSchema, document: DocumentNode, operationName: str
       if (name === "__typename") continue;
       const field = fields[name];
       if (!field) return false;
-      const named = unwrap(field.type);
+      const named = getNamedType(field.type);
       if (isAbstractType(named)) return false;
       if (isLeafType(named)) continue;
       if (!root && keys.size > 1) return false;
@@ -137,12 +137,6 @@ function judge(schema: GraphQLSchema, document: DocumentNode, operationName: str
     return true;
   };
   return check(query, [operation.selectionSet], true);
-}
-
-function unwrap(type: GraphQLOutputType) {
-  let t = type;
-  while (isNonNullType(t) || isListType(t)) t = t.ofType;
-  return t;
 }
 
 /**
