@@ -83,6 +83,24 @@ export interface Config {
   otlpTracesUrl: string | null;
   /** `service.name` of the spans. */
   serviceName: string;
+  /** Days events are kept in the outbox (change feed, redelivery) before they are pruned. */
+  eventRetentionDays: number;
+  /** Webhook deliveries run in this process (false: it only records events; another instance delivers). */
+  webhookDispatch: boolean;
+  /** Attempts at one event before a webhook gives up on it and moves on. */
+  webhookMaxAttempts: number;
+  /** Time a receiver has to answer one delivery. */
+  webhookTimeoutMs: number;
+  /** First retry delay; each next one doubles, with jitter. */
+  webhookRetryBaseMs: number;
+  /** A webhook whose deliveries have failed for this long is disabled (and says why). */
+  webhookDisableAfterMs: number;
+  /** How often the dispatcher looks for work it was not told about (another instance's events, due retries). */
+  webhookPollMs: number;
+  /** Allows webhook URLs that resolve to private, loopback or link-local addresses (tests, private networks). */
+  webhooksAllowPrivate: boolean;
+  /** GraphQL subscriptions one API key may hold open at once. */
+  subscriptionsPerKey: number;
 }
 
 export const storageDrivers = ["disk", "database"] as const;
@@ -210,5 +228,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tracing: env.OTEL_TRACING === "1" || env.OTEL_TRACING === "true" || otlpTracesUrl(env) !== null,
     otlpTracesUrl: otlpTracesUrl(env),
     serviceName: env.OTEL_SERVICE_NAME || "muster",
+    eventRetentionDays: int(env, "EVENT_RETENTION_DAYS", 30, 36_500),
+    webhookDispatch: flag(env, "WEBHOOK_DISPATCH", true),
+    webhookMaxAttempts: int(env, "WEBHOOK_MAX_ATTEMPTS", 5, 100),
+    webhookTimeoutMs: int(env, "WEBHOOK_TIMEOUT_MS", 5000),
+    webhookRetryBaseMs: int(env, "WEBHOOK_RETRY_BASE_MS", 1000),
+    webhookDisableAfterMs: int(env, "WEBHOOK_DISABLE_AFTER_MS", 24 * 60 * 60 * 1000),
+    webhookPollMs: int(env, "WEBHOOK_POLL_MS", 1000),
+    webhooksAllowPrivate: flag(env, "WEBHOOKS_ALLOW_PRIVATE"),
+    subscriptionsPerKey: int(env, "SUBSCRIPTIONS_PER_KEY", 20),
   };
 }

@@ -3,6 +3,7 @@ import type { KeyedLoader } from "./loaders.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
+import type { EventBus } from "../events/bus.ts";
 
 /** Who is calling: resolved from the API key once per request. */
 export interface Auth {
@@ -25,6 +26,10 @@ export interface Context {
   traceId: string;
   /** The rows of one read statement of our own, on committed data (src/db/prisma.ts `Database.read`). */
   read: Database["read"];
+  /** Where committed events are announced (src/events/bus.ts). */
+  events: EventBus;
+  /** False when the request said `X-Perscom-Notifications: false`: its events are recorded but call no webhook. */
+  notify: boolean;
   /** Per-request DataLoaders, keyed by relation and selection. */
   loaders: Map<string, KeyedLoader<any, any>>;
 }

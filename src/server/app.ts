@@ -27,6 +27,7 @@ import { compressionPlugin } from "./compression.ts";
 import { graphqlErrorBodiesPlugin } from "./graphql-errors.ts";
 import { docsPlugin } from "./docs.ts";
 import { frontDoorPlugin } from "./front-door.ts";
+import { createEventBus, type EventBus } from "../events/bus.ts";
 import { createRateLimit, type RateLimit } from "./rate-limit.ts";
 import { createObservability, logInternalError, yogaHealthCheckOff, type Observability, type ObservabilityOptions } from "./observability/index.ts";
 
@@ -39,6 +40,8 @@ export interface App {
   rateLimit: RateLimit;
   /** Logger, metrics registry and tracing of this instance; `close()` flushes the spans. */
   observability: Observability;
+  /** Announces committed events to subscriptions and the webhook dispatcher, across instances with Redis. */
+  events: EventBus;
 }
 
 let sharedSchemas: Schemas | undefined;
@@ -83,7 +86,7 @@ function requireKeyPlugin(): Plugin<Context> {
   };
 }
 
-export function createApp({ db, config, ...options }: { db: Database; config: Config } & ObservabilityOptions): App {
+export function createApp({ db, config, events = createEventBus(config), ...options }: { db: Database; config: Config; events?: EventBus } & ObservabilityOptions): App {
   const observability = createObservability({ db, config, ...options });
   const rateLimit = createRateLimit(config, db);
   const schema = rateLimit.apply(getSchemas().public);
@@ -120,7 +123,8 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       const ids = idsOf(request);
       return {
         prisma: db.prisma, provider: db.provider, read: db.read, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
-        requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(),
+        requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(), events,
+        notify: request.headers.get("x-perscom-notifications")?.trim().toLowerCase() !== "false",
       } satisfies Context;
     },
     plugins: [
@@ -132,5 +136,5 @@ export function createApp({ db, config, ...options }: { db: Database; config: Co
       compressionPlugin(),
     ],
   });
-  return { yoga, schema, restSchema, rateLimit, observability };
+  return { yoga, schema, restSchema, rateLimit, observability, events };
 }

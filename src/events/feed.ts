@@ -1,0 +1,80 @@
+import type { Database } from "../db/prisma.ts";
+import { decode, models, quote } from "../db/reader.ts";
+import type { ChangeEventRecord } from "./types.ts";
+
+/**
+ * Where a reader of the outbox stands: the last event it has seen, by the events' order key (txid, id).
+ *
+ * Why not `id` alone: on PostgreSQL, writes that no other write can invalidate commit side by side
+ * (src/data/independent-writes.ts), so event 101 may commit before event 100. A reader that took 101 and moved on
+ * would never see 100. Each event therefore carries the id of the transaction that wrote it, and a reader is shown
+ * only events of transactions older than every transaction still running (`pg_snapshot_xmin`): none of those can
+ * commit anything that sorts before what it was shown. On SQLite one transaction writes at a time, txid is 0 and ids
+ * are in commit order.
+ */
+export interface FeedPosition {
+  txid: string;
+  id: number;
+}
+
+export const START: FeedPosition = { txid: "0", id: 0 };
+
+/** A position a client holds: also when its event was written, to tell a cursor older than the retention period. */
+export interface Cursor extends FeedPosition {
+  createdAt: number;
+}
+
+const CURSOR_VERSION = "c1";
+
+export function encodeCursor(event: Pick<ChangeEventRecord, "txid" | "id" | "createdAt">): string {
+  return Buffer.from(`${CURSOR_VERSION}:${event.txid}:${event.id}:${event.createdAt.getTime()}`).toString("base64url");
+}
+
+/** The cursor `text` stands for, or null when it is not one of ours. */
+export function decodeCursor(text: string): Cursor | null {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(text)) return null;
+  const match = /^c1:(\d{1,19}):(\d{1,15}):(\d{1,15})$/.exec(Buffer.from(text, "base64url").toString("utf8"));
+  if (!match) return null;
+  const [, txid, id, createdAt] = match;
+  if (BigInt(txid!) > 9223372036854775807n || !Number.isSafeInteger(Number(id)) || !Number.isSafeInteger(Number(createdAt))) return null;
+  return { txid: BigInt(txid!).toString(), id: Number(id), createdAt: Number(createdAt) };
+}
+
+const model = models.get("ChangeEvent")!;
+const columns = model.scalars.map((s) => quote(s.name)).join(", ");
+
+export interface ReadOptions {
+  accountId: number;
+  after: FeedPosition;
+  limit: number;
+  /** Only these types (all when absent or empty). */
+  types?: readonly string[];
+  /** Only events that may call webhooks (`notify`). */
+  notifying?: boolean;
+}
+
+/** The account's events after `after`, in order, at most `limit`: only those no running transaction can precede. */
+export async function readEvents(db: Pick<Database, "read" | "provider">, options: ReadOptions): Promise<ChangeEventRecord[]> {
+  const pg = db.provider === "postgresql";
+  const params: unknown[] = [];
+  const param = (value: unknown) => (params.push(value), pg ? `$${params.length}` : "?");
+  const where = [`"accountId" = ${param(options.accountId)}`, `("txid", "id") > (${param(pg ? options.after.txid : Number(options.after.txid))}, ${param(options.after.id)})`];
+  if (pg) where.push(`"txid" < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
+  if (options.types?.length) where.push(`"type" IN (${options.types.map(param).join(", ")})`);
+  if (options.notifying) where.push(`"notify" = ${pg ? "true" : "1"}`);
+  const sql = `SELECT ${columns} FROM "ChangeEvent" WHERE ${where.join(" AND ")} ORDER BY "txid", "id" LIMIT ${param(options.limit)}`;
+  return (await db.read(sql, params)).map((row) => toRecord(pg, row));
+}
+
+function toRecord(pg: boolean, row: unknown[]): ChangeEventRecord {
+  const event = Object.fromEntries(model.scalars.map((s, i) => [s.name, decode(pg ? "postgresql" : "sqlite", s, row[i])])) as Record<string, any>;
+  event.txid = String(event.txid);
+  return event as ChangeEventRecord;
+}
+
+/** The event with `id` in the account, or null (redelivery, tests). */
+export async function eventById(db: Pick<Database, "read" | "provider">, accountId: number, id: number): Promise<ChangeEventRecord | null> {
+  const pg = db.provider === "postgresql";
+  const rows = await db.read(`SELECT ${columns} FROM "ChangeEvent" WHERE "accountId" = ${pg ? "$1" : "?"} AND "id" = ${pg ? "$2" : "?"}`, [accountId, id]);
+  return rows[0] ? toRecord(pg, rows[0]) : null;
+}
