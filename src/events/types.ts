@@ -13,7 +13,7 @@ export const eventTypeOf = (def: ResourceDef, action: ChangeAction): string => `
 export const TEST_EVENT = "webhook.test";
 
 /** Every type an event can have, sorted: what a webhook may subscribe to (besides `*`). */
-export const eventTypes: readonly string[] = [...new Set(resources.flatMap((def) => (["created", "updated", "deleted"] as const).map((a) => eventTypeOf(def, a))))].sort();
+export const eventTypes: readonly string[] = [...new Set(resources.filter((def) => !def.silent).flatMap((def) => (["created", "updated", "deleted"] as const).map((a) => eventTypeOf(def, a))))].sort();
 
 const known = new Set([...eventTypes, TEST_EVENT]);
 export const isEventType = (type: string): boolean => known.has(type);

@@ -196,6 +196,8 @@ export interface ResourceDef {
   scopes?: Record<string, ExposedScope>;
   /** Link model: no account column of its own; reached through its parents. */
   link?: boolean;
+  /** Its writes record no events in the outbox (webhooks themselves). */
+  silent?: boolean;
 }
 
 export type ResourceInput = Omit<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy"> &
