@@ -129,3 +129,6 @@ export function postEvent(delivery: Delivery): Promise<DeliveryResult> {
     request.end(delivery.body);
   });
 }
+
+/** `X-Muster-Delivery` of an event at a webhook: the same on every attempt and redelivery, so receivers can drop repeats. */
+export const deliveryIdOf = (webhookId: number, eventId: number): string => `wh${webhookId}-ev${eventId}`;
