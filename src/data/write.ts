@@ -11,6 +11,9 @@ import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
 import { snake } from "../graphql/names.ts";
 import { rememberName, trackNames } from "./transaction-names.ts";
+import { createTracked, deleteTracked, recordWrites, updateTracked } from "./tracked.ts";
+import { announceEvents, writeEvents } from "../events/outbox.ts";
+import type { ChangeEventRecord } from "../events/types.ts";
 
 /**
  * Runs `work` in one transaction: a failed write leaves nothing behind, its stored files included (src/files/changes.ts:
@@ -34,6 +37,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
   const storage = fileStorage(ctx.config, ctx.prisma);
   const attempt = async () => {
     let files: FileChanges | undefined;
+    let events: ChangeEventRecord[] = [];
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
     // An independent write on PostgreSQL runs without Prisma's interactive transaction as long as its statements
@@ -44,6 +48,8 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
       trackNames(tx);
       fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
       const value = await work(tx);
+      // The events of the work's writes go in with them (src/events/outbox.ts): the last statement before COMMIT.
+      events = await writeEvents(ctx, tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
       return value;
     }, transactionOptions).catch(async (error: unknown) => {
@@ -51,6 +57,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
       throw error;
     })) as T;
     await files?.committed();
+    announceEvents(ctx, events);
     return result;
   };
   for (let tries = 1; ; tries++) {
@@ -86,7 +93,7 @@ async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<st
     }
   }
   if (def.spread && input[def.spread] !== undefined) data[def.spread] = input[def.spread];
-  await def.hooks?.beforeWrite?.({ data, fixed, existing, ctx, tx });
+  await def.hooks?.beforeWrite?.({ data, fixed, existing, ctx, tx, writes: recordWrites(ctx, tx) });
   return data;
 }
 
@@ -94,9 +101,9 @@ async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<st
 export async function createRow(ctx: Context, tx: any, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown> = {}) {
   const data = await prepare(ctx, tx, def, input, fixed);
   await applyCreateDefaults(ctx, tx, def.model, def.fields, data, fixed, { accountId: ctx.auth!.accountId });
-  const row = await delegate(tx, def.model).create({ data: { ...data, ...fixed, ...(def.link ? {} : { accountId: ctx.auth!.accountId }) } });
-  await def.hooks?.afterCreate?.({ row, ctx, tx });
-  return row as Record<string, any>;
+  const row = await createTracked(tx, def, { ...data, ...fixed, ...(def.link ? {} : { accountId: ctx.auth!.accountId }) });
+  await def.hooks?.afterCreate?.({ row, ctx, tx, writes: recordWrites(ctx, tx) });
+  return row;
 }
 
 /** Fills what a create leaves out: the caller as author, `order` after the last one in `scope`. */
@@ -116,7 +123,7 @@ export async function applyCreateDefaults(
 export async function updateRow(ctx: Context, tx: any, def: ResourceDef, existing: Record<string, any>, input: Record<string, unknown>) {
   const data = await prepare(ctx, tx, def, input, {}, existing);
   if (Object.keys(data).length === 0) return existing;
-  const row = (await delegate(tx, def.model).update({ where: { id: existing.id }, data })) as Record<string, any>;
+  const row = (await updateTracked(ctx, tx, def, existing.id, data, existing))!;
   rememberName(tx, def.model, row);
   return row;
 }
@@ -132,10 +139,10 @@ export async function deleteRows(ctx: Context, tx: any, def: ResourceDef, ids: n
   for (const child of morphChildren(def)) {
     const where = { accountId: ctx.auth!.accountId, modelType: def.morphClass, modelId: { in: ids } };
     await doomStoredFiles(tx, child, where);
-    await delegate(tx, child.model).deleteMany({ where });
+    await deleteTracked(tx, child, where);
   }
   await doomStoredFiles(tx, def, owned(ctx, def, { id: { in: ids } }));
-  await delegate(tx, def.model).deleteMany({ where: owned(ctx, def, { id: { in: ids } }) });
+  await deleteTracked(tx, def, owned(ctx, def, { id: { in: ids } }), ids);
 }
 
 /** Deletes the stored files of the rows about to be deleted, as the transaction commits (src/files/changes.ts). */

@@ -121,6 +121,12 @@ function routedCall(routes: Routes, model: string, method: string, prisma: Call)
   return null;
 }
 
+/** The routes of each client `routed` made: what `routesOf` answers for a transaction's client. */
+const routesByClient = new WeakMap<object, Routes>();
+
+/** The reader and writer a client (a transaction's `tx`) runs its translated statements on; undefined when it has none. */
+export const routesOf = (client: object): Routes | undefined => routesByClient.get(client);
+
 /**
  * `client` with its model delegates' calls routed per `routes`. Everything else (raw SQL, `$on`, batch operations)
  * is the client's own. Outside a transaction only reads are routed, to a connection that sees committed data.
@@ -143,7 +149,7 @@ export function routed<T extends PrismaClient>(client: T, routes: Routes): T {
       },
     });
   };
-  return new Proxy(client, {
+  const proxy = new Proxy(client, {
     get(target, property) {
       if (typeof property === "string" && !property.startsWith("$")) {
         let delegate = delegates.get(property);
@@ -187,4 +193,6 @@ export function routed<T extends PrismaClient>(client: T, routes: Routes): T {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+  routesByClient.set(proxy, routes);
+  return proxy;
 }

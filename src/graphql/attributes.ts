@@ -22,6 +22,13 @@ const everyColumn = (model: string) => Object.fromEntries(
     .filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => [f.name, true]),
 );
 
+/** Whether rows of `model` keep when they last changed: an append-only log (webhook deliveries) has no `updatedAt`. */
+export const hasUpdatedAt = (model: string): boolean => withUpdatedAt.has(model);
+const withUpdatedAt = new Set(
+  Object.entries(getDatamodel().datamodel.models as unknown as Record<string, { fields: Array<{ name: string }> }>)
+    .filter(([, m]) => m.fields.some((f) => f.name === "updatedAt")).map(([name]) => name),
+);
+
 /** `Rank Record: 12`: the `label` every non-link row shows. */
 export const labelOf = (def: ResourceDef, row: Row) => `${def.label}: ${row.id}`;
 
@@ -36,14 +43,35 @@ interface Attribute {
  * The attributes of `def`'s rows in the order REST shows them: id, label, the visible columns, the computed fields,
  * then the timestamps; snake_case keys.
  */
-function attributesOf(def: ResourceDef): Attribute[] {
+function attributesOf(def: ResourceDef, { computed = true } = {}): Attribute[] {
   const column = (name: string, type: FieldType): Attribute => ({ key: snake(name), value: (row) => row[name], serialize: serializers[type] });
   const list: Attribute[] = [column("id", "int")];
   if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), serialize: asIs });
   for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));
-  for (const [name, c] of Object.entries(def.computed ?? {})) list.push({ key: snake(name), value: c.resolve, serialize: serializers[c.type] });
-  list.push(column("createdAt", "datetime"), column("updatedAt", "datetime"));
+  if (computed) for (const [name, c] of Object.entries(def.computed ?? {})) list.push({ key: snake(name), value: c.resolve, serialize: serializers[c.type] });
+  list.push(column("createdAt", "datetime"));
+  if (hasUpdatedAt(def.model)) list.push(column("updatedAt", "datetime"));
   return list;
+}
+
+/**
+ * A row's attributes from its own columns, as REST shows them but without the computed fields (which read other rows):
+ * what an event carries as `data`. A custom-field column REST spreads is spread here too.
+ */
+export function columnAttributes(def: ResourceDef): (row: Row) => Row {
+  const attributes = attributesOf(def, { computed: false });
+  const spread = def.spread && snake(def.spread);
+  return (row) => {
+    const out: Row = {};
+    for (const { key, value, serialize } of attributes) {
+      const raw = value(row, undefined as unknown as Context);
+      out[key] = raw == null ? null : serialize(raw);
+    }
+    const values = spread ? out[spread] : undefined;
+    if (spread) delete out[spread];
+    if (values && typeof values === "object") for (const [k, v] of Object.entries(values)) if (!Object.hasOwn(out, k)) out[k] = v;
+    return out;
+  };
 }
 
 const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | null)?.then === "function";

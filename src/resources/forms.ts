@@ -166,13 +166,9 @@ export const submission = defineResource({
       bag.throwIfAny();
       data.data = existing ? { ...((existing.data as object) ?? {}), ...kept } : kept;
     },
-    async afterCreate({ row, tx }) {
+    async afterCreate({ row, tx, writes }) {
       const form = await tx.form.findUnique({ where: { id: row.formId }, select: { submissionStatusId: true } });
-      if (form?.submissionStatusId != null) {
-        await tx.statusRecord.create({
-          data: { statusId: form.submissionStatusId, submissionId: row.id },
-        });
-      }
+      if (form?.submissionStatusId != null) await writes.create("statusRecord", { statusId: form.submissionStatusId, submissionId: row.id });
     },
   },
 });

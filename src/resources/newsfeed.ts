@@ -1,4 +1,4 @@
-import { belongsToMany, defineResource, type RowKind } from "./define.ts";
+import { belongsToMany, defineResource, type RecordWrites, type RowKind } from "./define.ts";
 import { sameIncludes } from "./routes.ts";
 import type { Context } from "../graphql/context.ts";
 
@@ -50,8 +50,8 @@ export interface NewsfeedEntry {
 }
 
 /** Records something that happened in the account on its newsfeed. */
-export async function addNewsfeedItem(tx: any, ctx: Context, entry: NewsfeedEntry): Promise<void> {
-  await tx.newsfeedItem.create({
-    data: { ...entry, accountId: ctx.auth!.accountId, causerId: ctx.auth!.userId ?? null, properties: { headline: entry.headline, text: entry.text } },
+export async function addNewsfeedItem(writes: RecordWrites, ctx: Context, entry: NewsfeedEntry): Promise<void> {
+  await writes.create("newsfeedItem", {
+    ...entry, accountId: ctx.auth!.accountId, causerId: ctx.auth!.userId ?? null, properties: { headline: entry.headline, text: entry.text },
   });
 }

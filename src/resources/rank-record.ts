@@ -22,8 +22,8 @@ export default defineResource({
       const rank = await nameOf(tx, "rank", row.rankId);
       return `${user} received a ${rankRecordTypes[row.type]?.toLowerCase() ?? "rank change"}${rank ? ` to ${rank}` : ""}`;
     },
-    async (row, tx) => {
-      if (row.rankId != null) await tx.user.update({ where: { id: row.userId }, data: { rankId: row.rankId } });
+    async (row, writes) => {
+      if (row.rankId != null) await writes.update("user", row.userId, { rankId: row.rankId });
     },
   ),
 });

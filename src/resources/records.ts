@@ -1,4 +1,4 @@
-import { belongsTo, defineResource, morphMany, oneOf, ref, text, type Hooks, type RelationDef } from "./define.ts";
+import { belongsTo, defineResource, morphMany, oneOf, ref, text, type Hooks, type RecordWrites, type RelationDef } from "./define.ts";
 import { assignmentType } from "./enums.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
 import { rememberedName } from "../data/transaction-names.ts";
@@ -33,15 +33,17 @@ type Row = Record<string, any>;
  * the update locks the user's row, so records of one user written side by side (PostgreSQL) get their ids in the order
  * their effects apply, and the user ends with the effect of the latest record.
  */
-export function recordHooks(model: string, headline: (user: string, row: Row, tx: Tx) => Promise<string> | string, effect?: (row: Row, tx: Tx) => Promise<void>): Hooks {
+export function recordHooks(
+  model: string, headline: (user: string, row: Row, tx: Tx) => Promise<string> | string, effect?: (row: Row, writes: RecordWrites) => Promise<void>,
+): Hooks {
   return {
     independent: true,
-    async beforeWrite({ data, fixed, existing, tx }) {
-      if (effect && !existing) await effect({ ...data, ...fixed }, tx);
+    async beforeWrite({ data, fixed, existing, writes }) {
+      if (effect && !existing) await effect({ ...data, ...fixed }, writes);
     },
-    async afterCreate({ row, ctx, tx }) {
+    async afterCreate({ row, ctx, tx, writes }) {
       const user = await nameOf(tx, "user", row.userId);
-      await addNewsfeedItem(tx, ctx, {
+      await addNewsfeedItem(writes, ctx, {
         event: "created", subjectType: `App\\Models\\${model}`, subjectId: row.id, description: "created",
         headline: await headline(user ?? "A user", row, tx), text: row.text ?? null,
       });
@@ -82,11 +84,11 @@ export const assignmentRecord = defineResource({
       const unit = await nameOf(tx, "unit", row.unitId);
       return `${user} received a new ${row.type} assignment${unit ? ` to ${unit}` : ""}`;
     },
-    async (row, tx) => {
+    async (row, writes) => {
       if (row.type !== "primary") return;
       const data: Record<string, number> = {};
       for (const key of ["positionId", "specialtyId", "unitId", "statusId"]) if (row[key] != null) data[key] = row[key];
-      if (Object.keys(data).length) await tx.user.update({ where: { id: row.userId }, data });
+      if (Object.keys(data).length) await writes.update("user", row.userId, data);
     },
   ),
 });

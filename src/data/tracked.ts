@@ -1,0 +1,68 @@
+import type { Context } from "../graphql/context.ts";
+import type { PivotDef, RecordWrites, ResourceDef } from "../resources/define.ts";
+import { linkResourceOf, resourceNamed } from "../resources/index.ts";
+import { models } from "../db/reader.ts";
+import { rowForUpdate, transactionSql } from "../db/store.ts";
+import { recordCreated, recordDeleted, recordUpdated } from "../events/outbox.ts";
+import { delegate } from "./access.ts";
+
+/**
+ * Writes to records that record their change in the outbox (src/events/outbox.ts) in the same transaction. Every
+ * write a request makes to a record goes through one of these (or createRow/updateRow/deleteRows, built on them), so
+ * webhooks, subscriptions and the change feed see it.
+ */
+type Row = Record<string, any>;
+
+export async function createTracked(tx: any, def: ResourceDef, data: Row): Promise<Row> {
+  const row = (await delegate(tx, def.model).create({ data })) as Row;
+  recordCreated(tx, def, row);
+  return row;
+}
+
+const hasEveryColumn = (model: string, row: Row) => models.get(model)!.scalars.every((s) => s.name in row);
+
+/**
+ * Updates the row `before.id` (or `id`) with `data`. `before` is the row as it is now, every column; without it the
+ * row is read, locked on PostgreSQL, so the change recorded starts from the value this transaction replaces.
+ */
+export async function updateTracked(ctx: Context, tx: any, def: ResourceDef, id: number, data: Row, before?: Row): Promise<Row | null> {
+  const current = before && hasEveryColumn(def.model, before) ? before : await rowForUpdate(transactionSql(tx, ctx.provider), def.model, id);
+  if (!current) return null;
+  const row = (await delegate(tx, def.model).update({ where: { id }, data })) as Row;
+  recordUpdated(tx, def, current, row);
+  return row;
+}
+
+/** Deletes the rows `where` selects and records them, as they were, in `order` (ids) or in id order. */
+export async function deleteTracked(tx: any, def: ResourceDef, where: Row, order?: number[]): Promise<Row[]> {
+  const rows = (await delegate(tx, def.model).findMany({ where, orderBy: { id: "asc" } })) as Row[];
+  if (!rows.length) return rows;
+  await delegate(tx, def.model).deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
+  if (order) {
+    const position = new Map(order.map((id, i) => [id, i]));
+    rows.sort((a, b) => (position.get(a.id) ?? Infinity) - (position.get(b.id) ?? Infinity));
+  }
+  recordDeleted(tx, def, rows);
+  return rows;
+}
+
+/** Sets `data` on the rows `where` selects (few: one request's list), recording each row's change. */
+export async function updateManyTracked(tx: any, def: ResourceDef, where: Row, data: Row): Promise<void> {
+  const rows = (await delegate(tx, def.model).findMany({ where, orderBy: { id: "asc" } })) as Row[];
+  if (!rows.length) return;
+  const ids = rows.map((r) => r.id);
+  await delegate(tx, def.model).updateMany({ where: { id: { in: ids } }, data });
+  const after = new Map(((await delegate(tx, def.model).findMany({ where: { id: { in: ids } } })) as Row[]).map((r) => [r.id, r]));
+  for (const row of rows) recordUpdated(tx, def, row, after.get(row.id)!);
+}
+
+/** The link rows of `pivot` as a resource, for the link operations (attach, detach, sync, toggle, pivot). */
+export const linkResource = (pivot: PivotDef): ResourceDef => linkResourceOf(pivot);
+
+/** What hooks write through: other records, recorded like the request's own writes. */
+export function recordWrites(ctx: Context, tx: any): RecordWrites {
+  return {
+    create: (resource, data) => createTracked(tx, resourceNamed(resource), data),
+    update: (resource, id, data) => updateTracked(ctx, tx, resourceNamed(resource), id, data),
+  };
+}

@@ -1,0 +1,112 @@
+import type { Context } from "../graphql/context.ts";
+import type { ResourceDef } from "../resources/define.ts";
+import { columnAttributes } from "../graphql/attributes.ts";
+import { transactionSql } from "../db/store.ts";
+import { eventTypeOf, type ChangeAction, type ChangeEventRecord } from "./types.ts";
+import type { PublishedEvent } from "./bus.ts";
+
+/**
+ * The transactional outbox: every write that changes a record appends an event in the same transaction
+ * (src/data/write.ts calls these), so a rolled-back write leaves none and a committed one cannot lose its events.
+ * Events wait in memory until the transaction's work is done and are written by `writeEvents` in one statement just
+ * before it commits; once committed they are announced on the bus (`announceEvents`).
+ */
+interface PendingEvent {
+  def: ResourceDef;
+  action: ChangeAction;
+  recordId: number;
+  data: Record<string, unknown>;
+  changes: Record<string, { old: unknown; new: unknown }> | null;
+}
+
+const pendingByTransaction = new WeakMap<object, PendingEvent[]>();
+
+const attributesByResource = new Map<ResourceDef, (row: Record<string, any>) => Record<string, unknown>>();
+const shown = (def: ResourceDef, row: Record<string, any>) => {
+  let attributes = attributesByResource.get(def);
+  if (!attributes) attributesByResource.set(def, (attributes = columnAttributes(def)));
+  return attributes(row);
+};
+
+function append(tx: object, event: PendingEvent): void {
+  if (event.def.silent) return;
+  const pending = pendingByTransaction.get(tx);
+  if (pending) pending.push(event);
+  else pendingByTransaction.set(tx, [event]);
+}
+
+export function recordCreated(tx: object, def: ResourceDef, row: Record<string, any>): void {
+  append(tx, { def, action: "created", recordId: row.id, data: shown(def, row), changes: null });
+}
+
+/** Attributes that change with every write and say nothing of what changed. */
+const BOOKKEEPING = new Set(["updated_at"]);
+
+/** An update that changes no attribute records nothing. */
+export function recordUpdated(tx: object, def: ResourceDef, before: Record<string, any>, after: Record<string, any>): void {
+  const old = shown(def, before);
+  const data = shown(def, after);
+  const changes: Record<string, { old: unknown; new: unknown }> = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (BOOKKEEPING.has(key)) continue;
+    if (JSON.stringify(value) !== JSON.stringify(old[key])) changes[key] = { old: old[key] ?? null, new: value };
+  }
+  if (Object.keys(changes).length) append(tx, { def, action: "updated", recordId: after.id, data, changes });
+}
+
+/** `rows`: the deleted rows as they were, in the order they are reported. */
+export function recordDeleted(tx: object, def: ResourceDef, rows: Record<string, any>[]): void {
+  for (const row of rows) append(tx, { def, action: "deleted", recordId: row.id, data: shown(def, row), changes: null });
+}
+
+const COLUMNS = ["accountId", "type", "resource", "recordId", "data", "changes", "requestId", "traceId", "notify", "txid", "createdAt"];
+/** Rows per INSERT: 11 parameters each stays under both databases' limits on parameters per statement. */
+const ROWS_PER_STATEMENT = 500;
+
+/**
+ * Writes the transaction's pending events, in the order they were recorded, and returns them as stored. On PostgreSQL
+ * each carries its transaction's id (src/events/feed.ts says why).
+ */
+export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEventRecord[]> {
+  const pending = pendingByTransaction.get(tx);
+  if (!pending?.length) return [];
+  pendingByTransaction.delete(tx);
+  const sql = transactionSql(tx, ctx.provider);
+  const pg = sql.dialect === "postgresql";
+  const createdAt = new Date();
+  const accountId = ctx.auth!.accountId;
+  const stored: ChangeEventRecord[] = [];
+  for (let start = 0; start < pending.length; start += ROWS_PER_STATEMENT) {
+    const chunk = pending.slice(start, start + ROWS_PER_STATEMENT);
+    const params: unknown[] = [];
+    const param = (value: unknown, cast = "") => (params.push(value), pg ? `$${params.length}${cast}` : "?");
+    const values = chunk.map((event) => {
+      const row = [
+        param(accountId), param(eventTypeOf(event.def, event.action)), param(event.def.name), param(event.recordId),
+        param(JSON.stringify(event.data), "::jsonb"), event.changes ? param(JSON.stringify(event.changes), "::jsonb") : "NULL",
+        param(ctx.requestId), param(ctx.traceId), pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
+        pg ? "pg_current_xact_id()::text::bigint" : "0",
+        pg ? param(createdAt.toISOString().slice(0, 23), "::timestamp(3)") : param(createdAt.toISOString().replace("Z", "+00:00")),
+      ];
+      return `(${row.join(", ")})`;
+    });
+    const rows = await sql.all(`INSERT INTO "ChangeEvent" (${COLUMNS.map((c) => `"${c}"`).join(", ")}) VALUES ${values.join(", ")} RETURNING "id", "txid"`, params);
+    // One INSERT numbers its rows in the order of VALUES; RETURNING need not list them in that order.
+    rows.sort((a, b) => Number(a[0]) - Number(b[0]));
+    chunk.forEach((event, i) => {
+      const [id, txid] = rows[i]!;
+      stored.push({
+        id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.recordId, data: event.data,
+        changes: event.changes, requestId: ctx.requestId, traceId: ctx.traceId, notify: ctx.notify, txid: String(txid), createdAt,
+      });
+    });
+  }
+  return stored;
+}
+
+/** Tells subscriptions and the webhook dispatcher (of every instance, with Redis) that `events` have committed. */
+export function announceEvents(ctx: Context, events: ChangeEventRecord[]): void {
+  if (!events.length) return;
+  const published: PublishedEvent[] = events.map((e) => ({ ...e, createdAt: e.createdAt.toISOString() }));
+  ctx.events.publish({ accountId: events[0]!.accountId, events: published });
+}

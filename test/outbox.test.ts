@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
+import { readEvents, START } from "../src/events/feed.ts";
+import type { ChangeEventRecord } from "../src/events/types.ts";
+import type { CommittedEvents } from "../src/events/bus.ts";
+
+/**
+ * The outbox (src/events/outbox.ts): every write that changes a record appends its events in the same transaction.
+ * Read here straight from the table, in feed order; the webhook, subscription and change-feed suites read them through
+ * their own surfaces.
+ */
+let h: Harness;
+let api: Client;
+let accountId: number;
+let ids: Awaited<ReturnType<typeof seed>>;
+/** Every batch the bus announced, in order. */
+const announced: CommittedEvents[] = [];
+
+beforeAll(async () => {
+  h = await startHarness();
+  api = client(h, await h.key("outbox"));
+  ids = await seed(api);
+  accountId = (await h.db.prisma.account.findFirstOrThrow({ where: { name: "outbox" } })).id;
+  (async () => {
+    for await (const batch of h.app.events.pubsub.subscribe("committed")) announced.push(batch);
+  })();
+});
+afterAll(() => h?.close());
+
+/** Every event of the account written since `mark` (an event count), in feed order. */
+async function eventsSince(mark: number): Promise<ChangeEventRecord[]> {
+  const all = await readEvents(h.db, { accountId, after: START, limit: 10_000 });
+  return all.slice(mark);
+}
+const count = async () => (await readEvents(h.db, { accountId, after: START, limit: 10_000 })).length;
+const summary = (events: ChangeEventRecord[]) => events.map((e) => `${e.type} ${e.recordId}`);
+
+describe("outbox", () => {
+  test("a create records the record as REST shows it, with the request's ids; the seed's writes are all there", async () => {
+    const all = await eventsSince(0);
+    expect(all.filter((e) => e.type === "user.created").map((e) => e.recordId)).toEqual([ids.user.id, ids.other.id]);
+    const mark = all.length;
+    const r = await api.post("/v2/ranks", { name: "Sergeant", abbreviation: "SGT" });
+    expect(r.status).toBe(200);
+    const [event, ...more] = await eventsSince(mark);
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({ type: "rank.created", resource: "rank", recordId: r.body.data.id, changes: null, notify: true, accountId });
+    expect(event!.data).toEqual(r.body.data);
+    expect(event!.requestId).toBe(r.headers.get("x-perscom-request-id"));
+    expect(event!.traceId).toBe(r.headers.get("x-perscom-trace-id"));
+  });
+
+  test("an update records old and new values of what changed; an update that changes nothing records nothing", async () => {
+    const mark = await count();
+    const r = await api.patch(`/v2/users/${ids.other.id}`, { name: "Robert Jones", email: "bob@example.com" });
+    expect(r.status).toBe(200);
+    const events = await eventsSince(mark);
+    expect(summary(events)).toEqual([`user.updated ${ids.other.id}`]);
+    expect(events[0]!.changes).toEqual({ name: { old: "Bob Jones", new: "Robert Jones" } });
+    expect(events[0]!.data).toMatchObject({ id: ids.other.id, name: "Robert Jones" });
+    expect((await api.patch(`/v2/users/${ids.other.id}`, { name: "Robert Jones" })).status).toBe(200);
+    expect(await eventsSince(mark)).toHaveLength(1);
+  });
+
+  test("a rank record records its side effects in order: the user's new rank, the record, the newsfeed item", async () => {
+    const mark = await count();
+    const r = await api.post("/v2/rank-records", { user_id: ids.user.id, rank_id: ids.corporal.id, type: 0, text: "Promoted" });
+    expect(r.status).toBe(200);
+    const events = await eventsSince(mark);
+    expect(events.map((e) => e.type)).toEqual(["user.updated", "rankrecord.created", "newsfeeditem.created"]);
+    expect(events[0]!.changes).toEqual({ rank_id: { old: ids.private_.id, new: ids.corporal.id } });
+    expect(events[1]!.recordId).toBe(r.body.data.id);
+    expect(new Set(events.map((e) => e.requestId))).toEqual(new Set([r.headers.get("x-perscom-request-id")]));
+  });
+
+  test("a delete records a tombstone with the record's last state; a batch records one event per record in request order", async () => {
+    let mark = await count();
+    const created = await api.post("/v2/statuses/batch", { resources: [{ name: "A", color: "#a00" }, { name: "B", color: "#b00" }, { name: "C", color: "#c00" }] });
+    expect(created.status).toBe(200);
+    const statusIds = created.body.data.map((s: { id: number }) => s.id);
+    expect(summary(await eventsSince(mark))).toEqual(statusIds.map((id: number) => `status.created ${id}`));
+    mark = await count();
+    const order = [statusIds[2], statusIds[0], statusIds[1]];
+    expect((await api.delete("/v2/statuses/batch", { resources: order })).status).toBe(200);
+    const deleted = await eventsSince(mark);
+    expect(summary(deleted)).toEqual(order.map((id: number) => `status.deleted ${id}`));
+    expect(deleted[0]!.data).toMatchObject({ id: statusIds[2], name: "C" });
+  });
+
+  test("a write that fails records nothing", async () => {
+    const mark = await count();
+    const r = await api.post("/v2/statuses/batch", { resources: [{ name: "D", color: "#d00" }, { color: "#fff" }] });
+    expect(r.status).toBe(422);
+    expect(await eventsSince(mark)).toEqual([]);
+  });
+
+  test("link operations record the link rows; a GraphQL mutation records like REST", async () => {
+    const task = (await api.post("/v2/tasks", { title: "Clean rifles" })).body.data;
+    let mark = await count();
+    const attached = await api.post(`/v2/users/${ids.user.id}/tasks/attach`, { resources: [task.id] });
+    expect(attached.status).toBe(200);
+    const link = await eventsSince(mark);
+    expect(link.map((e) => e.type)).toEqual(["taskassignment.created"]);
+    expect(link[0]!.data).toMatchObject({ user_id: ids.user.id, task_id: task.id });
+    mark = await count();
+    expect((await api.delete(`/v2/users/${ids.user.id}/tasks/detach`, { resources: [task.id] })).status).toBe(200);
+    expect((await eventsSince(mark)).map((e) => `${e.type} ${e.recordId}`)).toEqual([`taskassignment.deleted ${link[0]!.recordId}`]);
+    mark = await count();
+    const g = await api.graphql(`mutation { updateTask(rowId: ${task.id}, input: { title: "Clean all rifles" }) { task { title } } }`);
+    expect(g.body.errors).toBeUndefined();
+    const events = await eventsSince(mark);
+    expect(summary(events)).toEqual([`task.updated ${task.id}`]);
+    expect(events[0]!.changes).toEqual({ title: { old: "Clean rifles", new: "Clean all rifles" } });
+  });
+
+  test("X-Perscom-Notifications: false records the events, marked to call no webhook", async () => {
+    const mark = await count();
+    const quiet = client(h, (await h.key("outbox")), { "x-perscom-notifications": "false" });
+    expect((await quiet.post("/v2/ranks", { name: "Major" })).status).toBe(200);
+    const events = await eventsSince(mark);
+    expect(events.map((e) => [e.type, e.notify])).toEqual([["rank.created", false]]);
+  });
+
+  test("committed events are announced on the bus, in order, one batch per transaction, for the account", async () => {
+    const before = announced.length;
+    const r = await api.post("/v2/ranks", { name: "Colonel" });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const batches = announced.slice(before);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.accountId).toBe(accountId);
+    expect(batches[0]!.events.map((e) => [e.type, e.recordId])).toEqual([["rank.created", r.body.data.id]]);
+  });
+
+  test("another account's writes land in its own events only", async () => {
+    const mark = await count();
+    const other = client(h, await h.key("outbox-other"));
+    expect((await other.post("/v2/ranks", { name: "Theirs" })).status).toBe(200);
+    expect(await eventsSince(mark)).toEqual([]);
+  });
+});
