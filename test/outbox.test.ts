@@ -3,6 +3,7 @@ import { client, seed, startHarness, type Client, type Harness } from "./harness
 import { readEvents, START } from "../src/events/feed.ts";
 import type { ChangeEventRecord } from "../src/events/types.ts";
 import type { CommittedEvents } from "../src/events/bus.ts";
+import { pruneEvents } from "../src/events/retention.ts";
 
 /**
  * The outbox (src/events/outbox.ts): every write that changes a record appends its events in the same transaction.
@@ -136,5 +137,15 @@ describe("outbox", () => {
     const other = client(h, await h.key("outbox-other"));
     expect((await other.post("/v2/ranks", { name: "Theirs" })).status).toBe(200);
     expect(await eventsSince(mark)).toEqual([]);
+  });
+
+  test("events older than the retention period are pruned; newer ones stay", async () => {
+    const all = await eventsSince(0);
+    const old = all.slice(0, 3).map((e) => e.id);
+    await h.db.prismaOnly.changeEvent.updateMany({ where: { id: { in: old } }, data: { createdAt: new Date(Date.now() - 31 * 86_400_000) } });
+    expect(await pruneEvents(h.db, { eventRetentionDays: 30 })).toBe(3);
+    const left = (await eventsSince(0)).map((e) => e.id);
+    expect(left).toEqual(all.slice(3).map((e) => e.id));
+    expect(await pruneEvents(h.db, { eventRetentionDays: 30 })).toBe(0);
   });
 });

@@ -1,0 +1,38 @@
+import type { Database } from "../db/prisma.ts";
+import type { Config } from "../config.ts";
+
+/** Rows one DELETE removes: a long backlog is pruned in steps, never one statement holding the write lock for long. */
+const BATCH = 5000;
+/** Steps per run: the rest waits for the next run, so one run's work is bounded. */
+const STEPS = 20;
+
+/** Deletes events older than the retention period; answers how many. */
+export async function pruneEvents(db: Pick<Database, "prismaOnly">, config: Pick<Config, "eventRetentionDays">, now = Date.now()): Promise<number> {
+  const before = new Date(now - config.eventRetentionDays * 86_400_000);
+  let pruned = 0;
+  for (let step = 0; step < STEPS; step++) {
+    const deleted = await db.prismaOnly.$executeRawUnsafe(
+      `DELETE FROM "ChangeEvent" WHERE "id" IN (SELECT "id" FROM "ChangeEvent" WHERE "createdAt" < $1 ORDER BY "id" LIMIT ${BATCH})`, before,
+    );
+    pruned += deleted;
+    if (deleted < BATCH) break;
+  }
+  return pruned;
+}
+
+const HOUR = 3_600_000;
+
+/** Prunes now and every hour until stopped; a failed run is reported and the next one tries again. */
+export function startEventPruning(db: Pick<Database, "prismaOnly">, config: Pick<Config, "eventRetentionDays">, onError: (error: unknown) => void) {
+  let running: Promise<unknown> = Promise.resolve();
+  const run = () => (running = pruneEvents(db, config).catch(onError));
+  const timer = setInterval(run, HOUR);
+  timer.unref();
+  run();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
