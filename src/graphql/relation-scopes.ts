@@ -183,27 +183,38 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
  */
 export function relationScopesPlugin(): Plugin<Context> {
   const cache = new WeakMap<DocumentNode, Map<string, RootCheck[]>>();
-  return {
-    onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
-      const scopes = (args.contextValue as Context).auth?.scopes;
-      // Without a key the root fields answer UNAUTHENTICATED; `*` holds every scope.
-      if (!scopes || scopes.has("*")) return;
-      const document = args.document as DocumentNode;
-      let byOperation = cache.get(document);
-      if (!byOperation) cache.set(document, (byOperation = new Map()));
-      const name = args.operationName ?? "";
-      let checks = byOperation.get(name);
-      if (!checks) byOperation.set(name, (checks = analyse(args.schema, document, args.operationName)));
-      const errors: ApiError[] = [];
-      const refused = new Set<string>();
-      for (const check of checks) {
-        if (check.scopes.some((s) => !scopes.has(s))) continue;
-        for (const need of check.needs) {
-          const missing = [...need.scopes].filter((s) => !scopes.has(s)).sort();
-          if (missing.length) errors.push(new RelationForbidden(need, missing)), refused.add(check.key);
-        }
+  /** The document's checks and what the key lacks; null when the key holds every scope (`*`) or none (no key). */
+  const refusalsOf = (args: { contextValue: unknown; document: unknown; operationName?: string | null; schema: GraphQLSchema }) => {
+    const scopes = (args.contextValue as Context).auth?.scopes;
+    // Without a key the root fields answer UNAUTHENTICATED; `*` holds every scope.
+    if (!scopes || scopes.has("*")) return null;
+    const document = args.document as DocumentNode;
+    let byOperation = cache.get(document);
+    if (!byOperation) cache.set(document, (byOperation = new Map()));
+    const name = args.operationName ?? "";
+    let checks = byOperation.get(name);
+    if (!checks) byOperation.set(name, (checks = analyse(args.schema, document, args.operationName)));
+    const errors: ApiError[] = [];
+    const refused = new Set<string>();
+    for (const check of checks) {
+      if (check.scopes.some((s) => !scopes.has(s))) continue;
+      for (const need of check.needs) {
+        const missing = [...need.scopes].filter((s) => !scopes.has(s)).sort();
+        if (missing.length) errors.push(new RelationForbidden(need, missing)), refused.add(check.key);
       }
-      if (!errors.length) return;
+    }
+    return { checks, errors, refused, document };
+  };
+  return {
+    // A subscription has one root field: a relation its key may not read refuses it before it starts.
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const errors = refusalsOf(args)?.errors;
+      if (errors?.length) setResultAndStopExecution({ errors });
+    },
+    onExecute({ args, executeFn, setExecuteFn, setResultAndStopExecution }) {
+      const found = refusalsOf(args);
+      if (!found?.errors.length) return;
+      const { checks, errors, refused, document } = found;
       // A refused field that cannot be null alone (non-null, or selected through a fragment) takes the whole data.
       if (checks.some((c) => refused.has(c.key) && !c.alone)) return setResultAndStopExecution({ data: null, errors });
       const operation = getOperationAST(document, args.operationName)!;

@@ -2,6 +2,7 @@ import { execute, type ExecutionArgs } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { Config } from "../config.ts";
 import { plannedExecute } from "../graphql/planned-execution.ts";
+import { subscribeWithContextPerEvent } from "./subscription-execution.ts";
 
 /**
  * Operations run on graphql-js's own `execute` instead of Yoga's default, @graphql-tools/executor's
@@ -12,5 +13,9 @@ import { plannedExecute } from "../graphql/planned-execution.ts";
  */
 export function graphqlJsExecutorPlugin(config: Pick<Config, "graphqlPlannedExecution">): Plugin {
   const run = config.graphqlPlannedExecution ? (args: ExecutionArgs) => plannedExecute(args, execute) : execute;
-  return { onExecute: ({ setExecuteFn }) => setExecuteFn(run as Parameters<typeof setExecuteFn>[0]) };
+  return {
+    onExecute: ({ setExecuteFn }) => setExecuteFn(run as Parameters<typeof setExecuteFn>[0]),
+    // Subscriptions on graphql-js too, each event executed with a context of its own.
+    onSubscribe: ({ setSubscribeFn }) => setSubscribeFn(subscribeWithContextPerEvent as Parameters<typeof setSubscribeFn>[0]),
+  };
 }

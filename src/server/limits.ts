@@ -1,5 +1,5 @@
 import type { Plugin } from "graphql-yoga";
-import { GraphQLError, Lexer, Source, TokenKind, type DocumentNode, type ValidationContext, type ValidationRule } from "graphql";
+import { GraphQLError, Lexer, Source, TokenKind, type DocumentNode, type ExecutionArgs, type ExecutionResult, type ValidationContext, type ValidationRule } from "graphql";
 import { maxDepthPlugin, maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
@@ -151,24 +151,24 @@ export function executionTimeoutPlugin(config: Config): Plugin {
  * documents carry no GraphQL params and are not costed: their include caps and the row cap bound them.
  */
 export function complexityBudgetPlugin(config: Pick<Config, "graphqlMaxComplexity">): Plugin {
-  return {
-    onExecute({ args, setResultAndStopExecution }) {
-      const ctx = args.contextValue as unknown as { params?: unknown; config: Config };
-      if (!ctx.params) return;
-      let estimate: number;
-      try {
-        estimate = estimateRows(args.schema, args.document as DocumentNode, args.operationName, args.variableValues as Record<string, unknown>, ctx);
-      } catch (error) {
-        // Variables that do not coerce, a fragment cycle: execution reports them in its own words.
-        if (error instanceof GraphQLError) return;
-        throw error;
-      }
-      if (estimate <= config.graphqlMaxComplexity) return;
-      const message = `The query could load about ${estimate} rows, over the budget of ${config.graphqlMaxComplexity} (GRAPHQL_MAX_COMPLEXITY): ` +
-        "each list counts as its first/limit, or as the list estimate when it takes none, multiplied through every nesting level.";
-      setResultAndStopExecution({ errors: [new ApiError("VALIDATION", message, { query: [message] })] });
-    },
+  const check = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; setResultAndStopExecution(result: ExecutionResult): void }) => {
+    const ctx = args.contextValue as unknown as { params?: unknown; config: Config };
+    if (!ctx.params) return;
+    let estimate: number;
+    try {
+      estimate = estimateRows(args.schema, args.document as DocumentNode, args.operationName, args.variableValues as Record<string, unknown>, ctx);
+    } catch (error) {
+      // Variables that do not coerce, a fragment cycle: execution reports them in its own words.
+      if (error instanceof GraphQLError) return;
+      throw error;
+    }
+    if (estimate <= config.graphqlMaxComplexity) return;
+    const message = `The query could load about ${estimate} rows, over the budget of ${config.graphqlMaxComplexity} (GRAPHQL_MAX_COMPLEXITY): ` +
+      "each list counts as its first/limit, or as the list estimate when it takes none, multiplied through every nesting level.";
+    setResultAndStopExecution({ errors: [new ApiError("VALIDATION", message, { query: [message] })] });
   };
+  // A subscription's selection runs once per event: it is held to the same budget when it starts.
+  return { onExecute: check as never, onSubscribe: check as never };
 }
 
 /**

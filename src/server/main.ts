@@ -11,6 +11,8 @@ import { serveClusterMetrics } from "./observability/metrics.ts";
 import { processLog } from "./observability/process-log.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { answerClientError } from "./client-errors.ts";
+import { serveWebSocket } from "./websocket.ts";
+import { closeSubscriptions } from "../graphql/subscriptions.ts";
 
 const log = processLog();
 
@@ -208,7 +210,8 @@ async function serve() {
   if (applied.length) log.info(`Applied migrations: ${applied.join(", ")}`);
   const db = await openDatabase(config.databaseUrl);
   if (!worker) for (const line of await firstRun(db.prisma, config)) log.info(line);
-  const { yoga, rateLimit, observability } = createApp({ db, config });
+  const app = createApp({ db, config });
+  const { yoga, rateLimit, observability } = app;
   // Counters go to Redis from the first request when REDIS_URL is set (the in-memory insurance limiter covers a slow start).
   await rateLimit.ready();
 
@@ -231,6 +234,7 @@ async function serve() {
     void yoga(req, res);
   });
   server.on("clientError", answerClientError);
+  const webSocket = serveWebSocket(server, app, db, config);
   let accepted = 0;
   server.on("connection", (socket: Socket) => {
     accepted++;
@@ -271,6 +275,9 @@ async function serve() {
     if (stopping) return;
     stopping = true;
     for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    // Subscriptions would hold their responses and sockets open forever: they complete now, WebSockets close (1001).
+    closeSubscriptions(app.events);
+    void webSocket.close();
     setTimeout(() => {
       log.error(`Shutdown grace period (${config.shutdownGraceMs} ms) over with ${inFlight.size} request(s) in flight: exiting`);
       process.exit(1);

@@ -1,6 +1,6 @@
 import cluster from "node:cluster";
 import type { IncomingMessage } from "node:http";
-import type { GraphQLSchema } from "graphql";
+import type { GraphQLFieldConfig, GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import { MapperKind, mapSchema } from "@graphql-tools/utils";
 import { rateLimitDirective, type RateLimitArgs } from "graphql-rate-limit-directive";
@@ -103,8 +103,8 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     },
   });
 
-  /** One unit of a keyless request, taken when its context is built. */
-  async function chargeKeyless(request: Request, bucket: string) {
+  /** One unit of `bucket`: a keyless request's, taken when its context is built, or a subscription's when it starts. */
+  async function charge(request: Request | undefined, bucket: string) {
     try {
       record(request, await limiter!.consume(bucket, 1), false);
     } catch (rejection) {
@@ -121,14 +121,33 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     return { remaining: res ? res.remainingPoints : points, msBeforeNext: res?.msBeforeNext ?? 0, limited: false };
   }
 
+  /**
+   * A subscription pays one unit when it starts, like any root field, and nothing per event (the directive would
+   * charge every event's `resolve`). Its fields are this app's own copies (the transformer built them), so they are
+   * wrapped in place.
+   */
+  function chargedOnSubscribe(schema: GraphQLSchema): GraphQLSchema {
+    for (const field of Object.values(schema.getSubscriptionType()?.getFields() ?? {})) {
+      const subscribe = field.subscribe;
+      if (!subscribe) continue;
+      field.subscribe = async (source, args, context, info) => {
+        const ctx = context as Context & ServerContext & { request?: Request };
+        // A keyless request paid when its context was built; the field refuses it.
+        if (ctx.auth && limiter) await charge(ctx.request, bucketOf(ctx.auth, ctx.request, ctx));
+        return subscribe(source, args, context, info);
+      };
+    }
+    return schema;
+  }
+
   return {
-    apply: (schema) => directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS })),
+    apply: (schema) => chargedOnSubscribe(directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS }))),
     plugin: () => ({
       onContextBuilding: () => async ({ context }) => {
         const ctx = context as unknown as Context & ServerContext & { request: Request };
         const bucket = bucketOf(ctx.auth, ctx.request, ctx);
         buckets.set(ctx.request, bucket);
-        if (!ctx.auth && limiter) await chargeKeyless(ctx.request, bucket);
+        if (!ctx.auth && limiter) await charge(ctx.request, bucket);
       },
       async onResponse({ request, response, serverContext }) {
         let seen = usage.get(request);
@@ -185,19 +204,18 @@ export function shareRateLimitsAcrossWorkers(config: Config): void {
 const closing = new WeakSet<Redis>();
 const markedSchemas = new WeakMap<GraphQLSchema, Map<string, GraphQLSchema>>();
 
-/** `schema` with `@rateLimit(limit, duration)` on every root field; built once per schema and allowance. */
+/** `schema` with `@rateLimit(limit, duration)` on every query and mutation field; built once per schema and allowance. */
 function marked(schema: GraphQLSchema, args: RateLimitArgs): GraphQLSchema {
   const bySchema = markedSchemas.get(schema) ?? new Map<string, GraphQLSchema>();
   markedSchemas.set(schema, bySchema);
   const key = `${args.limit}/${args.duration}`;
   let result = bySchema.get(key);
   if (!result) {
-    result = mapSchema(schema, {
-      [MapperKind.ROOT_FIELD]: (field) => ({
-        ...field,
-        extensions: { ...field.extensions, directives: { ...(field.extensions?.directives as object), [RATE_LIMIT_DIRECTIVE]: [args] } },
-      }),
+    const limited = (field: GraphQLFieldConfig<unknown, unknown>) => ({
+      ...field,
+      extensions: { ...field.extensions, directives: { ...(field.extensions?.directives as object), [RATE_LIMIT_DIRECTIVE]: [args] } },
     });
+    result = mapSchema(schema, { [MapperKind.QUERY_ROOT_FIELD]: limited, [MapperKind.MUTATION_ROOT_FIELD]: limited });
     bySchema.set(key, result);
   }
   return result;

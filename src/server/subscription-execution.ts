@@ -1,0 +1,22 @@
+import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from "graphql";
+import { isAsyncIterable, mapAsyncIterator } from "graphql-yoga";
+import type { Context } from "../graphql/context.ts";
+import { withRowBudget } from "../db/row-budget.ts";
+
+/**
+ * A subscription as graphql-js runs one (its source stream, then the selection executed once per event), except that
+ * each event is executed with a context of its own: a subscription lives for hours on one request's context, whose
+ * DataLoaders (ours, in `loaders`, and Pothos's, cached per context object) would otherwise answer later events with
+ * the rows read for earlier ones. Each event also reads under a fresh row budget (MAX_ROWS_PER_REQUEST), as a query
+ * does. Nothing is held between events: no concurrency place (src/server/concurrency.ts) and no execution timer
+ * (src/server/limits.ts) wrap a subscription, only each event's short read.
+ */
+export async function subscribeWithContextPerEvent(args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+  const stream = await createSourceEventStream(args);
+  if (!isAsyncIterable(stream)) return stream as ExecutionResult;
+  const ctx = args.contextValue as Context;
+  const iterator = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  return mapAsyncIterator(iterator, (payload: unknown) =>
+    withRowBudget(ctx.config.maxRowsPerRequest, () => execute({ ...args, rootValue: payload, contextValue: { ...ctx, loaders: new Map() } })),
+  ) as AsyncIterableIterator<ExecutionResult>;
+}
