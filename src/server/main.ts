@@ -11,6 +11,7 @@ import { serveClusterMetrics } from "./observability/metrics.ts";
 import { processLog } from "./observability/process-log.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { answerClientError } from "./client-errors.ts";
+import { startDispatcher } from "../events/webhooks/dispatcher.ts";
 import { serveWebSocket } from "./websocket.ts";
 import { closeSubscriptions } from "../graphql/subscriptions.ts";
 
@@ -214,6 +215,10 @@ async function serve() {
   const { yoga, rateLimit, observability } = app;
   // Counters go to Redis from the first request when REDIS_URL is set (the in-memory insurance limiter covers a slow start).
   await rateLimit.ready();
+  // Every process that serves delivers webhooks, each worker of WORKERS>1 too: leases keep each webhook to one of them.
+  const dispatcher = config.webhookDispatch
+    ? startDispatcher({ db, config, bus: app.events, logger: observability.logger, onAttempt: (outcome) => observability.metrics.webhookAttempt(outcome) })
+    : null;
 
   /** Responses not yet finished. */
   const inFlight = new Set<ServerResponse>();
@@ -264,6 +269,8 @@ async function serve() {
   async function finish() {
     if (finished) return;
     finished = true;
+    // Deliveries under way are recorded (at most a receiver timeout) before the database closes.
+    await dispatcher?.stop();
     await observability.close();
     await rateLimit.close();
     await db.close();

@@ -22,6 +22,8 @@ export interface Metrics {
   request(route: string, method: string, status: number, seconds: number): void;
   operation(name: string, type: string): void;
   rateLimited(): void;
+  /** One attempt to deliver an event to a webhook: `delivered`, `failed` (to be retried) or `abandoned` (the last). */
+  webhookAttempt(outcome: string): void;
 }
 
 /**
@@ -47,6 +49,10 @@ export function createMetrics({ acrossWorkers = false }: { acrossWorkers?: boole
   const rejections = new Counter({
     name: "rate_limit_rejections_total", help: "Requests refused by the rate limit (429).", registers: [registry],
   });
+  const webhookAttempts = new Counter({
+    name: "webhook_deliveries_total", help: "Attempts to deliver an event to a webhook, by outcome (delivered, failed, abandoned).",
+    labelNames: ["outcome"] as const, registers: [registry],
+  });
   const names = new Set<string>();
   if (acrossWorkers) {
     AggregatorRegistry.setRegistries([registry]);
@@ -66,6 +72,7 @@ export function createMetrics({ acrossWorkers = false }: { acrossWorkers?: boole
       operations.inc({ operation: names.has(name) ? name : "other", type });
     },
     rateLimited: () => rejections.inc(),
+    webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
   };
 }
 
