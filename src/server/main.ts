@@ -7,6 +7,7 @@ import { migrate } from "../db/migrate.ts";
 import { createApp } from "./app.ts";
 import { firstRun } from "./first-run.ts";
 import { shareRateLimitsAcrossWorkers } from "./rate-limit.ts";
+import { createWorkerEventBus, relayEventsBetweenWorkers } from "./cluster-events.ts";
 import { serveClusterMetrics } from "./observability/metrics.ts";
 import { processLog } from "./observability/process-log.ts";
 import { describeStartupError } from "./startup-errors.ts";
@@ -93,6 +94,7 @@ async function runPrimary() {
   for (const line of await firstRun(seedDb.prisma, config)) log.info(line);
   await seedDb.close();
   shareRateLimitsAcrossWorkers(config);
+  if (!config.redisUrl) relayEventsBetweenWorkers();
   serveClusterMetrics();
 
   /** Workers that said they are ready and are not stopping, in the order connections go to them. */
@@ -211,7 +213,8 @@ async function serve() {
   if (applied.length) log.info(`Applied migrations: ${applied.join(", ")}`);
   const db = await openDatabase(config.databaseUrl);
   if (!worker) for (const line of await firstRun(db.prisma, config)) log.info(line);
-  const app = createApp({ db, config });
+  // Without Redis, the workers of WORKERS>1 hear of each other's commits through the primary.
+  const app = createApp({ db, config, ...(worker && !config.redisUrl ? { events: createWorkerEventBus() } : {}) });
   const { yoga, rateLimit, observability } = app;
   // Counters go to Redis from the first request when REDIS_URL is set (the in-memory insurance limiter covers a slow start).
   await rateLimit.ready();

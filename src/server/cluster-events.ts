@@ -1,0 +1,39 @@
+import cluster from "node:cluster";
+import { createPubSub } from "graphql-yoga";
+import type { CommittedEvents, EventBus, EventTopics } from "../events/bus.ts";
+
+/** The message a worker sends its primary, and the primary the other workers, for each batch committed. */
+interface EventsMessage {
+  muster: "events";
+  batch: CommittedEvents;
+}
+const isEventsMessage = (message: unknown): message is EventsMessage =>
+  typeof message === "object" && message !== null && (message as { muster?: unknown }).muster === "events";
+
+/**
+ * The event bus of a worker of `WORKERS>1` without Redis: what this worker commits is announced here and, through the
+ * primary, to the other workers, so a subscription held by one worker sees the writes every worker makes. (With
+ * Redis, every process shares Redis's channel instead: src/events/bus.ts.)
+ */
+export function createWorkerEventBus(): EventBus {
+  const pubsub = createPubSub<EventTopics>();
+  process.on("message", (message: unknown) => {
+    if (isEventsMessage(message)) pubsub.publish("committed", message.batch);
+  });
+  return {
+    pubsub,
+    publish(batch) {
+      pubsub.publish("committed", batch);
+      if (process.connected) process.send!({ muster: "events", batch } satisfies EventsMessage);
+    },
+    close: async () => {},
+  };
+}
+
+/** In the primary of `WORKERS>1` without Redis: passes each worker's committed events on to the other workers. */
+export function relayEventsBetweenWorkers(): void {
+  cluster.on("message", (from, message: unknown) => {
+    if (!isEventsMessage(message)) return;
+    for (const worker of Object.values(cluster.workers ?? {})) if (worker && worker !== from && worker.isConnected()) worker.send(message);
+  });
+}
