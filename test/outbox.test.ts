@@ -148,4 +148,18 @@ describe("outbox", () => {
     expect(left).toEqual(all.slice(3).map((e) => e.id));
     expect(await pruneEvents(h.db, { eventRetentionDays: 30 })).toBe(0);
   });
+
+  test("writes to one row committed side by side are read in the order they applied: each change starts where the last ended", async () => {
+    const ranks: number[] = [];
+    for (let i = 0; i < 6; i++) ranks.push((await api.post("/v2/ranks", { name: `Rank ${i}` })).body.data.id);
+    const mark = await count();
+    const writes = await Promise.all(Array.from({ length: 24 }, (_, i) =>
+      api.post(`/v2/users/${ids.other.id}/rank-records`, { rank_id: ranks[i % ranks.length], type: 0 })));
+    expect(writes.map((r) => r.status)).toEqual(writes.map(() => 200));
+    const updates = (await eventsSince(mark)).filter((e) => e.type === "user.updated" && e.recordId === ids.other.id);
+    expect(updates.length).toBeGreaterThan(0);
+    for (let i = 1; i < updates.length; i++) expect(updates[i]!.changes!.rank_id!.old).toBe(updates[i - 1]!.changes!.rank_id!.new);
+    const user = (await api.get(`/v2/users/${ids.other.id}`)).body.data;
+    expect(updates.at(-1)!.data.rank_id).toBe(user.rank_id);
+  });
 });

@@ -3,6 +3,8 @@ import type { PivotDef, RecordWrites, ResourceDef } from "../resources/define.ts
 import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { models } from "../db/reader.ts";
 import { rowForUpdate, transactionSql } from "../db/store.ts";
+import { routesOf } from "../db/routing.ts";
+import { FAILED } from "../db/writer.ts";
 import { recordCreated, recordDeleted, recordUpdated } from "../events/outbox.ts";
 import { delegate } from "./access.ts";
 
@@ -26,6 +28,13 @@ const hasEveryColumn = (model: string, row: Row) => models.get(model)!.scalars.e
  * row is read, locked on PostgreSQL, so the change recorded starts from the value this transaction replaces.
  */
 export async function updateTracked(ctx: Context, tx: any, def: ResourceDef, id: number, data: Row, before?: Row): Promise<Row | null> {
+  if (!before || !hasEveryColumn(def.model, before)) {
+    const updated = await routesOf(tx)?.writer?.planUpdateWithOld(def.model, id, data)?.();
+    if (updated && updated !== FAILED) {
+      recordUpdated(tx, def, updated.old, updated.row);
+      return updated.row;
+    }
+  }
   const current = before && hasEveryColumn(def.model, before) ? before : await rowForUpdate(transactionSql(tx, ctx.provider), def.model, id);
   if (!current) return null;
   const row = (await delegate(tx, def.model).update({ where: { id }, data })) as Row;

@@ -25,6 +25,40 @@ export class SqlWriter {
     });
   }
 
+  /**
+   * `update({ where: { id }, data })` that also answers the row as it was. On PostgreSQL one statement: the old row is
+   * read locked (`FOR UPDATE`, so no other transaction changes it between the two) in the UPDATE's own FROM; on SQLite,
+   * one write transaction at a time, a SELECT then the UPDATE. Null when `data` is not one this writer translates.
+   */
+  planUpdateWithOld(model: string, id: number, data: Args): (() => Promise<{ old: Args; row: Args } | typeof FAILED>) | null {
+    return plannedOrNull(() => {
+      const m = models.get(model) ?? unsupported(model);
+      if (!isPlainObject(data) || !Object.values(data).some((v) => v !== undefined)) unsupported("data");
+      const sql = new Statement(this.driver.dialect);
+      const values = this.#values(sql, m, data, false);
+      const set = values.map(([f, v]) => `${quote(f.name)} = ${v}`).join(", ");
+      const columns = (alias: string) => m.scalars.map((s) => `${alias}.${quote(s.name)}`).join(", ");
+      const decodeRow = (row: unknown[], offset: number) => Object.fromEntries(m.scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[offset + i])]));
+      const width = m.scalars.length;
+      if (sql.dialect === "postgresql") {
+        const text = `UPDATE ${quote(m.name)} AS "n" SET ${set} FROM (SELECT * FROM ${quote(m.name)} WHERE "id" = ${sql.param(id)} FOR UPDATE) AS "o" WHERE "n"."id" = "o"."id" RETURNING ${columns('"o"')}, ${columns('"n"')}`;
+        return async () => {
+          const rows = await this.#all(sql, text);
+          return rows === FAILED || !rows[0] ? FAILED : { old: decodeRow(rows[0], 0), row: decodeRow(rows[0], width) };
+        };
+      }
+      const read = new Statement(this.driver.dialect);
+      const select = `SELECT ${this.#returning(m)} FROM ${quote(m.name)} WHERE "id" = ${read.param(id)}`;
+      const text = `UPDATE ${quote(m.name)} SET ${set} WHERE "id" = ${sql.param(id)} RETURNING ${this.#returning(m)}`;
+      return async () => {
+        const before = await this.#all(read, select);
+        if (before === FAILED || !before[0]) return FAILED;
+        const after = await this.#all(sql, text);
+        return after === FAILED || !after[0] ? FAILED : { old: decodeRow(before[0], 0), row: decodeRow(after[0], 0) };
+      };
+    });
+  }
+
   /** The column values of `data`, and the time columns Prisma fills. */
   #values(sql: Statement, model: Model, data: Args, creating: boolean): Array<[Scalar, string]> {
     const now = new Date();
@@ -70,16 +104,21 @@ export class SqlWriter {
     return () => this.#run(model, sql, text);
   }
 
-  /** The written row, or FAILED. */
-  async #run(model: Model, sql: Statement, text: string): Promise<Args | typeof FAILED> {
+  /** The statement's rows, or FAILED when the database refused it. */
+  async #all(sql: Statement, text: string): Promise<unknown[][] | typeof FAILED> {
     this.options.onStatement?.(text);
-    let rows: unknown[][];
     try {
-      rows = await this.driver.all(text, sql.params);
+      return await this.driver.all(text, sql.params);
     } catch (error) {
       if (this.driver.refused) throw this.driver.refused(error);
       return FAILED;
     }
+  }
+
+  /** The written row, or FAILED. */
+  async #run(model: Model, sql: Statement, text: string): Promise<Args | typeof FAILED> {
+    const rows = await this.#all(sql, text);
+    if (rows === FAILED) return FAILED;
     const row = rows[0];
     return row ? Object.fromEntries(model.scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[i])])) : FAILED;
   }

@@ -6,11 +6,14 @@ import type { ChangeEventRecord } from "./types.ts";
  * Where a reader of the outbox stands: the last event it has seen, by the events' order key (txid, id).
  *
  * Why not `id` alone: on PostgreSQL, writes that no other write can invalidate commit side by side
- * (src/data/independent-writes.ts), so event 101 may commit before event 100. A reader that took 101 and moved on
- * would never see 100. Each event therefore carries the id of the transaction that wrote it, and a reader is shown
- * only events of transactions older than every transaction still running (`pg_snapshot_xmin`): none of those can
- * commit anything that sorts before what it was shown. On SQLite one transaction writes at a time, txid is 0 and ids
- * are in commit order.
+ * (src/data/independent-writes.ts), so event 101 may commit before event 100, and a reader that took 101 and moved on
+ * would never see 100. So each event also carries, in `txid`, the horizon of the moment it was written: the first
+ * transaction id not yet assigned then (`pg_snapshot_xmax`). Events are read in (txid, id) order, and only those whose
+ * horizon every still-running transaction is past (`txid <= pg_snapshot_xmin` of the reader's snapshot). Any event
+ * not visible yet belongs to a running transaction, which had its id before writing its events (they are its last
+ * statement), so that event's horizon is above the reader's xmin and it sorts after everything shown. Two writes to
+ * the same row keep their order: the second waits for the first's commit, so its horizon and id are not below the
+ * first's. On SQLite one transaction writes at a time, txid is 0 and ids are in commit order.
  */
 export interface FeedPosition {
   txid: string;
@@ -59,7 +62,7 @@ export async function readEvents(db: Pick<Database, "read" | "provider">, option
   const params: unknown[] = [];
   const param = (value: unknown) => (params.push(value), pg ? `$${params.length}` : "?");
   const where = [`"accountId" = ${param(options.accountId)}`, `("txid", "id") > (${param(pg ? options.after.txid : Number(options.after.txid))}, ${param(options.after.id)})`];
-  if (pg) where.push(`"txid" < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
+  if (pg) where.push(`"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
   if (options.types?.length) where.push(`"type" IN (${options.types.map(param).join(", ")})`);
   if (options.notifying) where.push(`"notify" = ${pg ? "true" : "1"}`);
   const sql = `SELECT ${columns} FROM "ChangeEvent" WHERE ${where.join(" AND ")} ORDER BY "txid", "id" LIMIT ${param(options.limit)}`;
@@ -77,4 +80,35 @@ export async function eventById(db: Pick<Database, "read" | "provider">, account
   const pg = db.provider === "postgresql";
   const rows = await db.read(`SELECT ${columns} FROM "ChangeEvent" WHERE "accountId" = ${pg ? "$1" : "?"} AND "id" = ${pg ? "$2" : "?"}`, [accountId, id]);
   return rows[0] ? toRecord(pg, rows[0]) : null;
+}
+
+/**
+ * The account's last `limit` events before `before` (the newest shown when absent), in order: the same events
+ * `readEvents` shows, read from the other end (a change feed read backwards, `changes(last:)`).
+ */
+export async function readEventsBefore(
+  db: Pick<Database, "read" | "provider">, options: Omit<ReadOptions, "after"> & { before?: FeedPosition },
+): Promise<ChangeEventRecord[]> {
+  const pg = db.provider === "postgresql";
+  const params: unknown[] = [];
+  const param = (value: unknown) => (params.push(value), pg ? `$${params.length}` : "?");
+  const where = [`"accountId" = ${param(options.accountId)}`];
+  if (options.before) where.push(`("txid", "id") < (${param(pg ? options.before.txid : Number(options.before.txid))}, ${param(options.before.id)})`);
+  if (pg) where.push(`"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
+  if (options.types?.length) where.push(`"type" IN (${options.types.map(param).join(", ")})`);
+  if (options.notifying) where.push(`"notify" = ${pg ? "true" : "1"}`);
+  const sql = `SELECT ${columns} FROM "ChangeEvent" WHERE ${where.join(" AND ")} ORDER BY "txid" DESC, "id" DESC LIMIT ${param(options.limit)}`;
+  return (await db.read(sql, params)).map((row) => toRecord(pg, row)).reverse();
+}
+
+/** How many of the account's events `readEvents` would show from the start (of `types`, when given). */
+export async function countEvents(db: Pick<Database, "read" | "provider">, options: Pick<ReadOptions, "accountId" | "types">): Promise<number> {
+  const pg = db.provider === "postgresql";
+  const params: unknown[] = [];
+  const param = (value: unknown) => (params.push(value), pg ? `$${params.length}` : "?");
+  const where = [`"accountId" = ${param(options.accountId)}`];
+  if (pg) where.push(`"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
+  if (options.types?.length) where.push(`"type" IN (${options.types.map(param).join(", ")})`);
+  const [row] = await db.read(`SELECT COUNT(*) FROM "ChangeEvent" WHERE ${where.join(" AND ")}`, params);
+  return Number(row![0]);
 }

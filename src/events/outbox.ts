@@ -65,7 +65,8 @@ const ROWS_PER_STATEMENT = 500;
 
 /**
  * Writes the transaction's pending events, in the order they were recorded, and returns them as stored. On PostgreSQL
- * each carries its transaction's id (src/events/feed.ts says why).
+ * each carries the horizon of the moment it was written (src/events/feed.ts says why). The transaction has written
+ * already (each event stands for a write), so it holds a transaction id older than that horizon.
  */
 export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEventRecord[]> {
   const pending = pendingByTransaction.get(tx);
@@ -85,7 +86,7 @@ export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEvent
         param(accountId), param(eventTypeOf(event.def, event.action)), param(event.def.name), param(event.recordId),
         param(JSON.stringify(event.data), "::jsonb"), event.changes ? param(JSON.stringify(event.changes), "::jsonb") : "NULL",
         param(ctx.requestId), param(ctx.traceId), pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
-        pg ? "pg_current_xact_id()::text::bigint" : "0",
+        pg ? "pg_snapshot_xmax(pg_current_snapshot())::text::bigint" : "0",
         pg ? param(createdAt.toISOString().slice(0, 23), "::timestamp(3)") : param(createdAt.toISOString().replace("Z", "+00:00")),
       ];
       return `(${row.join(", ")})`;
