@@ -8,6 +8,7 @@ import { operations, type Operation } from "../src/resources/operations.ts";
 import { routes } from "../src/rest/routes.ts";
 import { resources } from "../src/resources/index.ts";
 import { patternOf } from "../src/openapi/schema.ts";
+import { snake } from "../src/graphql/names.ts";
 import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
 
 type Json = Record<string, any>;
@@ -120,7 +121,7 @@ describe("OpenAPI document", () => {
     const bodyOf = (op: Operation) => operationOf(op.method, op.path).requestBody as Json | undefined;
     for (const op of operations) {
       const body = bodyOf(op);
-      if (["list", "show", "delete", "dissociate", "command"].includes(op.kind)) {
+      if (["list", "show", "delete", "dissociate", "command"].includes(op.kind) || (op.kind === "action" && !op.action!.input)) {
         expect(body, op.field).toBeUndefined();
         continue;
       }
@@ -130,6 +131,7 @@ describe("OpenAPI document", () => {
       }
       if (op.kind === "pivot") expect(schema.required).toEqual(["pivot"]);
       if (op.kind === "associate") expect(schema.required).toEqual(["related_key"]);
+      if (op.kind === "action") expect(schema.required, op.field).toEqual(Object.entries(op.action!.input!).filter(([, f]) => f.required).map(([k]) => snake(k)));
       if (op.kind === "attach") expect(schema.properties.duplicates.type).toBe("boolean");
       if (op.kind === "sync") expect(schema.properties.detaching.type).toBe("boolean");
       if ((op.kind === "create" || op.kind === "update") && Object.keys(op.def.uploads ?? {}).length) {

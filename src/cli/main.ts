@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { loadConfig } from "../config.ts";
 import { openDatabase } from "../db/prisma.ts";
@@ -181,6 +182,133 @@ program
       }
     });
   });
+
+type Db = Awaited<ReturnType<typeof openDatabase>>;
+
+/**
+ * Runs a GraphQL operation of the public API as the account, holding every scope: the same checks, writes and answers
+ * as a request with a key of the account. A field error is thrown as one line, naming the fields (`url: ...`).
+ */
+async function asAccount(db: Db, accountId: number, query: string, variables: Record<string, unknown> = {}): Promise<Record<string, any>> {
+  const [{ buildSchemas }, { execute, parse }, { createEventBus }] = await Promise.all([import("../graphql/schema.ts"), import("graphql"), import("../events/bus.ts")]);
+  const config = loadConfig();
+  const events = createEventBus({ redisUrl: null });
+  const contextValue = {
+    prisma: db.prisma, provider: db.provider, read: db.read, config, auth: { accountId, keyId: 0, userId: null, scopes: new Set(["*"]) }, authFailure: null,
+    baseUrl: config.publicUrl ?? `http://localhost:${config.port}`, requestId: randomUUID(), traceId: randomUUID(), loaders: new Map(), events, notify: true,
+  };
+  const result = await execute({ schema: buildSchemas().public, document: parse(query), variableValues: variables, contextValue });
+  await events.close();
+  const error = result.errors?.[0];
+  if (error) {
+    const fields = error.extensions?.errors as Record<string, string[]> | undefined;
+    throw new Error(fields ? Object.entries(fields).map(([field, messages]) => `${field}: ${messages.join(" ")}`).join("; ") : error.message);
+  }
+  return result.data as Record<string, any>;
+}
+
+/** The account of webhook `id`, or an error naming it. */
+async function webhookAccount(db: Db, id: number): Promise<number> {
+  const webhook = await db.prisma.webhook.findUnique({ where: { id }, select: { accountId: true } });
+  if (!webhook) throw new Error(`No webhook ${id}`);
+  return webhook.accountId;
+}
+
+const eventList = (text: string): string[] => {
+  const types = text.split(/[\s,]+/).filter(Boolean);
+  if (!types.length) throw new InvalidArgumentError('Expected event types separated by commas, or "*".');
+  return types;
+};
+
+program
+  .command("webhooks:list")
+  .description("List an account's webhooks: id, url, event types, enabled, why the service disabled it; never the secrets")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .action((options: { account?: string }) => {
+    const name = required(options.account, "--account <name>");
+    return withDatabase(async (db) => {
+      const account = await requireAccount(db.prisma, name);
+      const webhooks = await db.prisma.webhook.findMany({
+        where: { accountId: account.id }, orderBy: { id: "asc" }, select: { id: true, url: true, events: true, enabled: true, disabledReason: true },
+      });
+      console.log(["id", "url", "events", "enabled", "disabled reason"].join("\t"));
+      for (const w of webhooks) console.log([w.id, w.url, (w.events as string[]).join(","), w.enabled ? "yes" : "no", w.disabledReason ?? "-"].join("\t"));
+    });
+  });
+
+program
+  .command("webhooks:create")
+  .description("Create a webhook; prints its signing secret alone on the last line (shown only this once)")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .option("--url <url>", "(required) where events are POSTed (http or https)", nonEmpty)
+  .option("--events <types>", '(required) event types separated by commas (rankrecord.created,user.updated), or "*" for all', eventList)
+  .option("--description <text>", "what it is for")
+  .option("--disabled", "create it disabled")
+  .action((options: { account?: string; url?: string; events?: string[]; description?: string; disabled?: boolean }) => {
+    const name = required(options.account, "--account <name>");
+    const input = {
+      url: required(options.url, "--url <url>"), events: required(options.events, "--events <types>"), description: options.description ?? null, enabled: !options.disabled,
+    };
+    return withDatabase(async (db) => {
+      const account = await requireAccount(db.prisma, name);
+      const { createWebhook } = await asAccount(db, account.id, "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { webhook { rowId url secret } } }", { input });
+      const { rowId, url, secret } = createWebhook.webhook;
+      console.log(`Created webhook ${rowId} for account ${account.name}: ${url}. Store its secret now: it is not shown again.`);
+      console.log(secret);
+    });
+  });
+
+program
+  .command("webhooks:delete")
+  .description("Delete a webhook by id, with its delivery log")
+  .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
+  .action((id: number) =>
+    withDatabase(async (db) => {
+      const { deleteWebhook } = await asAccount(db, await webhookAccount(db, id), "mutation($id: Int!) { deleteWebhook(rowId: $id) { webhook { rowId url } } }", { id });
+      console.log(`Deleted webhook ${id} (${deleteWebhook.webhook.url})`);
+    }),
+  );
+
+program
+  .command("webhooks:rotate-secret")
+  .description("Give a webhook a new signing secret; prints it alone on the last line (shown only this once)")
+  .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
+  .action((id: number) =>
+    withDatabase(async (db) => {
+      const { rotateWebhookSecret } = await asAccount(db, await webhookAccount(db, id), "mutation($id: Int!) { rotateWebhookSecret(rowId: $id) { webhook { secret } } }", { id });
+      console.log(`Rotated the secret of webhook ${id}: deliveries are signed with this one from now on. Store it now: it is not shown again.`);
+      console.log(rotateWebhookSecret.webhook.secret);
+    }),
+  );
+
+program
+  .command("webhooks:test")
+  .description("POST a signed webhook.test event to a webhook now, and print how it answered")
+  .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
+  .action((id: number) =>
+    withDatabase(async (db) => {
+      const { testWebhook } = await asAccount(db, await webhookAccount(db, id),
+        "mutation($id: Int!) { testWebhook(rowId: $id) { webhookDelivery { deliveryId statusCode durationMs error succeeded } } }", { id });
+      const d = testWebhook.webhookDelivery;
+      console.log(`${d.succeeded ? "Delivered" : "Failed"}: ${d.statusCode === null ? "no answer" : `HTTP ${d.statusCode}`} in ${d.durationMs} ms${d.error ? ` (${d.error})` : ""}; delivery ${d.deliveryId}`);
+    }),
+  );
+
+program
+  .command("webhooks:deliveries")
+  .description("Print a webhook's delivery log, newest first")
+  .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
+  .option("--limit <count>", "how many attempts", positiveInteger, 20)
+  .action((id: number, options: { limit: number }) =>
+    withDatabase(async (db) => {
+      await webhookAccount(db, id);
+      const deliveries = await db.prisma.webhookDelivery.findMany({ where: { webhookId: id }, orderBy: { id: "desc" }, take: options.limit });
+      console.log(["id", "created", "event", "event id", "attempt", "status", "ms", "error"].join("\t"));
+      for (const d of deliveries) {
+        console.log([d.id, d.createdAt.toISOString(), d.eventType, d.eventId ?? "-", d.attempt, d.statusCode ?? "-", d.durationMs, d.error ?? "-"].join("\t"));
+      }
+    }),
+  );
 
 program
   .command("maintenance")

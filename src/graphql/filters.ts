@@ -7,6 +7,7 @@ import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { pascal } from "./names.ts";
 import { enumRef } from "./enums.ts";
+import { hasUpdatedAt } from "./attributes.ts";
 
 /*
  * Typed `where` and `orderBy` of every list, in Prisma's own vocabulary (@pothos/plugin-prisma-utils builds the input
@@ -46,7 +47,7 @@ const opDescriptions: Record<string, string> = {
  */
 export function filterableColumns(def: ResourceDef): Array<[string, FieldDef]> {
   // REST's search columns (src/data/search.ts), less JSON (no typed filter speaks it).
-  return [...columnsOf(def)].filter(([, f]) => f.type !== "json").map(([key, f]) => (key === "id" ? [ROW_ID, rowIdColumn] : [key, f]));
+  return [...columnsOf(def)].filter(([key, f]) => f.type !== "json" && (key !== "updatedAt" || hasUpdatedAt(def.model))).map(([key, f]) => (key === "id" ? [ROW_ID, rowIdColumn] : [key, f]));
 }
 const rowIdColumn: FieldDef = { type: "int", description: "The row id (`rowId`: the integer REST shows as `id`)." };
 

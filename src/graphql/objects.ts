@@ -12,7 +12,7 @@ import { columnsOf, pivotColumnsOf } from "../data/search.ts";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { camel, pascal, pluralWords } from "./names.ts";
 import { sizedElsewhere } from "./cost.ts";
-import { labelOf } from "./attributes.ts";
+import { hasUpdatedAt, labelOf } from "./attributes.ts";
 import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
 
 export const scalarOf = (f: Pick<FieldDef, "type">) =>
@@ -170,7 +170,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
       fields[key] = t.expose(key, { type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), nullable: !!f.nullable || f.type === "json", description: fieldDescription(def, key, f) });
     }
     fields.createdAt = t.expose("createdAt", { type: "DateTime", description: "When the row was created (UTC)." });
-    fields.updatedAt = t.expose("updatedAt", { type: "DateTime", description: "When the row last changed (UTC)." });
+    if (hasUpdatedAt(def.model)) fields.updatedAt = t.expose("updatedAt", { type: "DateTime", description: "When the row last changed (UTC)." });
     for (const [key, c] of Object.entries(def.computed ?? {})) {
       fields[key] = t.field({
         type: ({ json: "JSON", boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],

@@ -14,6 +14,7 @@ import type { Context } from "./context.ts";
 import { pageType, scalarOf, type ObjectRefs } from "./objects.ts";
 import { camel, pascal, restRootField, snake } from "./names.ts";
 import { fieldDescription, resourceDescription, viewDescription } from "../resources/descriptions.ts";
+import { actionInputType, runAction } from "./actions.ts";
 
 type Args = Record<string, any>;
 /** The REST facade's root fields and their types: served to REST documents only (the internal graph). */
@@ -169,6 +170,11 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
     const rows = `${op.def.label.toLowerCase()}s`;
     const one = op.def.label.toLowerCase();
     if (op.parent) args[op.parent.def.param] = t.arg.int({ required: true, description: `Id of the parent ${op.parent.def.label.toLowerCase()}.` });
+    if (op.subject) {
+      args[op.subject.param] = t.arg.int({ required: true, description: `Id of the ${op.subject.label.toLowerCase()}.` });
+      const input = actionInputType(builder, op);
+      if (input) args.input = t.arg({ type: input, required: true, description: "The action's attributes." });
+    }
     if (["show", "update", "delete", "pivot", "dissociate"].includes(op.kind)) {
       args[op.parent ? op.parent.route.param : op.def.param] = t.arg.int({
         required: !isOneToOne(op),
@@ -311,6 +317,8 @@ function summaryOf(op: Operation): string {
       return `Links the given ${rows} a ${parent} lacks and unlinks those it has.`;
     case "pivot":
       return `Changes the columns of a ${parent}'s link to a ${one}.`;
+    case "action":
+      return op.action!.description;
     default:
       return what;
   }
@@ -406,6 +414,10 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         if (op.view) return viewRow(op, a, ctx, query);
         return op.parent ? (await nestedRow(op, a, ctx, ctx.prisma, query)).row : findOwned(ctx, ctx.prisma, op.def, idArg(op, a)!, query);
       });
+    case "action": {
+      const id = await runAction(op, a[op.subject!.param], a.input, ctx);
+      return delegate(ctx.prisma, op.def.model).findFirst({ ...query, where: owned(ctx, op.def, { id }) });
+    }
     case "create":
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) return current(tx, await createRow(ctx, tx, op.def, a.input));

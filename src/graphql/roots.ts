@@ -17,6 +17,7 @@ import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
 import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "./connections.ts";
 import { camel, pascal, pluralWords, withArticle } from "./names.ts";
 import { registerRootField } from "./relation-scopes.ts";
+import { actionInputType, runAction } from "./actions.ts";
 
 /*
  * The public graph's root fields, generated from the registry: `node`/`nodes`, `me`, one connection and one lookup
@@ -329,6 +330,29 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         resolve: async (_root: unknown, _args: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
       }));
       registerRootField(op.field, { scopes: op.scopes });
+    }
+    for (const op of operations.filter((o) => o.subject === def && o.kind === "action")) {
+      const answered = op.def;
+      const input = actionInputType(builder, op);
+      b.mutationField(op.field, (t: any) => t.field({
+        type: payload(`${pascal(op.field)}Payload`, (t: any) => ({
+          [answered.name]: t.field({
+            type: refs.objects.get(answered.name), nullable: true, description: `The ${answered.label.toLowerCase()} the action answers.`, resolve: (p: Row) => p.row,
+          }),
+        }), `What ${op.field} answers.`),
+        nullable: true,
+        description: withRoute(op.action!.description, op),
+        args: {
+          rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
+          ...(input ? { input: t.arg({ type: input, required: true, description: "The action's attributes." }) } : {}),
+        },
+        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+          const id = await runAction(op, args.rowId, args.input, ctx);
+          const query = queryFromInfo({ context: ctx, info, typeName: pascal(answered.name), path: [answered.name] });
+          return { row: await delegate(ctx.prisma, answered.model).findFirst({ ...query, where: owned(ctx, answered, { id }) }) };
+        },
+      }));
+      registerRootField(op.field, { scopes: op.scopes, def: answered });
     }
     for (const [key, rel] of Object.entries(def.relations)) if (rel.kind === "belongsToMany") addLinkMutations(def, key, rel);
   }

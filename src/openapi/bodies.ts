@@ -170,6 +170,11 @@ export class Bodies {
     delete: undefined,
     dissociate: undefined,
     command: undefined,
+    action: (op) =>
+      this.components.ref(`${pascal(op.field)}Request`, () => {
+        const input = Object.entries(op.action!.input ?? {});
+        return object(Object.fromEntries(input.map(([k, f]) => [snake(k), fieldSchema(f, true)])), input.filter(([, f]) => f.required).map(([k]) => snake(k)));
+      }),
     create: (op, encoding) => this.write(op, "create", encoding),
     update: (op, encoding) => this.write(op, "update", encoding),
     search: (op) => this.search(op),
@@ -204,7 +209,7 @@ export class Bodies {
   /** The operation's `requestBody`, with a multipart alternative where the resource stores uploads. */
   requestBody(op: Operation): Schema | undefined {
     const make = this.byKind[op.kind];
-    if (!make) return undefined;
+    if (!make || (op.kind === "action" && !op.action!.input)) return undefined;
     const content: Record<string, Schema> = { "application/json": { schema: make(op, "json") } };
     if ((op.kind === "create" || op.kind === "update") && Object.keys(op.def.uploads ?? {}).length) {
       content["multipart/form-data"] = { schema: make(op, "multipart") };

@@ -66,7 +66,7 @@ export class Parameters {
   }
 
   private path(op: Operation, name: string): Schema {
-    const owner = op.parent && name === op.parent.def.param ? op.parent.def : op.def;
+    const owner = op.parent && name === op.parent.def.param ? op.parent.def : (op.subject ?? op.def);
     return this.shared([`${pascal(camel(name))}Id`], {
       name, in: "path", required: true, description: `Id of the ${owner.label.toLowerCase()}.`, schema: { $ref: "#/components/schemas/Id" },
     });

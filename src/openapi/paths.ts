@@ -35,11 +35,13 @@ const summaries: Record<OperationKind, (w: Words) => string> = {
   toggle: (w) => `Toggle ${w.many}${w.parent}`,
   pivot: (w) => `Update the link columns of ${w.one}${w.parent}`,
   command: () => "Run an account command",
+  action: (w) => `Act on ${w.one}`,
 };
 
 /** The tag of an operation: its top-level collection, view, or nested route. */
 export function tagOf(op: Operation): { name: string; description: string } {
   if (op.view) return { name: op.view.path, description: `${op.def.label} rows through \`/${op.view.path}\`.` };
+  if (op.subject) return { name: op.subject.path!, description: `${op.subject.label} rows: \`/${op.subject.path}\`.` };
   if (op.parent) {
     return {
       name: `${op.parent.def.path}/${op.parent.route.path}`,
@@ -88,7 +90,7 @@ export function pathsOf(bodies: Bodies, success: SuccessBodies, params: Paramete
     (paths[`/{version}${path}`] ??= {})[method.toLowerCase()] = {
       operationId,
       tags: [tagOf(op).name],
-      summary: summaries[op.kind](words),
+      summary: op.action?.summary ?? summaries[op.kind](words),
       description: alias ? `Same as \`${op.method} ${op.path}\` (\`${op.field}\`). ${describe(op)}` : describe(op),
       security,
       parameters,

@@ -1,6 +1,7 @@
 import type { ComputedField, FieldDef, PivotDef, RelationDef, ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
+import { hasUpdatedAt } from "../graphql/attributes.ts";
 import { camel, pascal, snake } from "../graphql/names.ts";
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
@@ -213,7 +214,7 @@ export class RowSchemas {
     }
     for (const [name, c] of Object.entries(def.computed ?? {})) properties[snake(name)] = computedSchema(c);
     properties.created_at = { type: "string", format: "date-time" };
-    properties.updated_at = { type: "string", format: "date-time" };
+    if (hasUpdatedAt(def.model)) properties.updated_at = { type: "string", format: "date-time" };
     const spread = def.spread
       ? { description: `Custom values (the \`${snake(def.spread)}\` column) are shown as further top-level attributes.`, additionalProperties: true }
       : {};

@@ -80,9 +80,9 @@ export type OperationKind =
   | "batchCreate" | "batchUpdate" | "batchDelete"
   | "associate" | "dissociate"
   | "attach" | "detach" | "sync" | "toggle" | "pivot"
-  | "command";
-/** Kinds that work on rows (every kind but `command`). */
-export type RowKind = Exclude<OperationKind, "command">;
+  | "command" | "action";
+/** Kinds that work on rows (every kind but `command` and `action`, which a resource declares one by one). */
+export type RowKind = Exclude<OperationKind, "command" | "action">;
 
 /** A nested REST collection under `/{parent}/{id}/<path>`, served by one relation of the parent. */
 export interface NestedRoute {
@@ -132,6 +132,31 @@ export interface CommandDef {
   scopes: string[];
   description: string;
   run(ctx: Context): Promise<string> | string;
+}
+
+/**
+ * An action on one row of the resource, such as `POST /webhooks/{webhook}/test`: a mutation taking the row's id (and
+ * `input`, validated as a resource's fields are) that answers one row, of this resource or of `returns`.
+ */
+export interface ActionDef {
+  /** REST path below the row: `POST /{path}/{param}/<path>`. */
+  path: string;
+  /** GraphQL mutation (public), and the REST facade's root field. */
+  field: string;
+  /** Verb of the scope it needs on the resource: `update` is `update:<scope>`. */
+  ability: string;
+  /** A few words for the API reference: "Rotate a webhook's secret". */
+  summary: string;
+  description: string;
+  /** Attributes of the request body (snake_case in REST), beside the row id. */
+  input?: Record<string, FieldDef>;
+  /** The resource of the row it answers; the resource's own when absent. */
+  returns?: string;
+  /**
+   * Does the work on `row` (read in the caller's account: another account's id is a 404) and answers the id of the row
+   * to show, read again as the request selects it.
+   */
+  run(args: { row: Record<string, any>; input: Record<string, unknown>; ctx: Context }): Promise<number>;
 }
 
 /** A named filter clients may apply in `POST .../search` (`{"scopes":[{"name":..,"parameters":[..]}]}`). */
@@ -192,6 +217,8 @@ export interface ResourceDef {
   uploads?: Record<string, UploadDef>;
   views?: ViewDef[];
   commands?: CommandDef[];
+  /** Actions on one row (`POST /{path}/{id}/<action>`). */
+  actions?: ActionDef[];
   /** Named filters for `search`. */
   scopes?: Record<string, ExposedScope>;
   /** Link model: no account column of its own; reached through its parents. */

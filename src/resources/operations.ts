@@ -1,4 +1,4 @@
-import type { CommandDef, NestedRoute, OperationKind, RowKind, PivotDef, RelationDef, ResourceDef, ViewDef } from "./define.ts";
+import type { ActionDef, CommandDef, NestedRoute, OperationKind, RowKind, PivotDef, RelationDef, ResourceDef, ViewDef } from "./define.ts";
 import { resourceNamed, resources } from "./index.ts";
 import { camel, pascal } from "../graphql/names.ts";
 
@@ -18,6 +18,9 @@ export interface Operation {
   parent?: { def: ResourceDef; relation: RelationDef; route: NestedRoute };
   view?: ViewDef;
   command?: CommandDef;
+  /** An action's declaration, and the resource whose row it acts on (`def` is the resource of the row it answers). */
+  action?: ActionDef;
+  subject?: ResourceDef;
   returns: Returns;
   scopes: string[];
   method: "GET" | "POST" | "PATCH" | "DELETE";
@@ -30,12 +33,12 @@ export interface Operation {
 const methodOf: Record<OperationKind, Operation["method"]> = {
   list: "GET", show: "GET", create: "POST", update: "PATCH", delete: "DELETE", search: "POST",
   batchCreate: "POST", batchUpdate: "PATCH", batchDelete: "DELETE", associate: "POST", dissociate: "DELETE",
-  attach: "POST", detach: "DELETE", sync: "PATCH", toggle: "PATCH", pivot: "PATCH", command: "POST",
+  attach: "POST", detach: "DELETE", sync: "PATCH", toggle: "PATCH", pivot: "PATCH", command: "POST", action: "POST",
 };
 const ability: Record<OperationKind, string> = {
   list: "view", show: "view", create: "create", update: "update", delete: "delete", search: "view",
   batchCreate: "create", batchUpdate: "update", batchDelete: "delete", associate: "update", dissociate: "update",
-  attach: "update", detach: "update", sync: "update", toggle: "update", pivot: "update", command: "update",
+  attach: "update", detach: "update", sync: "update", toggle: "update", pivot: "update", command: "update", action: "update",
 };
 const reads = new Set<OperationKind>(["list", "show", "search"]);
 const linkChanges = new Set<OperationKind>(["attach", "detach", "sync", "toggle", "pivot"]);
@@ -70,6 +73,13 @@ function commandOperation(def: ResourceDef, command: CommandDef): Operation {
   };
 }
 
+function actionOperation(def: ResourceDef, action: ActionDef): Operation {
+  return {
+    field: action.field, kind: "action", def: action.returns ? resourceNamed(action.returns) : def, action, subject: def, root: "mutation",
+    returns: "object", scopes: [`${action.ability}:${def.scope}`], method: "POST", path: `/${def.path}/{${def.param}}/${action.path}`, includes: [],
+  };
+}
+
 function nested(parent: ResourceDef, route: NestedRoute, kind: RowKind): Operation {
   const relation = parent.relations[route.relation];
   if (!relation || relation.kind === "morphTo") throw new Error(`${parent.name}: nested route ${route.path} names no relation`);
@@ -96,7 +106,7 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: RowKind): Operati
     : linkChanges.has(kind) ? "changes"
     : batches.has(kind) ? (m2m ? "links" : "objects")
     : m2m ? "link" : "object";
-  const scopes = kind === "list" || kind === "search" ? [`view:${def.scope}`, `view:${parent.scope}`]
+  const scopes = kind === "list" || kind === "search" ? [...new Set([`view:${def.scope}`, `view:${parent.scope}`])]
     : kind === "associate" ? [`view:${parent.scope}`, `update:${def.scope}`]
     : linkChanges.has(kind) && kind !== "pivot" ? [`update:${parent.scope}`]
     : [`${ability[kind]}:${def.scope}`];
@@ -112,6 +122,7 @@ export const operations: Operation[] = resources.flatMap((def) => [
   ...(def.path ? def.operations.map((kind) => topLevel(def, kind)) : []),
   ...(def.views ?? []).flatMap((view) => view.operations.map((kind) => viewOperation(def, view, kind))),
   ...(def.commands ?? []).map((command) => commandOperation(def, command)),
+  ...(def.path ? (def.actions ?? []).map((action) => actionOperation(def, action)) : []),
   ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
 ]);
 

@@ -198,6 +198,12 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
       vars.relatedKey = id;
       break;
     }
+    case "action":
+      if (op.action!.input) {
+        const fields = Object.entries(op.action!.input).filter(([name]) => Object.hasOwn(body, snake(name)));
+        vars.input = Object.fromEntries(fields.map(([name, f]) => [name, coerce(f, body[snake(name)])]));
+      }
+      break;
     case "create":
     case "update":
       vars.input = inputOf(op.def, body);

@@ -4,7 +4,7 @@ import { resourceNamed, resources } from "../../src/resources/index.ts";
 import { morphOwnersOf } from "../../src/graphql/objects.ts";
 import { snake } from "../../src/graphql/names.ts";
 import { client, type Client, type Harness, type Reply } from "../harness.ts";
-import { fixedColumns, pathOf, topOp } from "./registry.ts";
+import { fixedColumns, makingAction, pathOf, topOp } from "./registry.ts";
 
 export type Row = Record<string, any>;
 export type Attrs = Record<string, unknown>;
@@ -50,8 +50,12 @@ const conventional = (name: string, n: number): string[] =>
   ({
     color: [`#${((n * 7919) % 0xffffff).toString(16).padStart(6, "0")}`],
     email: [`user${n}@example.com`],
-    url: [`https://example.com/${n}`],
+    // A name that never resolves (RFC 6761): a webhook made with it is accepted, and a delivery to it fails at once.
+    url: [`https://example.invalid/${n}`],
   })[name] ?? [];
+
+/** JSON a column of this name must hold where `[]` will not do (a webhook's `events`: a non-empty list of types). */
+const conventionalJson: Record<string, unknown> = { events: ["*"] };
 
 /** Candidate strings tried against a column's `pattern`, in order; the first that matches is used. */
 const patterned = (name: string, n: number) => [
@@ -81,7 +85,7 @@ export function scalarValue(name: string, f: FieldDef, n: number, variant = 0, d
     case "datetime":
       return isoDate(day, variant);
     case "json":
-      return [];
+      return conventionalJson[name] ?? [];
   }
 }
 
@@ -180,6 +184,11 @@ export class Factory {
    */
   async any(def: ResourceDef, depth = 0): Promise<Row> {
     if (createOperationOf(def)) return this.create(def, { depth });
+    const action = makingAction(def);
+    if (action) {
+      const subject = await this.reference(action.subject!, depth + 1, true);
+      return ok(await this.api.post(pathOf(action, { [action.subject!.param]: subject.id })), action.field);
+    }
     const list = topOp(def, "list");
     if (!list) throw new Error(`${def.name}: neither creatable nor listable`);
     const first = async () => ok(await this.api.get(pathOf(list, {}, "limit=1")), `list ${def.name}`)[0] as Row | undefined;

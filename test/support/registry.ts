@@ -6,6 +6,13 @@ import { resources } from "../../src/resources/index.ts";
 export const topOp = (def: ResourceDef, kind: OperationKind): Operation | undefined =>
   operations.find((o) => o.def === def && !o.parent && !o.view && o.kind === kind);
 
+/**
+ * An action that makes a row of `def` from a row of another resource and needs no input (`POST /webhooks/{webhook}/test`
+ * logs a webhook delivery): how a test makes rows only the service writes.
+ */
+export const makingAction = (def: ResourceDef): Operation | undefined =>
+  operations.find((o) => o.kind === "action" && o.def === def && o.subject !== def && !Object.values(o.action!.input ?? {}).some((f) => f.required));
+
 /** Resources with a top-level REST collection and a create operation. */
 export const creatable = (): ResourceDef[] => resources.filter((def) => def.path && topOp(def, "create"));
 

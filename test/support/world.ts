@@ -4,7 +4,7 @@ import { isOneToOne, operations, type Operation } from "../../src/resources/oper
 import { snake } from "../../src/graphql/names.ts";
 import { client, type Client, type Harness } from "../harness.ts";
 import { asJson, createOperationOf, Factory, fresh, ok, scalarValue, type Attrs, type BuildOptions, type Built, type Row } from "./factory.ts";
-import { fixedColumns, nestedGroups, pathOf, topOp, type NestedGroup } from "./registry.ts";
+import { fixedColumns, makingAction, nestedGroups, pathOf, topOp, type NestedGroup } from "./registry.ts";
 
 /**
  * Writes `marker` into every string value whose column accepts it (patterns and lengths permitting),
@@ -158,6 +158,8 @@ export class World {
       const row = ok(await this.api.post(pathOf(create, { [g.parent.param]: parent }), await this.nestedBody(g, { full: true })), `create under ${g.key}`);
       return row.id;
     }
+    const action = makingAction(g.def);
+    if (action?.subject === g.parent) return ok(await this.api.post(pathOf(action, { [g.parent.param]: parent })), `${action.field} under ${g.key}`).id as number;
     const attach = g.ops.get("attach");
     if (!attach) throw new Error(`${g.key}: neither create nor attach to link a row with`);
     const id = (await this.freshRow(g.def)).id as number;

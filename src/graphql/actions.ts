@@ -1,0 +1,43 @@
+import type { Operation } from "../resources/operations.ts";
+import { fieldDescription } from "../resources/descriptions.ts";
+import { findOwned, guard } from "../data/access.ts";
+import { validateFields } from "../data/validate.ts";
+import type { Builder } from "./builder.ts";
+import type { Context } from "./context.ts";
+import { scalarOf } from "./objects.ts";
+import { pascal } from "./names.ts";
+
+/*
+ * Actions on one row (`POST /webhooks/{webhook}/test`, `testWebhook(rowId:)`): the REST facade's field
+ * (src/graphql/operations.ts) and the public mutation (src/graphql/roots.ts) take the same input and run this.
+ */
+
+const inputTypes = new WeakMap<object, Map<string, unknown>>();
+
+/** `RedeliverWebhookEventInput`: the attributes an action takes besides the row id, in both graphs; null when it takes none. */
+export function actionInputType(builder: Builder, op: Operation): unknown {
+  const input = op.action!.input;
+  if (!input) return null;
+  let made = inputTypes.get(builder);
+  if (!made) inputTypes.set(builder, (made = new Map()));
+  const name = `${pascal(op.field)}Input`;
+  if (!made.has(name)) {
+    made.set(name, (builder as any).inputType(name, {
+      description: `What ${op.field} takes besides the row id. Required: ${Object.entries(input).filter(([, f]) => f.required).map(([k]) => k).join(", ") || "none"}.`,
+      // Optional in the type, checked by the action: a missing attribute is a 422 naming it, as on every write.
+      fields: (t: any) => Object.fromEntries(Object.entries(input).map(([key, f]) => [
+        key, t.field({ type: scalarOf(f), required: false, description: fieldDescription(op.subject!, key, f) }),
+      ])),
+    }));
+  }
+  return made.get(name);
+}
+
+/** Runs the action on the caller's row `rowId` (another account's is not found); answers the id of the row to show. */
+export async function runAction(op: Operation, rowId: number, input: Record<string, unknown> | null | undefined, ctx: Context): Promise<number> {
+  guard(ctx, op.scopes);
+  const action = op.action!;
+  const row = await findOwned(ctx, ctx.prisma, op.subject!, rowId);
+  const values = action.input ? await validateFields(ctx, ctx.prisma, action.input, input ?? {}, { mode: "create" }) : {};
+  return action.run({ row, input: values, ctx });
+}

@@ -1,0 +1,95 @@
+import type { Context } from "../graphql/context.ts";
+import { belongsTo, bool, datetime, defineResource, hasMany, int, string, text } from "./define.ts";
+
+/*
+ * What a webhook checks and does lives with the delivery code (src/events/webhooks/manage.ts). That code reads the
+ * event types, which are derived from the whole registry, this file included: it is loaded when first used.
+ */
+const manage = () => import("../events/webhooks/manage.ts");
+
+/** Secrets made by this request (create, rotate), by webhook id: the one response that may show them. */
+const revealed = new WeakMap<object, Map<number, string>>();
+
+export function revealSecret(ctx: Context, webhookId: number, secret: string): void {
+  let secrets = revealed.get(ctx);
+  if (!secrets) revealed.set(ctx, (secrets = new Map()));
+  secrets.set(webhookId, secret);
+}
+
+export const webhook = defineResource({
+  name: "webhook",
+  model: "Webhook",
+  path: "webhooks",
+  // Its own writes are configuration, not changes of the organisation: they record no events.
+  silent: true,
+  description:
+    "A URL the account's events are POSTed to, signed with its secret (`Signature`: hex HMAC-SHA256 of the raw body). " +
+    "The service disables a webhook whose deliveries keep failing, and says why in `disabled_reason`.",
+  fields: {
+    url: string({ required: true, max: 2048, pattern: /^https?:\/\/\S+$/i, description: "Where events are POSTed: an http or https URL, which may not reach a private, loopback or link-local address (unless the server allows it)." }),
+    description: text({ max: 1000, description: "What the webhook is for, for people." }),
+    events: {
+      type: "json", required: true,
+      description: "The event types it receives: a non-empty list of types such as `rankrecord.created`, or `[\"*\"]` for every type.",
+    },
+    enabled: bool({ description: "Whether events are delivered (default true). Setting it true again on a webhook the service disabled clears `disabled_reason`." }),
+    disabledReason: string({ nullable: true, writable: false, max: 1000, description: "Why the service disabled the webhook (its deliveries kept failing), or null." }),
+    failingSince: datetime({ writable: false, description: "When its current run of failed deliveries began, or null while deliveries succeed." }),
+  },
+  computed: {
+    secret: {
+      type: "string", nullable: true, needs: [],
+      description: "The key of the `Signature` header: shown once, in the answer of the create or rotate-secret that made it; null everywhere else.",
+      resolve: (row, ctx) => revealed.get(ctx)?.get(row.id) ?? null,
+    },
+  },
+  relations: { deliveries: hasMany("webhookDelivery", "deliveries", "webhookId", [{ id: "desc" }]) },
+  nested: [{ path: "deliveries", param: "delivery", relation: "deliveries", operations: ["list", "show"] }],
+  hooks: {
+    beforeWrite: async (args) => (await manage()).checkWebhook(args),
+    afterCreate: async ({ row, ctx }) => revealSecret(ctx, row.id, row.secret),
+  },
+  actions: [
+    {
+      path: "secret", field: "rotateWebhookSecret", ability: "update", summary: "Rotate a webhook's secret",
+      description: "Gives the webhook a new secret and answers the webhook with it, shown this once; deliveries are signed with the new secret from now on.",
+      run: async (args) => (await manage()).rotateSecret(args),
+    },
+    {
+      path: "test", field: "testWebhook", ability: "update", summary: "Send a webhook.test event to a webhook",
+      description: "POSTs a signed `webhook.test` event to the webhook now (once, enabled or not) and answers the delivery, as the delivery log keeps it.",
+      returns: "webhookDelivery",
+      run: async (args) => (await manage()).sendTest(args),
+    },
+    {
+      path: "redeliver", field: "redeliverWebhookEvent", ability: "update", summary: "Redeliver an event to a webhook",
+      description: "POSTs a retained event of the account to the webhook again, now (one attempt, the body and `X-Muster-Delivery` of its first delivery), and answers the delivery.",
+      input: { eventId: int({ required: true, description: "Id of the event to deliver again (`id` of the payload, or of the change feed)." }) },
+      returns: "webhookDelivery",
+      run: async (args) => (await manage()).redeliver(args),
+    },
+  ],
+});
+
+export const webhookDelivery = defineResource({
+  name: "webhookDelivery",
+  model: "WebhookDelivery",
+  plural: "webhookDeliveries",
+  // Read with its webhook, under the webhook's scopes.
+  scope: "webhook",
+  silent: true,
+  description: "One attempt to deliver an event to a webhook: the delivery log, newest first.",
+  fields: {
+    webhookId: int({ writable: false, description: "Id of the webhook." }),
+    eventId: int({ nullable: true, writable: false, description: "Id of the event delivered; null for a `webhook.test`." }),
+    eventType: string({ writable: false, description: "The event's type (`X-Muster-Event`), such as `rankrecord.created`." }),
+    deliveryId: string({ writable: false, description: "`X-Muster-Delivery`: the same for every attempt at one event, so a receiver can drop repeats." }),
+    attempt: int({ writable: false, description: "Which attempt at the event this was, from 1." }),
+    statusCode: int({ nullable: true, writable: false, description: "The receiver's HTTP status; null when it did not answer (network error, timeout, refused address)." }),
+    durationMs: int({ writable: false, description: "How long the attempt took, in milliseconds." }),
+    error: string({ nullable: true, writable: false, max: 65535, description: "Why the attempt failed, or null." }),
+    succeeded: bool({ writable: false, description: "Whether the receiver answered 2xx." }),
+  },
+  relations: { webhook: belongsTo("webhook", "webhookId") },
+  orderBy: [{ id: "desc" }],
+});
