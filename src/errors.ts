@@ -23,6 +23,11 @@ export const errorKinds = {
   METHOD_NOT_ALLOWED: { status: 405, type: "MethodNotAllowedHttpException", message: "The method is not supported for this route." },
   REQUEST_TIMEOUT: { status: 408, type: "HttpException", message: "The request body was not received in time." },
   CONFLICT: { status: 409, type: "HttpException", message: "Entity already exists." },
+  CURSOR_EXPIRED: {
+    status: 410,
+    type: "GoneHttpException",
+    message: "The cursor is older than the event retention period, so events after it may have been pruned: read the resources again in full, then follow the change feed from a new cursor.",
+  },
   PAYLOAD_TOO_LARGE: { status: 413, type: "HttpException", message: "The request body is too large." },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,

@@ -7,6 +7,7 @@ import { notFound, ApiError, validationError } from "../errors.ts";
 import { capped, delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
 import { searchQuery } from "../data/search.ts";
+import { restFeedField } from "./changes.ts";
 import { writesIndependently } from "../data/independent-writes.ts";
 import * as link from "../data/links.ts";
 import type { Builder } from "./builder.ts";
@@ -264,6 +265,8 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
         });
       case "changes":
         return t.field({ ...INTERNAL, type: changes, args, description, nullable: true, resolve: (_root: unknown, a: Args, ctx: Context) => resolveChanges(op, a, ctx) });
+      case "feed":
+        return restFeedField(builder, t, op);
       case "links":
       case "objects":
         return t.prismaField({ ...INTERNAL, type: [target.model], args, description, nullable: true, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveBatch(op, a, ctx, query) });

@@ -17,6 +17,7 @@ import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
 import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "./connections.ts";
 import { camel, pascal, pluralWords, withArticle } from "./names.ts";
 import { registerRootField } from "./relation-scopes.ts";
+import { CHANGE_EVENT, changeEventNode } from "./changes.ts";
 import { actionInputType, runAction } from "./actions.ts";
 
 /*
@@ -68,7 +69,8 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         found.set(`${typename}:${row.id}`, row);
       }
     }));
-    return ids.map(({ typename, id }) => found.get(`${typename}:${Number(id)}`) ?? null);
+    // Change events are no resource's rows: each is read from the outbox, shown if the key may see it.
+    return Promise.all(ids.map(({ typename, id }) => (typename === CHANGE_EVENT ? changeEventNode(ctx, Number(id)) : found.get(`${typename}:${Number(id)}`) ?? null)));
   }
   const parseId = (global: string) => {
     try {

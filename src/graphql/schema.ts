@@ -6,6 +6,7 @@ import { addOperations } from "./operations.ts";
 import { addRootFields } from "./roots.ts";
 import { pruneSchema } from "@graphql-tools/utils";
 import { addAttributesFields } from "./attributes.ts";
+import { addChangeFeed } from "./changes.ts";
 
 export interface Schemas {
   /** What `/graphql` serves, introspects and `schema:print` prints. */
@@ -21,6 +22,7 @@ export function buildSchemas(): Schemas {
   const refs = addObjectTypes(builder);
   addAttributesFields(builder, refs);
   addRootFields(builder, refs);
+  addChangeFeed(builder);
   addOperations(builder, refs);
   // Types only the internal graph's fields use (REST's inputs and pages) are left out of the public one.
   return { public: pruneSchema(builder.toSchema({ subGraph: "public" })), internal: builder.toSchema({ subGraph: "internal" }) };

@@ -170,6 +170,7 @@ export class Bodies {
     delete: undefined,
     dissociate: undefined,
     command: undefined,
+    feed: undefined,
     action: (op) =>
       this.components.ref(`${pascal(op.field)}Request`, () => {
         const input = Object.entries(op.action!.input ?? {});

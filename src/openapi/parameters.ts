@@ -4,6 +4,7 @@ import type { Operation } from "../resources/operations.ts";
 import { versions } from "../rest/routes.ts";
 import { camel, pascal } from "../graphql/names.ts";
 import { idSchema, schemaName, type Schema } from "./schema.ts";
+import { feedParameters } from "./changes.ts";
 
 const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 
@@ -90,6 +91,7 @@ export class Parameters {
     const include = this.include(op);
     if (include) parameters.push(include);
     if (op.kind === "list" || op.kind === "search") parameters.push(ref("Page"), ref("Limit"));
+    if (op.kind === "feed") parameters.push(...feedParameters());
     return parameters;
   }
 

@@ -35,12 +35,14 @@ const summaries: Record<OperationKind, (w: Words) => string> = {
   toggle: (w) => `Toggle ${w.many}${w.parent}`,
   pivot: (w) => `Update the link columns of ${w.one}${w.parent}`,
   command: () => "Run an account command",
+  feed: () => "List the account's changes",
   action: (w) => `Act on ${w.one}`,
 };
 
 /** The tag of an operation: its top-level collection, view, or nested route. */
 export function tagOf(op: Operation): { name: string; description: string } {
   if (op.view) return { name: op.view.path, description: `${op.def.label} rows through \`/${op.view.path}\`.` };
+  if (op.kind === "feed") return { name: op.def.plural, description: `The change feed: the account's ${op.def.label.toLowerCase()}s in order, \`${op.path}\`.` };
   if (op.subject) return { name: op.subject.path!, description: `${op.subject.label} rows: \`/${op.subject.path}\`.` };
   if (op.parent) {
     return {

@@ -5,6 +5,7 @@ import { isOneToOne, pivotOf, type Operation, type Returns } from "../resources/
 import { camel, pascal } from "../graphql/names.ts";
 import { Components, includeTree, object, RowSchemas, type Schema } from "./schema.ts";
 import { includeValues } from "./parameters.ts";
+import { feedPageSchema } from "./changes.ts";
 
 const headerRefs = {
   "X-Perscom-Request-Id": { $ref: "#/components/headers/RequestId" },
@@ -64,7 +65,8 @@ export function errorStatuses(op: Operation, hasBody: boolean, hasInclude: boole
   if (/\{\w+\}/.test(op.path) || lookups.has(op.kind)) statuses.add(404);
   if (op.kind === "create" && isOneToOne(op)) statuses.add(409);
   if (hasBody) statuses.add(413);
-  if (hasBody || hasInclude || op.kind === "list" || op.kind === "search") statuses.add(422);
+  if (hasBody || hasInclude || op.kind === "list" || op.kind === "search" || op.kind === "feed") statuses.add(422);
+  if (op.kind === "feed") statuses.add(410);
   return [...statuses].filter((s) => byStatus.has(s)).sort((a, b) => a - b);
 }
 
@@ -122,6 +124,7 @@ export class SuccessBodies {
     if (op.returns === "status") {
       return this.components.ref("CommandStatus", () => object({ status: { type: "string", description: "`okay` when the command ran." } }, ["status"]));
     }
+    if (op.returns === "feed") return feedPageSchema(this.components);
     if (op.returns === "changes") {
       const keys = changesOf[op.kind] ?? (["attached", "detached", "updated"] as const);
       return this.components.ref(`${keys.map(pascal).join("")}Changes`, () =>
@@ -138,7 +141,10 @@ export class SuccessBodies {
     const body = this.body(op);
     const name = refName(body);
     this.responses[name] ??= {
-      description: ({ status: "The command ran.", changes: "The related ids the operation changed.", page: "One page of rows.", linkPage: "One page of rows." } as Partial<
+      description: ({
+        status: "The command ran.", changes: "The related ids the operation changed.", page: "One page of rows.", linkPage: "One page of rows.",
+        feed: "One page of the change feed.",
+      } as Partial<
         Record<Returns, string>
       >)[op.returns] ?? (op.returns === "objects" || op.returns === "links" ? "The rows." : "The row."),
       headers: headerRefs,

@@ -80,9 +80,10 @@ export type OperationKind =
   | "batchCreate" | "batchUpdate" | "batchDelete"
   | "associate" | "dissociate"
   | "attach" | "detach" | "sync" | "toggle" | "pivot"
-  | "command" | "action";
-/** Kinds that work on rows (every kind but `command` and `action`, which a resource declares one by one). */
-export type RowKind = Exclude<OperationKind, "command" | "action">;
+  | "command" | "action"
+  | "feed";
+/** Kinds that work on rows (every kind but `command` and `action`, which a resource declares one by one, and `feed`). */
+export type RowKind = Exclude<OperationKind, "command" | "action" | "feed">;
 
 /** A nested REST collection under `/{parent}/{id}/<path>`, served by one relation of the parent. */
 export interface NestedRoute {

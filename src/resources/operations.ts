@@ -1,12 +1,13 @@
 import type { ActionDef, CommandDef, NestedRoute, OperationKind, RowKind, PivotDef, RelationDef, ResourceDef, ViewDef } from "./define.ts";
 import { resourceNamed, resources } from "./index.ts";
+import { changeEvents } from "./change-events.ts";
 import { camel, pascal } from "../graphql/names.ts";
 
 /**
  * What an operation answers: one row, a page of rows, a page or list of link rows (many-to-many),
  * a list of rows (batch), or the ids a link operation changed.
  */
-export type Returns = "object" | "objects" | "page" | "link" | "linkPage" | "links" | "changes" | "status";
+export type Returns = "object" | "objects" | "page" | "link" | "linkPage" | "links" | "changes" | "status" | "feed";
 
 /** One API operation: a GraphQL root field, and the REST route that executes it. */
 export interface Operation {
@@ -33,12 +34,12 @@ export interface Operation {
 const methodOf: Record<OperationKind, Operation["method"]> = {
   list: "GET", show: "GET", create: "POST", update: "PATCH", delete: "DELETE", search: "POST",
   batchCreate: "POST", batchUpdate: "PATCH", batchDelete: "DELETE", associate: "POST", dissociate: "DELETE",
-  attach: "POST", detach: "DELETE", sync: "PATCH", toggle: "PATCH", pivot: "PATCH", command: "POST", action: "POST",
+  attach: "POST", detach: "DELETE", sync: "PATCH", toggle: "PATCH", pivot: "PATCH", command: "POST", action: "POST", feed: "GET",
 };
 const ability: Record<OperationKind, string> = {
   list: "view", show: "view", create: "create", update: "update", delete: "delete", search: "view",
   batchCreate: "create", batchUpdate: "update", batchDelete: "delete", associate: "update", dissociate: "update",
-  attach: "update", detach: "update", sync: "update", toggle: "update", pivot: "update", command: "update", action: "update",
+  attach: "update", detach: "update", sync: "update", toggle: "update", pivot: "update", command: "update", action: "update", feed: "view",
 };
 const reads = new Set<OperationKind>(["list", "show", "search"]);
 const linkChanges = new Set<OperationKind>(["attach", "detach", "sync", "toggle", "pivot"]);
@@ -118,13 +119,21 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: RowKind): Operati
   };
 }
 
-export const operations: Operation[] = resources.flatMap((def) => [
+/**
+ * The change feed (`GET /changes`): the account's events in order. Any key may read it; each event is shown only to
+ * keys that may view its resource (src/graphql/changes.ts).
+ */
+const changeFeed: Operation = {
+  field: "changes", kind: "feed", def: changeEvents, root: "query", returns: "feed", scopes: [], method: "GET", path: "/changes", includes: [],
+};
+
+export const operations: Operation[] = [...resources.flatMap((def) => [
   ...(def.path ? def.operations.map((kind) => topLevel(def, kind)) : []),
   ...(def.views ?? []).flatMap((view) => view.operations.map((kind) => viewOperation(def, view, kind))),
   ...(def.commands ?? []).map((command) => commandOperation(def, command)),
   ...(def.path ? (def.actions ?? []).map((action) => actionOperation(def, action)) : []),
   ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
-]);
+]), changeFeed];
 
 // Only a search may share its list's field; any other clash is a naming bug in the registry.
 const fieldOwners = new Map<string, Operation>();

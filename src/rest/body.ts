@@ -3,6 +3,7 @@ import { pivotOf, type Operation } from "../resources/operations.ts";
 import { ApiError, FieldErrorBag, validationError } from "../errors.ts";
 import { camel, snake } from "../graphql/names.ts";
 import { fileFromDataUri, isFile } from "../files/storage.ts";
+import { feedVariables } from "./changes.ts";
 
 export type Body = Record<string, unknown>;
 
@@ -180,6 +181,9 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
   const vars: Body = { ...params };
   const pivot = pivotOf(op);
   switch (op.kind) {
+    case "feed":
+      Object.assign(vars, feedVariables(query));
+      break;
     case "list":
       vars.page = pageParam(query, {}, "page");
       vars.limit = pageParam(query, {}, "limit");

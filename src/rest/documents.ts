@@ -5,6 +5,7 @@ import { includeTree } from "./includes.ts";
 import { ApiError, validationError } from "../errors.ts";
 import { select, selectLink, type Shaper } from "./selection.ts";
 import { restRootField } from "../graphql/names.ts";
+import { FEED_SELECTION } from "./changes.ts";
 
 export interface PreparedDocument {
   document: DocumentNode;
@@ -32,6 +33,8 @@ export function buildDocument(schema: GraphQLSchema, op: Operation, requested: r
   let shape: Shaper | null = null;
   if (op.returns === "status") {
     body = "status";
+  } else if (op.returns === "feed") {
+    body = FEED_SELECTION;
   } else if (op.returns === "changes") {
     body = "attached detached updated";
   } else {

@@ -1,5 +1,6 @@
 import type { Operation } from "../resources/operations.ts";
 import type { Shaper } from "./selection.ts";
+import { feedEnvelope } from "./changes.ts";
 
 interface PageResult {
   nodes: Record<string, any>[];
@@ -24,6 +25,8 @@ export function envelope(op: Operation, result: any, shape: Shaper | null, url: 
       return Object.fromEntries(changesOf[op.kind]!.map((k) => [k, result[k]]));
     case "status":
       return result;
+    case "feed":
+      return feedEnvelope(result);
     case "links":
     case "objects":
       return { data: each(result) };

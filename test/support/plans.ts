@@ -54,7 +54,7 @@ export const searchById = (value: unknown, operator = "=") => ({ filters: [{ fie
 export async function planValid(op: Operation, w: World, query = ""): Promise<Planned> {
   const planned = (params: Record<string, number>, body?: unknown): Planned => ({ op, method: op.method, params, query, body });
   const f = w.factory;
-  if (op.kind === "command") return planned({});
+  if (op.kind === "command" || op.kind === "feed") return planned({});
   const g = groupOf(op);
   if (!g) {
     const def = op.def;
@@ -155,6 +155,7 @@ export async function planSeeded(op: Operation, w: World, query = ""): Promise<P
     case "delete":
     case "dissociate":
     case "command":
+    case "feed":
       return planned();
     case "search":
       return planned(searchById(1, ">="));
