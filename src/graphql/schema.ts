@@ -7,6 +7,7 @@ import { addRootFields } from "./roots.ts";
 import { pruneSchema } from "@graphql-tools/utils";
 import { addAttributesFields } from "./attributes.ts";
 import { addChangeFeed } from "./changes.ts";
+import { addSubscriptionFields } from "./subscriptions.ts";
 
 export interface Schemas {
   /** What `/graphql` serves, introspects and `schema:print` prints. */
@@ -23,6 +24,7 @@ export function buildSchemas(): Schemas {
   addAttributesFields(builder, refs);
   addRootFields(builder, refs);
   addChangeFeed(builder);
+  addSubscriptionFields(builder, refs);
   addOperations(builder, refs);
   // Types only the internal graph's fields use (REST's inputs and pages) are left out of the public one.
   return { public: pruneSchema(builder.toSchema({ subGraph: "public" })), internal: builder.toSchema({ subGraph: "internal" }) };
