@@ -26,7 +26,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
+import { connect, type AddressInfo } from "node:net";
+import { createServer } from "node:http";
 import { availableParallelism, tmpdir, totalmem, userInfo } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -534,8 +535,62 @@ async function measureAll(service: Server, floor: Server, key: string, list: Wor
       w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined, peer: withPeer ? measured.get(peer) : undefined,
       serviceSql: counted[list.indexOf(w)]!.statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
     });
+    if (w.id === "W4") rows.at(-1)!.webhook = await measureWebhook(service, key, w, databaseUrl, measured.get(service)!);
   }
   return { rows, w1Rss, peakRss };
+}
+
+/** W4 again on the service with one webhook subscribed to `rankrecord.created`, delivering to a sink in this process. */
+interface WebhookPass {
+  rps: number;
+  /** Rank records created during the pass, and the distinct deliveries the sink received for them. */
+  created: number;
+  delivered: number;
+  /** Deliveries received more than once (the same `X-Muster-Delivery`). */
+  repeated: number;
+  /** From the last write's answer to the last delivery. */
+  drainMs: number;
+}
+
+async function measureWebhook(service: Server, key: string, w: Workload, databaseUrl: string, plain: Measured): Promise<WebhookPass> {
+  const seen = new Set<string>();
+  let repeated = 0;
+  let lastAt = 0;
+  const sink = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      const id = String(request.headers["x-muster-delivery"]);
+      if (request.headers["x-muster-event"] === "rankrecord.created") {
+        if (seen.has(id)) repeated++;
+        seen.add(id);
+        lastAt = performance.now();
+      }
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  const port = (sink.address() as AddressInfo).port;
+  const created = await send(service, key, "POST", "/v2/webhooks", JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ["rankrecord.created"] }));
+  if (created.status !== 200) throw new Error(`W4 webhook pass: creating the webhook answered ${created.status}: ${created.text.slice(0, 300)}`);
+  const webhookId = JSON.parse(created.text).data.id as number;
+  try {
+    const before = await countRows(databaseUrl, "RankRecord");
+    const rounds: Round[] = [];
+    const amount = Math.max(2 * connections, Math.round(plain.rps * plan.round));
+    for (let i = 0; i < plan.rounds; i++) {
+      const result = await load(service, key, w, 200 + i, { amount });
+      rounds.push(roundOf(result));
+      log(`W4 + webhook round ${i + 1}: ${rounds.at(-1)!.rps.toFixed(0)} req/s (W4 alone: ${plain.rps.toFixed(0)}); ${seen.size} delivered so far`);
+    }
+    const ended = performance.now();
+    const added = (await countRows(databaseUrl, "RankRecord")) - before;
+    const deadline = Date.now() + 180_000;
+    while (seen.size < added && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    return { rps: median(rounds.map((r) => r.rps)), created: added, delivered: seen.size, repeated, drainMs: Math.max(0, lastAt - ended) };
+  } finally {
+    await send(service, key, "DELETE", `/v2/webhooks/${webhookId}`);
+    await new Promise((resolve) => sink.close(resolve));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------- report
@@ -550,6 +605,8 @@ interface Row {
   floorSql?: number;
   /** /proc/loadavg (1, 5, 15 min) when the workload started and ended: other work on the machine shows here. */
   load?: [string, string];
+  /** W4 only: the same writes with a webhook subscribed to them. */
+  webhook?: WebhookPass;
 }
 
 const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : "–");
@@ -601,6 +658,12 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
   if (w4) {
     const ratio4 = w4.service.rps / w4.floor!.rps;
     out.push(`- W4: throughput ≥ 0.5× floor — ${f2(ratio4)}× — ${mark(ratio4 >= 0.5)} (floor ÷ service CPU per request: ${f2(w4.floor!.cpuMs / w4.service.cpuMs)}×); no write lost (rows added − 2xx answers: service ${w4.service.writeGap}, floor ${w4.floor!.writeGap}) — ${mark(w4.service.writeGap === 0 && w4.floor!.writeGap === 0)}`);
+  }
+  const hooked = w4?.webhook;
+  if (hooked) {
+    const ratio = hooked.rps / w4!.service.rps;
+    out.push(`- W4 with a webhook on \`rankrecord.created\`: throughput ≥ 0.8× W4 without — ${f2(ratio)}× (${f0(hooked.rps)} req/s) — ${mark(ratio >= 0.8)}; ` +
+      `0 deliveries lost — ${hooked.delivered} of ${hooked.created} created delivered, ${hooked.repeated} repeated, the last ${f1(hooked.drainMs / 1000)} s after the last write — ${mark(hooked.delivered === hooked.created)}`);
   }
   if (by("W1")) out.push(`- Service RSS under W1 < 250 MB — peak ${f0(rssMb)} MB — ${mark(rssMb < 250)}`);
   return out;
@@ -829,6 +892,8 @@ async function benchWorkers(base: string): Promise<string> {
 
 const serviceEnv = (databaseUrl: string, storageDir: string) => ({
   DATABASE_URL: databaseUrl, STORAGE_DIR: storageDir, RATE_LIMIT_PER_MINUTE: "1000000000", NODE_ENV: "production",
+  // The W4 webhook pass delivers to a sink on this machine.
+  WEBHOOKS_ALLOW_PRIVATE: "true",
 });
 
 /** The commit the build was made from, and whether src/ differed from it. */
