@@ -329,8 +329,8 @@ describe(`scopes of every operation of the catalogue (${operations.length})`, ()
     expect(relationChecked).toBeGreaterThan(operations.length / 4);
     expect(problems.relationForbidden).toEqual([]);
   });
-  test("operations that need no scope (/me) answer a key of any scope", () => {
-    expect(operations.filter((op) => op.scopes.length === 0).map((op) => op.path)).toEqual(["/me"]);
+  test("operations that need no scope (/me, and /changes, which shows what the key may view) answer a key of any scope", () => {
+    expect(operations.filter((op) => op.scopes.length === 0).map((op) => op.path)).toEqual(["/me", "/changes"]);
     expect(problems.unscoped).toEqual([]);
   });
   test(`a * key: 200 on every read, and on a write of each kind (${[...SAMPLE].filter((o) => o.root === "mutation").length}) sent with the key's own X-Perscom-Id`, () => {

@@ -62,6 +62,7 @@ export function publicFieldOf(schema: GraphQLSchema, op: Operation): string | un
     return ["attach", "detach", "sync", "toggle", "pivot"].includes(op.kind) && op.parent.relation.kind === "belongsToMany" && mutation[op.field] ? op.field : undefined;
   }
   if (op.kind === "command") return mutation[op.field] ? op.field : undefined;
+  if (op.kind === "feed") return query[op.field] ? op.field : undefined;
   if (op.view) return op.kind === "list" ? (query[op.view.field] ? op.view.field : undefined) : "node";
   const candidates: Partial<Record<Operation["kind"], string>> = {
     list: op.def.plural, search: op.def.plural, show: op.def.name,
