@@ -152,6 +152,7 @@ describe("who sees what", () => {
     const { errors } = await refused.next();
     expect(errors[0].extensions.code).toBe("FORBIDDEN");
     expect(errors[0].message).toContain("view:rankrecord");
+    expect(errors[0].extensions).toMatchObject({ status: 403, request_id: refused.headers.get("x-perscom-request-id") });
     await refused.completed();
 
     const recordsOnly = await h.key("alpha", "view:rankrecord");

@@ -1,5 +1,5 @@
 import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
-import { Kind, type DocumentNode, type GraphQLSchema } from "graphql";
+import { Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from "graphql";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
 import type { Context } from "../graphql/context.ts";
@@ -52,13 +52,21 @@ export const getSchema = () => getSchemas().public;
 
 /** Request and trace ids on every response, and in the extensions of every GraphQL error. */
 function requestIdsPlugin(): Plugin<Context> {
+  const stamp = (ctx: Context, result: unknown) => {
+    const errors = (result as { errors?: readonly GraphQLError[] }).errors;
+    for (const e of errors ?? []) Object.assign(e.extensions as object, { request_id: ctx.requestId, trace_id: ctx.traceId });
+  };
   return {
     onExecute: () => ({
       onExecuteDone({ args, result }) {
-        const ctx = args.contextValue as Context;
-        if ("errors" in result && result.errors) {
-          for (const e of result.errors) Object.assign(e.extensions as object, { request_id: ctx.requestId, trace_id: ctx.traceId });
-        }
+        stamp(args.contextValue as Context, result);
+      },
+    }),
+    // A subscription's refusal, and each of its events.
+    onSubscribe: () => ({
+      onSubscribeResult({ args, result }) {
+        stamp(args.contextValue as Context, result);
+        return { onNext: ({ result: next }) => stamp(args.contextValue as Context, next) };
       },
     }),
     onResponse({ request, response }) {
