@@ -190,7 +190,7 @@ test("a webhook whose deliveries keep failing for webhookDisableAfterMs is disab
 
 test("a write sent with X-Perscom-Notifications: false calls no webhook; the next write is delivered", async () => {
   const { accountId, api, key } = await account();
-  const quiet = client(h, key, { "X-Perscom-Notifications": "false" });
+  const quiet = client(h, key, { "x-perscom-notifications": "false" });
   const r = await receiver();
   await webhook(accountId, r.url);
   dispatch();
@@ -262,4 +262,36 @@ test("delivery-log rows older than eventRetentionDays are pruned; newer ones are
   await h.db.prismaOnly.webhookDelivery.createMany({ data: [row(3), row(2.5), row(1)] });
   dispatch({ eventRetentionDays: 2 });
   await expect.poll(() => attemptsOf(hook.id).then((log) => log.map((a) => a.deliveryId))).toEqual(["old-1"]);
+});
+
+test("a backlog longer than one claim's page (a batch of 150 creates) arrives whole and in order", async () => {
+  const { accountId, api } = await account();
+  const r = await receiver();
+  await webhook(accountId, r.url);
+  const resources = Array.from({ length: 150 }, (_, i) => ({ name: `Rank ${i}` }));
+  const created = await api.post("/v2/ranks/batch", { resources });
+  expect(created.status).toBe(200);
+  dispatch();
+  const got = await r.until((list) => list.length >= 150);
+  expect(got.map((x) => x.body.data.name)).toEqual(resources.map((x) => x.name));
+  expect(new Set(got.map((x) => x.headers["x-muster-delivery"])).size).toBe(150);
+});
+
+test("a webhook leased to another instance is left to it until the lease runs out; a stopped dispatcher gives its webhooks back", async () => {
+  const { accountId, api } = await account();
+  const r = await receiver();
+  const hook = await webhook(accountId, r.url);
+  const claimedUntil = new Date(Date.now() + 1000);
+  await h.db.prismaOnly.webhook.update({ where: { id: hook.id }, data: { claimedBy: "another-instance", claimedUntil } });
+  const { dispatcher } = dispatch();
+
+  await newRank(api, "Leased");
+  const [first] = await r.until((list) => list.length === 1);
+  const sentAt = Number(first!.headers["x-muster-timestamp"]) * 1000;
+  // X-Muster-Timestamp is in whole seconds.
+  expect(sentAt).toBeGreaterThanOrEqual(Math.floor(claimedUntil.getTime() / 1000) * 1000);
+  await logOf(hook.id, 1);
+  await dispatcher.stop();
+  const row = await h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+  expect(row.claimedBy).toBeNull();
 });

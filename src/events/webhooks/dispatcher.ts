@@ -46,7 +46,7 @@ interface LogFn {
 }
 
 export interface DispatcherOptions {
-  db: Pick<Database, "provider" | "prismaOnly" | "read">;
+  db: Pick<Database, "provider" | "prisma" | "read">;
   config: DispatcherConfig;
   bus: Pick<EventBus, "pubsub">;
   logger: { info: LogFn; warn: LogFn; error: LogFn };

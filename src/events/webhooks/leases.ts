@@ -1,4 +1,5 @@
 import type { Database } from "../../db/prisma.ts";
+import { transactionSql, type TransactionSql } from "../../db/store.ts";
 import type { FeedPosition } from "../feed.ts";
 
 /**
@@ -6,9 +7,11 @@ import type { FeedPosition } from "../feed.ts";
  * each is worked by one instance at a time), recording an attempt, moving a cursor, giving a webhook back, and
  * pruning the delivery log.
  *
- * Times are the dispatcher's clock, written as each database stores Prisma's DateTimes (an ISO string on SQLite, a
- * `timestamp(3)` in UTC on PostgreSQL), so they compare with what Prisma writes. Instances' clocks are assumed to agree
- * to well within a lease.
+ * Each runs in a transaction of the app's own (`$transaction(..., { direct: true })`: on PostgreSQL, BEGIN goes out with
+ * the first statement on a connection Prisma is kept out of), with the statements written out: Prisma's interactive
+ * transactions cost more than the delivery they record. Times are the dispatcher's clock, written as each database
+ * stores Prisma's DateTimes (an ISO string on SQLite, a `timestamp(3)` in UTC on PostgreSQL), so they compare with what
+ * Prisma writes. Instances' clocks are assumed to agree to well within a lease.
  */
 
 /** A webhook as the dispatcher works it: what it was claimed with. */
@@ -28,8 +31,27 @@ export interface ClaimedWebhook {
 const pgTime = (date: Date) => date.toISOString().slice(0, 23);
 const sqliteTime = (date: Date) => date.toISOString().replace("Z", "+00:00");
 
-function timeParam(db: Pick<Database, "provider">, date: Date): string {
-  return db.provider === "postgresql" ? pgTime(date) : sqliteTime(date);
+type Db = Pick<Database, "provider" | "prisma">;
+
+/** `work` in one short transaction, with a way to write out its statements. */
+function inTransaction<T>(db: Db, work: (sql: TransactionSql) => Promise<T>): Promise<T> {
+  const options = { direct: true } as unknown as { timeout: number };
+  return db.prisma.$transaction((tx) => work(transactionSql(tx, db.provider)), options);
+}
+
+/** Placeholders and values for one statement, in either dialect. */
+function statement(db: Pick<Database, "provider">) {
+  const pg = db.provider === "postgresql";
+  const params: unknown[] = [];
+  const add = (value: unknown, cast: string) => (params.push(value), pg ? `$${params.length}${cast}` : "?");
+  return {
+    pg,
+    params,
+    value: (value: unknown) => add(value, ""),
+    time: (date: Date | null) => (date === null ? "NULL" : add(pg ? pgTime(date) : sqliteTime(date), "::timestamp(3)")),
+    txid: (txid: string) => add(pg ? txid : Number(txid), "::bigint"),
+    bool: (value: boolean) => (pg ? add(value, "::boolean") : add(value ? 1 : 0, "")),
+  };
 }
 
 function parseTime(value: unknown): Date | null {
@@ -45,20 +67,20 @@ function parseEvents(value: unknown): string[] {
   return Array.isArray(list) ? list.filter((t): t is string => typeof t === "string") : [];
 }
 
-function toClaimed(row: Record<string, unknown>): ClaimedWebhook {
+function toClaimed([id, accountId, url, secret, events, cursorTxid, cursorId, attempts, failingSince]: unknown[]): ClaimedWebhook {
   return {
-    id: Number(row.id),
-    accountId: Number(row.accountId),
-    url: String(row.url),
-    secret: String(row.secret),
-    events: parseEvents(row.events),
-    cursor: { txid: BigInt(row.cursorTxid as bigint | number | string).toString(), id: Number(row.cursorId) },
-    attempts: Number(row.attempts),
-    failingSince: parseTime(row.failingSince),
+    id: Number(id),
+    accountId: Number(accountId),
+    url: String(url),
+    secret: String(secret),
+    events: parseEvents(events),
+    cursor: { txid: BigInt(cursorTxid as bigint | number | string).toString(), id: Number(cursorId) },
+    attempts: Number(attempts),
+    failingSince: parseTime(failingSince),
   };
 }
 
-const RETURNED = `"id", "accountId", "url", "secret", "events", "cursorTxid", "cursorId", "attempts", "failingSince"`;
+const RETURNED = ["id", "accountId", "url", "secret", "events", "cursorTxid", "cursorId", "attempts", "failingSince"].map((c) => `"${c}"`);
 
 /**
  * Claims up to `limit` enabled webhooks that are due (no retry pending, or its time has come), not leased to anyone,
@@ -69,40 +91,24 @@ const RETURNED = `"id", "accountId", "url", "secret", "events", "cursorTxid", "c
  * claiming at the same moment skip each other's rows instead of waiting for them or taking them twice. On SQLite one
  * statement writes at a time, which is enough.
  */
-export async function claimWebhooks(db: Pick<Database, "provider" | "prismaOnly">, instance: string, now: Date, until: Date, limit: number): Promise<ClaimedWebhook[]> {
-  const pg = db.provider === "postgresql";
-  const rows = pg
-    ? await db.prismaOnly.$queryRawUnsafe<Record<string, unknown>[]>(
-        `WITH picked AS (
-           SELECT w."id" FROM "Webhook" w
-           WHERE w."enabled" AND (w."nextAttemptAt" IS NULL OR w."nextAttemptAt" <= $1::timestamp(3))
-             AND (w."claimedUntil" IS NULL OR w."claimedUntil" <= $1::timestamp(3))
-             AND EXISTS (
-               SELECT 1 FROM "ChangeEvent" e
-               WHERE e."accountId" = w."accountId" AND (e."txid", e."id") > (w."cursorTxid", w."cursorId") AND e."notify"
-                 AND e."txid" < pg_snapshot_xmin(pg_current_snapshot())::text::bigint)
-           ORDER BY w."claimedUntil" ASC NULLS FIRST, w."id"
-           LIMIT $2
-           FOR UPDATE OF w SKIP LOCKED)
-         UPDATE "Webhook" u SET "claimedBy" = $3, "claimedUntil" = $4::timestamp(3)
-         FROM picked WHERE u."id" = picked."id"
-         RETURNING ${RETURNED.split(", ").map((c) => `u.${c}`).join(", ")}`,
-        pgTime(now), limit, instance, pgTime(until),
-      )
-    : await db.prismaOnly.$queryRawUnsafe<Record<string, unknown>[]>(
-        `UPDATE "Webhook" SET "claimedBy" = ?, "claimedUntil" = ?
-         WHERE "id" IN (
-           SELECT w."id" FROM "Webhook" w
-           WHERE w."enabled" = 1 AND (w."nextAttemptAt" IS NULL OR w."nextAttemptAt" <= ?)
-             AND (w."claimedUntil" IS NULL OR w."claimedUntil" <= ?)
-             AND EXISTS (
-               SELECT 1 FROM "ChangeEvent" e
-               WHERE e."accountId" = w."accountId" AND (e."txid", e."id") > (w."cursorTxid", w."cursorId") AND e."notify" = 1)
-           ORDER BY w."claimedUntil" ASC NULLS FIRST, w."id"
-           LIMIT ?)
-         RETURNING ${RETURNED}`,
-        instance, sqliteTime(until), sqliteTime(now), sqliteTime(now), limit,
-      );
+export async function claimWebhooks(db: Db, instance: string, now: Date, until: Date, limit: number): Promise<ClaimedWebhook[]> {
+  const q = statement(db);
+  // In the order of the SQL text: SQLite's placeholders are numbered by where they stand.
+  const lease = `"claimedBy" = ${q.value(instance)}, "claimedUntil" = ${q.time(until)}`;
+  const enabled = q.bool(true);
+  const at = q.time(now);
+  const due = `w."enabled" = ${enabled} AND (w."nextAttemptAt" IS NULL OR w."nextAttemptAt" <= ${at})
+    AND (w."claimedUntil" IS NULL OR w."claimedUntil" <= ${q.pg ? at : q.time(now)})
+    AND EXISTS (
+      SELECT 1 FROM "ChangeEvent" e
+      WHERE e."accountId" = w."accountId" AND (e."txid", e."id") > (w."cursorTxid", w."cursorId") AND e."notify" = ${q.bool(true)}
+        ${q.pg ? `AND e."txid" < pg_snapshot_xmin(pg_current_snapshot())::text::bigint` : ""})`;
+  const order = `ORDER BY w."claimedUntil" ASC NULLS FIRST, w."id" LIMIT ${q.value(limit)}`;
+  const sql = q.pg
+    ? `WITH picked AS (SELECT w."id" FROM "Webhook" w WHERE ${due} ${order} FOR UPDATE OF w SKIP LOCKED)
+       UPDATE "Webhook" u SET ${lease} FROM picked WHERE u."id" = picked."id" RETURNING ${RETURNED.map((c) => `u.${c}`).join(", ")}`
+    : `UPDATE "Webhook" SET ${lease} WHERE "id" IN (SELECT w."id" FROM "Webhook" w WHERE ${due} ${order}) RETURNING ${RETURNED.join(", ")}`;
+  const rows = await inTransaction(db, (tx) => tx.all(sql, q.params));
   return rows.map(toClaimed);
 }
 
@@ -130,63 +136,68 @@ export interface WebhookState {
   claimedUntil: Date | null;
 }
 
-function stateData(state: WebhookState, now: Date) {
-  return {
-    cursorTxid: BigInt(state.cursor.txid),
-    cursorId: state.cursor.id,
-    attempts: state.attempts,
-    failingSince: state.failingSince,
-    nextAttemptAt: state.nextAttemptAt,
-    ...(state.disabledReason === undefined ? {} : { enabled: false, disabledReason: state.disabledReason }),
-    ...(state.claimedUntil ? { claimedUntil: state.claimedUntil } : { claimedBy: null, claimedUntil: now }),
-  };
-}
-
 /**
- * The webhook's row while `instance` holds it as it was claimed: its lease, enabled, the cursor where this instance
- * left it (a lease that ran out and came back after another instance moved the cursor is not taken for this one's).
+ * `UPDATE "Webhook" SET <set> WHERE` the row is still as `instance` holds it: its lease, enabled, the cursor where this
+ * instance left it (a lease that ran out and came back after another instance moved the cursor is not taken for this
+ * one's). It returns the row's id when it changed it.
  */
-const heldBy = (webhook: ClaimedWebhook, instance: string) => ({
-  id: webhook.id, claimedBy: instance, enabled: true, cursorTxid: BigInt(webhook.cursor.txid), cursorId: webhook.cursor.id,
-});
+function updateHeld(q: ReturnType<typeof statement>, webhook: ClaimedWebhook, instance: string, set: string[]): string {
+  return `UPDATE "Webhook" SET ${set.join(", ")}
+    WHERE "id" = ${q.value(webhook.id)} AND "claimedBy" = ${q.value(instance)} AND "enabled" = ${q.bool(true)}
+      AND "cursorTxid" = ${q.txid(webhook.cursor.txid)} AND "cursorId" = ${q.value(webhook.cursor.id)}
+    RETURNING "id"`;
+}
 
 /**
  * Logs an attempt and moves the webhook to `state`, in one transaction. The row changes only while `instance` holds
- * it (`heldBy`); false when it no longer does (the lease ran out and another instance took it over, the webhook was
- * disabled or deleted): the caller then stops working it. The attempt is logged either way,
- * since it was made.
+ * it (`updateHeld`); false when it no longer does (the lease ran out and another instance took it over, the webhook
+ * was disabled or deleted): the caller then stops working it. The attempt is logged either way, since it was made.
  */
-export async function recordAttempt(
-  db: Pick<Database, "prismaOnly">, webhook: ClaimedWebhook, instance: string, log: AttemptLog, state: WebhookState, now: Date,
-): Promise<boolean> {
-  const [, updated] = await db.prismaOnly.$transaction([
-    db.prismaOnly.webhookDelivery.createMany({ data: [{ webhookId: webhook.id, accountId: webhook.accountId, ...log, createdAt: now }] }),
-    db.prismaOnly.webhook.updateMany({ where: heldBy(webhook, instance), data: stateData(state, now) }),
-  ]);
-  return updated.count === 1;
+export async function recordAttempt(db: Db, webhook: ClaimedWebhook, instance: string, log: AttemptLog, state: WebhookState, now: Date): Promise<boolean> {
+  const update = statement(db);
+  const set = [
+    `"cursorTxid" = ${update.txid(state.cursor.txid)}`, `"cursorId" = ${update.value(state.cursor.id)}`, `"attempts" = ${update.value(state.attempts)}`,
+    `"failingSince" = ${update.time(state.failingSince)}`, `"nextAttemptAt" = ${update.time(state.nextAttemptAt)}`, `"updatedAt" = ${update.time(now)}`,
+  ];
+  if (state.disabledReason !== undefined) set.push(`"enabled" = ${update.bool(false)}`, `"disabledReason" = ${update.value(state.disabledReason)}`);
+  if (state.claimedUntil) set.push(`"claimedUntil" = ${update.time(state.claimedUntil)}`);
+  else set.push(`"claimedBy" = NULL`, `"claimedUntil" = ${update.time(now)}`);
+  const updateSql = updateHeld(update, webhook, instance, set);
+
+  const insert = statement(db);
+  const values = [
+    insert.value(webhook.id), insert.value(webhook.accountId), insert.value(log.eventId), insert.value(log.eventType), insert.value(log.deliveryId),
+    insert.value(log.attempt), insert.value(log.statusCode), insert.value(log.durationMs), insert.value(log.error), insert.bool(log.succeeded), insert.time(now),
+  ];
+  const insertSql = `INSERT INTO "WebhookDelivery" ("webhookId", "accountId", "eventId", "eventType", "deliveryId", "attempt", "statusCode", "durationMs", "error", "succeeded", "createdAt")
+    VALUES (${values.join(", ")})`;
+
+  return inTransaction(db, async (tx) => {
+    const updated = await tx.all(updateSql, update.params);
+    // A webhook deleted meanwhile has no log to write to.
+    if (updated.length || (await tx.all(`SELECT 1 FROM "Webhook" WHERE "id" = ${insert.pg ? "$1" : "?"}`, [webhook.id])).length) await tx.all(insertSql, insert.params);
+    return updated.length === 1;
+  });
 }
 
 /** Moves the cursor past events the webhook does not subscribe to, renewing the lease; false when the lease is lost. */
-export async function moveCursor(db: Pick<Database, "prismaOnly">, webhook: ClaimedWebhook, instance: string, cursor: FeedPosition, claimedUntil: Date): Promise<boolean> {
-  const { count } = await db.prismaOnly.webhook.updateMany({
-    where: heldBy(webhook, instance),
-    data: { cursorTxid: BigInt(cursor.txid), cursorId: cursor.id, claimedUntil },
-  });
-  return count === 1;
+export async function moveCursor(db: Db, webhook: ClaimedWebhook, instance: string, cursor: FeedPosition, claimedUntil: Date): Promise<boolean> {
+  const q = statement(db);
+  const sql = updateHeld(q, webhook, instance, [`"cursorTxid" = ${q.txid(cursor.txid)}`, `"cursorId" = ${q.value(cursor.id)}`, `"claimedUntil" = ${q.time(claimedUntil)}`]);
+  return (await inTransaction(db, (tx) => tx.all(sql, q.params))).length === 1;
 }
 
 /** Gives the webhook back: any instance may claim it again at once. Its claim time is kept, for the claim order. */
-export async function releaseWebhook(db: Pick<Database, "prismaOnly">, webhookId: number, instance: string, now: Date): Promise<void> {
-  await db.prismaOnly.webhook.updateMany({ where: { id: webhookId, claimedBy: instance }, data: { claimedBy: null, claimedUntil: now } });
+export async function releaseWebhook(db: Db, webhookId: number, instance: string, now: Date): Promise<void> {
+  const q = statement(db);
+  const sql = `UPDATE "Webhook" SET "claimedBy" = NULL, "claimedUntil" = ${q.time(now)} WHERE "id" = ${q.value(webhookId)} AND "claimedBy" = ${q.value(instance)}`;
+  await inTransaction(db, (tx) => tx.all(sql, q.params));
 }
 
 /** Deletes up to `limit` delivery-log rows written before `before`; how many it deleted. */
-export async function pruneDeliveries(db: Pick<Database, "provider" | "prismaOnly">, before: Date, limit: number): Promise<number> {
-  const pg = db.provider === "postgresql";
-  return db.prismaOnly.$executeRawUnsafe(
-    pg
-      ? `DELETE FROM "WebhookDelivery" WHERE "id" IN (SELECT "id" FROM "WebhookDelivery" WHERE "createdAt" < $1::timestamp(3) ORDER BY "createdAt" LIMIT $2)`
-      : `DELETE FROM "WebhookDelivery" WHERE "id" IN (SELECT "id" FROM "WebhookDelivery" WHERE "createdAt" < ? ORDER BY "createdAt" LIMIT ?)`,
-    timeParam(db, before), limit,
-  );
+export async function pruneDeliveries(db: Db, before: Date, limit: number): Promise<number> {
+  const q = statement(db);
+  const sql = `DELETE FROM "WebhookDelivery" WHERE "id" IN (
+    SELECT "id" FROM "WebhookDelivery" WHERE "createdAt" < ${q.time(before)} ORDER BY "createdAt" LIMIT ${q.value(limit)}) RETURNING "id"`;
+  return (await inTransaction(db, (tx) => tx.all(sql, q.params))).length;
 }
