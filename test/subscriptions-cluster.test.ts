@@ -12,6 +12,7 @@ import pg from "pg";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
+import { setMaintenance } from "../src/server/maintenance.ts";
 import { testPostgresUrl } from "./harness.ts";
 import { requireService } from "./services.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
@@ -125,10 +126,12 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     await changes.return?.();
   });
 
-  test("over WebSocket with the key in the upgrade request's header; queries run over the socket too", async () => {
+  test("over WebSocket with the key in the upgrade request's header; queries and mutations run over the socket too", async () => {
     const client = open({ headers: { authorization: `Bearer ${key}` } });
-    const me = await first(client.iterate({ query: "{ ranks { nodes { name } } }" }));
-    expect(me).toEqual({ data: { ranks: { nodes: [{ name: "Private" }] } } });
+    const ranks = await first(client.iterate({ query: "{ ranks { nodes { name } } }" }));
+    expect(ranks).toEqual({ data: { ranks: { nodes: [{ name: "Private" }] } } });
+    const created = await first(client.iterate({ query: 'mutation { createRank(input: { name: "Socket", abbreviation: "SKT" }) { rank { name } } }' }));
+    expect(created).toEqual({ data: { createRank: { rank: { name: "Socket" } } } });
     const changes = client.iterate({ query: "subscription { rankChanged(where: { actions: [UPDATED] }) { action rank { name } } }" });
     const { value } = await firstAfterWrites(changes, async () => {
       const rank = await rest(server.base, key, "POST", "/v2/ranks", { name: "Temp", abbreviation: "TMP" });
@@ -138,7 +141,7 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     await changes.return?.();
   });
 
-  test("over WebSocket, refusals carry their code: no key, a missing view scope, the per-key cap", async () => {
+  test("over WebSocket, refusals carry their code: no key, a missing view scope, nesting, maintenance, the per-key cap", async () => {
     const keyless = await first(open({}).iterate({ query: "subscription { rankChanged { rowId } }" }));
     expect(keyless.errors[0].extensions.code).toBe("UNAUTHENTICATED");
 
@@ -146,6 +149,20 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     const forbidden = await first(open({ params: { authorization: `Bearer ${usersOnly}` } }).iterate({ query: "subscription { rankRecordChanged { rowId } }" }));
     expect(forbidden.errors[0].extensions.code).toBe("FORBIDDEN");
     expect(forbidden.errors[0].message).toContain("view:rankrecord");
+
+    const deep = `subscription { rankChanged { ${"rank { users { nodes { ".repeat(20)}rowId${" } } }".repeat(20)} } }`;
+    const tooDeep = await first(open({ params: { authorization: `Bearer ${key}` } }).iterate({ query: deep }));
+    expect(tooDeep.errors[0].extensions.code).toBe("VALIDATION");
+
+    const db = await openDatabase(server.databaseUrl);
+    await setMaintenance(db.prisma, true);
+    try {
+      const down = await first(open({ params: { authorization: `Bearer ${key}` } }).iterate({ query: "subscription { rankChanged { rowId } }" }));
+      expect(down.errors[0].extensions.code).toBe("MAINTENANCE");
+    } finally {
+      await setMaintenance(db.prisma, false);
+      await db.close();
+    }
 
     const capped = await newKey(server.databaseUrl, "alpha");
     const client = open({ params: { authorization: `Bearer ${capped}` } });

@@ -47,7 +47,8 @@ function requestOf(upgrade: IncomingMessage, connectionParams: Readonly<Record<s
   } catch {
     url = new URL("http://localhost/graphql");
   }
-  return new Request(url, { headers });
+  // POST: the operation came in a message, as in a POST body (Yoga refuses mutations sent with GET, a link's method).
+  return new Request(url, { method: "POST", headers });
 }
 
 type Enveloped = ReturnType<App["yoga"]["getEnveloped"]>;
