@@ -33,9 +33,12 @@ const sqliteTime = (date: Date) => date.toISOString().replace("Z", "+00:00");
 
 type Db = Pick<Database, "provider" | "prisma">;
 
+/** How long a statement of the dispatcher may wait for the app's write transactions (one at a time on SQLite). */
+const WAIT_MS = 10_000;
+
 /** `work` in one short transaction, with a way to write out its statements. */
 function inTransaction<T>(db: Db, work: (sql: TransactionSql) => Promise<T>): Promise<T> {
-  const options = { direct: true } as unknown as { timeout: number };
+  const options = { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS } as { maxWait: number; timeout: number };
   return db.prisma.$transaction((tx) => work(transactionSql(tx, db.provider)), options);
 }
 
