@@ -58,18 +58,16 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
     return createApiKey(db.prisma, { account: name, scopes: "*" });
   }
 
-  async function webhook(accountId: number, url: string) {
-    return db.prismaOnly.webhook.create({ data: { accountId, url, events: ["*"], secret: "whsec_cluster" } });
-  }
-
-  const write = async (server: ServerProcess, key: string, name: string) => {
-    const response = await fetch(`${server.base}/v2/ranks`, {
+  const post = async (server: ServerProcess, key: string, path: string, body: unknown) => {
+    const response = await fetch(`${server.base}${path}`, {
       method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify({ name, abbreviation: name.slice(0, 3) }),
+      body: JSON.stringify(body),
     });
     expect(response.status).toBe(200);
     return (await response.json()).data as { id: number };
   };
+  const webhook = (server: ServerProcess, key: string, url: string) => post(server, key, "/v2/webhooks", { url, events: ["*"] });
+  const write = (server: ServerProcess, key: string, name: string) => post(server, key, "/v2/ranks", { name, abbreviation: name.slice(0, 3) });
 
   /** The account's events in the order webhooks get them: (txid, id). */
   const eventOrder = async (accountId: number) =>
@@ -95,7 +93,7 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
     const { key, accountId } = await account("cluster");
     const first = await receiver();
     const second = await receiver();
-    const hooks = [await webhook(accountId, first.url), await webhook(accountId, second.url)];
+    const hooks = [await webhook(a, key, first.url), await webhook(b, key, second.url)];
 
     const WRITES = 60;
     for (let batch = 0; batch < WRITES; batch += 6) {
@@ -124,7 +122,7 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
   test("an instance killed (SIGKILL) after a write committed and before its delivery was recorded: another delivers it", async () => {
     for (const server of servers.splice(0)) await server.stop();
     const a = await instance();
-    const { key, accountId } = await account("crash");
+    const { key } = await account("crash");
     const r = await receiver();
     // The first POST gets no answer: the instance that sent it is killed as it arrives.
     const killed = new Promise((resolve) => a.child.once("exit", resolve));
@@ -133,7 +131,7 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
       a.child.kill("SIGKILL");
       return "hang";
     };
-    const hook = await webhook(accountId, r.url);
+    const hook = await webhook(a, key, r.url);
 
     const rank = await write(a, key, "Survivor");
     await killed;

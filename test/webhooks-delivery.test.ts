@@ -44,19 +44,18 @@ function dispatch(overrides: Partial<Config> = {}): { dispatcher: Dispatcher; wa
   return { dispatcher, warnings };
 }
 
-const SECRET = "whsec_0123456789abcdef";
-
-async function webhook(accountId: number, url: string, events: string[] = ["*"]) {
-  const row = await h.db.prismaOnly.webhook.create({ data: { accountId, url, events, secret: SECRET } });
-  cleanup.push(() => h.db.prismaOnly.webhook.deleteMany({ where: { id: row.id } }));
-  return row;
-}
-
 const ok = async (reply: Promise<{ status: number; body: any }>) => {
   const r = await reply;
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data;
 };
+
+/** A webhook created through the API (it receives the events written after it); its secret is in the answer alone. */
+async function webhook(api: Client, url: string, events: string[] = ["*"]): Promise<{ id: number; secret: string }> {
+  const created = await ok(api.post("/v2/webhooks", { url, events }));
+  cleanup.push(() => api.delete(`/v2/webhooks/${created.id}`));
+  return created;
+}
 
 const newRank = (api: Client, name: string) => ok(api.post("/v2/ranks", { name, abbreviation: name.slice(0, 3).toUpperCase() }));
 
@@ -68,9 +67,9 @@ async function logOf(webhookId: number, count: number) {
 }
 
 test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body) and with its headers", async () => {
-  const { accountId, api } = await account();
+  const { api } = await account();
   const r = await receiver();
-  const hook = await webhook(accountId, `${r.url}/hook`);
+  const hook = await webhook(api, `${r.url}/hook`);
   dispatch();
 
   const rank = await newRank(api, "Private");
@@ -88,7 +87,7 @@ test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body
   expect(got[1]!.body.changes).toEqual({ name: { old: "Private", new: "Private First Class" } });
   for (const x of got) {
     expect(x.path).toBe("/hook");
-    expect(x.headers.signature).toBe(createHmac("sha256", SECRET).update(x.raw).digest("hex"));
+    expect(x.headers.signature).toBe(createHmac("sha256", hook.secret).update(x.raw).digest("hex"));
     expect(x.headers["content-type"]).toBe("application/json");
     expect(x.headers["x-muster-event"]).toBe(x.body.event);
     expect(x.headers["x-muster-delivery"]).toBe(`wh${hook.id}-ev${x.body.id}`);
@@ -105,10 +104,10 @@ test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body
 });
 
 test("a receiver answering 500 gets the event again, with backoff, until it takes it; the next events wait their turn", async () => {
-  const { accountId, api } = await account();
+  const { api } = await account();
   const r = await receiver();
   r.answer = (x, n) => (x.body.event === "rank.created" && x.body.data.name === "Flaky" && n < 2 ? 500 : 200);
-  const hook = await webhook(accountId, r.url);
+  const hook = await webhook(api, r.url);
   dispatch();
 
   await newRank(api, "Flaky");
@@ -125,10 +124,10 @@ test("a receiver answering 500 gets the event again, with backoff, until it take
 });
 
 test("a receiver that does not answer in time gets the event again", async () => {
-  const { accountId, api } = await account();
+  const { api } = await account();
   const r = await receiver();
   r.answer = (_x, n) => (n === 0 ? "hang" : 204);
-  const hook = await webhook(accountId, r.url);
+  const hook = await webhook(api, r.url);
   dispatch();
 
   const rank = await newRank(api, "Slow");
@@ -140,10 +139,10 @@ test("a receiver that does not answer in time gets the event again", async () =>
 });
 
 test("after webhookMaxAttempts failures the event is given up on (logged) and the next one is delivered", async () => {
-  const { accountId, api } = await account();
+  const { api } = await account();
   const r = await receiver();
   r.answer = (x) => (x.body.data.name === "Poison" ? 503 : 200);
-  const hook = await webhook(accountId, r.url);
+  const hook = await webhook(api, r.url);
   const { warnings } = dispatch({ webhookMaxAttempts: 3 });
 
   const poison = await newRank(api, "Poison");
@@ -161,10 +160,10 @@ test("after webhookMaxAttempts failures the event is given up on (logged) and th
 });
 
 test("a webhook whose deliveries keep failing for webhookDisableAfterMs is disabled, says why, and is called no more", async () => {
-  const { accountId, api } = await account();
+  const { api } = await account();
   const r = await receiver();
   r.answer = () => 500;
-  const hook = await webhook(accountId, r.url);
+  const hook = await webhook(api, r.url);
   const { warnings } = dispatch({ webhookMaxAttempts: 100, webhookDisableAfterMs: 400 });
 
   await newRank(api, "Doomed");
@@ -181,7 +180,7 @@ test("a webhook whose deliveries keep failing for webhookDisableAfterMs is disab
 
   // Disabled: later events are not delivered to it; a webhook of the same account that works gets them.
   const sentinel = await receiver();
-  await webhook(accountId, sentinel.url);
+  await webhook(api, sentinel.url);
   await newRank(api, "Ignored");
   await sentinel.until((list) => list.some((x) => x.body.data.name === "Ignored"));
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -192,7 +191,7 @@ test("a write sent with X-Perscom-Notifications: false calls no webhook; the nex
   const { accountId, api, key } = await account();
   const quiet = client(h, key, { "x-perscom-notifications": "false" });
   const r = await receiver();
-  await webhook(accountId, r.url);
+  await webhook(api, r.url);
   dispatch();
 
   const silent = await newRank(quiet, "Imported");
@@ -206,11 +205,11 @@ test("a write sent with X-Perscom-Notifications: false calls no webhook; the nex
 });
 
 test("a webhook subscribed to rankrecord.created gets those alone", async () => {
-  const { accountId, api } = await account();
+  const { api } = await account();
   const r = await receiver();
   const all = await receiver();
-  const hook = await webhook(accountId, r.url, ["rankrecord.created"]);
-  await webhook(accountId, all.url);
+  const hook = await webhook(api, r.url, ["rankrecord.created"]);
+  await webhook(api, all.url);
   dispatch();
 
   const rank = await newRank(api, "Lieutenant");
@@ -236,8 +235,8 @@ test("an account's webhooks never receive another account's events", async () =>
   const b = await account();
   const ra = await receiver();
   const rb = await receiver();
-  await webhook(a.accountId, ra.url);
-  await webhook(b.accountId, rb.url);
+  await webhook(a.api, ra.url);
+  await webhook(b.api, rb.url);
   dispatch();
 
   const fromA = [await newRank(a.api, "Alpha one"), await newRank(a.api, "Alpha two")];
@@ -252,9 +251,9 @@ test("an account's webhooks never receive another account's events", async () =>
 });
 
 test("delivery-log rows older than eventRetentionDays are pruned; newer ones are kept", async () => {
-  const { accountId } = await account();
+  const { accountId, api } = await account();
   const r = await receiver();
-  const hook = await webhook(accountId, r.url);
+  const hook = await webhook(api, r.url);
   const row = (daysAgo: number) => ({
     webhookId: hook.id, accountId, eventId: null, eventType: "webhook.test", deliveryId: `old-${daysAgo}`, attempt: 1, statusCode: 200, durationMs: 1,
     succeeded: true, createdAt: new Date(Date.now() - daysAgo * 86_400_000),
@@ -265,9 +264,9 @@ test("delivery-log rows older than eventRetentionDays are pruned; newer ones are
 });
 
 test("a backlog longer than one claim's page (a batch of 150 creates) arrives whole and in order", async () => {
-  const { accountId, api } = await account();
+  const { api } = await account();
   const r = await receiver();
-  await webhook(accountId, r.url);
+  await webhook(api, r.url);
   const resources = Array.from({ length: 150 }, (_, i) => ({ name: `Rank ${i}` }));
   const created = await api.post("/v2/ranks/batch", { resources });
   expect(created.status).toBe(200);
@@ -278,9 +277,9 @@ test("a backlog longer than one claim's page (a batch of 150 creates) arrives wh
 });
 
 test("a webhook leased to another instance is left to it until the lease runs out; a stopped dispatcher gives its webhooks back", async () => {
-  const { accountId, api } = await account();
+  const { api } = await account();
   const r = await receiver();
-  const hook = await webhook(accountId, r.url);
+  const hook = await webhook(api, r.url);
   const claimedUntil = new Date(Date.now() + 1000);
   await h.db.prismaOnly.webhook.update({ where: { id: hook.id }, data: { claimedBy: "another-instance", claimedUntil } });
   const { dispatcher } = dispatch();
