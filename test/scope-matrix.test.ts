@@ -257,7 +257,8 @@ async function relationWheres(op: Operation, field: string): Promise<void> {
 /** `node(id:)` of a row of every type: FORBIDDEN without the type's view scope, the row with it; `me` with any key. */
 async function nodeAndMe(): Promise<void> {
   for (const def of resources.filter((d) => !d.link && w.rows.has(d.name) && h.app.schema.getType(pascal(d.name)))) {
-    const show = operations.find((op) => op.def === def && !op.parent && !op.view && (op.kind === "show" || op.kind === "list"))!;
+    const show = operations.find((op) => op.def === def && !op.parent && !op.view && (op.kind === "show" || op.kind === "list"))
+      ?? operations.find((op) => op.def === def && op.kind === "list")!;
     // Selected on the row's type only: a field on the Node interface itself reads every type (see the report on node).
     const query = `query Client($id: ID!) { result: node(id: $id) { ... on ${pascal(def.name)} { id rowId } } }`;
     const request = { query, operationName: "Client", variables: { id: globalId(def, w.id(def)) } };

@@ -184,6 +184,8 @@ export interface ComputedField {
   nullable?: boolean;
   /** Columns the computation reads. */
   needs: string[];
+  /** Shown only in the answer of the write that made it (a new secret); null in every other answer. */
+  once?: boolean;
   resolve(row: Record<string, any>, ctx: Context): unknown;
 }
 

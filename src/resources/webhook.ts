@@ -38,7 +38,7 @@ export const webhook = defineResource({
   },
   computed: {
     secret: {
-      type: "string", nullable: true, needs: [],
+      type: "string", nullable: true, needs: [], once: true,
       description: "The key of the `Signature` header: shown once, in the answer of the create or rotate-secret that made it; null everywhere else.",
       resolve: (row, ctx) => revealed.get(ctx)?.get(row.id) ?? null,
     },

@@ -61,7 +61,7 @@ export function publicFieldOf(schema: GraphQLSchema, op: Operation): string | un
     }
     return ["attach", "detach", "sync", "toggle", "pivot"].includes(op.kind) && op.parent.relation.kind === "belongsToMany" && mutation[op.field] ? op.field : undefined;
   }
-  if (op.kind === "command") return mutation[op.field] ? op.field : undefined;
+  if (op.kind === "command" || op.kind === "action") return mutation[op.field] ? op.field : undefined;
   if (op.kind === "feed") return query[op.field] ? op.field : undefined;
   if (op.view) return op.kind === "list" ? (query[op.view.field] ? op.view.field : undefined) : "node";
   const candidates: Partial<Record<Operation["kind"], string>> = {
@@ -158,6 +158,8 @@ function mutationVariables(schema: GraphQLSchema, op: Operation, field: string, 
       return { rowIds: vars.resources };
     case "command":
       return {};
+    case "action":
+      return { rowId: params[op.subject!.param], ...(vars.input ? { input: arg("input", vars.input) } : {}) };
     case "pivot":
       return { rowId: params[op.parent!.def.param], item: arg("item", { rowId: params[op.parent!.route.param], ...vars.pivot }) };
     case "detach":

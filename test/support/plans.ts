@@ -31,6 +31,7 @@ export function seededParams(op: Operation, w: World): Record<string, number> {
     const pair = w.pair(g);
     return op.path.includes(`{${g.route.param}}`) ? { [g.parent.param]: pair.parent, [g.route.param]: pair.child } : { [g.parent.param]: pair.parent };
   }
+  if (op.subject) return { [op.subject.param]: w.id(op.subject) };
   if (!op.path.includes(`{${op.def.param}}`)) return {};
   const viewed = op.view && w.viewRows.get(op.view.path);
   return { [op.def.param]: viewed || w.id(op.def) };
@@ -40,6 +41,7 @@ export function seededParams(op: Operation, w: World): Record<string, number> {
 export function paramResources(op: Operation): Record<string, ResourceDef> {
   const g = groupOf(op);
   if (g) return { [g.parent.param]: g.parent, [g.route.param]: g.def };
+  if (op.subject) return { [op.subject.param]: op.subject };
   return { [op.def.param]: op.def };
 }
 
@@ -55,6 +57,7 @@ export async function planValid(op: Operation, w: World, query = ""): Promise<Pl
   const planned = (params: Record<string, number>, body?: unknown): Planned => ({ op, method: op.method, params, query, body });
   const f = w.factory;
   if (op.kind === "command" || op.kind === "feed") return planned({});
+  if (op.kind === "action") return planned(seededParams(op, w), await actionBody(op, w));
   const g = groupOf(op);
   if (!g) {
     const def = op.def;
@@ -178,5 +181,23 @@ export async function planSeeded(op: Operation, w: World, query = ""): Promise<P
       return planned({ pivot: pivotOf(op) ? w.pivotValues(pivotOf(op)) : { order: 7 } });
     case "associate":
       return planned({ related_key: id });
+    case "action":
+      return planned(await actionBody(op, w));
   }
+}
+
+/**
+ * The body of an action on one of the world's rows: its input attributes. The only ids actions take are events'
+ * (`event_id` of a redelivery): the world's account's first event.
+ */
+async function actionBody(op: Operation, w: World): Promise<Record<string, unknown> | undefined> {
+  const input = op.action!.input;
+  if (!input) return undefined;
+  const body: Record<string, unknown> = {};
+  for (const name of Object.keys(input)) {
+    if (name !== "eventId") throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/plans.ts`);
+    const account = await w.h.db.prisma.account.findUniqueOrThrow({ where: { name: w.account } });
+    body.event_id = (await w.h.db.prisma.changeEvent.findFirstOrThrow({ where: { accountId: account.id }, orderBy: { id: "asc" } })).id;
+  }
+  return body;
 }
