@@ -294,3 +294,27 @@ test("a webhook leased to another instance is left to it until the lease runs ou
   const row = await h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   expect(row.claimedBy).toBeNull();
 });
+
+test("a failed attempt schedules the next one WEBHOOK_RETRY_BASE_MS · 2^(n−1) later (±25 % jitter) and gives the webhook back meanwhile", async () => {
+  const { api } = await account();
+  const r = await receiver();
+  r.answer = () => 502;
+  const hook = await webhook(api, r.url);
+  const base = 60_000;
+  dispatch({ webhookRetryBaseMs: base });
+  await newRank(api, "Backoff");
+  const state = () => h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+
+  for (const n of [1, 2, 3]) {
+    const log = await logOf(hook.id, n);
+    const row = await state();
+    const failedAt = log[n - 1]!.createdAt.getTime();
+    expect([row.attempts, row.claimedBy, row.failingSince?.getTime()]).toEqual([n, null, log[0]!.createdAt.getTime()]);
+    const delay = row.nextAttemptAt!.getTime() - failedAt;
+    expect(delay).toBeGreaterThanOrEqual(0.75 * base * 2 ** (n - 1));
+    expect(delay).toBeLessThanOrEqual(1.25 * base * 2 ** (n - 1));
+    // Not due for a minute or more: brought forward here instead of waiting for it.
+    await h.db.prismaOnly.webhook.update({ where: { id: hook.id }, data: { nextAttemptAt: new Date() } });
+  }
+  expect(r.received.length).toBeGreaterThanOrEqual(3);
+});

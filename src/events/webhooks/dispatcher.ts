@@ -71,11 +71,11 @@ export function retryDelayMs(baseMs: number, failedAttempts: number, random = Ma
   return Math.round(exponential * (0.75 + random() / 2));
 }
 
-/** `86400000` → `24 h`: how long a webhook failed, in its disabled reason. */
+/** `86400000` → `24 h`, `90000` → `1.5 min`: how long a webhook failed, in its disabled reason. */
 export function describeDuration(ms: number): string {
-  const units: [number, string][] = [[86_400_000, "d"], [3_600_000, "h"], [60_000, "min"], [1000, "s"]];
-  for (const [size, unit] of units) if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
-  for (const [size, unit] of units) if (ms >= size) return `${(ms / size).toFixed(1)} ${unit}`;
+  for (const [size, unit] of [[3_600_000, "h"], [60_000, "min"], [1000, "s"]] as const) {
+    if (ms >= size) return `${Number((ms / size).toFixed(1))} ${unit}`;
+  }
   return `${ms} ms`;
 }
 
