@@ -162,7 +162,7 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
     const wakesBefore = wakes;
     const run = work(webhook)
       .catch((error: unknown) => {
-        logger.error({ err: error, webhook: webhook.id }, "Webhook dispatcher: delivering failed; the webhook is tried again after its lease");
+        logger.error({ err: error, webhook: webhook.id }, "Webhook dispatcher: delivering failed; the webhook is tried again later");
         return false;
       })
       .then((more) => {
