@@ -14,7 +14,7 @@ import { clone, editProperty, loadReference, requireIn, toJsonSchema, unrequire,
 import { Organisation, SetupError } from "../perscom/organisation.ts";
 import { planOperation } from "../perscom/plan.ts";
 import { Factory, asJson, fresh, ok, scalarValue, type Row } from "./factory.ts";
-import { fixedColumns, pathOf } from "./registry.ts";
+import { fixedColumns, makingAction, pathOf } from "./registry.ts";
 
 export interface Target {
   method: string;
@@ -184,6 +184,8 @@ export class Targets {
       return id;
     }
     const create = this.group(op, "create");
+    const action = makingAction(op.def);
+    if (!create && action?.subject === op.parent!.def) return ok(await this.api.post(pathOf(action, params)), `${action.field} under ${op.path}`).id;
     if (!create) throw new Error(`${op.method} ${op.path}: no way to link a new row`);
     return ok(await this.api.post(pathOf(create, params), await this.item(create)), `create ${create.path}`).id;
   }
@@ -198,6 +200,16 @@ export class Targets {
     return this.linked(op, parent);
   }
 
+  /** An action's input: the only ids actions take are events' (a redelivery's `event_id`), the account's first. */
+  private async actionInput(op: Operation): Promise<Record<string, unknown>> {
+    const body: Record<string, unknown> = {};
+    for (const name of Object.keys(op.action!.input!)) {
+      if (name !== "eventId") throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/targets.ts`);
+      body.event_id = ok(await this.api.get("/v2/changes?limit=1"), "the change feed")[0].id;
+    }
+    return body;
+  }
+
   private async generic(op: Operation): Promise<Target> {
     const destructive = DESTRUCTIVE.has(op.kind);
     const params: Record<string, number> = {};
@@ -208,8 +220,10 @@ export class Targets {
       child = () => (destructive ? this.linked(op, parent) : this.existing(op, parent));
       if (op.path.includes(`{${op.parent.route.param}}`)) params[op.parent.route.param] = await child();
     } else {
-      child = () => (destructive ? this.newRow(op.def) : this.seeded(op.def));
-      if (op.path.includes(`{${op.def.param}}`)) params[op.def.param] = await child();
+      // An action's path names the row it acts on (`/webhooks/{webhook}/test`), not the row it answers.
+      const row = op.subject ?? op.def;
+      child = () => (destructive ? this.newRow(row) : this.seeded(row));
+      if (op.path.includes(`{${row.param}}`)) params[row.param] = await child();
     }
     const url = pathOf(op, params);
     const pivot = this.pivotBody(op);
@@ -249,6 +263,9 @@ export class Targets {
         break;
       case "pivot":
         body = { pivot: pivot ?? {} };
+        break;
+      case "action":
+        if (op.action!.input) body = await this.actionInput(op);
         break;
     }
     return { method: op.method, url, body, params };
