@@ -114,7 +114,7 @@ test("seed writes the same organisation for the same seed, reports progress on s
 
 test("--help on every command prints its usage and exits 0", { timeout: 120_000 }, async () => {
   const { stdout } = await cli({}, "--help");
-  const names = [...stdout.split("Commands:")[1]!.matchAll(/^ {2}([a-z][\w:]*)/gm)].map((m) => m[1]!).filter((name) => name !== "help");
+  const names = [...stdout.split("Commands:")[1]!.matchAll(/^ {2}([a-z][\w:-]*)/gm)].map((m) => m[1]!).filter((name) => name !== "help");
   expect(names).toEqual(expect.arrayContaining(["accounts:create", "accounts:list", "seed", "keys:create", "keys:list", "keys:revoke"]));
   await Promise.all(names.map(async (name) => {
     const help = await cli({}, name, "--help");
