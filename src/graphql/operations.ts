@@ -6,6 +6,7 @@ import { linkResourceOf } from "../resources/index.ts";
 import { notFound, ApiError, validationError } from "../errors.ts";
 import { capped, delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
+import { linkResource, updateTracked } from "../data/tracked.ts";
 import { searchQuery } from "../data/search.ts";
 import { restFeedField } from "./changes.ts";
 import { writesIndependently } from "../data/independent-writes.ts";
@@ -447,7 +448,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey]);
         await updateRow(ctx, tx, op.def, related, a.input ?? {});
         const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
-        if (Object.keys(pivotValues).length) await delegate(tx, pivot.model).update({ where: { id: row.id }, data: pivotValues });
+        if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResource(pivot), row.id, pivotValues);
         return refetch(tx, row.id);
       }, independence);
     case "delete":
@@ -467,7 +468,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         const parent = await findOwned(ctx, tx, op.parent!.def, a[op.parent!.def.param]);
         const child = await delegate(tx, op.def.model).findFirst({ where: owned(ctx, op.def, { id: a.relatedKey }), select: { id: true } });
         if (!child) throw validationError({ related_key: [`The selected ${op.def.label.toLowerCase()} ${a.relatedKey} is invalid.`] });
-        await delegate(tx, op.def.model).update({ where: { id: child.id }, data: childKeys(op, parent) });
+        await updateTracked(ctx, tx, op.def, child.id, childKeys(op, parent));
         return refetch(tx, child.id);
       });
     case "dissociate":
@@ -479,7 +480,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
           const names = required.map(snake);
           throw validationError({ [names[0]!]: [`A ${op.def.label.toLowerCase()} cannot exist without its ${op.parent!.def.label.toLowerCase()}: delete it instead.`] });
         }
-        await delegate(tx, op.def.model).update({ where: { id: row.id }, data: Object.fromEntries(keys.map((k) => [k, null])) });
+        await updateTracked(ctx, tx, op.def, row.id, Object.fromEntries(keys.map((k) => [k, null])));
         return refetch(tx, row.id);
       });
     default:
@@ -575,7 +576,7 @@ async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: any, paren
     const related = await findOwned(ctx, tx, op.def, item.id);
     await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, related, item.input ?? {}), `resources.${index}.input`);
     const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${item.id}.pivot`);
-    if (Object.keys(pivotValues).length) await delegate(tx, pivot.model).update({ where: { id: byRelated.get(item.id)!.id }, data: pivotValues });
+    if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResource(pivot), byRelated.get(item.id)!.id, pivotValues);
   }
   return delegate(tx, pivot.model).findMany({ ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
 }

@@ -95,10 +95,20 @@ export interface NestedRoute {
   includes?: Partial<Record<RowKind, string[]>>;
 }
 
+/**
+ * Writes a hook makes to other records (a rank record setting its user's rank, a newsfeed item): made through these so
+ * they are recorded as events like the request's own writes (src/data/tracked.ts). `resource` is a registry name.
+ */
+export interface RecordWrites {
+  create(resource: string, data: Record<string, unknown>): Promise<Record<string, any>>;
+  /** Null when there is no row `id`. */
+  update(resource: string, id: number, data: Record<string, unknown>): Promise<Record<string, any> | null>;
+}
+
 export interface Hooks {
   /** Adjusts the validated data before it is written; may throw ApiError. `fixed`: the columns the route sets. */
-  beforeWrite?(args: { data: Record<string, unknown>; fixed: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: any }): Promise<void> | void;
-  afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: any }): Promise<void> | void;
+  beforeWrite?(args: { data: Record<string, unknown>; fixed: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: any; writes: RecordWrites }): Promise<void> | void;
+  afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: any; writes: RecordWrites }): Promise<void> | void;
   /**
    * The hooks read rows by key only and write nothing a check depends on, so they leave the resource's writes free to
    * run beside others (src/data/independent-writes.ts).
