@@ -1,7 +1,7 @@
 import type { Context } from "../graphql/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { ApiError, notFound, validationError } from "../errors.ts";
-import { rememberName } from "./transaction-names.ts";
+import { rememberName, rememberRow } from "./transaction-names.ts";
 
 /** The Prisma delegate of a model (`prisma.rankRecord` for `RankRecord`), on the client or a transaction. */
 export const delegate = (client: any, model: string) => client[model.charAt(0).toLowerCase() + model.slice(1)];
@@ -21,6 +21,7 @@ export async function findOwned(ctx: Context, client: any, def: ResourceDef, id:
   const row = await delegate(client, def.model).findFirst({ ...query, where: owned(ctx, def, { id }) });
   if (!row) throw notFound();
   rememberName(client, def.model, row);
+  if (Object.keys(query).length === 0) rememberRow(client, def.model, row);
   return row;
 }
 

@@ -7,6 +7,7 @@ import { routesOf } from "../db/routing.ts";
 import { FAILED } from "../db/writer.ts";
 import { recordCreated, recordDeleted, recordUpdated } from "../events/outbox.ts";
 import { delegate } from "./access.ts";
+import { forgetRow, rememberedRow, rememberRow } from "./transaction-names.ts";
 
 /**
  * Writes to records that record their change in the outbox (src/events/outbox.ts) in the same transaction. Every
@@ -18,6 +19,7 @@ type Row = Record<string, any>;
 export async function createTracked(tx: any, def: ResourceDef, data: Row): Promise<Row> {
   const row = (await delegate(tx, def.model).create({ data })) as Row;
   recordCreated(tx, def, row);
+  rememberRow(tx, def.model, row);
   return row;
 }
 
@@ -27,18 +29,22 @@ const hasEveryColumn = (model: string, row: Row) => models.get(model)!.scalars.e
  * Updates the row `before.id` (or `id`) with `data`. `before` is the row as it is now, every column; without it the
  * row is read, locked on PostgreSQL, so the change recorded starts from the value this transaction replaces.
  */
-export async function updateTracked(ctx: Context, tx: any, def: ResourceDef, id: number, data: Row, before?: Row): Promise<Row | null> {
-  if (!before || !hasEveryColumn(def.model, before)) {
+export async function updateTracked(ctx: Context, tx: any, def: ResourceDef, id: number, data: Row, known?: Row): Promise<Row | null> {
+  const remembered = rememberedRow(tx, def.model, id);
+  const before = known && hasEveryColumn(def.model, known) ? known : remembered && hasEveryColumn(def.model, remembered) ? remembered : undefined;
+  if (!before) {
     const updated = await routesOf(tx)?.writer?.planUpdateWithOld(def.model, id, data)?.();
     if (updated && updated !== FAILED) {
       recordUpdated(tx, def, updated.old, updated.row);
+      rememberRow(tx, def.model, updated.row);
       return updated.row;
     }
   }
-  const current = before && hasEveryColumn(def.model, before) ? before : await rowForUpdate(transactionSql(tx, ctx.provider), def.model, id);
+  const current = before ?? (await rowForUpdate(transactionSql(tx, ctx.provider), def.model, id));
   if (!current) return null;
   const row = (await delegate(tx, def.model).update({ where: { id }, data })) as Row;
   recordUpdated(tx, def, current, row);
+  rememberRow(tx, def.model, row);
   return row;
 }
 
@@ -47,6 +53,7 @@ export async function deleteTracked(tx: any, def: ResourceDef, where: Row, order
   const rows = (await delegate(tx, def.model).findMany({ where, orderBy: { id: "asc" } })) as Row[];
   if (!rows.length) return rows;
   await delegate(tx, def.model).deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
+  for (const row of rows) forgetRow(tx, def.model, row.id);
   if (order) {
     const position = new Map(order.map((id, i) => [id, i]));
     rows.sort((a, b) => (position.get(a.id) ?? Infinity) - (position.get(b.id) ?? Infinity));
@@ -62,7 +69,10 @@ export async function updateManyTracked(tx: any, def: ResourceDef, where: Row, d
   const ids = rows.map((r) => r.id);
   await delegate(tx, def.model).updateMany({ where: { id: { in: ids } }, data });
   const after = new Map(((await delegate(tx, def.model).findMany({ where: { id: { in: ids } } })) as Row[]).map((r) => [r.id, r]));
-  for (const row of rows) recordUpdated(tx, def, row, after.get(row.id)!);
+  for (const row of rows) {
+    recordUpdated(tx, def, row, after.get(row.id)!);
+    rememberRow(tx, def.model, after.get(row.id));
+  }
 }
 
 /** The link rows of `pivot` as a resource, for the link operations (attach, detach, sync, toggle, pivot). */

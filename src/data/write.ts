@@ -10,7 +10,7 @@ import { delegate, owned } from "./access.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
 import { snake } from "../graphql/names.ts";
-import { rememberName, trackNames } from "./transaction-names.ts";
+import { rememberName, trackNames, trackRows } from "./transaction-names.ts";
 import { createTracked, deleteTracked, recordWrites, updateTracked } from "./tracked.ts";
 import { announceEvents, writeEvents } from "../events/outbox.ts";
 import type { ChangeEventRecord } from "../events/types.ts";
@@ -46,6 +46,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
     const result = (await ctx.prisma.$transaction(async (tx) => {
       if (serial) await tx.$executeRawUnsafe(advisoryWriteLock);
       trackNames(tx);
+      if (ctx.provider === "sqlite") trackRows(tx);
       fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
       const value = await work(tx);
       // The events of the work's writes go in with them (src/events/outbox.ts): the last statement before COMMIT.
