@@ -13,6 +13,7 @@ import { processLog } from "./observability/process-log.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { answerClientError } from "./client-errors.ts";
 import { startDispatcher } from "../events/webhooks/dispatcher.ts";
+import { startEventPruning } from "../events/retention.ts";
 import { serveWebSocket } from "./websocket.ts";
 import { closeSubscriptions } from "../graphql/subscriptions.ts";
 
@@ -222,6 +223,8 @@ async function serve() {
   const dispatcher = config.webhookDispatch
     ? startDispatcher({ db, config, bus: app.events, logger: observability.logger, onAttempt: (outcome) => observability.metrics.webhookAttempt(outcome) })
     : null;
+  // Old events are pruned by every instance (the deletes are idempotent); the primary of WORKERS>1 serves nothing.
+  const pruning = startEventPruning(db, config, (error) => observability.logger.error({ err: error }, "Pruning old events failed; it is tried again in an hour"));
 
   /** Responses not yet finished. */
   const inFlight = new Set<ServerResponse>();
@@ -274,6 +277,8 @@ async function serve() {
     finished = true;
     // Deliveries under way are recorded (at most a receiver timeout) before the database closes.
     await dispatcher?.stop();
+    await pruning.stop();
+    await app.events.close();
     await observability.close();
     await rateLimit.close();
     await db.close();
