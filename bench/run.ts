@@ -11,7 +11,9 @@
  *   W1  GET  /v2/users/{random}/rank-records?include=author,rank.image,document&limit=20
  *   W2  POST /graphql  100 users × 20 rank records with rank { name image { path } } and author { name } (bench/w2.ts)
  *   W3  GET  /v2/comments?include=author&page={random}&limit=25
- *   W4  POST /v2/users/{random}/rank-records  (a fixed number of requests; new rows must equal 2xx answers)
+ *   W4  POST /v2/users/{random}/rank-records  (a fixed number of requests; new rows must equal 2xx answers); then
+ *       again on the service with one webhook subscribed to `rankrecord.created` delivering to a sink in this process
+ *       (throughput against W4 without it; every row created must reach the sink once)
  *
  * Prints a table and writes it to bench/RESULTS.md (bench/RESULTS-quick.md with --quick, bench/RESULTS-partial.md with
  * --only=W1,… or --postgres-only).
