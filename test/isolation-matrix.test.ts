@@ -280,6 +280,8 @@ function linkBody(op: Operation, id: number, base: Planned): unknown | undefined
 }
 
 async function linkIdProbes(op: Operation, base: Planned): Promise<void> {
+  // The change feed names no row of B's to link: its reads are probed for B's marker like every other read.
+  if (op.kind === "feed") return;
   const theirs = bRowOf(op);
   const foreign = linkBody(op, theirs, base);
   if (foreign === undefined) return;
