@@ -5,7 +5,7 @@ import type { Database } from "../../db/prisma.ts";
 import type { EventBus } from "../bus.ts";
 import { readEvents, type FeedPosition } from "../feed.ts";
 import { eventPayload, type ChangeEventRecord } from "../types.ts";
-import { claimWebhooks, moveCursor, pruneDeliveries, recordAttempts, releaseWebhook, type AttemptLog, type ClaimedWebhook, type WebhookState } from "./leases.ts";
+import { claimWebhooks, moveCursor, pruneDeliveries, recordAttempt, releaseWebhook, type ClaimedWebhook, type WebhookState } from "./leases.ts";
 import { deliveryIdOf, postEvent } from "./send.ts";
 
 /**
@@ -27,13 +27,6 @@ import { deliveryIdOf, postEvent } from "./send.ts";
 export const DISPATCH_CONCURRENCY = 8;
 /** Events read per claim: a webhook is given back after them, so that busy webhooks take turns with the others. */
 const EVENTS_PER_CLAIM = 100;
-/**
- * Deliveries that succeed are recorded together, the cursor moved past all of them in one transaction: at most this
- * many, or this long after the first. A crash sends those again (the same `X-Muster-Delivery`s); a failure is recorded
- * at once, after the successes before it.
- */
-const SUCCESSES_PER_RECORD = 100;
-const RECORD_EVERY_MS = 250;
 /** Bus messages arrive with every write; claims they start are at most this frequent. */
 const WAKE_INTERVAL_MS = 20;
 const PRUNE_EVERY_MS = 60_000;
@@ -89,14 +82,6 @@ export function describeDuration(ms: number): string {
 export const subscribesTo = (types: readonly string[], type: string): boolean => types.includes("*") || types.includes(type);
 
 const positionOf = (event: ChangeEventRecord): FeedPosition => ({ txid: event.txid, id: event.id });
-
-/** Successful deliveries of one claim not recorded yet, and the state they bring the webhook to. */
-interface SuccessRun {
-  logs: AttemptLog[];
-  state: WebhookState | null;
-  /** When the first of them was made. */
-  since: number;
-}
 
 export function startDispatcher({ db, config, bus, logger, instanceId, concurrency = DISPATCH_CONCURRENCY, onAttempt }: DispatcherOptions): Dispatcher {
   const instance = instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -190,7 +175,6 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
   /** One claim's work on a webhook: a page of events, at most. True when more events may be waiting. */
   async function work(webhook: ClaimedWebhook): Promise<boolean> {
     let held = true;
-    const run: SuccessRun = { logs: [], state: null, since: 0 };
     try {
       const events = await readEvents(db, { accountId: webhook.accountId, after: webhook.cursor, notifying: true, limit: EVENTS_PER_CLAIM });
       /** Events passed over since the cursor last moved: it moves past them with the next attempt, or at the end. */
@@ -201,16 +185,12 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
           passed = positionOf(event);
           continue;
         }
-        const kept = await deliver(webhook, event, passed, run);
+        const kept = await deliver(webhook, event, passed);
         passed = null;
         if (kept !== "held") {
           held = false;
           return false;
         }
-      }
-      if (!(await recordSuccesses(webhook, run))) {
-        held = false;
-        return false;
       }
       if (passed) {
         if (await moveCursor(db, webhook, instance, passed, leaseFrom(new Date()))) webhook.cursor = passed;
@@ -222,22 +202,11 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
     }
   }
 
-  /** Records the run of successful deliveries not recorded yet; false when the lease was lost meanwhile. */
-  async function recordSuccesses(webhook: ClaimedWebhook, run: SuccessRun): Promise<boolean> {
-    if (!run.state) return true;
-    const state = { ...run.state, claimedUntil: leaseFrom(new Date()) };
-    const kept = await recordAttempts(db, webhook, instance, run.logs.splice(0), state, new Date());
-    run.state = null;
-    if (kept) Object.assign(webhook, { cursor: state.cursor, attempts: 0, failingSince: null });
-    return kept;
-  }
-
   /**
-   * POSTs `event` and records the attempt (a success with the run it ends, when the run is long or old enough).
-   * "held": the lease is still this process's, go on; "released": the webhook was given back (a retry is pending, or it
-   * was disabled); "lost": another took it, or it is gone or disabled.
+   * POSTs `event` and records the attempt. "held": the lease is still this process's, go on; "released": the webhook
+   * was given back (a retry is pending, or it was disabled); "lost": another took it, or it is gone or disabled.
    */
-  async function deliver(webhook: ClaimedWebhook, event: ChangeEventRecord, passed: FeedPosition | null, run: SuccessRun): Promise<"held" | "released" | "lost"> {
+  async function deliver(webhook: ClaimedWebhook, event: ChangeEventRecord, passed: FeedPosition | null): Promise<"held" | "released" | "lost"> {
     const attempt = webhook.attempts + 1;
     const deliveryId = deliveryIdOf(webhook.id, event.id);
     const result = await postEvent({
@@ -245,36 +214,31 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
       timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivate,
     });
     const now = new Date();
-    const log = {
-      eventId: event.id, eventType: event.type, deliveryId, attempt, statusCode: result.statusCode, durationMs: result.durationMs,
-      error: result.error, succeeded: result.succeeded, at: now,
-    };
-    if (result.succeeded) {
-      onAttempt?.("delivered");
-      if (!run.logs.length) run.since = now.getTime();
-      run.logs.push(log);
-      run.state = { cursor: positionOf(event), attempts: 0, failingSince: null, nextAttemptAt: null, claimedUntil: null };
-      webhook.attempts = 0;
-      const due = run.logs.length >= SUCCESSES_PER_RECORD || now.getTime() - run.since >= RECORD_EVERY_MS;
-      return !due || (await recordSuccesses(webhook, run)) ? "held" : "lost";
-    }
-    if (!(await recordSuccesses(webhook, run))) return "lost";
     let outcome: DeliveryOutcome;
     let state: WebhookState;
-    const failingSince = webhook.failingSince ?? now;
-    if (attempt >= config.webhookMaxAttempts) {
-      outcome = "abandoned";
-      state = { cursor: positionOf(event), attempts: 0, failingSince, nextAttemptAt: null, claimedUntil: leaseFrom(now) };
+    if (result.succeeded) {
+      outcome = "delivered";
+      state = { cursor: positionOf(event), attempts: 0, failingSince: null, nextAttemptAt: null, claimedUntil: leaseFrom(now) };
     } else {
-      outcome = "failed";
-      const nextAttemptAt = new Date(now.getTime() + retryDelayMs(config.webhookRetryBaseMs, attempt));
-      state = { cursor: passed ?? webhook.cursor, attempts: attempt, failingSince, nextAttemptAt, claimedUntil: null };
+      const failingSince = webhook.failingSince ?? now;
+      if (attempt >= config.webhookMaxAttempts) {
+        outcome = "abandoned";
+        state = { cursor: positionOf(event), attempts: 0, failingSince, nextAttemptAt: null, claimedUntil: leaseFrom(now) };
+      } else {
+        outcome = "failed";
+        const nextAttemptAt = new Date(now.getTime() + retryDelayMs(config.webhookRetryBaseMs, attempt));
+        state = { cursor: passed ?? webhook.cursor, attempts: attempt, failingSince, nextAttemptAt, claimedUntil: null };
+      }
+      if (now.getTime() - failingSince.getTime() >= config.webhookDisableAfterMs) {
+        state.disabledReason = `Deliveries failed for ${describeDuration(now.getTime() - failingSince.getTime())}; last error: ${result.error}`;
+        state.claimedUntil = null;
+      }
     }
-    if (now.getTime() - failingSince.getTime() >= config.webhookDisableAfterMs) {
-      state.disabledReason = `Deliveries failed for ${describeDuration(now.getTime() - failingSince.getTime())}; last error: ${result.error}`;
-      state.claimedUntil = null;
-    }
-    const kept = await recordAttempts(db, webhook, instance, [log], state, now);
+    const log = {
+      eventId: event.id, eventType: event.type, deliveryId, attempt, statusCode: result.statusCode, durationMs: result.durationMs,
+      error: result.error, succeeded: result.succeeded,
+    };
+    const kept = await recordAttempt(db, webhook, instance, log, state, now);
     onAttempt?.(outcome);
     if (!kept) return "lost";
     Object.assign(webhook, { cursor: state.cursor, attempts: state.attempts, failingSince: state.failingSince });

@@ -125,8 +125,6 @@ export interface AttemptLog {
   durationMs: number;
   error: string | null;
   succeeded: boolean;
-  /** When it was made. */
-  at: Date;
 }
 
 /** What the webhook's row becomes after an attempt. */
@@ -154,11 +152,11 @@ function updateHeld(q: ReturnType<typeof statement>, webhook: ClaimedWebhook, in
 }
 
 /**
- * Logs attempts (one, or a run of deliveries that succeeded) and moves the webhook to `state`, in one transaction. The row changes only while `instance` holds
+ * Logs an attempt and moves the webhook to `state`, in one transaction. The row changes only while `instance` holds
  * it (`updateHeld`); false when it no longer does (the lease ran out and another instance took it over, the webhook
  * was disabled or deleted): the caller then stops working it. The attempt is logged either way, since it was made.
  */
-export async function recordAttempts(db: Db, webhook: ClaimedWebhook, instance: string, logs: AttemptLog[], state: WebhookState, now: Date): Promise<boolean> {
+export async function recordAttempt(db: Db, webhook: ClaimedWebhook, instance: string, log: AttemptLog, state: WebhookState, now: Date): Promise<boolean> {
   const update = statement(db);
   const set = [
     `"cursorTxid" = ${update.txid(state.cursor.txid)}`, `"cursorId" = ${update.value(state.cursor.id)}`, `"attempts" = ${update.value(state.attempts)}`,
@@ -170,12 +168,12 @@ export async function recordAttempts(db: Db, webhook: ClaimedWebhook, instance: 
   const updateSql = updateHeld(update, webhook, instance, set);
 
   const insert = statement(db);
-  const values = logs.map((log) => [
+  const values = [
     insert.value(webhook.id), insert.value(webhook.accountId), insert.value(log.eventId), insert.value(log.eventType), insert.value(log.deliveryId),
-    insert.value(log.attempt), insert.value(log.statusCode), insert.value(log.durationMs), insert.value(log.error), insert.bool(log.succeeded), insert.time(log.at),
-  ]);
+    insert.value(log.attempt), insert.value(log.statusCode), insert.value(log.durationMs), insert.value(log.error), insert.bool(log.succeeded), insert.time(now),
+  ];
   const insertSql = `INSERT INTO "WebhookDelivery" ("webhookId", "accountId", "eventId", "eventType", "deliveryId", "attempt", "statusCode", "durationMs", "error", "succeeded", "createdAt")
-    VALUES ${values.map((row) => `(${row.join(", ")})`).join(", ")}`;
+    VALUES (${values.join(", ")})`;
 
   return inTransaction(db, async (tx) => {
     const updated = await tx.all(updateSql, update.params);
