@@ -7,25 +7,13 @@ import { afterAll, beforeAll, expect, test, vi } from "vitest";
 import { openDatabase, type Database } from "../src/db/prisma.ts";
 import { createApp, type App } from "../src/server/app.ts";
 import { startHarness, type Harness } from "./harness.ts";
-import { requireService } from "./services.ts";
+import { requireRedis, testRedisUrl } from "./services.ts";
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const REDIS_URL = testRedisUrl;
 const LIMIT = 5;
 const PREFIX = `muster-test:${randomUUID()}`;
 
-const redisService = await requireService(`Redis at ${REDIS_URL}`, async () => {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  let cause: Error | undefined;
-  probe.on("error", (error: Error) => (cause ??= error));
-  try {
-    await probe.connect();
-    await probe.ping();
-  } catch (error) {
-    throw cause ?? error;
-  } finally {
-    probe.disconnect();
-  }
-});
+const redisService = await requireRedis();
 
 /** A real HTTP server in front of one app instance, on an ephemeral port. */
 async function serve(app: App): Promise<{ server: Server; base: string }> {

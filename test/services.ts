@@ -44,3 +44,24 @@ export async function requireService(name: string, probe: () => Promise<unknown>
     },
   };
 }
+
+/** The Redis the Redis suites use (TEST_REDIS_URL, or the local default). */
+export const testRedisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** `requireService` for the Redis at `testRedisUrl`: it answers a PING within a few seconds. */
+export async function requireRedis(): Promise<Service> {
+  const { Redis } = await import("ioredis");
+  return requireService(`Redis at ${testRedisUrl}`, async () => {
+    const probe = new Redis(testRedisUrl, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    let cause: Error | undefined;
+    probe.on("error", (error: Error) => (cause ??= error));
+    try {
+      await probe.connect();
+      await probe.ping();
+    } catch (error) {
+      throw cause ?? error;
+    } finally {
+      probe.disconnect();
+    }
+  });
+}

@@ -7,18 +7,17 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
-import { Redis } from "ioredis";
 import pg from "pg";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { setMaintenance } from "../src/server/maintenance.ts";
 import { testPostgresUrl } from "./harness.ts";
-import { requireService } from "./services.ts";
+import { requireRedis, requireService, testRedisUrl } from "./services.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
 import { readEventStream } from "./support/event-stream.ts";
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const REDIS_URL = testRedisUrl;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function newKey(databaseUrl: string, account: string, scopes = "*") {
@@ -230,16 +229,7 @@ describe("one server of two workers: graphql-ws and SSE", () => {
 });
 
 const services = await Promise.all([
-  requireService(`Redis at ${REDIS_URL}`, async () => {
-    const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on("error", () => {});
-    try {
-      await probe.connect();
-      await probe.ping();
-    } finally {
-      probe.disconnect();
-    }
-  }),
+  requireRedis(),
   requireService(`PostgreSQL at ${testPostgresUrl}`, async () => {
     const probe = new pg.Client({ connectionString: testPostgresUrl, connectionTimeoutMillis: 2000 });
     await probe.connect();

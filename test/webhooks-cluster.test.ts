@@ -1,35 +1,22 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { openDatabase, type Database } from "../src/db/prisma.ts";
 import { createTestDatabase, testProvider } from "./harness.ts";
-import { requireService } from "./services.ts";
+import { requireRedis, testRedisUrl } from "./services.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
 import { startReceiver, type Receiver } from "./support/webhook-receiver.ts";
 
 // Webhook delivery by server processes (the built server, as `npm start` runs it) sharing one database and one Redis:
 // on the PostgreSQL pass, the production set-up (two instances, FOR UPDATE SKIP LOCKED claims); on the SQLite pass,
 // two processes on one file.
-const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const REDIS_URL = testRedisUrl;
 const TIMEOUT_MS = 1000;
 
-const redis = await requireService(`Redis at ${REDIS_URL}`, async () => {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  let cause: Error | undefined;
-  probe.on("error", (error: Error) => (cause ??= error));
-  try {
-    await probe.connect();
-    await probe.ping();
-  } catch (error) {
-    throw cause ?? error;
-  } finally {
-    probe.disconnect();
-  }
-});
+const redis = await requireRedis();
 
 redis.describe(`webhook delivery by two instances on one ${testProvider} database and Redis`, () => {
   let dir: string;
