@@ -51,13 +51,26 @@ describe("outbox", () => {
     expect(event!.traceId).toBe(r.headers.get("x-perscom-trace-id"));
   });
 
+  test("an event shows the record as REST does, computed attributes included, but those read from other rows", async () => {
+    const mark = await count();
+    const r = await api.post("/v2/users", { name: "Cara Diaz", email: "cara@example.com" });
+    expect(r.status).toBe(200);
+    const [event] = await eventsSince(mark);
+    const { last_rank_change_date, last_assignment_change_date, ...shown } = r.body.data;
+    expect(event!.data).toEqual(shown);
+    expect(event!.data).toHaveProperty("profile_photo_url");
+    expect(event!.data).not.toHaveProperty("last_rank_change_date");
+  });
+
   test("an update records old and new values of what changed; an update that changes nothing records nothing", async () => {
     const mark = await count();
     const r = await api.patch(`/v2/users/${ids.other.id}`, { name: "Robert Jones", email: "bob@example.com" });
     expect(r.status).toBe(200);
     const events = await eventsSince(mark);
     expect(summary(events)).toEqual([`user.updated ${ids.other.id}`]);
-    expect(events[0]!.changes).toEqual({ name: { old: "Bob Jones", new: "Robert Jones" } });
+    // Attributes computed from the name change with it, as REST shows them.
+    expect(events[0]!.changes).toMatchObject({ name: { old: "Bob Jones", new: "Robert Jones" }, display_name: { old: "Bob Jones", new: "Robert Jones" } });
+    expect(Object.keys(events[0]!.changes!).sort()).toEqual(["display_name", "name", "profile_photo_url"]);
     expect(events[0]!.data).toMatchObject({ id: ids.other.id, name: "Robert Jones" });
     expect((await api.patch(`/v2/users/${ids.other.id}`, { name: "Robert Jones" })).status).toBe(200);
     expect(await eventsSince(mark)).toHaveLength(1);

@@ -1,6 +1,6 @@
 import type { Context } from "../graphql/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
-import { columnAttributes } from "../graphql/attributes.ts";
+import { eventAttributes } from "../graphql/attributes.ts";
 import { transactionSql } from "../db/store.ts";
 import { eventTypeOf, type ChangeAction, type ChangeEventRecord } from "./types.ts";
 import type { PublishedEvent } from "./bus.ts";
@@ -14,18 +14,19 @@ import type { PublishedEvent } from "./bus.ts";
 interface PendingEvent {
   def: ResourceDef;
   action: ChangeAction;
-  recordId: number;
-  data: Record<string, unknown>;
-  changes: Record<string, { old: unknown; new: unknown }> | null;
+  /** The row after the change; before it, for a deletion. */
+  row: Record<string, any>;
+  /** An update's row before it. */
+  before?: Record<string, any>;
 }
 
 const pendingByTransaction = new WeakMap<object, PendingEvent[]>();
 
-const attributesByResource = new Map<ResourceDef, (row: Record<string, any>) => Record<string, unknown>>();
-const shown = (def: ResourceDef, row: Record<string, any>) => {
+const attributesByResource = new Map<ResourceDef, (row: Record<string, any>, ctx: Context) => Record<string, unknown>>();
+const shown = (ctx: Context, def: ResourceDef, row: Record<string, any>) => {
   let attributes = attributesByResource.get(def);
-  if (!attributes) attributesByResource.set(def, (attributes = columnAttributes(def)));
-  return attributes(row);
+  if (!attributes) attributesByResource.set(def, (attributes = eventAttributes(def)));
+  return attributes(row, ctx);
 };
 
 function append(tx: object, event: PendingEvent): void {
@@ -36,27 +37,32 @@ function append(tx: object, event: PendingEvent): void {
 }
 
 export function recordCreated(tx: object, def: ResourceDef, row: Record<string, any>): void {
-  append(tx, { def, action: "created", recordId: row.id, data: shown(def, row), changes: null });
+  append(tx, { def, action: "created", row });
+}
+
+export function recordUpdated(tx: object, def: ResourceDef, before: Record<string, any>, after: Record<string, any>): void {
+  append(tx, { def, action: "updated", row: after, before });
+}
+
+/** `rows`: the deleted rows as they were, in the order they are reported. */
+export function recordDeleted(tx: object, def: ResourceDef, rows: Record<string, any>[]): void {
+  for (const row of rows) append(tx, { def, action: "deleted", row });
 }
 
 /** Attributes that change with every write and say nothing of what changed. */
 const BOOKKEEPING = new Set(["updated_at"]);
 
-/** An update that changes no attribute records nothing. */
-export function recordUpdated(tx: object, def: ResourceDef, before: Record<string, any>, after: Record<string, any>): void {
-  const old = shown(def, before);
-  const data = shown(def, after);
+/** What an event stores: the record as REST shows it, and an update's changes; null for an update that changed nothing. */
+function contentOf(ctx: Context, event: PendingEvent): Pick<ChangeEventRecord, "data" | "changes"> | null {
+  const data = shown(ctx, event.def, event.row);
+  if (!event.before) return { data, changes: null };
+  const old = shown(ctx, event.def, event.before);
   const changes: Record<string, { old: unknown; new: unknown }> = {};
   for (const [key, value] of Object.entries(data)) {
     if (BOOKKEEPING.has(key)) continue;
     if (JSON.stringify(value) !== JSON.stringify(old[key])) changes[key] = { old: old[key] ?? null, new: value };
   }
-  if (Object.keys(changes).length) append(tx, { def, action: "updated", recordId: after.id, data, changes });
-}
-
-/** `rows`: the deleted rows as they were, in the order they are reported. */
-export function recordDeleted(tx: object, def: ResourceDef, rows: Record<string, any>[]): void {
-  for (const row of rows) append(tx, { def, action: "deleted", recordId: row.id, data: shown(def, row), changes: null });
+  return Object.keys(changes).length ? { data, changes } : null;
 }
 
 const COLUMNS = ["accountId", "type", "resource", "recordId", "data", "changes", "requestId", "traceId", "notify", "txid", "createdAt"];
@@ -69,9 +75,15 @@ const ROWS_PER_STATEMENT = 500;
  * already (each event stands for a write), so it holds a transaction id older than that horizon.
  */
 export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEventRecord[]> {
-  const pending = pendingByTransaction.get(tx);
-  if (!pending?.length) return [];
+  const recorded = pendingByTransaction.get(tx);
+  if (!recorded?.length) return [];
   pendingByTransaction.delete(tx);
+  // An update that changed no attribute records nothing.
+  const pending = recorded.flatMap((event) => {
+    const content = contentOf(ctx, event);
+    return content ? [{ ...event, ...content }] : [];
+  });
+  if (!pending.length) return [];
   const sql = transactionSql(tx, ctx.provider);
   const pg = sql.dialect === "postgresql";
   const createdAt = new Date();
@@ -83,7 +95,7 @@ export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEvent
     const param = (value: unknown, cast = "") => (params.push(value), pg ? `$${params.length}${cast}` : "?");
     const values = chunk.map((event) => {
       const row = [
-        param(accountId), param(eventTypeOf(event.def, event.action)), param(event.def.name), param(event.recordId),
+        param(accountId), param(eventTypeOf(event.def, event.action)), param(event.def.name), param(event.row.id),
         param(JSON.stringify(event.data), "::jsonb"), event.changes ? param(JSON.stringify(event.changes), "::jsonb") : "NULL",
         param(ctx.requestId), param(ctx.traceId), pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
         pg ? "pg_snapshot_xmax(pg_current_snapshot())::text::bigint" : "0",
@@ -97,7 +109,7 @@ export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEvent
     chunk.forEach((event, i) => {
       const [id, txid] = rows[i]!;
       stored.push({
-        id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.recordId, data: event.data,
+        id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.row.id, data: event.data,
         changes: event.changes, requestId: ctx.requestId, traceId: ctx.traceId, notify: ctx.notify, txid: String(txid), createdAt,
       });
     });

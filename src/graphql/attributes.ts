@@ -43,28 +43,28 @@ interface Attribute {
  * The attributes of `def`'s rows in the order REST shows them: id, label, the visible columns, the computed fields,
  * then the timestamps; snake_case keys.
  */
-function attributesOf(def: ResourceDef, { computed = true } = {}): Attribute[] {
+function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] {
   const column = (name: string, type: FieldType): Attribute => ({ key: snake(name), value: (row) => row[name], serialize: serializers[type] });
   const list: Attribute[] = [column("id", "int")];
   if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), serialize: asIs });
   for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));
-  if (computed) for (const [name, c] of Object.entries(def.computed ?? {})) list.push({ key: snake(name), value: c.resolve, serialize: serializers[c.type] });
+  for (const [name, c] of Object.entries(def.computed ?? {})) if (otherRows || !c.readsOtherRows) list.push({ key: snake(name), value: c.resolve, serialize: serializers[c.type] });
   list.push(column("createdAt", "datetime"));
   if (hasUpdatedAt(def.model)) list.push(column("updatedAt", "datetime"));
   return list;
 }
 
 /**
- * A row's attributes from its own columns, as REST shows them but without the computed fields (which read other rows):
- * what an event carries as `data`. A custom-field column REST spreads is spread here too.
+ * A row's attributes as REST shows them, but for the computed ones that read other rows: what an event carries as
+ * `data`. A custom-field column REST spreads is spread here too.
  */
-export function columnAttributes(def: ResourceDef): (row: Row) => Row {
-  const attributes = attributesOf(def, { computed: false });
+export function eventAttributes(def: ResourceDef): (row: Row, ctx: Context) => Row {
+  const attributes = attributesOf(def, { otherRows: false });
   const spread = def.spread && snake(def.spread);
-  return (row) => {
+  return (row, ctx) => {
     const out: Row = {};
     for (const { key, value, serialize } of attributes) {
-      const raw = value(row, undefined as unknown as Context);
+      const raw = value(row, ctx);
       out[key] = raw == null ? null : serialize(raw);
     }
     const values = spread ? out[spread] : undefined;

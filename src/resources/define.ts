@@ -196,6 +196,11 @@ export interface ComputedField {
   needs: string[];
   /** Shown only in the answer of the write that made it (a new secret); null in every other answer. */
   once?: boolean;
+  /**
+   * Read from other rows (a user's latest rank record): left out of events, which are made inside the write's
+   * transaction, where such a read would see the rows as they were before it.
+   */
+  readsOtherRows?: boolean;
   resolve(row: Record<string, any>, ctx: Context): unknown;
 }
 

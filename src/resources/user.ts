@@ -58,8 +58,8 @@ export default defineResource({
       type: "string", needs: ["profilePhoto", "name"], resolve: (row, ctx) => fileUrl(ctx, row.profilePhoto) ?? avatarUrl(row.name ?? ""),
     },
     coverPhotoUrl: urlOf("coverPhoto"),
-    lastAssignmentChangeDate: { type: "datetime", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.assignment) },
-    lastRankChangeDate: { type: "datetime", nullable: true, needs: ["id"], resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.rank) },
+    lastAssignmentChangeDate: { type: "datetime", nullable: true, needs: ["id"], readsOtherRows: true, resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.assignment) },
+    lastRankChangeDate: { type: "datetime", nullable: true, needs: ["id"], readsOtherRows: true, resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.rank) },
   },
   uploads: {
     profilePhoto: { column: "profilePhoto", dir: "profile-photos", image: true },
