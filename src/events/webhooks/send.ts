@@ -45,12 +45,19 @@ function guardedLookup(allowPrivate: boolean): typeof dnsLookup {
   }) as typeof dnsLookup;
 }
 
+/** How long validating a webhook URL waits for its name to resolve (it runs inside the write's transaction). */
+const VALIDATION_LOOKUP_MS = 1000;
+
 /** The host names' addresses a URL reaches: for validating a webhook URL before it is stored. */
 export async function resolvesToPrivate(url: URL): Promise<boolean> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isIP(host)) return isPrivateAddress(host);
-  const addresses = await new Promise<LookupAddress[]>((resolve) => dnsLookup(host, { all: true }, (error, list) => resolve(error ? [] : list)));
-  // A name that does not resolve now may later: it is checked again on every delivery.
+  let timer: NodeJS.Timeout | undefined;
+  const addresses = await Promise.race([
+    new Promise<LookupAddress[]>((resolve) => dnsLookup(host, { all: true }, (error, list) => resolve(error ? [] : list))),
+    new Promise<LookupAddress[]>((resolve) => (timer = setTimeout(() => resolve([]), VALIDATION_LOOKUP_MS))),
+  ]).finally(() => clearTimeout(timer));
+  // A name that does not resolve now (or not in time) may later: the address is checked again on every delivery.
   return addresses.some((a) => isPrivateAddress(a.address));
 }
 
