@@ -66,6 +66,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
     app, db, config, dir,
     key: async (account = "alpha", scopes = "*", userId = null) => (await createApiKey(db.prisma, { account, scopes, userId })).key,
     close: async () => {
+      await app.events.close();
       await db.close();
       await database.drop();
       rmSync(dir, { recursive: true, force: true });

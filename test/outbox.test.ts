@@ -4,6 +4,8 @@ import { readEvents, START } from "../src/events/feed.ts";
 import type { ChangeEventRecord } from "../src/events/types.ts";
 import type { CommittedEvents } from "../src/events/bus.ts";
 import { pruneEvents } from "../src/events/retention.ts";
+import { Writable } from "node:stream";
+import { createApp } from "../src/server/app.ts";
 
 /**
  * The outbox (src/events/outbox.ts): every write that changes a record appends its events in the same transaction.
@@ -174,5 +176,25 @@ describe("outbox", () => {
     for (let i = 1; i < updates.length; i++) expect(updates[i]!.changes!.rank_id!.old).toBe(updates[i - 1]!.changes!.rank_id!.new);
     const user = (await api.get(`/v2/users/${ids.other.id}`)).body.data;
     expect(updates.at(-1)!.data.rank_id).toBe(user.rank_id);
+  });
+});
+
+describe("with REDIS_URL set and Redis unreachable", () => {
+  test("writes succeed and record their events; the failed announcement is logged once, and nothing is left unhandled", async () => {
+    const lines: string[] = [];
+    const logStream = new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) });
+    const app = createApp({ db: h.db, config: { ...h.config, redisUrl: "redis://127.0.0.1:1", logLevel: "warn" }, logStream });
+    try {
+      const writer = client({ ...h, app }, await h.key("no-redis"));
+      for (const name of ["One", "Two"]) expect((await writer.post("/v2/ranks", { name })).status).toBe(200);
+      // Long enough for a PUBLISH that fails to reject (vitest fails the run on an unhandled rejection).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const account = (await h.db.prisma.account.findFirstOrThrow({ where: { name: "no-redis" } })).id;
+      const events = await readEvents(h.db, { accountId: account, after: START, limit: 10 });
+      expect(events.map((e) => e.type)).toEqual(["rank.created", "rank.created"]);
+      expect(lines.filter((l) => l.includes("Redis is unreachable: committed events"))).toHaveLength(1);
+    } finally {
+      await app.events.close();
+    }
   });
 });

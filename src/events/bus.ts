@@ -26,20 +26,39 @@ export interface EventBus {
   close(): Promise<void>;
 }
 
-export function createEventBus(config: Pick<Config, "redisUrl">): EventBus {
+/** The topic and its wire form: what the Redis event target carries (`detail`, JSON). */
+const TOPIC = "committed";
+
+/**
+ * `onUnavailable` is told when announcing fails because Redis is unreachable (once per outage): subscriptions on other
+ * instances then miss events, which the change feed still has; webhooks are found by the dispatcher's poll.
+ */
+export function createEventBus(config: Pick<Config, "redisUrl">, onUnavailable: (error: unknown) => void = () => {}): EventBus {
   if (!config.redisUrl) {
     const pubsub = createPubSub<EventTopics>();
-    return { pubsub, publish: (batch) => pubsub.publish("committed", batch), close: async () => {} };
+    return { pubsub, publish: (batch) => pubsub.publish(TOPIC, batch), close: async () => {} };
   }
-  const options = { lazyConnect: false, maxRetriesPerRequest: 3, enableOfflineQueue: true };
-  const publishClient = new Redis(config.redisUrl, options);
-  const subscribeClient = new Redis(config.redisUrl, options);
-  // An unreachable Redis is said by the health check and the rate limiter; here it must not crash the process.
+  // The publisher never queues: while Redis is unreachable an announcement fails at once (and is dropped) rather than
+  // piling up in memory. The subscriber queues its few SUBSCRIBEs until Redis answers, and ioredis subscribes again
+  // after each reconnection.
+  const publishClient = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const subscribeClient = new Redis(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: null });
+  // An unreachable Redis is reported by the rate limiter and `onUnavailable`; an "error" event must not end the process.
   for (const client of [publishClient, subscribeClient]) client.on("error", () => {});
+  let reported = false;
+  publishClient.on("ready", () => (reported = false));
   const pubsub = createPubSub<EventTopics>({ eventTarget: createRedisEventTarget({ publishClient, subscribeClient }) });
   return {
     pubsub,
-    publish: (batch) => pubsub.publish("committed", batch),
+    // Straight to Redis rather than through `pubsub.publish`, whose event target drops the PUBLISH's promise: a failed
+    // one would be an unhandled rejection. Every instance, this one included, hears it back through its subscriber.
+    publish: (batch) => {
+      publishClient.publish(TOPIC, JSON.stringify(batch)).catch((error: unknown) => {
+        if (reported) return;
+        reported = true;
+        onUnavailable(error);
+      });
+    },
     close: async () => {
       await Promise.allSettled([publishClient.quit(), subscribeClient.quit()]);
     },

@@ -94,8 +94,10 @@ function requireKeyPlugin(): Plugin<Context> {
   };
 }
 
-export function createApp({ db, config, events = createEventBus(config), ...options }: { db: Database; config: Config; events?: EventBus } & ObservabilityOptions): App {
+export function createApp({ db, config, events: givenEvents, ...options }: { db: Database; config: Config; events?: EventBus } & ObservabilityOptions): App {
   const observability = createObservability({ db, config, ...options });
+  const events = givenEvents ?? createEventBus(config, (error) =>
+    observability.logger.warn({ err: error }, "Redis is unreachable: committed events are not announced to other instances' subscriptions until it is back (the change feed has them)"));
   const rateLimit = createRateLimit(config, db);
   const schema = rateLimit.apply(getSchemas().public);
   const masked = new WeakSet<object>();
