@@ -13,6 +13,9 @@ export function generateKey(): { key: string; hash: string; prefix: string } {
 /** Lets a key send any GraphQL document to `/graphql` when `GRAPHQL_TRUSTED_DOCUMENTS_ONLY` is on (src/server/trusted-documents.ts). */
 export const ARBITRARY_DOCUMENTS_SCOPE = "graphql:arbitrary";
 
+/** Whether a key with `scopes` may send any GraphQL document while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on. */
+export const maySendAnyDocument = (scopes: ReadonlySet<string>): boolean => scopes.has("*") || scopes.has(ARBITRARY_DOCUMENTS_SCOPE);
+
 /**
  * Every scope an operation of the registry asks for (`view:rank`, `clear:cache`, ...) and `graphql:arbitrary`, sorted:
  * with `*`, what a key can hold.

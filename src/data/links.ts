@@ -1,11 +1,11 @@
 import type { Context } from "../graphql/context.ts";
 import type { PivotDef, ResourceDef } from "../resources/define.ts";
-import { resourceNamed } from "../resources/index.ts";
+import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag, notFound, validationError } from "../errors.ts";
 import { delegate, withColumns } from "./access.ts";
 import { validateFields } from "./validate.ts";
 import { applyCreateDefaults, deleteRows } from "./write.ts";
-import { createTracked, deleteTracked, linkResource, updateManyTracked, updateTracked } from "./tracked.ts";
+import { createTracked, deleteTracked, updateManyTracked, updateTracked } from "./tracked.ts";
 
 /** One item of attach/sync/toggle: a related id and the pivot columns to write with it. */
 export interface LinkItem {
@@ -40,7 +40,7 @@ export async function pivotData(ctx: Context, tx: any, pivot: PivotDef, values: 
 export async function createLink(ctx: Context, tx: any, pivot: PivotDef, parentId: number, relatedId: number, data: Record<string, unknown>) {
   const fixed = { [pivot.parentKey]: parentId, [pivot.relatedKey]: relatedId };
   await applyCreateDefaults(ctx, tx, pivot.model, autoOrdered(pivot), data, fixed, { [pivot.parentKey]: parentId });
-  return createTracked(tx, linkResource(pivot), { ...data, ...fixed });
+  return createTracked(tx, linkResourceOf(pivot), { ...data, ...fixed });
 }
 
 const autoOrdered = (pivot: PivotDef) =>
@@ -69,7 +69,7 @@ export async function attach(ctx: Context, tx: any, pivot: PivotDef, parentId: n
 
 export async function detach(ctx: Context, tx: any, pivot: PivotDef, parentId: number, ids: number[]): Promise<PivotChanges> {
   await requireRelated(ctx, tx, relatedOf(pivot), ids);
-  await deleteTracked(tx, linkResource(pivot), { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } });
+  await deleteTracked(tx, linkResourceOf(pivot), { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } });
   return { attached: [], detached: [...new Set(ids)], updated: [] };
 }
 
@@ -87,13 +87,13 @@ export async function sync(ctx: Context, tx: any, pivot: PivotDef, parentId: num
       await createLink(ctx, tx, pivot, parentId, item.id, data);
       changes.attached.push(item.id);
     } else if (Object.entries(data).some(([k, v]) => String(existing[k]) !== String(v))) {
-      await updateTracked(ctx, tx, linkResource(pivot), existing.id, data, existing);
+      await updateTracked(ctx, tx, linkResourceOf(pivot), existing.id, data, existing);
       changes.updated.push(item.id);
     }
   }
   if (detaching) {
     const gone = [...byRelated.keys()].filter((id) => !wanted.has(id));
-    if (gone.length) await deleteTracked(tx, linkResource(pivot), { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: gone } });
+    if (gone.length) await deleteTracked(tx, linkResourceOf(pivot), { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: gone } });
     changes.detached = gone;
   }
   return changes;
@@ -106,7 +106,7 @@ export async function toggle(ctx: Context, tx: any, pivot: PivotDef, parentId: n
   for (const [index, item] of items.entries()) {
     if (current.has(item.id)) {
       if (changes.detached.includes(item.id)) continue;
-      await deleteTracked(tx, linkResource(pivot), { [pivot.parentKey]: parentId, [pivot.relatedKey]: item.id });
+      await deleteTracked(tx, linkResourceOf(pivot), { [pivot.parentKey]: parentId, [pivot.relatedKey]: item.id });
       changes.detached.push(item.id);
     } else if (!changes.attached.includes(item.id)) {
       await createLink(ctx, tx, pivot, parentId, item.id, await pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`));
@@ -119,7 +119,7 @@ export async function toggle(ctx: Context, tx: any, pivot: PivotDef, parentId: n
 export async function updatePivot(ctx: Context, tx: any, pivot: PivotDef, parentId: number, relatedId: number, values: Record<string, unknown>) {
   const link = await findLink(tx, pivot, parentId, relatedId);
   const data = await pivotData(ctx, tx, pivot, values, "pivot");
-  if (Object.keys(data).length) await updateTracked(ctx, tx, linkResource(pivot), link.id, data, link);
+  if (Object.keys(data).length) await updateTracked(ctx, tx, linkResourceOf(pivot), link.id, data, link);
   return { attached: [], detached: [], updated: [relatedId] } satisfies PivotChanges;
 }
 
@@ -142,7 +142,7 @@ export async function requireLinks(tx: any, pivot: PivotDef, parentId: number, i
 /** Removes links (history rows) or, as PERSCOM does for shared definitions, the related rows themselves. */
 export async function removeLinked(ctx: Context, tx: any, pivot: PivotDef, parentId: number, rows: Array<Record<string, any>>) {
   if (pivot.duplicates) {
-    await deleteTracked(tx, linkResource(pivot), { id: { in: rows.map((r) => r.id) }, [pivot.parentKey]: parentId });
+    await deleteTracked(tx, linkResourceOf(pivot), { id: { in: rows.map((r) => r.id) }, [pivot.parentKey]: parentId });
   } else {
     await deleteRows(ctx, tx, relatedOf(pivot), [...new Set(rows.map((r) => r[pivot.relatedKey] as number))]);
   }

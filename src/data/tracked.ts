@@ -1,6 +1,6 @@
 import type { Context } from "../graphql/context.ts";
-import type { PivotDef, RecordWrites, ResourceDef } from "../resources/define.ts";
-import { linkResourceOf, resourceNamed } from "../resources/index.ts";
+import type { RecordWrites, ResourceDef } from "../resources/define.ts";
+import { resourceNamed } from "../resources/index.ts";
 import { models } from "../db/reader.ts";
 import { rowForUpdate, transactionSql } from "../db/store.ts";
 import { routesOf } from "../db/routing.ts";
@@ -74,9 +74,6 @@ export async function updateManyTracked(tx: any, def: ResourceDef, where: Row, d
     rememberRow(tx, def.model, after.get(row.id));
   }
 }
-
-/** The link rows of `pivot` as a resource, for the link operations (attach, detach, sync, toggle, pivot). */
-export const linkResource = (pivot: PivotDef): ResourceDef => linkResourceOf(pivot);
 
 /** What hooks write through: other records, recorded like the request's own writes. */
 export function recordWrites(ctx: Context, tx: any): RecordWrites {

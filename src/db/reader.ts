@@ -102,6 +102,10 @@ const INT_MAX = 2147483647;
 const isoDateTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;
 
 /** SQL text and its parameters, built left to right so that `?` placeholders stay in order. */
+/** A DateTime as the Prisma adapters store it: SQLite text with an explicit offset; PostgreSQL `timestamp(3)` in UTC. */
+export const storedDateTime = (dialect: Dialect, date: Date): string =>
+  dialect === "sqlite" ? date.toISOString().replace("Z", "+00:00") : date.toISOString().slice(0, 23);
+
 export class Statement {
   readonly params: unknown[] = [];
   #aliases = 0;
@@ -129,8 +133,7 @@ export class Statement {
       case "DateTime": {
         const date = value instanceof Date ? value : typeof value === "string" && isoDateTime.test(value) ? new Date(value) : null;
         if (!date || Number.isNaN(date.getTime())) return unsupported(`${field.name}: not a DateTime`);
-        // As the Prisma adapters write them: SQLite text with an explicit offset; PostgreSQL timestamp(3) in UTC.
-        return this.dialect === "sqlite" ? date.toISOString().replace("Z", "+00:00") : date.toISOString().slice(0, 23);
+        return storedDateTime(this.dialect, date);
       }
       default:
         return unsupported(`${field.name}: ${field.type} filters`);

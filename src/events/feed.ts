@@ -56,17 +56,37 @@ export interface ReadOptions {
   notifying?: boolean;
 }
 
-/** The account's events after `after`, in order, at most `limit`: only those no running transaction can precede. */
-export async function readEvents(db: Pick<Database, "read" | "provider">, options: ReadOptions): Promise<ChangeEventRecord[]> {
+/**
+ * Shown to readers on PostgreSQL: only events whose horizon every running transaction is past (see above). `alias` is
+ * the ChangeEvent table's name in the statement, when it has one.
+ */
+export const visibleOnPostgres = (alias = "") => `${alias ? `${alias}.` : ""}"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
+
+type Reader = Pick<Database, "read" | "provider">;
+
+/** What every read of the feed starts from: the account's visible events, of `types` and `notifying` when given. */
+function feedQuery(db: Reader, options: Pick<ReadOptions, "accountId" | "types" | "notifying">) {
   const pg = db.provider === "postgresql";
   const params: unknown[] = [];
   const param = (value: unknown) => (params.push(value), pg ? `$${params.length}` : "?");
-  const where = [`"accountId" = ${param(options.accountId)}`, `("txid", "id") > (${param(pg ? options.after.txid : Number(options.after.txid))}, ${param(options.after.id)})`];
-  if (pg) where.push(`"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
+  const where = [`"accountId" = ${param(options.accountId)}`];
+  if (pg) where.push(visibleOnPostgres());
   if (options.types?.length) where.push(`"type" IN (${options.types.map(param).join(", ")})`);
   if (options.notifying) where.push(`"notify" = ${pg ? "true" : "1"}`);
-  const sql = `SELECT ${columns} FROM "ChangeEvent" WHERE ${where.join(" AND ")} ORDER BY "txid", "id" LIMIT ${param(options.limit)}`;
-  return (await db.read(sql, params)).map((row) => toRecord(pg, row));
+  /** `("txid", "id") <op> position`: events after or before it. */
+  const beyond = (op: ">" | "<", position: FeedPosition) =>
+    where.push(`("txid", "id") ${op} (${param(pg ? position.txid : Number(position.txid))}, ${param(position.id)})`);
+  const rows = async (order: "ASC" | "DESC", limit: number) =>
+    (await db.read(`SELECT ${columns} FROM "ChangeEvent" WHERE ${where.join(" AND ")} ORDER BY "txid" ${order}, "id" ${order} LIMIT ${param(limit)}`, params))
+      .map((row) => toRecord(pg, row));
+  return { params, where, beyond, rows };
+}
+
+/** The account's events after `after`, in order, at most `limit`: only those no running transaction can precede. */
+export async function readEvents(db: Reader, options: ReadOptions): Promise<ChangeEventRecord[]> {
+  const query = feedQuery(db, options);
+  query.beyond(">", options.after);
+  return query.rows("ASC", options.limit);
 }
 
 function toRecord(pg: boolean, row: unknown[]): ChangeEventRecord {
@@ -76,7 +96,7 @@ function toRecord(pg: boolean, row: unknown[]): ChangeEventRecord {
 }
 
 /** The event with `id` in the account, or null (redelivery, tests). */
-export async function eventById(db: Pick<Database, "read" | "provider">, accountId: number, id: number): Promise<ChangeEventRecord | null> {
+export async function eventById(db: Reader, accountId: number, id: number): Promise<ChangeEventRecord | null> {
   const pg = db.provider === "postgresql";
   const rows = await db.read(`SELECT ${columns} FROM "ChangeEvent" WHERE "accountId" = ${pg ? "$1" : "?"} AND "id" = ${pg ? "$2" : "?"}`, [accountId, id]);
   return rows[0] ? toRecord(pg, rows[0]) : null;
@@ -86,29 +106,15 @@ export async function eventById(db: Pick<Database, "read" | "provider">, account
  * The account's last `limit` events before `before` (the newest shown when absent), in order: the same events
  * `readEvents` shows, read from the other end (a change feed read backwards, `changes(last:)`).
  */
-export async function readEventsBefore(
-  db: Pick<Database, "read" | "provider">, options: Omit<ReadOptions, "after"> & { before?: FeedPosition },
-): Promise<ChangeEventRecord[]> {
-  const pg = db.provider === "postgresql";
-  const params: unknown[] = [];
-  const param = (value: unknown) => (params.push(value), pg ? `$${params.length}` : "?");
-  const where = [`"accountId" = ${param(options.accountId)}`];
-  if (options.before) where.push(`("txid", "id") < (${param(pg ? options.before.txid : Number(options.before.txid))}, ${param(options.before.id)})`);
-  if (pg) where.push(`"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
-  if (options.types?.length) where.push(`"type" IN (${options.types.map(param).join(", ")})`);
-  if (options.notifying) where.push(`"notify" = ${pg ? "true" : "1"}`);
-  const sql = `SELECT ${columns} FROM "ChangeEvent" WHERE ${where.join(" AND ")} ORDER BY "txid" DESC, "id" DESC LIMIT ${param(options.limit)}`;
-  return (await db.read(sql, params)).map((row) => toRecord(pg, row)).reverse();
+export async function readEventsBefore(db: Reader, options: Omit<ReadOptions, "after"> & { before?: FeedPosition }): Promise<ChangeEventRecord[]> {
+  const query = feedQuery(db, options);
+  if (options.before) query.beyond("<", options.before);
+  return (await query.rows("DESC", options.limit)).reverse();
 }
 
 /** How many of the account's events `readEvents` would show from the start (of `types`, when given). */
-export async function countEvents(db: Pick<Database, "read" | "provider">, options: Pick<ReadOptions, "accountId" | "types">): Promise<number> {
-  const pg = db.provider === "postgresql";
-  const params: unknown[] = [];
-  const param = (value: unknown) => (params.push(value), pg ? `$${params.length}` : "?");
-  const where = [`"accountId" = ${param(options.accountId)}`];
-  if (pg) where.push(`"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`);
-  if (options.types?.length) where.push(`"type" IN (${options.types.map(param).join(", ")})`);
+export async function countEvents(db: Reader, options: Pick<ReadOptions, "accountId" | "types">): Promise<number> {
+  const { where, params } = feedQuery(db, options);
   const [row] = await db.read(`SELECT COUNT(*) FROM "ChangeEvent" WHERE ${where.join(" AND ")}`, params);
   return Number(row![0]);
 }

@@ -2,6 +2,7 @@ import type { Context } from "../graphql/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { eventAttributes } from "../graphql/attributes.ts";
 import { transactionSql } from "../db/store.ts";
+import { storedDateTime } from "../db/reader.ts";
 import { eventTypeOf, type ChangeAction, type ChangeEventRecord } from "./types.ts";
 import type { PublishedEvent } from "./bus.ts";
 
@@ -99,7 +100,7 @@ export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEvent
         param(JSON.stringify(event.data), "::jsonb"), event.changes ? param(JSON.stringify(event.changes), "::jsonb") : "NULL",
         param(ctx.requestId), param(ctx.traceId), pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
         pg ? "pg_snapshot_xmax(pg_current_snapshot())::text::bigint" : "0",
-        pg ? param(createdAt.toISOString().slice(0, 23), "::timestamp(3)") : param(createdAt.toISOString().replace("Z", "+00:00")),
+        param(storedDateTime(sql.dialect, createdAt), pg ? "::timestamp(3)" : ""),
       ];
       return `(${row.join(", ")})`;
     });

@@ -6,14 +6,20 @@ const BATCH = 5000;
 /** Steps per run: the rest waits for the next run, so one run's work is bounded. */
 const STEPS = 20;
 
+/** The oldest time a kept event (or delivery-log row) may have: older ones are pruned. */
+export const retentionCutoff = (config: Pick<Config, "eventRetentionDays">, now = Date.now()): Date => new Date(now - config.eventRetentionDays * 86_400_000);
+
+/** One bounded step: deletes up to `limit` rows of `table` created before `before`; answers how many. */
+export function deleteOlderThan(client: Pick<Database["prismaOnly"], "$executeRawUnsafe">, table: "ChangeEvent" | "WebhookDelivery", before: Date, limit: number): Promise<number> {
+  return client.$executeRawUnsafe(`DELETE FROM "${table}" WHERE "id" IN (SELECT "id" FROM "${table}" WHERE "createdAt" < $1 ORDER BY "id" LIMIT ${limit})`, before);
+}
+
 /** Deletes events older than the retention period; answers how many. */
 export async function pruneEvents(db: Pick<Database, "prismaOnly">, config: Pick<Config, "eventRetentionDays">, now = Date.now()): Promise<number> {
-  const before = new Date(now - config.eventRetentionDays * 86_400_000);
+  const before = retentionCutoff(config, now);
   let pruned = 0;
   for (let step = 0; step < STEPS; step++) {
-    const deleted = await db.prismaOnly.$executeRawUnsafe(
-      `DELETE FROM "ChangeEvent" WHERE "id" IN (SELECT "id" FROM "ChangeEvent" WHERE "createdAt" < $1 ORDER BY "id" LIMIT ${BATCH})`, before,
-    );
+    const deleted = await deleteOlderThan(db.prismaOnly, "ChangeEvent", before, BATCH);
     pruned += deleted;
     if (deleted < BATCH) break;
   }

@@ -9,6 +9,9 @@ export const eventModelOf = (def: ResourceDef): string => def.morphClass.slice(d
 /** `rankrecord.created` */
 export const eventTypeOf = (def: ResourceDef, action: ChangeAction): string => `${eventModelOf(def)}.${action}`;
 
+/** `created` of `rankrecord.created`. */
+export const actionOfType = (type: string): ChangeAction => type.slice(type.lastIndexOf(".") + 1) as ChangeAction;
+
 /** The event a webhook receives on demand (`POST /v2/webhooks/{id}/test`); never stored in the outbox. */
 export const TEST_EVENT = "webhook.test";
 

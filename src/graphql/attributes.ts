@@ -67,11 +67,16 @@ export function eventAttributes(def: ResourceDef): (row: Row, ctx: Context) => R
       const raw = value(row, ctx);
       out[key] = raw == null ? null : serialize(raw);
     }
-    const values = spread ? out[spread] : undefined;
-    if (spread) delete out[spread];
-    if (values && typeof values === "object") for (const [k, v] of Object.entries(values)) if (!Object.hasOwn(out, k)) out[k] = v;
+    if (spread) spreadAttribute(out, spread);
     return out;
   };
+}
+
+/** Moves the keys of the JSON attribute `key` (custom-field values) to the top level of `out`, as REST shows them. */
+export function spreadAttribute(out: Row, key: string): void {
+  const values = out[key];
+  delete out[key];
+  if (values && typeof values === "object") for (const [k, v] of Object.entries(values)) if (!Object.hasOwn(out, k)) out[k] = v;
 }
 
 const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | null)?.then === "function";

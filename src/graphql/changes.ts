@@ -3,9 +3,10 @@ import { ApiError, validationError } from "../errors.ts";
 import { guard } from "../data/access.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { resources, resourceNamed } from "../resources/index.ts";
-import { operations, type Operation } from "../resources/operations.ts";
+import { operations, viewScopesOf, type Operation } from "../resources/operations.ts";
 import { countEvents, decodeCursor, encodeCursor, eventById, readEvents, readEventsBefore, START, type Cursor, type FeedPosition } from "../events/feed.ts";
-import { eventModelOf, eventPayload, eventTypes, type ChangeAction, type ChangeEventRecord } from "../events/types.ts";
+import { retentionCutoff } from "../events/retention.ts";
+import { actionOfType, eventModelOf, eventPayload, eventTypes, type ChangeEventRecord } from "../events/types.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import { sizedElsewhere } from "./cost.ts";
@@ -20,27 +21,22 @@ import { registerRootField } from "./relation-scopes.ts";
 
 export const CHANGE_EVENT = "ChangeEvent";
 
-/** The scopes a key needs to read the rows of `def` on their own: its top-level list's (or lookup's). */
-const ownViewScopes = (def: ResourceDef): readonly string[] | undefined =>
-  operations.find((op) => op.def === def && (op.kind === "list" || op.kind === "show") && !op.parent && !op.view)?.scopes;
-
 /**
  * The scopes a key needs to see `def`'s events: `view:<resource>`; for rows no route reads on their own (link rows,
  * schedules, tags), the view scopes of every resource they belong to (none for a tag).
  */
 function eventScopesOf(def: ResourceDef): readonly string[] {
-  const own = ownViewScopes(def);
+  const own = viewScopesOf(def);
   if (own) return own;
   const owners = Object.values(def.relations).flatMap((rel) =>
     rel.kind === "belongsTo" ? [resourceNamed(rel.target)] : rel.kind === "morphTo" ? morphOwnersOf(def.name) : []);
-  return [...new Set(owners.flatMap((owner) => ownViewScopes(owner) ?? []))].sort();
+  return [...new Set(owners.flatMap((owner) => viewScopesOf(owner) ?? []))].sort();
 }
 
 /** Each resource that records events, with its event model name and the scopes to see them. */
 const eventResources = resources.filter((def) => !def.silent).map((def) => ({ def, model: eventModelOf(def), scopes: eventScopesOf(def) }));
 const resourceNames = new Set(eventResources.map((r) => r.def.name));
 const knownTypes = new Set(eventTypes);
-const actionOf = (type: string) => type.slice(type.lastIndexOf(".") + 1) as ChangeAction;
 
 /** What `scopes` may see of the feed: the event types of the resources it may view (null for all). */
 function visibleTypes(scopes: ReadonlySet<string>): Set<string> | null {
@@ -90,7 +86,7 @@ function cursorArg(ctx: Context, text: string | null | undefined, name: string, 
   if (text == null) return null;
   const cursor = decodeCursor(text);
   if (!cursor) throw validationError({ [name]: [`The ${name} field is not a change feed cursor.`] });
-  if (retained && cursor.createdAt < Date.now() - ctx.config.eventRetentionDays * 86_400_000) throw new ApiError("CURSOR_EXPIRED");
+  if (retained && cursor.createdAt < retentionCutoff(ctx.config).getTime()) throw new ApiError("CURSOR_EXPIRED");
   return cursor;
 }
 
@@ -186,7 +182,7 @@ export function addChangeFeed(builder: Builder): void {
     fields: (t: any) => ({
       rowId: t.exposeInt("id", { description: "The event's row id (REST's `id`): events of the account are numbered in the order they were written." }),
       type: t.exposeString("type", { description: "The event type, as PERSCOM's webhooks name it: `<model>.<action>`, such as `rankrecord.created` or `user.deleted`." }),
-      action: t.field({ type: action, description: "What happened: the type's action.", resolve: (e: ChangeEventRecord) => actionOf(e.type) }),
+      action: t.field({ type: action, description: "What happened: the type's action.", resolve: (e: ChangeEventRecord) => actionOfType(e.type) }),
       resource: t.exposeString("resource", { description: "The record's resource, as the API names it (`rankRecord`)." }),
       recordId: t.exposeInt("recordId", { description: "The record's row id (REST's `id`; `rowId` in the graph)." }),
       data: t.field({ type: "JSON", description: "The record as REST shows it after the change; for a deletion, its last state.", resolve: (e: ChangeEventRecord) => e.data }),

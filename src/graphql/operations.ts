@@ -6,7 +6,7 @@ import { linkResourceOf } from "../resources/index.ts";
 import { notFound, ApiError, validationError } from "../errors.ts";
 import { capped, delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
-import { linkResource, updateTracked } from "../data/tracked.ts";
+import { updateTracked } from "../data/tracked.ts";
 import { searchQuery } from "../data/search.ts";
 import { restFeedField } from "./changes.ts";
 import { writesIndependently } from "../data/independent-writes.ts";
@@ -448,7 +448,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey]);
         await updateRow(ctx, tx, op.def, related, a.input ?? {});
         const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
-        if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResource(pivot), row.id, pivotValues);
+        if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), row.id, pivotValues);
         return refetch(tx, row.id);
       }, independence);
     case "delete":
@@ -576,7 +576,7 @@ async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: any, paren
     const related = await findOwned(ctx, tx, op.def, item.id);
     await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, related, item.input ?? {}), `resources.${index}.input`);
     const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${item.id}.pivot`);
-    if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResource(pivot), byRelated.get(item.id)!.id, pivotValues);
+    if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), byRelated.get(item.id)!.id, pivotValues);
   }
   return delegate(tx, pivot.model).findMany({ ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
 }

@@ -4,13 +4,13 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import { Repeater } from "graphql-yoga";
 import type { ResourceDef } from "../resources/define.ts";
 import { resources } from "../resources/index.ts";
-import { operations } from "../resources/operations.ts";
+import { viewScopesOf } from "../resources/operations.ts";
 import { resourceDescription } from "../resources/descriptions.ts";
 import { ApiError, validationError } from "../errors.ts";
 import { delegate, guard, owned } from "../data/access.ts";
 import type { EventBus, PublishedEvent } from "../events/bus.ts";
 import { encodeCursor } from "../events/feed.ts";
-import { eventTypeOf, type ChangeAction } from "../events/types.ts";
+import { actionOfType, eventTypeOf, type ChangeAction } from "../events/types.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
 import type { ObjectRefs } from "./objects.ts";
@@ -67,8 +67,6 @@ export function closeSubscriptions(events: EventBus): void {
 /** Events a slow subscriber may fall behind before its stream ends (it can resume from the change feed by cursor). */
 const MAX_BEHIND = 1000;
 
-const actionOf = (event: PublishedEvent) => event.type.slice(event.type.lastIndexOf(".") + 1) as ChangeAction;
-
 /**
  * A stream of the account's events that `accept` keeps, as payloads of `def`. Takes one of the key's
  * `subscriptionsPerKey` places at once (a GraphQL error, RATE_LIMITED, when none is left); ending the stream in any
@@ -102,7 +100,7 @@ function changeStream(ctx: Context, def: ResourceDef, accept: (event: PublishedE
       for await (const batch of source) {
         if (batch.accountId !== accountId) continue;
         for (const event of batch.events) {
-          const action = actionOf(event);
+          const action = actionOfType(event.type);
           if (event.resource !== def.name || !accept(event, action)) continue;
           if (++behind > MAX_BEHIND) {
             stop(new ApiError("RATE_LIMITED", `The subscriber fell more than ${MAX_BEHIND} events behind; resume from the change feed with the last cursor received.`));
@@ -128,11 +126,6 @@ function changeStream(ctx: Context, def: ResourceDef, accept: (event: PublishedE
     },
   };
 }
-
-/** The view scopes a key needs to subscribe to `def`'s changes: those of its list (the same guard as the list field). */
-const viewScopesOf = (def: ResourceDef) =>
-  operations.find((op) => op.def === def && op.kind === "list" && !op.parent && !op.view)?.scopes ??
-  operations.find((op) => op.def === def && op.kind === "show" && !op.parent && !op.view)?.scopes;
 
 /** Fails unless the caller is authenticated and may view `def`, saying which scope subscribing needs. */
 function guardSubscription(ctx: Context, def: ResourceDef, scopes: readonly string[]) {

@@ -145,6 +145,14 @@ for (const op of operations) {
   if (!first) fieldOwners.set(op.field, op);
 }
 
+/**
+ * The scopes a key needs to read `def`'s rows on their own: those of its top-level list (or lookup); undefined for a
+ * resource no top-level route reads. Subscriptions and the change feed show a resource's events to such keys.
+ */
+export const viewScopesOf = (def: ResourceDef): readonly string[] | undefined =>
+  operations.find((op) => op.def === def && op.kind === "list" && !op.parent && !op.view)?.scopes ??
+  operations.find((op) => op.def === def && op.kind === "show" && !op.parent && !op.view)?.scopes;
+
 /** The pivot of a many-to-many operation; undefined for every other kind. */
 export const pivotOf = (op: Operation): PivotDef | undefined =>
   op.parent?.relation.kind === "belongsToMany" ? op.parent.relation.pivot : undefined;

@@ -1,6 +1,7 @@
 import { relationField, type PivotDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { morphOwnersOf, restRelationField } from "../graphql/objects.ts";
+import { spreadAttribute } from "../graphql/attributes.ts";
 import { pascal, snake } from "../graphql/names.ts";
 import type { IncludeTree } from "./includes.ts";
 
@@ -47,11 +48,7 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
     shape: (row) => {
       const out = row[ATTRIBUTES] as Row;
       for (const add of relations) add(out, row);
-      if (spread) {
-        const values = out[spread];
-        delete out[spread];
-        if (values && typeof values === "object") for (const [k, v] of Object.entries(values)) if (!Object.hasOwn(out, k)) out[k] = v;
-      }
+      if (spread) spreadAttribute(out, spread);
       return out;
     },
   };

@@ -3,7 +3,7 @@ import type { Plugin } from "graphql-yoga";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
 import { authenticate } from "../auth/authenticate.ts";
-import { ARBITRARY_DOCUMENTS_SCOPE } from "../auth/keys.ts";
+import { ARBITRARY_DOCUMENTS_SCOPE, maySendAnyDocument } from "../auth/keys.ts";
 import { ApiError, type ErrorCode } from "../errors.ts";
 import { idsOf } from "./ids.ts";
 // Bundled into dist/ (and so part of its build stamp): a changed manifest rebuilds the server.
@@ -50,7 +50,7 @@ const shown = (id: string) => JSON.stringify(id.length > 80 ? `${id.slice(0, 80)
 export function trustedDocumentsPlugin(db: Database, config: Config): Plugin {
   const mayQuery = async (request: Request): Promise<boolean> => {
     const { auth } = await authenticate(db, config, request, new URL(request.url));
-    return !auth || auth.scopes.has("*") || auth.scopes.has(ARBITRARY_DOCUMENTS_SCOPE);
+    return !auth || maySendAnyDocument(auth.scopes);
   };
   return usePersistedOperations({
     getPersistedOperation(id, request) {

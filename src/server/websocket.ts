@@ -7,7 +7,7 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
 import type { Context } from "../graphql/context.ts";
 import { admissionOf } from "../auth/admission.ts";
-import { ARBITRARY_DOCUMENTS_SCOPE } from "../auth/keys.ts";
+import { ARBITRARY_DOCUMENTS_SCOPE, maySendAnyDocument } from "../auth/keys.ts";
 import { ApiError } from "../errors.ts";
 import type { App } from "./app.ts";
 import { toApiError } from "./errors.ts";
@@ -91,7 +91,7 @@ export function serveWebSocket(server: Server, app: App, db: Database, config: C
         if (errors.length) return errors;
         const contextValue = (await enveloped.contextFactory()) as unknown as Context;
         const scopes = contextValue.auth?.scopes;
-        if (config.graphqlTrustedDocumentsOnly && scopes && !scopes.has("*") && !scopes.has(ARBITRARY_DOCUMENTS_SCOPE)) {
+        if (config.graphqlTrustedDocumentsOnly && scopes && !maySendAnyDocument(scopes)) {
           return refuse(new ApiError("FORBIDDEN", `This API key may send only trusted documents, over HTTP: a document over WebSocket needs the ${ARBITRARY_DOCUMENTS_SCOPE} scope (or *) while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on.`));
         }
         return {

@@ -7,6 +7,7 @@ import { readEvents, type FeedPosition } from "../feed.ts";
 import { eventPayload, type ChangeEventRecord } from "../types.ts";
 import { claimWebhooks, moveCursor, pruneDeliveries, recordAttempt, releaseWebhook, type ClaimedWebhook, type WebhookState } from "./leases.ts";
 import { deliveryIdOf, postEvent } from "./send.ts";
+import { retentionCutoff } from "../retention.ts";
 
 /**
  * The webhook dispatcher: delivers each account's events to its webhooks, in order per webhook, at least once.
@@ -257,7 +258,7 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
     if (Date.now() - lastPrune < PRUNE_EVERY_MS) return;
     lastPrune = Date.now();
     try {
-      const before = new Date(Date.now() - config.eventRetentionDays * 86_400_000);
+      const before = retentionCutoff(config);
       // A full batch: more may be left; the next poll goes on.
       if ((await pruneDeliveries(db, before, PRUNE_BATCH)) === PRUNE_BATCH) lastPrune = 0;
     } catch (error) {

@@ -1,6 +1,8 @@
 import type { Database } from "../../db/prisma.ts";
 import { transactionSql, type TransactionSql } from "../../db/store.ts";
-import type { FeedPosition } from "../feed.ts";
+import { storedDateTime } from "../../db/reader.ts";
+import { deleteOlderThan } from "../retention.ts";
+import { visibleOnPostgres, type FeedPosition } from "../feed.ts";
 
 /**
  * The dispatcher's statements on the Webhook table: claiming webhooks that have events to deliver (a lease, so that
@@ -28,8 +30,6 @@ export interface ClaimedWebhook {
   failingSince: Date | null;
 }
 
-const pgTime = (date: Date) => date.toISOString().slice(0, 23);
-const sqliteTime = (date: Date) => date.toISOString().replace("Z", "+00:00");
 
 type Db = Pick<Database, "provider" | "prisma">;
 
@@ -51,7 +51,7 @@ function statement(db: Pick<Database, "provider">) {
     pg,
     params,
     value: (value: unknown) => add(value, ""),
-    time: (date: Date | null) => (date === null ? "NULL" : add(pg ? pgTime(date) : sqliteTime(date), "::timestamp(3)")),
+    time: (date: Date | null) => (date === null ? "NULL" : add(storedDateTime(db.provider, date), "::timestamp(3)")),
     txid: (txid: string) => add(pg ? txid : Number(txid), "::bigint"),
     bool: (value: boolean) => (pg ? add(value, "::boolean") : add(value ? 1 : 0, "")),
   };
@@ -105,7 +105,7 @@ export async function claimWebhooks(db: Db, instance: string, now: Date, until: 
     AND EXISTS (
       SELECT 1 FROM "ChangeEvent" e
       WHERE e."accountId" = w."accountId" AND (e."txid", e."id") > (w."cursorTxid", w."cursorId") AND e."notify" = ${q.bool(true)}
-        ${q.pg ? `AND e."txid" < pg_snapshot_xmin(pg_current_snapshot())::text::bigint` : ""})`;
+        ${q.pg ? `AND ${visibleOnPostgres("e")}` : ""})`;
   const order = `ORDER BY w."claimedUntil" ASC NULLS FIRST, w."id" LIMIT ${q.value(limit)}`;
   const sql = q.pg
     ? `WITH picked AS (SELECT w."id" FROM "Webhook" w WHERE ${due} ${order} FOR UPDATE OF w SKIP LOCKED)
@@ -198,9 +198,4 @@ export async function releaseWebhook(db: Db, webhookId: number, instance: string
 }
 
 /** Deletes up to `limit` delivery-log rows written before `before`; how many it deleted. */
-export async function pruneDeliveries(db: Db, before: Date, limit: number): Promise<number> {
-  const q = statement(db);
-  const sql = `DELETE FROM "WebhookDelivery" WHERE "id" IN (
-    SELECT "id" FROM "WebhookDelivery" WHERE "createdAt" < ${q.time(before)} ORDER BY "createdAt" LIMIT ${q.value(limit)}) RETURNING "id"`;
-  return (await inTransaction(db, (tx) => tx.all(sql, q.params))).length;
-}
+export const pruneDeliveries = (db: Db, before: Date, limit: number): Promise<number> => deleteOlderThan(db.prisma, "WebhookDelivery", before, limit);
