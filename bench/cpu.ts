@@ -39,7 +39,7 @@ if (postgres) {
 
 await migrate(databaseUrl);
 const db = await openDatabase(databaseUrl);
-const { key, accountId } = await createApiKey(db.prisma, { account: `Cpu ${Date.now()}`, scopes: "*" });
+const { key, accountId } = await createApiKey(db.store, { account: `Cpu ${Date.now()}`, scopes: "*" });
 await db.close();
 const sink = postgres ? await postgresSink(databaseUrl) : sqliteSink(databaseUrl);
 const { userIds, rankIds } = await seed(sink, accountId, quickSize);

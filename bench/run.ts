@@ -800,7 +800,7 @@ async function withSeededPostgres<T>(
   try {
     await migrate(databaseUrl);
     const db = await openDatabase(databaseUrl);
-    const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
+    const { key, accountId } = await createApiKey(db.store, { account: "Bench", scopes: "*" });
     await db.close();
     const sink = await postgresSink(databaseUrl);
     const seeded = await seed(sink, accountId, plan.size);
@@ -945,7 +945,7 @@ async function main() {
 
   await migrate(databaseUrl);
   const db = await openDatabase(databaseUrl);
-  const { key, accountId } = await createApiKey(db.prisma, { account: "Bench", scopes: "*" });
+  const { key, accountId } = await createApiKey(db.store, { account: "Bench", scopes: "*" });
   await db.close();
   const sink = sqliteSink(databaseUrl);
   const seeded = await seed(sink, accountId, plan.size);

@@ -19,7 +19,7 @@ describe("a small budget and row cap", () => {
   let counts: Record<string, number>;
   beforeAll(async () => {
     h = await startHarness({ graphqlMaxComplexity: 500, graphqlListEstimate: 10, maxRowsPerRequest: 60 });
-    ({ counts } = await seedDemo(h.db.prisma, { account: "bounded", users: 30, seed: 3 }));
+    ({ counts } = await seedDemo(h.db.store, { account: "bounded", users: 30, seed: 3 }));
     api = client(h, await h.key("bounded"));
   });
   afterAll(() => h.close());
@@ -119,7 +119,7 @@ describe("a budget that REST's include trees pass", () => {
   let api: Client;
   beforeAll(async () => {
     h = await startHarness({ graphqlMaxComplexity: 100, graphqlListEstimate: 10 });
-    await seedDemo(h.db.prisma, { account: "bounded", users: 30, seed: 3 });
+    await seedDemo(h.db.store, { account: "bounded", users: 30, seed: 3 });
     api = client(h, await h.key("bounded"));
   });
   afterAll(() => h.close());
@@ -173,8 +173,8 @@ describe("a spawned server with 2,000 people", () => {
       const { createApiKey } = await import("../src/auth/accounts.ts");
       await migrate(databaseUrl);
       const db = await openDatabase(databaseUrl);
-      await seedDemo(db.prisma, { account: "load", users: 2000, seed: 1 });
-      key = (await createApiKey(db.prisma, { account: "load", scopes: "*" })).key;
+      await seedDemo(db.store, { account: "load", users: 2000, seed: 1 });
+      key = (await createApiKey(db.store, { account: "load", scopes: "*" })).key;
       await db.close();
     });
   }, 120_000);

@@ -180,7 +180,7 @@ test("keys:create --user takes only a user of the key's own account; the refusal
   expect((await refused("keys:create", "--account", "user-new", "--scopes", "*", "--user", String(own))).code).toBe(1);
   expect(await h.db.prisma.account.findUnique({ where: { name: "user-new" } })).toBeNull();
   // Every caller of createApiKey is held to it, not only the CLI.
-  await expect(createApiKey(h.db.prisma, { account: "user-alpha", scopes: "*", userId: foreign })).rejects.toThrow(/has no user/);
+  await expect(createApiKey(h.db.store, { account: "user-alpha", scopes: "*", userId: foreign })).rejects.toThrow(/has no user/);
   expect(await h.db.prisma.apiKey.count()).toBe(keysBefore);
 
   const { stdout } = await cli(env, "keys:create", "--account", "user-alpha", "--scopes", "*", "--user", String(own));

@@ -42,7 +42,7 @@ beforeEach(async () => {
   databaseUrl = `file:${path.join(dir, "muster.db")}`;
   await migrate(databaseUrl);
   const db = await openDatabase(databaseUrl);
-  key = (await createApiKey(db.prisma, { account: "faults", scopes: "*" })).key;
+  key = (await createApiKey(db.store, { account: "faults", scopes: "*" })).key;
   await db.close();
 });
 afterEach(async () => {

@@ -54,7 +54,7 @@ test("with NODE_ENV=production, or when an account exists, nothing is seeded and
     start({ NODE_ENV: "development" }, async (url) => {
       await migrate(url);
       const db = await openDatabase(url);
-      await createApiKey(db.prisma, { account: "mine", scopes: "*" });
+      await createApiKey(db.store, { account: "mine", scopes: "*" });
       await db.close();
     }),
   ]);

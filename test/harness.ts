@@ -64,7 +64,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
   const app = createApp({ db, config });
   return {
     app, db, config, dir,
-    key: async (account = "alpha", scopes = "*", userId = null) => (await createApiKey(db.prisma, { account, scopes, userId })).key,
+    key: async (account = "alpha", scopes = "*", userId = null) => (await createApiKey(db.store, { account, scopes, userId })).key,
     close: async () => {
       await app.events.close();
       await db.close();

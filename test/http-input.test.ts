@@ -27,7 +27,7 @@ beforeAll(async () => {
   const { createApiKey } = await import("../src/auth/accounts.ts");
   const { openDatabase } = await import("../src/db/prisma.ts");
   const db = await openDatabase(server.databaseUrl);
-  ({ key } = await createApiKey(db.prisma, { account: "input", scopes: "*" }));
+  ({ key } = await createApiKey(db.store, { account: "input", scopes: "*" }));
   await db.close();
 }, 120_000);
 afterAll(() => server?.stop());

@@ -450,7 +450,7 @@ beforeAll(async () => {
   B = await new World(h, MARK, MARK).seed();
   a = await A.client("*");
   const bAccount = await accountIdOf(h.db.prisma, MARK);
-  bRowsBefore = await accountRows(h.db.prisma, bAccount);
+  bRowsBefore = await accountRows(h.db.store, bAccount);
   const seeded = Date.now();
   const cpu = process.cpuUsage();
 
@@ -461,7 +461,7 @@ beforeAll(async () => {
   for (const op of operations) await probe(op);
   await nodeProbes();
   await relationWhereProbes();
-  bRowsAfter = await accountRows(h.db.prisma, bAccount);
+  bRowsAfter = await accountRows(h.db.store, bAccount);
   console.log(
     `isolation matrix: ${operations.length} operations, ${counts.rest} REST and ${counts.graphql} GraphQL requests in ${Date.now() - seeded} ms`
       + ` (${Math.round(process.cpuUsage(cpu).user / 1000)} ms CPU; seed ${seeded - started} ms): ${JSON.stringify(counts)}`,

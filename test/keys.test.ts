@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 test("only the key's hash is stored: the key text appears nowhere in the database file", async () => {
-  const created = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", name: "stored" });
+  const created = await createApiKey(h.db.store, { account: "alpha", scopes: "*", name: "stored" });
   const row = await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } });
   expect(row.hash).toBe(hashKey(created.key));
   // Read by another process: opening and closing the file here would drop this process's SQLite locks
@@ -44,7 +44,7 @@ test("only the key's hash is stored: the key text appears nowhere in the databas
 });
 
 test("revocation takes effect on the next request, also through the CLI", async () => {
-  const created = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", name: "to revoke" });
+  const created = await createApiKey(h.db.store, { account: "alpha", scopes: "*", name: "to revoke" });
   const api = client(h, created.key);
   expect((await api.get("/v2/ranks")).status).toBe(200);
   const { stdout } = await cli("keys:revoke", String(created.id));
@@ -56,7 +56,7 @@ test("revocation takes effect on the next request, also through the CLI", async 
 });
 
 test("a key records when it was last used, and keys:list shows it without showing the key", async () => {
-  const created = await createApiKey(h.db.prisma, { account: "listed", scopes: "view:rank", name: "reporting" });
+  const created = await createApiKey(h.db.store, { account: "listed", scopes: "view:rank", name: "reporting" });
   expect((await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).lastUsedAt).toBeNull();
   const before = Date.now();
   await client(h, created.key).get("/v2/ranks");
@@ -73,7 +73,7 @@ test("a key records when it was last used, and keys:list shows it without showin
 });
 
 test("an expired key is refused with a 401 that says when it expired, on REST and GraphQL; one expiring later works until then", async () => {
-  const expired = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
+  const expired = await createApiKey(h.db.store, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
   const expiredAt = new Date(Date.now() - 60_000);
   await h.db.prisma.apiKey.update({ where: { id: expired.id }, data: { expiresAt: expiredAt } });
   const rest = await client(h, expired.key).get("/v2/ranks");
@@ -86,7 +86,7 @@ test("an expired key is refused with a 401 that says when it expired, on REST an
   // An unknown key still gets PERSCOM's generic message: nothing is said about keys that never existed.
   const unknown = await client(h, "mst_nope").get("/v2/ranks");
   expect(unknown.body.error.message).toMatch(/^You are not authenticated/);
-  const later = await createApiKey(h.db.prisma, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
+  const later = await createApiKey(h.db.store, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
   expect((await client(h, later.key).get("/v2/ranks")).status).toBe(200);
 });
 

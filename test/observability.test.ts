@@ -120,14 +120,15 @@ describe("request log", () => {
   });
 
   test("a 500 is logged in full at error level with the ids the client was given (REST and GraphQL), never its key", async () => {
-    const failing = new Proxy(h.db.prisma, {
-      get(target, prop, receiver) {
-        if (prop === "rank") return new Proxy({}, { get: () => () => Promise.reject(new Error("disk on fire")) });
-        return Reflect.get(target, prop, receiver);
+    const failing = new Proxy(h.db.store, {
+      get(target, prop) {
+        if (prop === "findMany") return (model: string, args: object) => (model === "Rank" ? Promise.reject(new Error("disk on fire")) : target.findMany(model, args));
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
       },
     });
     const log = capture();
-    const app = createApp({ db: { ...h.db, prisma: failing }, config: { ...h.config, logLevel: "info" }, logStream: log.stream });
+    const app = createApp({ db: { ...h.db, store: failing }, config: { ...h.config, logLevel: "info" }, logStream: log.stream });
     const key = await h.key("failing");
     const api = client({ ...h, app }, key);
     const rest = await api.get(`/v2/ranks?apikey=${key}`);

@@ -157,7 +157,7 @@ describe("outbox", () => {
   test("events older than the retention period are pruned; newer ones stay", async () => {
     const all = await eventsSince(0);
     const old = all.slice(0, 3).map((e) => e.id);
-    await h.db.prismaOnly.changeEvent.updateMany({ where: { id: { in: old } }, data: { createdAt: new Date(Date.now() - 31 * 86_400_000) } });
+    await h.db.prisma.changeEvent.updateMany({ where: { id: { in: old } }, data: { createdAt: new Date(Date.now() - 31 * 86_400_000) } });
     expect(await pruneEvents(h.db, { eventRetentionDays: 30 })).toBe(3);
     const left = (await eventsSince(0)).map((e) => e.id);
     expect(left).toEqual(all.slice(3).map((e) => e.id));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { startHarness, testProvider, type Harness } from "./harness.ts";
 import { RowCapExceeded, withRowBudget } from "../src/db/row-budget.ts";
+import type { StoreTransaction } from "../src/db/store.ts";
 
 /**
  * The SQL reader (src/db/reader.ts) answers reads outside transactions in Prisma's place. Each case runs the same
@@ -9,6 +10,8 @@ import { RowCapExceeded, withRowBudget } from "../src/db/row-budget.ts";
  * that the reader (not a fallback to Prisma) gave the routed one, or, for arguments it leaves to Prisma, that it did not.
  */
 let h: Harness;
+/** A model named at run time: arguments as loose as the reader takes them. */
+const USER: string = "User";
 let accountId: number;
 /** An account whose users' names and notes hold LIKE's wildcards and escape (`%`, `_`, `\`) in both cases. */
 let patterns: number;
@@ -17,7 +20,7 @@ const patternNames = ["50% off", "50x off", "5_0", "a\\b", "A\\B", "a%b", "AXB",
 
 beforeAll(async () => {
   h = await startHarness();
-  const p = h.db.prismaOnly as any;
+  const p = h.db.prisma as any;
   accountId = (await p.account.create({ data: { name: "reader" } })).id;
   const other = (await p.account.create({ data: { name: "other" } })).id;
   const at = (day: number) => new Date(Date.UTC(2025, 0, day, 12, 30, 15, 250));
@@ -74,9 +77,9 @@ async function both(model: string, method: string, args: unknown) {
   h.db.onReaderStatement.add(listener);
   try {
     const before = h.db.statements.count;
-    const routed = await (h.db.prisma as any)[model][method](args);
+    const routed = await (h.db.store as any)[method](model.charAt(0).toUpperCase() + model.slice(1), args);
     const all = h.db.statements.count - before;
-    const prisma = await (h.db.prismaOnly as any)[model][method](args);
+    const prisma = await (h.db.prisma as any)[model][method](args);
     return { routed, prisma, translated: statements.length > 0, statements, all };
   } finally {
     h.db.onReaderStatement.delete(listener);
@@ -217,9 +220,23 @@ describe("the SQL reader answers as Prisma does", () => {
     it("the row budget counts the rows read: each parent's page, not every child", async () => {
       const args = { where: { accountId }, orderBy: { id: "asc" }, include: { rankRecords: { take: 1, orderBy: { id: "asc" } } } };
       // 6 users and one rank record for each of the 5 that have any (Prisma would read all 15).
-      const answer = await withRowBudget(11, () => (h.db.prisma as any).user.findMany(args));
+      const answer = await withRowBudget(11, () => h.db.store.findMany(USER, args));
       expect(answer.map((u: any) => u.rankRecords.length)).toEqual([1, 1, 1, 1, 1, 0]);
-      await expect(withRowBudget(10, () => (h.db.prisma as any).user.findMany(args))).rejects.toBeInstanceOf(RowCapExceeded);
+      await expect(withRowBudget(10, () => h.db.store.findMany(USER, args))).rejects.toBeInstanceOf(RowCapExceeded);
+    });
+
+    it("the store's fallback: arguments the reader does not translate are Prisma's, with no statement of the reader's, and its rows are counted", async () => {
+      // `distinct` is not in the reader's subset: Prisma answers, and the rows it read count against the budget.
+      const args = { where: { accountId }, orderBy: { id: "asc" as const }, distinct: ["approved" as const], include: { rankRecords: true } };
+      const seen: string[] = [];
+      const listener = (sql: string) => void seen.push(sql);
+      h.db.onReaderStatement.add(listener);
+      const answer = await withRowBudget(1000, () => h.db.store.findMany("User", args)).finally(() => h.db.onReaderStatement.delete(listener));
+      expect(seen).toEqual([]);
+      expect(answer).toEqual(await h.db.prisma.user.findMany(args));
+      const rows = answer.length + answer.reduce((n, u) => n + u.rankRecords.length, 0);
+      await expect(withRowBudget(rows, () => h.db.store.findMany("User", args))).resolves.toHaveLength(answer.length);
+      await expect(withRowBudget(rows - 1, () => h.db.store.findMany("User", args))).rejects.toBeInstanceOf(RowCapExceeded);
     });
 
     it("random pages, orders and filters of the children (property)", async () => {
@@ -305,7 +322,7 @@ describe("the SQL reader answers as Prisma does", () => {
             const like = mode !== undefined || (op !== "equals" && op !== "not");
             if (like && (testProvider === "postgresql" || mode) && /(^|[^\\])(\\\\)*\\$/.test(pattern)) {
               // PostgreSQL refuses a pattern that ends in its escape: Prisma's error, from Prisma.
-              const routed = await (h.db.prisma as any).user.findMany(args).catch((e: Error) => e);
+              const routed = await h.db.store.findMany(USER, args).catch((e: Error) => e);
               expect(String(routed)).toMatch(/escape/i);
               continue;
             }
@@ -351,7 +368,7 @@ describe("the SQL reader answers as Prisma does", () => {
     }
 
     it("insensitive mode: Prisma's meaning on PostgreSQL, and the same on SQLite (where only the reader answers it) (property)", async () => {
-      const rows = await h.db.prismaOnly.user.findMany({ where: { accountId: patterns }, orderBy: { id: "asc" }, select: { id: true, name: true, notes: true } });
+      const rows = await h.db.prisma.user.findMany({ where: { accountId: patterns }, orderBy: { id: "asc" }, select: { id: true, name: true, notes: true } });
       const value = fc.constantFrom("%", "_", "\\%", "\\_", "a\\\\b", "A%B", "50%", "5_0", "x_Y", "PLAIN", "plain text", "Back", "%LEAD", "TRAIL_", "off", "a", "");
       const op = fc.constantFrom("equals", "not", "contains", "startsWith", "endsWith", "lt", "lte", "gt", "gte", "in", "notIn");
       await fc.assert(
@@ -364,10 +381,10 @@ describe("the SQL reader answers as Prisma does", () => {
           const statements: string[] = [];
           const listener = (sql: string) => void statements.push(sql);
           h.db.onReaderStatement.add(listener);
-          const routed = await (h.db.prisma as any).user.findMany(args).finally(() => h.db.onReaderStatement.delete(listener));
+          const routed = await h.db.store.findMany(USER, args).finally(() => h.db.onReaderStatement.delete(listener));
           expect(statements).toHaveLength(1);
-          const ids = routed.map((r: { id: number }) => r.id);
-          if (testProvider === "postgresql") expect(routed).toEqual(await (h.db.prismaOnly as any).user.findMany(args));
+          const ids = routed.map((r) => r.id);
+          if (testProvider === "postgresql") expect(routed).toEqual(await (h.db.prisma as any).user.findMany(args));
           // PostgreSQL orders strings by its collation; the other operators mean the same on both databases.
           if (testProvider === "sqlite" || !["lt", "lte", "gt", "gte"].includes(op)) expect(ids).toEqual(expected(column, filter, rows));
         }),
@@ -376,17 +393,17 @@ describe("the SQL reader answers as Prisma does", () => {
     });
 
     it("insensitive mode on SQLite, where Prisma refuses it: the reader answers; a pattern ending in an escape is Prisma's refusal", async () => {
-      const names = async (where: Record<string, unknown>) => ((await (h.db.prisma as any).user.findMany(userPatterns(where))) as Array<{ name: string }>).map((u) => u.name);
+      const names = async (where: Record<string, unknown>) => ((await h.db.store.findMany(USER, userPatterns(where))) as Array<{ name: string }>).map((u) => u.name);
       expect(await names({ name: { equals: "plain", mode: "insensitive" } })).toEqual(["Plain"]);
       expect(await names({ name: { startsWith: "PLAIN", mode: "insensitive" } })).toEqual(["Plain", "plain text"]);
       expect(await names({ name: { contains: "\\%", mode: "insensitive" } })).toEqual(["50% off", "a%b", "x_y%z", "back\\%slash", "%lead"]);
       expect(await names({ name: { equals: "A\\\\B", mode: "insensitive" } })).toEqual(["a\\b", "A\\B"]);
       expect(await names({ name: { in: ["PLAIN", "axb"], mode: "insensitive" } })).toEqual(["AXB", "Plain"]);
       expect(await names({ NOT: { name: { contains: "_", mode: "insensitive" } } })).toEqual([]);
-      const refused = await (h.db.prisma as any).user.findMany(userPatterns({ name: { endsWith: "\\", mode: "insensitive" } })).catch((e: Error) => e);
+      const refused = await h.db.store.findMany(USER, userPatterns({ name: { endsWith: "\\", mode: "insensitive" } })).catch((e: Error) => e);
       expect(refused).toBeInstanceOf(Error);
       if (testProvider === "sqlite") {
-        expect(String(await (h.db.prismaOnly as any).user.findMany(userPatterns({ name: { equals: "plain", mode: "insensitive" } })).catch((e: Error) => e))).toMatch(/Unknown argument `mode`/);
+        expect(String(await (h.db.prisma as any).user.findMany(userPatterns({ name: { equals: "plain", mode: "insensitive" } })).catch((e: Error) => e))).toMatch(/Unknown argument `mode`/);
       }
     });
   });
@@ -427,7 +444,7 @@ describe("the SQL reader answers as Prisma does", () => {
   });
 
   it("refuses what Prisma refuses: a wrong value type is Prisma's validation error", async () => {
-    const error = await (h.db.prisma as any).user.findMany({ where: { id: "1" } }).catch((e: unknown) => e);
+    const error = await h.db.store.findMany(USER, { where: { id: "1" } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(String(error)).toMatch(/Invalid|Argument/);
   });
@@ -473,12 +490,12 @@ describe("the SQL reader answers as Prisma does", () => {
 
   describe("writes inside a transaction", () => {
     /** Runs `work` in a transaction of the routed client; returns its value and how many statements the SQL path ran. */
-    async function inTx(work: (tx: any) => Promise<any>): Promise<{ value: any; direct: number }> {
+    async function inTx(work: (tx: StoreTransaction) => Promise<any>): Promise<{ value: any; direct: number }> {
       let direct = 0;
       const listener = () => void direct++;
       h.db.onReaderStatement.add(listener);
       try {
-        return { value: await (h.db.prisma as any).$transaction(work), direct };
+        return { value: await h.db.store.transaction(work), direct };
       } finally {
         h.db.onReaderStatement.delete(listener);
       }
@@ -491,34 +508,34 @@ describe("the SQL reader answers as Prisma does", () => {
     it("create and update answer and store what Prisma's do, defaults and JSON included", async () => {
       const data = { accountId, description: "created", headline: "h", properties: { headline: "h", list: [1, "two", null], nested: { ok: true } } };
       const before = Date.now();
-      const { value: created, direct } = await inTx((tx) => tx.newsfeedItem.create({ data }));
+      const { value: created, direct } = await inTx((tx) => tx.create("NewsfeedItem", { data }));
       expect(direct).toBeGreaterThan(0);
-      const byPrisma = await (h.db.prismaOnly as any).newsfeedItem.create({ data });
+      const byPrisma = await (h.db.prisma as any).newsfeedItem.create({ data });
       expect(withoutIdsAndTimes(created)).toEqual(withoutIdsAndTimes(byPrisma));
       expect(created.createdAt).toBeInstanceOf(Date);
       expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1);
-      expect(await (h.db.prismaOnly as any).newsfeedItem.findUnique({ where: { id: created.id } })).toEqual(created);
+      expect(await (h.db.prisma as any).newsfeedItem.findUnique({ where: { id: created.id } })).toEqual(created);
 
       const user = { accountId, name: "Writer", email: "writer@example.com" };
-      const { value: made } = await inTx((tx) => tx.user.create({ data: user }));
+      const { value: made } = await inTx((tx) => tx.create("User", { data: user }));
       expect(made.approved).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 5));
-      const { value: updated } = await inTx((tx) => tx.user.update({ where: { id: made.id }, data: { notes: "n", rankId: ids.ranks![1], lastSeenAt: new Date("2025-03-04T05:06:07.089Z") } }));
+      const { value: updated } = await inTx((tx) => tx.update("User", { where: { id: made.id }, data: { notes: "n", rankId: ids.ranks![1], lastSeenAt: new Date("2025-03-04T05:06:07.089Z") } }));
       expect(updated.updatedAt.getTime()).toBeGreaterThan(made.updatedAt.getTime());
-      expect(await h.db.prismaOnly.user.findUnique({ where: { id: made.id } })).toEqual(updated);
+      expect(await h.db.prisma.user.findUnique({ where: { id: made.id } })).toEqual(updated);
     });
 
     it("reads in the transaction see its writes; reads outside do not until it commits; a rollback undoes them", async () => {
       let outside: unknown = "unset";
-      const error = await (h.db.prisma as any).$transaction(async (tx: any) => {
-        const rank = await tx.rank.create({ data: { accountId, name: "Uncommitted" } });
-        expect(await tx.rank.findFirst({ where: { id: rank.id } })).toEqual(rank);
-        outside = await h.db.prisma.rank.findFirst({ where: { name: "Uncommitted" } });
+      const error = await h.db.store.transaction(async (tx) => {
+        const rank = await tx.create("Rank", { data: { accountId, name: "Uncommitted" } });
+        expect(await tx.findFirst("Rank", { where: { id: rank.id } })).toEqual(rank);
+        outside = await h.db.store.findFirst("Rank", { where: { name: "Uncommitted" } });
         throw new Error("roll back");
       }).catch((e: Error) => e);
       expect(String(error)).toMatch(/roll back/);
       expect(outside).toBeNull();
-      expect(await h.db.prismaOnly.rank.findFirst({ where: { name: "Uncommitted" } })).toBeNull();
+      expect(await h.db.prisma.rank.findFirst({ where: { name: "Uncommitted" } })).toBeNull();
     });
 
     it("transactions open at once each run on their own connection: each sees only its own writes, a rollback undoes only its own", async () => {
@@ -537,23 +554,23 @@ describe("the SQL reader answers as Prisma does", () => {
       const written = barrier();
       const read = barrier();
       // A batch transaction started among them holds a connection of its own that must not be paired with any of them.
-      const batch = (h.db.prisma as any).$transaction([h.db.prismaOnly.rank.create({ data: { accountId, name: "Batch beside them" } })]);
+      const batch = h.db.store.batch([h.db.prisma.rank.create({ data: { accountId, name: "Batch beside them" } })]);
       const outcomes = await Promise.all(Array.from({ length: count }, (_, i) =>
-        (h.db.prisma as any).$transaction(async (tx: any) => {
-          const rank = await tx.rank.create({ data: { accountId, name: `Side by side ${i}` } });
+        h.db.store.transaction(async (tx) => {
+          const rank = await tx.create("Rank", { data: { accountId, name: `Side by side ${i}` } });
           await written(); // every transaction has written, none has committed
-          const seen = await tx.rank.findMany({ where: { name: { startsWith: "Side by side" } }, select: { id: true } });
+          const seen = await tx.findMany("Rank", { where: { name: { startsWith: "Side by side" } }, select: { id: true } });
           await read(); // none commits before all have read
           expect(seen).toEqual([{ id: rank.id }]);
           if (i % 2) throw new Error(`roll back ${i}`);
           return rank.id;
         }).catch((e: Error) => e.message)));
       h.db.onReaderStatement.delete(listener);
-      expect((await batch)[0].name).toBe("Batch beside them");
+      expect(((await batch)[0] as { name: string }).name).toBe("Batch beside them");
       // The writes and reads went to the transactions' own connections, not back to Prisma.
       expect(direct.filter((sql) => sql.startsWith('INSERT INTO "Rank"'))).toHaveLength(count);
       expect(outcomes.filter((o) => typeof o === "string")).toEqual(["roll back 1", "roll back 3"]);
-      const kept = await h.db.prismaOnly.rank.findMany({ where: { name: { startsWith: "Side by side" } }, orderBy: { id: "asc" } });
+      const kept = await h.db.prisma.rank.findMany({ where: { name: { startsWith: "Side by side" } }, orderBy: { id: "asc" } });
       expect(kept.map((r: { name: string }) => r.name)).toEqual(["Side by side 0", "Side by side 2", "Side by side 4"]);
     });
 
@@ -561,37 +578,37 @@ describe("the SQL reader answers as Prisma does", () => {
       const warnings: string[] = [];
       const onWarning = (w: Error) => void warnings.push(w.message);
       process.on("warning", onWarning);
-      const ids = (await h.db.prismaOnly.user.findMany({ where: { accountId }, select: { id: true }, take: 6, orderBy: { id: "asc" } })).map((u) => u.id);
-      const found = await (h.db.prisma as any).$transaction((tx: any) => Promise.all(ids.map((id) => tx.user.findUnique({ where: { id }, select: { id: true } }))));
+      const ids = (await h.db.prisma.user.findMany({ where: { accountId }, select: { id: true }, take: 6, orderBy: { id: "asc" } })).map((u) => u.id);
+      const found = await h.db.store.transaction((tx) => Promise.all(ids.map((id) => tx.findUnique("User", { where: { id }, select: { id: true } }))));
       await new Promise((resolve) => setImmediate(resolve));
       process.off("warning", onWarning);
-      expect(found.map((u: { id: number }) => u.id)).toEqual(ids);
+      expect(found.map((u) => u!.id)).toEqual(ids);
       // pg 8 queues a statement sent while another runs, with this warning; pg 9 refuses it.
       expect(warnings.filter((m) => m.includes("already executing a query"))).toEqual([]);
     });
 
     describe("a direct transaction (PostgreSQL: BEGIN and COMMIT without Prisma)", () => {
-      const direct = (work: (tx: any) => Promise<unknown>) => (h.db.prisma as any).$transaction(work, { direct: true });
-      const named = (name: string) => h.db.prismaOnly.rank.count({ where: { accountId, name } });
+      const direct = <T>(work: (tx: StoreTransaction) => Promise<T>) => h.db.store.transaction(work, { direct: true });
+      const named = (name: string) => h.db.prisma.rank.count({ where: { accountId, name } });
 
       it("runs its statements on a connection of its own and commits them", async () => {
         if (h.db.provider !== "postgresql") return;
         const seen: string[] = [];
         const listener = (sql: string) => void seen.push(sql);
         h.db.onReaderStatement.add(listener);
-        const rank = await direct((tx) => tx.rank.create({ data: { accountId, name: "Direct" } })).finally(() => h.db.onReaderStatement.delete(listener));
+        const rank = await direct((tx) => tx.create("Rank", { data: { accountId, name: "Direct" } })).finally(() => h.db.onReaderStatement.delete(listener));
         expect(seen[0]).toBe("BEGIN");
         expect(seen.at(-1)).toBe("COMMIT");
         expect(seen.filter((sql) => sql.startsWith('INSERT INTO "Rank"'))).toHaveLength(1);
-        expect(await h.db.prismaOnly.rank.findUnique({ where: { id: rank.id } })).toMatchObject({ name: "Direct" });
+        expect(await h.db.prisma.rank.findUnique({ where: { id: rank.id } })).toMatchObject({ name: "Direct" });
       });
 
       it("a call only Prisma answers rolls it back and runs it again under Prisma: written once", async () => {
         let runs = 0;
         const value = await direct(async (tx) => {
           runs++;
-          await tx.rank.create({ data: { accountId, name: "Once under Prisma" } });
-          return (await tx.$queryRawUnsafe("SELECT 7 AS seven"))[0].seven;
+          await tx.create("Rank", { data: { accountId, name: "Once under Prisma" } });
+          return (await tx.prisma.$queryRawUnsafe<Array<{ seven: number }>>("SELECT 7 AS seven"))[0]!.seven;
         });
         expect(value).toBe(7);
         expect(runs).toBe(h.db.provider === "postgresql" ? 2 : 1);
@@ -600,31 +617,31 @@ describe("the SQL reader answers as Prisma does", () => {
 
       it("an error rolls it back, a refused write keeps Prisma's code, and the connections stay usable", async () => {
         const failed = await direct(async (tx) => {
-          await tx.rank.create({ data: { accountId, name: "Rolled back" } });
+          await tx.create("Rank", { data: { accountId, name: "Rolled back" } });
           throw new Error("changed my mind");
         }).catch((e: Error) => e.message);
         expect(failed).toBe("changed my mind");
-        const refused = await direct((tx) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
+        const refused = await direct((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
         expect(refused.code).toBe("P2002");
-        expect([await named("Rolled back"), await h.db.prismaOnly.user.count({ where: { name: "Dup" } })]).toEqual([0, 0]);
+        expect([await named("Rolled back"), await h.db.prisma.user.count({ where: { name: "Dup" } })]).toEqual([0, 0]);
         // One that runs no statement sends none: BEGIN goes out with the first statement.
         expect(await direct(async () => "nothing to write")).toBe("nothing to write");
         // More direct transactions than the pool has connections: none was left checked out or in a transaction.
-        const ranks = await Promise.all(Array.from({ length: 25 }, (_, i) => direct((tx) => tx.rank.create({ data: { accountId, name: `After ${i}` } }))));
+        const ranks = await Promise.all(Array.from({ length: 25 }, (_, i) => direct((tx) => tx.create("Rank", { data: { accountId, name: `After ${i}` } }))));
         expect(ranks).toHaveLength(25);
       });
     });
 
     it("a write the database refuses, or that finds no row, gets Prisma's own error and changes nothing", async () => {
       // On PostgreSQL a failed statement aborts the transaction: the writer's savepoint keeps it usable for Prisma's retry.
-      const duplicate = await (h.db.prisma as any).$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
+      const duplicate = await h.db.store.transaction((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
       expect(duplicate.code).toBe("P2002");
-      const missing = await (h.db.prisma as any).$transaction((tx: any) => tx.user.update({ where: { id: 987654 }, data: { name: "Nobody" } })).catch((e: any) => e);
+      const missing = await h.db.store.transaction((tx) => tx.update("User", { where: { id: 987654 }, data: { name: "Nobody" } })).catch((e: any) => e);
       expect(missing.code).toBe("P2025");
-      const noRank = await (h.db.prisma as any).$transaction((tx: any) => tx.user.create({ data: { accountId, name: "Orphan", email: "orphan@example.com", rankId: 999999 } }))
+      const noRank = await h.db.store.transaction((tx) => tx.create("User", { data: { accountId, name: "Orphan", email: "orphan@example.com", rankId: 999999 } }))
         .catch((e: any) => e);
       expect(noRank.code).toBe("P2003");
-      expect(await h.db.prismaOnly.user.count({ where: { name: { in: ["Orphan", "Dup", "Nobody"] } } })).toBe(0);
+      expect(await h.db.prisma.user.count({ where: { name: { in: ["Orphan", "Dup", "Nobody"] } } })).toBe(0);
     });
   });
 });

@@ -3,7 +3,6 @@ import { getNamedType, isEnumType, isObjectType, type GraphQLField, type GraphQL
 import { relationField, type FieldDef, type FieldType, type PivotDef, type ResourceDef } from "../src/resources/define.ts";
 import { operations, pivotOf, type Operation } from "../src/resources/operations.ts";
 import { resourceNamed } from "../src/resources/index.ts";
-import { delegate } from "../src/data/access.ts";
 import { getSchema } from "../src/server/app.ts";
 import { camel, pascal, snake } from "../src/graphql/names.ts";
 import { startHarness, type Client, type Harness } from "./harness.ts";
@@ -422,7 +421,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
   test("scopes: each exposed scope selects what its definition selects; an unknown scope or missing parameters is 422", async () => {
     for (const [name, scope] of Object.entries(def.scopes ?? {})) {
       const parameters = scope.parameters === undefined ? ["1"] : Array.from({ length: scope.parameters }, (_, i) => (i === 0 ? "2000-01-01" : "2100-01-01"));
-      const inScope = await delegate(h.db.prisma, def.model).findMany({
+      const inScope = await h.db.store.findMany(def.model, {
         where: { AND: [scope.where(parameters, {} as never), { accountId: s.accountId }] }, select: { id: true },
       });
       const ids = new Set(inScope.map((r: Row) => r.id));

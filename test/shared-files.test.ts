@@ -24,7 +24,7 @@ beforeAll(async () => {
   b = await spawnServer({ ...env, STORAGE_DIR: storageDirs[1]!, DATABASE_URL: a.databaseUrl });
   const db = await openDatabase(a.databaseUrl);
   try {
-    key = (await createApiKey(db.prisma, { account: "shared", scopes: "*" })).key;
+    key = (await createApiKey(db.store, { account: "shared", scopes: "*" })).key;
   } finally {
     await db.close();
   }

@@ -30,7 +30,7 @@ async function apiKey(databaseUrl: string): Promise<string> {
   const { createApiKey } = await import("../src/auth/accounts.ts");
   const { openDatabase } = await import("../src/db/prisma.ts");
   const db = await openDatabase(databaseUrl);
-  const { key } = await createApiKey(db.prisma, { account: "shutdown", scopes: "*" });
+  const { key } = await createApiKey(db.store, { account: "shutdown", scopes: "*" });
   await db.close();
   return key;
 }

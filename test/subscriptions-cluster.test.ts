@@ -23,7 +23,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function newKey(databaseUrl: string, account: string, scopes = "*") {
   const db = await openDatabase(databaseUrl);
   try {
-    return (await createApiKey(db.prisma, { account, scopes })).key;
+    return (await createApiKey(db.store, { account, scopes })).key;
   } finally {
     await db.close();
   }

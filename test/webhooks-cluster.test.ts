@@ -42,7 +42,7 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
   }
 
   async function account(name: string) {
-    return createApiKey(db.prisma, { account: name, scopes: "*" });
+    return createApiKey(db.store, { account: name, scopes: "*" });
   }
 
   const post = async (server: ServerProcess, key: string, path: string, body: unknown) => {
@@ -58,7 +58,7 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
 
   /** The account's events in the order webhooks get them: (txid, id). */
   const eventOrder = async (accountId: number) =>
-    (await db.prismaOnly.changeEvent.findMany({ where: { accountId }, orderBy: [{ txid: "asc" }, { id: "asc" }] })).map((e) => e.id);
+    (await db.prisma.changeEvent.findMany({ where: { accountId }, orderBy: [{ txid: "asc" }, { id: "asc" }] })).map((e) => e.id);
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "muster-webhooks-"));
@@ -91,12 +91,12 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
     for (const [i, r] of [first, second].entries()) {
       await r.until((list) => new Set(list.map((x) => x.headers["x-muster-delivery"])).size === WRITES);
       // Once the cursor is at the last event, nothing more of these can come.
-      await expect.poll(() => db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hooks[i]!.id } }).then((w) => w.cursorId), { timeout: 20_000 }).toBe(order.at(-1));
+      await expect.poll(() => db.prisma.webhook.findUniqueOrThrow({ where: { id: hooks[i]!.id } }).then((w) => w.cursorId), { timeout: 20_000 }).toBe(order.at(-1));
     }
     for (const [i, r] of [first, second].entries()) {
       const ids = r.received.map((x) => x.headers["x-muster-delivery"]);
       expect(ids).toEqual(order.map((id) => `wh${hooks[i]!.id}-ev${id}`));
-      expect(await db.prismaOnly.webhookDelivery.count({ where: { webhookId: hooks[i]!.id } })).toBe(WRITES);
+      expect(await db.prisma.webhookDelivery.count({ where: { webhookId: hooks[i]!.id } })).toBe(WRITES);
     }
     // Each instance counts its own attempts; together, one per event and webhook.
     const delivered = await Promise.all([a, b].map(async (s) => {
@@ -122,14 +122,14 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
 
     const rank = await write(a, key, "Survivor");
     await killed;
-    expect(await db.prismaOnly.webhookDelivery.count({ where: { webhookId: hook.id } })).toBe(0);
+    expect(await db.prisma.webhookDelivery.count({ where: { webhookId: hook.id } })).toBe(0);
 
     // A new instance takes the webhook over once the dead one's lease runs out, and delivers the event again.
     await instance();
     const got = await r.until((list) => list.length === 2);
     expect(got.map((x) => x.body.record_id)).toEqual([rank.id, rank.id]);
     expect(got[1]!.headers["x-muster-delivery"]).toBe(got[0]!.headers["x-muster-delivery"]);
-    await expect.poll(() => db.prismaOnly.webhookDelivery.findMany({ where: { webhookId: hook.id } }).then((log) => log.map((x) => [x.attempt, x.statusCode, x.succeeded]))).toEqual([
+    await expect.poll(() => db.prisma.webhookDelivery.findMany({ where: { webhookId: hook.id } }).then((log) => log.map((x) => [x.attempt, x.statusCode, x.succeeded]))).toEqual([
       [1, 200, true],
     ]);
   });

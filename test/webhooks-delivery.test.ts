@@ -21,7 +21,7 @@ afterAll(() => h?.close());
 let accounts = 0;
 /** A fresh account (its events are its own) with a key and a client. */
 async function account() {
-  const { key, accountId } = await createApiKey(h.db.prisma, { account: `webhooks-${++accounts}`, scopes: "*" });
+  const { key, accountId } = await createApiKey(h.db.store, { account: `webhooks-${++accounts}`, scopes: "*" });
   return { key, accountId, api: client(h, key) };
 }
 
@@ -59,7 +59,7 @@ async function webhook(api: Client, url: string, events: string[] = ["*"]): Prom
 
 const newRank = (api: Client, name: string) => ok(api.post("/v2/ranks", { name, abbreviation: name.slice(0, 3).toUpperCase() }));
 
-const attemptsOf = (webhookId: number) => h.db.prismaOnly.webhookDelivery.findMany({ where: { webhookId }, orderBy: { id: "asc" } });
+const attemptsOf = (webhookId: number) => h.db.prisma.webhookDelivery.findMany({ where: { webhookId }, orderBy: { id: "asc" } });
 /** The delivery log once it has `count` rows: an attempt is logged just after the receiver answered it. */
 async function logOf(webhookId: number, count: number) {
   await expect.poll(() => attemptsOf(webhookId).then((log) => log.length)).toBe(count);
@@ -98,7 +98,7 @@ test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body
   expect(log.map((a) => [a.eventId, a.eventType, a.deliveryId, a.attempt, a.statusCode, a.succeeded, a.error])).toEqual(
     got.map((x) => [x.body.id, x.body.event, x.headers["x-muster-delivery"], 1, 200, true, null]),
   );
-  const after = await h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+  const after = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   expect(after.cursorId).toBe(ids.at(-1));
   expect(after.attempts).toBe(0);
 });
@@ -119,7 +119,7 @@ test("a receiver answering 500 gets the event again, with backoff, until it take
   expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded, a.error])).toEqual([
     [1, 500, false, "HTTP 500"], [2, 500, false, "HTTP 500"], [3, 200, true, null], [1, 200, true, null],
   ]);
-  const row = await h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+  const row = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   expect([row.attempts, row.failingSince, row.nextAttemptAt, row.enabled]).toEqual([0, null, null, true]);
 });
 
@@ -155,7 +155,7 @@ test("after webhookMaxAttempts failures the event is given up on (logged) and th
     { fields: expect.objectContaining({ webhook: hook.id, event: got[0]!.body.id, attempts: 3, error: "HTTP 503" }), message: "Webhook gave up on an event after its last attempt" },
   ]);
   expect(got[0]!.body.record_id).toBe(poison.id);
-  const row = await h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+  const row = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   expect([row.enabled, row.attempts, row.failingSince, row.cursorId]).toEqual([true, 0, null, got[3]!.body.id]);
 });
 
@@ -167,8 +167,8 @@ test("a webhook whose deliveries keep failing for webhookDisableAfterMs is disab
   const { warnings } = dispatch({ webhookMaxAttempts: 100, webhookDisableAfterMs: 400 });
 
   await newRank(api, "Doomed");
-  await expect.poll(() => h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } }).then((w) => w.enabled), { timeout: 20_000 }).toBe(false);
-  const row = await h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+  await expect.poll(() => h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } }).then((w) => w.enabled), { timeout: 20_000 }).toBe(false);
+  const row = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   expect(row.disabledReason).toMatch(/^Deliveries failed for \d+(\.\d)? (ms|s); last error: HTTP 500$/);
   expect(row.claimedBy).toBeNull();
   expect(warnings.map((w) => w.message)).toEqual(["Webhook disabled"]);
@@ -200,7 +200,7 @@ test("a write sent with X-Perscom-Notifications: false calls no webhook; the nex
   const got = await r.until((list) => list.some((x) => x.body.record_id === loud.id));
   expect(got.map((x) => [x.body.event, x.body.record_id])).toEqual([["rank.created", loud.id]]);
   // The quiet writes were recorded, with notify off.
-  const recorded = await h.db.prismaOnly.changeEvent.findMany({ where: { accountId, recordId: silent.id }, orderBy: { id: "asc" } });
+  const recorded = await h.db.prisma.changeEvent.findMany({ where: { accountId, recordId: silent.id }, orderBy: { id: "asc" } });
   expect(recorded.map((e) => [e.type, e.notify])).toEqual([["rank.created", false], ["rank.updated", false]]);
 });
 
@@ -226,7 +226,7 @@ test("a webhook subscribed to rankrecord.created gets those alone", async () => 
   expect(got.map((x) => [x.body.event, x.body.record_id])).toEqual([["rankrecord.created", first.id], ["rankrecord.created", second.id]]);
   // The cursor moves past the events it does not take, so they are not read again.
   const last = everything.at(-1)!.body.id;
-  await expect.poll(() => h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } }).then((w) => w.cursorId)).toBe(last);
+  await expect.poll(() => h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } }).then((w) => w.cursorId)).toBe(last);
   expect(r.received.length).toBe(2);
 });
 
@@ -258,7 +258,7 @@ test("delivery-log rows older than eventRetentionDays are pruned; newer ones are
     webhookId: hook.id, accountId, eventId: null, eventType: "webhook.test", deliveryId: `old-${daysAgo}`, attempt: 1, statusCode: 200, durationMs: 1,
     succeeded: true, createdAt: new Date(Date.now() - daysAgo * 86_400_000),
   });
-  await h.db.prismaOnly.webhookDelivery.createMany({ data: [row(3), row(2.5), row(1)] });
+  await h.db.prisma.webhookDelivery.createMany({ data: [row(3), row(2.5), row(1)] });
   dispatch({ eventRetentionDays: 2 });
   await expect.poll(() => attemptsOf(hook.id).then((log) => log.map((a) => a.deliveryId))).toEqual(["old-1"]);
 });
@@ -281,7 +281,7 @@ test("a webhook leased to another instance is left to it until the lease runs ou
   const r = await receiver();
   const hook = await webhook(api, r.url);
   const claimedUntil = new Date(Date.now() + 1000);
-  await h.db.prismaOnly.webhook.update({ where: { id: hook.id }, data: { claimedBy: "another-instance", claimedUntil } });
+  await h.db.prisma.webhook.update({ where: { id: hook.id }, data: { claimedBy: "another-instance", claimedUntil } });
   const { dispatcher } = dispatch();
 
   await newRank(api, "Leased");
@@ -291,7 +291,7 @@ test("a webhook leased to another instance is left to it until the lease runs ou
   expect(sentAt).toBeGreaterThanOrEqual(Math.floor(claimedUntil.getTime() / 1000) * 1000);
   await logOf(hook.id, 1);
   await dispatcher.stop();
-  const row = await h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+  const row = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   expect(row.claimedBy).toBeNull();
 });
 
@@ -303,7 +303,7 @@ test("a failed attempt schedules the next one WEBHOOK_RETRY_BASE_MS · 2^(n−1)
   const base = 60_000;
   dispatch({ webhookRetryBaseMs: base });
   await newRank(api, "Backoff");
-  const state = () => h.db.prismaOnly.webhook.findUniqueOrThrow({ where: { id: hook.id } });
+  const state = () => h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
 
   for (const n of [1, 2, 3]) {
     const log = await logOf(hook.id, n);
@@ -314,7 +314,7 @@ test("a failed attempt schedules the next one WEBHOOK_RETRY_BASE_MS · 2^(n−1)
     expect(delay).toBeGreaterThanOrEqual(0.75 * base * 2 ** (n - 1));
     expect(delay).toBeLessThanOrEqual(1.25 * base * 2 ** (n - 1));
     // Not due for a minute or more: brought forward here instead of waiting for it.
-    await h.db.prismaOnly.webhook.update({ where: { id: hook.id }, data: { nextAttemptAt: new Date() } });
+    await h.db.prisma.webhook.update({ where: { id: hook.id }, data: { nextAttemptAt: new Date() } });
   }
   expect(r.received.length).toBeGreaterThanOrEqual(3);
 });

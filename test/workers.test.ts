@@ -16,7 +16,7 @@ async function newKey(account: string) {
   const { createApiKey } = await import("../src/auth/accounts.ts");
   const { openDatabase } = await import("../src/db/prisma.ts");
   const db = await openDatabase(server.databaseUrl);
-  const { key } = await createApiKey(db.prisma, { account, scopes: "*" });
+  const { key } = await createApiKey(db.store, { account, scopes: "*" });
   await db.close();
   return key;
 }

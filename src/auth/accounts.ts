@@ -1,14 +1,15 @@
 import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
+import type { Store } from "../db/store.ts";
 import { generateKey, parseScopes } from "./keys.ts";
 import { defaultSettings } from "../resources/communication.ts";
 
 export const subscriptionStates = ["active", "trialing", "past_due", "incomplete", "incomplete_expired", "canceled", "unpaid", "none"];
 
-/** The account named `name`; a new one starts with PERSCOM's default settings. */
-export async function ensureAccount(prisma: PrismaClient, name: string) {
-  const existing = await prisma.account.findUnique({ where: { name } });
+/** The account named `name`; a new one starts with PERSCOM's default settings. All of it Prisma's, in a transaction of the store's. */
+export async function ensureAccount(store: Store, name: string) {
+  const existing = await store.prisma.account.findUnique({ where: { name } });
   if (existing) return existing;
-  return prisma.$transaction(async (tx) => {
+  return store.transaction(async ({ prisma: tx }) => {
     const account = await tx.account.upsert({ where: { name }, create: { name }, update: {} });
     if ((await tx.setting.count({ where: { accountId: account.id } })) === 0) {
       await tx.setting.createMany({
@@ -39,16 +40,17 @@ export async function requireAccount(prisma: PrismaClient, name: string) {
  * account's own: another account's user would show that account their name and email.
  */
 export async function createApiKey(
-  prisma: PrismaClient, options: { account: string; scopes: string; name?: string; userId?: number | null; expiresAt?: Date | null },
+  store: Store, options: { account: string; scopes: string; name?: string; userId?: number | null; expiresAt?: Date | null },
 ): Promise<NewKey> {
   const scopes = parseScopes(options.scopes);
   if (scopes.length === 0) throw new Error("Give at least one scope, or * for all");
+  const prisma = store.prisma;
   if (options.userId != null) {
     const existing = await prisma.account.findUnique({ where: { name: options.account } });
     const user = existing && (await prisma.user.findFirst({ where: { id: options.userId, accountId: existing.id }, select: { id: true } }));
     if (!user) throw new Error(`Account "${options.account}" has no user ${options.userId}: a key can act only as a user of its own account`);
   }
-  const account = await ensureAccount(prisma, options.account);
+  const account = await ensureAccount(store, options.account);
   const { key, hash, prefix } = generateKey();
   const row = await prisma.apiKey.create({
     data: {

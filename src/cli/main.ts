@@ -94,8 +94,8 @@ program
   .action((options: { account?: string; scopes?: string; name: string; user?: number; expires?: Date }) => {
     const account = required(options.account, "--account <name>");
     const scopes = required(options.scopes, "--scopes <scopes>");
-    return withDatabase(async ({ prisma }) => {
-      const created = await createApiKey(prisma, { account, scopes, name: options.name, userId: options.user ?? null, expiresAt: options.expires ?? null });
+    return withDatabase(async ({ store }) => {
+      const created = await createApiKey(store, { account, scopes, name: options.name, userId: options.user ?? null, expiresAt: options.expires ?? null });
       console.log(`Created key ${created.id} for account ${created.accountId}. Store it now: it is not shown again.`);
       console.log(created.key);
     });
@@ -133,9 +133,9 @@ program
   .option("--name <name>", "(required) the account's name", nonEmpty)
   .action((options: { name?: string }) => {
     const name = required(options.name, "--name <name>").trim();
-    return withDatabase(async ({ prisma }) => {
+    return withDatabase(async ({ prisma, store }) => {
       if (await prisma.account.findUnique({ where: { name } })) throw new Error(`Account "${name}" already exists`);
-      const account = await ensureAccount(prisma, name);
+      const account = await ensureAccount(store, name);
       console.log(`Created account ${account.id} "${account.name}"`);
     });
   });
@@ -159,8 +159,8 @@ program
   .option("--seed <number>", "the same seed writes the same organisation", integer, 1)
   .action((options: { account?: string; users: number; seed: number }) => {
     const account = required(options.account, "--account <name>");
-    return withDatabase(async ({ prisma }) => {
-      const summary = await seedDemo(prisma, { account, users: options.users, seed: options.seed, progress: (total) => progressBar("Seeding", total) });
+    return withDatabase(async ({ store }) => {
+      const summary = await seedDemo(store, { account, users: options.users, seed: options.seed, progress: (total) => progressBar("Seeding", total) });
       console.log(formatSummary(account, summary));
     });
   });
@@ -194,7 +194,7 @@ async function asAccount(db: Db, accountId: number, query: string, variables: Re
   const config = loadConfig();
   const events = createEventBus({ redisUrl: null });
   const contextValue = {
-    prisma: db.prisma, provider: db.provider, read: db.read, config, auth: { accountId, keyId: 0, userId: null, scopes: new Set(["*"]) }, authFailure: null,
+    store: db.store, prisma: db.prisma, provider: db.provider, read: db.read, config, auth: { accountId, keyId: 0, userId: null, scopes: new Set(["*"]) }, authFailure: null,
     baseUrl: config.publicUrl ?? `http://localhost:${config.port}`, requestId: randomUUID(), traceId: randomUUID(), loaders: new Map(), events, notify: true,
   };
   const result = await execute({ schema: buildSchemas().public, document: parse(query), variableValues: variables, contextValue });
@@ -315,9 +315,9 @@ program
   .description("Switch maintenance mode (every API request answers 503) on or off, or show it")
   .addArgument(new Argument("[state]", "on or off; without it, shows the mode").choices(["on", "off"]))
   .action((state: "on" | "off" | undefined) =>
-    withDatabase(async ({ prisma }) => {
+    withDatabase(async ({ prisma, store }) => {
       if (state !== undefined) await setMaintenance(prisma, state === "on");
-      console.log(`Maintenance is ${(await isMaintenance(prisma)) ? "on" : "off"}`);
+      console.log(`Maintenance is ${(await isMaintenance(store)) ? "on" : "off"}`);
     }),
   );
 

@@ -2,9 +2,7 @@ import type { Context } from "../graphql/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { ApiError, notFound, validationError } from "../errors.ts";
 import { rememberName, rememberRow } from "./transaction-names.ts";
-
-/** The Prisma delegate of a model (`prisma.rankRecord` for `RankRecord`), on the client or a transaction. */
-export const delegate = (client: any, model: string) => client[model.charAt(0).toLowerCase() + model.slice(1)];
+import type { StoreReads } from "../db/store.ts";
 
 /** Fails unless the request is authenticated, subscribed and holds every scope (or `*`). */
 export function guard(ctx: Context, scopes: readonly string[]): number {
@@ -17,11 +15,12 @@ export function guard(ctx: Context, scopes: readonly string[]): number {
 export const owned = (ctx: Context, def: ResourceDef, where: Record<string, unknown> = {}) =>
   def.link ? where : { ...where, accountId: ctx.auth!.accountId };
 
-export async function findOwned(ctx: Context, client: any, def: ResourceDef, id: number, query: object = {}): Promise<Record<string, any>> {
-  const row = await delegate(client, def.model).findFirst({ ...query, where: owned(ctx, def, { id }) });
+/** The row `id` of `def` in the caller's account, read through `reads` (the store, or a transaction); 404 when there is none. */
+export async function findOwned(ctx: Context, reads: StoreReads, def: ResourceDef, id: number, query: object = {}): Promise<Record<string, any>> {
+  const row = await reads.findFirst(def.model, { ...query, where: owned(ctx, def, { id }) });
   if (!row) throw notFound();
-  rememberName(client, def.model, row);
-  if (Object.keys(query).length === 0) rememberRow(client, def.model, row);
+  rememberName(reads, def.model, row);
+  if (Object.keys(query).length === 0) rememberRow(reads, def.model, row);
   return row;
 }
 
@@ -49,10 +48,9 @@ export function stableOrder(orderBy: Record<string, unknown>[] = []) {
 export async function findPage(
   ctx: Context, model: string, where: object, orderBy: Record<string, unknown>[], page: { page: number; perPage: number }, query: object,
 ): Promise<Page> {
-  const d = delegate(ctx.prisma, model);
-  const nodes = await d.findMany({ ...query, where, orderBy: stableOrder(orderBy), skip: (page.page - 1) * page.perPage, take: page.perPage });
+  const nodes = await ctx.store.findMany(model, { ...query, where, orderBy: stableOrder(orderBy), skip: (page.page - 1) * page.perPage, take: page.perPage });
   let counted: Promise<number> | null = null;
-  return { nodes, totalCount: () => (counted ??= d.count({ where })), ...page };
+  return { nodes, totalCount: () => (counted ??= ctx.store.count(model, { where })), ...page };
 }
 
 /** Lists of items a request works through are capped: one request must not hold a transaction for unbounded work. */

@@ -2,7 +2,8 @@ import type { Context } from "../graphql/context.ts";
 import type { PivotDef, ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag, notFound, validationError } from "../errors.ts";
-import { delegate, withColumns } from "./access.ts";
+import { withColumns } from "./access.ts";
+import type { StoreReads, StoreTransaction } from "../db/store.ts";
 import { validateFields } from "./validate.ts";
 import { applyCreateDefaults, deleteRows } from "./write.ts";
 import { createTracked, deleteTracked, updateManyTracked, updateTracked } from "./tracked.ts";
@@ -19,25 +20,23 @@ export interface PivotChanges {
   updated: number[];
 }
 
-const links = (tx: any, pivot: PivotDef) => delegate(tx, pivot.model);
-
 /** Fails with 422 unless every id is a row of `related` in the caller's account; another account's id is as missing. */
-export async function requireRelated(ctx: Context, tx: any, related: ResourceDef, ids: number[], field = "resources"): Promise<void> {
+export async function requireRelated(ctx: Context, tx: StoreReads, related: ResourceDef, ids: number[], field = "resources"): Promise<void> {
   const unique = [...new Set(ids)];
-  const found = await delegate(tx, related.model).findMany({ where: { id: { in: unique }, accountId: ctx.auth!.accountId }, select: { id: true } });
-  const known = new Set(found.map((r: { id: number }) => r.id));
+  const found = await tx.findMany(related.model, { where: { id: { in: unique }, accountId: ctx.auth!.accountId }, select: { id: true } });
+  const known = new Set(found.map((r) => r.id as number));
   const missing = unique.filter((id) => !known.has(id));
   if (missing.length) {
     throw validationError({ [field]: missing.map((id) => `The selected ${related.label.toLowerCase()} ${id} is invalid.`) });
   }
 }
 
-export async function pivotData(ctx: Context, tx: any, pivot: PivotDef, values: Record<string, unknown> | null | undefined, prefix: string) {
+export async function pivotData(ctx: Context, tx: StoreTransaction, pivot: PivotDef, values: Record<string, unknown> | null | undefined, prefix: string) {
   return validateFields(ctx, tx, pivot.fields, values ?? {}, { mode: "update", prefix });
 }
 
 /** Links `relatedId` to `parentId`, with pivot defaults (caller, next `order`). */
-export async function createLink(ctx: Context, tx: any, pivot: PivotDef, parentId: number, relatedId: number, data: Record<string, unknown>) {
+export async function createLink(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, relatedId: number, data: Record<string, unknown>) {
   const fixed = { [pivot.parentKey]: parentId, [pivot.relatedKey]: relatedId };
   await applyCreateDefaults(ctx, tx, pivot.model, autoOrdered(pivot), data, fixed, { [pivot.parentKey]: parentId });
   return createTracked(tx, linkResourceOf(pivot), { ...data, ...fixed });
@@ -46,15 +45,15 @@ export async function createLink(ctx: Context, tx: any, pivot: PivotDef, parentI
 const autoOrdered = (pivot: PivotDef) =>
   Object.fromEntries(Object.entries(pivot.fields).map(([k, f]) => [k, k === "order" ? { ...f, autoOrder: true } : f]));
 
-export async function findLink(tx: any, pivot: PivotDef, parentId: number, relatedId: number, query: { select?: object } = {}) {
-  const link = await links(tx, pivot).findFirst({
+export async function findLink(tx: StoreReads, pivot: PivotDef, parentId: number, relatedId: number, query: { select?: object } = {}) {
+  const link = await tx.findFirst(pivot.model, {
     ...withKeys(pivot, query), where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: relatedId }, orderBy: pivot.orderBy ?? [{ id: "desc" }],
   });
   if (!link) throw notFound();
   return link as Record<string, any>;
 }
 
-export async function attach(ctx: Context, tx: any, pivot: PivotDef, parentId: number, items: LinkItem[], duplicates: boolean): Promise<PivotChanges> {
+export async function attach(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, items: LinkItem[], duplicates: boolean): Promise<PivotChanges> {
   await requireRelated(ctx, tx, relatedOf(pivot), items.map((i) => i.id));
   const current = await currentIds(tx, pivot, parentId);
   const attached: number[] = [];
@@ -67,15 +66,15 @@ export async function attach(ctx: Context, tx: any, pivot: PivotDef, parentId: n
   return { attached, detached: [], updated: [] };
 }
 
-export async function detach(ctx: Context, tx: any, pivot: PivotDef, parentId: number, ids: number[]): Promise<PivotChanges> {
+export async function detach(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, ids: number[]): Promise<PivotChanges> {
   await requireRelated(ctx, tx, relatedOf(pivot), ids);
   await deleteTracked(tx, linkResourceOf(pivot), { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } });
   return { attached: [], detached: [...new Set(ids)], updated: [] };
 }
 
-export async function sync(ctx: Context, tx: any, pivot: PivotDef, parentId: number, items: LinkItem[], detaching: boolean): Promise<PivotChanges> {
+export async function sync(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, items: LinkItem[], detaching: boolean): Promise<PivotChanges> {
   await requireRelated(ctx, tx, relatedOf(pivot), items.map((i) => i.id));
-  const rows: Array<Record<string, any>> = await links(tx, pivot).findMany({ where: { [pivot.parentKey]: parentId } });
+  const rows: Array<Record<string, any>> = await tx.findMany(pivot.model, { where: { [pivot.parentKey]: parentId } });
   const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
   const wanted = new Set(items.map((i) => i.id));
   const changes: PivotChanges = { attached: [], detached: [], updated: [] };
@@ -99,7 +98,7 @@ export async function sync(ctx: Context, tx: any, pivot: PivotDef, parentId: num
   return changes;
 }
 
-export async function toggle(ctx: Context, tx: any, pivot: PivotDef, parentId: number, items: LinkItem[]): Promise<PivotChanges> {
+export async function toggle(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, items: LinkItem[]): Promise<PivotChanges> {
   await requireRelated(ctx, tx, relatedOf(pivot), items.map((i) => i.id));
   const current = await currentIds(tx, pivot, parentId);
   const changes: PivotChanges = { attached: [], detached: [], updated: [] };
@@ -116,7 +115,7 @@ export async function toggle(ctx: Context, tx: any, pivot: PivotDef, parentId: n
   return changes;
 }
 
-export async function updatePivot(ctx: Context, tx: any, pivot: PivotDef, parentId: number, relatedId: number, values: Record<string, unknown>) {
+export async function updatePivot(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, relatedId: number, values: Record<string, unknown>) {
   const link = await findLink(tx, pivot, parentId, relatedId);
   const data = await pivotData(ctx, tx, pivot, values, "pivot");
   if (Object.keys(data).length) await updateTracked(ctx, tx, linkResourceOf(pivot), link.id, data, link);
@@ -127,9 +126,9 @@ export async function updatePivot(ctx: Context, tx: any, pivot: PivotDef, parent
 /** The link keys read here and by `removeLinked`, whatever a client's selection names. */
 const withKeys = (pivot: PivotDef, query: { select?: object }) => withColumns(query, { id: true, [pivot.parentKey]: true, [pivot.relatedKey]: true });
 
-export async function requireLinks(tx: any, pivot: PivotDef, parentId: number, ids: number[], query: { select?: object } = {}) {
+export async function requireLinks(tx: StoreTransaction, pivot: PivotDef, parentId: number, ids: number[], query: { select?: object } = {}) {
   const selected = withKeys(pivot, query);
-  const rows: Array<Record<string, any>> = await links(tx, pivot).findMany({
+  const rows: Array<Record<string, any>> = await tx.findMany(pivot.model, {
     ...selected, where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } }, orderBy: pivot.orderBy ?? [{ id: "asc" }],
   });
   const linked = new Set(rows.map((r) => r[pivot.relatedKey] as number));
@@ -140,7 +139,7 @@ export async function requireLinks(tx: any, pivot: PivotDef, parentId: number, i
 }
 
 /** Removes links (history rows) or, as PERSCOM does for shared definitions, the related rows themselves. */
-export async function removeLinked(ctx: Context, tx: any, pivot: PivotDef, parentId: number, rows: Array<Record<string, any>>) {
+export async function removeLinked(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, rows: Array<Record<string, any>>) {
   if (pivot.duplicates) {
     await deleteTracked(tx, linkResourceOf(pivot), { id: { in: rows.map((r) => r.id) }, [pivot.parentKey]: parentId });
   } else {
@@ -151,8 +150,8 @@ export async function removeLinked(ctx: Context, tx: any, pivot: PivotDef, paren
 /** The related resource: a link's relation to it is named after it. */
 export const relatedOf = (pivot: PivotDef) => resourceNamed(pivot.related);
 
-async function currentIds(tx: any, pivot: PivotDef, parentId: number): Promise<Set<number>> {
-  const rows = await links(tx, pivot).findMany({ where: { [pivot.parentKey]: parentId }, select: { [pivot.relatedKey]: true } });
+async function currentIds(tx: StoreTransaction, pivot: PivotDef, parentId: number): Promise<Set<number>> {
+  const rows = await tx.findMany(pivot.model, { where: { [pivot.parentKey]: parentId }, select: { [pivot.relatedKey]: true } });
   return new Set(rows.map((r: Record<string, number>) => r[pivot.relatedKey]!));
 }
 
@@ -161,13 +160,12 @@ async function currentIds(tx: any, pivot: PivotDef, parentId: number): Promise<S
  * table, so attaching makes the parent the child's owner and detaching clears the owner.
  */
 export async function morphLinkChanges(
-  ctx: Context, tx: any, child: ResourceDef, owner: { type: string; id: number }, kind: "attach" | "detach" | "sync" | "toggle",
+  ctx: Context, tx: StoreTransaction, child: ResourceDef, owner: { type: string; id: number }, kind: "attach" | "detach" | "sync" | "toggle",
   ids: number[], detaching = true,
 ): Promise<PivotChanges> {
   await requireRelated(ctx, tx, child, ids);
-  const rows = delegate(tx, child.model);
   const own = { accountId: ctx.auth!.accountId, modelType: owner.type, modelId: owner.id };
-  const current = new Set<number>((await rows.findMany({ where: own, select: { id: true } })).map((r: { id: number }) => r.id));
+  const current = new Set<number>((await tx.findMany(child.model, { where: own, select: { id: true } })).map((r) => r.id as number));
   const wanted = [...new Set(ids)];
   const take = (list: number[]) => list.length && updateManyTracked(tx, child, { id: { in: list }, accountId: ctx.auth!.accountId }, { modelType: owner.type, modelId: owner.id });
   const release = (list: number[]) => list.length && updateManyTracked(tx, child, { ...own, id: { in: list } }, { modelType: null, modelId: null });

@@ -151,8 +151,8 @@ async function idsMatching(ctx: Context, column: Column, pattern: string, ignore
     sql += ` AND "accountId" = ${param(2)}`;
     args.push(ctx.auth!.accountId);
   }
-  const rows = await (ctx.prisma as any).$queryRawUnsafe(sql, ...args);
-  return (rows as Array<{ id: number | bigint }>).map((r) => Number(r.id));
+  const rows = await ctx.prisma.$queryRawUnsafe<Array<{ id: number | bigint }>>(sql, ...args);
+  return rows.map((r) => Number(r.id));
 }
 
 /** A value as the column's type, or undefined when it cannot be one (the caller reports it). */

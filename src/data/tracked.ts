@@ -2,11 +2,8 @@ import type { Context } from "../graphql/context.ts";
 import type { RecordWrites, ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { models } from "../db/reader.ts";
-import { rowForUpdate, transactionSql } from "../db/store.ts";
-import { routesOf } from "../db/routing.ts";
-import { FAILED } from "../db/writer.ts";
+import { delegateOf, type StoreTransaction } from "../db/store.ts";
 import { recordCreated, recordDeleted, recordUpdated } from "../events/outbox.ts";
-import { delegate } from "./access.ts";
 import { forgetRow, rememberedRow, rememberRow } from "./transaction-names.ts";
 
 /**
@@ -16,8 +13,8 @@ import { forgetRow, rememberedRow, rememberRow } from "./transaction-names.ts";
  */
 type Row = Record<string, any>;
 
-export async function createTracked(tx: any, def: ResourceDef, data: Row): Promise<Row> {
-  const row = (await delegate(tx, def.model).create({ data })) as Row;
+export async function createTracked(tx: StoreTransaction, def: ResourceDef, data: Row): Promise<Row> {
+  const row = await tx.create(def.model, { data });
   recordCreated(tx, def, row);
   rememberRow(tx, def.model, row);
   return row;
@@ -29,30 +26,30 @@ const hasEveryColumn = (model: string, row: Row) => models.get(model)!.scalars.e
  * Updates the row `before.id` (or `id`) with `data`. `before` is the row as it is now, every column; without it the
  * row is read, locked on PostgreSQL, so the change recorded starts from the value this transaction replaces.
  */
-export async function updateTracked(ctx: Context, tx: any, def: ResourceDef, id: number, data: Row, known?: Row): Promise<Row | null> {
+export async function updateTracked(ctx: Context, tx: StoreTransaction, def: ResourceDef, id: number, data: Row, known?: Row): Promise<Row | null> {
   const remembered = rememberedRow(tx, def.model, id);
   const before = known && hasEveryColumn(def.model, known) ? known : remembered && hasEveryColumn(def.model, remembered) ? remembered : undefined;
   if (!before) {
-    const updated = await routesOf(tx)?.writer?.planUpdateWithOld(def.model, id, data)?.();
-    if (updated && updated !== FAILED) {
+    const updated = await tx.updateWithOld(def.model, id, data);
+    if (updated) {
       recordUpdated(tx, def, updated.old, updated.row);
       rememberRow(tx, def.model, updated.row);
       return updated.row;
     }
   }
-  const current = before ?? (await rowForUpdate(transactionSql(tx, ctx.provider), def.model, id));
+  const current = before ?? (await tx.rowForUpdate(def.model, id));
   if (!current) return null;
-  const row = (await delegate(tx, def.model).update({ where: { id }, data })) as Row;
+  const row = await tx.update(def.model, { where: { id }, data });
   recordUpdated(tx, def, current, row);
   rememberRow(tx, def.model, row);
   return row;
 }
 
 /** Deletes the rows `where` selects and records them, as they were, in `order` (ids) or in id order. */
-export async function deleteTracked(tx: any, def: ResourceDef, where: Row, order?: number[]): Promise<Row[]> {
-  const rows = (await delegate(tx, def.model).findMany({ where, orderBy: { id: "asc" } })) as Row[];
+export async function deleteTracked(tx: StoreTransaction, def: ResourceDef, where: Row, order?: number[]): Promise<Row[]> {
+  const rows = await tx.findMany(def.model, { where, orderBy: { id: "asc" } });
   if (!rows.length) return rows;
-  await delegate(tx, def.model).deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
+  await delegateOf(tx.prisma, def.model).deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });
   for (const row of rows) forgetRow(tx, def.model, row.id);
   if (order) {
     const position = new Map(order.map((id, i) => [id, i]));
@@ -63,12 +60,12 @@ export async function deleteTracked(tx: any, def: ResourceDef, where: Row, order
 }
 
 /** Sets `data` on the rows `where` selects (few: one request's list), recording each row's change. */
-export async function updateManyTracked(tx: any, def: ResourceDef, where: Row, data: Row): Promise<void> {
-  const rows = (await delegate(tx, def.model).findMany({ where, orderBy: { id: "asc" } })) as Row[];
+export async function updateManyTracked(tx: StoreTransaction, def: ResourceDef, where: Row, data: Row): Promise<void> {
+  const rows = await tx.findMany(def.model, { where, orderBy: { id: "asc" } });
   if (!rows.length) return;
   const ids = rows.map((r) => r.id);
-  await delegate(tx, def.model).updateMany({ where: { id: { in: ids } }, data });
-  const after = new Map(((await delegate(tx, def.model).findMany({ where: { id: { in: ids } } })) as Row[]).map((r) => [r.id, r]));
+  await delegateOf(tx.prisma, def.model).updateMany({ where: { id: { in: ids } }, data });
+  const after = new Map((await tx.findMany(def.model, { where: { id: { in: ids } } })).map((r) => [r.id, r]));
   for (const row of rows) {
     recordUpdated(tx, def, row, after.get(row.id)!);
     rememberRow(tx, def.model, after.get(row.id));
@@ -76,7 +73,7 @@ export async function updateManyTracked(tx: any, def: ResourceDef, where: Row, d
 }
 
 /** What hooks write through: other records, recorded like the request's own writes. */
-export function recordWrites(ctx: Context, tx: any): RecordWrites {
+export function recordWrites(ctx: Context, tx: StoreTransaction): RecordWrites {
   return {
     create: (resource, data) => createTracked(tx, resourceNamed(resource), data),
     update: (resource, id, data) => updateTracked(ctx, tx, resourceNamed(resource), id, data),

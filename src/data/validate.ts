@@ -1,9 +1,9 @@
+import type { StoreReads } from "../db/store.ts";
 import type { Context } from "../graphql/context.ts";
 import { ownEntry, type FieldDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag } from "../errors.ts";
 import { human, snake } from "../graphql/names.ts";
-import { delegate } from "./access.ts";
 import { rememberName } from "./transaction-names.ts";
 
 const kindWord: Record<FieldDef["type"], string> = {
@@ -27,7 +27,7 @@ export interface ValidateOptions {
  * reported at once as a 422; nothing is written when any check fails.
  */
 export async function validateFields(
-  ctx: Context, tx: any, fields: Record<string, FieldDef>, input: Record<string, unknown>, options: ValidateOptions,
+  ctx: Context, reads: StoreReads, fields: Record<string, FieldDef>, input: Record<string, unknown>, options: ValidateOptions,
 ): Promise<Record<string, unknown>> {
   const bag = new FieldErrorBag();
   const data: Record<string, unknown> = {};
@@ -65,18 +65,18 @@ export async function validateFields(
     if (f.references) {
       const target = resourceNamed(f.references);
       lookups.push(
-        delegate(tx, target.model)
-          .findFirst({ where: { id: value, accountId: ctx.auth!.accountId }, select: "name" in target.fields ? { id: true, name: true } : { id: true } })
-          .then((row: { id: number; name?: string } | null) => {
+        reads
+          .findFirst(target.model, { where: { id: value, accountId: ctx.auth!.accountId }, select: "name" in target.fields ? { id: true, name: true } : { id: true } })
+          .then((row) => {
             if (!row) bag.add(key(name), `The selected ${label} is invalid.`);
-            rememberName(tx, target.model, row);
+            rememberName(reads, target.model, row);
           }),
       );
     }
     if (f.unique && options.model) {
       lookups.push(
-        delegate(tx, options.model)
-          .count({ where: { [name]: value, accountId: ctx.auth!.accountId, ...(options.existingId ? { NOT: { id: options.existingId } } : {}) } })
+        reads
+          .count(options.model, { where: { [name]: value, accountId: ctx.auth!.accountId, ...(options.existingId ? { NOT: { id: options.existingId } } : {}) } })
           .then((n: number) => {
             if (n > 0) bag.add(key(name), `The ${label} has already been taken.`);
           }),
@@ -89,19 +89,19 @@ export async function validateFields(
   return data;
 }
 
-export async function validateResource(ctx: Context, tx: any, def: ResourceDef, input: Record<string, unknown>, options: ValidateOptions) {
-  return validateFields(ctx, tx, def.fields, input, { ...options, model: def.model });
+export async function validateResource(ctx: Context, reads: StoreReads, def: ResourceDef, input: Record<string, unknown>, options: ValidateOptions) {
+  return validateFields(ctx, reads, def.fields, input, { ...options, model: def.model });
 }
 
 /** Polymorphic owner given in a body (`model_type`, `model_id`) must be a known type and a row of the caller's account. */
-export async function validateMorphOwner(ctx: Context, tx: any, data: Record<string, unknown>, allowed: ResourceDef[]): Promise<void> {
+export async function validateMorphOwner(ctx: Context, reads: StoreReads, data: Record<string, unknown>, allowed: ResourceDef[]): Promise<void> {
   if (data.modelType === undefined && data.modelId === undefined) return;
   const bag = new FieldErrorBag();
   const owner = allowed.find((r) => r.morphClass === data.modelType || r.name === data.modelType || r.model === data.modelType);
   if (data.modelType != null && !owner) bag.add("model_type", "The selected model type is invalid.");
   if (owner) data.modelType = owner.morphClass;
   if (owner && data.modelId != null) {
-    const n = await delegate(tx, owner.model).count({ where: { id: data.modelId, accountId: ctx.auth!.accountId } });
+    const n = await reads.count(owner.model, { where: { id: data.modelId, accountId: ctx.auth!.accountId } });
     if (n === 0) bag.add("model_id", "The selected model id is invalid.");
   }
   if ((data.modelType == null) !== (data.modelId == null)) bag.add(data.modelType == null ? "model_type" : "model_id", "The model type and model id fields must be given together.");

@@ -6,7 +6,8 @@ import { isDeadlock } from "../db/postgres-errors.ts";
 import { advisoryWriteLock, writeQueueOf } from "../db/locks.ts";
 import { resources } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
-import { delegate, owned } from "./access.ts";
+import { owned } from "./access.ts";
+import { delegateOf, type StoreTransaction } from "../db/store.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
 import { snake } from "../graphql/names.ts";
@@ -28,23 +29,23 @@ function filesOf(tx: object): FileChanges {
   return files;
 }
 
-export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<T>, options: { independent?: boolean } = {}): Promise<T> {
+export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction) => Promise<T>, options: { independent?: boolean } = {}): Promise<T> {
   // The request is answered 503 once it has run `executionTimeoutMs`: a transaction never commits after that.
   const deadline = Date.now() + ctx.config.executionTimeoutMs;
   // SQLite runs one write transaction at a time (BEGIN IMMEDIATE, src/db/sqlite.ts); PostgreSQL is made to, except for
   // writes no other write can invalidate (src/data/independent-writes.ts).
   const serial = ctx.provider === "postgresql" && !options.independent;
-  const storage = fileStorage(ctx.config, ctx.prisma);
+  const storage = fileStorage(ctx.config, ctx.store);
   const attempt = async () => {
     let files: FileChanges | undefined;
     let events: ChangeEventRecord[] = [];
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
     // An independent write on PostgreSQL runs without Prisma's interactive transaction as long as its statements
-    // translate (`direct`, src/db/routing.ts); it stores no file, so running it again under Prisma leaves none behind.
-    const transactionOptions = { maxWait: remaining, timeout: remaining, direct: options.independent } as { maxWait: number; timeout: number };
-    const result = (await ctx.prisma.$transaction(async (tx) => {
-      if (serial) await tx.$executeRawUnsafe(advisoryWriteLock);
+    // translate (`direct`, src/db/store.ts); it stores no file, so running it again under Prisma leaves none behind.
+    const transactionOptions = { maxWait: remaining, timeout: remaining, direct: options.independent };
+    const result = (await ctx.store.transaction(async (tx) => {
+      if (serial) await tx.prisma.$executeRawUnsafe(advisoryWriteLock);
       trackNames(tx);
       if (ctx.provider === "sqlite") trackRows(tx);
       fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
@@ -63,7 +64,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
   };
   for (let tries = 1; ; tries++) {
     try {
-      return await (serial ? writeQueueOf(ctx.prisma).run(attempt) : attempt());
+      return await (serial ? writeQueueOf(ctx.store).run(attempt) : attempt());
     } catch (error) {
       // Another process held the write lock past the wait in src/db, or PostgreSQL broke a deadlock by rolling this
       // transaction back: nothing was written, so run it all again.
@@ -73,7 +74,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: any) => Promise<
   }
 }
 
-async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Record<string, any>) {
+async function prepare(ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Record<string, any>) {
   const data = await validateResource(ctx, tx, def, input, { mode: existing ? "update" : "create", fixed, existingId: existing?.id });
   const morphTo = Object.values(def.relations).find((r) => r.kind === "morphTo");
   if (morphTo?.kind === "morphTo") await validateMorphOwner(ctx, tx, data, morphOwnersOf(morphTo.morphRelation));
@@ -99,7 +100,7 @@ async function prepare(ctx: Context, tx: any, def: ResourceDef, input: Record<st
 }
 
 /** Creates a row of `def` in the caller's account, with `fixed` columns set by the route. */
-export async function createRow(ctx: Context, tx: any, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown> = {}) {
+export async function createRow(ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown> = {}) {
   const data = await prepare(ctx, tx, def, input, fixed);
   await applyCreateDefaults(ctx, tx, def.model, def.fields, data, fixed, { accountId: ctx.auth!.accountId });
   const row = await createTracked(tx, def, { ...data, ...fixed, ...(def.link ? {} : { accountId: ctx.auth!.accountId }) });
@@ -109,19 +110,19 @@ export async function createRow(ctx: Context, tx: any, def: ResourceDef, input: 
 
 /** Fills what a create leaves out: the caller as author, `order` after the last one in `scope`. */
 export async function applyCreateDefaults(
-  ctx: Context, tx: any, model: string, fields: Record<string, FieldDef>, data: Record<string, unknown>, fixed: Record<string, unknown>,
+  ctx: Context, tx: StoreTransaction, model: string, fields: Record<string, FieldDef>, data: Record<string, unknown>, fixed: Record<string, unknown>,
   scope: Record<string, unknown>,
 ): Promise<void> {
   for (const [name, f] of Object.entries(fields)) {
     if (f.defaultsToCaller && data[name] === undefined && fixed[name] === undefined) data[name] = ctx.auth!.userId;
     if (f.autoOrder && data[name] == null) {
-      const max = await delegate(tx, model).aggregate({ where: scope, _max: { [name]: true } });
+      const max = await delegateOf(tx.prisma, model).aggregate({ where: scope, _max: { [name]: true } });
       data[name] = (max._max[name] ?? 0) + 1;
     }
   }
 }
 
-export async function updateRow(ctx: Context, tx: any, def: ResourceDef, existing: Record<string, any>, input: Record<string, unknown>) {
+export async function updateRow(ctx: Context, tx: StoreTransaction, def: ResourceDef, existing: Record<string, any>, input: Record<string, unknown>) {
   const data = await prepare(ctx, tx, def, input, {}, existing);
   if (Object.keys(data).length === 0) return existing;
   const row = (await updateTracked(ctx, tx, def, existing.id, data, existing))!;
@@ -135,7 +136,7 @@ const morphChildren = (def: ResourceDef) =>
     (name) => resources.find((r) => r.name === name)!,
   );
 
-export async function deleteRows(ctx: Context, tx: any, def: ResourceDef, ids: number[]) {
+export async function deleteRows(ctx: Context, tx: StoreTransaction, def: ResourceDef, ids: number[]) {
   if (ids.length === 0) return;
   for (const child of morphChildren(def)) {
     const where = { accountId: ctx.auth!.accountId, modelType: def.morphClass, modelId: { in: ids } };
@@ -147,9 +148,9 @@ export async function deleteRows(ctx: Context, tx: any, def: ResourceDef, ids: n
 }
 
 /** Deletes the stored files of the rows about to be deleted, as the transaction commits (src/files/changes.ts). */
-async function doomStoredFiles(tx: any, def: ResourceDef, where: object) {
+async function doomStoredFiles(tx: StoreTransaction, def: ResourceDef, where: object) {
   const columns = Object.values(def.uploads ?? {}).map((u) => u.column);
   if (columns.length === 0) return;
-  const rows = await delegate(tx, def.model).findMany({ where, select: Object.fromEntries(columns.map((c) => [c, true])) });
+  const rows = await tx.findMany(def.model, { where, select: Object.fromEntries(columns.map((c) => [c, true])) });
   await filesOf(tx).delete(rows.flatMap((row: Record<string, string | null>) => columns.map((c) => row[c]).filter((p): p is string => !!p)));
 }

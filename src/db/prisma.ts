@@ -6,7 +6,7 @@ import { SqlReader, type ReadDriver } from "./reader.ts";
 import {
   postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool, type DirectTransactionDriver,
 } from "./read-drivers.ts";
-import { routed, type DirectConnection, type TransactionStart } from "./routing.ts";
+import { Store, type DirectConnection, type TransactionStart } from "./store.ts";
 import { SqlWriter } from "./writer.ts";
 import { takeRows } from "./row-budget.ts";
 
@@ -14,12 +14,12 @@ export type Prisma = PrismaClient;
 
 export interface Database {
   /**
-   * Reads go to `SqlReader` and, inside a transaction, single-row writes to `SqlWriter`, where they translate
-   * them (src/db/routing.ts); everything else is Prisma's.
+   * The data store (src/db/store.ts): reads through `SqlReader` where it translates them, transactions with their
+   * single-row writes through `SqlWriter`, Prisma for the rest. Every transaction starts here.
    */
+  store: Store;
+  /** The plain Prisma client: for what only Prisma answers, and Pothos. Never start a transaction on it (see `Store`). */
   prisma: PrismaClient;
-  /** The client without the reader: what a translated read is compared with in tests. */
-  prismaOnly: PrismaClient;
   provider: "sqlite" | "postgresql";
   /** Counts SQL statements, Prisma's and the reader's; tests and benchmarks read it to pin query counts. */
   statements: { count: number };
@@ -32,7 +32,7 @@ export interface Database {
 
 function assemble(
   client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>,
-  transactionDriver?: () => Promise<{ driver(): ReadDriver | null; started(): void }>,
+  transactionDriver: () => Promise<{ driver(): ReadDriver | null; started(): void }>,
   directDriver?: () => Promise<DirectTransactionDriver & { release(broken?: Error): void }>,
 ): Database {
   const onReaderStatement = new Set<(sql: string) => void>();
@@ -42,7 +42,7 @@ function assemble(
       for (const listener of onReaderStatement) listener(sql);
     },
   };
-  const transaction = transactionDriver && (async (): Promise<TransactionStart> => {
+  const transaction = async (): Promise<TransactionStart> => {
     const start = await transactionDriver();
     return {
       routes: () => {
@@ -51,24 +51,26 @@ function assemble(
       },
       started: start.started,
     };
-  });
+  };
   const direct = directDriver && (async (): Promise<DirectConnection> => {
     const { driver: tx, begin, end, release } = await directDriver();
     return {
-      routes: { reader: new SqlReader(tx, options), writer: new SqlWriter(tx, options) },
+      reader: new SqlReader(tx, options),
+      writer: new SqlWriter(tx, options),
       begin: () => (options.onStatement("BEGIN"), begin()),
       end: (sql) => (options.onStatement(sql), end(sql)),
       release,
     };
   });
+  const read = async (sql: string, params: unknown[]) => {
+    options.onStatement(sql);
+    const rows = await driver.all(sql, params);
+    takeRows(rows.length);
+    return rows;
+  };
+  const store = new Store(client, { provider, reader: new SqlReader(driver, options), transaction, direct, read });
   return {
-    prisma: routed(client, { reader: new SqlReader(driver, options), transaction, direct }), prismaOnly: client, provider, statements, onReaderStatement,
-    read: async (sql, params) => {
-      options.onStatement(sql);
-      const rows = await driver.all(sql, params);
-      takeRows(rows.length);
-      return rows;
-    },
+    store, prisma: client, provider, statements, onReaderStatement, read,
     close: async () => (await driver.close(), await close()),
   };
 }

@@ -1,11 +1,130 @@
-import type { PrismaClient } from "../generated/prisma/client.ts";
-import { decode, models, quote, type Dialect } from "./reader.ts";
-import { routesOf } from "./routing.ts";
+import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
+import { decode, models, quote, type Args, type Dialect, type SqlReader } from "./reader.ts";
+import { FAILED, type SqlWriter } from "./writer.ts";
+import { hasRowBudget, takeRows } from "./row-budget.ts";
+
+/**
+ * The data store: the service's reads, its transactions and their single-row writes go through its named methods, each
+ * saying which path it takes. Prisma stays the schema, the migrations and the typed model; where going around it is worth the
+ * code (its query compiler costs about 1 ms of CPU per statement), the store runs our own per-dialect SQL
+ * (`SqlReader`, `SqlWriter`, src/db/reader.ts and writer.ts) on drivers of our own (src/db/read-drivers.ts), and
+ * falls back to Prisma, visibly, for arguments that SQL does not translate. What only Prisma does (batch writes,
+ * upserts, aggregates, nested writes, raw SQL) is asked of the Prisma client by name: `store.prisma`, `tx.prisma`.
+ */
+
+export type Row = Record<string, any>;
+export type ModelName = Prisma.ModelName;
+type Reading = "findMany" | "findFirst" | "findUnique" | "findFirstOrThrow" | "findUniqueOrThrow" | "count" | "groupBy";
+type Operation = Reading | "create" | "update";
+
+/**
+ * Prisma's arguments of `operation` on `M` when the model is known where the call is written (`"User"`); plain
+ * arguments when it is only known at run time (a resource's `def.model`).
+ */
+export type ArgsOf<M extends string, O extends Operation> = [M] extends [ModelName]
+  ? ModelName extends M
+    ? Args
+    : Prisma.TypeMap["model"][M]["operations"][O]["args"]
+  : Args;
+
+/** A model's delegate on a Prisma client (`prisma.rankRecord` for `RankRecord`): for the calls only Prisma answers. */
+export const delegateOf = (client: object, model: string): any => (client as Record<string, unknown>)[model.charAt(0).toLowerCase() + model.slice(1)];
+
+/**
+ * Counts the rows of a Prisma result (`model`'s rows and the related rows nested in them) against the request's row
+ * budget, and returns it. Only relation fields are walked: a JSON column's objects are values, not rows.
+ */
+function countRows<T>(model: string, result: T): T {
+  if (!hasRowBudget()) return result;
+  const pending: Array<[string, unknown]> = [[model, result]];
+  let rows = 0;
+  while (pending.length) {
+    const [name, value] = pending.pop()!;
+    const list = Array.isArray(value) ? value : value && typeof value === "object" ? [value] : [];
+    const relations = models.get(name)?.relations;
+    for (const row of list) {
+      rows++;
+      for (const rel of relations?.values() ?? []) if ((row as Row)[rel.name] != null) pending.push([rel.target, (row as Row)[rel.name]]);
+    }
+  }
+  takeRows(rows);
+  return result;
+}
+
+/**
+ * The reads of the store and of its transactions. Each goes to the SQL reader when it translates `args`
+ * (`reader.plan`), else to Prisma's delegate, whose rows are counted against the request's row budget (the reader
+ * counts its own). Without a reader (a transaction Prisma started on a connection we could not name), Prisma answers
+ * and nothing is counted.
+ */
+export abstract class StoreReads {
+  constructor(
+    /** Our SQL for reads, on this handle's connection; null: every read is Prisma's. */
+    readonly reader: SqlReader | null,
+  ) {}
+
+  /** The Prisma client reads fall back to. */
+  abstract readonly prisma: PrismaClient | Prisma.TransactionClient;
+
+  /** The rows `args` select: the reader's when it translates them, else Prisma's, counted. */
+  findMany<M extends string>(model: M, args?: ArgsOf<M, "findMany">): Promise<Row[]> {
+    return this.#read(model, "findMany", args) as Promise<Row[]>;
+  }
+
+  /** The first row `args` select, or null: the reader's when it translates them, else Prisma's, counted. */
+  findFirst<M extends string>(model: M, args?: ArgsOf<M, "findFirst">): Promise<Row | null> {
+    return this.#read(model, "findFirst", args) as Promise<Row | null>;
+  }
+
+  /** The row a unique `where` names, or null: the reader's when it translates `args`, else Prisma's, counted. */
+  findUnique<M extends string>(model: M, args: ArgsOf<M, "findUnique">): Promise<Row | null> {
+    return this.#read(model, "findUnique", args) as Promise<Row | null>;
+  }
+
+  /**
+   * The row a unique `where` names. The reader reads it when it translates `args`; when the reader finds nothing (or
+   * does not translate them) Prisma reads again, with its own not-found error, counted.
+   */
+  findUniqueOrThrow<M extends string>(model: M, args: ArgsOf<M, "findUniqueOrThrow">): Promise<Row> {
+    return this.#readOrThrow(model, "findUniqueOrThrow", args);
+  }
+
+  /** As `findUniqueOrThrow`, for the first row `args` select. */
+  findFirstOrThrow<M extends string>(model: M, args?: ArgsOf<M, "findFirstOrThrow">): Promise<Row> {
+    return this.#readOrThrow(model, "findFirstOrThrow", args);
+  }
+
+  /** The number of rows `args` select: the reader's count when it translates them, else Prisma's (no rows to count). */
+  count<M extends string>(model: M, args?: ArgsOf<M, "count">): Promise<number> {
+    const planned = this.reader?.plan(model, "count", args as Args);
+    return (planned ? planned() : delegateOf(this.prisma, model).count(args)) as Promise<number>;
+  }
+
+  /** Groups of rows with their aggregates: the reader's when it translates `args`, else Prisma's, counted. */
+  groupBy<M extends string>(model: M, args: ArgsOf<M, "groupBy">): Promise<Row[]> {
+    return this.#read(model, "groupBy", args) as Promise<Row[]>;
+  }
+
+  /** Prisma's answer to a read, counted against the row budget when the reader was asked first. */
+  #prisma(model: string, method: Reading, args: unknown): Promise<unknown> {
+    const answer = delegateOf(this.prisma, model)[method](args) as Promise<unknown>;
+    return this.reader ? answer.then((rows) => countRows(model, rows)) : answer;
+  }
+
+  #read(model: string, method: Reading, args: unknown): Promise<unknown> {
+    return this.reader?.plan(model, method, args as Args)?.() ?? this.#prisma(model, method, args);
+  }
+
+  async #readOrThrow(model: string, method: Reading, args: unknown): Promise<Row> {
+    const planned = this.reader?.plan(model, method, args as Args);
+    return ((planned && (await planned())) ?? (await this.#prisma(model, method, args))) as Row;
+  }
+}
 
 /**
  * Statements of our own inside a write transaction, written out rather than expressed as Prisma calls: on the
- * transaction's own connection when it has one (src/db/routing.ts: the direct transactions on PostgreSQL, and the
- * routed ones), through Prisma's raw queries otherwise. Placeholders are `?` on SQLite and `$n` on PostgreSQL.
+ * transaction's own connection when it has one (the direct transactions on PostgreSQL, and those whose connection the
+ * store knows), through Prisma's raw queries otherwise. Placeholders are `?` on SQLite and `$n` on PostgreSQL.
  */
 export interface TransactionSql {
   dialect: Dialect;
@@ -13,29 +132,250 @@ export interface TransactionSql {
   all(sql: string, params: unknown[]): Promise<unknown[][]>;
 }
 
-export function transactionSql(tx: object, provider: Dialect): TransactionSql {
-  const writer = routesOf(tx)?.writer;
-  if (writer) {
+/** A call in a direct transaction that only Prisma can answer: the transaction is rolled back and run under Prisma. */
+export class NeedsPrisma extends Error {}
+
+/**
+ * One write transaction. Its reads are the store's (on the transaction's connection); its single-row `create` and
+ * `update` go to the SQL writer when it translates them; `prisma` is Prisma's transaction client for everything else.
+ * In a direct transaction (`Store.transaction(work, { direct: true })`) there is no Prisma transaction: using `prisma`,
+ * or a call our SQL does not translate, rolls it back and the store runs `work` again in a Prisma transaction.
+ */
+export class StoreTransaction extends StoreReads {
+  readonly #prisma: Prisma.TransactionClient | null;
+
+  constructor(
+    /** Prisma's transaction client; null in a direct transaction, which has none. */
+    prisma: Prisma.TransactionClient | null,
+    readonly provider: Dialect,
+    reader: SqlReader | null,
+    /** Our SQL for single-row writes on the transaction's connection; null: every write is Prisma's. */
+    readonly writer: SqlWriter | null,
+  ) {
+    super(reader);
+    this.#prisma = prisma;
+  }
+
+  /**
+   * Prisma's transaction client: deleteMany, updateMany, upsert, aggregate, nested writes, raw SQL. A direct
+   * transaction has none: asking for it throws NeedsPrisma, and the store runs the work again in Prisma's.
+   */
+  get prisma(): Prisma.TransactionClient {
+    if (!this.#prisma) throw new NeedsPrisma("this needs Prisma's transaction");
+    return this.#prisma;
+  }
+
+  /**
+   * Inserts one row. The SQL writer's INSERT ... RETURNING when it translates `args` (column values only), else
+   * Prisma's `create`; Prisma's too when the writer's statement fails where Prisma answers with its own error.
+   */
+  create<M extends string>(model: M, args: ArgsOf<M, "create">): Promise<Row> {
+    return this.#write(model, "create", args);
+  }
+
+  /** Updates the row `where: { id }` names: the SQL writer's UPDATE ... RETURNING when it translates `args`, else Prisma's. */
+  update<M extends string>(model: M, args: ArgsOf<M, "update">): Promise<Row> {
+    return this.#write(model, "update", args);
+  }
+
+  /**
+   * Updates row `id` with `data` and answers the row as it was and as it is, in one statement on PostgreSQL (the old
+   * row read `FOR UPDATE` in the UPDATE's FROM), a SELECT and the UPDATE on SQLite. Null when the transaction has no
+   * writer, the writer does not translate `data`, or no row was updated: the caller then reads and updates itself.
+   */
+  async updateWithOld(model: string, id: number, data: Args): Promise<{ old: Row; row: Row } | null> {
+    const updated = await this.writer?.planUpdateWithOld(model, id, data)?.();
+    return updated && updated !== FAILED ? updated : null;
+  }
+
+  /** Statements of our own in this transaction: on its connection when the store knows it, else Prisma's raw queries. */
+  get sql(): TransactionSql {
+    const writer = this.writer;
+    if (writer) {
+      return {
+        dialect: writer.driver.dialect,
+        all: (sql, params) => (writer.options.onStatement?.(sql), writer.driver.all(sql, params)),
+      };
+    }
     return {
-      dialect: writer.driver.dialect,
-      all: (sql, params) => (writer.options.onStatement?.(sql), writer.driver.all(sql, params)),
+      dialect: this.provider,
+      all: async (sql, params) => ((await this.prisma.$queryRawUnsafe(sql, ...params)) as Row[]).map((row) => Object.values(row)),
     };
   }
-  return {
-    dialect: provider,
-    all: async (sql, params) => ((await (tx as PrismaClient).$queryRawUnsafe(sql, ...params)) as Record<string, unknown>[]).map((row) => Object.values(row)),
-  };
+
+  /**
+   * The row `id` of `model` with every column, locked until the transaction ends on PostgreSQL (`FOR UPDATE`), so what
+   * the caller changes next starts from the value no other transaction can change meanwhile; SQLite runs one write
+   * transaction at a time. Null when there is no such row.
+   */
+  async rowForUpdate(model: string, id: number): Promise<Row | null> {
+    const sql = this.sql;
+    const scalars = models.get(model)!.scalars;
+    const pg = sql.dialect === "postgresql";
+    const rows = await sql.all(`SELECT ${scalars.map((s) => quote(s.name)).join(", ")} FROM ${quote(model)} WHERE "id" = ${pg ? "$1" : "?"}${pg ? " FOR UPDATE" : ""}`, [id]);
+    const row = rows[0];
+    return row ? Object.fromEntries(scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[i])])) : null;
+  }
+
+  async #write(model: string, method: "create" | "update", args: unknown): Promise<Row> {
+    const planned = this.writer?.plan(model, method, args as Args);
+    const row = planned ? await planned() : FAILED;
+    return (row === FAILED ? await delegateOf(this.prisma, model)[method](args) : row) as Row;
+  }
+}
+
+/** How a transaction is started: the reader and writer on its connection, when the store can name that connection. */
+export interface TransactionStart {
+  /** The transaction's reader and writer, asked for as its callback starts (null: all of it stays Prisma's). */
+  routes(): { reader: SqlReader; writer: SqlWriter } | null;
+  /** Called once the callback has its routes, or the transaction failed to start. */
+  started(): void;
+}
+
+/** A connection of our own for a direct transaction, with our reader and writer on it. */
+export interface DirectConnection {
+  reader: SqlReader;
+  writer: SqlWriter;
+  /** Starts the transaction (BEGIN may go out with its first statement). */
+  begin(): void;
+  /** Ends it: COMMIT or ROLLBACK. */
+  end(sql: "COMMIT" | "ROLLBACK"): Promise<void>;
+  /** Gives the connection back; `broken`: it failed, and must be closed rather than reused. */
+  release(broken?: Error): void;
+}
+
+export interface TransactionOptions {
+  /** How long to wait for a connection and for the transaction to start (Prisma's `maxWait`), in ms. */
+  maxWait?: number;
+  /** How long the transaction may run (Prisma's `timeout`), in ms. */
+  timeout?: number;
+  /**
+   * Run `work` on a connection of our own with BEGIN and COMMIT sent directly, without Prisma's interactive
+   * transaction (which costs more than the statements of a small write), where the store has such connections
+   * (PostgreSQL). If `work` needs Prisma, the direct transaction is rolled back and `work` runs again in Prisma's, so
+   * it must have no effect outside the database before it commits.
+   */
+  direct?: boolean;
+}
+
+/** One model's reads of the store, called as Prisma's delegate is (see `Store.readDelegates`). */
+export type ReadDelegate = Record<Exclude<Reading, "groupBy">, (args: Args) => Promise<unknown>>;
+
+export interface StoreConnections {
+  provider: Dialect;
+  /** Our SQL reader on committed data. */
+  reader: SqlReader;
+  /** Awaited before each Prisma interactive transaction starts: its reader and writer. */
+  transaction(): Promise<TransactionStart>;
+  /** A connection of our own for a direct transaction (PostgreSQL). */
+  direct?: () => Promise<DirectConnection>;
+  /** Counts and runs one statement of our own on committed data. */
+  read(sql: string, params: unknown[]): Promise<unknown[][]>;
 }
 
 /**
- * The row `id` of `model` with every column, locked until the transaction ends on PostgreSQL (`FOR UPDATE`), so what
- * the caller changes next starts from the value no other transaction can change meanwhile; SQLite runs one write
- * transaction at a time. Null when there is no such row.
+ * The store outside a transaction: reads on committed data (see `StoreReads`), transactions, and statements of our own.
+ * `prisma` is the plain Prisma client, for what only Prisma answers; transactions are started here, never on it (the
+ * store must see each Prisma transaction start to name its connection).
  */
-export async function rowForUpdate(sql: TransactionSql, model: string, id: number): Promise<Record<string, unknown> | null> {
-  const scalars = models.get(model)!.scalars;
-  const pg = sql.dialect === "postgresql";
-  const rows = await sql.all(`SELECT ${scalars.map((s) => quote(s.name)).join(", ")} FROM ${quote(model)} WHERE "id" = ${pg ? "$1" : "?"}${pg ? " FOR UPDATE" : ""}`, [id]);
-  const row = rows[0];
-  return row ? Object.fromEntries(scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[i])])) : null;
+export class Store extends StoreReads {
+  readonly provider: Dialect;
+  /**
+   * The store's reads in the shape of Prisma's model delegates (`readDelegates.rankRecord.findUnique(args)` is
+   * `store.findUnique("RankRecord", args)`), reads only: the client given to Pothos's prisma plugin, for the queries
+   * it makes itself (a relation its parent's query did not load, such as a second alias of a nested connection; a
+   * connection's totalCount), so they take the store's path as every other read does.
+   */
+  readonly readDelegates: Record<string, ReadDelegate>;
+
+  constructor(readonly prisma: PrismaClient, readonly connections: StoreConnections) {
+    super(connections.reader);
+    this.provider = connections.provider;
+    this.readDelegates = Object.fromEntries(
+      [...models.keys()].map((model) => [
+        model.charAt(0).toLowerCase() + model.slice(1),
+        {
+          findMany: (args?: Args) => this.findMany(model, args),
+          findFirst: (args?: Args) => this.findFirst(model, args),
+          findUnique: (args: Args) => this.findUnique(model, args),
+          findFirstOrThrow: (args?: Args) => this.findFirstOrThrow(model, args),
+          findUniqueOrThrow: (args: Args) => this.findUniqueOrThrow(model, args),
+          count: (args?: Args) => this.count(model, args),
+        },
+      ]),
+    );
+  }
+
+  /** The rows of one read statement of our own (`?` placeholders on SQLite, `$n` on PostgreSQL), on committed data, counted. */
+  read(sql: string, params: unknown[]): Promise<unknown[][]> {
+    return this.connections.read(sql, params);
+  }
+
+  /**
+   * `work` in one write transaction. With `direct` where the store has connections of its own, on one of them (see
+   * `TransactionOptions.direct`); otherwise in Prisma's interactive transaction, with the reader and writer on its
+   * connection when the store can name it (SQLite: the adapter's open transaction; PostgreSQL: the client the pool
+   * checked out as it started, `TransactionTrackingPool`).
+   */
+  async transaction<T>(work: (tx: StoreTransaction) => Promise<T>, { direct, ...options }: TransactionOptions = {}): Promise<T> {
+    if (direct && this.connections.direct) {
+      const result = await this.#direct(this.connections.direct, work);
+      if (result !== NEEDS_PRISMA) return result;
+    }
+    const start = await this.connections.transaction();
+    let started = false;
+    const done = () => (started ? undefined : ((started = true), start.started()));
+    try {
+      return await this.prisma.$transaction((prisma) => {
+        const routes = start.routes();
+        done();
+        return work(new StoreTransaction(prisma, this.provider, routes?.reader ?? null, routes?.writer ?? null));
+      }, options);
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * Prisma's batch transaction of `queries` (Prisma calls not yet awaited). Its connection is never the store's; it
+   * holds the start of other transactions until it ends, so it is taken for no other's.
+   */
+  async batch<T extends readonly Prisma.PrismaPromise<unknown>[]>(queries: [...T]): Promise<unknown[]> {
+    const start = await this.connections.transaction();
+    try {
+      return await this.prisma.$transaction(queries);
+    } finally {
+      start.started();
+    }
+  }
+
+  /**
+   * `work` on a connection of our own with BEGIN and COMMIT sent directly. Anything the reader and writer do not
+   * translate (NeedsPrisma) rolls it back, and NEEDS_PRISMA tells the caller to run `work` again under Prisma.
+   */
+  async #direct<T>(open: () => Promise<DirectConnection>, work: (tx: StoreTransaction) => Promise<T>): Promise<T | typeof NEEDS_PRISMA> {
+    const connection = await open();
+    let broken: Error | undefined;
+    const end = (sql: "COMMIT" | "ROLLBACK") => connection.end(sql).catch((error: Error) => {
+      broken = error;
+      throw error;
+    });
+    try {
+      connection.begin();
+      let value: T;
+      try {
+        value = await work(new StoreTransaction(null, this.provider, connection.reader, connection.writer));
+      } catch (error) {
+        await end("ROLLBACK").catch(() => undefined);
+        if (error instanceof NeedsPrisma) return NEEDS_PRISMA;
+        throw error;
+      }
+      await end("COMMIT");
+      return value;
+    } finally {
+      connection.release(broken);
+    }
+  }
 }
+
+const NEEDS_PRISMA = Symbol("needs Prisma");

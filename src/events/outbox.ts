@@ -1,7 +1,7 @@
 import type { Context } from "../graphql/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { eventAttributes } from "../graphql/attributes.ts";
-import { transactionSql } from "../db/store.ts";
+import type { StoreTransaction } from "../db/store.ts";
 import { storedDateTime } from "../db/reader.ts";
 import { eventTypeOf, type ChangeAction, type ChangeEventRecord } from "./types.ts";
 import type { PublishedEvent } from "./bus.ts";
@@ -75,7 +75,7 @@ const ROWS_PER_STATEMENT = 500;
  * each carries the horizon of the moment it was written (src/events/feed.ts says why). The transaction has written
  * already (each event stands for a write), so it holds a transaction id older than that horizon.
  */
-export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEventRecord[]> {
+export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<ChangeEventRecord[]> {
   const recorded = pendingByTransaction.get(tx);
   if (!recorded?.length) return [];
   pendingByTransaction.delete(tx);
@@ -85,7 +85,7 @@ export async function writeEvents(ctx: Context, tx: object): Promise<ChangeEvent
     return content ? [{ ...event, ...content }] : [];
   });
   if (!pending.length) return [];
-  const sql = transactionSql(tx, ctx.provider);
+  const sql = tx.sql;
   const pg = sql.dialect === "postgresql";
   const createdAt = new Date();
   const accountId = ctx.auth!.accountId;

@@ -10,16 +10,16 @@ const STEPS = 20;
 export const retentionCutoff = (config: Pick<Config, "eventRetentionDays">, now = Date.now()): Date => new Date(now - config.eventRetentionDays * 86_400_000);
 
 /** One bounded step: deletes up to `limit` rows of `table` created before `before`; answers how many. */
-export function deleteOlderThan(client: Pick<Database["prismaOnly"], "$executeRawUnsafe">, table: "ChangeEvent" | "WebhookDelivery", before: Date, limit: number): Promise<number> {
+export function deleteOlderThan(client: Pick<Database["prisma"], "$executeRawUnsafe">, table: "ChangeEvent" | "WebhookDelivery", before: Date, limit: number): Promise<number> {
   return client.$executeRawUnsafe(`DELETE FROM "${table}" WHERE "id" IN (SELECT "id" FROM "${table}" WHERE "createdAt" < $1 ORDER BY "id" LIMIT ${limit})`, before);
 }
 
 /** Deletes events older than the retention period; answers how many. */
-export async function pruneEvents(db: Pick<Database, "prismaOnly">, config: Pick<Config, "eventRetentionDays">, now = Date.now()): Promise<number> {
+export async function pruneEvents(db: Pick<Database, "prisma">, config: Pick<Config, "eventRetentionDays">, now = Date.now()): Promise<number> {
   const before = retentionCutoff(config, now);
   let pruned = 0;
   for (let step = 0; step < STEPS; step++) {
-    const deleted = await deleteOlderThan(db.prismaOnly, "ChangeEvent", before, BATCH);
+    const deleted = await deleteOlderThan(db.prisma, "ChangeEvent", before, BATCH);
     pruned += deleted;
     if (deleted < BATCH) break;
   }
@@ -29,7 +29,7 @@ export async function pruneEvents(db: Pick<Database, "prismaOnly">, config: Pick
 const HOUR = 3_600_000;
 
 /** Prunes now and every hour until stopped; a failed run is reported and the next one tries again. */
-export function startEventPruning(db: Pick<Database, "prismaOnly">, config: Pick<Config, "eventRetentionDays">, onError: (error: unknown) => void) {
+export function startEventPruning(db: Pick<Database, "prisma">, config: Pick<Config, "eventRetentionDays">, onError: (error: unknown) => void) {
   let running: Promise<unknown> = Promise.resolve();
   const run = () => (running = pruneEvents(db, config).catch(onError));
   const timer = setInterval(run, HOUR);

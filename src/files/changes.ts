@@ -1,4 +1,5 @@
-import type { FileStorage, FileStoreClient, FileToStore } from "./store.ts";
+import type { FileStorage, FileToStore } from "./store.ts";
+import type { StoreTransaction } from "../db/store.ts";
 
 /**
  * The files one write transaction stores and deletes, kept in step with its rows whichever the driver. A
@@ -10,7 +11,7 @@ export class FileChanges {
   readonly #stored: string[] = [];
   readonly #doomed: string[] = [];
 
-  constructor(readonly storage: FileStorage, readonly tx: FileStoreClient) {}
+  constructor(readonly storage: FileStorage, readonly tx: StoreTransaction) {}
 
   async put(file: FileToStore): Promise<void> {
     if (this.storage.transactional) return this.storage.put(file, this.tx);

@@ -1,4 +1,5 @@
 import type { FileStorage, FileStoreClient, FileToStore, StoredFileContent } from "./store.ts";
+import type { StoreTransaction } from "../db/store.ts";
 
 /**
  * Files in the database's `StoredFile` table (a PostgreSQL `bytea`, an SQLite blob), which every instance on that
@@ -8,23 +9,24 @@ import type { FileStorage, FileStoreClient, FileToStore, StoredFileContent } fro
 export class DatabaseFileStorage implements FileStorage {
   readonly transactional = true;
 
-  constructor(private readonly prisma: FileStoreClient) {}
+  constructor(private readonly store: FileStoreClient) {}
 
-  async put(file: FileToStore, tx: FileStoreClient = this.prisma): Promise<void> {
-    await tx.storedFile.create({
+  /** On the transaction's writer when it translates the INSERT (src/db/store.ts `create`), else Prisma's. */
+  async put(file: FileToStore, tx: StoreTransaction): Promise<void> {
+    await tx.create("StoredFile", {
       data: { path: file.path, accountId: file.accountId, contentType: file.contentType, size: file.bytes.byteLength, bytes: file.bytes },
     });
   }
 
   async get(path: string): Promise<StoredFileContent | null> {
-    const row = await this.prisma.storedFile.findUnique({ where: { path }, select: { contentType: true, size: true, bytes: true } });
+    const row = await this.store.findUnique("StoredFile", { where: { path }, select: { contentType: true, size: true, bytes: true } });
     if (!row) return null;
     const bytes = asBytes(row.bytes);
     return { contentType: row.contentType, size: bytes.byteLength, body: () => bytes };
   }
 
-  async delete(paths: readonly string[], tx: FileStoreClient = this.prisma): Promise<void> {
-    if (paths.length) await tx.storedFile.deleteMany({ where: { path: { in: [...paths] } } });
+  async delete(paths: readonly string[], tx?: StoreTransaction): Promise<void> {
+    if (paths.length) await (tx ?? this.store).prisma.storedFile.deleteMany({ where: { path: { in: [...paths] } } });
   }
 }
 

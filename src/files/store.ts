@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Store, StoreTransaction } from "../db/store.ts";
 
 /** A file to store: where it is served (`/files/<path>`), its bytes and the type it is served with. */
 export interface FileToStore {
@@ -19,8 +19,8 @@ export interface StoredFileContent {
   body(): ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer>;
 }
 
-/** The Prisma client (or interactive transaction) the database driver writes with. */
-export type FileStoreClient = Pick<PrismaClient, "storedFile">;
+/** The data store the database driver reads and deletes with outside a write. */
+export type FileStoreClient = Pick<Store, "findUnique" | "prisma">;
 
 /**
  * Where uploads live: the local disk of one instance (`disk`), or the database every instance shares (`database`),
@@ -33,11 +33,11 @@ export interface FileStorage {
    * src/files/changes.ts does both.
    */
   readonly transactional: boolean;
-  put(file: FileToStore, tx?: FileStoreClient): Promise<void>;
+  put(file: FileToStore, tx?: StoreTransaction): Promise<void>;
   /** The file at `path`, or null when there is none. */
   get(path: string): Promise<StoredFileContent | null>;
   /** Deletes the files at `paths`; a path with no file is no error. */
-  delete(paths: readonly string[], tx?: FileStoreClient): Promise<void>;
+  delete(paths: readonly string[], tx?: StoreTransaction): Promise<void>;
 }
 
 const contentTypes: Record<string, string> = {

@@ -49,7 +49,8 @@ export function createBuilder(): Builder {
       endCursorFieldOptions: { description: "The cursor of the page's last row; null when the page is empty." },
     },
     prisma: {
-      client: (ctx) => ctx.prisma,
+      // Pothos's own queries (a relation not preloaded, a connection's totalCount) are the store's reads.
+      client: (ctx) => ctx.store.readDelegates as never,
       dmmf: getDatamodel(),
       exposeDescriptions: true,
       filterConnectionTotalCount: true,

@@ -3,6 +3,7 @@ import type { KeyedLoader } from "./loaders.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
+import type { Store } from "../db/store.ts";
 import type { EventBus } from "../events/bus.ts";
 
 /** Who is calling: resolved from the API key once per request. */
@@ -14,6 +15,9 @@ export interface Auth {
 }
 
 export interface Context {
+  /** The data store (src/db/store.ts): every read and transaction of the request's own goes through it. */
+  store: Store;
+  /** The plain Prisma client: Pothos's, and for what only Prisma answers outside a transaction. */
   prisma: PrismaClient;
   provider: "sqlite" | "postgresql";
   config: Config;

@@ -11,7 +11,6 @@ import { withColumns } from "../data/access.ts";
 
 export const TYPE = Symbol("graphqlType");
 
-const delegate = (ctx: Context, model: string) => (ctx.prisma as any)[model.charAt(0).toLowerCase() + model.slice(1)];
 
 /** A request's batching loader: one promise per key, whatever the number of rows asking for it. */
 export interface KeyedLoader<K, V> {
@@ -74,7 +73,7 @@ function morphChildrenPlan(ctx: Context, parent: ResourceDef, target: ResourceDe
 
 function morphChildrenLoader(ctx: Context, key: string, query: object, parent: ResourceDef, target: ResourceDef, one: boolean) {
   return loader<number, unknown>(ctx, key, async (ids) => {
-    const rows: Array<Record<string, any>> = await delegate(ctx, target.model).findMany({
+    const rows: Array<Record<string, any>> = await ctx.store.findMany(target.model, {
       ...withColumns(query, { modelId: true }),
       where: { accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } },
       orderBy: one ? [{ createdAt: "desc" }, { id: "desc" }] : [{ id: "asc" }],
@@ -97,7 +96,7 @@ export function loadMorphOwner(ctx: Context, relation: string, modelType: string
   const query = queryFromInfo({ context: ctx, info, typeName });
   const key = `owner:${relation}:${owner.name}:${JSON.stringify(query)}`;
   return loader<number, unknown>(ctx, key, async (ids) => {
-    const rows: Array<Record<string, any>> = await delegate(ctx, owner.model).findMany({
+    const rows: Array<Record<string, any>> = await ctx.store.findMany(owner.model, {
       ...query,
       where: { accountId: ctx.auth!.accountId, id: { in: [...ids] } },
     });
@@ -113,7 +112,7 @@ export function loadMorphOwner(ctx: Context, relation: string, modelType: string
 export function countChildren(ctx: Context, model: string, foreignKey: string, where: object[], parentId: number) {
   const key = `count:${model}:${foreignKey}:${JSON.stringify(where)}`;
   return loader<number, number>(ctx, key, async (ids) => {
-    const groups: Array<Record<string, any>> = await delegate(ctx, model).groupBy({
+    const groups: Array<Record<string, any>> = await ctx.store.groupBy(model, {
       by: [foreignKey],
       where: { AND: [{ [foreignKey]: { in: [...ids] } }, ...where] },
       _count: { _all: true },
@@ -140,7 +139,7 @@ function morphPagePlan(ctx: Context, parent: ResourceDef, target: ResourceDef, i
 export function loadMorphPage(ctx: Context, parent: ResourceDef, target: ResourceDef, parentId: number, plan: PagePlan, info: GraphQLResolveInfo) {
   const { query, key } = knownPlan(info) ?? remember(info, morphPagePlan(ctx, parent, target, info));
   return loader<number, Array<Record<string, any>>>(ctx, `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`, async (ids) => {
-    const rows: Array<Record<string, any>> = await delegate(ctx, target.model).findMany({
+    const rows: Array<Record<string, any>> = await ctx.store.findMany(target.model, {
       ...withColumns(query, { modelId: true, ...cursorSelection(plan) }),
       where: { AND: [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } }, ...plan.where] },
       orderBy: plan.orderBy,

@@ -4,8 +4,9 @@ import type { PivotDef, ResourceDef } from "../resources/define.ts";
 import { isOneToOne, operations, pivotOf as pivotOfOp, type Operation } from "../resources/operations.ts";
 import { linkResourceOf } from "../resources/index.ts";
 import { notFound, ApiError, validationError } from "../errors.ts";
-import { capped, delegate, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
+import { capped, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
+import type { StoreReads, StoreTransaction } from "../db/store.ts";
 import { updateTracked } from "../data/tracked.ts";
 import { searchQuery } from "../data/search.ts";
 import { restFeedField } from "./changes.ts";
@@ -345,7 +346,7 @@ function childKeys(op: Operation, parent: Row): Row {
 async function listScope(op: Operation, a: Args, ctx: Context) {
   if (op.view) return { model: op.def.model, where: owned(ctx, op.def, op.view.where?.(ctx) ?? {}), orderBy: op.def.orderBy };
   if (!op.parent) return { model: op.def.model, where: owned(ctx, op.def), orderBy: op.def.orderBy };
-  const parent = await findOwned(ctx, ctx.prisma, op.parent.def, a[op.parent.def.param], { select: { id: true } });
+  const parent = await findOwned(ctx, ctx.store, op.parent.def, a[op.parent.def.param], { select: { id: true } });
   const rel = op.parent.relation;
   const filter = "filter" in rel ? rel.filter?.where : undefined;
   if (rel.kind === "belongsToMany") return { model: rel.pivot.model, where: { ...filter, [rel.pivot.parentKey]: parent.id }, orderBy: rel.pivot.orderBy ?? [] };
@@ -362,7 +363,7 @@ async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) 
 }
 
 /** The one related row a nested single-row route addresses, or 404. */
-async function nestedRow(op: Operation, a: Args, ctx: Context, tx: any, query: object = {}) {
+async function nestedRow(op: Operation, a: Args, ctx: Context, tx: StoreReads, query: object = {}) {
   const { def, relation } = op.parent!;
   const parent = await findOwned(ctx, tx, def, a[def.param]);
   const id = idArg(op, a);
@@ -376,7 +377,7 @@ async function nestedRow(op: Operation, a: Args, ctx: Context, tx: any, query: o
     return { parent, row: await link.findLink(tx, pivotOf(op), parent.id, id, query) };
   }
   const oneToOne = isOneToOne(op);
-  const row = await delegate(tx, op.def.model).findFirst({
+  const row = await tx.findFirst(op.def.model, {
     ...query,
     where: owned(ctx, op.def, { ...childKeys(op, parent), ...(oneToOne ? {} : { id: id ?? -1 }) }),
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
@@ -387,7 +388,7 @@ async function nestedRow(op: Operation, a: Args, ctx: Context, tx: any, query: o
 
 /** The single row a view's `show` addresses (`/roster/{group}`). */
 async function viewRow(op: Operation, a: Args, ctx: Context, query: object) {
-  const row = await delegate(ctx.prisma, op.def.model).findFirst({ ...query, where: owned(ctx, op.def, { ...(op.view!.where?.(ctx) ?? {}), id: idArg(op, a) }) });
+  const row = await ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { ...(op.view!.where?.(ctx) ?? {}), id: idArg(op, a) }) });
   if (!row) throw notFound();
   return row;
 }
@@ -408,19 +409,19 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   // A row just written carries every column; it is read again only for the relations the selection includes.
   const selected = (query as { select?: Row; include?: Row }).select ?? (query as { include?: Row }).include ?? {};
   const includesRelations = Object.values(selected).some((value) => value !== true && value !== false);
-  const refetch = (tx: any, id: number) => delegate(tx, model).findUniqueOrThrow({ ...query, where: { id } });
-  const current = (tx: any, row: Row) => (includesRelations ? refetch(tx, row.id) : row);
+  const refetch = (tx: StoreReads, id: number) => tx.findUniqueOrThrow(model, { ...query, where: { id } });
+  const current = (tx: StoreReads, row: Row) => (includesRelations ? refetch(tx, row.id) : row);
   const independence = { independent: writesIndependently(op) };
   switch (op.kind) {
     case "show":
       // A missing row, or another account's, is null: the client cannot tell them apart (REST answers 404 for null).
       return absentAsNull(async () => {
         if (op.view) return viewRow(op, a, ctx, query);
-        return op.parent ? (await nestedRow(op, a, ctx, ctx.prisma, query)).row : findOwned(ctx, ctx.prisma, op.def, idArg(op, a)!, query);
+        return op.parent ? (await nestedRow(op, a, ctx, ctx.store, query)).row : findOwned(ctx, ctx.store, op.def, idArg(op, a)!, query);
       });
     case "action": {
       const id = await runAction(op, a[op.subject!.param], a.input, ctx);
-      return delegate(ctx.prisma, op.def.model).findFirst({ ...query, where: owned(ctx, op.def, { id }) });
+      return ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { id }) });
     }
     case "create":
       return inTransaction(ctx, async (tx) => {
@@ -433,7 +434,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
           return refetch(tx, (await link.createLink(ctx, tx, pivot, parent.id, row.id, pivotValues)).id);
         }
         const keys = childKeys(op, parent);
-        if (isOneToOne(op) && (await delegate(tx, op.def.model).count({ where: owned(ctx, op.def, keys) }))) throw new ApiError("CONFLICT");
+        if (isOneToOne(op) && (await tx.count(op.def.model, { where: owned(ctx, op.def, keys) }))) throw new ApiError("CONFLICT");
         return current(tx, await createRow(ctx, tx, op.def, a.input, keys));
       }, independence);
     case "update":
@@ -466,7 +467,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
     case "associate":
       return inTransaction(ctx, async (tx) => {
         const parent = await findOwned(ctx, tx, op.parent!.def, a[op.parent!.def.param]);
-        const child = await delegate(tx, op.def.model).findFirst({ where: owned(ctx, op.def, { id: a.relatedKey }), select: { id: true } });
+        const child = await tx.findFirst(op.def.model, { where: owned(ctx, op.def, { id: a.relatedKey }), select: { id: true } });
         if (!child) throw validationError({ related_key: [`The selected ${op.def.label.toLowerCase()} ${a.relatedKey} is invalid.`] });
         await updateTracked(ctx, tx, op.def, child.id, childKeys(op, parent));
         return refetch(tx, child.id);
@@ -505,8 +506,8 @@ function prefixErrors(error: unknown, prefix: string, inputPath: string): unknow
 const prefixed = <T>(prefix: string, work: Promise<T>, inputPath = prefix) => work.catch((e) => Promise.reject(prefixErrors(e, prefix, inputPath)));
 
 /** The rows with `ids`, in that order. */
-async function inOrder(tx: any, model: string, ids: number[], query: object) {
-  const rows: Row[] = await delegate(tx, model).findMany({ ...query, where: { id: { in: ids } } });
+async function inOrder(tx: StoreReads, model: string, ids: number[], query: object) {
+  const rows: Row[] = await tx.findMany(model, { ...query, where: { id: { in: ids } } });
   const byId = new Map(rows.map((r) => [r.id as number, r]));
   return ids.map((id) => byId.get(id)!);
 }
@@ -538,7 +539,7 @@ async function resolveBatch(op: Operation, a: Args, ctx: Context, query: object)
     const scope = !parent ? {} : op.parent!.relation.kind === "belongsTo"
       ? { id: parent[(op.parent!.relation as { foreignKey: string }).foreignKey] ?? -1 }
       : childKeys(op, parent);
-    const found: Row[] = await delegate(tx, op.def.model).findMany({ ...query, where: owned(ctx, op.def, { ...scope, id: { in: ids } }) });
+    const found: Row[] = await tx.findMany(op.def.model, { ...query, where: owned(ctx, op.def, { ...scope, id: { in: ids } }) });
     const known = new Set(found.map((r) => r.id as number));
     const missing = ids.filter((id) => !known.has(id));
     if (missing.length) {
@@ -563,7 +564,7 @@ async function resolveBatch(op: Operation, a: Args, ctx: Context, query: object)
   });
 }
 
-async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: any, parent: Row, pivot: PivotDef, query: object) {
+async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: StoreTransaction, parent: Row, pivot: PivotDef, query: object) {
   if (op.kind === "batchDelete") {
     const rows = await link.requireLinks(tx, pivot, parent.id, a.resources, query);
     await link.removeLinked(ctx, tx, pivot, parent.id, rows);
@@ -578,7 +579,7 @@ async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: any, paren
     const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${item.id}.pivot`);
     if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), byRelated.get(item.id)!.id, pivotValues);
   }
-  return delegate(tx, pivot.model).findMany({ ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
+  return tx.findMany(pivot.model, { ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
 }
 
 async function resolveChanges(op: Operation, a: Args, ctx: Context) {

@@ -6,8 +6,9 @@ import type { PivotDef, RelationDef, ResourceDef } from "../resources/define.ts"
 import { resources, linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { ApiError, validationError } from "../errors.ts";
-import { capped, delegate, findOwned, guard, owned } from "../data/access.ts";
+import { capped, findOwned, guard, owned } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
+import type { StoreReads } from "../db/store.ts";
 import * as link from "../data/links.ts";
 import { fieldDescription, resourceDescription } from "../resources/descriptions.ts";
 import type { Builder } from "./builder.ts";
@@ -64,7 +65,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     await Promise.all([...wanted].map(async ([typename, rowIds]) => {
       const def = nodeTypes.get(typename)!;
       const query = queryFromInfo({ context: ctx, info, typeName: typename });
-      const rows: Row[] = await delegate(ctx.prisma, def.model).findMany({ ...query, where: owned(ctx, def, { id: { in: rowIds } }) });
+      const rows: Row[] = await ctx.store.findMany(def.model, { ...query, where: owned(ctx, def, { id: { in: rowIds } }) });
       for (const row of rows) {
         brandWithType(row, typename as never);
         found.set(`${typename}:${row.id}`, row);
@@ -109,7 +110,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     resolve: async (_root: unknown, _args: Args, ctx: Context, info: GraphQLResolveInfo) => {
       guard(ctx, []);
       if (ctx.auth!.userId == null) return null;
-      return delegate(ctx.prisma, user.model).findFirst({ ...queryFromInfo({ context: ctx, info }), where: owned(ctx, user, { id: ctx.auth!.userId }) });
+      return ctx.store.findFirst(user.model, { ...queryFromInfo({ context: ctx, info }), where: owned(ctx, user, { id: ctx.auth!.userId }) });
     },
   }));
   registerRootField("me", { scopes: [], def: user });
@@ -126,7 +127,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         args: { rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id (\`rowId\`).` }) },
         resolve: (query: object, _root: unknown, args: Args, ctx: Context) => {
           guard(ctx, show.scopes);
-          return delegate(ctx.prisma, def.model).findFirst({ ...query, where: owned(ctx, def, { id: args.rowId }) });
+          return ctx.store.findFirst(def.model, { ...query, where: owned(ctx, def, { id: args.rowId }) });
         },
       }));
       registerRootField(def.name, { scopes: show.scopes, def });
@@ -150,11 +151,10 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         guard(ctx, scopes);
         const plan = planPage(ctx, def, args, base);
         const own = owned(ctx, def, fixed(ctx));
-        const d = delegate(ctx.prisma, def.model);
         const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, select: cursorSelection(plan, selectedNames(info)) as never }) as Row;
-        const rows = await d.findMany({ ...query, where: { AND: [own, ...plan.where] }, orderBy: plan.orderBy, take: plan.take, skip: plan.skip || undefined });
+        const rows = await ctx.store.findMany(def.model, { ...query, where: { AND: [own, ...plan.where] }, orderBy: plan.orderBy, take: plan.take, skip: plan.skip || undefined });
         let counted: Promise<number> | null = null;
-        return connectionOf(rows, plan, () => (counted ??= d.count({ where: { AND: [own, ...plan.filter] } })));
+        return connectionOf(rows, plan, () => (counted ??= ctx.store.count(def.model, { where: { AND: [own, ...plan.filter] } })));
       },
     }));
     registerRootField(name, { scopes, def });
@@ -197,8 +197,8 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     const rowPayload = (verb: string) => payload(`${verb}${Name}Payload`, (t: any) => ({
       [def.name]: t.field({ type: node, nullable: true, description: `The ${one} as it is now${verb === "Delete" ? " gone (its last state)" : ""}.`, resolve: (p: Row) => p.row }),
     }), `What ${verb.toLowerCase()}${verb.endsWith("e") ? "d" : "ed"} ${withArticle(one)} answers.`);
-    const reread = (ctx: Context, info: GraphQLResolveInfo, id: number, tx: any = ctx.prisma) =>
-      delegate(tx, def.model).findFirst({ ...queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }), where: { id } });
+    const reread = (ctx: Context, info: GraphQLResolveInfo, id: number, tx: StoreReads = ctx.store) =>
+      tx.findFirst(def.model, { ...queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }), where: { id } });
 
     if (create) {
       const input = b.inputType(`Create${Name}Input`, { description: `A new ${one}: its attributes; the required ones are non-null.`, fields: (t: any) => inputFields(t, def, true) });
@@ -352,7 +352,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
           const id = await runAction(op, args.rowId, args.input, ctx);
           const query = queryFromInfo({ context: ctx, info, typeName: pascal(answered.name), path: [answered.name] });
-          return { row: await delegate(ctx.prisma, answered.model).findFirst({ ...query, where: owned(ctx, answered, { id }) }) };
+          return { row: await ctx.store.findFirst(answered.model, { ...query, where: owned(ctx, answered, { id }) }) };
         },
       }));
       registerRootField(op.field, { scopes: op.scopes, def: answered });
@@ -361,8 +361,8 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   }
 
   /** The rows with these ids, selected as the field at `path` asks, in the ids' order (null for one not in the account). */
-  async function inRequestOrder(ctx: Context, info: GraphQLResolveInfo, def: ResourceDef, path: string, ids: number[], tx: any = ctx.prisma) {
-    const rows: Row[] = await delegate(tx, def.model).findMany({
+  async function inRequestOrder(ctx: Context, info: GraphQLResolveInfo, def: ResourceDef, path: string, ids: number[], tx: StoreReads = ctx.store) {
+    const rows: Row[] = await tx.findMany(def.model, {
       ...queryFromInfo({ context: ctx, info, typeName: pascal(def.name), path: [path] }), where: owned(ctx, def, { id: { in: ids } }),
     });
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -425,7 +425,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
                 return link.toggle(ctx, tx, pivot, parent.id, items);
             }
           }).catch((e) => Promise.reject(renamedItems(e, op.kind === "detach" ? "rowIds" : "items")));
-          const parent = await delegate(ctx.prisma, def.model).findFirst({ ...queryFromInfo({ context: ctx, info, typeName: Parent, path: [def.name] }), where: { id: args.rowId } });
+          const parent = await ctx.store.findFirst(def.model, { ...queryFromInfo({ context: ctx, info, typeName: Parent, path: [def.name] }), where: { id: args.rowId } });
           return { parent, changes };
         },
       }));

@@ -7,7 +7,7 @@ import { resources } from "../resources/index.ts";
 import { viewScopesOf } from "../resources/operations.ts";
 import { resourceDescription } from "../resources/descriptions.ts";
 import { ApiError, validationError } from "../errors.ts";
-import { delegate, guard, owned } from "../data/access.ts";
+import { guard, owned } from "../data/access.ts";
 import type { EventBus, PublishedEvent } from "../events/bus.ts";
 import { encodeCursor } from "../events/feed.ts";
 import { actionOfType, eventTypeOf, type ChangeAction } from "../events/types.ts";
@@ -181,7 +181,7 @@ export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void 
           type: refs.objects.get(def.name), nullable: true,
           description: `The ${one} as it is now, read when this event is pushed: select its relations as anywhere else. Null for a deletion, or when it has been deleted since.`,
           resolve: (p: ChangePayload, _args: Args, ctx: Context, info: GraphQLResolveInfo) =>
-            p.action === "deleted" ? null : delegate(ctx.prisma, def.model).findFirst({ ...queryFromInfo({ context: ctx, info }), where: owned(ctx, def, { id: p.event.recordId }) }),
+            p.action === "deleted" ? null : ctx.store.findFirst(def.model, { ...queryFromInfo({ context: ctx, info }), where: owned(ctx, def, { id: p.event.recordId }) }),
         }),
         data: t.field({ type: "JSON", description: `The ${one}'s attributes as REST showed them when the change was made (for a deletion, its last state).`, resolve: (p: ChangePayload) => p.event.data }),
         changes: t.field({

@@ -61,7 +61,7 @@ export const message = defineResource({
         if (!ids.every((id) => Number.isInteger(id))) bag.add("recipients", "The recipients must be a list of user ids.");
         else {
           const unique = [...new Set(ids as number[])];
-          const found = await tx.user.count({ where: { id: { in: unique }, accountId: ctx.auth!.accountId } });
+          const found = await tx.count("User", { where: { id: { in: unique }, accountId: ctx.auth!.accountId } });
           if (found !== unique.length) bag.add("recipients", "The selected recipients is invalid.");
           else data.recipients = unique;
         }

@@ -1,4 +1,5 @@
 import type { Context } from "../graphql/context.ts";
+import type { StoreTransaction } from "../db/store.ts";
 import { wireValues, type EnumDef } from "./enums.ts";
 
 export type FieldType = "string" | "text" | "int" | "boolean" | "datetime" | "json";
@@ -107,8 +108,8 @@ export interface RecordWrites {
 
 export interface Hooks {
   /** Adjusts the validated data before it is written; may throw ApiError. `fixed`: the columns the route sets. */
-  beforeWrite?(args: { data: Record<string, unknown>; fixed: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: any; writes: RecordWrites }): Promise<void> | void;
-  afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: any; writes: RecordWrites }): Promise<void> | void;
+  beforeWrite?(args: { data: Record<string, unknown>; fixed: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
+  afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
   /**
    * The hooks read rows by key only and write nothing a check depends on, so they leave the resource's writes free to
    * run beside others (src/data/independent-writes.ts).

@@ -158,16 +158,16 @@ export const submission = defineResource({
     async beforeWrite({ data, existing, tx }) {
       const formId = (data.formId ?? existing?.formId) as number | undefined;
       if (formId == null) return;
-      const links = await tx.fieldLink.findMany({ where: { formId }, include: { field: true }, orderBy: [{ order: "asc" }, { id: "asc" }] });
+      const links = await tx.findMany("FieldLink", { where: { formId }, include: { field: true }, orderBy: [{ order: "asc" }, { id: "asc" }] });
       const bag = new FieldErrorBag();
       const values = (data.data ?? {}) as Record<string, unknown>;
-      const fields = links.map((l: { field: Record<string, unknown> }) => l.field).filter((f: Record<string, unknown>) => !f.hidden);
+      const fields = links.map((l) => l.field as Record<string, unknown>).filter((f: Record<string, unknown>) => !f.hidden);
       const kept = checkCustomValues(fields, values, bag);
       bag.throwIfAny();
       data.data = existing ? { ...((existing.data as object) ?? {}), ...kept } : kept;
     },
     async afterCreate({ row, tx, writes }) {
-      const form = await tx.form.findUnique({ where: { id: row.formId }, select: { submissionStatusId: true } });
+      const form = await tx.findUnique("Form", { where: { id: row.formId }, select: { submissionStatusId: true } });
       if (form?.submissionStatusId != null) await writes.create("statusRecord", { statusId: form.submissionStatusId, submissionId: row.id });
     },
   },

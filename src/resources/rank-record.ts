@@ -19,7 +19,7 @@ export default defineResource({
   hooks: recordHooks(
     "RankRecord",
     async (user, row, tx) => {
-      const rank = await nameOf(tx, "rank", row.rankId);
+      const rank = await nameOf(tx, "Rank", row.rankId);
       return `${user} received a ${rankRecordTypes[row.type]?.toLowerCase() ?? "rank change"}${rank ? ` to ${rank}` : ""}`;
     },
     async (row, writes) => {

@@ -2,6 +2,7 @@ import { belongsTo, defineResource, morphMany, oneOf, ref, text, type Hooks, typ
 import { assignmentType } from "./enums.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
 import { rememberedName } from "../data/transaction-names.ts";
+import type { StoreTransaction } from "../db/store.ts";
 
 /** Relations every service record type shares. */
 export const recordRelations = (): Record<string, RelationDef> => ({
@@ -24,7 +25,7 @@ export const recordFields = () => ({
 /** A record's includes under `/users/{user}/...`: everything but the user it belongs to. */
 export const withoutUser = (includes: readonly string[]) => includes.filter((i) => i !== "user" && !i.startsWith("user."));
 
-type Tx = any;
+type Tx = StoreTransaction;
 type Row = Record<string, any>;
 
 /**
@@ -42,7 +43,7 @@ export function recordHooks(
       if (effect && !existing) await effect({ ...data, ...fixed }, writes);
     },
     async afterCreate({ row, ctx, tx, writes }) {
-      const user = await nameOf(tx, "user", row.userId);
+      const user = await nameOf(tx, "User", row.userId);
       await addNewsfeedItem(writes, ctx, {
         event: "created", subjectType: `App\\Models\\${model}`, subjectId: row.id, description: "created",
         headline: await headline(user ?? "A user", row, tx), text: row.text ?? null,
@@ -51,11 +52,9 @@ export function recordHooks(
   };
 }
 
-/** Name of the row `id` of `model` (a delegate name: `rank`), or null; a name the transaction has read already is reused. */
-export const nameOf = async (tx: Tx, model: string, id: number | null | undefined): Promise<string | null> =>
-  id == null
-    ? null
-    : (rememberedName(tx, model[0]!.toUpperCase() + model.slice(1), id) ?? (await tx[model].findUnique({ where: { id }, select: { name: true } }))?.name ?? null);
+/** Name of the row `id` of `model` (`Rank`), or null; a name the transaction has read already is reused. */
+export const nameOf = async (tx: Tx, model: "Award" | "Qualification" | "Rank" | "Unit" | "User", id: number | null | undefined): Promise<string | null> =>
+  id == null ? null : (rememberedName(tx, model, id) ?? (await tx.findUnique(model, { where: { id }, select: { name: true } }))?.name ?? null);
 
 export const assignmentRecord = defineResource({
   name: "assignmentRecord",
@@ -81,7 +80,7 @@ export const assignmentRecord = defineResource({
   hooks: recordHooks(
     "AssignmentRecord",
     async (user, row, tx) => {
-      const unit = await nameOf(tx, "unit", row.unitId);
+      const unit = await nameOf(tx, "Unit", row.unitId);
       return `${user} received a new ${row.type} assignment${unit ? ` to ${unit}` : ""}`;
     },
     async (row, writes) => {
@@ -102,7 +101,7 @@ export const awardRecord = defineResource({
   includes: [...recordIncludes, "award", "award.image"],
   orderBy: recordOrder,
   hooks: recordHooks("AwardRecord", async (user, row, tx) => {
-    const award = await nameOf(tx, "award", row.awardId);
+    const award = await nameOf(tx, "Award", row.awardId);
     return `${user} was awarded ${award ? `the ${award}` : "an award"}`;
   }),
 });
@@ -129,7 +128,7 @@ export const qualificationRecord = defineResource({
   includes: [...recordIncludes, "qualification", "qualification.image"],
   orderBy: recordOrder,
   hooks: recordHooks("QualificationRecord", async (user, row, tx) => {
-    const qualification = await nameOf(tx, "qualification", row.qualificationId);
+    const qualification = await nameOf(tx, "Qualification", row.qualificationId);
     return qualification ? `${user} earned the ${qualification} qualification` : `${user} earned a qualification`;
   }),
 });
@@ -145,7 +144,7 @@ export const trainingRecord = defineResource({
   includes: [...recordIncludes, "instructor", "instructor.*"],
   orderBy: recordOrder,
   hooks: recordHooks("TrainingRecord", async (user, row, tx) => {
-    const instructor = await nameOf(tx, "user", row.instructorId);
+    const instructor = await nameOf(tx, "User", row.instructorId);
     return `${user} completed training${instructor ? ` with ${instructor}` : ""}`;
   }),
 });

@@ -1,4 +1,5 @@
 import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Store } from "../db/store.ts";
 import { ensureAccount } from "../auth/accounts.ts";
 import { Random } from "./random.ts";
 import { silentProgress, type Progress } from "./progress.ts";
@@ -93,13 +94,14 @@ async function insertReturningIds<T extends object>(
  * enlistment form with fields and submissions, announcements, and people spread over them with their rank,
  * assignment, status, award and qualification records and comments. Written in batches; deterministic.
  */
-export async function seedDemo(prisma: PrismaClient, options: SeedOptions): Promise<SeedSummary> {
+export async function seedDemo(store: Store, options: SeedOptions): Promise<SeedSummary> {
+  const prisma = store.prisma;
   const started = Date.now();
   const size = options.users;
   if (!Number.isInteger(size) || size < 1) throw new Error("--users takes a positive whole number");
   const batchSize = options.batchSize ?? 1000;
   const rng = new Random(options.seed ?? 1);
-  const account = await ensureAccount(prisma, options.account);
+  const account = await ensureAccount(store, options.account);
   const accountId = account.id;
   if ((await prisma.user.count({ where: { accountId } })) > 0 || (await prisma.rank.count({ where: { accountId } })) > 0) {
     throw new Error(`Account "${options.account}" already has data; seed a new account`);
@@ -111,7 +113,7 @@ export async function seedDemo(prisma: PrismaClient, options: SeedOptions): Prom
   const progress = (options.progress ?? (() => silentProgress))(size);
   // One transaction per batch: a commit (and its fsync) per thousand people rather than per statement.
   const batch = <T>(work: (tx: PrismaClient) => Promise<T>) =>
-    prisma.$transaction((tx) => work(tx as PrismaClient), { maxWait: 30_000, timeout: 300_000 });
+    store.transaction((tx) => work(tx.prisma as PrismaClient), { maxWait: 30_000, timeout: 300_000 });
 
   const refs = await batch(async (tx) => {
     const reference = async <T extends object>(name: string, model: any, rows: T[]) => {

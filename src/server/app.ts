@@ -132,7 +132,7 @@ export function createApp({ db, config, events: givenEvents, ...options }: { db:
       const { auth, failure } = await authenticate(db, config, request, url);
       const ids = idsOf(request);
       return {
-        prisma: db.prisma, provider: db.provider, read: db.read, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
+        store: db.store, prisma: db.prisma, provider: db.provider, read: db.read, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
         requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(), events,
         notify: request.headers.get("x-perscom-notifications")?.trim().toLowerCase() !== "false",
       } satisfies Context;
@@ -142,7 +142,7 @@ export function createApp({ db, config, events: givenEvents, ...options }: { db:
       dotSegmentsPlugin(), bodyLimitsPlugin(config),
       graphqlJsExecutorPlugin(config), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), graphqlResultsPlugin(schema), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       trustedDocumentsPlugin(db, config), wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.prisma)), restPlugin(restSchema, config),
+      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.store)), restPlugin(restSchema, config),
       compressionPlugin(),
     ],
   });

@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Store } from "../db/store.ts";
 import type { Config } from "../config.ts";
 import { createApiKey } from "../auth/accounts.ts";
 import { seedDemo } from "../seed/demo.ts";
@@ -17,11 +17,11 @@ export const firstKeyCommand = `npm run cli -- keys:create --account "My Unit" -
  * try it at. In production it seeds nothing and returns the command that creates the first account and key.
  * No lines when an account exists.
  */
-export async function firstRun(prisma: PrismaClient, config: Config, env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
-  if ((await prisma.account.count()) > 0) return [];
+export async function firstRun(store: Store, config: Config, env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+  if ((await store.prisma.account.count()) > 0) return [];
   if (env.NODE_ENV === "production") return [`No account yet: create one and its first key with: ${firstKeyCommand}`];
-  const summary = await seedDemo(prisma, { account: demoAccount, users: demoUsers });
-  const { key } = await createApiKey(prisma, { account: demoAccount, scopes: "*", name: "First-run demo key" });
+  const summary = await seedDemo(store, { account: demoAccount, users: demoUsers });
+  const { key } = await createApiKey(store, { account: demoAccount, scopes: "*", name: "First-run demo key" });
   const base = config.publicUrl?.replace(/\/+$/, "") ?? `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${config.port}`;
   const lines = [
     `First run: seeded the demo account "${demoAccount}" (${summary.counts.users} users, ${Object.values(summary.counts).reduce((a, b) => a + b, 0)} rows).`,

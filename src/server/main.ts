@@ -92,7 +92,7 @@ async function runPrimary() {
   const applied = await migrate(config.databaseUrl);
   if (applied.length) log.info(`Applied migrations: ${applied.join(", ")}`);
   const seedDb = await openDatabase(config.databaseUrl);
-  for (const line of await firstRun(seedDb.prisma, config)) log.info(line);
+  for (const line of await firstRun(seedDb.store, config)) log.info(line);
   await seedDb.close();
   shareRateLimitsAcrossWorkers(config);
   if (!config.redisUrl) relayEventsBetweenWorkers();
@@ -213,7 +213,7 @@ async function serve() {
   const applied = worker ? [] : await migrate(config.databaseUrl);
   if (applied.length) log.info(`Applied migrations: ${applied.join(", ")}`);
   const db = await openDatabase(config.databaseUrl);
-  if (!worker) for (const line of await firstRun(db.prisma, config)) log.info(line);
+  if (!worker) for (const line of await firstRun(db.store, config)) log.info(line);
   // Without Redis, the workers of WORKERS>1 hear of each other's commits through the primary.
   const app = createApp({ db, config, ...(worker && !config.redisUrl ? { events: createWorkerEventBus() } : {}) });
   const { yoga, rateLimit, observability } = app;

@@ -1,6 +1,7 @@
 import { Response } from "./response.ts";
 import type { Plugin } from "graphql-yoga";
 import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Store } from "../db/store.ts";
 import type { Database } from "../db/prisma.ts";
 import { admissionOf } from "../auth/admission.ts";
 import { ApiError, errorKinds } from "../errors.ts";
@@ -10,8 +11,8 @@ import { idsOf } from "./ids.ts";
 export const MAINTENANCE_FLAG = "maintenance";
 
 /** Read on every request, so a switch made by the CLI takes effect at once on every instance. */
-export async function isMaintenance(prisma: PrismaClient): Promise<boolean> {
-  const flag = await prisma.systemFlag.findUnique({ where: { name: MAINTENANCE_FLAG } });
+export async function isMaintenance(store: Pick<Store, "findUnique">): Promise<boolean> {
+  const flag = await store.findUnique("SystemFlag", { where: { name: MAINTENANCE_FLAG } });
   return flag?.value === "on";
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { Store } from "../../src/db/store.ts";
 
 /** One Prisma model as far as ownership goes: its account column, and the foreign keys to other models. */
 interface ModelShape {
@@ -27,25 +28,23 @@ export function modelShapes(schemaFile = fileURLToPath(new URL("../../prisma/sch
   return shapes;
 }
 
-const delegate = (prisma: any, model: string) => prisma[model.charAt(0).toLowerCase() + model.slice(1)];
-
 /**
  * Every row of one account, table by table: rows with its `accountId`, and rows of tables without one
  * (link rows) that point at one of its rows. Rows are sorted by id and JSON-normalised, for `toEqual`.
  */
-export async function accountRows(prisma: any, accountId: number): Promise<Record<string, unknown[]>> {
+export async function accountRows(store: Pick<Store, "findMany">, accountId: number): Promise<Record<string, unknown[]>> {
   const shapes = modelShapes();
   const out: Record<string, unknown[]> = {};
   const ids = new Map<string, Set<number>>();
   for (const shape of shapes.filter((s) => s.owned)) {
-    const rows = await delegate(prisma, shape.name).findMany({ where: { accountId }, orderBy: { id: "asc" } });
+    const rows = await store.findMany(shape.name, { where: { accountId }, orderBy: { id: "asc" } });
     out[shape.name] = JSON.parse(JSON.stringify(rows));
-    ids.set(shape.name, new Set(rows.map((r: { id: number }) => r.id)));
+    ids.set(shape.name, new Set(rows.map((r) => r.id as number)));
   }
   for (const shape of shapes.filter((s) => !s.owned)) {
     const keys = shape.foreignKeys.filter((k) => ids.has(k.target));
     if (!keys.length) throw new Error(`${shape.name} has neither accountId nor a foreign key to an account's table: say how it is owned`);
-    const rows = await delegate(prisma, shape.name).findMany({
+    const rows = await store.findMany(shape.name, {
       where: { OR: keys.map((k) => ({ [k.column]: { in: [...ids.get(k.target)!] } })) }, orderBy: { id: "asc" },
     });
     out[shape.name] = JSON.parse(JSON.stringify(rows));

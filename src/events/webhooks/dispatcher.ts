@@ -47,7 +47,7 @@ interface LogFn {
 }
 
 export interface DispatcherOptions {
-  db: Pick<Database, "provider" | "prisma" | "read">;
+  db: Pick<Database, "provider" | "prisma" | "store" | "read">;
   config: DispatcherConfig;
   bus: Pick<EventBus, "pubsub">;
   logger: { info: LogFn; warn: LogFn; error: LogFn };

@@ -1,5 +1,5 @@
 import type { Database } from "../../db/prisma.ts";
-import { transactionSql, type TransactionSql } from "../../db/store.ts";
+import type { TransactionSql } from "../../db/store.ts";
 import { storedDateTime } from "../../db/reader.ts";
 import { deleteOlderThan } from "../retention.ts";
 import { visibleOnPostgres, type FeedPosition } from "../feed.ts";
@@ -9,7 +9,7 @@ import { visibleOnPostgres, type FeedPosition } from "../feed.ts";
  * each is worked by one instance at a time), recording an attempt, moving a cursor, giving a webhook back, and
  * pruning the delivery log.
  *
- * Each runs in a transaction of the app's own (`$transaction(..., { direct: true })`: on PostgreSQL, BEGIN goes out with
+ * Each runs in a transaction of the app's own (`store.transaction(..., { direct: true })`: on PostgreSQL, BEGIN goes out with
  * the first statement on a connection Prisma is kept out of), with the statements written out: Prisma's interactive
  * transactions cost more than the delivery they record. Times are the dispatcher's clock, written as each database
  * stores Prisma's DateTimes (an ISO string on SQLite, a `timestamp(3)` in UTC on PostgreSQL), so they compare with what
@@ -31,15 +31,14 @@ export interface ClaimedWebhook {
 }
 
 
-type Db = Pick<Database, "provider" | "prisma">;
+type Db = Pick<Database, "provider" | "prisma" | "store">;
 
 /** How long a statement of the dispatcher may wait for the app's write transactions (one at a time on SQLite). */
 const WAIT_MS = 10_000;
 
 /** `work` in one short transaction, with a way to write out its statements. */
 function inTransaction<T>(db: Db, work: (sql: TransactionSql) => Promise<T>): Promise<T> {
-  const options = { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS } as { maxWait: number; timeout: number };
-  return db.prisma.$transaction((tx) => work(transactionSql(tx, db.provider)), options);
+  return db.store.transaction((tx) => work(tx.sql), { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS });
 }
 
 /** Placeholders and values for one statement, in either dialect. */

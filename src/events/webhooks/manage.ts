@@ -33,7 +33,7 @@ export const checkWebhook: NonNullable<Hooks["beforeWrite"]> = async ({ data, ex
   bag.throwIfAny();
   if (!existing) {
     data.secret = newSecret();
-    const latest = await tx.changeEvent.findFirst({
+    const latest = await tx.findFirst("ChangeEvent", {
       where: { accountId: ctx.auth!.accountId }, orderBy: [{ txid: "desc" }, { id: "desc" }], select: { txid: true, id: true },
     });
     if (latest) Object.assign(data, { cursorTxid: BigInt(latest.txid), cursorId: latest.id });
@@ -69,7 +69,7 @@ function checkEvents(value: unknown, bag: FieldErrorBag): unknown {
 /** Rotates the secret; the answer (the webhook, read again in this request) shows the new one. */
 export async function rotateSecret({ row, ctx }: { row: Row; ctx: Context }): Promise<number> {
   const secret = newSecret();
-  await inTransaction(ctx, (tx) => tx.webhook.update({ where: { id: row.id }, data: { secret } }));
+  await inTransaction(ctx, (tx) => tx.update("Webhook", { where: { id: row.id }, data: { secret } }));
   revealSecret(ctx, row.id, secret);
   return row.id;
 }
@@ -95,7 +95,7 @@ export async function sendTest({ row, ctx }: { row: Row; ctx: Context }): Promis
 export async function redeliver({ row, input, ctx }: { row: Row; input: Record<string, unknown>; ctx: Context }): Promise<number> {
   const event = await eventById(ctx, ctx.auth!.accountId, input.eventId as number);
   if (!event) throw validationError({ event_id: [`The event ${input.eventId} is not a retained event of this account.`] });
-  const attempts = await ctx.prisma.webhookDelivery.count({ where: { webhookId: row.id, eventId: event.id } });
+  const attempts = await ctx.store.count("WebhookDelivery", { where: { webhookId: row.id, eventId: event.id } });
   return deliver(ctx, row, {
     body: JSON.stringify(eventPayload(event)), eventType: event.type, eventId: event.id, deliveryId: deliveryIdOf(row.id, event.id), attempt: attempts + 1,
   });
@@ -114,7 +114,7 @@ async function deliver(ctx: Context, webhook: Row, attempt: Attempt): Promise<nu
     url: webhook.url, secret: webhook.secret, body: attempt.body, eventType: attempt.eventType, deliveryId: attempt.deliveryId,
     timeoutMs: ctx.config.webhookTimeoutMs, allowPrivate: ctx.config.webhooksAllowPrivate,
   });
-  const logged = await inTransaction<{ id: number }>(ctx, (tx) => tx.webhookDelivery.create({
+  const logged = await inTransaction(ctx, (tx) => tx.create("WebhookDelivery", {
     data: {
       webhookId: webhook.id, accountId: ctx.auth!.accountId, eventId: attempt.eventId, eventType: attempt.eventType, deliveryId: attempt.deliveryId,
       attempt: attempt.attempt, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, succeeded: result.succeeded,

@@ -36,7 +36,7 @@ export async function readiness(db: Database): Promise<Readiness> {
     const applied = new Set(rows.map((r) => r.migration_name));
     const pending = migrationNames(db.provider).filter((name) => !applied.has(name));
     if (pending.length) return { ready: false, reason: `${pending.length} migration(s) not applied`, pending };
-    return { ready: true, maintenance: await Promise.race([isMaintenance(db.prisma), timeout]) };
+    return { ready: true, maintenance: await Promise.race([isMaintenance(db.store), timeout]) };
   } catch (error) {
     return { ready: false, reason: `database unavailable: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` };
   } finally {
