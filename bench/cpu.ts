@@ -3,10 +3,13 @@
  * seeds a fresh quick-size SQLite database, creates the app with `createApp`, and sends each
  * workload's requests sequentially through `yoga.fetch`, reporting CPU ms and SQL statements per request.
  *   tsx bench/cpu.ts [--db /tmp/x.db | --pg] [--n 300] [--rounds 1] [--sql] [W1 W3 ...]
- *   (--sql: print one request's statements; --rounds: batches of n, the median reported)
+ *   (--sql: print one request's statements; --rounds: batches of n, the median reported;
+ *    --profile DIR: a CPU profile of each workload's measured batches only, DIR/<workload>.cpuprofile, summarised
+ *    as bench/profile.ts does for the bench's --profile)
  * `--pg` uses a scratch database `muster_cpu` on the PostgreSQL server at 127.0.0.1:5432 instead.
  */
-import { rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
@@ -15,6 +18,7 @@ import { createApp } from "../src/server/app.ts";
 import pg from "pg";
 import { postgresSink, prng, quickSize, seed, sqliteSink } from "./seed.ts";
 import { w2Document, w2Variables } from "./w2.ts";
+import { summariseProfile } from "./profile.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string) => (argv.includes(name) ? argv.splice(argv.indexOf(name), 2)[1] : undefined);
@@ -23,6 +27,7 @@ const postgres = argv.includes("--pg") ? (argv.splice(argv.indexOf("--pg"), 1), 
 const n = Number(option("--n") ?? 300);
 /** Batches of `n` requests per workload; the median batch is reported. */
 const rounds = Number(option("--rounds") ?? 1);
+const profileDir = option("--profile");
 const showSql = argv.includes("--sql") ? (argv.splice(argv.indexOf("--sql"), 1), true) : false;
 const only = argv;
 let databaseUrl = `file:${file}`;
@@ -74,6 +79,12 @@ for (const [id, next] of Object.entries(workloads)) {
     console.log(`${id}:\n${sql.join("\n")}`);
   }
   const batches: Array<{ cpu: number; wall: number; statements: number }> = [];
+  const inspector = profileDir ? new Session() : undefined;
+  if (inspector) {
+    inspector.connect();
+    await inspector.post("Profiler.enable");
+    await inspector.post("Profiler.start");
+  }
   for (let b = 0; b < rounds; b++) {
     const before = process.cpuUsage();
     const s0 = db2.statements.count;
@@ -81,6 +92,14 @@ for (const [id, next] of Object.entries(workloads)) {
     for (let i = 0; i < count; i++) await send();
     const cpu = process.cpuUsage(before);
     batches.push({ cpu: (cpu.user + cpu.system) / 1000 / count, wall: (performance.now() - t0) / count, statements: (db2.statements.count - s0) / count });
+  }
+  if (inspector) {
+    const { profile } = await inspector.post("Profiler.stop");
+    inspector.disconnect();
+    mkdirSync(profileDir!, { recursive: true });
+    const file = `${profileDir}/${id}.cpuprofile`;
+    writeFileSync(file, JSON.stringify(profile));
+    console.log(summariseProfile(file, process.cwd(), 0, count * rounds));
   }
   const median = batches.sort((a, b) => a.cpu - b.cpu)[Math.floor(batches.length / 2)]!;
   const spread = rounds > 1 ? ` (batches ${batches.map((b) => b.cpu.toFixed(2)).join(", ")})` : "";
