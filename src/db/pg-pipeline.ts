@@ -1,6 +1,7 @@
 /// <reference path="./pg-internals.d.ts" />
 import pg from "pg";
 import pgUtils from "pg/lib/utils.js";
+import { parseTimestamp } from "./timestamps.ts";
 
 /**
  * The one place the service uses pg's private protocol objects: `ArrayQuery`, a pg submittable that drives the
@@ -24,30 +25,6 @@ import pgUtils from "pg/lib/utils.js";
 const NAMED_STATEMENTS = 500;
 
 const TIMESTAMP = 1114;
-const digits = (text: string, from: number, to: number) => {
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const d = text.charCodeAt(i) - 48;
-    if (d < 0 || d > 9) return NaN;
-    n = n * 10 + d;
-  }
-  return n;
-};
-/**
- * Prisma stores DateTime as `timestamp(3)` in UTC; pg would read it as local time. PostgreSQL's text form of a
- * four-digit year (`2025-02-04 17:19:00`, `.5` or `.123` after it) is read field by field, several times faster than
- * parsing a date string; any other form (more digits, BC) goes through Date's parser.
- */
-export function parseTimestamp(value: string): Date {
-  const fraction = value.length - 20;
-  if (value.length >= 19 && value.length <= 23 && value.charCodeAt(10) === 32 && (fraction < 0 || value.charCodeAt(19) === 46)) {
-    const millis = fraction > 0 ? digits(value, 20, value.length) * (fraction === 1 ? 100 : fraction === 2 ? 10 : 1) : 0;
-    const time = Date.UTC(digits(value, 0, 4), digits(value, 5, 7) - 1, digits(value, 8, 10), digits(value, 11, 13), digits(value, 14, 16), digits(value, 17, 19), millis);
-    // Date.UTC maps years 0-99 to 1900-1999; those (and anything malformed) take the general path.
-    if (!Number.isNaN(time) && value.charCodeAt(0) !== 48) return new Date(time);
-  }
-  return new Date(`${value.replace(" ", "T")}Z`);
-}
 const types = {
   getTypeParser: (oid: number, format?: "text" | "binary") => (oid === TIMESTAMP ? parseTimestamp : pg.types.getTypeParser(oid, format as "text")),
 };

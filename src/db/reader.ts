@@ -1,5 +1,6 @@
 import { getDatamodel } from "../generated/pothos-types.ts";
 import { takeRows } from "./row-budget.ts";
+import { parseSqliteDate } from "./timestamps.ts";
 
 /**
  * Reads without Prisma's per-statement cost (its query compiler and interpreter take about 1 ms of CPU per statement,
@@ -464,12 +465,6 @@ interface Range {
 
 /** The row number a window gives each child among its parent's (named apart from any column). */
 const ROW_NUMBER = "__row";
-
-function parseSqliteDate(value: unknown): Date {
-  if (typeof value === "number") return new Date(value);
-  const text = String(value).replace(" ", "T");
-  return new Date(/[zZ]$|[+-]\d\d:?\d\d$/.test(text) || !text.includes("T") ? text : `${text}Z`);
-}
 
 export function decode(dialect: Dialect, field: Scalar, value: unknown): unknown {
   if (value === null || value === undefined) return null;
