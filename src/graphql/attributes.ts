@@ -11,10 +11,9 @@ import { getDatamodel } from "../generated/pothos-types.ts";
 type Row = Record<string, any>;
 type Serialize = (value: unknown) => unknown;
 
-const asIs: Serialize = (value) => value;
 const serializers: Record<FieldType | "datetime", Serialize> = {
   string: GraphQLString.serialize, text: GraphQLString.serialize, int: GraphQLInt.serialize, boolean: GraphQLBoolean.serialize,
-  datetime: (value) => formatDate(value as Date | string), json: asIs,
+  datetime: (value) => formatDate(value as Date | string), json: (value) => value,
 };
 
 const everyColumn = (model: string) => Object.fromEntries(
@@ -35,8 +34,10 @@ export const labelOf = (def: ResourceDef, row: Row) => `${def.label}: ${row.id}`
 /** One attribute: where its value comes from and how it is shown (the serialisation its GraphQL field has). */
 interface Attribute {
   key: string;
+  /** A column's value is read from the row (`row[column]`); any other attribute is computed. */
+  column?: string;
   value: (row: Row, ctx: Context) => unknown;
-  serialize: Serialize;
+  type: FieldType | "datetime";
 }
 
 /**
@@ -44,14 +45,59 @@ interface Attribute {
  * then the timestamps; snake_case keys.
  */
 function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] {
-  const column = (name: string, type: FieldType): Attribute => ({ key: snake(name), value: (row) => row[name], serialize: serializers[type] });
+  const column = (name: string, type: FieldType | "datetime"): Attribute => ({ key: snake(name), column: name, value: (row) => row[name], type });
   const list: Attribute[] = [column("id", "int")];
-  if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), serialize: asIs });
+  if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), type: "json" });
   for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));
-  for (const [name, c] of Object.entries(def.computed ?? {})) if (otherRows || !c.readsOtherRows) list.push({ key: snake(name), value: c.resolve, serialize: serializers[c.type] });
+  for (const [name, c] of Object.entries(def.computed ?? {})) if (otherRows || !c.readsOtherRows) list.push({ key: snake(name), value: c.resolve, type: c.type });
   list.push(column("createdAt", "datetime"));
   if (hasUpdatedAt(def.model)) list.push(column("updatedAt", "datetime"));
   return list;
+}
+
+/** A value already in its shown form needs no serialiser call: the test for each type, as an expression on `v`. */
+const shownAsIs: Record<FieldType | "datetime", string | null> = {
+  string: `typeof v === "string"`, text: `typeof v === "string"`, boolean: `typeof v === "boolean"`,
+  int: `typeof v === "number" && (v | 0) === v`, datetime: null, json: "true",
+};
+
+type Attributes = (row: Row, ctx: Context) => Row | Promise<Row>;
+
+/**
+ * One function per resource that builds a row's attributes as a single object literal, generated from the list
+ * (`new Function`): REST shows every attribute of every row, and the generic loop (a call per attribute to read it
+ * and another to serialise it, then a property added at a time) was the largest part of executing W1's documents
+ * (bench/FINDINGS.md). Keys and columns come from the registry, written into the source with JSON.stringify.
+ * Computed values that load in batches (a DataLoader) are awaited together, so the object keeps its key order.
+ */
+function compileAttributes(attributes: Attribute[]): Attributes {
+  const lines: string[] = [];
+  const entries: string[] = [];
+  const settle: string[] = [];
+  attributes.forEach((a, i) => {
+    const read = a.column ? `row[${JSON.stringify(a.column)}]` : `value${i}(row, ctx)`;
+    const asIs = shownAsIs[a.type];
+    const shown = (v: string) => `(${v} == null ? null : ${asIs === "true" ? v : asIs ? `((v = ${v}), ${asIs}) ? v : serialize${i}(v)` : `serialize${i}(${v})`})`;
+    if (a.column) {
+      entries.push(`${JSON.stringify(a.key)}: ${shown(read)}`);
+    } else {
+      lines.push(`const raw${i} = ${read};`, `const later${i} = isPromise(raw${i});`);
+      entries.push(`${JSON.stringify(a.key)}: later${i} ? null : ${shown(`raw${i}`)}`);
+      settle.push(`if (later${i}) (pending ??= []).push(raw${i}.then((loaded) => { out[${JSON.stringify(a.key)}] = ${shown("loaded")}; }));`);
+    }
+  });
+  const source = [
+    "return function attributes(row, ctx) {",
+    "let v, pending;",
+    ...lines,
+    `const out = {${entries.join(", ")}};`,
+    ...settle,
+    "return pending ? Promise.all(pending).then(() => out) : out;",
+    "};",
+  ].join("\n");
+  const names = attributes.flatMap((a, i) => [`value${i}`, `serialize${i}`]);
+  const values = attributes.flatMap((a) => [a.value, serializers[a.type]]);
+  return new Function("isPromise", ...names, source)(isPromise, ...values) as Attributes;
 }
 
 /**
@@ -59,14 +105,10 @@ function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] 
  * `data`. A custom-field column REST spreads is spread here too.
  */
 export function eventAttributes(def: ResourceDef): (row: Row, ctx: Context) => Row {
-  const attributes = attributesOf(def, { otherRows: false });
+  const attributes = compileAttributes(attributesOf(def, { otherRows: false }));
   const spread = def.spread && snake(def.spread);
   return (row, ctx) => {
-    const out: Row = {};
-    for (const { key, value, serialize } of attributes) {
-      const raw = value(row, ctx);
-      out[key] = raw == null ? null : serialize(raw);
-    }
+    const out = attributes(row, ctx) as Row;
     if (spread) spreadAttribute(out, spread);
     return out;
   };
@@ -84,25 +126,10 @@ const isPromise = (value: unknown): value is Promise<unknown> => typeof (value a
 /**
  * Resolver of the `attributes` field: every attribute of a row in one JSON object, as its own GraphQL fields would
  * give them. A REST row selects this one field instead of one field per column, so a 20-row page with its includes
- * executes about a hundred fields instead of some fifteen hundred. Computed values that load in batches (a DataLoader)
- * are awaited together, so the object keeps its key order.
+ * executes about a hundred fields instead of some fifteen hundred.
  */
-export function attributesResolver(def: ResourceDef): (row: Row, ctx: Context) => Row | Promise<Row> {
-  const attributes = attributesOf(def);
-  return (row, ctx) => {
-    const out: Row = {};
-    let pending: Promise<unknown>[] | undefined;
-    for (const { key, value, serialize } of attributes) {
-      const raw = value(row, ctx);
-      if (isPromise(raw)) {
-        out[key] = null;
-        (pending ??= []).push(raw.then((loaded) => void (out[key] = loaded == null ? null : serialize(loaded))));
-      } else {
-        out[key] = raw == null ? null : serialize(raw);
-      }
-    }
-    return pending ? Promise.all(pending).then(() => out) : out;
-  };
+export function attributesResolver(def: ResourceDef): Attributes {
+  return compileAttributes(attributesOf(def));
 }
 
 /**
