@@ -36,16 +36,25 @@ function malformedAt(value: unknown, path: string): string | null {
  * arrive as variables, GraphQL documents may also carry literals.
  */
 export function wellFormedTextPlugin(): Plugin {
+  // A parsed document is cached and runs again (REST's documents on every request): its literals are checked once.
+  const documentsChecked = new WeakMap<DocumentNode, boolean>();
+  const malformedDocument = (document: DocumentNode) => {
+    let malformed = documentsChecked.get(document);
+    if (malformed === undefined) {
+      malformed = false;
+      visit(document, {
+        [Kind.STRING]: (node) => {
+          if (!wellFormed(node.value)) malformed = true;
+        },
+      });
+      documentsChecked.set(document, malformed);
+    }
+    return malformed;
+  };
   return {
     onExecute({ args }) {
       const inVariables = malformedAt(args.variableValues ?? {}, "");
-      let inDocument = false;
-      visit(args.document as DocumentNode, {
-        [Kind.STRING]: (node) => {
-          if (!wellFormed(node.value)) inDocument = true;
-        },
-      });
-      const where = inVariables ?? (inDocument ? "query" : null);
+      const where = inVariables ?? (malformedDocument(args.document as DocumentNode) ? "query" : null);
       if (!where) return;
       const key = where.replace(/^\./, "").replace(/^input\./, "").split(".").map(snake).join(".");
       throw validationError({ [key]: ["The text is not valid: it holds a NUL character or a lone surrogate."] });
