@@ -1,6 +1,7 @@
 import { PrismaLibSQL } from "@prisma/adapter-libsql";
 import type { ReadDriver } from "./reader.ts";
 import { openNativeConnection } from "./libsql-native.ts";
+import { WriteQueue } from "./locks.ts";
 import {
   LibsqlError, type Client, type Config as LibsqlConfig, type InArgs, type InStatement, type ResultSet, type Transaction, type TransactionMode,
 } from "@libsql/client";
@@ -86,8 +87,22 @@ export class SqliteClient {
     this.#turn = performance.now();
   }
 
-  /** The current connection, pragmas applied. */
+  /**
+   * Transactions on the connection, Prisma's and direct ones, one at a time: the adapter serialises only its own
+   * statements, and a direct transaction is not one of them.
+   */
+  #transactions = new WriteQueue();
+  /** Settles when the direct transaction holding the connection ends; null when none does. */
+  #direct: Promise<void> | null = null;
+
+  /** The current connection, pragmas applied, once no direct transaction holds it. */
   async #current(): Promise<Client> {
+    while (this.#direct) await this.#direct;
+    return this.#prepared();
+  }
+
+  /** The current connection, pragmas applied. */
+  async #prepared(): Promise<Client> {
     await this.#breathe();
     const connection = this.#connection;
     this.#ready ??= (async () => {
@@ -142,9 +157,17 @@ export class SqliteClient {
 
   async transaction(mode: TransactionMode = "write"): Promise<Transaction> {
     const begin = mode === "read" ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE";
-    const connection = await this.#autocommit(async (c) => (await c.execute(begin), c));
+    const release = await this.#transactions.acquire();
+    let connection: Client;
+    try {
+      connection = await this.#autocommit(async (c) => (await c.execute(begin), c));
+    } catch (error) {
+      release();
+      throw error;
+    }
     let open = true;
     const closed = () => {
+      if (open) release();
       open = false;
       if (this.openTransaction === transaction) this.openTransaction = null;
     };
@@ -201,12 +224,91 @@ export class SqliteClient {
     return transaction;
   }
 
+  /**
+   * A write transaction of the app's own on the connection, without Prisma's interactive transaction (whose machinery
+   * costs more than a small write's statements): it waits for the connection's other transactions, and every statement
+   * Prisma sends meanwhile waits for it. BEGIN IMMEDIATE waits while another process writes; after a busy failure the
+   * connection is replaced, as in `transaction`.
+   */
+  async directTransaction(): Promise<DirectSqliteTransaction> {
+    const release = await this.#transactions.acquire();
+    let done!: () => void;
+    this.#direct = new Promise<void>((resolve) => (done = resolve));
+    let connection: Client;
+    try {
+      connection = await whileBusy(async () => {
+        const current = await this.#prepared();
+        try {
+          await current.execute("BEGIN IMMEDIATE");
+          return current;
+        } catch (error) {
+          if (isBusyError(error)) this.#replace(current);
+          throw error;
+        }
+      });
+    } catch (error) {
+      this.#direct = null;
+      done();
+      release();
+      throw error;
+    }
+    let open = true;
+    let ended = false;
+    let busy = false;
+    const run = async (sql: string, params: unknown[]) => {
+      if (!open) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
+      await this.#breathe();
+      try {
+        return await connection.execute({ sql, args: params as InArgs });
+      } catch (error) {
+        busy ||= isBusyError(error);
+        throw error;
+      }
+    };
+    return {
+      driver: {
+        dialect: "sqlite",
+        all: async (sql, params) => (await run(sql, params)).rows.map((row) => Array.from(row as ArrayLike<unknown>)),
+        close: async () => {},
+      },
+      end: async (sql) => {
+        try {
+          await run(sql, []);
+          ended = true;
+        } catch (error) {
+          if (sql === "COMMIT") await connection.execute("ROLLBACK").catch(() => undefined);
+          busy = true;
+          throw error;
+        }
+      },
+      release: () => {
+        if (!open) return;
+        open = false;
+        // Never left open: a transaction released without COMMIT or ROLLBACK (its work threw before either) rolls back.
+        if (!ended) void connection.execute("ROLLBACK").catch(() => undefined);
+        if (busy) this.#replace(connection);
+        this.#direct = null;
+        done();
+        release();
+      },
+    };
+  }
+
   async sync(): Promise<void> {}
 
   close(): void {
     this.closed = true;
     this.#connection.close();
   }
+}
+
+/** A direct transaction on `SqliteClient`'s connection: statements, then `end`, then `release` (always). */
+export interface DirectSqliteTransaction {
+  driver: ReadDriver;
+  /** COMMIT or ROLLBACK; a failed COMMIT is rolled back. */
+  end(sql: "COMMIT" | "ROLLBACK"): Promise<void>;
+  /** Gives the connection back to Prisma and the next transaction. */
+  release(): void;
 }
 
 /** The database file of a `file:` URL, or null for any other URL. */
