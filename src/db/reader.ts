@@ -391,6 +391,8 @@ interface Planned {
   text: string;
   params: unknown[];
   reader: Reader;
+  /** Where each row carries the number of rows the page was cut from (`Range.total`), after the reader's columns. */
+  totalAt?: number;
 }
 
 /**
@@ -461,10 +463,14 @@ interface Pending {
 interface Range {
   take?: number;
   skip?: number;
+  /** Also count the rows the page is cut from, in the same statement (a column of every row). */
+  total?: boolean;
 }
 
 /** The row number a window gives each child among its parent's (named apart from any column). */
 const ROW_NUMBER = "__row";
+/** The count of the rows a page is cut from, beside each of its rows. */
+const TOTAL = "__total";
 
 export function decode(dialect: Dialect, field: Scalar, value: unknown): unknown {
   if (value === null || value === undefined) return null;
@@ -527,19 +533,41 @@ export class SqlReader {
     });
   }
 
+  /**
+   * The work for a page of `findMany` with the number of rows it was cut from, both from one statement (the count a
+   * scalar subquery, which both databases evaluate once), or null when the reader does not translate `args`. The total
+   * is null when no row came back to carry it and rows were skipped (a page past the end): count those apart.
+   */
+  planPage(model: string, args: Args): (() => Promise<{ rows: Row[]; total: number | null }>) | null {
+    return plannedOrNull(() => {
+      const m = models.get(model) ?? unsupported(model);
+      if (!isPlainObject(args)) unsupported("arguments");
+      const root = this.#findManyPlan(m, args, true);
+      return async () => {
+        const rows: Row[] = [];
+        const total = await this.#run(root, rows);
+        return { rows, total: total ?? (args.skip ? null : 0) };
+      };
+    });
+  }
+
   async #all(text: string, params: unknown[]): Promise<unknown[][]> {
     this.options.onStatement?.(text);
     return this.driver.all(text, params);
   }
 
-  #findMany(model: Model, args: Args): () => Promise<Row[]> {
+  #findManyPlan(model: Model, args: Args, total = false): Planned {
     for (const [k, v] of Object.entries(args)) {
       if (v !== undefined && !["where", "select", "include", "orderBy", "take", "skip"].includes(k)) unsupported(k);
     }
     const { take, skip } = args;
     if (take !== undefined && !isCount(take)) unsupported("take");
     if (skip !== undefined && !isCount(skip)) unsupported("skip");
-    const root = this.#select(model, shapeOf(model, args), (sql, alias) => whereSql(sql, model, alias, args.where), args.orderBy, { take, skip });
+    return this.#select(model, shapeOf(model, args), (sql, alias) => whereSql(sql, model, alias, args.where), args.orderBy, { take, skip, total });
+  }
+
+  #findMany(model: Model, args: Args): () => Promise<Row[]> {
+    const root = this.#findManyPlan(model, args);
     return async () => {
       const objects: Row[] = [];
       await this.#run(root, objects);
@@ -557,6 +585,13 @@ export class SqlReader {
     const alias = sql.alias();
     const select = new Select(sql, (rel, args, nested) => this.#children(rel, args, nested));
     const reader = select.add(shape, alias);
+    // The count is the select list's last column, so its parameters come before the WHERE's (SQLite's `?` are positional).
+    let total = "";
+    if (range.total) {
+      const counted = sql.alias();
+      const condition = where(sql, counted);
+      total = `, (SELECT COUNT(*) FROM ${quote(model.name)} AS ${quote(counted)}${condition === "1=1" ? "" : ` WHERE ${condition}`}) AS ${quote(TOTAL)}`;
+    }
     const condition = where(sql, alias);
     const orderJoins: string[] = [];
     const order = orderSql(sql, model, alias, orderBy, orderJoins);
@@ -567,7 +602,7 @@ export class SqlReader {
     const filtered = `${condition === "1=1" ? "" : ` WHERE ${condition}`}`;
     const ordered = order.length ? ` ORDER BY ${order.join(", ")}` : "";
     const joins = (list: string[]) => list.map((j) => ` ${j}`).join("");
-    const columns = select.columns.join(", ");
+    const columns = select.columns.join(", ") + total;
     let text: string;
     if (paged && partition !== undefined) {
       // Each parent's page, cut before the to-one relations are joined (as a page of the whole is, below).
@@ -585,7 +620,7 @@ export class SqlReader {
         ? `SELECT ${columns} FROM (SELECT ${quote(alias)}.* FROM ${table}${filtered}${ordered}${limit}) AS ${quote(alias)}${joins(select.joins)}${ordered}`
         : `SELECT ${columns} FROM ${table}${joins([...select.joins, ...orderJoins])}${filtered}${ordered}${limit}`;
     }
-    return { text, params: sql.params, reader };
+    return { text, params: sql.params, reader, ...(total ? { totalAt: select.columns.length } : {}) };
   }
 
   /** Plans the statement that reads a to-many relation's rows for all its parents (`take`/`skip`: per parent). */
@@ -610,8 +645,11 @@ export class SqlReader {
     return { ...planned, rel, bind, groupAt: planned.reader.at.get(rel.to)!, none: take === 0 };
   }
 
-  /** Reads `planned`'s rows into `into`; with `groupAt`, each row's value of that fetched column into `keys`. */
-  async #run({ text, params, reader }: Planned, into: Row[], groupAt = -1, keys: unknown[] = []): Promise<void> {
+  /**
+   * Reads `planned`'s rows into `into`; with `groupAt`, each row's value of that fetched column into `keys`. Answers the
+   * count of a planned `total`, or null when it was not planned or there is no row to carry it.
+   */
+  async #run({ text, params, reader, totalAt }: Planned, into: Row[], groupAt = -1, keys: unknown[] = []): Promise<number | null> {
     const rows = await this.#all(text, params);
     // Counted before they become objects, and before the next level of relations is read.
     takeRows(rows.length);
@@ -622,6 +660,7 @@ export class SqlReader {
       if (groupAt >= 0) keys.push(decode(dialect, reader.fetched[groupAt]!, row[reader.start + groupAt]));
     }
     for (const p of pending.values()) await this.#loadMany(p);
+    return totalAt !== undefined && rows.length ? Number(rows[0]![totalAt]) : null;
   }
 
   /** The object for `reader`'s part of `row`, or null for a LEFT JOIN that found nothing. */
