@@ -47,6 +47,6 @@ function independent(def: ResourceDef): boolean {
 }
 
 /** Whether `model.column` is a foreign key to `target.id`. */
-function hasForeignKey(model: string, column: string, target: string): boolean {
+export function hasForeignKey(model: string, column: string, target: string): boolean {
   return [...(models.get(model)?.relations.values() ?? [])].some((r) => !r.list && r.from === column && r.to === "id" && r.target === target);
 }

@@ -10,7 +10,7 @@ import type { StoreReads, StoreTransaction } from "../db/store.ts";
 import { updateTracked } from "../data/tracked.ts";
 import { searchQuery } from "../data/search.ts";
 import { restFeedField } from "./changes.ts";
-import { writesIndependently } from "../data/independent-writes.ts";
+import { hasForeignKey, writesIndependently } from "../data/independent-writes.ts";
 import * as link from "../data/links.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "./context.ts";
@@ -342,13 +342,24 @@ function childKeys(op: Operation, parent: Row): Row {
   throw new Error(`${op.field}: no child keys for a ${relation.kind} relation`);
 }
 
-/** The rows a list operation reads before search conditions: model, base filter and default order. */
-async function listScope(op: Operation, a: Args, ctx: Context) {
+/**
+ * The rows a list operation reads before search conditions: model, base filter and default order. Under a parent,
+ * `parentUnread` is set when the parent was not read: a child with a foreign key to its parent exists only under a
+ * parent of its own account, so a page with rows shows the parent is there, and the caller reads the parent (a 404
+ * when it is not the caller's) only when the page comes back empty. One statement fewer for every page that has rows.
+ */
+async function listScope(op: Operation, a: Args, ctx: Context): Promise<{ model: string; where: Row; orderBy: any; parentUnread?: () => Promise<unknown> }> {
   if (op.view) return { model: op.def.model, where: owned(ctx, op.def, op.view.where?.(ctx) ?? {}), orderBy: op.def.orderBy };
   if (!op.parent) return { model: op.def.model, where: owned(ctx, op.def), orderBy: op.def.orderBy };
-  const parent = await findOwned(ctx, ctx.store, op.parent.def, a[op.parent.def.param], { select: { id: true } });
+  const parentId = a[op.parent.def.param];
+  const readParent = () => findOwned(ctx, ctx.store, op.parent!.def, parentId, { select: { id: true } });
   const rel = op.parent.relation;
   const filter = "filter" in rel ? rel.filter?.where : undefined;
+  if (rel.kind === "hasMany" && Number.isSafeInteger(parentId) && parentId > 0 && hasForeignKey(op.def.model, rel.foreignKey, op.parent.def.model)) {
+    const where = owned(ctx, op.def, { ...filter, ...childKeys(op, { id: parentId }) });
+    return { model: op.def.model, where, orderBy: rel.orderBy ?? op.def.orderBy, parentUnread: readParent };
+  }
+  const parent = await readParent();
   if (rel.kind === "belongsToMany") return { model: rel.pivot.model, where: { ...filter, [rel.pivot.parentKey]: parent.id }, orderBy: rel.pivot.orderBy ?? [] };
   const orderBy = rel.kind === "hasMany" ? (rel.orderBy ?? op.def.orderBy) : op.def.orderBy;
   return { model: op.def.model, where: owned(ctx, op.def, { ...filter, ...childKeys(op, parent) }), orderBy };
@@ -358,8 +369,10 @@ async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) 
   guard(ctx, op.scopes);
   const page = pageArgs(ctx, a.page, a.limit);
   const search = await searchQuery(ctx, op.def, a, pivotOfOp(op));
-  const { model, where, orderBy } = await listScope(op, a, ctx);
-  return findPage(ctx, model, search.where ? { AND: [where, search.where] } : where, [...search.orderBy, ...orderBy], page, query);
+  const { model, where, orderBy, parentUnread } = await listScope(op, a, ctx);
+  const found = await findPage(ctx, model, search.where ? { AND: [where, search.where] } : where, [...search.orderBy, ...orderBy], page, query);
+  if (parentUnread && found.nodes.length === 0) await parentUnread();
+  return found;
 }
 
 /** The one related row a nested single-row route addresses, or 404. */
