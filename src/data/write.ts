@@ -41,7 +41,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
     let events: ChangeEventRecord[] = [];
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
-    // An independent write on PostgreSQL runs without Prisma's interactive transaction as long as its statements
+    // An independent write runs without Prisma's interactive transaction as long as its statements
     // translate (`direct`, src/db/store.ts); it stores no file, so running it again under Prisma leaves none behind.
     const transactionOptions = { maxWait: remaining, timeout: remaining, direct: options.independent };
     const result = (await ctx.store.transaction(async (tx) => {

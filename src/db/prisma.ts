@@ -138,5 +138,14 @@ export async function openDatabase(url: string): Promise<Database> {
     statements.count++;
   });
   await prisma.$executeRawUnsafe("PRAGMA journal_mode = WAL");
-  return assemble(prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(), async () => ({ driver: () => adapter.transactionDriver(), started: () => {} }));
+  // Direct transactions on the adapter's own connection (SqliteClient.directTransaction): BEGIN IMMEDIATE has gone out
+  // once it answers, so there is nothing left for `begin` to send.
+  const directDriver = async () => {
+    const tx = await adapter.client!.directTransaction();
+    return { driver: tx.driver, begin: () => {}, end: tx.end, release: () => tx.release() };
+  };
+  return assemble(
+    prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(),
+    async () => ({ driver: () => adapter.transactionDriver(), started: () => {} }), directDriver,
+  );
 }

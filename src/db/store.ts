@@ -100,6 +100,22 @@ export abstract class StoreReads {
     return (planned ? planned() : delegateOf(this.prisma, model).count(args)) as Promise<number>;
   }
 
+  /**
+   * A page of rows (`skip`/`take`) and the number of rows `args.where` selects: one statement of the reader's when it
+   * translates `args` (the count a scalar subquery beside the rows; counted apart only for a page past the end), else
+   * Prisma's `findMany` and `count`, side by side. For a caller that always shows the total (REST's `meta.total`).
+   */
+  async findPage<M extends string>(model: M, args: ArgsOf<M, "findMany">): Promise<{ rows: Row[]; total: number }> {
+    const where = (args as Args).where;
+    const planned = this.reader?.planPage(model, args as Args);
+    if (planned) {
+      const { rows, total } = await planned();
+      return { rows, total: total ?? (await this.count(model, { where } as ArgsOf<M, "count">)) };
+    }
+    const [rows, total] = await Promise.all([this.#prisma(model, "findMany", args) as Promise<Row[]>, this.count(model, { where } as ArgsOf<M, "count">)]);
+    return { rows, total };
+  }
+
   /** Groups of rows with their aggregates: the reader's when it translates `args`, else Prisma's, counted. */
   groupBy<M extends string>(model: M, args: ArgsOf<M, "groupBy">): Promise<Row[]> {
     return this.#read(model, "groupBy", args) as Promise<Row[]>;
@@ -251,8 +267,8 @@ export interface TransactionOptions {
   timeout?: number;
   /**
    * Run `work` on a connection of our own with BEGIN and COMMIT sent directly, without Prisma's interactive
-   * transaction (which costs more than the statements of a small write), where the store has such connections
-   * (PostgreSQL). If `work` needs Prisma, the direct transaction is rolled back and `work` runs again in Prisma's, so
+   * transaction (which costs more than the statements of a small write): a pooled connection on PostgreSQL, the
+   * adapter's own connection on SQLite (src/db/sqlite.ts, `directTransaction`). If `work` needs Prisma, the direct transaction is rolled back and `work` runs again in Prisma's, so
    * it must have no effect outside the database before it commits.
    */
   direct?: boolean;
@@ -267,7 +283,7 @@ export interface StoreConnections {
   reader: SqlReader;
   /** Awaited before each Prisma interactive transaction starts: its reader and writer. */
   transaction(): Promise<TransactionStart>;
-  /** A connection of our own for a direct transaction (PostgreSQL). */
+  /** A connection of our own for a direct transaction. */
   direct?: () => Promise<DirectConnection>;
   /** Counts and runs one statement of our own on committed data. */
   read(sql: string, params: unknown[]): Promise<unknown[][]>;
