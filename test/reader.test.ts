@@ -128,6 +128,30 @@ describe("the SQL reader answers as Prisma does", () => {
     for (const args of cases) await same("user", "findMany", args);
   });
 
+  it("a page with its total in one statement: filters with parameters before and after the count's, includes, orders by a relation, past the end", async () => {
+    const cases: Array<Record<string, unknown>> = [
+      { where: { accountId }, orderBy: [{ id: "asc" }], skip: 1, take: 2 },
+      { where: { accountId, name: { contains: "a", ...insensitive }, rankId: { in: [ids.ranks![0], ids.ranks![1]] } }, orderBy: [{ name: "asc" }, { id: "asc" }], skip: 0, take: 2 },
+      { where: { accountId, OR: [{ approved: true }, { notes: { contains: "note" } }], rank: { is: { name: { startsWith: "C" } } } }, orderBy: [{ id: "desc" }], skip: 0, take: 10 },
+      { where: { accountId, lastSeenAt: { gt: "2025-01-12T00:00:00.000Z" } }, include: { rank: true }, orderBy: [{ id: "asc" }], skip: 1, take: 1 },
+      { where: { accountId }, include: { rank: { select: { id: true, name: true } } }, orderBy: [{ rank: { name: "asc" } }, { id: "asc" }], skip: 2, take: 3 },
+      { where: { accountId, approved: true }, orderBy: [{ id: "asc" }], skip: 0, take: 0 },
+      { where: { accountId, name: "nobody" }, orderBy: [{ id: "asc" }], skip: 0, take: 5 },
+      { where: { accountId }, orderBy: [{ id: "asc" }], skip: 100, take: 5 },
+    ];
+    for (const args of cases) {
+      const statements: string[] = [];
+      const listener = (sql: string) => void statements.push(sql);
+      h.db.onReaderStatement.add(listener);
+      const page = await h.db.store.findPage(USER, args).finally(() => h.db.onReaderStatement.delete(listener));
+      const p = h.db.prisma as any;
+      expect(page.rows, JSON.stringify(args)).toEqual(await p.user.findMany(args));
+      expect(page.total, JSON.stringify(args)).toBe(await p.user.count({ where: args.where }));
+      // The count goes apart only when no row came back to carry it and rows were skipped or none asked for.
+      expect(statements.length, statements.join("\n")).toBe(page.rows.length === 0 && ((args.skip as number) > 0 || args.take === 0) ? 2 : 1);
+    }
+  });
+
   it("relation filters", async () => {
     const cases: Array<[string, unknown]> = [
       ["user", { where: { accountId, rank: { is: { name: { startsWith: "C" } } } }, orderBy: { id: "asc" } }],
@@ -587,12 +611,11 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(warnings.filter((m) => m.includes("already executing a query"))).toEqual([]);
     });
 
-    describe("a direct transaction (PostgreSQL: BEGIN and COMMIT without Prisma)", () => {
+    describe("a direct transaction (BEGIN and COMMIT without Prisma)", () => {
       const direct = <T>(work: (tx: StoreTransaction) => Promise<T>) => h.db.store.transaction(work, { direct: true });
       const named = (name: string) => h.db.prisma.rank.count({ where: { accountId, name } });
 
-      it("runs its statements on a connection of its own and commits them", async () => {
-        if (h.db.provider !== "postgresql") return;
+      it("runs its statements on a connection of its own (SQLite: the adapter's, held) and commits them", async () => {
         const seen: string[] = [];
         const listener = (sql: string) => void seen.push(sql);
         h.db.onReaderStatement.add(listener);
@@ -611,8 +634,32 @@ describe("the SQL reader answers as Prisma does", () => {
           return (await tx.prisma.$queryRawUnsafe<Array<{ seven: number }>>("SELECT 7 AS seven"))[0]!.seven;
         });
         expect(value).toBe(7);
-        expect(runs).toBe(h.db.provider === "postgresql" ? 2 : 1);
+        expect(runs).toBe(2);
         expect(await named("Once under Prisma")).toBe(1);
+      });
+
+      it("Prisma's statements and transactions started meanwhile wait for it, and never run inside it", async () => {
+        const touched = await h.db.prisma.rank.create({ data: { accountId, name: "Touched meanwhile" } });
+        let entered!: () => void;
+        const inside = new Promise<void>((resolve) => (entered = resolve));
+        const rolledBack = direct(async (tx) => {
+          await tx.create("Rank", { data: { accountId, name: "Direct, rolled back" } });
+          entered();
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          throw new Error("rolled back");
+        }).catch((e: Error) => e.message);
+        await inside;
+        const [plain, inPrisma, raw] = await Promise.all([
+          h.db.prisma.rank.create({ data: { accountId, name: "Prisma, meanwhile" } }),
+          h.db.store.transaction((tx) => tx.prisma.rank.create({ data: { accountId, name: "Prisma transaction, meanwhile" } })),
+          // A statement of its own (no transaction of Prisma's around it).
+          h.db.prisma.$executeRawUnsafe(`UPDATE "Rank" SET "description" = 'raw, meanwhile' WHERE "id" = ${touched.id}`),
+        ]);
+        expect(await rolledBack).toBe("rolled back");
+        expect(raw).toBe(1);
+        expect((await h.db.prisma.rank.findUnique({ where: { id: touched.id } }))?.description).toBe("raw, meanwhile");
+        expect([plain.name, inPrisma.name]).toEqual(["Prisma, meanwhile", "Prisma transaction, meanwhile"]);
+        expect([await named("Direct, rolled back"), await named("Prisma, meanwhile"), await named("Prisma transaction, meanwhile")]).toEqual([0, 1, 1]);
       });
 
       it("an error rolls it back, a refused write keeps Prisma's code, and the connections stay usable", async () => {

@@ -26,7 +26,7 @@ export async function findOwned(ctx: Context, reads: StoreReads, def: ResourceDe
 
 export interface Page<T = unknown> {
   nodes: T[];
-  /** Counted when asked for (`totalCount`, `lastPage`), once: a GraphQL client that lists without them pays no count. */
+  /** The number of rows the page is cut from (REST's `meta.total`), read with the page (`Store.findPage`). */
   totalCount: () => Promise<number>;
   page: number;
   perPage: number;
@@ -48,9 +48,8 @@ export function stableOrder(orderBy: Record<string, unknown>[] = []) {
 export async function findPage(
   ctx: Context, model: string, where: object, orderBy: Record<string, unknown>[], page: { page: number; perPage: number }, query: object,
 ): Promise<Page> {
-  const nodes = await ctx.store.findMany(model, { ...query, where, orderBy: stableOrder(orderBy), skip: (page.page - 1) * page.perPage, take: page.perPage });
-  let counted: Promise<number> | null = null;
-  return { nodes, totalCount: () => (counted ??= ctx.store.count(model, { where })), ...page };
+  const { rows, total } = await ctx.store.findPage(model, { ...query, where, orderBy: stableOrder(orderBy), skip: (page.page - 1) * page.perPage, take: page.perPage });
+  return { nodes: rows, totalCount: () => Promise.resolve(total), ...page };
 }
 
 /** Lists of items a request works through are capped: one request must not hold a transaction for unbounded work. */

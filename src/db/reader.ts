@@ -536,7 +536,7 @@ export class SqlReader {
   /**
    * The work for a page of `findMany` with the number of rows it was cut from, both from one statement (the count a
    * scalar subquery, which both databases evaluate once), or null when the reader does not translate `args`. The total
-   * is null when no row came back to carry it and rows were skipped (a page past the end): count those apart.
+   * is null when no row came back to carry it and rows were skipped (a page past the end) or none asked for: count those apart.
    */
   planPage(model: string, args: Args): (() => Promise<{ rows: Row[]; total: number | null }>) | null {
     return plannedOrNull(() => {
@@ -546,7 +546,8 @@ export class SqlReader {
       return async () => {
         const rows: Row[] = [];
         const total = await this.#run(root, rows);
-        return { rows, total: total ?? (args.skip ? null : 0) };
+        // No row came back: none matched, unless rows were skipped or none asked for.
+        return { rows, total: total ?? (args.skip || args.take === 0 ? null : 0) };
       };
     });
   }
