@@ -122,7 +122,9 @@ describe("request log", () => {
   test("a 500 is logged in full at error level with the ids the client was given (REST and GraphQL), never its key", async () => {
     const failing = new Proxy(h.db.store, {
       get(target, prop) {
-        if (prop === "findMany") return (model: string, args: object) => (model === "Rank" ? Promise.reject(new Error("disk on fire")) : target.findMany(model, args));
+        if (prop === "findMany" || prop === "findPage") {
+          return (model: string, args: object) => (model === "Rank" ? Promise.reject(new Error("disk on fire")) : (target[prop] as any)(model, args));
+        }
         const value = Reflect.get(target, prop);
         return typeof value === "function" ? value.bind(target) : value;
       },
