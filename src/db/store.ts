@@ -106,13 +106,13 @@ export abstract class StoreReads {
    * Prisma's `findMany` and `count`, side by side. For a caller that always shows the total (REST's `meta.total`).
    */
   async findPage<M extends string>(model: M, args: ArgsOf<M, "findMany">): Promise<{ rows: Row[]; total: number }> {
-    const where = (args as Args).where;
+    const count = () => this.count(model, { where: (args as Args).where } as ArgsOf<M, "count">);
     const planned = this.reader?.planPage(model, args as Args);
     if (planned) {
       const { rows, total } = await planned();
-      return { rows, total: total ?? (await this.count(model, { where } as ArgsOf<M, "count">)) };
+      return { rows, total: total ?? (await count()) };
     }
-    const [rows, total] = await Promise.all([this.#prisma(model, "findMany", args) as Promise<Row[]>, this.count(model, { where } as ArgsOf<M, "count">)]);
+    const [rows, total] = await Promise.all([this.#prisma(model, "findMany", args) as Promise<Row[]>, count()]);
     return { rows, total };
   }
 

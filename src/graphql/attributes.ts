@@ -32,20 +32,19 @@ const withUpdatedAt = new Set(
 export const labelOf = (def: ResourceDef, row: Row) => `${def.label}: ${row.id}`;
 
 /** One attribute: where its value comes from and how it is shown (the serialisation its GraphQL field has). */
-interface Attribute {
-  key: string;
-  /** A column's value is read from the row (`row[column]`); any other attribute is computed. */
-  column?: string;
-  value: (row: Row, ctx: Context) => unknown;
-  type: FieldType | "datetime";
-}
+type Attribute = { key: string; type: FieldType | "datetime" } & (
+  /** A column's value, read from the row. */
+  | { column: string; value?: undefined }
+  /** A computed value. */
+  | { column?: undefined; value: (row: Row, ctx: Context) => unknown }
+);
 
 /**
  * The attributes of `def`'s rows in the order REST shows them: id, label, the visible columns, the computed fields,
  * then the timestamps; snake_case keys.
  */
 function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] {
-  const column = (name: string, type: FieldType | "datetime"): Attribute => ({ key: snake(name), column: name, value: (row) => row[name], type });
+  const column = (name: string, type: FieldType | "datetime"): Attribute => ({ key: snake(name), column: name, type });
   const list: Attribute[] = [column("id", "int")];
   if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), type: "json" });
   for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));

@@ -355,14 +355,11 @@ async function listScope(op: Operation, a: Args, ctx: Context): Promise<{ model:
   const readParent = () => findOwned(ctx, ctx.store, op.parent!.def, parentId, { select: { id: true } });
   const rel = op.parent.relation;
   const filter = "filter" in rel ? rel.filter?.where : undefined;
-  if (rel.kind === "hasMany" && Number.isSafeInteger(parentId) && parentId > 0 && hasForeignKey(op.def.model, rel.foreignKey, op.parent.def.model)) {
-    const where = owned(ctx, op.def, { ...filter, ...childKeys(op, { id: parentId }) });
-    return { model: op.def.model, where, orderBy: rel.orderBy ?? op.def.orderBy, parentUnread: readParent };
-  }
-  const parent = await readParent();
+  const unread = rel.kind === "hasMany" && Number.isSafeInteger(parentId) && parentId > 0 && hasForeignKey(op.def.model, rel.foreignKey, op.parent.def.model);
+  const parent = unread ? { id: parentId } : await readParent();
   if (rel.kind === "belongsToMany") return { model: rel.pivot.model, where: { ...filter, [rel.pivot.parentKey]: parent.id }, orderBy: rel.pivot.orderBy ?? [] };
   const orderBy = rel.kind === "hasMany" ? (rel.orderBy ?? op.def.orderBy) : op.def.orderBy;
-  return { model: op.def.model, where: owned(ctx, op.def, { ...filter, ...childKeys(op, parent) }), orderBy };
+  return { model: op.def.model, where: owned(ctx, op.def, { ...filter, ...childKeys(op, parent) }), orderBy, ...(unread ? { parentUnread: readParent } : {}) };
 }
 
 async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) {
