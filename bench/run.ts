@@ -16,7 +16,7 @@
  *       (throughput against W4 without it; every row created must reach the sink once)
  *
  * Prints a table and writes it to bench/RESULTS.md (bench/RESULTS-quick.md with --quick, bench/RESULTS-partial.md with
- * --only=W1,… or --postgres-only).
+ * --only=W1,…, --postgres-only or --sqlite-only).
  *
  *   npm run bench                 full run (about 9 minutes on 2 cores with PostgreSQL)
  *   npm run bench -- --quick      smoke run: smaller organisation, one short round
@@ -50,11 +50,12 @@ const quick = args.has("--quick");
 const profile = args.has("--profile");
 const keep = args.has("--keep");
 const waitIdle = args.has("--wait-idle");
-/** `--only=W1,W4`: measure these workloads only; `--postgres-only`: skip the SQLite pass. Either writes RESULTS-partial.md. */
+/** `--only=W1,W4`: measure these workloads only; `--postgres-only` / `--sqlite-only`: one database. Any writes RESULTS-partial.md. */
 const onlyArg = [...args].find((a) => a.startsWith("--only="));
 const only = onlyArg ? new Set(onlyArg.slice("--only=".length).split(",")) : null;
 const postgresOnly = args.has("--postgres-only");
-const partial = !!only || postgresOnly;
+const sqliteOnly = args.has("--sqlite-only");
+const partial = !!only || postgresOnly || sqliteOnly;
 /** `--workers`: the scale-out comparison (issue 17, item 4) instead of the usual run; writes RESULTS-workers.md. */
 const workersMode = args.has("--workers");
 
@@ -932,7 +933,7 @@ async function main() {
   log(`built from ${built}`);
 
   if (workersMode) {
-    const pgPlan = await postgresPlan();
+    const pgPlan = sqliteOnly ? { skipped: "PostgreSQL: not measured (--sqlite-only)" } : await postgresPlan();
     if ("skipped" in pgPlan) throw new Error(`--workers needs PostgreSQL: ${pgPlan.skipped}`);
     const report = `${await benchWorkers(pgPlan.base)}Built from ${built}. Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.\n`;
     console.log(`\n${report}`);
@@ -977,7 +978,7 @@ async function main() {
   let profileText = "";
   if (profile && !postgresOnly) profileText = await profileService(databaseUrl, storageDir, key, list);
 
-  const pgPlan = await postgresPlan();
+  const pgPlan = sqliteOnly ? { skipped: "PostgreSQL: not measured (--sqlite-only)" } : await postgresPlan();
   let pg: PostgresReport;
   if ("skipped" in pgPlan) pg = { text: pgPlan.skipped, targets: [pgPlan.skipped] };
   else {
