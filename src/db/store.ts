@@ -27,8 +27,11 @@ export type ArgsOf<M extends string, O extends Operation> = [M] extends [ModelNa
     : Prisma.TypeMap["model"][M]["operations"][O]["args"]
   : Args;
 
+/** The name of a model's delegate on a Prisma client: `rankRecord` for `RankRecord`. */
+const delegateName = (model: string) => model.charAt(0).toLowerCase() + model.slice(1);
+
 /** A model's delegate on a Prisma client (`prisma.rankRecord` for `RankRecord`): for the calls only Prisma answers. */
-export const delegateOf = (client: object, model: string): any => (client as Record<string, unknown>)[model.charAt(0).toLowerCase() + model.slice(1)];
+export const delegateOf = (client: object, model: string): any => (client as Record<string, unknown>)[delegateName(model)];
 
 /**
  * Counts the rows of a Prisma result (`model`'s rows and the related rows nested in them) against the request's row
@@ -309,7 +312,7 @@ export class Store extends StoreReads {
     this.provider = connections.provider;
     this.readDelegates = Object.fromEntries(
       [...models.keys()].map((model) => [
-        model.charAt(0).toLowerCase() + model.slice(1),
+        delegateName(model),
         {
           findMany: (args?: Args) => this.findMany(model, args),
           findFirst: (args?: Args) => this.findFirst(model, args),
