@@ -6,6 +6,7 @@ import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { loadConfig, type Config } from "../src/config.ts";
 import { createApp, type App } from "../src/server/app.ts";
 import { setMaintenance } from "../src/server/maintenance.ts";
+import type { RowBudget } from "../src/db/row-budget.ts";
 import { client, startHarness, type Harness } from "./harness.ts";
 
 /** A pino destination that keeps every line, parsed. */
@@ -120,8 +121,10 @@ describe("request log", () => {
   });
 
   test("a 500 is logged in full at error level with the ids the client was given (REST and GraphQL), never its key", async () => {
-    const failing = new Proxy(h.db.store, {
+    // A request reads through a store of its own (`withBudget`): that one fails too.
+    const failingStore = (store: typeof h.db.store): typeof h.db.store => new Proxy(store, {
       get(target, prop) {
+        if (prop === "withBudget") return (budget: RowBudget) => failingStore(target.withBudget(budget));
         if (prop === "findMany" || prop === "findPage") {
           return (model: string, args: object) => (model === "Rank" ? Promise.reject(new Error("disk on fire")) : (target[prop] as any)(model, args));
         }
@@ -129,6 +132,7 @@ describe("request log", () => {
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
+    const failing = failingStore(h.db.store);
     const log = capture();
     const app = createApp({ db: { ...h.db, store: failing }, config: { ...h.config, logLevel: "info" }, logStream: log.stream });
     const key = await h.key("failing");

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { startHarness, testProvider, type Harness } from "./harness.ts";
-import { RowCapExceeded, withRowBudget } from "../src/db/row-budget.ts";
+import { RowCapExceeded, rowBudget } from "../src/db/row-budget.ts";
 import type { StoreTransaction } from "../src/db/store.ts";
 
 /**
@@ -244,9 +244,9 @@ describe("the SQL reader answers as Prisma does", () => {
     it("the row budget counts the rows read: each parent's page, not every child", async () => {
       const args = { where: { accountId }, orderBy: { id: "asc" }, include: { rankRecords: { take: 1, orderBy: { id: "asc" } } } };
       // 6 users and one rank record for each of the 5 that have any (Prisma would read all 15).
-      const answer = await withRowBudget(11, () => h.db.store.findMany(USER, args));
+      const answer = await h.db.store.withBudget(rowBudget(11)).findMany(USER, args);
       expect(answer.map((u: any) => u.rankRecords.length)).toEqual([1, 1, 1, 1, 1, 0]);
-      await expect(withRowBudget(10, () => h.db.store.findMany(USER, args))).rejects.toBeInstanceOf(RowCapExceeded);
+      await expect(h.db.store.withBudget(rowBudget(10)).findMany(USER, args)).rejects.toBeInstanceOf(RowCapExceeded);
     });
 
     it("the store's fallback: arguments the reader does not translate are Prisma's, with no statement of the reader's, and its rows are counted", async () => {
@@ -255,12 +255,12 @@ describe("the SQL reader answers as Prisma does", () => {
       const seen: string[] = [];
       const listener = (sql: string) => void seen.push(sql);
       h.db.onReaderStatement.add(listener);
-      const answer = await withRowBudget(1000, () => h.db.store.findMany("User", args)).finally(() => h.db.onReaderStatement.delete(listener));
+      const answer = await h.db.store.withBudget(rowBudget(1000)).findMany("User", args).finally(() => h.db.onReaderStatement.delete(listener));
       expect(seen).toEqual([]);
       expect(answer).toEqual(await h.db.prisma.user.findMany(args));
       const rows = answer.length + answer.reduce((n, u) => n + u.rankRecords.length, 0);
-      await expect(withRowBudget(rows, () => h.db.store.findMany("User", args))).resolves.toHaveLength(answer.length);
-      await expect(withRowBudget(rows - 1, () => h.db.store.findMany("User", args))).rejects.toBeInstanceOf(RowCapExceeded);
+      await expect(h.db.store.withBudget(rowBudget(rows)).findMany("User", args)).resolves.toHaveLength(answer.length);
+      await expect(h.db.store.withBudget(rowBudget(rows - 1)).findMany("User", args)).rejects.toBeInstanceOf(RowCapExceeded);
     });
 
     it("random pages, orders and filters of the children (property)", async () => {

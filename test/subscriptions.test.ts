@@ -229,6 +229,48 @@ describe("limits", () => {
   });
 });
 
+describe("the row budget (MAX_ROWS_PER_REQUEST) of a subscription", () => {
+  let capped: Harness;
+  afterAll(async () => {
+    await capped?.close();
+  });
+
+  test("each event reads under a budget of its own: events that fit pass one after another, one that reads more is refused", async () => {
+    capped = await startHarness({ maxRowsPerRequest: 6 });
+    const cappedKey = await capped.key("alpha");
+    const rest = client(capped, cappedKey);
+    const rank = await ok(rest.post("/v2/ranks", { name: "Private", abbreviation: "PVT" }));
+    const corporal = await ok(rest.post("/v2/ranks", { name: "Corporal", abbreviation: "CPL" }));
+    const user = await ok(rest.post("/v2/users", { name: "Dee Smith", email: "dee@example.com", rank_id: rank.id }));
+    for (let i = 0; i < 3; i++) await ok(rest.post("/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0 }));
+    const headers = { accept: "text/event-stream", authorization: `Bearer ${cappedKey}`, "content-type": "application/json" };
+    const query = "subscription($ids: [Int!]) { userChanged(where: { rowIds: $ids }) { user { name rankRecords(first: 10) { nodes { rowId } } } } }";
+    const stream = await readEventStream(await capped.app.yoga.fetch("http://muster.test/graphql", { method: "POST", headers, body: JSON.stringify({ query, variables: { ids: [user.id] } }) }));
+    expect(stream.status).toBe(200);
+    // Each event reads the user and their records: 1 + 3 rows, twice 4 for two events, more than 6 if they shared a budget.
+    for (const name of ["Dee Jones", "Dee Brown"]) {
+      await ok(rest.patch(`/v2/users/${user.id}`, { name }));
+      const { data, errors } = await stream.next();
+      expect(errors).toBeUndefined();
+      expect(data.userChanged.user).toMatchObject({ name, rankRecords: { nodes: expect.any(Array) } });
+      expect(data.userChanged.user.rankRecords.nodes).toHaveLength(3);
+    }
+    // A record of another rank changes the user's rank: 1 + 4, then 1 + 5 rows pass; 1 + 6 is more than 6 and that
+    // event is refused, not truncated.
+    for (const [records, rankId] of [[4, corporal.id], [5, rank.id]]) {
+      await ok(rest.post("/v2/rank-records", { user_id: user.id, rank_id: rankId, type: 0 }));
+      const { data, errors } = await stream.next();
+      expect(errors).toBeUndefined();
+      expect(data.userChanged.user.rankRecords.nodes).toHaveLength(records);
+    }
+    await ok(rest.post("/v2/rank-records", { user_id: user.id, rank_id: corporal.id, type: 0 }));
+    const refused = await stream.next();
+    expect(refused.errors?.[0]?.message).toMatch(/more than 6 rows \(MAX_ROWS_PER_REQUEST\)/);
+    expect(refused.data?.userChanged?.user ?? null).toBeNull();
+    await stream.close();
+  });
+});
+
 describe("a long-lived subscription holds no execution resources", () => {
   let slow: Harness;
   afterAll(async () => {

@@ -8,7 +8,7 @@ import {
 } from "./read-drivers.ts";
 import { Store, type DirectConnection, type TransactionStart } from "./store.ts";
 import { SqlWriter } from "./writer.ts";
-import { takeRows } from "./row-budget.ts";
+import { takeRows, type RowBudget } from "./row-budget.ts";
 
 export type Prisma = PrismaClient;
 
@@ -62,10 +62,10 @@ function assemble(
       release,
     };
   });
-  const read = async (sql: string, params: unknown[]) => {
+  const read = async (sql: string, params: unknown[], budget: RowBudget | null = null) => {
     options.onStatement(sql);
     const rows = await driver.all(sql, params);
-    takeRows(rows.length);
+    takeRows(budget, rows.length);
     return rows;
   };
   const store = new Store(client, { provider, reader: new SqlReader(driver, options), transaction, direct, read });

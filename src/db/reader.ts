@@ -1,5 +1,5 @@
 import { getDatamodel } from "../generated/pothos-types.ts";
-import { takeRows } from "./row-budget.ts";
+import { takeRows, type RowBudget } from "./row-budget.ts";
 import { parseSqliteDate } from "./timestamps.ts";
 
 /**
@@ -506,9 +506,10 @@ export class SqlReader {
 
   /**
    * The work for a Prisma read, or null when the reader does not translate it (the caller then asks Prisma). Planning
-   * happens here, synchronously, nested relations' statements included; nothing has run yet.
+   * happens here, synchronously, nested relations' statements included; nothing has run yet. The work counts the rows
+   * it reads against the budget it is given.
    */
-  plan(model: string, method: string, args: Args = {}): (() => Promise<unknown>) | null {
+  plan(model: string, method: string, args: Args = {}): ((budget: RowBudget | null) => Promise<unknown>) | null {
     return plannedOrNull(() => {
       const m = models.get(model) ?? unsupported(model);
       if (!isPlainObject(args)) unsupported("arguments");
@@ -521,7 +522,7 @@ export class SqlReader {
         case "findUniqueOrThrow": {
           if (args.take !== undefined || args.cursor !== undefined || args.distinct !== undefined) unsupported("findFirst with take");
           const many = this.#findMany(m, { ...args, take: 1 });
-          return async () => (await many())[0] ?? null;
+          return async (budget: RowBudget | null) => (await many(budget))[0] ?? null;
         }
         case "count":
           return this.#count(m, args);
@@ -538,14 +539,14 @@ export class SqlReader {
    * scalar subquery, which both databases evaluate once), or null when the reader does not translate `args`. The total
    * is null when no row came back to carry it and rows were skipped (a page past the end) or none asked for: count those apart.
    */
-  planPage(model: string, args: Args): (() => Promise<{ rows: Row[]; total: number | null }>) | null {
+  planPage(model: string, args: Args): ((budget: RowBudget | null) => Promise<{ rows: Row[]; total: number | null }>) | null {
     return plannedOrNull(() => {
       const m = models.get(model) ?? unsupported(model);
       if (!isPlainObject(args)) unsupported("arguments");
       const root = this.#findManyPlan(m, args, true);
-      return async () => {
+      return async (budget) => {
         const rows: Row[] = [];
-        const total = await this.#run(root, rows);
+        const total = await this.#run(root, rows, budget);
         // No row came back: none matched, unless rows were skipped or none asked for.
         return { rows, total: total ?? (args.skip || args.take === 0 ? null : 0) };
       };
@@ -567,11 +568,11 @@ export class SqlReader {
     return this.#select(model, shapeOf(model, args), (sql, alias) => whereSql(sql, model, alias, args.where), args.orderBy, { take, skip, total });
   }
 
-  #findMany(model: Model, args: Args): () => Promise<Row[]> {
+  #findMany(model: Model, args: Args): (budget: RowBudget | null) => Promise<Row[]> {
     const root = this.#findManyPlan(model, args);
-    return async () => {
+    return async (budget) => {
       const objects: Row[] = [];
-      await this.#run(root, objects);
+      await this.#run(root, objects, budget);
       return objects;
     };
   }
@@ -650,17 +651,17 @@ export class SqlReader {
    * Reads `planned`'s rows into `into`; with `groupAt`, each row's value of that fetched column into `keys`. Answers the
    * count of a planned `total`, or null when it was not planned or there is no row to carry it.
    */
-  async #run({ text, params, reader, totalAt }: Planned, into: Row[], groupAt = -1, keys: unknown[] = []): Promise<number | null> {
+  async #run({ text, params, reader, totalAt }: Planned, into: Row[], budget: RowBudget | null, groupAt = -1, keys: unknown[] = []): Promise<number | null> {
     const rows = await this.#all(text, params);
     // Counted before they become objects, and before the next level of relations is read.
-    takeRows(rows.length);
+    takeRows(budget, rows.length);
     const pending = new Map<Children, Pending>();
     const dialect = this.driver.dialect;
     for (const row of rows) {
       into.push(this.#object(reader, row, pending)!);
       if (groupAt >= 0) keys.push(decode(dialect, reader.fetched[groupAt]!, row[reader.start + groupAt]));
     }
-    for (const p of pending.values()) await this.#loadMany(p);
+    for (const p of pending.values()) await this.#loadMany(p, budget);
     return totalAt !== undefined && rows.length ? Number(rows[0]![totalAt]) : null;
   }
 
@@ -681,14 +682,14 @@ export class SqlReader {
     return object;
   }
 
-  async #loadMany({ children, parents }: Pending): Promise<void> {
+  async #loadMany({ children, parents }: Pending, budget: RowBudget | null): Promise<void> {
     const { rel } = children;
     const keys = [...new Set(parents.map((x) => x.key).filter((k) => k != null))];
     const groups = new Map<unknown, Row[]>();
     if (keys.length && !children.none) {
       const rows: Row[] = [];
       const rowKeys: unknown[] = [];
-      await this.#run({ ...children, params: children.bind(keys) }, rows, children.groupAt, rowKeys);
+      await this.#run({ ...children, params: children.bind(keys) }, rows, budget, children.groupAt, rowKeys);
       rows.forEach((row, i) => {
         const group = groups.get(rowKeys[i]);
         if (group) group.push(row);
@@ -701,7 +702,7 @@ export class SqlReader {
     for (const { key } of parents) handedOut += rel.list ? (groups.get(key)?.length ?? 0) : groups.has(key) ? 1 : 0;
     let read = 0;
     for (const group of groups.values()) read += group.length;
-    takeRows(Math.max(0, handedOut - read));
+    takeRows(budget, Math.max(0, handedOut - read));
     for (const { object, key } of parents) {
       const group = groups.get(key) ?? [];
       object[rel.name] = rel.list ? group : (group[0] ?? null);

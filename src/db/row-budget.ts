@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { ApiError } from "../errors.ts";
 
 /** The rows one request may still read. */
@@ -15,22 +14,17 @@ export class RowCapExceeded extends ApiError {
   }
 }
 
-// The reader, the writer and Prisma are shared by every request, so the budget travels with the request's async
-// context rather than through their arguments; it is entered around one operation's execution.
-const budgets = new AsyncLocalStorage<RowBudget>();
+/** A fresh budget of `cap` rows. */
+export const rowBudget = (cap: number): RowBudget => ({ cap, read: 0 });
 
-/** `work` with a fresh budget of `cap` rows for everything it reads. */
-export function withRowBudget<T>(cap: number, work: () => T): T {
-  return budgets.run({ cap, read: 0 }, work);
-}
-
-/** Counts `n` rows just read against the current request's budget; throws once it is passed. No budget: no count. */
-export function takeRows(n: number): void {
-  const budget = budgets.getStore();
+/**
+ * Counts `n` rows just read against `budget`; throws once it is passed. No budget (work outside a request): no count.
+ * The budget is passed along explicitly (a request's store carries it, `Store.withBudget`) rather than found in the
+ * async context: an AsyncLocalStorage turns on promise hooks for every promise the process makes, 3.5% of a REST
+ * request's CPU (bench/FINDINGS.md).
+ */
+export function takeRows(budget: RowBudget | null, n: number): void {
   if (!budget || n === 0) return;
   budget.read += n;
   if (budget.read > budget.cap) throw new RowCapExceeded(budget.cap);
 }
-
-/** Whether the code running belongs to a request with a row budget. */
-export const hasRowBudget = () => budgets.getStore() !== undefined;

@@ -1,7 +1,7 @@
 import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import { decode, models, quote, type Args, type Dialect, type SqlReader } from "./reader.ts";
 import { FAILED, type SqlWriter } from "./writer.ts";
-import { hasRowBudget, takeRows } from "./row-budget.ts";
+import { takeRows, type RowBudget } from "./row-budget.ts";
 
 /**
  * The data store: the service's reads, its transactions and their single-row writes go through its named methods, each
@@ -34,11 +34,11 @@ const delegateName = (model: string) => model.charAt(0).toLowerCase() + model.sl
 export const delegateOf = (client: object, model: string): any => (client as Record<string, unknown>)[delegateName(model)];
 
 /**
- * Counts the rows of a Prisma result (`model`'s rows and the related rows nested in them) against the request's row
+ * Counts the rows of a Prisma result (`model`'s rows and the related rows nested in them) against a request's row
  * budget, and returns it. Only relation fields are walked: a JSON column's objects are values, not rows.
  */
-function countRows<T>(model: string, result: T): T {
-  if (!hasRowBudget()) return result;
+function countRows<T>(model: string, result: T, budget: RowBudget | null): T {
+  if (!budget) return result;
   const pending: Array<[string, unknown]> = [[model, result]];
   let rows = 0;
   while (pending.length) {
@@ -50,20 +50,22 @@ function countRows<T>(model: string, result: T): T {
       for (const rel of relations?.values() ?? []) if ((row as Row)[rel.name] != null) pending.push([rel.target, (row as Row)[rel.name]]);
     }
   }
-  takeRows(rows);
+  takeRows(budget, rows);
   return result;
 }
 
 /**
  * The reads of the store and of its transactions. Each goes to the SQL reader when it translates `args`
- * (`reader.plan`), else to Prisma's delegate, whose rows are counted against the request's row budget (the reader
- * counts its own). Without a reader (a transaction Prisma started on a connection we could not name), Prisma answers
- * and nothing is counted.
+ * (`reader.plan`), else to Prisma's delegate, and the rows either reads are counted against `budget`, the request's
+ * row budget (MAX_ROWS_PER_REQUEST). Without a reader (a transaction Prisma started on a connection we could not
+ * name), Prisma answers and nothing is counted.
  */
 export abstract class StoreReads {
   constructor(
     /** Our SQL for reads, on this handle's connection; null: every read is Prisma's. */
     readonly reader: SqlReader | null,
+    /** The request's row budget, which every read of this handle counts against; null outside a request: no count. */
+    readonly budget: RowBudget | null,
   ) {}
 
   /** The Prisma client reads fall back to. */
@@ -100,7 +102,7 @@ export abstract class StoreReads {
   /** The number of rows `args` select: the reader's count when it translates them, else Prisma's (no rows to count). */
   count<M extends string>(model: M, args?: ArgsOf<M, "count">): Promise<number> {
     const planned = this.reader?.plan(model, "count", args as Args);
-    return (planned ? planned() : delegateOf(this.prisma, model).count(args)) as Promise<number>;
+    return (planned ? planned(this.budget) : delegateOf(this.prisma, model).count(args)) as Promise<number>;
   }
 
   /**
@@ -112,7 +114,7 @@ export abstract class StoreReads {
     const count = () => this.count(model, { where: (args as Args).where } as ArgsOf<M, "count">);
     const planned = this.reader?.planPage(model, args as Args);
     if (planned) {
-      const { rows, total } = await planned();
+      const { rows, total } = await planned(this.budget);
       return { rows, total: total ?? (await count()) };
     }
     const [rows, total] = await Promise.all([this.#prisma(model, "findMany", args) as Promise<Row[]>, count()]);
@@ -127,16 +129,16 @@ export abstract class StoreReads {
   /** Prisma's answer to a read, counted against the row budget when the reader was asked first. */
   #prisma(model: string, method: Reading, args: unknown): Promise<unknown> {
     const answer = delegateOf(this.prisma, model)[method](args) as Promise<unknown>;
-    return this.reader ? answer.then((rows) => countRows(model, rows)) : answer;
+    return this.reader ? answer.then((rows) => countRows(model, rows, this.budget)) : answer;
   }
 
   #read(model: string, method: Reading, args: unknown): Promise<unknown> {
-    return this.reader?.plan(model, method, args as Args)?.() ?? this.#prisma(model, method, args);
+    return this.reader?.plan(model, method, args as Args)?.(this.budget) ?? this.#prisma(model, method, args);
   }
 
   async #readOrThrow(model: string, method: Reading, args: unknown): Promise<Row> {
     const planned = this.reader?.plan(model, method, args as Args);
-    return ((planned && (await planned())) ?? (await this.#prisma(model, method, args))) as Row;
+    return ((planned && (await planned(this.budget))) ?? (await this.#prisma(model, method, args))) as Row;
   }
 }
 
@@ -170,8 +172,9 @@ export class StoreTransaction extends StoreReads {
     reader: SqlReader | null,
     /** Our SQL for single-row writes on the transaction's connection; null: every write is Prisma's. */
     readonly writer: SqlWriter | null,
+    budget: RowBudget | null,
   ) {
-    super(reader);
+    super(reader, budget);
     this.#prisma = prisma;
   }
 
@@ -288,8 +291,8 @@ export interface StoreConnections {
   transaction(): Promise<TransactionStart>;
   /** A connection of our own for a direct transaction. */
   direct?: () => Promise<DirectConnection>;
-  /** Counts and runs one statement of our own on committed data. */
-  read(sql: string, params: unknown[]): Promise<unknown[][]>;
+  /** Runs one statement of our own on committed data, its rows counted against `budget`. */
+  read(sql: string, params: unknown[], budget: RowBudget | null): Promise<unknown[][]>;
 }
 
 /**
@@ -303,14 +306,11 @@ export class Store extends StoreReads {
    * The store's reads in the shape of Prisma's model delegates (`readDelegates.rankRecord.findUnique(args)` is
    * `store.findUnique("RankRecord", args)`), reads only: the client given to Pothos's prisma plugin, for the queries
    * it makes itself (a relation its parent's query did not load, such as a second alias of a nested connection; a
-   * connection's totalCount), so they take the store's path as every other read does.
+   * connection's totalCount), so they take the store's path as every other read does. Made when first asked for:
+   * a request's store is made for each request, and most never need them.
    */
-  readonly readDelegates: Record<string, ReadDelegate>;
-
-  constructor(readonly prisma: PrismaClient, readonly connections: StoreConnections) {
-    super(connections.reader);
-    this.provider = connections.provider;
-    this.readDelegates = Object.fromEntries(
+  get readDelegates(): Record<string, ReadDelegate> {
+    return (this.#readDelegates ??= Object.fromEntries(
       [...models.keys()].map((model) => [
         delegateName(model),
         {
@@ -322,12 +322,27 @@ export class Store extends StoreReads {
           count: (args?: Args) => this.count(model, args),
         },
       ]),
-    );
+    ));
   }
 
-  /** The rows of one read statement of our own (`?` placeholders on SQLite, `$n` on PostgreSQL), on committed data, counted. */
+  #readDelegates: Record<string, ReadDelegate> | undefined;
+
+  constructor(readonly prisma: PrismaClient, readonly connections: StoreConnections, budget: RowBudget | null = null) {
+    super(connections.reader, budget);
+    this.provider = connections.provider;
+  }
+
+  /** This store for one request: every read through it, and through the transactions it starts, counts against `budget`. */
+  withBudget(budget: RowBudget): Store {
+    return new Store(this.prisma, this.connections, budget);
+  }
+
+  /**
+   * The rows of one read statement of our own (`?` placeholders on SQLite, `$n` on PostgreSQL), on committed data,
+   * counted against the budget.
+   */
   read(sql: string, params: unknown[]): Promise<unknown[][]> {
-    return this.connections.read(sql, params);
+    return this.connections.read(sql, params, this.budget);
   }
 
   /**
@@ -348,7 +363,7 @@ export class Store extends StoreReads {
       return await this.prisma.$transaction((prisma) => {
         const routes = start.routes();
         done();
-        return work(new StoreTransaction(prisma, this.provider, routes?.reader ?? null, routes?.writer ?? null));
+        return work(new StoreTransaction(prisma, this.provider, routes?.reader ?? null, routes?.writer ?? null, this.budget));
       }, options);
     } finally {
       done();
@@ -383,7 +398,7 @@ export class Store extends StoreReads {
       connection.begin();
       let value: T;
       try {
-        value = await work(new StoreTransaction(null, this.provider, connection.reader, connection.writer));
+        value = await work(new StoreTransaction(null, this.provider, connection.reader, connection.writer, this.budget));
       } catch (error) {
         await end("ROLLBACK").catch(() => undefined);
         if (error instanceof NeedsPrisma) return NEEDS_PRISMA;

@@ -4,6 +4,7 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
 import type { Store } from "../db/store.ts";
+import { rowBudget } from "../db/row-budget.ts";
 import type { EventBus } from "../events/bus.ts";
 
 /** Who is calling: resolved from the API key once per request. */
@@ -15,7 +16,10 @@ export interface Auth {
 }
 
 export interface Context {
-  /** The data store (src/db/store.ts): every read and transaction of the request's own goes through it. */
+  /**
+   * The data store (src/db/store.ts): every read and transaction of the request's own goes through it, counted against
+   * the request's row budget (`readsOf`).
+   */
   store: Store;
   /** The plain Prisma client: Pothos's, and for what only Prisma answers outside a transaction. */
   prisma: PrismaClient;
@@ -28,7 +32,7 @@ export interface Context {
   baseUrl: string;
   requestId: string;
   traceId: string;
-  /** The rows of one read statement of our own, on committed data (src/db/prisma.ts `Database.read`). */
+  /** The rows of one read statement of our own, on committed data (src/db/prisma.ts `Database.read`), counted as the store's. */
   read: Database["read"];
   /** Where committed events are announced (src/events/bus.ts). */
   events: EventBus;
@@ -36,4 +40,14 @@ export interface Context {
   notify: boolean;
   /** Per-request DataLoaders, keyed by relation and selection. */
   loaders: Map<string, KeyedLoader<any, any>>;
+}
+
+/**
+ * The reads of one operation: `store` as a store of its own with a fresh budget of `maxRowsPerRequest` rows
+ * (MAX_ROWS_PER_REQUEST), and `read` counted against the same budget. A request's context gets them as it is made;
+ * each event of a subscription gets its own.
+ */
+export function readsOf(store: Store, config: Pick<Config, "maxRowsPerRequest">): Pick<Context, "store" | "read"> {
+  const budgeted = store.withBudget(rowBudget(config.maxRowsPerRequest));
+  return { store: budgeted, read: (sql, params) => budgeted.read(sql, params) };
 }

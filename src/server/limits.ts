@@ -7,7 +7,7 @@ import { maxTokensPlugin } from "@escape.tech/graphql-armor-max-tokens";
 import type { Config } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { estimateRows } from "../graphql/cost.ts";
-import { RowCapExceeded, withRowBudget } from "../db/row-budget.ts";
+import { RowCapExceeded } from "../db/row-budget.ts";
 
 /**
  * A rejected document is the client's error: a 422 naming the limit, reported as a validation error
@@ -49,7 +49,7 @@ export function queryLimitPlugins(config: Config): Plugin[] {
   return [
     // graphql-armor's cost does not know a connection's `first`: on /graphql the size-aware budget below replaces it.
     maxTokensPlugin(o.tokens), maxDepthPlugin(o.depth), maxAliasesPlugin(o.aliases),
-    complexityBudgetPlugin(config), rowBudgetPlugin(config),
+    complexityBudgetPlugin(config), rowBudgetPlugin(),
   ] as Plugin[];
 }
 
@@ -172,14 +172,13 @@ export function complexityBudgetPlugin(config: Pick<Config, "graphqlMaxComplexit
 }
 
 /**
- * `MAX_ROWS_PER_REQUEST`: every operation (a `/graphql` request or a REST route's) reads under a fresh row budget.
- * An operation that passed it is refused as a whole, one error and no data: what the other root fields did load
- * would be a truncated answer.
+ * `MAX_ROWS_PER_REQUEST`: every operation (a `/graphql` request or a REST route's) reads under a fresh row budget,
+ * its context's store's (`readsOf`, src/graphql/context.ts). An operation that passed it is refused as a whole, one
+ * error and no data: what the other root fields did load would be a truncated answer.
  */
-export function rowBudgetPlugin(config: Pick<Config, "maxRowsPerRequest">): Plugin {
+export function rowBudgetPlugin(): Plugin {
   return {
-    onExecute({ executeFn, setExecuteFn }) {
-      setExecuteFn((executeArgs) => withRowBudget(config.maxRowsPerRequest, () => executeFn(executeArgs)));
+    onExecute() {
       return {
         onExecuteDone({ result, setResult }) {
           if (!("errors" in result) || !result.errors) return;

@@ -1,7 +1,7 @@
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from "graphql";
 import { isAsyncIterable, mapAsyncIterator } from "graphql-yoga";
 import type { Context } from "../graphql/context.ts";
-import { withRowBudget } from "../db/row-budget.ts";
+import { readsOf } from "../graphql/context.ts";
 
 /**
  * A subscription as graphql-js runs one (its source stream, then the selection executed once per event), except that
@@ -17,6 +17,6 @@ export async function subscribeWithContextPerEvent(args: ExecutionArgs): Promise
   const ctx = args.contextValue as Context;
   const iterator = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
   return mapAsyncIterator(iterator, (payload: unknown) =>
-    withRowBudget(ctx.config.maxRowsPerRequest, () => execute({ ...args, rootValue: payload, contextValue: { ...ctx, loaders: new Map() } })),
+    execute({ ...args, rootValue: payload, contextValue: { ...ctx, ...readsOf(ctx.store, ctx.config), loaders: new Map() } }),
   ) as AsyncIterableIterator<ExecutionResult>;
 }
