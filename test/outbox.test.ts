@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
-import { readEvents, START } from "../src/events/feed.ts";
+import pg from "pg";
+import { client, seed, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
+import { readEvents, START, type FeedPosition } from "../src/events/feed.ts";
+import { POSTGRES_EVENT_HORIZON } from "../src/events/outbox.ts";
 import type { ChangeEventRecord } from "../src/events/types.ts";
 import type { CommittedEvents } from "../src/events/bus.ts";
 import { pruneEvents } from "../src/events/retention.ts";
@@ -176,6 +178,38 @@ describe("outbox", () => {
     for (let i = 1; i < updates.length; i++) expect(updates[i]!.changes!.rank_id!.old).toBe(updates[i - 1]!.changes!.rank_id!.new);
     const user = (await api.get(`/v2/users/${ids.other.id}`)).body.data;
     expect(updates.at(-1)!.data.rank_id).toBe(user.rank_id);
+  });
+});
+
+describe.runIf(testProvider === "postgresql")("PostgreSQL: events of transactions committed out of order", () => {
+  test("a transaction still open while a later-numbered one commits its event: a reader walking the feed gets both, the open one's once it commits", async () => {
+    await h.key("horizon");
+    const account = (await h.db.prisma.account.findFirstOrThrow({ where: { name: "horizon" } })).id;
+    const insert = `INSERT INTO "ChangeEvent" ("accountId", "type", "resource", "recordId", "data", "requestId", "traceId", "notify", "txid", "createdAt")
+      VALUES ($1, 'rank.created', 'rank', $2, '{}'::jsonb, 'test', 'test', true, ${POSTGRES_EVENT_HORIZON}, now()) RETURNING "id"`;
+    const [first, second] = [new pg.Client({ connectionString: h.config.databaseUrl }), new pg.Client({ connectionString: h.config.databaseUrl })];
+    await Promise.all([first.connect(), second.connect()]);
+    try {
+      // The first takes the lower transaction id and writes its event; the second writes and commits after it.
+      await first.query("BEGIN");
+      await first.query("SELECT pg_current_xact_id()");
+      await first.query(insert, [account, 1]);
+      await second.query("BEGIN");
+      await second.query(insert, [account, 2]);
+      await second.query("COMMIT");
+      // A reader (a webhook's dispatcher, a change-feed client) reads now and moves its cursor past what it got.
+      const during = await readEvents(h.db, { accountId: account, after: START, limit: 100 });
+      const cursor: FeedPosition = during.length ? { txid: during.at(-1)!.txid, id: during.at(-1)!.id } : START;
+      await first.query("COMMIT");
+      const after = await readEvents(h.db, { accountId: account, after: cursor, limit: 100 });
+      expect([...during, ...after].map((e) => e.recordId).sort()).toEqual([1, 2]);
+      // Neither is shown while the first is open: the second's event sorts after the first's.
+      expect(during).toEqual([]);
+      expect(after.map((e) => e.recordId)).toEqual([1, 2]);
+    } finally {
+      await first.query("ROLLBACK").catch(() => undefined);
+      await Promise.all([first.end(), second.end()]);
+    }
   });
 });
 

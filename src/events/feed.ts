@@ -7,13 +7,16 @@ import type { ChangeEventRecord } from "./types.ts";
  *
  * Why not `id` alone: on PostgreSQL, writes that no other write can invalidate commit side by side
  * (src/data/independent-writes.ts), so event 101 may commit before event 100, and a reader that took 101 and moved on
- * would never see 100. So each event also carries, in `txid`, the horizon of the moment it was written: the first
- * transaction id not yet assigned then (`pg_snapshot_xmax`). Events are read in (txid, id) order, and only those whose
- * horizon every still-running transaction is past (`txid <= pg_snapshot_xmin` of the reader's snapshot). Any event
- * not visible yet belongs to a running transaction, which had its id before writing its events (they are its last
- * statement), so that event's horizon is above the reader's xmin and it sorts after everything shown. Two writes to
- * the same row keep their order: the second waits for the first's commit, so its horizon and id are not below the
- * first's. On SQLite one transaction writes at a time, txid is 0 and ids are in commit order.
+ * would never see 100. So each event also carries, in `txid`, a horizon: the greater of one past the highest
+ * transaction id completed when it was written (`pg_snapshot_xmax`) and one past its own transaction's id
+ * (src/events/outbox.ts, `POSTGRES_EVENT_HORIZON`). Events are read in (txid, id) order, and only those whose horizon
+ * every still-running transaction is past (`txid <= pg_snapshot_xmin` of the reader's snapshot). Any event not
+ * visible yet belongs to a transaction that was running when the reader's snapshot was taken (its id at least that
+ * xmin) or that had no id yet (its id will be at least the snapshot's xmax): either way its horizon, above its own
+ * id, is above the reader's xmin, and it sorts after everything shown. Two writes to the same row keep their order:
+ * the second waits for the first's commit, so the highest completed id it sees is at least the first's, and its
+ * horizon and id are not below the first's. On SQLite one transaction writes at a time, txid is 0 and ids are in
+ * commit order.
  */
 export interface FeedPosition {
   txid: string;

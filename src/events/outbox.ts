@@ -71,9 +71,19 @@ const COLUMNS = ["accountId", "type", "resource", "recordId", "data", "changes",
 const ROWS_PER_STATEMENT = 500;
 
 /**
+ * The horizon an event is written with on PostgreSQL (src/events/feed.ts says why): past every transaction completed
+ * when it is written (`pg_snapshot_xmax` is one past the highest completed id) and past its own transaction's id. The
+ * second matters: while no transaction numbered at or above this one's has completed, xmax is at most this one's own
+ * id, which a reader's xmin can reach while this transaction is still running; that reader would then show a
+ * later-numbered event of the same horizon and move past this one before it committed (a webhook delivery was lost
+ * that way under 32 concurrent writes in `npm run bench`).
+ */
+export const POSTGRES_EVENT_HORIZON = "GREATEST(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_current_xact_id()::text::bigint + 1)";
+
+/**
  * Writes the transaction's pending events, in the order they were recorded, and returns them as stored. On PostgreSQL
- * each carries the horizon of the moment it was written (src/events/feed.ts says why). The transaction has written
- * already (each event stands for a write), so it holds a transaction id older than that horizon.
+ * each carries the horizon of the moment it was written (`POSTGRES_EVENT_HORIZON`). The transaction has written
+ * already (each event stands for a write), so it holds a transaction id below that horizon.
  */
 export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<ChangeEventRecord[]> {
   const recorded = pendingByTransaction.get(tx);
@@ -99,7 +109,7 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<C
         param(accountId), param(eventTypeOf(event.def, event.action)), param(event.def.name), param(event.row.id),
         param(JSON.stringify(event.data), "::jsonb"), event.changes ? param(JSON.stringify(event.changes), "::jsonb") : "NULL",
         param(ctx.requestId), param(ctx.traceId), pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
-        pg ? "pg_snapshot_xmax(pg_current_snapshot())::text::bigint" : "0",
+        pg ? POSTGRES_EVENT_HORIZON : "0",
         param(storedDateTime(sql.dialect, createdAt), pg ? "::timestamp(3)" : ""),
       ];
       return `(${row.join(", ")})`;
