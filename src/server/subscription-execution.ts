@@ -1,7 +1,6 @@
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from "graphql";
 import { isAsyncIterable, mapAsyncIterator } from "graphql-yoga";
-import type { Context } from "../graphql/context.ts";
-import { readsOf } from "../graphql/context.ts";
+import { readsOf, type Context } from "../graphql/context.ts";
 
 /**
  * A subscription as graphql-js runs one (its source stream, then the selection executed once per event), except that
