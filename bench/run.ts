@@ -139,10 +139,20 @@ const children = new Set<ChildProcess>();
 
 /** The service as `npm start` runs it: the bundle scripts/build.mjs writes (main() rebuilds it first). */
 const serviceScript = "dist/server.mjs";
-/** The node flags `npm start` gives the bundle (package.json), with `${VAR:-default}` at its default. */
-const serviceNodeFlags = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start as string)
-  .replace(/\$\{\w+:-([^}]*)\}/g, "$1").split(/\s+/).filter((word) => word.startsWith("--"));
+/** `npm start`'s command line (package.json) as words, with `${VAR:-default}` at its default. */
+const serviceStartWords = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start as string)
+  .replace(/\$\{\w+:-([^}]*)\}/g, "$1").split(/\s+/);
+/** The node flags `npm start` gives the bundle. */
+const serviceNodeFlags = serviceStartWords.filter((word) => word.startsWith("--"));
+/** The environment `npm start` sets before node (its `NAME=value` words, e.g. MALLOC_ARENA_MAX). */
+const serviceStartEnv: Record<string, string> = {};
+for (const word of serviceStartWords) {
+  const assignment = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(word);
+  if (assignment) serviceStartEnv[assignment[1]] = assignment[2];
+}
 if (process.env.BENCH_SERVICE_FLAGS) serviceNodeFlags.push(...process.env.BENCH_SERVICE_FLAGS.split(" "));
+const serviceCommand = () =>
+  [...Object.entries(serviceStartEnv).map(([name, value]) => `${name}=${value}`), "node", ...serviceNodeFlags, serviceScript].join(" ");
 
 /**
  * Starts `script` as a child process on a free port (built `.mjs` with plain node, TypeScript through tsx); its
@@ -155,7 +165,7 @@ async function startServer(name: string, script: string, env: Record<string, str
   const out = openSync(logFile, "a");
   const loader = script === serviceScript ? serviceNodeFlags : script.endsWith(".mjs") ? ["--enable-source-maps"] : ["--import", "tsx"];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
-    cwd: root, env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", out, out],
+    cwd: root, env: { ...(script === serviceScript ? serviceStartEnv : {}), ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", out, out],
   });
   closeSync(out);
   children.add(child);
@@ -862,7 +872,7 @@ async function benchWorkers(base: string): Promise<string> {
         "",
         `Written by bench/run.ts --workers${quick ? " --quick (smaller organisation, one short round)" : ""}. ` +
           `${plan.size.users} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments on a scratch PostgreSQL database (seeded through \`pg\`, then ANALYZE). ` +
-          `The service as \`npm start\` runs it (\`node ${serviceNodeFlags.join(" ")} dist/server.mjs\`, NODE_ENV=production) with WORKERS=1 and with WORKERS=2, ` +
+          `The service as \`npm start\` runs it (\`${serviceCommand()}\`, NODE_ENV=production) with WORKERS=1 and with WORKERS=2, ` +
           "started side by side on the same database, and the floor (bench/floor.ts, one process) for reference. " +
           `Each workload: a ${plan.warmup} s warm-up per target, then ${plan.rounds} round(s) of ${plan.round} s per target, the targets interleaved round by round; medians. ${connections} connections (autocannon, keep-alive: the primary hands each connection to a worker once, in turn, so 16 go to each).`,
         "",
@@ -998,7 +1008,7 @@ async function main() {
     "",
     "Written by `npm run bench` (bench/run.ts). Medians of " +
       `${plan.rounds} round(s) of ${plan.round} s per target after a ${plan.warmup} s warm-up, ${connections} connections (autocannon). ` +
-      `Service: \`node ${serviceNodeFlags.join(" ")} dist/server.mjs\` (the esbuild bundle, as \`npm start\` runs it), NODE_ENV=production, rate limit out of the way; first on SQLite (libsql), then on PostgreSQL. ` +
+      `Service: \`${serviceCommand()}\` (the esbuild bundle, as \`npm start\` runs it), NODE_ENV=production, rate limit out of the way; first on SQLite (libsql), then on PostgreSQL. ` +
       `Floor: bench/floor.ts, the fastest hand-written node:http server we can write on each database, with direct SQL on the same database (${floorSqliteDriver} on SQLite; on PostgreSQL a \`pg\` Pool with named prepared statements and \`= ANY($1)\` batches), checked to answer the same JSON, W2 included. ` +
       "Peer for W2 on PostgreSQL: PostGraphile 4.14 (bench/postgraphile.ts) over the same database, checked to return the same rows. " +
       "W2 and W4 run a fixed number of requests (warm-up rate × round length, at least one per connection for W2 and two for W4) instead of a fixed time: " +

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createTestDatabase } from "./harness.ts";
@@ -18,6 +18,25 @@ afterEach(async () => {
   for (const step of cleanup.reverse()) await step();
   cleanup = [];
 });
+
+/** The pid of the node process in `group` running dist/server.mjs (npm → sh → node). */
+function serverProcessOf(group: number): number {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // Fields after the command's closing parenthesis: state, ppid, pgrp.
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      const [command, ...args] = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (pgrp === group && path.basename(command) === "node" && args.includes("dist/server.mjs")) return Number(entry);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  throw new Error(`no dist/server.mjs process in group ${group}`);
+}
+
+const environmentOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
 
 test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", { timeout: 90_000 }, async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "muster-start-"));
@@ -55,6 +74,8 @@ test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", 
   expect(out).toMatch(/dist\/ is current|Built dist\/server\.mjs/);
   expect(out).toMatch(/node --enable-source-maps --max-old-space-size=\S+ --max-semi-space-size=\d+ --heap-growing-percent=\S+ dist\/server\.mjs/);
   expect(out).toMatch(/Applied migrations: \d+_init/);
+  // glibc reads MALLOC_ARENA_MAX once, when the process starts, so npm start must hand it to node's own environment.
+  expect(environmentOf(serverProcessOf(child.pid!))).toContain("MALLOC_ARENA_MAX=2");
   const health = await fetch(`${listening[1]}/health`);
   expect(health.status).toBe(200);
   expect(await health.json()).toEqual({ status: "ok" });
