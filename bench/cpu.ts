@@ -5,7 +5,9 @@
  *   tsx bench/cpu.ts [--db /tmp/x.db | --pg] [--n 300] [--rounds 1] [--sql] [W1 W3 ...]
  *   (--sql: print one request's statements; --rounds: batches of n, the median reported;
  *    --profile DIR: a CPU profile of each workload's measured batches only, DIR/<workload>.cpuprofile, summarised
- *    as bench/profile.ts does for the bench's --profile)
+ *    as bench/profile.ts does for the bench's --profile;
+ *    --allocations: what the measured batches allocate, collected or not (V8's sampling heap profiler), in bytes per
+ *    request by allocating function)
  * `--pg` uses a scratch database `muster_cpu` on the PostgreSQL server at 127.0.0.1:5432 instead.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -28,6 +30,7 @@ const n = Number(option("--n") ?? 300);
 /** Batches of `n` requests per workload; the median batch is reported. */
 const rounds = Number(option("--rounds") ?? 1);
 const profileDir = option("--profile");
+const allocations = argv.includes("--allocations") ? (argv.splice(argv.indexOf("--allocations"), 1), true) : false;
 const showSql = argv.includes("--sql") ? (argv.splice(argv.indexOf("--sql"), 1), true) : false;
 const only = argv;
 let databaseUrl = `file:${file}`;
@@ -79,11 +82,15 @@ for (const [id, next] of Object.entries(workloads)) {
     console.log(`${id}:\n${sql.join("\n")}`);
   }
   const batches: Array<{ cpu: number; wall: number; statements: number }> = [];
-  const inspector = profileDir ? new Session() : undefined;
-  if (inspector) {
-    inspector.connect();
-    await inspector.post("Profiler.enable");
-    await inspector.post("Profiler.start");
+  const inspector = profileDir || allocations ? new Session() : undefined;
+  if (inspector) inspector.connect();
+  if (profileDir) {
+    await inspector!.post("Profiler.enable");
+    await inspector!.post("Profiler.start");
+  }
+  if (allocations) {
+    await inspector!.post("HeapProfiler.enable");
+    await inspector!.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
   }
   for (let b = 0; b < rounds; b++) {
     const before = process.cpuUsage();
@@ -93,16 +100,46 @@ for (const [id, next] of Object.entries(workloads)) {
     const cpu = process.cpuUsage(before);
     batches.push({ cpu: (cpu.user + cpu.system) / 1000 / count, wall: (performance.now() - t0) / count, statements: (db2.statements.count - s0) / count });
   }
-  if (inspector) {
-    const { profile } = await inspector.post("Profiler.stop");
-    inspector.disconnect();
-    mkdirSync(profileDir!, { recursive: true });
+  if (allocations) {
+    const { profile } = await inspector!.post("HeapProfiler.stopSampling");
+    console.log(summariseAllocations(profile, count * rounds));
+  }
+  if (profileDir) {
+    const { profile } = await inspector!.post("Profiler.stop");
+    mkdirSync(profileDir, { recursive: true });
     const file = `${profileDir}/${id}.cpuprofile`;
     writeFileSync(file, JSON.stringify(profile));
     console.log(summariseProfile(file, process.cwd(), 0, count * rounds));
   }
+  inspector?.disconnect();
   const median = batches.sort((a, b) => a.cpu - b.cpu)[Math.floor(batches.length / 2)]!;
   const spread = rounds > 1 ? ` (batches ${batches.map((b) => b.cpu.toFixed(2)).join(", ")})` : "";
   console.log(`${id}: ${median.cpu.toFixed(2)} ms CPU/request${spread}, ${median.wall.toFixed(2)} ms wall, ${median.statements.toFixed(1)} statements`);
 }
 await db2.close();
+
+/** Bytes allocated per request by each function (self), and in all, from a sampling heap profile. */
+function summariseAllocations(profile: { head: AllocationNode }, requests: number): string {
+  const byFunction = new Map<string, number>();
+  let total = 0;
+  const visit = (node: AllocationNode) => {
+    const bytes = node.selfSize;
+    if (bytes) {
+      const { functionName, url, lineNumber } = node.callFrame;
+      const where = `${functionName || "(anonymous)"} — ${url.replace(/^.*node_modules\//, "").replace(process.cwd() + "/", "").replace("file://", "")}:${lineNumber + 1}`;
+      byFunction.set(where, (byFunction.get(where) ?? 0) + bytes);
+      total += bytes;
+    }
+    node.children.forEach(visit);
+  };
+  visit(profile.head);
+  const kb = (bytes: number) => (bytes / requests / 1024).toFixed(1);
+  const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30).map(([where, bytes]) => `  ${kb(bytes).padStart(8)} KB  ${where}`);
+  return `Allocated per request: ${kb(total)} KB (sampled), by function:\n${top.join("\n")}`;
+}
+
+interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+}
