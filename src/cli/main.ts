@@ -194,7 +194,7 @@ async function asAccount(db: Db, accountId: number, query: string, variables: Re
   const config = loadConfig();
   const events = createEventBus({ redisUrl: null });
   const contextValue = {
-    store: db.store, prisma: db.prisma, provider: db.provider, read: db.read, config, auth: { accountId, keyId: 0, userId: null, scopes: new Set(["*"]) }, authFailure: null,
+    store: db.store, prisma: db.prisma, provider: db.provider, config, auth: { accountId, keyId: 0, userId: null, scopes: new Set(["*"]) }, authFailure: null,
     baseUrl: config.publicUrl ?? `http://localhost:${config.port}`, requestId: randomUUID(), traceId: randomUUID(), loaders: new Map(), events, notify: true,
   };
   const result = await execute({ schema: buildSchemas().public, document: parse(query), variableValues: variables, contextValue });

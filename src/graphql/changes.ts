@@ -130,7 +130,7 @@ export async function readFeed(ctx: Context, args: FeedArgs, names: FeedArgNames
   const visible = visibleTypes(ctx.auth!.scopes);
   const types = visible && asked ? [...asked].filter((t) => visible.has(t)) : visible ? [...visible] : asked ? [...asked] : undefined;
   const empty = types !== undefined && types.length === 0;
-  const db = { read: ctx.read, provider: ctx.provider };
+  const db = ctx.store;
   let counted: Promise<number> | undefined;
   const count = () => (counted ??= empty ? Promise.resolve(0) : countEvents(db, { accountId, types }));
   const read = empty || args.size === 0 ? [] : args.backwards
@@ -150,7 +150,7 @@ export async function readFeed(ctx: Context, args: FeedArgs, names: FeedArgNames
 /** The event with row id `id` if the caller may see it (`node(id:)`). */
 export async function changeEventNode(ctx: Context, id: number): Promise<ChangeEventRecord | null> {
   const accountId = guard(ctx, []);
-  const event = Number.isSafeInteger(id) ? await eventById({ read: ctx.read, provider: ctx.provider }, accountId, id) : null;
+  const event = Number.isSafeInteger(id) ? await eventById(ctx.store, accountId, id) : null;
   if (!event || !mayViewEvent(ctx.auth!.scopes, event)) return null;
   return brandWithType(event, CHANGE_EVENT as never), event;
 }

@@ -2,7 +2,6 @@ import type { ApiError } from "../errors.ts";
 import type { KeyedLoader } from "./loaders.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../config.ts";
-import type { Database } from "../db/prisma.ts";
 import type { Store } from "../db/store.ts";
 import { rowBudget } from "../db/row-budget.ts";
 import type { EventBus } from "../events/bus.ts";
@@ -18,7 +17,7 @@ export interface Auth {
 export interface Context {
   /**
    * The data store (src/db/store.ts): every read and transaction of the request's own goes through it, counted against
-   * the request's row budget (`readsOf`).
+   * the request's row budget (`requestStore`); its `read` runs one statement of our own on committed data.
    */
   store: Store;
   /** The plain Prisma client: Pothos's, and for what only Prisma answers outside a transaction. */
@@ -32,8 +31,6 @@ export interface Context {
   baseUrl: string;
   requestId: string;
   traceId: string;
-  /** The rows of one read statement of our own, on committed data (src/db/prisma.ts `Database.read`), counted as the store's. */
-  read: Database["read"];
   /** Where committed events are announced (src/events/bus.ts). */
   events: EventBus;
   /** False when the request said `X-Perscom-Notifications: false`: its events are recorded but call no webhook. */
@@ -43,11 +40,7 @@ export interface Context {
 }
 
 /**
- * The reads of one operation: `store` as a store of its own with a fresh budget of `maxRowsPerRequest` rows
- * (MAX_ROWS_PER_REQUEST), and `read` counted against the same budget. A request's context gets them as it is made;
- * each event of a subscription gets its own.
+ * The store of one operation: `store` with a fresh budget of `maxRowsPerRequest` rows (MAX_ROWS_PER_REQUEST). A
+ * request's context gets one as it is made; each event of a subscription gets its own.
  */
-export function readsOf(store: Store, config: Pick<Config, "maxRowsPerRequest">): Pick<Context, "store" | "read"> {
-  const budgeted = store.withBudget(rowBudget(config.maxRowsPerRequest));
-  return { store: budgeted, read: (sql, params) => budgeted.read(sql, params) };
-}
+export const requestStore = (store: Store, config: Pick<Config, "maxRowsPerRequest">): Store => store.withBudget(rowBudget(config.maxRowsPerRequest));

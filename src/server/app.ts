@@ -2,7 +2,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from "graphql";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/prisma.ts";
-import { readsOf, type Context } from "../graphql/context.ts";
+import { requestStore, type Context } from "../graphql/context.ts";
 import { buildSchemas, type Schemas } from "../graphql/schema.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { restPlugin } from "../rest/plugin.ts";
@@ -132,7 +132,7 @@ export function createApp({ db, config, events: givenEvents, ...options }: { db:
       const { auth, failure } = await authenticate(db, config, request, url);
       const ids = idsOf(request);
       return {
-        ...readsOf(db.store, config), prisma: db.prisma, provider: db.provider, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
+        store: requestStore(db.store, config), prisma: db.prisma, provider: db.provider, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
         requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(), events,
         notify: request.headers.get("x-perscom-notifications")?.trim().toLowerCase() !== "false",
       } satisfies Context;

@@ -173,7 +173,7 @@ export function complexityBudgetPlugin(config: Pick<Config, "graphqlMaxComplexit
 
 /**
  * `MAX_ROWS_PER_REQUEST`: every operation (a `/graphql` request or a REST route's) reads under a fresh row budget,
- * its context's store's (`readsOf`, src/graphql/context.ts). An operation that passed it is refused as a whole, one
+ * its context's store's (`requestStore`, src/graphql/context.ts). An operation that passed it is refused as a whole, one
  * error and no data: what the other root fields did load would be a truncated answer.
  */
 export function rowBudgetPlugin(): Plugin {

@@ -1,6 +1,6 @@
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from "graphql";
 import { isAsyncIterable, mapAsyncIterator } from "graphql-yoga";
-import { readsOf, type Context } from "../graphql/context.ts";
+import { requestStore, type Context } from "../graphql/context.ts";
 
 /**
  * A subscription as graphql-js runs one (its source stream, then the selection executed once per event), except that
@@ -16,6 +16,6 @@ export async function subscribeWithContextPerEvent(args: ExecutionArgs): Promise
   const ctx = args.contextValue as Context;
   const iterator = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
   return mapAsyncIterator(iterator, (payload: unknown) =>
-    execute({ ...args, rootValue: payload, contextValue: { ...ctx, ...readsOf(ctx.store, ctx.config), loaders: new Map() } }),
+    execute({ ...args, rootValue: payload, contextValue: { ...ctx, store: requestStore(ctx.store, ctx.config), loaders: new Map() } }),
   ) as AsyncIterableIterator<ExecutionResult>;
 }

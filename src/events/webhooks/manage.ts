@@ -93,7 +93,7 @@ export async function sendTest({ row, ctx }: { row: Row; ctx: Context }): Promis
 
 /** One more attempt at a retained event of the account, as the dispatcher sends it; answers its delivery-log row's id. */
 export async function redeliver({ row, input, ctx }: { row: Row; input: Record<string, unknown>; ctx: Context }): Promise<number> {
-  const event = await eventById(ctx, ctx.auth!.accountId, input.eventId as number);
+  const event = await eventById(ctx.store, ctx.auth!.accountId, input.eventId as number);
   if (!event) throw validationError({ event_id: [`The event ${input.eventId} is not a retained event of this account.`] });
   const attempts = await ctx.store.count("WebhookDelivery", { where: { webhookId: row.id, eventId: event.id } });
   return deliver(ctx, row, {
