@@ -10,6 +10,13 @@
  */
 export class WriteQueue {
   #tail: Promise<unknown> = Promise.resolve();
+  /** Holders that have asked and not yet released, the one holding included. */
+  #pending = 0;
+
+  /** How many wait behind the holder (asked and not yet let in). */
+  get waiting(): number {
+    return Math.max(0, this.#pending - 1);
+  }
 
   async run<T>(work: () => Promise<T>): Promise<T> {
     const release = await this.acquire();
@@ -23,10 +30,17 @@ export class WriteQueue {
   /** Resolves once every earlier holder has released; call the function it gives to let the next one in. */
   async acquire(): Promise<() => void> {
     const previous = this.#tail;
-    let release!: () => void;
-    this.#tail = new Promise<void>((resolve) => (release = resolve));
+    let resolve!: () => void;
+    this.#tail = new Promise<void>((r) => (resolve = r));
+    this.#pending++;
+    let released = false;
     await previous;
-    return release;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#pending--;
+      resolve();
+    };
   }
 }
 

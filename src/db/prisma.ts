@@ -23,6 +23,11 @@ export interface Database {
   provider: "sqlite" | "postgresql";
   /** Counts SQL statements, Prisma's and the reader's; tests and benchmarks read it to pin query counts. */
   statements: { count: number };
+  /**
+   * SQLite: the app's own write transactions committed, and the COMMITs they took (fewer under concurrent writes,
+   * which commit together: `SqliteClient.directTransaction`). Undefined on PostgreSQL.
+   */
+  commits?: { readonly transactions: number; readonly commits: number };
   /** Called with the SQL of each statement the reader runs (Prisma's are on `$on("query")`). */
   onReaderStatement: Set<(sql: string) => void>;
   /** The rows of one read statement of our own (`?` placeholders on SQLite, `$n` on PostgreSQL), on committed data. */
@@ -33,7 +38,7 @@ export interface Database {
 function assemble(
   client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>,
   transactionDriver: () => Promise<{ driver(): ReadDriver | null; started(): void }>,
-  directDriver?: () => Promise<DirectTransactionDriver & { release(broken?: Error): void }>,
+  directDriver?: (timeoutMs?: number) => Promise<DirectTransactionDriver & { release(broken?: Error): void }>,
 ): Database {
   const onReaderStatement = new Set<(sql: string) => void>();
   const options = {
@@ -52,8 +57,8 @@ function assemble(
       started: start.started,
     };
   };
-  const direct = directDriver && (async (): Promise<DirectConnection> => {
-    const { driver: tx, begin, end, release } = await directDriver();
+  const direct = directDriver && (async (timeoutMs?: number): Promise<DirectConnection> => {
+    const { driver: tx, begin, end, release } = await directDriver(timeoutMs);
     return {
       reader: new SqlReader(tx, options),
       writer: new SqlWriter(tx, options),
@@ -140,12 +145,13 @@ export async function openDatabase(url: string): Promise<Database> {
   await prisma.$executeRawUnsafe("PRAGMA journal_mode = WAL");
   // Direct transactions on the adapter's own connection (SqliteClient.directTransaction): BEGIN IMMEDIATE has gone out
   // once it answers, so there is nothing left for `begin` to send.
-  const directDriver = async () => {
-    const tx = await adapter.client!.directTransaction();
+  const directDriver = async (timeoutMs?: number) => {
+    const tx = await adapter.client!.directTransaction(timeoutMs);
     return { driver: tx.driver, begin: () => {}, end: tx.end, release: () => tx.release() };
   };
-  return assemble(
+  const database = assemble(
     prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(),
     async () => ({ driver: () => adapter.transactionDriver(), started: () => {} }), directDriver,
   );
+  return { ...database, commits: adapter.client!.commits };
 }

@@ -92,10 +92,10 @@ export class SqliteClient {
    * statements, and a direct transaction is not one of them.
    */
   #transactions = new WriteQueue();
-  /** Settles when the direct transaction holding the connection ends; null when none does. */
+  /** Settles when the direct transactions holding the connection have ended; null when none does. */
   #direct: Promise<void> | null = null;
 
-  /** The current connection, pragmas applied, once no direct transaction holds it. */
+  /** The current connection, pragmas applied, once no direct transaction (or group of them) holds it. */
   async #current(): Promise<Client> {
     while (this.#direct) await this.#direct;
     return this.#prepared();
@@ -158,6 +158,8 @@ export class SqliteClient {
   async transaction(mode: TransactionMode = "write"): Promise<Transaction> {
     const begin = mode === "read" ? "BEGIN DEFERRED" : "BEGIN IMMEDIATE";
     const release = await this.#transactions.acquire();
+    // A group of direct transactions left open for this one to join commits first (see `directTransaction`).
+    await this.#endGroup();
     let connection: Client;
     try {
       connection = await this.#autocommit(async (c) => (await c.execute(begin), c));
@@ -229,31 +231,35 @@ export class SqliteClient {
    * costs more than a small write's statements): it waits for the connection's other transactions, and every statement
    * Prisma sends meanwhile waits for it. BEGIN IMMEDIATE waits while another process writes; after a busy failure the
    * connection is replaced, as in `transaction`.
+   *
+   * Group commit: direct transactions that queue behind one another share one BEGIN … COMMIT, each in a savepoint of
+   * its own (rolled back alone when it fails), and each one's `end("COMMIT")` resolves once that COMMIT has. The
+   * driver is synchronous, so each COMMIT stops the event loop for the WAL's write and fsync (0.4–0.5 ms here): under
+   * concurrent writes one COMMIT now covers up to `GROUP_COMMIT_MAX` of them. A transaction alone commits at once.
+   * The group commits when no other direct transaction waits, when it is full, or when a Prisma transaction waits;
+   * it is rolled back instead, its transactions failing busy (so `inTransaction` runs them again), when one of them
+   * would commit after its `timeoutMs`, as a transaction never commits once its request has been answered 503.
    */
-  async directTransaction(): Promise<DirectSqliteTransaction> {
+  async directTransaction(timeoutMs?: number): Promise<DirectSqliteTransaction> {
+    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     const release = await this.#transactions.acquire();
-    let done!: () => void;
-    this.#direct = new Promise<void>((resolve) => (done = resolve));
-    let connection: Client;
+    let group: CommitGroup;
     try {
-      connection = await whileBusy(async () => {
-        const current = await this.#prepared();
-        try {
-          await current.execute("BEGIN IMMEDIATE");
-          return current;
-        } catch (error) {
-          if (isBusyError(error)) this.#replace(current);
-          throw error;
-        }
-      });
+      group = this.#group ?? (await this.#beginGroup());
     } catch (error) {
-      this.#direct = null;
-      done();
+      release();
+      throw error;
+    }
+    const { connection } = group;
+    try {
+      await connection.execute("SAVEPOINT direct");
+    } catch (error) {
+      await this.#endGroup(error);
       release();
       throw error;
     }
     let open = true;
-    let ended = false;
+    let left = false;
     let busy = false;
     const run = async (sql: string, params: unknown[]) => {
       if (!open) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
@@ -265,6 +271,29 @@ export class SqliteClient {
         throw error;
       }
     };
+    /** Ends this transaction's savepoint, commits the group when it is this one's turn to, and lets the next one in. */
+    const leave = async (outcome: "COMMIT" | "ROLLBACK") => {
+      open = false;
+      left = true;
+      let failure: unknown;
+      try {
+        if (outcome === "ROLLBACK") await connection.execute("ROLLBACK TO direct");
+        await connection.execute("RELEASE direct");
+      } catch (error) {
+        // The savepoint is gone only when SQLite has rolled back the whole transaction: the group with it.
+        failure = error;
+      }
+      if (outcome === "COMMIT" && failure === undefined) {
+        group.members++;
+        group.commitBy = Math.min(group.commitBy, deadline);
+      }
+      group.replace ||= busy;
+      if (failure !== undefined || busy || group.members >= GROUP_COMMIT_MAX || this.#transactions.waiting === 0) {
+        await this.#endGroup(failure);
+      }
+      release();
+      if (outcome === "COMMIT") await group.committed;
+    };
     return {
       driver: {
         dialect: "sqlite",
@@ -272,26 +301,72 @@ export class SqliteClient {
         close: async () => {},
       },
       end: async (sql) => {
-        try {
-          await run(sql, []);
-          ended = true;
-        } catch (error) {
-          if (sql === "COMMIT") await connection.execute("ROLLBACK").catch(() => undefined);
-          busy = true;
-          throw error;
-        }
+        if (left) throw new LibsqlError("The transaction is closed", "TRANSACTION_CLOSED");
+        await leave(sql);
       },
       release: () => {
-        if (!open) return;
-        open = false;
         // Never left open: a transaction released without COMMIT or ROLLBACK (its work threw before either) rolls back.
-        if (!ended) void connection.execute("ROLLBACK").catch(() => undefined);
-        if (busy) this.#replace(connection);
-        this.#direct = null;
-        done();
-        release();
+        if (!left) void leave("ROLLBACK").catch(() => undefined);
       },
     };
+  }
+
+  /** The group of direct transactions in progress (see `directTransaction`); null when none is. */
+  #group: CommitGroup | null = null;
+
+  /** Direct transactions committed, and the COMMITs they took (fewer under concurrent writes: group commit). */
+  readonly commits = { transactions: 0, commits: 0 };
+
+  /** BEGIN IMMEDIATE of a new group; every statement Prisma sends waits until the group ends. */
+  async #beginGroup(): Promise<CommitGroup> {
+    let done!: () => void;
+    this.#direct = new Promise<void>((resolve) => (done = resolve));
+    try {
+      const connection = await whileBusy(async () => {
+        const current = await this.#prepared();
+        try {
+          await current.execute("BEGIN IMMEDIATE");
+          return current;
+        } catch (error) {
+          if (isBusyError(error)) this.#replace(current);
+          throw error;
+        }
+      });
+      let settle!: (error?: unknown) => void;
+      const committed = new Promise<void>((resolve, reject) => (settle = (error) => (error === undefined ? resolve() : reject(error))));
+      // Awaited by the transactions that committed into it only.
+      committed.catch(() => undefined);
+      return (this.#group = { connection, members: 0, commitBy: Infinity, committed, settle, replace: false, done });
+    } catch (error) {
+      this.#direct = null;
+      done();
+      throw error;
+    }
+  }
+
+  /** COMMIT of the open group, or ROLLBACK after `failure` or past a transaction's deadline; then Prisma's turn. */
+  async #endGroup(failure?: unknown): Promise<void> {
+    const group = this.#group;
+    if (!group) return;
+    this.#group = null;
+    let error = failure;
+    if (error === undefined && Date.now() > group.commitBy) {
+      error = new LibsqlError("A transaction committing with this one ran past its time, and the group was rolled back", "SQLITE_BUSY", 5);
+    }
+    if (error === undefined) {
+      try {
+        await group.connection.execute("COMMIT");
+        this.commits.commits++;
+        this.commits.transactions += group.members;
+      } catch (commitError) {
+        error = commitError;
+      }
+    }
+    if (error !== undefined) await group.connection.execute("ROLLBACK").catch(() => undefined);
+    if (error !== undefined || group.replace) this.#replace(group.connection);
+    this.#direct = null;
+    group.done();
+    group.settle(error);
   }
 
   async sync(): Promise<void> {}
@@ -300,6 +375,25 @@ export class SqliteClient {
     this.closed = true;
     this.#connection.close();
   }
+}
+
+/** Direct transactions that commit together: each `end("COMMIT")` resolves when their one COMMIT has. */
+const GROUP_COMMIT_MAX = 16;
+
+/** Direct transactions sharing one BEGIN IMMEDIATE … COMMIT, each in a savepoint of its own. */
+interface CommitGroup {
+  connection: Client;
+  /** Transactions released into it (committed when it commits). */
+  members: number;
+  /** The earliest deadline of its members: past it, the group is rolled back rather than committed. */
+  commitBy: number;
+  /** Settles with the group's COMMIT, or rejects with what ended it otherwise. */
+  committed: Promise<void>;
+  settle(error?: unknown): void;
+  /** A statement failed busy in it: the connection is replaced once it ends. */
+  replace: boolean;
+  /** Lets Prisma's statements have the connection again. */
+  done(): void;
 }
 
 /** A direct transaction on `SqliteClient`'s connection: statements, then `end`, then `release` (always). */

@@ -289,8 +289,8 @@ export interface StoreConnections {
   reader: SqlReader;
   /** Awaited before each Prisma interactive transaction starts: its reader and writer. */
   transaction(): Promise<TransactionStart>;
-  /** A connection of our own for a direct transaction. */
-  direct?: () => Promise<DirectConnection>;
+  /** A connection of our own for a direct transaction that must not commit after `timeoutMs`. */
+  direct?: (timeoutMs?: number) => Promise<DirectConnection>;
   /** Runs one statement of our own on committed data, its rows counted against `budget`. */
   read(sql: string, params: unknown[], budget: RowBudget | null): Promise<unknown[][]>;
 }
@@ -353,7 +353,7 @@ export class Store extends StoreReads {
    */
   async transaction<T>(work: (tx: StoreTransaction) => Promise<T>, { direct, ...options }: TransactionOptions = {}): Promise<T> {
     if (direct && this.connections.direct) {
-      const result = await this.#direct(this.connections.direct, work);
+      const result = await this.#direct(() => this.connections.direct!(options.timeout), work);
       if (result !== NEEDS_PRISMA) return result;
     }
     const start = await this.connections.transaction();

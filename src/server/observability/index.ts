@@ -84,7 +84,7 @@ function operationOf(document: unknown, operationName: string | null | undefined
 
 export function createObservability({ config, db, logStream, spanExporter }: { config: Config; db: Database } & ObservabilityOptions): Observability {
   const logger = createLogger(config, logStream);
-  const metrics = createMetrics({ acrossWorkers: config.workers > 1 && cluster.isWorker });
+  const metrics = createMetrics({ acrossWorkers: config.workers > 1 && cluster.isWorker, commits: db.commits });
   const tracing = createTracing(config, spanExporter);
 
   const plugin = (): Plugin => ({

@@ -30,7 +30,9 @@ export interface Metrics {
  * A Prometheus registry of one app instance, with the default process metrics. With `acrossWorkers` (a worker of
  * `WORKERS>1`), `text()` asks the primary for the metrics of all the workers, summed (see `serveClusterMetrics`).
  */
-export function createMetrics({ acrossWorkers = false }: { acrossWorkers?: boolean } = {}): Metrics {
+export function createMetrics(
+  { acrossWorkers = false, commits }: { acrossWorkers?: boolean; commits?: { readonly transactions: number; readonly commits: number } } = {},
+): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -53,6 +55,24 @@ export function createMetrics({ acrossWorkers = false }: { acrossWorkers?: boole
     name: "webhook_deliveries_total", help: "Attempts to deliver an event to a webhook, by outcome (delivered, failed, abandoned).",
     labelNames: ["outcome"] as const, registers: [registry],
   });
+  if (commits) {
+    new Counter({
+      name: "db_write_transactions_total", help: "Write transactions of the app's own committed on SQLite.", registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(commits.transactions);
+      },
+    });
+    new Counter({
+      name: "db_write_commits_total",
+      help: "COMMITs those write transactions took: fewer than db_write_transactions_total when concurrent writes commit together (group commit).",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(commits.commits);
+      },
+    });
+  }
   const names = new Set<string>();
   if (acrossWorkers) {
     AggregatorRegistry.setRegistries([registry]);
