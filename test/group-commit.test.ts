@@ -88,6 +88,25 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
     expect(await flags("late-")).toEqual(["late-c"]);
   });
 
+  it("a group whose COMMIT fails fails every transaction in it, and leaves none of their rows", async () => {
+    const first = writeFlag("broken-a", { after: 20 });
+    // Checked at COMMIT only (SQLite resets the pragma when the transaction ends): the group's COMMIT refuses the row.
+    const second = h.db.store.transaction(async (tx) => {
+      await tx.sql.all(`PRAGMA defer_foreign_keys = ON`, []);
+      await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES ('broken-b', 'x', ?)`, [new Date().toISOString()]);
+      await tx.sql.all(`UPDATE "User" SET "rankId" = 999999 WHERE "id" = ?`, [ids.other.id]);
+    }, { direct: true });
+    const outcomes = await Promise.allSettled([first, second]);
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe("rejected");
+      expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
+    }
+    expect(await flags("broken-")).toEqual([]);
+    expect((await api.get(`/v2/users/${ids.other.id}`)).body.data.rank_id).toBeNull();
+    await writeFlag("broken-c");
+    expect(await flags("broken-")).toEqual(["broken-c"]);
+  });
+
   it("a Prisma transaction waiting behind a group commits it first, and runs after it", async () => {
     const direct = writeFlag("prisma-a", { after: 20 });
     const viaPrisma = h.db.store.transaction(async (tx) => {
