@@ -13,7 +13,7 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const flags = async (prefix: string) =>
     ((await h.db.read(`SELECT "name" FROM "SystemFlag" WHERE "name" LIKE ? ORDER BY "name"`, [`${prefix}%`])) as string[][]).map((r) => r[0]);
-  /** A direct transaction of the store that writes flag `name`, after `before` and before `after` (ms). */
+  /** A direct transaction of the store that writes flag `name`, waiting `before` ms before the insert and `after` ms after it. */
   const writeFlag = (name: string, { before = 0, after = 0, timeout }: { before?: number; after?: number; timeout?: number } = {}) =>
     h.db.store.transaction(async (tx) => {
       await sleep(before);
