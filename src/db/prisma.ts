@@ -1,5 +1,5 @@
 import { PrismaClient } from "../generated/prisma/client.ts";
-import { SqliteAdapterFactory, sqliteFileOf } from "./sqlite.ts";
+import { SqliteAdapterFactory, sqliteFileOf, type CommitCounts } from "./sqlite.ts";
 
 export { sqliteFileOf };
 import { SqlReader, type ReadDriver } from "./reader.ts";
@@ -27,7 +27,7 @@ export interface Database {
    * SQLite: the app's own write transactions committed, and the COMMITs they took (fewer under concurrent writes,
    * which commit together: `SqliteClient.directTransaction`). Undefined on PostgreSQL.
    */
-  commits?: { readonly transactions: number; readonly commits: number };
+  commits?: Readonly<CommitCounts>;
   /** Called with the SQL of each statement the reader runs (Prisma's are on `$on("query")`). */
   onReaderStatement: Set<(sql: string) => void>;
   /** The rows of one read statement of our own (`?` placeholders on SQLite, `$n` on PostgreSQL), on committed data. */

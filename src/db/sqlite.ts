@@ -314,8 +314,7 @@ export class SqliteClient {
   /** The group of direct transactions in progress (see `directTransaction`); null when none is. */
   #group: CommitGroup | null = null;
 
-  /** Direct transactions committed, and the COMMITs they took (fewer under concurrent writes: group commit). */
-  readonly commits = { transactions: 0, commits: 0 };
+  readonly commits: CommitCounts = { transactions: 0, commits: 0 };
 
   /** BEGIN IMMEDIATE of a new group; every statement Prisma sends waits until the group ends. */
   async #beginGroup(): Promise<CommitGroup> {
@@ -375,6 +374,12 @@ export class SqliteClient {
     this.closed = true;
     this.#connection.close();
   }
+}
+
+/** Direct transactions committed, and the COMMITs they took (fewer under concurrent writes: group commit). */
+export interface CommitCounts {
+  transactions: number;
+  commits: number;
 }
 
 /** Direct transactions that commit together: each `end("COMMIT")` resolves when their one COMMIT has. */

@@ -1,6 +1,7 @@
 import cluster from "node:cluster";
 import { randomUUID } from "node:crypto";
 import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Database } from "../../db/prisma.ts";
 
 /** Distinct GraphQL operation names kept as label values; later ones are counted as `other`. */
 const MAX_OPERATION_NAMES = 200;
@@ -30,9 +31,7 @@ export interface Metrics {
  * A Prometheus registry of one app instance, with the default process metrics. With `acrossWorkers` (a worker of
  * `WORKERS>1`), `text()` asks the primary for the metrics of all the workers, summed (see `serveClusterMetrics`).
  */
-export function createMetrics(
-  { acrossWorkers = false, commits }: { acrossWorkers?: boolean; commits?: { readonly transactions: number; readonly commits: number } } = {},
-): Metrics {
+export function createMetrics({ acrossWorkers = false, commits }: { acrossWorkers?: boolean; commits?: Database["commits"] } = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -55,21 +54,16 @@ export function createMetrics(
     name: "webhook_deliveries_total", help: "Attempts to deliver an event to a webhook, by outcome (delivered, failed, abandoned).",
     labelNames: ["outcome"] as const, registers: [registry],
   });
-  if (commits) {
+  const commitCounters = [
+    ["transactions", "db_write_transactions_total", "Write transactions of the app's own committed on SQLite."],
+    ["commits", "db_write_commits_total", "COMMITs those write transactions took: fewer than db_write_transactions_total when concurrent writes commit together (group commit)."],
+  ] as const;
+  for (const [count, name, help] of commits ? commitCounters : []) {
     new Counter({
-      name: "db_write_transactions_total", help: "Write transactions of the app's own committed on SQLite.", registers: [registry],
+      name, help, registers: [registry],
       collect() {
         this.reset();
-        this.inc(commits.transactions);
-      },
-    });
-    new Counter({
-      name: "db_write_commits_total",
-      help: "COMMITs those write transactions took: fewer than db_write_transactions_total when concurrent writes commit together (group commit).",
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(commits.commits);
+        this.inc(commits![count]);
       },
     });
   }
