@@ -20,7 +20,7 @@
  *
  *   npm run bench                 full run (about 9 minutes on 2 cores with PostgreSQL)
  *   npm run bench -- --quick      smoke run: smaller organisation, one short round
- *   npm run bench -- --profile    also CPU-profile the service under W1 and W2 and summarise where time goes
+ *   npm run bench -- --profile    also CPU-profile the service under W1 and W2 (with --only, under each workload named) and summarise where time goes
  *   npm run bench -- --keep       keep the temporary database directory and server logs
  *   npm run bench -- --wait-idle  first wait (up to 15 min) for the 1-minute load average to fall below 1
  *   npm run bench -- --workers    scale-out only: W1 and W3 on PostgreSQL against WORKERS=1 and WORKERS=2 (and the
@@ -1074,7 +1074,8 @@ async function main() {
 /** The service under W1 and W2 with --cpu-prof; where its time goes. */
 async function profileService(databaseUrl: string, storageDir: string, key: string, list: Workload[]): Promise<string> {
   const sections: string[] = ["## Profile (service, --cpu-prof)", ""];
-  for (const id of (["W1", "W2"] as const).filter((id) => !only || only.has(id))) {
+  // W1 and W2 in a full run; with --only, each workload named.
+  for (const id of only ? list.map((w) => w.id).filter((id) => only.has(id)) : ["W1", "W2"]) {
     const profDir = mkdtempSync(path.join(tmpdir(), "muster-prof-"));
     const spawned = performance.now();
     const service = await startServer(`service-prof-${id}`, serviceScript, serviceEnv(databaseUrl, storageDir), ["--cpu-prof", `--cpu-prof-dir=${profDir}`]);
