@@ -13,7 +13,8 @@ import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts
 import { snake } from "../graphql/names.ts";
 import { rememberName, trackNames, trackRows } from "./transaction-names.ts";
 import { createTracked, deleteTracked, recordWrites, updateTracked } from "./tracked.ts";
-import { announceEvents, writeEvents, type CommittedEvents } from "../events/outbox.ts";
+import { announceEvents, writeEvents } from "../events/outbox.ts";
+import type { ChangeEventRecord } from "../events/types.ts";
 
 /**
  * Runs `work` in one transaction: a failed write leaves nothing behind, its stored files included (src/files/changes.ts:
@@ -37,7 +38,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
   const storage = fileStorage(ctx.config, ctx.store);
   const attempt = async () => {
     let files: FileChanges | undefined;
-    let events: CommittedEvents | undefined;
+    let events: ChangeEventRecord[] = [];
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
     // An independent write runs without Prisma's interactive transaction as long as its statements
@@ -49,8 +50,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
       if (ctx.provider === "sqlite") trackRows(tx);
       fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
       const value = await work(tx);
-      // The events of the work's writes go in with them (src/events/outbox.ts): the last statement, sent with the
-      // COMMIT where the connection can.
+      // The events of the work's writes go in with them (src/events/outbox.ts): the last statement before COMMIT.
       events = await writeEvents(ctx, tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
       return value;
@@ -58,9 +58,8 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
       await files?.rolledBack();
       throw error;
     })) as T;
-    const stored = await events!();
     await files?.committed();
-    announceEvents(ctx, stored);
+    announceEvents(ctx, events);
     return result;
   };
   for (let tries = 1; ; tries++) {

@@ -47,25 +47,17 @@ export function postgresReadDriver(pool: pg.Pool): ReadDriver {
   return { dialect: "postgresql", all: (sql, params) => query(pool, sql, params), close: async () => {} };
 }
 
-/** Statements on the connection of a transaction Prisma started (and commits): none is held for a COMMIT of ours. */
+/** Statements on the connection of a transaction in progress; a refused write aborts it (see `ReadDriver.refused`). */
 export function postgresTransactionDriver(client: pg.PoolClient): ReadDriver {
-  const { allAtCommit: _, ...driver } = postgresDirectTransaction(client).driver;
-  return driver;
+  return postgresDirectTransaction(client).driver;
 }
 
 export interface DirectTransactionDriver {
   driver: ReadDriver;
   /** Starts the transaction: BEGIN goes out with its first statement, in the same write and round trip. */
   begin(): void;
-  /** COMMIT (with the statement held for it, in the same write) or ROLLBACK; nothing when no statement ever started the transaction. */
+  /** COMMIT or ROLLBACK; nothing when no statement ever started the transaction. */
   end(sql: "COMMIT" | "ROLLBACK"): Promise<void>;
-}
-
-interface HeldStatement {
-  sql: string;
-  params: unknown[];
-  resolve(rows: unknown[][]): void;
-  reject(error: unknown): void;
 }
 
 /** Statements of a transaction on `client`, one at a time, for a transaction Prisma started or one of our own. */
@@ -74,58 +66,27 @@ export function postgresDirectTransaction(client: pg.PoolClient): DirectTransact
   // deprecation warning, and pg 9 refuses it.
   let last: Promise<unknown> = Promise.resolve();
   let beginPending = false;
-  let held: HeldStatement | null = null;
-  const send = (sql: string, params: unknown[], commit = false) => {
+  const next = (sql: string, params: unknown[]) => {
     const rows = last.then(() => {
       const begin = beginPending;
       beginPending = false;
-      return query(client, sql, params, begin, commit);
+      return query(client, sql, params, begin);
     });
     last = rows.catch(() => undefined);
     return rows;
   };
-  const next = (sql: string, params: unknown[]) => {
-    release();
-    return send(sql, params);
-  };
-  /** The held statement goes out now: another came after it. */
-  const release = () => {
-    if (!held) return;
-    const { sql, params, resolve, reject } = held;
-    held = null;
-    send(sql, params).then(resolve, reject);
-  };
-  const allAtCommit = (sql: string, params: unknown[]) => {
-    release();
-    const rows = new Promise<unknown[][]>((resolve, reject) => (held = { sql, params, resolve, reject }));
-    // A rollback rejects it; a caller may have stopped waiting by then.
-    rows.catch(() => undefined);
-    return rows;
-  };
   return {
-    driver: { dialect: "postgresql", all: next, allAtCommit, refused: refusedWriteError, close: async () => {} },
+    driver: { dialect: "postgresql", all: next, refused: refusedWriteError, close: async () => {} },
     begin: () => {
       beginPending = true;
     },
     end: async (sql) => {
       await last;
-      const statement = held;
-      held = null;
-      if (statement && sql === "COMMIT") {
-        try {
-          statement.resolve(await send(statement.sql, statement.params, true));
-        } catch (error) {
-          statement.reject(error);
-          throw error;
-        }
-        return;
-      }
-      statement?.reject(new Error("The transaction was rolled back"));
       if (beginPending) {
         beginPending = false;
         return;
       }
-      await send(sql, []);
+      await next(sql, []);
     },
   };
 }

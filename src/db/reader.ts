@@ -26,12 +26,6 @@ export interface ReadDriver {
    * transaction) the write cannot be run again.
    */
   refused?(error: unknown): unknown;
-  /**
-   * A transaction's last statement, held to go out with its COMMIT, in the same write and round trip; its rows once
-   * committed. The promise rejects when the transaction ends otherwise. Only where the driver can (a direct PostgreSQL
-   * transaction).
-   */
-  allAtCommit?(sql: string, params: unknown[]): Promise<unknown[][]>;
   close(): Promise<void>;
 }
 

@@ -226,22 +226,6 @@ export class StoreTransaction extends StoreReads {
   }
 
   /**
-   * The transaction's last statement (nothing may follow it but COMMIT), whose rows are wanted only once it has
-   * committed: in a direct transaction on PostgreSQL it is held and goes out with the COMMIT, in the same write and
-   * round trip; elsewhere it runs now. `rows` settles after the COMMIT (rejected if the transaction does not commit);
-   * a failure of the statement fails the transaction either way.
-   */
-  async lastStatement(sql: string, params: unknown[]): Promise<{ rows: Promise<unknown[][]> }> {
-    const writer = this.writer;
-    if (writer?.driver.allAtCommit) {
-      writer.options.onStatement?.(sql);
-      return { rows: writer.driver.allAtCommit(sql, params) };
-    }
-    const rows = await this.sql.all(sql, params);
-    return { rows: Promise.resolve(rows) };
-  }
-
-  /**
    * The row `id` of `model` with every column, locked until the transaction ends on PostgreSQL (`FOR UPDATE`), so what
    * the caller changes next starts from the value no other transaction can change meanwhile; SQLite runs one write
    * transaction at a time. Null when there is no such row.

@@ -10,8 +10,7 @@ import type { PublishedEvent } from "./bus.ts";
  * The transactional outbox: every write that changes a record appends an event in the same transaction
  * (src/data/write.ts calls these), so a rolled-back write leaves none and a committed one cannot lose its events.
  * Events wait in memory until the transaction's work is done and are written by `writeEvents` in one statement just
- * before it commits (on PostgreSQL in the same round trip as the COMMIT); once committed they are announced on the
- * bus (`announceEvents`).
+ * before it commits; once committed they are announced on the bus (`announceEvents`).
  */
 interface PendingEvent {
   def: ResourceDef;
@@ -81,32 +80,26 @@ const ROWS_PER_STATEMENT = 500;
  */
 export const POSTGRES_EVENT_HORIZON = "GREATEST(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_current_xact_id()::text::bigint + 1)";
 
-/** The events a transaction wrote, as stored: known once it has committed (see `writeEvents`). */
-export type CommittedEvents = () => Promise<ChangeEventRecord[]>;
-
-const none: CommittedEvents = async () => [];
-
 /**
- * Writes the transaction's pending events, in the order they were recorded, as the transaction's last statement
- * (`StoreTransaction.lastStatement`: on PostgreSQL it goes out with the COMMIT), and answers how to get them as stored
- * once committed. On PostgreSQL each carries the horizon of the moment it was written (`POSTGRES_EVENT_HORIZON`). The
- * transaction has written already (each event stands for a write), so it holds a transaction id below that horizon.
+ * Writes the transaction's pending events, in the order they were recorded, and returns them as stored. On PostgreSQL
+ * each carries the horizon of the moment it was written (`POSTGRES_EVENT_HORIZON`). The transaction has written
+ * already (each event stands for a write), so it holds a transaction id below that horizon.
  */
-export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<CommittedEvents> {
+export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<ChangeEventRecord[]> {
   const recorded = pendingByTransaction.get(tx);
-  if (!recorded?.length) return none;
+  if (!recorded?.length) return [];
   pendingByTransaction.delete(tx);
   // An update that changed no attribute records nothing.
   const pending = recorded.flatMap((event) => {
     const content = contentOf(ctx, event);
     return content ? [{ ...event, ...content }] : [];
   });
-  if (!pending.length) return none;
+  if (!pending.length) return [];
   const sql = tx.sql;
   const pg = sql.dialect === "postgresql";
   const createdAt = new Date();
   const accountId = ctx.auth!.accountId;
-  const inserted: Array<{ chunk: typeof pending; rows: Promise<unknown[][]> }> = [];
+  const stored: ChangeEventRecord[] = [];
   for (let start = 0; start < pending.length; start += ROWS_PER_STATEMENT) {
     const chunk = pending.slice(start, start + ROWS_PER_STATEMENT);
     const params: unknown[] = [];
@@ -121,26 +114,18 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<C
       ];
       return `(${row.join(", ")})`;
     });
-    const text = `INSERT INTO "ChangeEvent" (${COLUMNS.map((c) => `"${c}"`).join(", ")}) VALUES ${values.join(", ")} RETURNING "id", "txid"`;
-    const last = start + ROWS_PER_STATEMENT >= pending.length;
-    inserted.push({ chunk, rows: last ? (await tx.lastStatement(text, params)).rows : Promise.resolve(await sql.all(text, params)) });
-  }
-  return async () => {
-    const stored: ChangeEventRecord[] = [];
-    for (const { chunk, rows: answered } of inserted) {
-      const rows = await answered;
-      // One INSERT numbers its rows in the order of VALUES; RETURNING need not list them in that order.
-      rows.sort((a, b) => Number(a[0]) - Number(b[0]));
-      chunk.forEach((event, i) => {
-        const [id, txid] = rows[i]!;
-        stored.push({
-          id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.row.id, data: event.data,
-          changes: event.changes, requestId: ctx.requestId, traceId: ctx.traceId, notify: ctx.notify, txid: String(txid), createdAt,
-        });
+    const rows = await sql.all(`INSERT INTO "ChangeEvent" (${COLUMNS.map((c) => `"${c}"`).join(", ")}) VALUES ${values.join(", ")} RETURNING "id", "txid"`, params);
+    // One INSERT numbers its rows in the order of VALUES; RETURNING need not list them in that order.
+    rows.sort((a, b) => Number(a[0]) - Number(b[0]));
+    chunk.forEach((event, i) => {
+      const [id, txid] = rows[i]!;
+      stored.push({
+        id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.row.id, data: event.data,
+        changes: event.changes, requestId: ctx.requestId, traceId: ctx.traceId, notify: ctx.notify, txid: String(txid), createdAt,
       });
-    }
-    return stored;
-  };
+    });
+  }
+  return stored;
 }
 
 /** Tells subscriptions and the webhook dispatcher (of every instance, with Redis) that `events` have committed. */
