@@ -1071,7 +1071,7 @@ async function main() {
   else log(`kept ${dir}`);
 }
 
-/** The service under W1 and W2 with --cpu-prof; where its time goes. */
+/** The service under --cpu-prof (W1 and W2, or the workloads --only names); where its time goes. */
 async function profileService(databaseUrl: string, storageDir: string, key: string, list: Workload[]): Promise<string> {
   const sections: string[] = ["## Profile (service, --cpu-prof)", ""];
   // W1 and W2 in a full run; with --only, each workload named.
