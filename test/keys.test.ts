@@ -97,3 +97,17 @@ test("keys:revoke with no or an unknown id is one line and a non-zero exit", asy
     expect(failed?.stderr.trim().split("\n")).toHaveLength(1);
   }
 });
+
+test("requests arriving together with a key last used over a minute ago record the use once", async () => {
+  const created = await createApiKey(h.db.store, { account: "alpha", scopes: "*" });
+  await h.db.prisma.apiKey.update({ where: { id: created.id }, data: { lastUsedAt: new Date(Date.now() - 120_000) } });
+  const updates: string[] = [];
+  const listener = (e: { query: string }) => void (/^UPDATE\b.*ApiKey.*lastUsedAt/i.test(e.query) && updates.push(e.query));
+  (h.db.prisma as unknown as { $on(event: "query", listener: (e: { query: string }) => void): void }).$on("query", listener);
+  const before = Date.now();
+  const answers = await Promise.all(Array.from({ length: 32 }, () => client(h, created.key).get("/v2/ranks")));
+  expect(answers.map((a) => a.status)).toEqual(Array(32).fill(200));
+  expect(updates).toHaveLength(1);
+  const used = (await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).lastUsedAt!;
+  expect(used.getTime()).toBeGreaterThanOrEqual(before - 1000);
+});

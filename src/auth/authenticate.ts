@@ -7,6 +7,30 @@ import { admissionOf, bearerOf } from "./admission.ts";
 const subscribed = new Set(["active", "trialing", "trial"]);
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/**
+ * When this instance last recorded each key's use, by key id: requests that arrive together with a key whose
+ * `lastUsedAt` is stale would each write it (32 writes of one row at once under load, every minute); the first one
+ * claims the write and the others skip it.
+ */
+const usesRecorded = new WeakMap<Database, Map<number, number>>();
+const MAX_KEYS_REMEMBERED = 10_000;
+
+async function recordUse(db: Database, key: { id: number; lastUsedAt: Date | null }, now: Date): Promise<void> {
+  let recorded = usesRecorded.get(db);
+  if (!recorded) usesRecorded.set(db, (recorded = new Map()));
+  const last = Math.max(key.lastUsedAt?.getTime() ?? 0, recorded.get(key.id) ?? 0);
+  if (now.getTime() - last <= LAST_USED_RESOLUTION_MS) return;
+  if (recorded.size >= MAX_KEYS_REMEMBERED) recorded.clear();
+  recorded.set(key.id, now.getTime());
+  try {
+    await db.prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: now } });
+  } catch (error) {
+    // Not recorded: the next request tries again.
+    if (recorded.get(key.id) === now.getTime()) recorded.delete(key.id);
+    throw error;
+  }
+}
+
 /** Why a request has no usable key: the error it is answered with once it touches data (401, or 402). */
 export type AuthResult = { auth: Auth; failure: null } | { auth: null; failure: ApiError };
 
@@ -28,9 +52,7 @@ export async function authenticate(db: Database, config: Config, request: Reques
   const claimed = request.headers.get("x-perscom-id");
   if (claimed !== null && claimed.trim() !== String(found.accountId)) return unauthenticated();
   if (config.subscriptionsEnforced && !subscribed.has(found.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
-  if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-    await db.prisma.apiKey.update({ where: { id: found.id }, data: { lastUsedAt: now } });
-  }
+  await recordUse(db, found, now);
   return {
     auth: { accountId: found.accountId, keyId: found.id, userId: found.userId, scopes: new Set(JSON.parse(found.scopes) as string[]) },
     failure: null,
