@@ -84,7 +84,7 @@ export class NativeConnection {
     } catch {
       // raw() refuses a statement that returns no rows.
     }
-    // RETURNING columns are described too; a statement without rows reads none.
+    // Decided from the columns it reads (a write's RETURNING columns included); one that reads none needs neither.
     statement.safeIntegers(readsBigIntegers(columnTypes));
     prepared = { statement, columns, columnTypes };
     if (this.#statements.size >= STATEMENT_CACHE) this.#statements.delete(this.#statements.keys().next().value!);

@@ -1,7 +1,7 @@
 import cluster from "node:cluster";
 import { randomUUID } from "node:crypto";
 import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { Database } from "../../db/prisma.ts";
+import type { CommitCounts } from "../../db/sqlite.ts";
 
 /** Distinct GraphQL operation names kept as label values; later ones are counted as `other`. */
 const MAX_OPERATION_NAMES = 200;
@@ -31,7 +31,7 @@ export interface Metrics {
  * A Prometheus registry of one app instance, with the default process metrics. With `acrossWorkers` (a worker of
  * `WORKERS>1`), `text()` asks the primary for the metrics of all the workers, summed (see `serveClusterMetrics`).
  */
-export function createMetrics({ acrossWorkers = false, commits }: { acrossWorkers?: boolean; commits?: Database["commits"] } = {}): Metrics {
+export function createMetrics({ acrossWorkers = false, commits }: { acrossWorkers?: boolean; commits?: Readonly<CommitCounts> } = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
