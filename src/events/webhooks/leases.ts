@@ -99,12 +99,14 @@ export async function claimWebhooks(db: Db, instance: string, now: Date, until: 
   const lease = `"claimedBy" = ${q.value(instance)}, "claimedUntil" = ${q.time(until)}`;
   const enabled = q.bool(true);
   const at = q.time(now);
+  /** Whether the webhook has an event past its cursor, of those `beyond` describes. */
+  const pending = (beyond: string) =>
+    `SELECT 1 FROM "ChangeEvent" e WHERE e."accountId" = w."accountId" AND ${beyond} AND e."notify" = ${q.bool(true)}`;
   const due = `w."enabled" = ${enabled} AND (w."nextAttemptAt" IS NULL OR w."nextAttemptAt" <= ${at})
     AND (w."claimedUntil" IS NULL OR w."claimedUntil" <= ${q.pg ? at : q.time(now)})
-    AND EXISTS (
-      SELECT 1 FROM "ChangeEvent" e
-      WHERE e."accountId" = w."accountId" AND (e."txid", e."id") > (w."cursorTxid", w."cursorId") AND e."notify" = ${q.bool(true)}
-        ${q.pg ? `AND ${visibleOnPostgres("e")}` : ""})`;
+    AND ${q.pg ? `EXISTS (${pending(`(e."txid", e."id") > (w."cursorTxid", w."cursorId") AND ${visibleOnPostgres("e")}`)})`
+      // A row comparison seeks on txid alone on SQLite, where every event's is 0 (see `feedQuery` in ../feed.ts).
+      : `(EXISTS (${pending(`e."txid" = w."cursorTxid" AND e."id" > w."cursorId"`)}) OR EXISTS (${pending(`e."txid" > w."cursorTxid"`)}))`}`;
   const order = `ORDER BY w."claimedUntil" ASC NULLS FIRST, w."id" LIMIT ${q.value(limit)}`;
   const sql = q.pg
     ? `WITH picked AS (SELECT w."id" FROM "Webhook" w WHERE ${due} ${order} FOR UPDATE OF w SKIP LOCKED)
