@@ -93,14 +93,15 @@ function decode(cursor: string, terms: SortTerm[], arg: string): unknown[] {
 
 /** Rows strictly after (forward) or before (backward) the cursor position in the order of `terms`, nulls last. */
 function keyset(terms: SortTerm[], values: unknown[], forward: boolean): Where {
+  const ascendingAt = (i: number) => (terms[i]!.direction === "asc") === forward;
   const at = (i: number): Where => {
-    const { path, direction } = terms[i]!;
+    const { path } = terms[i]!;
     const value = values[i];
-    const ascending = (direction === "asc") === forward;
+    const ascending = ascendingAt(i);
     const beyond: Where[] = [];
     if (value !== null) {
       beyond.push(nest(path, { [ascending ? "gt" : "lt"]: value }));
-      if (forward) beyond.push(nullAt(path));
+      if (forward && nullableAt(terms[i]!)) beyond.push(nullAt(path));
     } else if (!forward) {
       beyond.push(notNullAt(path));
     }
@@ -108,8 +109,15 @@ function keyset(terms: SortTerm[], values: unknown[], forward: boolean): Where {
     const same = value === null ? nullAt(path) : nest(path, { equals: value });
     return { OR: [...beyond, { AND: [same, at(i + 1)] }] };
   };
+  // `a > x OR (a = x AND …)` is no index range to SQLite or PostgreSQL: a page deep in a long list read every row
+  // before its cursor. With the first key's bound `a >= x` beside it, the read starts at the cursor.
+  const [first] = terms;
+  if (terms.length > 1 && values[0] !== null && !nullableAt(first!)) return { AND: [nest(first!.path, { [ascendingAt(0) ? "gte" : "lte"]: values[0] }), at(0)] };
   return at(0);
 }
+
+/** Whether a sort key can be empty: a nullable column, or any column through a to-one relation (no related row). */
+const nullableAt = (term: SortTerm) => term.path.length > 1 || !!term.field.nullable;
 
 /** The column is empty, or (through a to-one relation) there is no related row. */
 function nullAt(path: string[]): Where {
@@ -152,7 +160,7 @@ export function planPage(
 
   const flip = (d: "asc" | "desc") => (backwards ? (d === "asc" ? "desc" : "asc") : d);
   const orderBy = terms.map((t) => {
-    const nullable = t.path.length > 1 || !!t.field.nullable;
+    const nullable = nullableAt(t);
     // Empty values last in the page's order; read backwards, they come first.
     return orderNest(t.path, nullable ? { sort: flip(t.direction), nulls: backwards ? "first" : "last" } : flip(t.direction));
   });

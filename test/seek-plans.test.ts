@@ -1,0 +1,127 @@
+/**
+ * A page past a cursor is read from the cursor on, by one seek of an index, not by walking every row before it: the
+ * change feed's pages (`/v2/changes?after=`, `changes(last:, before:)`) and the webhook dispatcher's claim, on SQLite,
+ * where every event's txid is 0 and a row comparison `("txid", "id") > (?, ?)` would seek on txid alone; and a
+ * connection's page after a cursor. Asserted on the plans SQLite makes for the statements the service sends (their
+ * results are checked by the change-feed, webhooks and connection tests).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { client, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
+import { claimWebhooks } from "../src/events/webhooks/leases.ts";
+
+describe.runIf(testProvider === "sqlite")("SQLite: reading past a cursor", () => {
+  let h: Harness;
+  let api: Client;
+  const sent: string[] = [];
+  const record = (sql: string) => void sent.push(sql);
+
+  beforeAll(async () => {
+    h = await startHarness({ webhooksAllowPrivate: true, webhookPollMs: 60_000 });
+    api = client(h, await h.key("feed-plans"));
+    for (let i = 0; i < 4; i++) expect((await api.post("/v2/ranks", { name: `Rank ${i}` })).status).toBe(200);
+    expect((await api.post("/v2/webhooks", { url: "http://127.0.0.1:9/hook", events: ["*"] })).status).toBe(200);
+    h.db.onReaderStatement.add(record);
+  });
+  afterAll(async () => {
+    h.db.onReaderStatement.delete(record);
+    await h?.close();
+  });
+
+  /** SQLite's plan for `sql` (its parameters left null: the plan does not depend on them). */
+  async function planOf(sql: string): Promise<string[]> {
+    const params = Array.from(sql.matchAll(/\?/g), () => null);
+    return ((await h.db.read(`EXPLAIN QUERY PLAN ${sql}`, params)) as unknown[][]).map((row) => String(row[3]));
+  }
+
+  /** The plans of the statements on `table` that `work` sends. */
+  async function plansOn(table: string, work: () => Promise<unknown>): Promise<string[][]> {
+    sent.length = 0;
+    await work();
+    const statements = sent.filter((sql) => sql.includes(`FROM "${table}"`) && !sql.startsWith("SELECT COUNT"));
+    expect(statements.length).toBeGreaterThan(0);
+    return Promise.all(statements.map(planOf));
+  }
+
+  const seeksPast = (plan: string[], op: ">" | "<") => plan.some((line) => line.includes(`txid=? AND id${op}?`));
+
+  test("a page of /v2/changes after a cursor", async () => {
+    const first = await api.get("/v2/changes?limit=2");
+    expect(first.status).toBe(200);
+    const plans = await plansOn("ChangeEvent", async () => {
+      const next = await api.get(`/v2/changes?limit=2&after=${first.body.meta.next_cursor}`);
+      expect(next.status).toBe(200);
+      expect(next.body.data.map((e: { id: number }) => e.id)[0]).toBeGreaterThan(first.body.data[1].id);
+    });
+    for (const plan of plans) expect(seeksPast(plan, ">"), plan.join("\n")).toBe(true);
+  });
+
+  test("changes(last:, before:) in GraphQL", async () => {
+    const newest = await api.graphql(`{ changes(last: 2) { pageInfo { startCursor } nodes { rowId } } }`);
+    const plans = await plansOn("ChangeEvent", async () => {
+      const before = await api.graphql(`query($before: String) { changes(last: 2, before: $before) { nodes { rowId } } }`, {
+        before: newest.body.data.changes.pageInfo.startCursor,
+      });
+      expect(before.body.data.changes.nodes.length).toBe(2);
+    });
+    for (const plan of plans) expect(seeksPast(plan, "<"), plan.join("\n")).toBe(true);
+  });
+
+  test("the webhook dispatcher's claim", async () => {
+    const plans = await plansOn("ChangeEvent", async () => {
+      const now = new Date();
+      await claimWebhooks(h.db, "feed-plans", now, new Date(now.getTime() + 1000), 10);
+    });
+    for (const plan of plans) expect(seeksPast(plan, ">"), plan.join("\n")).toBe(true);
+  });
+
+  test("a connection's page after a cursor", async () => {
+    const page = (after: string | null) =>
+      api.graphql(`query($after: String) { ranks(first: 2, after: $after) { pageInfo { endCursor } nodes { rowId } } }`, { after });
+    const first = await page(null);
+    const plans = await plansOn("Rank", async () => {
+      const next = await page(first.body.data.ranks.pageInfo.endCursor);
+      expect(next.body.data.ranks.nodes.length).toBe(2);
+    });
+    // The list's order (its own, then the id) starts at the cursor's first key: a range on that column.
+    for (const plan of plans) expect(plan.some((line) => /\(accountId=\? AND "?\w+"?[<>]\?\)/.test(line)), plan.join("\n")).toBe(true);
+  });
+});
+
+describe("a connection walked by cursor, with ties in its first key", () => {
+  let h: Harness;
+  let api: Client;
+  beforeAll(async () => {
+    h = await startHarness();
+    api = client(h, await h.key("walks"));
+    for (const name of ["Tie", "Alpha", "Tie", "Zulu", "Tie", "Alpha", "Mike", "Tie"]) expect((await api.post("/v2/ranks", { name })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const order = `orderBy: [{ name: desc }]`;
+  const all = async () => (await api.graphql(`{ ranks(first: 100, ${order}) { nodes { rowId name } } }`)).body.data.ranks.nodes;
+
+  test("forward with first/after and backward with last/before: every row once, in the list's order", async () => {
+    const expected = await all();
+    expect(expected).toHaveLength(8);
+    const forward: unknown[] = [];
+    let after: string | null = null;
+    for (let pages = 0; pages < 20; pages++) {
+      const r = await api.graphql(`query($after: String) { ranks(first: 3, after: $after, ${order}) { pageInfo { hasNextPage endCursor } nodes { rowId name } } }`, { after });
+      forward.push(...r.body.data.ranks.nodes);
+      if (!r.body.data.ranks.pageInfo.hasNextPage) break;
+      after = r.body.data.ranks.pageInfo.endCursor;
+    }
+    expect(forward).toEqual(expected);
+    const backward: unknown[] = [];
+    let before: string | null = null;
+    for (let pages = 0; pages < 20; pages++) {
+      const r = await api.graphql(`query($before: String) { ranks(last: 3, before: $before, ${order}) { pageInfo { hasPreviousPage startCursor } nodes { rowId name } } }`, { before });
+      backward.unshift(...r.body.data.ranks.nodes);
+      if (!r.body.data.ranks.pageInfo.hasPreviousPage) break;
+      before = r.body.data.ranks.pageInfo.startCursor;
+    }
+    expect(backward).toEqual(expected);
+  });
+});
