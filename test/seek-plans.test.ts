@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
 import { claimWebhooks } from "../src/events/webhooks/leases.ts";
+import { deleteOlderThanSql } from "../src/events/retention.ts";
 
 describe.runIf(testProvider === "sqlite")("SQLite: reading past a cursor", () => {
   let h: Harness;
@@ -72,6 +73,14 @@ describe.runIf(testProvider === "sqlite")("SQLite: reading past a cursor", () =>
       await claimWebhooks(h.db, "feed-plans", now, new Date(now.getTime() + 1000), 10);
     });
     for (const plan of plans) expect(seeksPast(plan, ">"), plan.join("\n")).toBe(true);
+  });
+
+  test("pruning: the rows older than the retention period, found by their time", async () => {
+    for (const table of ["ChangeEvent", "WebhookDelivery"] as const) {
+      const plan = await planOf(deleteOlderThanSql(table, 5000).replace("$1", "?"));
+      expect(plan.some((line) => line.includes("INDEX") && line.includes("(createdAt<?)")), plan.join("\n")).toBe(true);
+      expect(plan.filter((line) => line.startsWith("SCAN")), plan.join("\n")).toEqual([]);
+    }
   });
 
   test("a connection's page after a cursor", async () => {

@@ -9,9 +9,17 @@ const STEPS = 20;
 /** The oldest time a kept event (or delivery-log row) may have: older ones are pruned. */
 export const retentionCutoff = (config: Pick<Config, "eventRetentionDays">, now = Date.now()): Date => new Date(now - config.eventRetentionDays * 86_400_000);
 
+/**
+ * The statement of one step: the oldest `limit` rows of `table` created before `$1`. Picked in `createdAt` order, a
+ * range of its index; in `id` order SQLite walked the whole table by rowid to find them, holding the write lock
+ * (25 ms at 100,000 events, none of them old).
+ */
+export const deleteOlderThanSql = (table: "ChangeEvent" | "WebhookDelivery", limit: number): string =>
+  `DELETE FROM "${table}" WHERE "id" IN (SELECT "id" FROM "${table}" WHERE "createdAt" < $1 ORDER BY "createdAt" LIMIT ${limit})`;
+
 /** One bounded step: deletes up to `limit` rows of `table` created before `before`; answers how many. */
 export function deleteOlderThan(client: Pick<Database["prisma"], "$executeRawUnsafe">, table: "ChangeEvent" | "WebhookDelivery", before: Date, limit: number): Promise<number> {
-  return client.$executeRawUnsafe(`DELETE FROM "${table}" WHERE "id" IN (SELECT "id" FROM "${table}" WHERE "createdAt" < $1 ORDER BY "id" LIMIT ${limit})`, before);
+  return client.$executeRawUnsafe(deleteOlderThanSql(table, limit), before);
 }
 
 /** Deletes events older than the retention period; answers how many. */
