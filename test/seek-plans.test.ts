@@ -134,3 +134,28 @@ describe("a connection walked by cursor, with ties in its first key", () => {
     expect(backward).toEqual(expected);
   });
 });
+
+describe("foreign keys", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  /** `table.column` of each row. */
+  const pairs = (rows: unknown[][]) => rows.map(([table, column]) => `${String(table).replace(/"/g, "")}.${column}`);
+
+  test("every one leads an index: a parent's rows (and the check when a parent is deleted) are found by seeking, not by reading the table", async () => {
+    const sqlite = testProvider === "sqlite";
+    const keys = pairs(await h.db.read(sqlite
+      ? `SELECT m."name", f."from" FROM "sqlite_master" AS m, pragma_foreign_key_list(m."name") AS f WHERE m."type" = 'table'`
+      : `SELECT c.conrelid::regclass::text, a.attname FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace`, []));
+    const leading = new Set(pairs(await h.db.read(sqlite
+      ? `SELECT m."name", i."name" FROM "sqlite_master" AS m, pragma_index_list(m."name") AS l, pragma_index_info(l."name") AS i WHERE m."type" = 'table' AND i."seqno" = 0`
+      : `SELECT x.indrelid::regclass::text, a.attname FROM pg_index x JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] JOIN pg_class t ON t.oid = x.indrelid WHERE t.relnamespace = 'public'::regnamespace`, [])));
+    expect(keys.length).toBeGreaterThan(40);
+    expect(keys.filter((key) => !leading.has(key))).toEqual([]);
+  });
+});
