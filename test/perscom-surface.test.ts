@@ -12,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
-import { startHarness, type Harness } from "./harness.ts";
+import { startHarness, testProvider, type Harness } from "./harness.ts";
 import {
   clone, editProperty, flatten, loadReference, nullable, requireIn, toJsonSchema, unrequire, type JsonSchema, type RefOp,
 } from "./perscom/reference.ts";
@@ -256,6 +256,8 @@ const urlPattern = (op: RefOp) =>
 let h: Harness;
 let org: Organisation;
 const outcomes: Outcome[] = [];
+/** Every distinct statement of our own (reader and writer) the operations sent, for their plans. */
+const statements = new Set<string>();
 const cleanupErrors: string[] = [];
 /**
  * The order operations run in: the document's, or shuffled with PERSCOM_SURFACE_SHUFFLE=<seed> to show
@@ -345,6 +347,7 @@ beforeAll(async () => {
   org = new Organisation(h, createSchemaOf);
   await org.seed();
   const started = Date.now();
+  h.db.onReaderStatement.add((sql) => void statements.add(sql));
   for (const p of runOrder()) outcomes.push(await exercise(p));
   outcomes.sort((a, b) => byKey.get(a.key)!.index - byKey.get(b.key)!.index);
   const served = outcomes.filter((o) => o.served).length;
@@ -410,6 +413,24 @@ describe("PERSCOM v2 surface (reference OpenAPI, 483 operations)", () => {
 
   test("no operation answers 5xx", () => {
     expect(outcomes.filter((o) => (o.status ?? 0) >= 500).map((o) => `${o.key} → ${o.status} ${o.cause}`)).toEqual([]);
+  });
+
+  // An operation's work must not grow with the size of a table it only looks up rows in. On SQLite, whose plans say
+  // so plainly: no statement reads a whole table (`SCAN <table>`; a scan of a subquery's rows is fine).
+  test.runIf(testProvider === "sqlite")("no statement the operations send reads a whole table", async () => {
+    const scans: string[] = [];
+    for (const sql of statements) {
+      if (!/^(SELECT|UPDATE|DELETE|WITH)\b/.test(sql)) continue;
+      const params = Array.from(sql.matchAll(/\?/g), () => null);
+      const plan = ((await h.db.read(`EXPLAIN QUERY PLAN ${sql}`, params)) as unknown[][]).map((row) => String(row[3]));
+      const derived = new Set(plan.map((line) => /^(?:CO-ROUTINE|MATERIALIZE) (\S+)/.exec(line)?.[1]));
+      for (const line of plan) {
+        const scanned = /^SCAN (\S+)/.exec(line)?.[1];
+        if (scanned && scanned !== "CONSTANT" && !derived.has(scanned) && !/^(json_each|\(subquery)/.test(scanned)) scans.push(`${line} ← ${sql.slice(0, 300)}`);
+      }
+    }
+    expect(statements.size).toBeGreaterThan(300);
+    expect(scans).toEqual([]);
   });
 
   test("every operation answers its documented 2xx with a body valid for its success schema", () => {
