@@ -12,7 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
-import { startHarness, testProvider, type Harness } from "./harness.ts";
+import { sqlitePlan, startHarness, testProvider, type Harness } from "./harness.ts";
 import {
   clone, editProperty, flatten, loadReference, nullable, requireIn, toJsonSchema, unrequire, type JsonSchema, type RefOp,
 } from "./perscom/reference.ts";
@@ -421,8 +421,7 @@ describe("PERSCOM v2 surface (reference OpenAPI, 483 operations)", () => {
     const scans: string[] = [];
     for (const sql of statements) {
       if (!/^(SELECT|UPDATE|DELETE|WITH)\b/.test(sql)) continue;
-      const params = Array.from(sql.matchAll(/\?/g), () => null);
-      const plan = ((await h.db.read(`EXPLAIN QUERY PLAN ${sql}`, params)) as unknown[][]).map((row) => String(row[3]));
+      const plan = await sqlitePlan(h.db, sql);
       const derived = new Set(plan.map((line) => /^(?:CO-ROUTINE|MATERIALIZE) (\S+)/.exec(line)?.[1]));
       for (const line of plan) {
         const scanned = /^SCAN (\S+)/.exec(line)?.[1];

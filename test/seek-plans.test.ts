@@ -6,7 +6,7 @@
  * results are checked by the change-feed, webhooks and connection tests).
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { client, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
+import { client, sqlitePlan, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
 import { claimWebhooks } from "../src/events/webhooks/leases.ts";
 import { deleteOlderThanSql } from "../src/events/retention.ts";
 
@@ -28,11 +28,7 @@ describe.runIf(testProvider === "sqlite")("SQLite: reading past a cursor", () =>
     await h?.close();
   });
 
-  /** SQLite's plan for `sql` (its parameters left null: the plan does not depend on them). */
-  async function planOf(sql: string): Promise<string[]> {
-    const params = Array.from(sql.matchAll(/\?/g), () => null);
-    return ((await h.db.read(`EXPLAIN QUERY PLAN ${sql}`, params)) as unknown[][]).map((row) => String(row[3]));
-  }
+  const planOf = (sql: string) => sqlitePlan(h.db, sql);
 
   /** The plans of the statements on `table` that `work` sends. */
   async function plansOn(table: string, work: () => Promise<unknown>): Promise<string[][]> {
