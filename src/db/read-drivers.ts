@@ -1,44 +1,21 @@
-import type { InArgs } from "@libsql/client";
 import pg from "pg";
-import { NativeConnection } from "./libsql-native.ts";
+import { SqliteReadThread } from "./sqlite-read-thread.ts";
 import { query } from "./pg-pipeline.ts";
 import type { ReadDriver } from "./reader.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
 import { WriteQueue } from "./locks.ts";
-import { isBusyError, whileBusy } from "./sqlite.ts";
+import { whileBusy } from "./sqlite.ts";
 
 /**
- * SQLite reads on a connection of their own, beside the one Prisma writes through: in WAL mode it sees committed
- * data only, never the open transaction of a concurrent write. Statements stay prepared (NativeConnection).
+ * SQLite reads on a connection of their own, on a thread of its own (SqliteReadThread), beside the one Prisma writes
+ * through: in WAL mode it sees committed data only, never the open transaction of a concurrent write.
  */
 export function sqliteReadDriver(file: string): ReadDriver {
-  let connection: Promise<NativeConnection> | null = null;
-  const open = async () => {
-    const opened = new NativeConnection(file);
-    await opened.execute("PRAGMA busy_timeout = 0");
-    await opened.execute("PRAGMA query_only = 1");
-    return opened;
-  };
-  const drop = () => {
-    const dropped = connection;
-    connection = null;
-    // Unusable already when it fails to close: replaced either way.
-    void dropped?.then((c) => c.close()).catch(() => undefined);
-  };
+  const thread = new SqliteReadThread(file);
   return {
     dialect: "sqlite",
-    all: (sql, params) =>
-      whileBusy(async () => {
-        try {
-          const opened = await (connection ??= open());
-          return (await opened.execute({ sql, args: params as InArgs })).rows as unknown as unknown[][];
-        } catch (error) {
-          // A statement that failed busy is never reset by the driver (tursodatabase/libsql-js#237).
-          if (isBusyError(error)) drop();
-          throw error;
-        }
-      }),
-    close: async () => drop(),
+    all: (sql, params) => whileBusy(() => thread.all(sql, params)),
+    close: () => thread.close(),
   };
 }
 

@@ -1,0 +1,74 @@
+// @ts-check
+/*
+ * The read thread's body (see sqlite-read-thread.ts): one SQLite connection that only reads, its statements kept
+ * prepared, answering `{ id, sql, args }` messages with the statement's rows in order. Plain JavaScript: a worker
+ * thread loads its file with plain Node, without our TypeScript loader or the bundle.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import Database from "libsql";
+import { converted, StatementCache, toSql } from "./sqlite-rows.mjs";
+
+const STATEMENT_CACHE = 500;
+// Busy is reported at once, and waited out on the main thread (sqlite.ts, `whileBusy`); this connection only reads.
+const pragmas = ["PRAGMA busy_timeout = 0", "PRAGMA query_only = 1"];
+
+/** @type {{ db: import("libsql").Database, statements: StatementCache } | null} */
+let connection = null;
+
+function open() {
+  const db = new Database(workerData.file);
+  const statements = new StatementCache(db, STATEMENT_CACHE);
+  for (const pragma of pragmas) {
+    const { statement, columns } = statements.get(pragma);
+    if (columns) statement.all([]);
+    else statement.run([]);
+  }
+  return { db, statements };
+}
+
+/** A statement that failed busy is never reset by the driver (tursodatabase/libsql-js#237): the connection goes. */
+function drop() {
+  const dropped = connection;
+  connection = null;
+  try {
+    dropped?.db.close();
+  } catch {
+    // Unusable already: replaced either way.
+  }
+}
+
+const isBusy = (/** @type {any} */ error) =>
+  typeof error?.rawCode === "number" ? (error.rawCode & 0xff) === 5 || (error.rawCode & 0xff) === 6 : /^SQLITE_(BUSY|LOCKED)/.test(String(error?.code));
+
+/**
+ * Whether `rows` hold only strings, nulls and finite numbers other than -0: JSON carries them exactly, and the main
+ * thread parses a JSON text several times faster than it deserialises the same rows cloned (bench/FINDINGS.md).
+ */
+function plain(/** @type {unknown[][]} */ rows) {
+  for (const row of rows) {
+    for (const value of row) {
+      if (value === null || typeof value === "string") continue;
+      if (typeof value !== "number" || !Number.isFinite(value) || Object.is(value, -0)) return false;
+    }
+  }
+  return true;
+}
+
+parentPort?.on("message", (/** @type {{ id: number, sql: string, args: unknown[] }} */ { id, sql, args }) => {
+  try {
+    connection ??= open();
+    const { statement, columns } = connection.statements.get(sql);
+    const values = args.map(toSql);
+    if (!columns) {
+      statement.run(values);
+      parentPort?.postMessage({ id, rows: [] });
+      return;
+    }
+    const rows = converted(/** @type {unknown[][]} */ (/** @type {unknown} */ (statement.all(values))));
+    parentPort?.postMessage(plain(rows) ? { id, json: JSON.stringify(rows) } : { id, rows });
+  } catch (error) {
+    if (isBusy(error)) drop();
+    const e = /** @type {any} */ (error);
+    parentPort?.postMessage({ id, error: { name: e?.name, message: e?.message ?? String(error), code: e?.code, rawCode: e?.rawCode } });
+  }
+});
