@@ -32,6 +32,8 @@ export interface Database {
   onReaderStatement: Set<(sql: string) => void>;
   /** The rows of one read statement of our own (`?` placeholders on SQLite, `$n` on PostgreSQL), on committed data. */
   read(sql: string, params: unknown[]): Promise<unknown[][]>;
+  /** `read` for a statement that looks up a row or two by key (on SQLite on the main thread: `ReadDriver.lookup`). */
+  lookup(sql: string, params: unknown[]): Promise<unknown[][]>;
   close(): Promise<void>;
 }
 
@@ -73,9 +75,13 @@ function assemble(
     takeRows(budget, rows.length);
     return rows;
   };
+  const lookup = async (sql: string, params: unknown[]) => {
+    options.onStatement(sql);
+    return (driver.lookup ?? driver.all).call(driver, sql, params);
+  };
   const store = new Store(client, { provider, reader: new SqlReader(driver, options), transaction, direct, read });
   return {
-    store, prisma: client, provider, statements, onReaderStatement, read,
+    store, prisma: client, provider, statements, onReaderStatement, read, lookup,
     close: async () => (await driver.close(), await close()),
   };
 }

@@ -1,21 +1,49 @@
+import type { InArgs } from "@libsql/client";
 import pg from "pg";
+import { NativeConnection } from "./libsql-native.ts";
 import { SqliteReadThread } from "./sqlite-read-thread.ts";
 import { query } from "./pg-pipeline.ts";
 import type { ReadDriver } from "./reader.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
 import { WriteQueue } from "./locks.ts";
-import { whileBusy } from "./sqlite.ts";
+import { isBusyError, whileBusy } from "./sqlite.ts";
 
 /**
- * SQLite reads on a connection of their own, on a thread of its own (SqliteReadThread), beside the one Prisma writes
- * through: in WAL mode it sees committed data only, never the open transaction of a concurrent write.
+ * SQLite reads on connections of their own beside the one Prisma writes through: in WAL mode they see committed data
+ * only, never the open transaction of a concurrent write. Statements run on the read thread (SqliteReadThread); a
+ * `lookup` (a row or two by key) on a connection of the main thread's, where it costs less than the messages to and
+ * from the thread (bench/FINDINGS.md, "Reads on a thread").
  */
 export function sqliteReadDriver(file: string): ReadDriver {
   const thread = new SqliteReadThread(file);
+  let connection: Promise<NativeConnection> | null = null;
+  const open = async () => {
+    const opened = new NativeConnection(file);
+    await opened.execute("PRAGMA busy_timeout = 0");
+    await opened.execute("PRAGMA query_only = 1");
+    return opened;
+  };
+  const drop = () => {
+    const dropped = connection;
+    connection = null;
+    // Unusable already when it fails to close: replaced either way.
+    void dropped?.then((c) => c.close()).catch(() => undefined);
+  };
   return {
     dialect: "sqlite",
     all: (sql, params) => whileBusy(() => thread.all(sql, params)),
-    close: () => thread.close(),
+    lookup: (sql, params) =>
+      whileBusy(async () => {
+        try {
+          const opened = await (connection ??= open());
+          return (await opened.execute({ sql, args: params as InArgs })).rows as unknown as unknown[][];
+        } catch (error) {
+          // A statement that failed busy is never reset by the driver (tursodatabase/libsql-js#237).
+          if (isBusyError(error)) drop();
+          throw error;
+        }
+      }),
+    close: async () => (drop(), await thread.close()),
   };
 }
 

@@ -20,6 +20,8 @@ export interface ReadDriver {
   readonly dialect: Dialect;
   /** The rows of one statement, each as an array of its columns. */
   all(sql: string, params: unknown[]): Promise<unknown[][]>;
+  /** The rows of a statement that looks up a row or two by key, where that costs least; `all` when absent. */
+  lookup?(sql: string, params: unknown[]): Promise<unknown[][]>;
   /**
    * For a write the database refused, the error to throw. Without it (SQLite, which undoes just the refused statement)
    * the write is handed to Prisma, whose own error answers it; with it (PostgreSQL, where the refusal aborts the

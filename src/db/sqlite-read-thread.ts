@@ -11,10 +11,15 @@ type Answer =
   | { id: number; rows: unknown[][] }
   | { id: number; error: { name?: string; message: string; code?: unknown; rawCode?: unknown } };
 
+/** SQL texts the thread is told the number of, at most; past it, numbers are given from 0 again. */
+const TEXTS_KEPT = 2000;
+
 /** One started thread and the statements waiting on it. */
 interface Thread {
   worker: Worker;
   waiting: Map<number, Waiting>;
+  /** The number the thread knows each SQL text by: a text is sent once, then its number (cloning it cost more). */
+  texts: Map<string, number>;
 }
 
 /**
@@ -40,7 +45,14 @@ export class SqliteReadThread {
       if (thread.waiting.size === 0) thread.worker.ref();
       thread.waiting.set(id, { resolve, reject });
       try {
-        thread.worker.postMessage({ id, sql, args });
+        const known = thread.texts.get(sql);
+        if (known !== undefined) thread.worker.postMessage([id, known, args]);
+        else {
+          if (thread.texts.size >= TEXTS_KEPT) thread.texts.clear();
+          const number = thread.texts.size;
+          thread.texts.set(sql, number);
+          thread.worker.postMessage([id, number, args, sql]);
+        }
       } catch (error) {
         // An argument that cannot be sent (a function): the statement's own failure, as the driver's would be.
         settled(thread, id)?.reject(new TypeError(`A statement argument cannot be sent to the read thread: ${(error as Error).message}`));
@@ -58,7 +70,7 @@ export class SqliteReadThread {
 
   #start(): Thread {
     const worker = new Worker(new URL("./sqlite-read-worker.mjs", import.meta.url), { workerData: { file: this.file } });
-    const thread: Thread = { worker, waiting: new Map() };
+    const thread: Thread = { worker, waiting: new Map(), texts: new Map() };
     worker.unref();
     worker.on("message", (answer: Answer) => {
       const waiting = settled(thread, answer.id);

@@ -1,7 +1,8 @@
 // @ts-check
 /*
  * The read thread's body (see sqlite-read-thread.ts): one SQLite connection that only reads, its statements kept
- * prepared, answering `{ id, sql, args }` messages with the statement's rows in order. Plain JavaScript: a worker
+ * prepared, answering `[id, number, args, sql?]` messages with the statement's rows in order. A statement's SQL text
+ * comes with the first message that uses its number; later ones send the number alone. Plain JavaScript: a worker
  * thread loads its file with plain Node, without our TypeScript loader or the bundle.
  */
 import { parentPort, workerData } from "node:worker_threads";
@@ -54,8 +55,14 @@ function plain(/** @type {unknown[][]} */ rows) {
   return true;
 }
 
-parentPort?.on("message", (/** @type {{ id: number, sql: string, args: unknown[] }} */ { id, sql, args }) => {
+/** SQL texts by the number the main thread gives them. */
+const texts = /** @type {string[]} */ ([]);
+
+parentPort?.on("message", (/** @type {[number, number, unknown[], string?]} */ [id, number, args, text]) => {
+  if (text !== undefined) texts[number] = text;
+  const sql = texts[number];
   try {
+    if (sql === undefined) throw new Error(`No statement ${number} on the read thread`);
     connection ??= open();
     const { statement, columns } = connection.statements.get(sql);
     const values = args.map(toSql);
