@@ -4,7 +4,7 @@ import { isBusyError } from "../src/db/sqlite.ts";
 
 /**
  * SQLite's group commit (src/db/sqlite.ts, `SqliteClient.directTransaction`): write transactions that queue behind
- * one another share one COMMIT, each in a savepoint of its own.
+ * one another share one COMMIT, each but the first in a savepoint of its own.
  */
 describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit together", () => {
   let h: Harness;
@@ -62,6 +62,24 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
     const texts = listed.body.data.map((r: { text: string }) => r.text).filter((t: string) => t.startsWith("mixed "));
     expect(texts.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `mixed ${2 * i}`).sort());
     expect(h.db.commits!.commits - before).toBeLessThan(10);
+  });
+
+  it("the first transaction of a group (which has no savepoint) rolls back alone, with others waiting behind it and with none", async () => {
+    const failing = (name: string, after: number) =>
+      h.db.store.transaction(async (tx) => {
+        await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [name, new Date().toISOString()]);
+        await sleep(after);
+        throw new Error(`undo ${name}`);
+      }, { direct: true });
+    await expect(failing("first-alone", 0)).rejects.toThrow("undo first-alone");
+    const first = failing("first-0", 50);
+    await sleep(10);
+    const behind = [1, 2, 3].map((i) => writeFlag(`first-${i}`));
+    await expect(first).rejects.toThrow("undo first-0");
+    await Promise.all(behind);
+    expect(await flags("first-")).toEqual(["first-1", "first-2", "first-3"]);
+    await writeFlag("first-4");
+    expect(await flags("first-4")).toEqual(["first-4"]);
   });
 
   it("a transaction that ends while another waits is answered with that one's COMMIT: both are committed when it is", async () => {

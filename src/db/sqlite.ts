@@ -232,8 +232,8 @@ export class SqliteClient {
    * Prisma sends meanwhile waits for it. BEGIN IMMEDIATE waits while another process writes; after a busy failure the
    * connection is replaced, as in `transaction`.
    *
-   * Group commit: direct transactions that queue behind one another share one BEGIN … COMMIT, each in a savepoint of
-   * its own (rolled back alone when it fails), and each one's `end("COMMIT")` resolves once that COMMIT has. The
+   * Group commit: direct transactions that queue behind one another share one BEGIN … COMMIT, each but the first in
+   * a savepoint of its own (rolled back alone when it fails; the first rolls back the group, which holds only it), and each one's `end("COMMIT")` resolves once that COMMIT has. The
    * driver is synchronous, so each COMMIT stops the event loop for the WAL's write and fsync (0.4–0.5 ms here): under
    * concurrent writes one COMMIT now covers up to `GROUP_COMMIT_MAX` of them. A transaction alone commits at once.
    * The group commits when no other direct transaction waits, when it is full, or when a Prisma transaction waits;
@@ -244,6 +244,9 @@ export class SqliteClient {
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     const release = await this.#transactions.acquire();
     let group: CommitGroup;
+    // The first transaction of a group runs alone in it, so undoing it is undoing the group: it needs no savepoint.
+    // Under load most groups hold one transaction (bench/FINDINGS.md), and the two statements were 3% of a write.
+    const first = this.#group === null;
     try {
       group = this.#group ?? (await this.#beginGroup());
     } catch (error) {
@@ -251,12 +254,14 @@ export class SqliteClient {
       throw error;
     }
     const { connection } = group;
-    try {
-      await connection.execute("SAVEPOINT direct");
-    } catch (error) {
-      await this.#endGroup(error);
-      release();
-      throw error;
+    if (!first) {
+      try {
+        await connection.execute("SAVEPOINT direct");
+      } catch (error) {
+        await this.#endGroup(error);
+        release();
+        throw error;
+      }
     }
     let open = true;
     let left = false;
@@ -276,19 +281,23 @@ export class SqliteClient {
       open = false;
       left = true;
       let failure: unknown;
-      try {
-        if (outcome === "ROLLBACK") await connection.execute("ROLLBACK TO direct");
-        await connection.execute("RELEASE direct");
-      } catch (error) {
-        // The savepoint is gone only when SQLite has rolled back the whole transaction: the group with it.
-        failure = error;
+      if (!first) {
+        try {
+          if (outcome === "ROLLBACK") await connection.execute("ROLLBACK TO direct");
+          await connection.execute("RELEASE direct");
+        } catch (error) {
+          // The savepoint is gone only when SQLite has rolled back the whole transaction: the group with it.
+          failure = error;
+        }
       }
       if (outcome === "COMMIT" && failure === undefined) {
         group.members++;
         group.commitBy = Math.min(group.commitBy, deadline);
       }
       group.replace ||= busy;
-      if (failure !== undefined || busy || group.members >= GROUP_COMMIT_MAX || this.#transactions.waiting === 0) {
+      if (first && outcome === "ROLLBACK") {
+        await this.#endGroup(undefined, "ROLLBACK");
+      } else if (failure !== undefined || busy || group.members >= GROUP_COMMIT_MAX || this.#transactions.waiting === 0) {
         await this.#endGroup(failure);
       }
       release();
@@ -343,11 +352,23 @@ export class SqliteClient {
     }
   }
 
-  /** COMMIT of the open group, or ROLLBACK after `failure` or past a transaction's deadline; then Prisma's turn. */
-  async #endGroup(failure?: unknown): Promise<void> {
+  /**
+   * COMMIT of the open group, or ROLLBACK after `failure` or past a transaction's deadline; then Prisma's turn.
+   * `"ROLLBACK"`: the group's only transaction (the first, without a savepoint) rolled back; nothing failed, so the
+   * connection is kept unless a statement of it failed busy.
+   */
+  async #endGroup(failure?: unknown, end: "COMMIT" | "ROLLBACK" = "COMMIT"): Promise<void> {
     const group = this.#group;
     if (!group) return;
     this.#group = null;
+    if (end === "ROLLBACK") {
+      const rolledBack = await group.connection.execute("ROLLBACK").then(() => true, () => false);
+      if (!rolledBack || group.replace) this.#replace(group.connection);
+      this.#direct = null;
+      group.done();
+      group.settle();
+      return;
+    }
     let error = failure;
     if (error === undefined && Date.now() > group.commitBy) {
       error = new LibsqlError("A transaction committing with this one ran past its time, and the group was rolled back", "SQLITE_BUSY", 5);
