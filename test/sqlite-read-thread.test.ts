@@ -55,6 +55,14 @@ describe("SQLite read thread", () => {
     expect([flag, time, length]).toEqual([1, 86_400_000, 2]);
   });
 
+  test("an argument that cannot be sent fails its statement alone; the statements sent with it, and its SQL later, are answered", async () => {
+    const sql = `SELECT ? + 100`;
+    const [bad, good] = await Promise.allSettled([thread.all(sql, [() => 1]), thread.all(`SELECT ? + 200`, [1])]);
+    expect(bad).toMatchObject({ status: "rejected", reason: expect.any(TypeError) });
+    expect(good).toEqual({ status: "fulfilled", value: [[201]] });
+    expect(await thread.all(sql, [1])).toEqual([[101]]);
+  });
+
   test("an integer past 2^53 in a BIGINT column is refused, not rounded", async () => {
     await expect(thread.all(`SELECT "big" FROM "T" WHERE "id" = 2`, [])).rejects.toThrow(RangeError);
     expect(await thread.all(`SELECT "big" FROM "T" WHERE "id" = 1`, [])).toEqual([[7]]);

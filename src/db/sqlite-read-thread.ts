@@ -20,7 +20,13 @@ interface Thread {
   waiting: Map<number, Waiting>;
   /** The number the thread knows each SQL text by: a text is sent once, then its number (cloning it cost more). */
   texts: Map<string, number>;
+  /** Numbers given so far. */
+  numbered: number;
+  /** Statements not sent yet: `[id, number, args, sql?]`, the SQL text with the first statement that uses it. */
+  outbox: Statement[];
 }
+
+type Statement = [id: number, number: number, args: unknown[], sql?: string];
 
 /**
  * SQLite reads on a thread of their own (sqlite-read-worker.mjs): one connection that only reads, beside the main
@@ -44,19 +50,16 @@ export class SqliteReadThread {
     return new Promise((resolve, reject) => {
       if (thread.waiting.size === 0) thread.worker.ref();
       thread.waiting.set(id, { resolve, reject });
-      try {
-        const known = thread.texts.get(sql);
-        if (known !== undefined) thread.worker.postMessage([id, known, args]);
-        else {
-          if (thread.texts.size >= TEXTS_KEPT) thread.texts.clear();
-          const number = thread.texts.size;
-          thread.texts.set(sql, number);
-          thread.worker.postMessage([id, number, args, sql]);
-        }
-      } catch (error) {
-        // An argument that cannot be sent (a function): the statement's own failure, as the driver's would be.
-        settled(thread, id)?.reject(new TypeError(`A statement argument cannot be sent to the read thread: ${(error as Error).message}`));
+      let number = thread.texts.get(sql);
+      let text: string | undefined;
+      if (number === undefined) {
+        if (thread.texts.size >= TEXTS_KEPT) thread.texts.clear();
+        number = thread.numbered++;
+        thread.texts.set(sql, number);
+        text = sql;
       }
+      // Statements asked for in the same tick (a request's loaders dispatch together) go in one message.
+      if (thread.outbox.push(text === undefined ? [id, number, args] : [id, number, args, text]) === 1) process.nextTick(flush, thread);
     });
   }
 
@@ -70,14 +73,16 @@ export class SqliteReadThread {
 
   #start(): Thread {
     const worker = new Worker(new URL("./sqlite-read-worker.mjs", import.meta.url), { workerData: { file: this.file } });
-    const thread: Thread = { worker, waiting: new Map(), texts: new Map() };
+    const thread: Thread = { worker, waiting: new Map(), texts: new Map(), numbered: 0, outbox: [] };
     worker.unref();
-    worker.on("message", (answer: Answer) => {
-      const waiting = settled(thread, answer.id);
-      if (!waiting) return;
-      if ("json" in answer) waiting.resolve(JSON.parse(answer.json) as unknown[][]);
-      else if ("rows" in answer) waiting.resolve(answer.rows);
-      else waiting.reject(errorOf(answer.error));
+    worker.on("message", (answers: Answer[]) => {
+      for (const answer of answers) {
+        const waiting = settled(thread, answer.id);
+        if (!waiting) continue;
+        if ("json" in answer) waiting.resolve(JSON.parse(answer.json) as unknown[][]);
+        else if ("rows" in answer) waiting.resolve(answer.rows);
+        else waiting.reject(errorOf(answer.error));
+      }
     });
     const stopped = (error: unknown) => {
       if (this.#thread === thread) this.#thread = null;
@@ -86,6 +91,25 @@ export class SqliteReadThread {
     worker.on("error", stopped);
     worker.on("exit", (code) => stopped(new Error(`The SQLite read thread stopped (exit code ${code})`)));
     return thread;
+  }
+}
+
+/** Sends the statements waiting in `thread`'s outbox, in one message. */
+function flush(thread: Thread): void {
+  const statements = thread.outbox.splice(0);
+  try {
+    thread.worker.postMessage(statements);
+  } catch (error) {
+    // An argument that cannot be sent (a function): that statement's own failure, as the driver's would be; the others go.
+    for (const statement of statements) {
+      try {
+        thread.worker.postMessage([statement]);
+      } catch {
+        // The thread never learnt this statement's text: it is sent again with the next statement that uses it.
+        if (statement[3] !== undefined) thread.texts.delete(statement[3]);
+        settled(thread, statement[0])?.reject(new TypeError(`A statement argument cannot be sent to the read thread: ${(error as Error).message}`));
+      }
+    }
   }
 }
 

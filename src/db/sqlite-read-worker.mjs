@@ -1,8 +1,9 @@
 // @ts-check
 /*
  * The read thread's body (see sqlite-read-thread.ts): one SQLite connection that only reads, its statements kept
- * prepared, answering `[id, number, args, sql?]` messages with the statement's rows in order. A statement's SQL text
- * comes with the first message that uses its number; later ones send the number alone. Plain JavaScript: a worker
+ * prepared. Each message is a list of statements `[id, number, args, sql?]`, answered by one message with a list of
+ * their answers, in order. A statement's SQL text comes with the first statement that uses its number; later ones
+ * send the number alone. Plain JavaScript: a worker
  * thread loads its file with plain Node, without our TypeScript loader or the bundle.
  */
 import { parentPort, workerData } from "node:worker_threads";
@@ -58,7 +59,8 @@ function plain(/** @type {unknown[][]} */ rows) {
 /** SQL texts by the number the main thread gives them. */
 const texts = /** @type {string[]} */ ([]);
 
-parentPort?.on("message", (/** @type {[number, number, unknown[], string?]} */ [id, number, args, text]) => {
+/** One statement's answer: its rows as JSON text, or cloned, or its error. */
+function answer(/** @type {[number, number, unknown[], string?]} */ [id, number, args, text]) {
   if (text !== undefined) texts[number] = text;
   const sql = texts[number];
   try {
@@ -68,14 +70,17 @@ parentPort?.on("message", (/** @type {[number, number, unknown[], string?]} */ [
     const values = args.map(toSql);
     if (!columns) {
       statement.run(values);
-      parentPort?.postMessage({ id, rows: [] });
-      return;
+      return { id, rows: [] };
     }
     const rows = converted(/** @type {unknown[][]} */ (/** @type {unknown} */ (statement.all(values))));
-    parentPort?.postMessage(plain(rows) ? { id, json: JSON.stringify(rows) } : { id, rows });
+    return plain(rows) ? { id, json: JSON.stringify(rows) } : { id, rows };
   } catch (error) {
     if (isBusy(error)) drop();
     const e = /** @type {any} */ (error);
-    parentPort?.postMessage({ id, error: { name: e?.name, message: e?.message ?? String(error), code: e?.code, rawCode: e?.rawCode } });
+    return { id, error: { name: e?.name, message: e?.message ?? String(error), code: e?.code, rawCode: e?.rawCode } };
   }
+}
+
+parentPort?.on("message", (/** @type {Array<[number, number, unknown[], string?]>} */ statements) => {
+  parentPort?.postMessage(statements.map(answer));
 });
