@@ -2,9 +2,6 @@ import Database from "libsql";
 import { LibsqlError, type Client, type InStatement, type ResultSet, type Row } from "@libsql/client";
 import { converted, StatementCache, toSql } from "./sqlite-rows.mjs";
 
-/** Prepared statements kept per connection: Prisma's and the writer's SQL text repeats with the shape of a query. */
-export const STATEMENT_CACHE = 500;
-
 function libsqlError(error: unknown): unknown {
   const e = error as { message?: string; code?: string; rawCode?: number };
   return typeof e?.code === "string" ? new LibsqlError(e.message ?? String(error), e.code, e.rawCode, error as Error) : error;
@@ -24,7 +21,7 @@ export class NativeConnection {
 
   constructor(file: string) {
     this.#db = new Database(file);
-    this.#statements = new StatementCache(this.#db, STATEMENT_CACHE);
+    this.#statements = new StatementCache(this.#db);
   }
 
   async execute(stmt: InStatement | string): Promise<ResultSet> {

@@ -2,6 +2,7 @@ import type { InArgs } from "@libsql/client";
 import pg from "pg";
 import { NativeConnection } from "./libsql-native.ts";
 import { SqliteReadThread } from "./sqlite-read-thread.ts";
+import { readOnlyPragmas } from "./sqlite-rows.mjs";
 import { query } from "./pg-pipeline.ts";
 import type { ReadDriver } from "./reader.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
@@ -19,8 +20,7 @@ export function sqliteReadDriver(file: string): ReadDriver {
   let connection: Promise<NativeConnection> | null = null;
   const open = async () => {
     const opened = new NativeConnection(file);
-    await opened.execute("PRAGMA busy_timeout = 0");
-    await opened.execute("PRAGMA query_only = 1");
+    for (const pragma of readOnlyPragmas) await opened.execute(pragma);
     return opened;
   };
   const drop = () => {

@@ -8,19 +8,15 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "libsql";
-import { converted, StatementCache, toSql } from "./sqlite-rows.mjs";
-
-const STATEMENT_CACHE = 500;
-// Busy is reported at once, and waited out on the main thread (sqlite.ts, `whileBusy`); this connection only reads.
-const pragmas = ["PRAGMA busy_timeout = 0", "PRAGMA query_only = 1"];
+import { converted, isBusyError, readOnlyPragmas, StatementCache, toSql } from "./sqlite-rows.mjs";
 
 /** @type {{ db: import("libsql").Database, statements: StatementCache } | null} */
 let connection = null;
 
 function open() {
   const db = new Database(workerData.file);
-  const statements = new StatementCache(db, STATEMENT_CACHE);
-  for (const pragma of pragmas) {
+  const statements = new StatementCache(db);
+  for (const pragma of readOnlyPragmas) {
     const { statement, columns } = statements.get(pragma);
     if (columns) statement.all([]);
     else statement.run([]);
@@ -38,9 +34,6 @@ function drop() {
     // Unusable already: replaced either way.
   }
 }
-
-const isBusy = (/** @type {any} */ error) =>
-  typeof error?.rawCode === "number" ? (error.rawCode & 0xff) === 5 || (error.rawCode & 0xff) === 6 : /^SQLITE_(BUSY|LOCKED)/.test(String(error?.code));
 
 /**
  * Whether `rows` hold only strings, nulls and finite numbers other than -0: JSON carries them exactly, and the main
@@ -75,7 +68,7 @@ function answer(/** @type {[number, number, unknown[], string?]} */ [id, number,
     const rows = converted(/** @type {unknown[][]} */ (/** @type {unknown} */ (statement.all(values))));
     return plain(rows) ? { id, json: JSON.stringify(rows) } : { id, rows };
   } catch (error) {
-    if (isBusy(error)) drop();
+    if (isBusyError(error)) drop();
     const e = /** @type {any} */ (error);
     return { id, error: { name: e?.name, message: e?.message ?? String(error), code: e?.code, rawCode: e?.rawCode } };
   }

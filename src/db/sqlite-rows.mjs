@@ -63,9 +63,25 @@ export function prepare(db, sql) {
   return { statement, columns, columnTypes };
 }
 
-/** Prepared statements kept per connection, least recently prepared dropped first past `limit`. */
+/** SQLITE_BUSY (and its extended codes) or SQLITE_LOCKED, from the driver or as Prisma reports it (P1008). */
+export function isBusyError(error) {
+  for (let e = error, depth = 0; e && depth < 5; e = e.cause, depth++) {
+    if (typeof e.rawCode === "number" && ((e.rawCode & 0xff) === 5 || (e.rawCode & 0xff) === 6)) return true;
+    if (typeof e.code === "string" && (/^SQLITE_(BUSY|LOCKED)/.test(e.code) || e.code === "P1008")) return true;
+    if (typeof e.message === "string" && /database is locked|database table is locked|SQLITE_BUSY/.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** A connection that only reads: busy is reported at once and waited out on the main thread (sqlite.ts, `whileBusy`). */
+export const readOnlyPragmas = ["PRAGMA busy_timeout = 0", "PRAGMA query_only = 1"];
+
+/**
+ * Prepared statements kept per connection, least recently prepared dropped first past `limit`: Prisma's, the reader's
+ * and the writer's SQL text repeats with the shape of a query.
+ */
 export class StatementCache {
-  constructor(db, limit) {
+  constructor(db, limit = 500) {
     this.db = db;
     this.limit = limit;
     this.statements = new Map();

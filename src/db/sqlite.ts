@@ -1,10 +1,14 @@
 import { PrismaLibSQL } from "@prisma/adapter-libsql";
 import type { ReadDriver } from "./reader.ts";
 import { openNativeConnection } from "./libsql-native.ts";
+import { isBusyError } from "./sqlite-rows.mjs";
 import { WriteQueue } from "./locks.ts";
 import {
   LibsqlError, type Client, type Config as LibsqlConfig, type InArgs, type InStatement, type ResultSet, type Transaction, type TransactionMode,
 } from "@libsql/client";
+
+// Written in sqlite-rows.mjs, which the read thread loads without TypeScript; exported here for the rest of the app.
+export { isBusyError };
 
 /**
  * SQLite answers "busy" at once (no busy handler): the libsql driver is synchronous, so SQLite's own
@@ -15,17 +19,6 @@ const connectionPragmas = ["PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 0"
 
 /** How long a statement waits for another connection's write lock before the busy error is reported. */
 export const lockWaitMs = 10_000;
-
-/** SQLITE_BUSY (and its extended codes) or SQLITE_LOCKED, from the driver or as Prisma reports it (P1008). */
-export function isBusyError(error: unknown): boolean {
-  type Cause = { rawCode?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined;
-  for (let e = error as Cause, depth = 0; e && depth < 5; e = e.cause as Cause, depth++) {
-    if (typeof e.rawCode === "number" && ((e.rawCode & 0xff) === 5 || (e.rawCode & 0xff) === 6)) return true;
-    if (typeof e.code === "string" && (/^SQLITE_(BUSY|LOCKED)/.test(e.code) || e.code === "P1008")) return true;
-    if (typeof e.message === "string" && /database is locked|database table is locked|SQLITE_BUSY/.test(e.message)) return true;
-  }
-  return false;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -361,19 +354,11 @@ export class SqliteClient {
     const group = this.#group;
     if (!group) return;
     this.#group = null;
-    if (end === "ROLLBACK") {
-      const rolledBack = await group.connection.execute("ROLLBACK").then(() => true, () => false);
-      if (!rolledBack || group.replace) this.#replace(group.connection);
-      this.#direct = null;
-      group.done();
-      group.settle();
-      return;
-    }
     let error = failure;
-    if (error === undefined && Date.now() > group.commitBy) {
+    if (end === "COMMIT" && error === undefined && Date.now() > group.commitBy) {
       error = new LibsqlError("A transaction committing with this one ran past its time, and the group was rolled back", "SQLITE_BUSY", 5);
     }
-    if (error === undefined) {
+    if (end === "COMMIT" && error === undefined) {
       try {
         await group.connection.execute("COMMIT");
         this.commits.commits++;
@@ -382,8 +367,9 @@ export class SqliteClient {
         error = commitError;
       }
     }
-    if (error !== undefined) await group.connection.execute("ROLLBACK").catch(() => undefined);
-    if (error !== undefined || group.replace) this.#replace(group.connection);
+    let rolledBack = true;
+    if (end === "ROLLBACK" || error !== undefined) rolledBack = await group.connection.execute("ROLLBACK").then(() => true, () => false);
+    if (error !== undefined || !rolledBack || group.replace) this.#replace(group.connection);
     this.#direct = null;
     group.done();
     group.settle(error);
