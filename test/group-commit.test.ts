@@ -91,6 +91,25 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
     await second;
   });
 
+  it("a request's write that ends with none waiting lets the loop turn once first: a write begun in that turn shares its COMMIT; other writes commit at once", async () => {
+    /** COMMITs taken by a write and by another one begun in the next turn of the event loop, as the first ends. */
+    const commitsOf = async (prefix: string, awaitCompany: boolean) => {
+      const before = h.db.commits!.commits;
+      let second: Promise<void> | undefined;
+      await h.db.store.transaction(async (tx) => {
+        await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [`${prefix}-a`, new Date().toISOString()]);
+        setImmediate(() => (second = writeFlag(`${prefix}-b`)));
+      }, { direct: true, awaitCompany });
+      await new Promise((resolve) => setImmediate(resolve));
+      await second;
+      return h.db.commits!.commits - before;
+    };
+    expect(await commitsOf("company", true)).toBe(1);
+    expect(await commitsOf("alone", false)).toBe(2);
+    expect(await flags("company-")).toEqual(["company-a", "company-b"]);
+    expect(await flags("alone-")).toEqual(["alone-a", "alone-b"]);
+  });
+
   it("a group is rolled back, not committed, once one of its transactions is past its time; its transactions fail busy, so their writes are run again", async () => {
     // The first ends (after 20 ms, with the second waiting) within its 100 ms; the second keeps the group open past them.
     const first = writeFlag("late-a", { after: 20, timeout: 100 });

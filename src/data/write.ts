@@ -43,7 +43,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
     if (remaining <= 0) throw new ApiError("TIMEOUT");
     // An independent write runs without Prisma's interactive transaction as long as its statements
     // translate (`direct`, src/db/store.ts); it stores no file, so running it again under Prisma leaves none behind.
-    const transactionOptions = { maxWait: remaining, timeout: remaining, direct: options.independent };
+    const transactionOptions = { maxWait: remaining, timeout: remaining, direct: options.independent, awaitCompany: true };
     const result = (await ctx.store.transaction(async (tx) => {
       if (serial) await tx.prisma.$executeRawUnsafe(advisoryWriteLock);
       trackNames(tx);

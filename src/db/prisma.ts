@@ -40,7 +40,7 @@ export interface Database {
 function assemble(
   client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>,
   transactionDriver: () => Promise<{ driver(): ReadDriver | null; started(): void }>,
-  directDriver?: (timeoutMs?: number) => Promise<DirectTransactionDriver & { release(broken?: Error): void }>,
+  directDriver?: (timeoutMs?: number, awaitCompany?: boolean) => Promise<DirectTransactionDriver & { release(broken?: Error): void }>,
 ): Database {
   const onReaderStatement = new Set<(sql: string) => void>();
   const options = {
@@ -59,8 +59,8 @@ function assemble(
       started: start.started,
     };
   };
-  const direct = directDriver && (async (timeoutMs?: number): Promise<DirectConnection> => {
-    const { driver: tx, begin, end, release } = await directDriver(timeoutMs);
+  const direct = directDriver && (async (timeoutMs?: number, awaitCompany?: boolean): Promise<DirectConnection> => {
+    const { driver: tx, begin, end, release } = await directDriver(timeoutMs, awaitCompany);
     return {
       reader: new SqlReader(tx, options),
       writer: new SqlWriter(tx, options),
@@ -151,8 +151,8 @@ export async function openDatabase(url: string): Promise<Database> {
   await prisma.$executeRawUnsafe("PRAGMA journal_mode = WAL");
   // Direct transactions on the adapter's own connection (SqliteClient.directTransaction): BEGIN IMMEDIATE has gone out
   // once it answers, so there is nothing left for `begin` to send.
-  const directDriver = async (timeoutMs?: number) => {
-    const tx = await adapter.client!.directTransaction(timeoutMs);
+  const directDriver = async (timeoutMs?: number, awaitCompany?: boolean) => {
+    const tx = await adapter.client!.directTransaction(timeoutMs, awaitCompany);
     return { driver: tx.driver, begin: () => {}, end: tx.end, release: () => tx.release() };
   };
   const database = assemble(

@@ -228,12 +228,14 @@ export class SqliteClient {
    * Group commit: direct transactions that queue behind one another share one BEGIN … COMMIT, each but the first in
    * a savepoint of its own (rolled back alone when it fails; the first rolls back the group, which holds only it), and each one's `end("COMMIT")` resolves once that COMMIT has. The
    * driver is synchronous, so each COMMIT stops the event loop for the WAL's write and fsync (0.4–0.5 ms here): under
-   * concurrent writes one COMMIT now covers up to `GROUP_COMMIT_MAX` of them. A transaction alone commits at once.
+   * concurrent writes one COMMIT now covers up to `GROUP_COMMIT_MAX` of them. A transaction's statements run within
+   * one turn of the event loop, so another rarely waits when it ends: with `awaitCompany` (requests' writes) the first
+   * of a group, finding none waiting, lets the loop turn once, and the writes of requests read meanwhile join it.
    * The group commits when no other direct transaction waits, when it is full, or when a Prisma transaction waits;
    * it is rolled back instead, its transactions failing busy (so `inTransaction` runs them again), when one of them
    * would commit after its `timeoutMs`, as a transaction never commits once its request has been answered 503.
    */
-  async directTransaction(timeoutMs?: number): Promise<DirectSqliteTransaction> {
+  async directTransaction(timeoutMs?: number, awaitCompany = false): Promise<DirectSqliteTransaction> {
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     const release = await this.#transactions.acquire();
     let group: CommitGroup;
@@ -288,6 +290,10 @@ export class SqliteClient {
         group.commitBy = Math.min(group.commitBy, deadline);
       }
       group.replace ||= busy;
+      // Once per group: the transactions that join it run within the turn it ends, one after another.
+      if (first && awaitCompany && outcome === "COMMIT" && !busy && this.#transactions.waiting === 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       if (first && outcome === "ROLLBACK") {
         await this.#endGroup(undefined, "ROLLBACK");
       } else if (failure !== undefined || busy || group.members >= GROUP_COMMIT_MAX || this.#transactions.waiting === 0) {
