@@ -535,6 +535,7 @@ async function measureAll(service: Server, floor: Server, key: string, list: Wor
     const loadBefore = loadAverage();
     const withPeer = peer && w.id === "W2";
     const targets = [service, ...(w.floor ? [floor] : []), ...(withPeer ? [peer] : [])];
+    const commitsBefore = w.id === "W4" && !isPostgres(databaseUrl) ? await commitsOf(service) : null;
     const measured = await measure(targets, key, w, databaseUrl, (t, phase) => {
       if (t !== service) return;
       if (phase === "start") watcher = watchRss(service.child.pid!);
@@ -548,6 +549,10 @@ async function measureAll(service: Server, floor: Server, key: string, list: Wor
       w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined, peer: withPeer ? measured.get(peer) : undefined,
       serviceSql: counted[list.indexOf(w)]!.statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
     });
+    if (commitsBefore) {
+      const after = await commitsOf(service);
+      rows.at(-1)!.commits = { transactions: after.transactions - commitsBefore.transactions, commits: after.commits - commitsBefore.commits };
+    }
     if (w.id === "W4") rows.at(-1)!.webhook = await measureWebhook(service, key, w, databaseUrl, measured.get(service)!);
   }
   return { rows, w1Rss, peakRss };
@@ -620,6 +625,20 @@ interface Row {
   load?: [string, string];
   /** W4 only: the same writes with a webhook subscribed to them. */
   webhook?: WebhookPass;
+  /** W4 on SQLite: the service's write transactions and the COMMITs they took (group commit), warm-up and rounds. */
+  commits?: Commits;
+}
+
+interface Commits {
+  transactions: number;
+  commits: number;
+}
+
+/** The service's counts of write transactions and COMMITs, from its /metrics (they grow apart with group commit). */
+async function commitsOf(server: Server): Promise<Commits> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const counter = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(text)?.[1] ?? NaN);
+  return { transactions: counter("db_write_transactions_total"), commits: counter("db_write_commits_total") };
 }
 
 const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : "–");
@@ -671,6 +690,10 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
   if (w4) {
     const ratio4 = w4.service.rps / w4.floor!.rps;
     out.push(`- W4: throughput ≥ 0.5× floor — ${f2(ratio4)}× — ${mark(ratio4 >= 0.5)} (floor ÷ service CPU per request: ${f2(w4.floor!.cpuMs / w4.service.cpuMs)}×); no write lost (rows added − 2xx answers: service ${w4.service.writeGap}, floor ${w4.floor!.writeGap}) — ${mark(w4.service.writeGap === 0 && w4.floor!.writeGap === 0)}`);
+  }
+  if (w4?.commits) {
+    const { transactions, commits } = w4.commits;
+    out.push(`- W4 on the service: ${f0(transactions)} write transactions in ${f0(commits)} COMMITs (group commit), ${f1(transactions / commits)} writes per COMMIT`);
   }
   const hooked = w4?.webhook;
   if (hooked) {
