@@ -63,8 +63,10 @@ export interface Config {
   graphqlPlannedExecution: boolean;
   /** An operation running longer is answered 503; write transactions are rolled back after it. */
   executionTimeoutMs: number;
-  /** Operations (GraphQL and REST requests) one process runs at once; the rest wait their turn, in order. */
+  /** Read operations (GraphQL and REST requests) one process runs at once; the rest wait their turn, in order. */
   maxConcurrentOperations: number;
+  /** Write operations (mutations, REST writes) one process runs at once, in a line of their own. */
+  maxConcurrentWrites: number;
   /** Origins allowed by CORS (`*` for any). */
   corsOrigins: string[];
   /** Server processes sharing the port (`npm start` with node:cluster); 1 runs in this process. */
@@ -219,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlPlannedExecution: flag(env, "GRAPHQL_PLANNED_EXECUTION", true),
     executionTimeoutMs: int(env, "EXECUTION_TIMEOUT_MS", 30000),
     maxConcurrentOperations: int(env, "MAX_CONCURRENT_OPERATIONS", 8),
+    maxConcurrentWrites: int(env, "MAX_CONCURRENT_WRITES", 16),
     workers: int(env, "WORKERS", 1),
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 30_000),
     corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),

@@ -142,7 +142,7 @@ export function createApp({ db, config, events: givenEvents, ...options }: { db:
       dotSegmentsPlugin(), bodyLimitsPlugin(config),
       graphqlJsExecutorPlugin(config), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), graphqlResultsPlugin(schema), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
       trustedDocumentsPlugin(db, config), wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), concurrencyPlugin(config.maxConcurrentOperations), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.store)), restPlugin(restSchema, config),
+      executionTimeoutPlugin(config), concurrencyPlugin({ reads: config.maxConcurrentOperations, writes: config.maxConcurrentWrites }), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.store)), restPlugin(restSchema, config),
       compressionPlugin(),
     ],
   });
