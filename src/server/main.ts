@@ -330,8 +330,9 @@ async function serve() {
       socket.allowHalfOpen = true;
       server.emit("connection", socket);
     };
-    process.send!({ muster: "ready" } satisfies Message);
+    // Logged first: the primary says it is listening once every worker has said it is ready, and the log reads in order.
     log.info(`Muster worker ${process.pid} ready`);
+    process.send!({ muster: "ready" } satisfies Message);
     if (shutdownAsked) void shutdown("shutdown requested by the primary");
   } else {
     listenOrFail(server, (done) => server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, done), () => {
