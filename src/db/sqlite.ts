@@ -239,8 +239,8 @@ export class SqliteClient {
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     const release = await this.#transactions.acquire();
     let group: CommitGroup;
-    // The first transaction of a group runs alone in it, so undoing it is undoing the group: it needs no savepoint.
-    // Under load most groups hold one transaction (bench/FINDINGS.md), and the two statements were 3% of a write.
+    // The first transaction of a group runs alone in it until it ends (the others join after it), so undoing it is
+    // undoing the group: it needs no savepoint.
     const first = this.#group === null;
     try {
       group = this.#group ?? (await this.#beginGroup());
