@@ -76,19 +76,24 @@ describe("with tight limits", () => {
 });
 
 describe("operations in flight (MAX_CONCURRENT_OPERATIONS for reads, MAX_CONCURRENT_WRITES for writes)", () => {
-  /** Starts `first`, waits until it has run `statements` statements, then sends `then`; the order the answers came in. */
-  async function finishingOrder(limits: { maxConcurrentOperations: number; maxConcurrentWrites?: number }, scenario: (api: Client) => {
-    first: [string, () => Promise<{ status: number }>];
+  /** A request under a name: its answer is tracked by that name. */
+  type Sent = [name: string, send: () => Promise<{ status: number }>];
+  /** `first`, then, once it has run `statements` statements, `then`. */
+  interface Scenario {
+    first: Sent;
     statements: number;
-    then: Array<[string, () => Promise<{ status: number }>]>;
-  }) {
+    then: Sent[];
+  }
+
+  /** Runs `scenario` (and a health check) on 100 ranks under `limits`; the order the answers came in. */
+  async function finishingOrder(limits: { maxConcurrentOperations: number; maxConcurrentWrites?: number }, scenario: (api: Client) => Scenario) {
     const h = await startHarness(limits);
     try {
       const api = client(h, await h.key());
       const { first, statements, then } = scenario(api);
       await api.post("/v2/ranks/batch", { resources: Array.from({ length: 100 }, (_, i) => ({ name: `Seeded ${i}` })) });
       const done: string[] = [];
-      const track = ([name, send]: [string, () => Promise<{ status: number }>]) => send().then((r) => (done.push(name), expect(r.status).toBe(200)));
+      const track = ([name, send]: Sent) => send().then((r) => (done.push(name), expect(r.status).toBe(200)));
       const before = h.db.statements.count;
       const running = track(first);
       while (h.db.statements.count < before + statements) await new Promise((resolve) => setImmediate(resolve));
@@ -100,16 +105,16 @@ describe("operations in flight (MAX_CONCURRENT_OPERATIONS for reads, MAX_CONCURR
   }
 
   /** A 300-row batch create (once five of its statements have run), then a one-row create and a one-row read. */
-  const longWrite = (api: Client) => ({
-    first: ["batch", () => api.post("/v2/ranks/batch", { resources: Array.from({ length: 300 }, (_, i) => ({ name: `Rank ${i}` })) })] as [string, () => Promise<{ status: number }>],
+  const longWrite = (api: Client): Scenario => ({
+    first: ["batch", () => api.post("/v2/ranks/batch", { resources: Array.from({ length: 300 }, (_, i) => ({ name: `Rank ${i}` })) })],
     statements: 5,
-    then: [["write", () => api.post("/v2/ranks", { name: "One more" })], ["read", () => api.get("/v2/ranks?limit=1")]] as Array<[string, () => Promise<{ status: number }>]>,
+    then: [["write", () => api.post("/v2/ranks", { name: "One more" })], ["read", () => api.get("/v2/ranks?limit=1")]],
   });
   /** Ranks with their images (two statements, one after the other; the read is sent once the first has gone out), then a one-row read. */
-  const longRead = (api: Client) => ({
-    first: ["ranks", () => api.get("/v2/ranks?include=image&limit=100")] as [string, () => Promise<{ status: number }>],
+  const longRead = (api: Client): Scenario => ({
+    first: ["ranks", () => api.get("/v2/ranks?include=image&limit=100")],
     statements: 2,
-    then: [["read", () => api.get("/v2/ranks?limit=1")]] as Array<[string, () => Promise<{ status: number }>]>,
+    then: [["read", () => api.get("/v2/ranks?limit=1")]],
   });
 
   test("past the write limit a write waits for a running one to finish; reads wait in a line of their own; health checks never wait", async () => {
