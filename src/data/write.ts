@@ -13,8 +13,7 @@ import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts
 import { snake } from "../graphql/names.ts";
 import { rememberName, trackNames, trackRows } from "./transaction-names.ts";
 import { createTracked, deleteTracked, recordWrites, updateTracked } from "./tracked.ts";
-import { announceEvents, writeEvents } from "../events/outbox.ts";
-import type { ChangeEventRecord } from "../events/types.ts";
+import { announceEvents, writeEvents, type WrittenEvents } from "../events/outbox.ts";
 
 /**
  * Runs `work` in one transaction: a failed write leaves nothing behind, its stored files included (src/files/changes.ts:
@@ -38,7 +37,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
   const storage = fileStorage(ctx.config, ctx.store);
   const attempt = async () => {
     let files: FileChanges | undefined;
-    let events: ChangeEventRecord[] = [];
+    let events: WrittenEvents | undefined;
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
     // An independent write runs without Prisma's interactive transaction as long as its statements
@@ -50,16 +49,17 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
       if (ctx.provider === "sqlite") trackRows(tx);
       fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
       const value = await work(tx);
-      // The events of the work's writes go in with them (src/events/outbox.ts): the last statement before COMMIT.
-      events = await writeEvents(ctx, tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
+      // The events of the work's writes go in with them (src/events/outbox.ts): the last statement, sent with COMMIT.
+      events = await writeEvents(ctx, tx);
       return value;
     }, transactionOptions).catch(async (error: unknown) => {
       await files?.rolledBack();
       throw error;
     })) as T;
+    const stored = await events!.stored;
     await files?.committed();
-    announceEvents(ctx, events);
+    announceEvents(ctx, stored);
     return result;
   };
   for (let tries = 1; ; tries++) {

@@ -59,8 +59,11 @@ class ArrayQuery {
   #failure: Error | null = null;
   #answered = false;
 
-  /** `begin`: BEGIN goes out ahead of the statement, in the same write, answered by the same round trip. */
-  constructor(readonly text: string, readonly values: unknown[], readonly name: string | undefined, readonly begin = false) {
+  /**
+   * `begin`: BEGIN goes out ahead of the statement, `commit`: COMMIT after it, in the same write, answered by the same
+   * round trip (one Sync: if the statement fails, PostgreSQL skips the COMMIT and the transaction stays open, aborted).
+   */
+  constructor(readonly text: string, readonly values: unknown[], readonly name: string | undefined, readonly begin = false, readonly commit = false) {
     this.#parsers = name ? parsersOf.get(name) : undefined;
   }
 
@@ -86,6 +89,11 @@ class ArrayQuery {
       connection.bind({ statement: name, values });
       if (!this.#parsers) connection.describe({ type: "P", name: "" });
       connection.execute({ portal: "" });
+      if (this.commit) {
+        connection.parse({ text: "COMMIT", name: "" });
+        connection.bind({ statement: "", values: [] });
+        connection.execute({ portal: "" });
+      }
       connection.sync();
     } finally {
       connection.stream.uncork?.();
@@ -138,13 +146,13 @@ class ArrayQuery {
 type Queryable = pg.Pool | pg.PoolClient;
 
 /**
- * One statement on a pool or a client, rows as arrays. `begin`: BEGIN goes out ahead of it, in the same write, answered
- * by the same round trip.
+ * One statement on a pool or a client, rows as arrays. `begin`: BEGIN goes out ahead of it, `commit`: COMMIT after it,
+ * in the same write, answered by the same round trip.
  */
-export const query = (on: Queryable, sql: string, params: unknown[], begin = false): Promise<unknown[][]> => {
+export const query = (on: Queryable, sql: string, params: unknown[], begin = false, commit = false): Promise<unknown[][]> => {
   let name = statementNames.get(sql);
   if (!name && statementNames.size < NAMED_STATEMENTS) statementNames.set(sql, (name = `muster_read_${statementNames.size}`));
-  const statement = new ArrayQuery(sql, params, name, begin);
+  const statement = new ArrayQuery(sql, params, name, begin, commit);
   // A pool checks a client out, answers through the callback it sets, and releases the client; a client is given one.
   if (on instanceof pg.Pool) return on.query(statement as never) as unknown as Promise<unknown[][]>;
   return new Promise((resolve, reject) => {

@@ -4,7 +4,7 @@ import { SqliteAdapterFactory, sqliteFileOf, type CommitCounts } from "./sqlite.
 export { sqliteFileOf };
 import { SqlReader, type ReadDriver } from "./reader.ts";
 import {
-  postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool, type DirectTransactionDriver,
+  endAfterLast, postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool, type DirectTransactionDriver,
 } from "./read-drivers.ts";
 import { Store, type DirectConnection, type TransactionStart } from "./store.ts";
 import { SqlWriter } from "./writer.ts";
@@ -65,7 +65,11 @@ function assemble(
       reader: new SqlReader(tx, options),
       writer: new SqlWriter(tx, options),
       begin: () => (options.onStatement("BEGIN"), begin()),
-      end: (sql) => (options.onStatement(sql), end(sql)),
+      end: (sql, last) => {
+        if (last) options.onStatement(last.sql);
+        options.onStatement(sql);
+        return end(sql, last);
+      },
       release,
     };
   });
@@ -153,7 +157,7 @@ export async function openDatabase(url: string): Promise<Database> {
   // once it answers, so there is nothing left for `begin` to send.
   const directDriver = async (timeoutMs?: number, awaitCompany?: boolean) => {
     const tx = await adapter.client!.directTransaction(timeoutMs, awaitCompany);
-    return { driver: tx.driver, begin: () => {}, end: tx.end, release: () => tx.release() };
+    return { driver: tx.driver, begin: () => {}, end: endAfterLast(tx.driver, tx.end), release: () => tx.release() };
   };
   const database = assemble(
     prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(),

@@ -4,7 +4,7 @@ import { NativeConnection } from "./libsql-native.ts";
 import { SqliteReadThread } from "./sqlite-read-thread.ts";
 import { readOnlyPragmas } from "./sqlite-rows.mjs";
 import { query } from "./pg-pipeline.ts";
-import type { ReadDriver } from "./reader.ts";
+import { RolledBack, type ReadDriver, type SqlStatement } from "./reader.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
 import { WriteQueue } from "./locks.ts";
 import { isBusyError, whileBusy } from "./sqlite.ts";
@@ -61,23 +61,47 @@ export interface DirectTransactionDriver {
   driver: ReadDriver;
   /** Starts the transaction: BEGIN goes out with its first statement, in the same write and round trip. */
   begin(): void;
-  /** COMMIT or ROLLBACK; nothing when no statement ever started the transaction. */
-  end(sql: "COMMIT" | "ROLLBACK"): Promise<void>;
+  /**
+   * COMMIT or ROLLBACK; nothing when no statement ever started the transaction. `last`: the transaction's last
+   * statement, run with the COMMIT; its rows. When it or the COMMIT fails, the transaction is rolled back and the
+   * error thrown as `RolledBack`.
+   */
+  end(sql: "COMMIT" | "ROLLBACK", last?: SqlStatement): Promise<unknown[][]>;
+}
+
+/**
+ * `end` for a driver that sends COMMIT on its own: a last statement runs first, and its failure rolls the transaction
+ * back.
+ */
+export function endAfterLast(driver: ReadDriver, end: (sql: "COMMIT" | "ROLLBACK") => Promise<void>): DirectTransactionDriver["end"] {
+  return async (sql, last) => {
+    let rows: unknown[][] = [];
+    if (last && sql === "COMMIT") {
+      try {
+        rows = await driver.all(last.sql, last.params);
+      } catch (error) {
+        await end("ROLLBACK");
+        throw new RolledBack(error);
+      }
+    }
+    await end(sql);
+    return rows;
+  };
 }
 
 /** Statements of a transaction on `client`, one at a time, for a transaction Prisma started or one of our own. */
 export function postgresDirectTransaction(client: pg.PoolClient): DirectTransactionDriver {
   // One statement at a time on the client (the checks of a write run side by side): pg 8 queues a second one with a
   // deprecation warning, and pg 9 refuses it.
-  let last: Promise<unknown> = Promise.resolve();
+  let previous: Promise<unknown> = Promise.resolve();
   let beginPending = false;
-  const next = (sql: string, params: unknown[]) => {
-    const rows = last.then(() => {
+  const next = (sql: string, params: unknown[], commit = false) => {
+    const rows = previous.then(() => {
       const begin = beginPending;
       beginPending = false;
-      return query(client, sql, params, begin);
+      return query(client, sql, params, begin, commit);
     });
-    last = rows.catch(() => undefined);
+    previous = rows.catch(() => undefined);
     return rows;
   };
   return {
@@ -85,13 +109,24 @@ export function postgresDirectTransaction(client: pg.PoolClient): DirectTransact
     begin: () => {
       beginPending = true;
     },
-    end: async (sql) => {
-      await last;
+    end: async (sql, last) => {
+      await previous;
+      if (last && sql === "COMMIT") {
+        // The last statement and COMMIT in one write and one round trip. If either fails the transaction is left
+        // aborted (the statement) or already ended (the COMMIT): ROLLBACK ends it in both cases.
+        try {
+          return await next(last.sql, last.params, true);
+        } catch (error) {
+          await next("ROLLBACK", []);
+          throw new RolledBack(error);
+        }
+      }
       if (beginPending) {
         beginPending = false;
-        return;
+        return [];
       }
       await next(sql, []);
+      return [];
     },
   };
 }

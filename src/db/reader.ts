@@ -33,6 +33,22 @@ export interface ReadDriver {
 
 export class Unsupported extends Error {}
 
+/** One statement of our own and its parameters, ready to run. */
+export interface SqlStatement {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * A transaction's end failed at `cause` (its last statement, or the COMMIT sent with it), and the transaction has been
+ * rolled back: the connection is sound and goes back to its pool.
+ */
+export class RolledBack extends Error {
+  constructor(readonly cause: unknown) {
+    super("The transaction was rolled back", { cause });
+  }
+}
+
 /** The work `plan` prepares, or null when planning met something left to Prisma (any other error is a bug: thrown). */
 export function plannedOrNull<T>(plan: () => T): T | null {
   try {
@@ -104,11 +120,11 @@ const INT_MIN = -2147483648;
 const INT_MAX = 2147483647;
 const isoDateTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;
 
-/** SQL text and its parameters, built left to right so that `?` placeholders stay in order. */
 /** A DateTime as the Prisma adapters store it: SQLite text with an explicit offset; PostgreSQL `timestamp(3)` in UTC. */
 export const storedDateTime = (dialect: Dialect, date: Date): string =>
   dialect === "sqlite" ? date.toISOString().replace("Z", "+00:00") : date.toISOString().slice(0, 23);
 
+/** SQL text and its parameters, built left to right so that `?` placeholders stay in order. */
 export class Statement {
   readonly params: unknown[] = [];
   #aliases = 0;

@@ -1,5 +1,5 @@
 import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
-import { decode, models, quote, type Args, type Dialect, type SqlReader } from "./reader.ts";
+import { decode, models, quote, RolledBack, type Args, type Dialect, type SqlReader, type SqlStatement } from "./reader.ts";
 import { FAILED, type SqlWriter } from "./writer.ts";
 import { takeRows, type RowBudget } from "./row-budget.ts";
 
@@ -164,6 +164,7 @@ export class NeedsPrisma extends Error {}
  */
 export class StoreTransaction extends StoreReads {
   readonly #prisma: Prisma.TransactionClient | null;
+  #last: LastStatement | null = null;
 
   constructor(
     /** Prisma's transaction client; null in a direct transaction, which has none. */
@@ -210,6 +211,29 @@ export class StoreTransaction extends StoreReads {
     return updated && updated !== FAILED ? updated : null;
   }
 
+  /**
+   * The transaction's last statement, run with its COMMIT: in the same write and round trip on PostgreSQL's direct
+   * transactions, else once the work has returned, just before the COMMIT. Its rows are answered once the transaction
+   * has committed (so the work must not await them); if it fails, the transaction rolls back and fails with its error.
+   * One per transaction, asked for as the work's last step.
+   */
+  atCommit(sql: string, params: unknown[]): Promise<unknown[][]> {
+    if (this.#last) throw new Error("A transaction has one last statement");
+    let settle!: LastStatement["settle"];
+    const rows = new Promise<unknown[][]>((resolve, reject) => (settle = (error, value) => (error === undefined ? resolve(value!) : reject(error))));
+    // Awaited after the transaction: if it fails, the transaction's own failure is what the caller sees first.
+    rows.catch(() => undefined);
+    this.#last = { statement: { sql, params }, settle };
+    return rows;
+  }
+
+  /** The store's, as the transaction ends: the statement `atCommit` asked for, taken once. */
+  takeLast(): LastStatement | null {
+    const last = this.#last;
+    this.#last = null;
+    return last;
+  }
+
   /** Statements of our own in this transaction: on its connection when the store knows it, else Prisma's raw queries. */
   get sql(): TransactionSql {
     const writer = this.writer;
@@ -246,6 +270,12 @@ export class StoreTransaction extends StoreReads {
   }
 }
 
+/** A transaction's last statement (`StoreTransaction.atCommit`), and how its caller learns the outcome. */
+interface LastStatement {
+  statement: SqlStatement;
+  settle(error: unknown, rows?: unknown[][]): void;
+}
+
 /** How a transaction is started: the reader and writer on its connection, when the store can name that connection. */
 export interface TransactionStart {
   /** The transaction's reader and writer, asked for as its callback starts (null: all of it stays Prisma's). */
@@ -260,8 +290,11 @@ export interface DirectConnection {
   writer: SqlWriter;
   /** Starts the transaction (BEGIN may go out with its first statement). */
   begin(): void;
-  /** Ends it: COMMIT or ROLLBACK. */
-  end(sql: "COMMIT" | "ROLLBACK"): Promise<void>;
+  /**
+   * Ends it: COMMIT or ROLLBACK. `last`: the transaction's last statement, run with the COMMIT; its rows. When it or
+   * the COMMIT fails, the transaction has been rolled back and the error is thrown as `RolledBack`.
+   */
+  end(sql: "COMMIT" | "ROLLBACK", last?: SqlStatement): Promise<unknown[][]>;
   /** Gives the connection back; `broken`: it failed, and must be closed rather than reused. */
   release(broken?: Error): void;
 }
@@ -366,10 +399,27 @@ export class Store extends StoreReads {
     let started = false;
     const done = () => (started ? undefined : ((started = true), start.started()));
     try {
-      return await this.prisma.$transaction((prisma) => {
+      return await this.prisma.$transaction(async (prisma) => {
         const routes = start.routes();
         done();
-        return work(new StoreTransaction(prisma, this.provider, routes?.reader ?? null, routes?.writer ?? null, this.budget));
+        const tx = new StoreTransaction(prisma, this.provider, routes?.reader ?? null, routes?.writer ?? null, this.budget);
+        let value: T;
+        try {
+          value = await work(tx);
+        } catch (error) {
+          tx.takeLast()?.settle(error);
+          throw error;
+        }
+        const last = tx.takeLast();
+        if (last) {
+          // Prisma sends the COMMIT: the last statement runs just before it, and its failure rolls the transaction back.
+          const rows = await tx.sql.all(last.statement.sql, last.statement.params).catch((error: unknown) => {
+            last.settle(error);
+            throw error;
+          });
+          last.settle(undefined, rows);
+        }
+        return value;
       }, options);
     } finally {
       done();
@@ -396,21 +446,31 @@ export class Store extends StoreReads {
   async #direct<T>(open: () => Promise<DirectConnection>, work: (tx: StoreTransaction) => Promise<T>): Promise<T | typeof NEEDS_PRISMA> {
     const connection = await open();
     let broken: Error | undefined;
-    const end = (sql: "COMMIT" | "ROLLBACK") => connection.end(sql).catch((error: Error) => {
+    const end = (sql: "COMMIT" | "ROLLBACK", last?: SqlStatement) => connection.end(sql, last).catch((error: Error) => {
+      if (error instanceof RolledBack) throw error.cause;
       broken = error;
       throw error;
     });
+    const tx = new StoreTransaction(null, this.provider, connection.reader, connection.writer, this.budget);
     try {
       connection.begin();
       let value: T;
       try {
-        value = await work(new StoreTransaction(null, this.provider, connection.reader, connection.writer, this.budget));
+        value = await work(tx);
       } catch (error) {
+        tx.takeLast()?.settle(error);
         await end("ROLLBACK").catch(() => undefined);
         if (error instanceof NeedsPrisma) return NEEDS_PRISMA;
         throw error;
       }
-      await end("COMMIT");
+      const last = tx.takeLast();
+      try {
+        const rows = await end("COMMIT", last?.statement);
+        last?.settle(undefined, rows);
+      } catch (error) {
+        last?.settle(error);
+        throw error;
+      }
       return value;
     } finally {
       connection.release(broken);

@@ -9,8 +9,8 @@ import type { PublishedEvent } from "./bus.ts";
 /**
  * The transactional outbox: every write that changes a record appends an event in the same transaction
  * (src/data/write.ts calls these), so a rolled-back write leaves none and a committed one cannot lose its events.
- * Events wait in memory until the transaction's work is done and are written by `writeEvents` in one statement just
- * before it commits; once committed they are announced on the bus (`announceEvents`).
+ * Events wait in memory until the transaction's work is done and are written by `writeEvents` in one statement sent
+ * with the COMMIT; once committed they are announced on the bus (`announceEvents`).
  */
 interface PendingEvent {
   def: ResourceDef;
@@ -80,27 +80,46 @@ const ROWS_PER_STATEMENT = 500;
  */
 export const POSTGRES_EVENT_HORIZON = "GREATEST(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_current_xact_id()::text::bigint + 1)";
 
+/** The events of a transaction as stored, known once it has committed. */
+export interface WrittenEvents {
+  stored: Promise<ChangeEventRecord[]>;
+}
+
+const NONE: WrittenEvents = { stored: Promise.resolve([]) };
+
 /**
- * Writes the transaction's pending events, in the order they were recorded, and returns them as stored. On PostgreSQL
- * each carries the horizon of the moment it was written (`POSTGRES_EVENT_HORIZON`). The transaction has written
- * already (each event stands for a write), so it holds a transaction id below that horizon.
+ * Writes the transaction's pending events, in the order they were recorded, as the work's last step: the last (or
+ * only) statement goes with the COMMIT (`StoreTransaction.atCommit`), so `stored` settles once the transaction has
+ * committed. On PostgreSQL each event carries the horizon of the moment it was written (`POSTGRES_EVENT_HORIZON`). The
+ * transaction has written already (each event stands for a write), so it holds a transaction id below that horizon.
  */
-export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<ChangeEventRecord[]> {
+export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<WrittenEvents> {
   const recorded = pendingByTransaction.get(tx);
-  if (!recorded?.length) return [];
+  if (!recorded?.length) return NONE;
   pendingByTransaction.delete(tx);
   // An update that changed no attribute records nothing.
   const pending = recorded.flatMap((event) => {
     const content = contentOf(ctx, event);
     return content ? [{ ...event, ...content }] : [];
   });
-  if (!pending.length) return [];
+  if (!pending.length) return NONE;
   const sql = tx.sql;
   const pg = sql.dialect === "postgresql";
   const createdAt = new Date();
   const accountId = ctx.auth!.accountId;
   const stored: ChangeEventRecord[] = [];
-  for (let start = 0; start < pending.length; start += ROWS_PER_STATEMENT) {
+  const keep = (chunk: typeof pending, rows: unknown[][]) => {
+    // One INSERT numbers its rows in the order of VALUES; RETURNING need not list them in that order.
+    rows.sort((a, b) => Number(a[0]) - Number(b[0]));
+    chunk.forEach((event, i) => {
+      const [id, txid] = rows[i]!;
+      stored.push({
+        id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.row.id, data: event.data,
+        changes: event.changes, requestId: ctx.requestId, traceId: ctx.traceId, notify: ctx.notify, txid: String(txid), createdAt,
+      });
+    });
+  };
+  for (let start = 0; ; start += ROWS_PER_STATEMENT) {
     const chunk = pending.slice(start, start + ROWS_PER_STATEMENT);
     const params: unknown[] = [];
     const param = (value: unknown, cast = "") => (params.push(value), pg ? `$${params.length}${cast}` : "?");
@@ -114,18 +133,16 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<C
       ];
       return `(${row.join(", ")})`;
     });
-    const rows = await sql.all(`INSERT INTO "ChangeEvent" (${COLUMNS.map((c) => `"${c}"`).join(", ")}) VALUES ${values.join(", ")} RETURNING "id", "txid"`, params);
-    // One INSERT numbers its rows in the order of VALUES; RETURNING need not list them in that order.
-    rows.sort((a, b) => Number(a[0]) - Number(b[0]));
-    chunk.forEach((event, i) => {
-      const [id, txid] = rows[i]!;
-      stored.push({
-        id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.row.id, data: event.data,
-        changes: event.changes, requestId: ctx.requestId, traceId: ctx.traceId, notify: ctx.notify, txid: String(txid), createdAt,
-      });
-    });
+    const insert = `INSERT INTO "ChangeEvent" (${COLUMNS.map((c) => `"${c}"`).join(", ")}) VALUES ${values.join(", ")} RETURNING "id", "txid"`;
+    if (start + ROWS_PER_STATEMENT < pending.length) {
+      keep(chunk, await sql.all(insert, params));
+      continue;
+    }
+    const written = tx.atCommit(insert, params).then((rows) => (keep(chunk, rows), stored));
+    // Awaited once the transaction has committed; if it fails, its own failure is what the caller sees.
+    written.catch(() => undefined);
+    return { stored: written };
   }
-  return stored;
 }
 
 /** Tells subscriptions and the webhook dispatcher (of every instance, with Redis) that `events` have committed. */
