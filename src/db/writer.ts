@@ -41,10 +41,17 @@ export class SqlWriter {
       const decodeRow = (row: unknown[], offset: number) => Object.fromEntries(m.scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[offset + i])]));
       const width = m.scalars.length;
       if (sql.dialect === "postgresql") {
-        const text = `UPDATE ${quote(m.name)} AS "n" SET ${set} FROM (SELECT * FROM ${quote(m.name)} WHERE "id" = ${sql.param(id)} FOR UPDATE) AS "o" WHERE "n"."id" = "o"."id" RETURNING ${columns('"o"')}, ${columns('"n"')}`;
+        // The old row differs from the new one only in the columns SET names (no trigger or generated column writes
+        // others): only those are read back from "o".
+        const changed = values.map(([f]) => f);
+        const text = `UPDATE ${quote(m.name)} AS "n" SET ${set} FROM (SELECT * FROM ${quote(m.name)} WHERE "id" = ${sql.param(id)} FOR UPDATE) AS "o" WHERE "n"."id" = "o"."id" RETURNING ${columns('"n"')}, ${changed.map((f) => `"o".${quote(f.name)}`).join(", ")}`;
         return async () => {
           const rows = await this.#all(sql, text);
-          return rows === FAILED || !rows[0] ? FAILED : { old: decodeRow(rows[0], 0), row: decodeRow(rows[0], width) };
+          if (rows === FAILED || !rows[0]) return FAILED;
+          const row = decodeRow(rows[0], 0);
+          const old = { ...row };
+          changed.forEach((f, i) => (old[f.name] = decode(sql.dialect, f, rows[0]![width + i])));
+          return { old, row };
         };
       }
       const read = new Statement(this.driver.dialect);
