@@ -74,8 +74,25 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
   }
 }
 
-async function prepare(ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Record<string, any>) {
-  const data = await validateResource(ctx, tx, def, input, { mode: existing ? "update" : "create", fixed, existingId: existing?.id });
+/** How a write is checked: `alongside`, a check run beside the body's own (a route's parent), whose failure wins. */
+interface WriteChecks {
+  alongside?: Promise<unknown>;
+}
+
+async function prepare(
+  ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Record<string, any>,
+  { alongside }: WriteChecks = {},
+) {
+  const validated = validateResource(ctx, tx, def, input, { mode: existing ? "update" : "create", fixed, existingId: existing?.id });
+  let data: Record<string, unknown>;
+  if (alongside) {
+    const [check, validation] = await Promise.allSettled([alongside, validated]);
+    if (check.status === "rejected") throw check.reason;
+    if (validation.status === "rejected") throw validation.reason;
+    data = validation.value;
+  } else {
+    data = await validated;
+  }
   const morphTo = Object.values(def.relations).find((r) => r.kind === "morphTo");
   if (morphTo?.kind === "morphTo") await validateMorphOwner(ctx, tx, data, morphOwnersOf(morphTo.morphRelation));
   for (const key of ["createdAt", "updatedAt"]) if (input[key] != null) data[key] = input[key];
@@ -99,9 +116,14 @@ async function prepare(ctx: Context, tx: StoreTransaction, def: ResourceDef, inp
   return data;
 }
 
-/** Creates a row of `def` in the caller's account, with `fixed` columns set by the route. */
-export async function createRow(ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown> = {}) {
-  const data = await prepare(ctx, tx, def, input, fixed);
+/**
+ * Creates a row of `def` in the caller's account, with `fixed` columns set by the route; nothing is written unless
+ * `checks.alongside` passes.
+ */
+export async function createRow(
+  ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown> = {}, checks: WriteChecks = {},
+) {
+  const data = await prepare(ctx, tx, def, input, fixed, undefined, checks);
   await applyCreateDefaults(ctx, tx, def.model, def.fields, data, fixed, { accountId: ctx.auth!.accountId });
   const row = await createTracked(tx, def, { ...data, ...fixed, ...(def.link ? {} : { accountId: ctx.auth!.accountId }) });
   await def.hooks?.afterCreate?.({ row, ctx, tx, writes: recordWrites(ctx, tx) });

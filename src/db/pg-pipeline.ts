@@ -143,7 +143,126 @@ class ArrayQuery {
   }
 }
 
+/** One statement of a `StatementBatch`, and how its caller learns its rows. */
+interface Batched {
+  name: string;
+  values: unknown[];
+  parsers: Parser[];
+  rows: unknown[][];
+  failure: Error | null;
+  resolve(rows: unknown[][]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Statements of one transaction in one write, answered by one round trip (one Sync). Each is already prepared on the
+ * connection with its columns known (`batchable`), so only Bind and Execute go out for it, and its answer is its rows
+ * up to its CommandComplete. If one fails, PostgreSQL skips the rest until the Sync (the transaction is aborted
+ * anyway): they fail with its error.
+ */
+class StatementBatch {
+  #next = 0;
+  #beginAnswered: boolean;
+
+  constructor(readonly statements: Batched[], readonly begin: boolean) {
+    this.#beginAnswered = !begin;
+  }
+
+  submit(connection: Connection): Error | null {
+    let values: unknown[][];
+    try {
+      values = this.statements.map((s) => s.values.map(pgUtils.prepareValue));
+    } catch (error) {
+      return error as Error;
+    }
+    connection.stream.cork?.();
+    try {
+      if (this.begin) {
+        connection.parse({ text: "BEGIN", name: "" });
+        connection.bind({ statement: "", values: [] });
+        connection.execute({ portal: "" });
+      }
+      this.statements.forEach((s, i) => {
+        connection.bind({ statement: s.name, values: values[i]! });
+        connection.execute({ portal: "" });
+      });
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription() {}
+
+  handleDataRow(message: { fields: Array<string | null> }) {
+    const statement = this.statements[this.#next]!;
+    if (statement.failure) return;
+    const { parsers } = statement;
+    const { fields } = message;
+    const row = new Array<unknown>(fields.length);
+    try {
+      for (let i = 0; i < fields.length; i++) row[i] = fields[i] === null ? null : parsers[i]!(fields[i]!);
+    } catch (error) {
+      statement.failure = error as Error;
+      return;
+    }
+    statement.rows.push(row);
+  }
+
+  handleCommandComplete() {
+    if (!this.#beginAnswered) {
+      this.#beginAnswered = true;
+      return;
+    }
+    const statement = this.statements[this.#next++]!;
+    if (statement.failure) statement.reject(statement.failure);
+    else statement.resolve(statement.rows);
+  }
+
+  handleError(error: Error) {
+    // The statement it answers and every one after it, skipped.
+    while (this.#next < this.statements.length) this.statements[this.#next++]!.reject(error);
+  }
+
+  handleReadyForQuery() {
+    this.handleError(new Error("PostgreSQL answered a batch of statements without completing each"));
+  }
+
+  handleEmptyQuery() {}
+  handlePortalSuspended() {}
+  handleCopyData() {}
+  handleCopyInResponse(connection: Connection) {
+    connection.sendCopyFail("No source stream defined");
+  }
+}
+
 type Queryable = pg.Pool | pg.PoolClient;
+
+/**
+ * Whether `sql` can go in a `StatementBatch` on `client`: named, prepared on the client's connection, and its columns
+ * known.
+ */
+export function batchable(client: pg.PoolClient, sql: string): boolean {
+  const name = statementNames.get(sql);
+  return name !== undefined && parsersOf.has(name) && (client as unknown as { connection: Connection }).connection.parsedStatements[name] !== undefined;
+}
+
+/**
+ * Statements that are all `batchable` on `client`, in one write and one round trip (BEGIN ahead of them with `begin`):
+ * each one's rows, as arrays.
+ */
+export function queryBatch(client: pg.PoolClient, statements: Array<{ sql: string; params: unknown[] }>, begin: boolean): Array<Promise<unknown[][]>> {
+  const answers: Array<Promise<unknown[][]>> = [];
+  const batched = statements.map(({ sql, params }): Batched => {
+    const name = statementNames.get(sql)!;
+    const entry = { name, values: params, parsers: parsersOf.get(name)!, rows: [], failure: null } as unknown as Batched;
+    answers.push(new Promise((resolve, reject) => ((entry.resolve = resolve), (entry.reject = reject))));
+    return entry;
+  });
+  client.query(new StatementBatch(batched, begin) as never);
+  return answers;
+}
 
 /**
  * One statement on a pool or a client, rows as arrays. `begin`: BEGIN goes out ahead of it, `commit`: COMMIT after it,

@@ -3,7 +3,7 @@ import pg from "pg";
 import { NativeConnection } from "./libsql-native.ts";
 import { SqliteReadThread } from "./sqlite-read-thread.ts";
 import { readOnlyPragmas } from "./sqlite-rows.mjs";
-import { query } from "./pg-pipeline.ts";
+import { batchable, query, queryBatch } from "./pg-pipeline.ts";
 import { RolledBack, type ReadDriver, type SqlStatement } from "./reader.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
 import { WriteQueue } from "./locks.ts";
@@ -89,27 +89,61 @@ export function endAfterLast(driver: ReadDriver, end: (sql: "COMMIT" | "ROLLBACK
   };
 }
 
-/** Statements of a transaction on `client`, one at a time, for a transaction Prisma started or one of our own. */
+interface Queued {
+  sql: string;
+  params: unknown[];
+  resolve(rows: unknown[][]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Statements of a transaction on `client`, for a transaction Prisma started or one of our own. The statements asked for
+ * within one tick (the checks of a write run side by side: a route's parent and the rows its body refers to) go out
+ * together, in one write and round trip, when each is already prepared on the connection (`queryBatch`); otherwise one
+ * at a time, in order. Never two submissions at once on the client: pg 8 queues a second one with a deprecation
+ * warning, and pg 9 refuses it.
+ */
 export function postgresDirectTransaction(client: pg.PoolClient): DirectTransactionDriver {
-  // One statement at a time on the client (the checks of a write run side by side): pg 8 queues a second one with a
-  // deprecation warning, and pg 9 refuses it.
   let previous: Promise<unknown> = Promise.resolve();
   let beginPending = false;
-  const next = (sql: string, params: unknown[], commit = false) => {
-    const rows = previous.then(() => {
-      const begin = beginPending;
-      beginPending = false;
-      return query(client, sql, params, begin, commit);
+  let queued: Queued[] = [];
+  const takeBegin = () => {
+    const begin = beginPending;
+    beginPending = false;
+    return begin;
+  };
+  const send = async (statements: Queued[]) => {
+    if (statements.length > 1 && statements.every((s) => batchable(client, s.sql))) {
+      const answers = queryBatch(client, statements, takeBegin());
+      answers.forEach((answer, i) => answer.then(statements[i]!.resolve, statements[i]!.reject));
+      await Promise.allSettled(answers);
+      return;
+    }
+    for (const s of statements) await query(client, s.sql, s.params, takeBegin()).then(s.resolve, s.reject);
+  };
+  const flush = () => {
+    if (!queued.length) return;
+    const statements = queued;
+    queued = [];
+    previous = previous.then(() => send(statements));
+  };
+  const all = (sql: string, params: unknown[]) =>
+    new Promise<unknown[][]>((resolve, reject) => {
+      if (queued.push({ sql, params, resolve, reject }) === 1) process.nextTick(flush);
     });
+  const next = (sql: string, params: unknown[], commit = false) => {
+    flush();
+    const rows = previous.then(() => query(client, sql, params, takeBegin(), commit));
     previous = rows.catch(() => undefined);
     return rows;
   };
   return {
-    driver: { dialect: "postgresql", all: next, refused: refusedWriteError, close: async () => {} },
+    driver: { dialect: "postgresql", all, refused: refusedWriteError, close: async () => {} },
     begin: () => {
       beginPending = true;
     },
     end: async (sql, last) => {
+      flush();
       await previous;
       if (last && sql === "COMMIT") {
         // The last statement and COMMIT in one write and one round trip. If either fails the transaction is left
