@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import net from "node:net";
 import { startHarness, testProvider, type Harness } from "./harness.ts";
 import type { StoreTransaction } from "../src/db/store.ts";
 import { openDatabase } from "../src/db/prisma.ts";
+import { countingProxy } from "./support/counting-proxy.ts";
 
 /**
  * A transaction's last statement, sent with its COMMIT (`StoreTransaction.atCommit`, src/db/store.ts): in the same
@@ -108,30 +108,15 @@ describe("a transaction's last statement, with its COMMIT", () => {
     });
   }
 
-  /**
-   * What the client sends PostgreSQL, counted between the two: a TCP proxy that counts the chunks it reads from the
-   * service's side. Each round trip of a transaction is one write the service corks and waits on, so one chunk.
-   */
   it.runIf(pg)("sends the last statement and COMMIT in one write, with BEGIN too when it is the only statement", async () => {
-    const target = new URL(h.config.databaseUrl);
-    let chunks = 0;
-    const proxy = net.createServer((socket) => {
-      const upstream = net.connect(Number(target.port || 5432), target.hostname);
-      socket.on("data", () => void chunks++);
-      socket.pipe(upstream).pipe(socket);
-      socket.on("error", () => upstream.destroy());
-      upstream.on("error", () => socket.destroy());
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-    const url = new URL(target);
-    url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
-    const db = await openDatabase(url.toString());
+    const proxy = await countingProxy(h.config.databaseUrl);
+    const db = await openDatabase(proxy.url);
     try {
       const sent = async (work: (tx: StoreTransaction) => Promise<void>) => {
         await db.store.transaction(work, { direct: true });
-        const before = chunks;
+        const before = proxy.chunks();
         await db.store.transaction(work, { direct: true });
-        return chunks - before;
+        return proxy.chunks() - before;
       };
       // BEGIN with the first statement, then the second; then the last with COMMIT, or the last and COMMIT apart.
       expect(await sent(async (tx) => {

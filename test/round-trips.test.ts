@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import net from "node:net";
 import { client, seed, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
 import { openDatabase, type Database } from "../src/db/prisma.ts";
 import { createApp, type App } from "../src/server/app.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
+import { countingProxy } from "./support/counting-proxy.ts";
 
 /**
  * A nested create looks its parent up beside the body's checks (src/graphql/operations.ts, `createRow`'s `alongside`):
@@ -39,31 +39,17 @@ describe("a nested create's parent and body checks", () => {
     expect(reply.status).toBe(404);
   });
 
-  /**
-   * What the service sends PostgreSQL, counted by a TCP proxy between them: each round trip is one write the service
-   * corks and then waits on, so one chunk read by the proxy.
-   */
   describe.runIf(testProvider === "postgresql")("on PostgreSQL, through a proxy that counts what the service sends", () => {
-    let proxy: net.Server;
+    let proxy: Awaited<ReturnType<typeof countingProxy>>;
     let db: Database;
     let app: App;
     let key: string;
-    let chunks = 0;
+    const chunks = () => proxy.chunks();
 
     beforeAll(async () => {
-      const target = new URL(h.config.databaseUrl);
-      proxy = net.createServer((socket) => {
-        const upstream = net.connect(Number(target.port || 5432), target.hostname);
-        socket.on("data", () => void chunks++);
-        socket.pipe(upstream).pipe(socket);
-        socket.on("error", () => upstream.destroy());
-        upstream.on("error", () => socket.destroy());
-      });
-      await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-      const url = new URL(target);
-      url.host = `127.0.0.1:${(proxy.address() as net.AddressInfo).port}`;
-      db = await openDatabase(url.toString());
-      app = createApp({ db, config: { ...h.config, databaseUrl: url.toString() } });
+      proxy = await countingProxy(h.config.databaseUrl);
+      db = await openDatabase(proxy.url);
+      app = createApp({ db, config: { ...h.config, databaseUrl: proxy.url } });
       key = (await createApiKey(db.store, { account: "alpha", scopes: "*" })).key;
     });
     afterAll(async () => {
@@ -78,10 +64,10 @@ describe("a nested create's parent and body checks", () => {
     it("a rank record takes six round trips: the key, then BEGIN with the user and the rank, the user's new rank, the record, the newsfeed item, and the events with COMMIT", async () => {
       // Twice first: every statement is prepared on the pool's connections before the one counted.
       for (let i = 0; i < 2; i++) expect((await post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: ids.corporal.id, type: 0 })).status).toBe(200);
-      const before = chunks;
+      const before = chunks();
       const reply = await post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: ids.private_.id, type: 0, text: "counted" });
       expect(reply.status).toBe(200);
-      expect(chunks - before).toBe(6);
+      expect(chunks() - before).toBe(6);
     });
 
     const divide = `SELECT 10 / $1::int`;
@@ -96,18 +82,18 @@ describe("a nested create's parent and body checks", () => {
 
     it("statements asked for side by side in a transaction share one write, each answered with its own rows", async () => {
       await prepared(async (all) => {
-        const before = chunks;
+        const before = chunks();
         expect(await Promise.all([all(divide, [5]), all(add, [2]), all(divide, [2])])).toEqual([[[2]], [[3]], [[5]]]);
-        expect(chunks - before).toBe(1);
+        expect(chunks() - before).toBe(1);
       });
     });
 
     it("when one of them fails, it and the ones after it fail with its error, the ones before it answer; the transaction rolls back and the connections serve the next", async () => {
       for (let i = 0; i < 12; i++) {
         await expect(prepared(async (all) => {
-          const before = chunks;
+          const before = chunks();
           const settled = await Promise.allSettled([all(add, [1]), all(divide, [0]), all(add, [2])]);
-          expect(chunks - before).toBe(1);
+          expect(chunks() - before).toBe(1);
           expect(settled[0]).toEqual({ status: "fulfilled", value: [[2]] });
           for (const failed of settled.slice(1)) expect(failed).toMatchObject({ status: "rejected", reason: { message: "division by zero" } });
           throw (settled[1] as PromiseRejectedResult).reason;

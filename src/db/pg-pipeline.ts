@@ -47,6 +47,13 @@ interface Connection {
   sendCopyFail(message: string): void;
 }
 
+/** A statement without parameters or rows (BEGIN, COMMIT), parsed, bound and executed unnamed. */
+function sendUnnamed(connection: Connection, text: string): void {
+  connection.parse({ text, name: "" });
+  connection.bind({ statement: "", values: [] });
+  connection.execute({ portal: "" });
+}
+
 /**
  * One statement as a pg submittable, with rows as arrays. Unlike pg's own Query, it asks for the result's description
  * only until the statement's column types are known: PostgreSQL sends no RowDescription without a Describe, so
@@ -77,11 +84,7 @@ class ArrayQuery {
     const name = this.name ?? "";
     connection.stream.cork?.();
     try {
-      if (this.begin) {
-        connection.parse({ text: "BEGIN", name: "" });
-        connection.bind({ statement: "", values: [] });
-        connection.execute({ portal: "" });
-      }
+      if (this.begin) sendUnnamed(connection, "BEGIN");
       if (!this.name || (connection.parsedStatements[name] === undefined && connection.submittedNamedStatements[name] === undefined)) {
         connection.parse({ text: this.text, name });
         if (this.name) connection.submittedNamedStatements[name] = this.text;
@@ -89,11 +92,7 @@ class ArrayQuery {
       connection.bind({ statement: name, values });
       if (!this.#parsers) connection.describe({ type: "P", name: "" });
       connection.execute({ portal: "" });
-      if (this.commit) {
-        connection.parse({ text: "COMMIT", name: "" });
-        connection.bind({ statement: "", values: [] });
-        connection.execute({ portal: "" });
-      }
+      if (this.commit) sendUnnamed(connection, "COMMIT");
       connection.sync();
     } finally {
       connection.stream.uncork?.();
@@ -177,11 +176,7 @@ class StatementBatch {
     }
     connection.stream.cork?.();
     try {
-      if (this.begin) {
-        connection.parse({ text: "BEGIN", name: "" });
-        connection.bind({ statement: "", values: [] });
-        connection.execute({ portal: "" });
-      }
+      if (this.begin) sendUnnamed(connection, "BEGIN");
       this.statements.forEach((s, i) => {
         connection.bind({ statement: s.name, values: values[i]! });
         connection.execute({ portal: "" });
