@@ -5,9 +5,9 @@ import { openDatabase } from "../src/db/prisma.ts";
 import { countingProxy } from "./support/counting-proxy.ts";
 
 /**
- * A transaction's last statement, sent with its COMMIT (`StoreTransaction.atCommit`, src/db/store.ts): in the same
- * write and round trip on PostgreSQL's direct transactions, just before Prisma's or SQLite's COMMIT otherwise. The
- * outbox writes every request's events this way (src/events/outbox.ts). Each case runs in a direct transaction and in
+ * A transaction's last statement (`StoreTransaction.atCommit`, src/db/store.ts): in the same write and round trip as
+ * the COMMIT on PostgreSQL's direct transactions, run at once elsewhere, with the COMMIT waiting for it. The outbox
+ * writes every request's events this way (src/events/outbox.ts). Each case runs in a direct transaction and in
  * Prisma's.
  */
 describe("a transaction's last statement, with its COMMIT", () => {
@@ -85,7 +85,7 @@ describe("a transaction's last statement, with its COMMIT", () => {
         expect(await flagged(after)).toEqual([after]);
       }, 30_000);
 
-      it("is never run when the work fails after asking for it: the transaction rolls back and the statement's answer is that failure", async () => {
+      it("leaves nothing when the work fails after asking for it: the transaction rolls back and the statement's answer is that failure", async () => {
         const [written, last] = [fresh("written"), fresh("never")];
         let answered: Promise<unknown[][]> | undefined;
         await expect(transaction(async (tx) => {

@@ -4,7 +4,7 @@ import { SqliteAdapterFactory, sqliteFileOf, type CommitCounts } from "./sqlite.
 export { sqliteFileOf };
 import { SqlReader, type ReadDriver } from "./reader.ts";
 import {
-  endAfterLast, postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool, type DirectTransactionDriver,
+  postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool, type DirectTransactionDriver,
 } from "./read-drivers.ts";
 import { Store, type DirectConnection, type TransactionStart } from "./store.ts";
 import { SqlWriter } from "./writer.ts";
@@ -60,7 +60,7 @@ function assemble(
     };
   };
   const direct = directDriver && (async (timeoutMs?: number, awaitCompany?: boolean): Promise<DirectConnection> => {
-    const { driver: tx, begin, end, release } = await directDriver(timeoutMs, awaitCompany);
+    const { driver: tx, begin, end, release, sendsLastWithCommit } = await directDriver(timeoutMs, awaitCompany);
     return {
       reader: new SqlReader(tx, options),
       writer: new SqlWriter(tx, options),
@@ -70,6 +70,7 @@ function assemble(
         options.onStatement(sql);
         return end(sql, last);
       },
+      sendsLastWithCommit,
       release,
     };
   });
@@ -157,7 +158,7 @@ export async function openDatabase(url: string): Promise<Database> {
   // once it answers, so there is nothing left for `begin` to send.
   const directDriver = async (timeoutMs?: number, awaitCompany?: boolean) => {
     const tx = await adapter.client!.directTransaction(timeoutMs, awaitCompany);
-    return { driver: tx.driver, begin: () => {}, end: endAfterLast(tx.driver, tx.end), release: () => tx.release() };
+    return { driver: tx.driver, begin: () => {}, end: async (sql: "COMMIT" | "ROLLBACK") => (await tx.end(sql), []), sendsLastWithCommit: false, release: () => tx.release() };
   };
   const database = assemble(
     prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(),

@@ -52,9 +52,13 @@ export function postgresReadDriver(pool: pg.Pool): ReadDriver {
   return { dialect: "postgresql", all: (sql, params) => query(pool, sql, params), close: async () => {} };
 }
 
-/** Statements on the connection of a transaction in progress; a refused write aborts it (see `ReadDriver.refused`). */
+/**
+ * Statements on the connection of a transaction Prisma started; a refused write aborts it (see `ReadDriver.refused`).
+ * Each goes out at once: Prisma ends the transaction without a word to us, and a statement held back to join others
+ * could go out after its ROLLBACK, outside any transaction.
+ */
 export function postgresTransactionDriver(client: pg.PoolClient): ReadDriver {
-  return postgresDirectTransaction(client).driver;
+  return postgresDirectTransaction(client, false).driver;
 }
 
 export interface DirectTransactionDriver {
@@ -67,26 +71,8 @@ export interface DirectTransactionDriver {
    * error thrown as `RolledBack`.
    */
   end(sql: "COMMIT" | "ROLLBACK", last?: SqlStatement): Promise<unknown[][]>;
-}
-
-/**
- * `end` for a driver that sends COMMIT on its own: a last statement runs first, and its failure rolls the transaction
- * back.
- */
-export function endAfterLast(driver: ReadDriver, end: (sql: "COMMIT" | "ROLLBACK") => Promise<void>): DirectTransactionDriver["end"] {
-  return async (sql, last) => {
-    let rows: unknown[][] = [];
-    if (last && sql === "COMMIT") {
-      try {
-        rows = await driver.all(last.sql, last.params);
-      } catch (error) {
-        await end("ROLLBACK");
-        throw new RolledBack(error);
-      }
-    }
-    await end(sql);
-    return rows;
-  };
+  /** Whether `end` takes a last statement; it does on PostgreSQL. */
+  sendsLastWithCommit: boolean;
 }
 
 interface Queued {
@@ -97,13 +83,13 @@ interface Queued {
 }
 
 /**
- * Statements of a transaction on `client`, for a transaction Prisma started or one of our own. The statements asked for
- * within one tick (the checks of a write run side by side: a route's parent and the rows its body refers to) go out
- * together, in one write and round trip, when each is already prepared on the connection (`queryBatch`); otherwise one
- * at a time, in order. Never two submissions at once on the client: pg 8 queues a second one with a deprecation
- * warning, and pg 9 refuses it.
+ * Statements of a transaction on `client`. With `batching` (our own transactions, whose `end` sends what is held
+ * before it) the statements asked for within one tick (the checks of a write run side by side: a route's parent and
+ * the rows its body refers to) go out together, in one write and round trip, when each is already prepared on the
+ * connection (`queryBatch`); otherwise one at a time, in order. Never two submissions at once on the client: pg 8
+ * queues a second one with a deprecation warning, and pg 9 refuses it.
  */
-export function postgresDirectTransaction(client: pg.PoolClient): DirectTransactionDriver {
+export function postgresDirectTransaction(client: pg.PoolClient, batching = true): DirectTransactionDriver {
   let previous: Promise<unknown> = Promise.resolve();
   let beginPending = false;
   let queued: Queued[] = [];
@@ -127,18 +113,21 @@ export function postgresDirectTransaction(client: pg.PoolClient): DirectTransact
     queued = [];
     previous = previous.then(() => send(statements));
   };
-  const all = (sql: string, params: unknown[]) =>
-    new Promise<unknown[][]>((resolve, reject) => {
-      if (queued.push({ sql, params, resolve, reject }) === 1) process.nextTick(flush);
-    });
   const next = (sql: string, params: unknown[], commit = false) => {
     flush();
     const rows = previous.then(() => query(client, sql, params, takeBegin(), commit));
     previous = rows.catch(() => undefined);
     return rows;
   };
+  const all = batching
+    ? (sql: string, params: unknown[]) =>
+        new Promise<unknown[][]>((resolve, reject) => {
+          if (queued.push({ sql, params, resolve, reject }) === 1) process.nextTick(flush);
+        })
+    : (sql: string, params: unknown[]) => next(sql, params);
   return {
     driver: { dialect: "postgresql", all, refused: refusedWriteError, close: async () => {} },
+    sendsLastWithCommit: true,
     begin: () => {
       beginPending = true;
     },

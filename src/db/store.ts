@@ -174,6 +174,8 @@ export class StoreTransaction extends StoreReads {
     /** Our SQL for single-row writes on the transaction's connection; null: every write is Prisma's. */
     readonly writer: SqlWriter | null,
     budget: RowBudget | null,
+    /** Whether the connection sends the last statement (`atCommit`) in the same write as the COMMIT. */
+    private readonly sendsLastWithCommit = false,
   ) {
     super(reader, budget);
     this.#prisma = prisma;
@@ -212,9 +214,9 @@ export class StoreTransaction extends StoreReads {
   }
 
   /**
-   * The transaction's last statement, run with its COMMIT: in the same write and round trip on PostgreSQL's direct
-   * transactions, else once the work has returned, just before the COMMIT. Its rows are answered once the transaction
-   * has committed (so the work must not await them); if it fails, the transaction rolls back and fails with its error.
+   * The transaction's last statement: on PostgreSQL's direct transactions sent in the same write and round trip as the
+   * COMMIT, elsewhere run at once, and the COMMIT waits for it. Its rows are answered once the transaction has
+   * committed (so the work must not await them); if it fails, the transaction rolls back and fails with its error.
    * One per transaction, asked for as the work's last step.
    */
   atCommit(sql: string, params: unknown[]): Promise<unknown[][]> {
@@ -223,7 +225,14 @@ export class StoreTransaction extends StoreReads {
     const rows = new Promise<unknown[][]>((resolve, reject) => (settle = (error, value) => (error === undefined ? resolve(value!) : reject(error))));
     // Awaited after the transaction: if it fails, the transaction's own failure is what the caller sees first.
     rows.catch(() => undefined);
-    this.#last = { statement: { sql, params }, settle };
+    const statement = { sql, params };
+    if (this.sendsLastWithCommit) {
+      this.#last = { statement, settle };
+    } else {
+      const ran = this.sql.all(sql, params);
+      ran.catch(() => undefined);
+      this.#last = { statement, settle, ran };
+    }
     return rows;
   }
 
@@ -274,6 +283,17 @@ export class StoreTransaction extends StoreReads {
 interface LastStatement {
   statement: SqlStatement;
   settle(error: unknown, rows?: unknown[][]): void;
+  /** Its rows, where it ran at once rather than with the COMMIT. */
+  ran?: Promise<unknown[][]>;
+}
+
+/** The rows of a last statement that ran at once (none that goes with the COMMIT); its failure is settled and thrown. */
+async function ranLast(last: LastStatement | null): Promise<unknown[][] | undefined> {
+  if (!last?.ran) return undefined;
+  return last.ran.catch((error: unknown) => {
+    last.settle(error);
+    throw error;
+  });
 }
 
 /** How a transaction is started: the reader and writer on its connection, when the store can name that connection. */
@@ -291,10 +311,12 @@ export interface DirectConnection {
   /** Starts the transaction (BEGIN may go out with its first statement). */
   begin(): void;
   /**
-   * Ends it: COMMIT or ROLLBACK. `last`: the transaction's last statement, run with the COMMIT; its rows. When it or
-   * the COMMIT fails, the transaction has been rolled back and the error is thrown as `RolledBack`.
+   * Ends it: COMMIT or ROLLBACK. `last` (where `sendsLastWithCommit`): the transaction's last statement, in the same
+   * write as the COMMIT; its rows. When it or the COMMIT fails, the transaction has been rolled back and the error is
+   * thrown as `RolledBack`.
    */
   end(sql: "COMMIT" | "ROLLBACK", last?: SqlStatement): Promise<unknown[][]>;
+  sendsLastWithCommit: boolean;
   /** Gives the connection back; `broken`: it failed, and must be closed rather than reused. */
   release(broken?: Error): void;
 }
@@ -410,15 +432,10 @@ export class Store extends StoreReads {
           tx.takeLast()?.settle(error);
           throw error;
         }
+        // Prisma sends the COMMIT once this returns: the last statement's failure rolls the transaction back.
         const last = tx.takeLast();
-        if (last) {
-          // Prisma sends the COMMIT: the last statement runs just before it, and its failure rolls the transaction back.
-          const rows = await tx.sql.all(last.statement.sql, last.statement.params).catch((error: unknown) => {
-            last.settle(error);
-            throw error;
-          });
-          last.settle(undefined, rows);
-        }
+        const rows = await ranLast(last);
+        last?.settle(undefined, rows);
         return value;
       }, options);
     } finally {
@@ -451,22 +468,25 @@ export class Store extends StoreReads {
       broken = error;
       throw error;
     });
-    const tx = new StoreTransaction(null, this.provider, connection.reader, connection.writer, this.budget);
+    const tx = new StoreTransaction(null, this.provider, connection.reader, connection.writer, this.budget, connection.sendsLastWithCommit);
     try {
       connection.begin();
       let value: T;
+      let last: LastStatement | null = null;
+      let ran: unknown[][] | undefined;
       try {
         value = await work(tx);
+        last = tx.takeLast();
+        ran = await ranLast(last);
       } catch (error) {
         tx.takeLast()?.settle(error);
         await end("ROLLBACK").catch(() => undefined);
         if (error instanceof NeedsPrisma) return NEEDS_PRISMA;
         throw error;
       }
-      const last = tx.takeLast();
       try {
-        const rows = await end("COMMIT", last?.statement);
-        last?.settle(undefined, rows);
+        const rows = await end("COMMIT", last && !last.ran ? last.statement : undefined);
+        last?.settle(undefined, ran ?? rows);
       } catch (error) {
         last?.settle(error);
         throw error;
