@@ -50,7 +50,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
       fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
       const value = await work(tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
-      // The events of the work's writes go in with them (src/events/outbox.ts): the last statement, sent with COMMIT.
+      // The events of the work's writes go in with them (src/events/outbox.ts), as the transaction's last statement.
       events = await writeEvents(ctx, tx);
       return value;
     }, transactionOptions).catch(async (error: unknown) => {

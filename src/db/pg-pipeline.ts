@@ -54,12 +54,29 @@ function sendUnnamed(connection: Connection, text: string): void {
   connection.execute({ portal: "" });
 }
 
+/** `fields` of a DataRow, each read by its column's parser (a parser may throw). */
+function parseRow(fields: Array<string | null>, parsers: Parser[]): unknown[] {
+  const row = new Array<unknown>(fields.length);
+  for (let i = 0; i < fields.length; i++) row[i] = fields[i] === null ? null : parsers[i]!(fields[i]!);
+  return row;
+}
+
+/** What a pg submittable answers to the protocol messages our statements never cause. */
+class Submittable {
+  handleEmptyQuery() {}
+  handlePortalSuspended() {}
+  handleCopyData() {}
+  handleCopyInResponse(connection: Connection) {
+    connection.sendCopyFail("No source stream defined");
+  }
+}
+
 /**
  * One statement as a pg submittable, with rows as arrays. Unlike pg's own Query, it asks for the result's description
  * only until the statement's column types are known: PostgreSQL sends no RowDescription without a Describe, so
  * neither side spends time on it (pg rebuilt its column names and parsers from it for every statement).
  */
-class ArrayQuery {
+class ArrayQuery extends Submittable {
   callback?: (error: Error | null, rows?: unknown[][]) => void;
   readonly rows: unknown[][] = [];
   #parsers: Parser[] | undefined;
@@ -71,6 +88,7 @@ class ArrayQuery {
    * round trip (one Sync: if the statement fails, PostgreSQL skips the COMMIT and the transaction stays open, aborted).
    */
   constructor(readonly text: string, readonly values: unknown[], readonly name: string | undefined, readonly begin = false, readonly commit = false) {
+    super();
     this.#parsers = name ? parsersOf.get(name) : undefined;
   }
 
@@ -107,16 +125,11 @@ class ArrayQuery {
 
   handleDataRow(message: { fields: Array<string | null> }) {
     if (this.#failure) return;
-    const parsers = this.#parsers!;
-    const { fields } = message;
-    const row = new Array<unknown>(fields.length);
     try {
-      for (let i = 0; i < fields.length; i++) row[i] = fields[i] === null ? null : parsers[i]!(fields[i]!);
+      this.rows.push(parseRow(message.fields, this.#parsers!));
     } catch (error) {
       this.#failure = error as Error;
-      return;
     }
-    this.rows.push(row);
   }
 
   handleError(error: Error) {
@@ -128,12 +141,6 @@ class ArrayQuery {
   }
 
   handleCommandComplete() {}
-  handleEmptyQuery() {}
-  handlePortalSuspended() {}
-  handleCopyData() {}
-  handleCopyInResponse(connection: Connection) {
-    connection.sendCopyFail("No source stream defined");
-  }
 
   #answer(error: Error | null, rows?: unknown[][]) {
     if (this.#answered) return;
@@ -142,35 +149,41 @@ class ArrayQuery {
   }
 }
 
-/** One statement of a `StatementBatch`, and how its caller learns its rows. */
+/** A statement for a `StatementBatch`, and how its caller learns its rows. */
+export interface BatchStatement {
+  sql: string;
+  params: unknown[];
+  resolve(rows: unknown[][]): void;
+  reject(error: unknown): void;
+}
+
 interface Batched {
+  statement: BatchStatement;
   name: string;
-  values: unknown[];
   parsers: Parser[];
   rows: unknown[][];
   failure: Error | null;
-  resolve(rows: unknown[][]): void;
-  reject(error: unknown): void;
 }
 
 /**
  * Statements of one transaction in one write, answered by one round trip (one Sync). Each is already prepared on the
  * connection with its columns known (`batchable`), so only Bind and Execute go out for it, and its answer is its rows
  * up to its CommandComplete. If one fails, PostgreSQL skips the rest until the Sync (the transaction is aborted
- * anyway): they fail with its error.
+ * anyway): they fail with its error. `settled` is called once every statement is.
  */
-class StatementBatch {
+class StatementBatch extends Submittable {
   #next = 0;
   #beginAnswered: boolean;
 
-  constructor(readonly statements: Batched[], readonly begin: boolean) {
+  constructor(readonly statements: Batched[], readonly begin: boolean, readonly settled: () => void) {
+    super();
     this.#beginAnswered = !begin;
   }
 
   submit(connection: Connection): Error | null {
     let values: unknown[][];
     try {
-      values = this.statements.map((s) => s.values.map(pgUtils.prepareValue));
+      values = this.statements.map((s) => s.statement.params.map(pgUtils.prepareValue));
     } catch (error) {
       return error as Error;
     }
@@ -191,18 +204,13 @@ class StatementBatch {
   handleRowDescription() {}
 
   handleDataRow(message: { fields: Array<string | null> }) {
-    const statement = this.statements[this.#next]!;
-    if (statement.failure) return;
-    const { parsers } = statement;
-    const { fields } = message;
-    const row = new Array<unknown>(fields.length);
+    const batched = this.statements[this.#next]!;
+    if (batched.failure) return;
     try {
-      for (let i = 0; i < fields.length; i++) row[i] = fields[i] === null ? null : parsers[i]!(fields[i]!);
+      batched.rows.push(parseRow(message.fields, batched.parsers));
     } catch (error) {
-      statement.failure = error as Error;
-      return;
+      batched.failure = error as Error;
     }
-    statement.rows.push(row);
   }
 
   handleCommandComplete() {
@@ -210,25 +218,21 @@ class StatementBatch {
       this.#beginAnswered = true;
       return;
     }
-    const statement = this.statements[this.#next++]!;
-    if (statement.failure) statement.reject(statement.failure);
-    else statement.resolve(statement.rows);
+    const { statement, rows, failure } = this.statements[this.#next++]!;
+    if (failure) statement.reject(failure);
+    else statement.resolve(rows);
+    if (this.#next === this.statements.length) this.settled();
   }
 
   handleError(error: Error) {
     // The statement it answers and every one after it, skipped.
-    while (this.#next < this.statements.length) this.statements[this.#next++]!.reject(error);
+    if (this.#next === this.statements.length) return;
+    while (this.#next < this.statements.length) this.statements[this.#next++]!.statement.reject(error);
+    this.settled();
   }
 
   handleReadyForQuery() {
     this.handleError(new Error("PostgreSQL answered a batch of statements without completing each"));
-  }
-
-  handleEmptyQuery() {}
-  handlePortalSuspended() {}
-  handleCopyData() {}
-  handleCopyInResponse(connection: Connection) {
-    connection.sendCopyFail("No source stream defined");
   }
 }
 
@@ -244,19 +248,15 @@ export function batchable(client: pg.PoolClient, sql: string): boolean {
 }
 
 /**
- * Statements that are all `batchable` on `client`, in one write and one round trip (BEGIN ahead of them with `begin`):
- * each one's rows, as arrays.
+ * Statements that are all `batchable` on `client`, in one write and one round trip (BEGIN ahead of them with `begin`),
+ * each answered through its own `resolve` or `reject` with its rows as arrays; settles once every one is.
  */
-export function queryBatch(client: pg.PoolClient, statements: Array<{ sql: string; params: unknown[] }>, begin: boolean): Array<Promise<unknown[][]>> {
-  const answers: Array<Promise<unknown[][]>> = [];
-  const batched = statements.map(({ sql, params }): Batched => {
-    const name = statementNames.get(sql)!;
-    const entry = { name, values: params, parsers: parsersOf.get(name)!, rows: [], failure: null } as unknown as Batched;
-    answers.push(new Promise((resolve, reject) => ((entry.resolve = resolve), (entry.reject = reject))));
-    return entry;
+export function queryBatch(client: pg.PoolClient, statements: BatchStatement[], begin: boolean): Promise<void> {
+  const batched = statements.map((statement): Batched => {
+    const name = statementNames.get(statement.sql)!;
+    return { statement, name, parsers: parsersOf.get(name)!, rows: [], failure: null };
   });
-  client.query(new StatementBatch(batched, begin) as never);
-  return answers;
+  return new Promise((settled) => void client.query(new StatementBatch(batched, begin, settled) as never));
 }
 
 /**

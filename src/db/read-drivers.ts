@@ -3,7 +3,7 @@ import pg from "pg";
 import { NativeConnection } from "./libsql-native.ts";
 import { SqliteReadThread } from "./sqlite-read-thread.ts";
 import { readOnlyPragmas } from "./sqlite-rows.mjs";
-import { batchable, query, queryBatch } from "./pg-pipeline.ts";
+import { batchable, query, queryBatch, type BatchStatement } from "./pg-pipeline.ts";
 import { RolledBack, type ReadDriver, type SqlStatement } from "./reader.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
 import { WriteQueue } from "./locks.ts";
@@ -75,13 +75,6 @@ export interface DirectTransactionDriver {
   sendsLastWithCommit: boolean;
 }
 
-interface Queued {
-  sql: string;
-  params: unknown[];
-  resolve(rows: unknown[][]): void;
-  reject(error: unknown): void;
-}
-
 /**
  * Statements of a transaction on `client`. With `batching` (our own transactions, whose `end` sends what is held
  * before it) the statements asked for within one tick (the checks of a write run side by side: a route's parent and
@@ -92,19 +85,14 @@ interface Queued {
 export function postgresDirectTransaction(client: pg.PoolClient, batching = true): DirectTransactionDriver {
   let previous: Promise<unknown> = Promise.resolve();
   let beginPending = false;
-  let queued: Queued[] = [];
+  let queued: BatchStatement[] = [];
   const takeBegin = () => {
     const begin = beginPending;
     beginPending = false;
     return begin;
   };
-  const send = async (statements: Queued[]) => {
-    if (statements.length > 1 && statements.every((s) => batchable(client, s.sql))) {
-      const answers = queryBatch(client, statements, takeBegin());
-      answers.forEach((answer, i) => answer.then(statements[i]!.resolve, statements[i]!.reject));
-      await Promise.allSettled(answers);
-      return;
-    }
+  const send = async (statements: BatchStatement[]) => {
+    if (statements.length > 1 && statements.every((s) => batchable(client, s.sql))) return queryBatch(client, statements, takeBegin());
     for (const s of statements) await query(client, s.sql, s.params, takeBegin()).then(s.resolve, s.reject);
   };
   const flush = () => {

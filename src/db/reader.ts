@@ -44,7 +44,7 @@ export interface SqlStatement {
  * rolled back: the connection is sound and goes back to its pool.
  */
 export class RolledBack extends Error {
-  constructor(readonly cause: unknown) {
+  constructor(cause: unknown) {
     super("The transaction was rolled back", { cause });
   }
 }

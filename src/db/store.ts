@@ -225,13 +225,12 @@ export class StoreTransaction extends StoreReads {
     const rows = new Promise<unknown[][]>((resolve, reject) => (settle = (error, value) => (error === undefined ? resolve(value!) : reject(error))));
     // Awaited after the transaction: if it fails, the transaction's own failure is what the caller sees first.
     rows.catch(() => undefined);
-    const statement = { sql, params };
     if (this.sendsLastWithCommit) {
-      this.#last = { statement, settle };
+      this.#last = { statement: { sql, params }, settle };
     } else {
       const ran = this.sql.all(sql, params);
       ran.catch(() => undefined);
-      this.#last = { statement, settle, ran };
+      this.#last = { ran, settle };
     }
     return rows;
   }
@@ -281,9 +280,10 @@ export class StoreTransaction extends StoreReads {
 
 /** A transaction's last statement (`StoreTransaction.atCommit`), and how its caller learns the outcome. */
 interface LastStatement {
-  statement: SqlStatement;
   settle(error: unknown, rows?: unknown[][]): void;
-  /** Its rows, where it ran at once rather than with the COMMIT. */
+  /** The statement, where it goes with the COMMIT. */
+  statement?: SqlStatement;
+  /** Its rows, where it ran at once. */
   ran?: Promise<unknown[][]>;
 }
 
@@ -316,6 +316,7 @@ export interface DirectConnection {
    * thrown as `RolledBack`.
    */
   end(sql: "COMMIT" | "ROLLBACK", last?: SqlStatement): Promise<unknown[][]>;
+  /** Whether `end` takes the last statement (PostgreSQL); elsewhere it runs at once (`StoreTransaction.atCommit`). */
   sendsLastWithCommit: boolean;
   /** Gives the connection back; `broken`: it failed, and must be closed rather than reused. */
   release(broken?: Error): void;
@@ -485,7 +486,7 @@ export class Store extends StoreReads {
         throw error;
       }
       try {
-        const rows = await end("COMMIT", last && !last.ran ? last.statement : undefined);
+        const rows = await end("COMMIT", last?.statement);
         last?.settle(undefined, ran ?? rows);
       } catch (error) {
         last?.settle(error);

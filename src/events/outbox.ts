@@ -9,8 +9,8 @@ import type { PublishedEvent } from "./bus.ts";
 /**
  * The transactional outbox: every write that changes a record appends an event in the same transaction
  * (src/data/write.ts calls these), so a rolled-back write leaves none and a committed one cannot lose its events.
- * Events wait in memory until the transaction's work is done and are written by `writeEvents` in one statement sent
- * with the COMMIT; once committed they are announced on the bus (`announceEvents`).
+ * Events wait in memory until the transaction's work is done and are written by `writeEvents` as the transaction's
+ * last statement (`StoreTransaction.atCommit`); once committed they are announced on the bus (`announceEvents`).
  */
 interface PendingEvent {
   def: ResourceDef;

@@ -437,22 +437,22 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
       return inTransaction(ctx, async (tx) => {
         if (!op.parent) return current(tx, await createRow(ctx, tx, op.def, a.input));
         const parentId = a[op.parent.def.param] as number;
-        if (rel!.kind === "belongsToMany" || isOneToOne(op)) {
-          const parent = await findOwned(ctx, tx, op.parent.def, parentId);
-          if (rel!.kind === "belongsToMany") {
-            const pivot = pivotOf(op);
-            const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
-            const row = await createRow(ctx, tx, op.def, a.input);
-            return refetch(tx, (await link.createLink(ctx, tx, pivot, parent.id, row.id, pivotValues)).id);
-          }
-          const keys = childKeys(op, parent);
-          if (await tx.count(op.def.model, { where: owned(ctx, op.def, keys) })) throw new ApiError("CONFLICT");
-          return current(tx, await createRow(ctx, tx, op.def, a.input, keys));
-        }
         // The parent is looked up beside the body's checks (their statements share a round trip on PostgreSQL); a
         // missing parent is still the answer (404) over an invalid body.
         const parent = findOwned(ctx, tx, op.parent.def, parentId);
-        return current(tx, await createRow(ctx, tx, op.def, a.input, childKeys(op, { id: parentId }), { alongside: parent }));
+        if (rel!.kind === "belongsToMany") {
+          await parent;
+          const pivot = pivotOf(op);
+          const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
+          const row = await createRow(ctx, tx, op.def, a.input);
+          return refetch(tx, (await link.createLink(ctx, tx, pivot, parentId, row.id, pivotValues)).id);
+        }
+        const keys = childKeys(op, { id: parentId });
+        if (isOneToOne(op)) {
+          await parent;
+          if (await tx.count(op.def.model, { where: owned(ctx, op.def, keys) })) throw new ApiError("CONFLICT");
+        }
+        return current(tx, await createRow(ctx, tx, op.def, a.input, keys, { alongside: parent }));
       }, independence);
     case "update":
       return inTransaction(ctx, async (tx) => {
