@@ -8,6 +8,7 @@ import { byMorphClass } from "../resources/index.ts";
 import { pascal } from "./names.ts";
 import { CONNECTION_PATHS, cursorSelection, type PagePlan } from "./connections.ts";
 import { withColumns } from "../data/access.ts";
+import { fixedPlan } from "./fixed-plans.ts";
 
 export const TYPE = Symbol("graphqlType");
 
@@ -62,7 +63,7 @@ function remember(info: GraphQLResolveInfo, planned: { query: object; key: strin
  */
 export function loadMorphChildren(ctx: Context, parent: ResourceDef, target: ResourceDef, one: boolean, parentId: number, info: GraphQLResolveInfo) {
   // Called for every parent row: what is already planned and made is looked up before anything is allocated.
-  const { query, key } = knownPlan(info) ?? remember(info, morphChildrenPlan(ctx, parent, target, one, info));
+  const { query, key } = knownPlan(info) ?? remember(info, fixedPlan(info, "morph", () => morphChildrenPlan(ctx, parent, target, one, info)));
   return ((ctx.loaders.get(key) as KeyedLoader<number, unknown> | undefined) ?? morphChildrenLoader(ctx, key, query, parent, target, one)).load(parentId);
 }
 

@@ -18,6 +18,7 @@ import { pageType, scalarOf, type ObjectRefs } from "./objects.ts";
 import { camel, pascal, restRootField, snake } from "./names.ts";
 import { fieldDescription, resourceDescription, viewDescription } from "../resources/descriptions.ts";
 import { actionInputType, runAction } from "./actions.ts";
+import { fixedPlan } from "./fixed-plans.ts";
 
 type Args = Record<string, any>;
 /** The REST facade's root fields and their types: served to REST documents only (the internal graph). */
@@ -257,7 +258,7 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
           ...INTERNAL,
           type: pageType(builder, refs, target), args, description, nullable: true,
           resolve: (_root: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) =>
-            resolvePage(op, a, ctx, queryFromInfo({ context: ctx, info, path: ["nodes"] })),
+            resolvePage(op, a, ctx, fixedPlan(info, "nodes", () => queryFromInfo({ context: ctx, info, path: ["nodes"] }))),
         });
       case "status":
         return t.field({

@@ -354,8 +354,19 @@ function argsOf(plan: FieldPlan, execution: Execution, info: GraphQLResolveInfo)
 }
 
 function infoOf(execution: Execution, plan: FieldPlan, parentPath: Path | undefined): GraphQLResolveInfo {
-  return (plan.info ??= buildResolveInfo(execution.context, plan.field, plan.fieldNodes, plan.parentType, addPath(parentPath, plan.responseKey, plan.parentType.name)));
+  if (plan.info) return plan.info;
+  plan.info = buildResolveInfo(execution.context, plan.field, plan.fieldNodes, plan.parentType, addPath(parentPath, plan.responseKey, plan.parentType.name));
+  ownInfos.add(plan.info);
+  return plan.info;
 }
+
+const ownInfos = new WeakSet<GraphQLResolveInfo>();
+
+/**
+ * Whether this executor resolves the field `info` is of: it reads each row's preloaded relations straight off the row,
+ * so the loader mappings Pothos records for graphql-js's resolvers (by response path) are never looked up.
+ */
+export const readsRowsDirectly = (info: GraphQLResolveInfo): boolean => ownInfos.has(info);
 
 /**
  * How a field's resolved value becomes its response value, made once per field from its type. It is given the path of

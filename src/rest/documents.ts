@@ -5,6 +5,7 @@ import { includeTree } from "./includes.ts";
 import { ApiError, validationError } from "../errors.ts";
 import { select, selectLink, type Shaper } from "./selection.ts";
 import { restRootField } from "../graphql/names.ts";
+import { markFixedSelections } from "../graphql/fixed-plans.ts";
 import { FEED_SELECTION } from "./changes.ts";
 
 export interface PreparedDocument {
@@ -69,6 +70,7 @@ export class DocumentCache {
       const limit = errors.find((e): e is ApiError => e instanceof ApiError);
       if (limit) throw validationError({ include: [`The requested includes make the query too large: ${limit.message}`] });
       if (errors.length) throw new Error(`Generated document for ${op.field} is invalid: ${errors.map((e) => e.message).join("; ")}\n${text}`);
+      markFixedSelections(document);
       prepared = { document, operationName, shape };
       this.cache.set(key, prepared);
     }
