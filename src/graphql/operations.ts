@@ -272,16 +272,23 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
         return restFeedField(builder, t, op);
       case "links":
       case "objects":
-        return t.prismaField({ ...INTERNAL, type: [target.model], args, description, nullable: true, resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveBatch(op, a, ctx, query) });
-      default:
-        return t.prismaField({
+        return t.field({
           ...INTERNAL,
-          type: target.model, args, description, nullable: true,
-          resolve: (query: object, _r: unknown, a: Args, ctx: Context) => resolveOne(op, a, ctx, query),
+          type: [refs.objects.get(target.name)], args, description, nullable: true,
+          resolve: (_r: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) => resolveBatch(op, a, ctx, rowsQuery(ctx, info)),
+        });
+      default:
+        return t.field({
+          ...INTERNAL,
+          type: refs.objects.get(target.name), args, description, nullable: true,
+          resolve: (_r: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) => resolveOne(op, a, ctx, rowsQuery(ctx, info)),
         });
     }
   }
 }
+
+/** The query of the rows a root field returns, as `t.prismaField` plans it: once per REST document (fixed-plans.ts). */
+const rowsQuery = (ctx: Context, info: GraphQLResolveInfo): object => fixedPlan(info, "rows", () => queryFromInfo({ context: ctx, info }));
 
 /** What an operation does, in a sentence or two: the first words of its root field's description. */
 function summaryOf(op: Operation): string {
