@@ -44,20 +44,22 @@ function takesArguments(selections: readonly SelectionNode[]): boolean {
 
 /**
  * `make()`'s plan for the field `info` resolves, under `key` (what the plan is of: its path, its type): made once and
- * kept, frozen, when the operation is marked and runs on the planned executor; else made now.
+ * kept, frozen, when the operation is marked and runs on the planned executor; else made now. Kept by field node and
+ * the type the field is on, so that a node reached on more than one type could never share a plan between them.
  */
 export function fixedPlan<T>(info: GraphQLResolveInfo, key: string, make: () => T): T {
   if (info.fieldNodes.length !== 1 || !fixedOperations.has(info.operation) || !readsRowsDirectly(info)) return make();
   const node = info.fieldNodes[0]!;
   let byKey = plans.get(node);
   if (!byKey) plans.set(node, (byKey = new Map()));
-  let plan = byKey.get(key) as T | undefined;
+  const kept = `${info.parentType.name}.${key}`;
+  let plan = byKey.get(kept) as T | undefined;
   if (plan !== undefined) {
     fixedPlanStats.reused++;
     return plan;
   }
   fixedPlanStats.made++;
-  byKey.set(key, (plan = deepFreeze(make())));
+  byKey.set(kept, (plan = deepFreeze(make())));
   return plan;
 }
 
