@@ -258,7 +258,7 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
           ...INTERNAL,
           type: pageType(builder, refs, target), args, description, nullable: true,
           resolve: (_root: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) =>
-            resolvePage(op, a, ctx, fixedPlan(info, "nodes", () => queryFromInfo({ context: ctx, info, path: ["nodes"] }))),
+            resolvePage(op, a, ctx, rowsQuery(ctx, info, "nodes")),
         });
       case "status":
         return t.field({
@@ -287,8 +287,12 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
   }
 }
 
-/** The query of the rows a root field returns, as `t.prismaField` plans it: once per REST document (fixed-plans.ts). */
-const rowsQuery = (ctx: Context, info: GraphQLResolveInfo): object => fixedPlan(info, "rows", () => queryFromInfo({ context: ctx, info }));
+/**
+ * The query of the rows a root field returns (under `under`, a page's `nodes`), as `t.prismaField` plans it: once per
+ * REST document (fixed-plans.ts).
+ */
+const rowsQuery = (ctx: Context, info: GraphQLResolveInfo, under?: string): object =>
+  fixedPlan(info, under ?? "rows", () => queryFromInfo({ context: ctx, info, path: under ? [under] : [] }));
 
 /** What an operation does, in a sentence or two: the first words of its root field's description. */
 function summaryOf(op: Operation): string {
