@@ -13,8 +13,17 @@ import { forgetRow, rememberedRow, rememberRow } from "./transaction-names.ts";
  */
 type Row = Record<string, any>;
 
-export async function createTracked(tx: StoreTransaction, def: ResourceDef, data: Row): Promise<Row> {
-  const row = await tx.create(def.model, { data });
+/**
+ * Inserts a row. `before`: writes asked for just before it and not yet answered; their events come first, and the
+ * row's INSERT fails with them (PostgreSQL skips what follows a failed statement in the same write).
+ */
+export async function createTracked(tx: StoreTransaction, def: ResourceDef, data: Row, before?: Promise<unknown>): Promise<Row> {
+  const inserted = tx.create(def.model, { data });
+  if (before) {
+    inserted.catch(() => undefined);
+    await before;
+  }
+  const row = await inserted;
   recordCreated(tx, def, row);
   rememberRow(tx, def.model, row);
   return row;

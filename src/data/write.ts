@@ -125,7 +125,10 @@ export async function createRow(
 ) {
   const data = await prepare(ctx, tx, def, input, fixed, undefined, checks);
   await applyCreateDefaults(ctx, tx, def.model, def.fields, data, fixed, { accountId: ctx.auth!.accountId });
-  const row = await createTracked(tx, def, { ...data, ...fixed, ...(def.link ? {} : { accountId: ctx.auth!.accountId }) });
+  const values = { ...data, ...fixed, ...(def.link ? {} : { accountId: ctx.auth!.accountId }) };
+  const effects = def.hooks?.beforeInsert?.({ row: values, ctx, tx, writes: recordWrites(ctx, tx) });
+  if (effects && !tx.pipelines) await effects;
+  const row = await createTracked(tx, def, values, tx.pipelines ? effects : undefined);
   await def.hooks?.afterCreate?.({ row, ctx, tx, writes: recordWrites(ctx, tx) });
   return row;
 }

@@ -182,6 +182,15 @@ export class StoreTransaction extends StoreReads {
   }
 
   /**
+   * Whether a statement asked for before the last one has answered goes out right behind it, in order, on the same
+   * connection (PostgreSQL's direct transactions, those that also send the last statement with the COMMIT): a caller
+   * may then ask for independent writes together and pay one round trip for them.
+   */
+  get pipelines(): boolean {
+    return this.sendsLastWithCommit;
+  }
+
+  /**
    * Prisma's transaction client: deleteMany, updateMany, upsert, aggregate, nested writes, raw SQL. A direct
    * transaction has none: asking for it throws NeedsPrisma, and the store runs the work again in Prisma's.
    */

@@ -109,6 +109,12 @@ export interface RecordWrites {
 export interface Hooks {
   /** Adjusts the validated data before it is written; may throw ApiError. `fixed`: the columns the route sets. */
   beforeWrite?(args: { data: Record<string, unknown>; fixed: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
+  /**
+   * Writes a new row makes to other records, asked for just before its INSERT, which does not wait for their answers:
+   * where the transaction pipelines its statements (`StoreTransaction.pipelines`) they and the INSERT go out in one
+   * round trip, in that order. `row`: the values about to be inserted.
+   */
+  beforeInsert?(args: { row: Record<string, unknown>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
   afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
   /**
    * The hooks read rows by key only and write nothing a check depends on, so they leave the resource's writes free to

@@ -39,9 +39,7 @@ export function recordHooks(
 ): Hooks {
   return {
     independent: true,
-    async beforeWrite({ data, fixed, existing, writes }) {
-      if (effect && !existing) await effect({ ...data, ...fixed }, writes);
-    },
+    beforeInsert: effect && (({ row, writes }) => effect(row, writes)),
     async afterCreate({ row, ctx, tx, writes }) {
       const user = await nameOf(tx, "User", row.userId);
       await addNewsfeedItem(writes, ctx, {
