@@ -69,7 +69,7 @@ describe("a nested create's parent and body checks", () => {
       expect(reply.status).toBe(200);
       expect(chunks() - before).toBe(5);
       const record = (await reply.json()).data;
-      const user = (await app.yoga.fetch(`http://muster.test/v2/users/${ids.user.id}`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.json())).data;
+      const user = (await (await app.yoga.fetch(`http://muster.test/v2/users/${ids.user.id}`, { headers: { authorization: `Bearer ${key}` } })).json()).data;
       expect(user.rank_id).toBe(ids.private_.id);
       expect(record).toMatchObject({ user_id: ids.user.id, rank_id: ids.private_.id, text: "counted" });
     });

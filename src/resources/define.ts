@@ -112,7 +112,8 @@ export interface Hooks {
   /**
    * Writes a new row makes to other records, asked for just before its INSERT, which does not wait for their answers:
    * where the transaction pipelines its statements (`StoreTransaction.pipelines`) they and the INSERT go out in one
-   * round trip, in that order. `row`: the values about to be inserted.
+   * round trip, in that order. Only what the hook asks for before its first `await` goes ahead of the INSERT; their
+   * events are recorded before the row's all the same. `row`: the values about to be inserted.
    */
   beforeInsert?(args: { row: Record<string, unknown>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
   afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
