@@ -27,6 +27,7 @@
  *                                 floor), with the CPU of the service, PostgreSQL and autocannon per request
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { machineSpeedMs } from "./machine-speed.ts";
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type AddressInfo } from "node:net";
 import { createServer } from "node:http";
@@ -708,13 +709,16 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
   return out;
 }
 
-function machine(): string[] {
+/** The machine's facts; `startSpeed`: `machineSpeedMs()` when the run began, set beside its value now. */
+function machine(startSpeed: number): string[] {
   const cpu = readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.+)$/m)?.[1]?.trim() ?? "unknown";
   return [
     `- Date: ${new Date().toISOString()}`,
     `- CPUs (nproc): ${availableParallelism()} — ${cpu}`,
     `- Memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
     `- Node: ${process.version}; autocannon in the bench process on the same machine, ${connections} connections`,
+    `- Machine speed: a fixed JavaScript task (bench/machine-speed.ts, lower is faster) took ${f1(startSpeed)} ms when the run began and ` +
+      `${f1(machineSpeedMs())} ms when it ended. Compare two runs' figures only when these are close in both.`,
   ];
 }
 
@@ -876,6 +880,7 @@ async function benchWorkers(base: string): Promise<string> {
       const rows: string[] = [];
       const detail: string[] = [];
       const startLoad = loadAverage();
+      const startSpeed = machineSpeedMs();
       for (const w of list) {
         const loadBefore = loadAverage();
         const primaryBefore = cpuTicks(two.child.pid!);
@@ -904,7 +909,7 @@ async function benchWorkers(base: string): Promise<string> {
         "",
         "## Machine",
         "",
-        ...machine(),
+        ...machine(startSpeed),
         `- Load average when the workloads began: ${startLoad}`,
         "",
         "autocannon runs in the bench process on the same cores as the service and PostgreSQL: its CPU per request is in the table, " +
@@ -958,6 +963,7 @@ async function main() {
   if (waitIdle) await waitForIdleMachine();
   const started = performance.now();
   const startLoad = loadAverage();
+  const startSpeed = machineSpeedMs();
   const dir = mkdtempSync(path.join(tmpdir(), "muster-bench-"));
   const databaseUrl = `file:${path.join(dir, "bench.db")}`;
   const storageDir = path.join(dir, "files");
@@ -1042,7 +1048,7 @@ async function main() {
     "",
     "## Machine",
     "",
-    ...machine(),
+    ...machine(startSpeed),
     `- Service built from ${built}`,
     `- Load average when the run began: ${startLoad} (other engineers' test runs share these ${availableParallelism()} cores; see the last column)`,
     "",
