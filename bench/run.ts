@@ -27,7 +27,6 @@
  *                                 floor), with the CPU of the service, PostgreSQL and autocannon per request
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { machineSpeedMs } from "./machine-speed.ts";
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type AddressInfo } from "node:net";
 import { createServer } from "node:http";
@@ -44,6 +43,7 @@ import { fullSize, postgresSink, prng, quickSize, seed, sqliteSink, type Seeded,
 import { countStatements, summariseSql, type Counted, type Probe } from "./statements.ts";
 import { summariseProfile } from "./profile.ts";
 import { w2Document, w2Variables } from "./w2.ts";
+import { machineSpeedMs } from "./machine-speed.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = new Set(process.argv.slice(2));

@@ -127,8 +127,9 @@ export async function createRow(
   await applyCreateDefaults(ctx, tx, def.model, def.fields, data, fixed, { accountId: ctx.auth!.accountId });
   const values = { ...data, ...fixed, ...(def.link ? {} : { accountId: ctx.auth!.accountId }) };
   const effects = def.hooks?.beforeInsert?.({ row: values, ctx, tx, writes: recordWrites(ctx, tx) });
+  // Where statements pipeline, the INSERT goes out right behind the effects' writes instead of after their answers.
   if (effects && !tx.pipelines) await effects;
-  const row = await createTracked(tx, def, values, tx.pipelines ? effects : undefined);
+  const row = await createTracked(tx, def, values, effects);
   await def.hooks?.afterCreate?.({ row, ctx, tx, writes: recordWrites(ctx, tx) });
   return row;
 }
