@@ -61,7 +61,9 @@ function contentOf(ctx: Context, event: PendingEvent): Pick<ChangeEventRecord, "
   const changes: Record<string, { old: unknown; new: unknown }> = {};
   for (const [key, value] of Object.entries(data)) {
     if (BOOKKEEPING.has(key)) continue;
-    if (JSON.stringify(value) !== JSON.stringify(old[key])) changes[key] = { old: old[key] ?? null, new: value };
+    const before = old[key];
+    // Most attributes are strings, numbers or null: equal ones are compared without encoding them.
+    if (value !== before && JSON.stringify(value) !== JSON.stringify(before)) changes[key] = { old: before ?? null, new: value };
   }
   return Object.keys(changes).length ? { data, changes } : null;
 }
