@@ -1,38 +1,11 @@
 import { GraphQLError, Kind, type ValueNode } from "graphql";
 import type { Builder } from "./builder.ts";
 import { isFile } from "../files/storage.ts";
-
-/**
- * Formatted dates by time: a page repeats the same few (a record's created and updated, the ranks and images its rows
- * share), and writing one costs several times a lookup. Emptied when full, so it stays small.
- */
-const formatted = new Map<number, string>();
-const FORMATTED_MAX = 10_000;
-
-const twoDigits = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, "0"));
-const threeDigits = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, "0"));
-
-/**
- * `date` written from its UTC fields, five times faster than toISOString (whose result needed its microseconds
- * added too); other years (six-digit, negative) and an invalid date take toISOString's general form (which throws for the last).
- */
-function perscomDate(date: Date): string {
-  const year = date.getUTCFullYear();
-  if (!(year >= 1000 && year <= 9999)) return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-  return `${year}-${twoDigits[date.getUTCMonth() + 1]}-${twoDigits[date.getUTCDate()]}T${twoDigits[date.getUTCHours()]}:${twoDigits[date.getUTCMinutes()]}:${twoDigits[date.getUTCSeconds()]}.${threeDigits[date.getUTCMilliseconds()]}000Z`;
-}
+import { isoMicroseconds } from "../db/timestamps.ts";
 
 /** PERSCOM's date format: ISO-8601 UTC with microseconds, `2024-05-01T13:45:12.000000Z`. */
 export function formatDate(value: Date | string): string {
-  const date = value instanceof Date ? value : new Date(value);
-  const time = date.getTime();
-  let text = formatted.get(time);
-  if (text === undefined) {
-    text = perscomDate(date);
-    if (formatted.size >= FORMATTED_MAX) formatted.clear();
-    formatted.set(time, text);
-  }
-  return text;
+  return isoMicroseconds(value instanceof Date ? value : new Date(value));
 }
 
 /** Accepts ISO-8601 (any fraction digits), `YYYY-MM-DD` and `YYYY-MM-DD HH:MM:SS`; UTC unless an offset is given. */
