@@ -97,6 +97,10 @@ describe("users", () => {
     const u = await data(api.patch(`/v2/users/${s.other.id}`, { github_user_id: "bobj", google_user_id: "123" }));
     expect(u).toMatchObject({ display_name: "Bob Jones", github_user_id: "bobj", google_user_id: "123", facebook_user_id: null, cover_photo_url: null });
     expect(u.profile_photo_url).toBe("https://ui-avatars.com/api/?name=B+J&color=2563eb&background=eff6ff");
+    // Each word's first code point, encoded where it is not an ASCII letter or digit; runs of spaces are one.
+    const renamed = await data(api.patch(`/v2/users/${s.other.id}`, { name: "  Élodie  van der 9Berg \u{1F600}x &co" }));
+    expect(renamed.profile_photo_url).toBe("https://ui-avatars.com/api/?name=%C3%89+v+d+9+%F0%9F%98%80+%26&color=2563eb&background=eff6ff");
+    await data(api.patch(`/v2/users/${s.other.id}`, { name: "Bob Jones" }));
     expect(u).toMatchObject({ online: false, last_rank_change_date: null, last_assignment_change_date: null });
   });
 
