@@ -128,6 +128,28 @@ describe("the SQL reader answers as Prisma does", () => {
     for (const args of cases) await same("user", "findMany", args);
   });
 
+  it("rows of a frozen select (a REST document's plan, reused by every request) equal Prisma's, each column type, read twice", async () => {
+    const frozen = <T>(value: T): T => {
+      if (value && typeof value === "object") {
+        for (const v of Object.values(value)) frozen(v);
+        Object.freeze(value);
+      }
+      return value;
+    };
+    const userSelect = frozen({ id: true, name: true, approved: true, lastSeenAt: true, notes: true, rankId: true, createdAt: true, rank: { select: { id: true, name: true, order: true } } });
+    const messageSelect = frozen({ id: true, channels: true, recipients: true, repeats: true, sendAt: true, createdAt: true });
+    const recordSelect = frozen({ id: true, type: true, text: true, createdAt: true, author: { select: { id: true, name: true, lastSeenAt: true, approved: true } }, document: { select: { id: true, name: true } } });
+    for (let round = 0; round < 2; round++) {
+      await same("user", "findMany", { where: { accountId }, select: userSelect, orderBy: { id: "asc" } });
+      await same("message", "findMany", { where: { accountId }, select: messageSelect, orderBy: { id: "asc" } });
+      await same("rankRecord", "findMany", { where: { accountId }, select: recordSelect, orderBy: { id: "asc" } });
+    }
+    // One frozen select used for two models reads each model's own columns.
+    const idAndName = frozen({ id: true, name: true });
+    await same("user", "findMany", { where: { accountId }, select: idAndName, orderBy: { id: "asc" } });
+    await same("rank", "findMany", { where: { accountId }, select: idAndName, orderBy: { id: "asc" } });
+  });
+
   it("a page with its total in one statement: filters with parameters before and after the count's, includes, orders by a relation, past the end", async () => {
     const cases: Array<Record<string, unknown>> = [
       { where: { accountId }, orderBy: [{ id: "asc" }], skip: 1, take: 2 },
