@@ -369,6 +369,8 @@ interface Shape {
   relations: Array<{ rel: Relation; args: Args }>;
   /** Columns read but not handed out (a to-many relation's join column, which groups its rows by parent). */
   keys?: string[];
+  /** Whether `scalars` outlives the request: a model's own list, or a frozen select's (`frozenSelectScalars`). */
+  lasting: boolean;
 }
 
 /**
@@ -377,7 +379,6 @@ interface Shape {
  * (`rowMaker`), made once.
  */
 const frozenSelectScalars = new WeakMap<object, { model: Model; scalars: Scalar[] }>();
-const lastingScalars = new WeakSet<Scalar[]>();
 
 function shapeOf(model: Model, args: Args): Shape {
   const { select, include, omit } = args;
@@ -405,18 +406,16 @@ function shapeOf(model: Model, args: Args): Shape {
         if (!known) scalars.push(field);
       } else take(key, value);
     }
-    if (known) return { model, scalars: known, relations };
-    if (Object.isFrozen(select)) {
-      frozenSelectScalars.set(select, { model, scalars });
-      lastingScalars.add(scalars);
-    }
-    return { model, scalars, relations };
+    if (known) return { model, scalars: known, relations, lasting: true };
+    const lasting = Object.isFrozen(select);
+    if (lasting) frozenSelectScalars.set(select, { model, scalars });
+    return { model, scalars, relations, lasting };
   }
   if (include !== undefined) {
     if (!isPlainObject(include)) unsupported("include");
     for (const [key, value] of Object.entries(include)) if (value) take(key, value);
   }
-  return { model, scalars: model.scalars, relations };
+  return { model, scalars: model.scalars, relations, lasting: true };
 }
 
 /** A planned statement: its SQL, its parameters, and how to read its rows. */
@@ -508,40 +507,25 @@ const ROW_NUMBER = "__row";
 /** The count of the rows a page is cut from, beside each of its rows. */
 const TOTAL = "__total";
 
+type Decoder = (value: unknown) => unknown;
+const asStored: Decoder = (value) => value ?? null;
+const sqliteDecoders: Record<string, Decoder> = {
+  DateTime: (value) => (value == null ? null : parseSqliteDate(value)),
+  Boolean: (value) => (value == null ? null : value === 1 || value === 1n || value === true),
+  Json: (value) => (value == null ? null : typeof value === "string" ? JSON.parse(value) : value),
+};
+const toNumber: Decoder = (value) => (value == null ? null : typeof value === "bigint" ? Number(value) : value);
+
+/** How a column of `field`'s type is read from `dialect`'s driver into the value Prisma would give. */
+const decoderOf = (dialect: Dialect, field: Scalar): Decoder =>
+  field.type === "Int" ? toNumber : ((dialect === "sqlite" ? sqliteDecoders[field.type] : undefined) ?? asStored);
+
 export function decode(dialect: Dialect, field: Scalar, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  switch (field.type) {
-    case "DateTime":
-      return dialect === "sqlite" ? parseSqliteDate(value) : value;
-    case "Boolean":
-      return dialect === "sqlite" ? value === 1 || value === 1n || value === true : value;
-    case "Json":
-      return dialect === "sqlite" && typeof value === "string" ? JSON.parse(value) : value;
-    case "Int":
-      return typeof value === "bigint" ? Number(value) : value;
-    default:
-      return value;
-  }
+  return decoderOf(dialect, field)(value);
 }
 
 /** A row's object from its columns: `decode` of each selected column, for one list of columns at one place in the row. */
 type RowMaker = (row: unknown[]) => Row;
-
-/** What `decode` does for a column of `field`'s type, as an expression over the column's value `v`. */
-function decodeExpression(dialect: Dialect, field: Scalar): string {
-  switch (field.type) {
-    case "DateTime":
-      return dialect === "sqlite" ? "v == null ? null : parseSqliteDate(v)" : "v ?? null";
-    case "Boolean":
-      return dialect === "sqlite" ? "v == null ? null : v === 1 || v === 1n || v === true" : "v ?? null";
-    case "Json":
-      return dialect === "sqlite" ? `v == null ? null : typeof v === "string" ? JSON.parse(v) : v` : "v ?? null";
-    case "Int":
-      return `v == null ? null : typeof v === "bigint" ? Number(v) : v`;
-    default:
-      return "v ?? null";
-  }
-}
 
 /** Row makers by dialect, list of columns and start. */
 const rowMakers = { sqlite: new WeakMap<Scalar[], Map<number, RowMaker>>(), postgresql: new WeakMap<Scalar[], Map<number, RowMaker>>() };
@@ -553,16 +537,18 @@ const rowMakers = { sqlite: new WeakMap<Scalar[], Map<number, RowMaker>>(), post
  * Made once for each list of columns that lives longer than a request (a model's, or a frozen select's); null for any
  * other (the caller's loop).
  */
-function rowMaker(dialect: Dialect, { model, scalars }: Shape, start: number): RowMaker | null {
-  if (scalars !== model.scalars && !lastingScalars.has(scalars)) return null;
+function rowMaker(dialect: Dialect, { scalars, lasting }: Shape, start: number): RowMaker | null {
+  if (!lasting) return null;
   let byStart = rowMakers[dialect].get(scalars);
   if (!byStart) rowMakers[dialect].set(scalars, (byStart = new Map()));
   let maker = byStart.get(start);
   if (!maker) {
     // Column names come from the Prisma datamodel; `__proto__` as a literal's key would set the prototype.
     if (scalars.some((f) => f.name === "__proto__")) return null;
-    const values = scalars.map((f, i) => `${JSON.stringify(f.name)}: (v = row[${start + i}], ${decodeExpression(dialect, f)})`);
-    maker = new Function("parseSqliteDate", `return (row) => { let v; return { ${values.join(", ")} }; };`)(parseSqliteDate) as RowMaker;
+    const values = scalars.map((f, i) => `${JSON.stringify(f.name)}: decode${i}(row[${start + i}])`);
+    maker = new Function(...scalars.map((_, i) => `decode${i}`), `return (row) => ({ ${values.join(", ")} });`)(
+      ...scalars.map((f) => decoderOf(dialect, f)),
+    ) as RowMaker;
     byStart.set(start, maker);
   }
   return maker;
