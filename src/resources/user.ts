@@ -32,8 +32,9 @@ const avatarUrl = (name: string) => {
   let initials = "";
   for (const word of name.split(" ")) {
     if (word === "") continue;
-    const initial = isAsciiAlphanumeric(word.charCodeAt(0)) ? word[0] : encodeURIComponent(word.slice(0, word.codePointAt(0)! > 0xffff ? 2 : 1));
-    initials = initials === "" ? initial! : `${initials}+${initial}`;
+    const first = String.fromCodePoint(word.codePointAt(0)!);
+    const initial = isAsciiAlphanumeric(word.charCodeAt(0)) ? first : encodeURIComponent(first);
+    initials = initials === "" ? initial : `${initials}+${initial}`;
   }
   return `https://ui-avatars.com/api/?name=${initials}&color=2563eb&background=eff6ff`;
 };
