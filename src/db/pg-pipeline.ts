@@ -232,7 +232,8 @@ class StatementBatch extends Submittable {
   }
 
   handleReadyForQuery() {
-    this.handleError(new Error("PostgreSQL answered a batch of statements without completing each"));
+    // Ordinarily every statement has completed by now; an Error (and its stack) only for one that has not.
+    if (this.#next < this.statements.length) this.handleError(new Error("PostgreSQL answered a batch of statements without completing each"));
   }
 }
 
