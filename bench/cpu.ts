@@ -7,7 +7,7 @@
  *    --profile DIR: a CPU profile of each workload's measured batches only, DIR/<workload>.cpuprofile, summarised
  *    as bench/profile.ts does for the bench's --profile;
  *    --allocations: what the measured batches allocate, collected or not (V8's sampling heap profiler), in bytes per
- *    request by allocating function)
+ *    request by allocating function; with BENCH_HEAP_PROFILE=PREFIX the profile itself too, PREFIX-<workload>.heapprofile)
  * `--pg` uses a scratch database `muster_cpu` on the PostgreSQL server at 127.0.0.1:5432 instead.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -108,6 +108,7 @@ for (const [id, next] of Object.entries(workloads)) {
   }
   if (allocations) {
     const { profile } = await inspector!.post("HeapProfiler.stopSampling");
+    if (process.env.BENCH_HEAP_PROFILE) writeFileSync(`${process.env.BENCH_HEAP_PROFILE}-${id}.heapprofile`, JSON.stringify(profile));
     console.log(summariseAllocations(profile, count * rounds));
   }
   if (profileDir) {

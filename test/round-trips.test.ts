@@ -76,6 +76,54 @@ describe("a nested create's parent and body checks", () => {
 
     const divide = `SELECT 10 / $1::int`;
     const add = `SELECT $1::int + 1`;
+    it("a page of rank records with its authors, ranks and images takes three round trips: the key, the page, then the authors' latest records with the ranks' images in one write", async () => {
+      const path = `/v2/users/${ids.user.id}/rank-records?include=author,rank.image&limit=5`;
+      const get = () => app.yoga.fetch(`http://muster.test${path}`, { headers: { authorization: `Bearer ${key}` } });
+      expect((await post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: ids.corporal.id, type: 0, author_id: ids.user.id })).status).toBe(200);
+      // Until every statement is prepared on the connections it goes out on (a statement's first time there goes alone).
+      for (let i = 0; i < 3; i++) expect((await get()).status).toBe(200);
+      const before = chunks();
+      const reply = await get();
+      expect(reply.status).toBe(200);
+      expect(chunks() - before).toBe(3);
+      const rows = (await reply.json()).data;
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows[0].author).toMatchObject({ id: ids.user.id, last_rank_change_date: rows[0].created_at });
+    });
+
+    /** Each statement once, alone, so that the connection the next reads check out has both prepared. */
+    const warmReads = async () => {
+      for (const sql of [divide, add]) await db.read(sql, [1]);
+    };
+
+    it("reads asked for in one turn of the event loop share one write, each answered with its own rows", async () => {
+      await warmReads();
+      const before = chunks();
+      expect(await Promise.all([db.read(divide, [5]), db.read(add, [2]), db.read(divide, [2])])).toEqual([[[2]], [[3]], [[5]]]);
+      expect(chunks() - before).toBe(1);
+    });
+
+    it("a read that fails answers with its error and the reads beside it with their own rows; the pool serves the next", async () => {
+      for (let i = 0; i < 12; i++) {
+        await warmReads();
+        const settled = await Promise.allSettled([db.read(add, [i]), db.read(divide, [0]), db.read(add, [i + 1]), db.read(divide, [5])]);
+        expect(settled[0]).toEqual({ status: "fulfilled", value: [[i + 1]] });
+        expect(settled[1]).toMatchObject({ status: "rejected", reason: { message: "division by zero" } });
+        expect(settled[2]).toEqual({ status: "fulfilled", value: [[i + 2]] });
+        expect(settled[3]).toEqual({ status: "fulfilled", value: [[2]] });
+      }
+      expect(await Promise.all([db.read(add, [41]), db.read(divide, [10])])).toEqual([[[42]], [[1]]]);
+    });
+
+    it("more reads at once than one write takes are all answered, over several writes", async () => {
+      await warmReads();
+      const before = chunks();
+      const values = Array.from({ length: 30 }, (_, i) => i);
+      expect(await Promise.all(values.map((v) => db.read(add, [v])))).toEqual(values.map((v) => [[v + 1]]));
+      expect(chunks() - before).toBeGreaterThanOrEqual(4);
+    });
+
+
     /** Runs `work` in a direct transaction after preparing both statements on its connection, so that they can batch. */
     const prepared = (work: (all: (sql: string, params: unknown[]) => Promise<unknown[][]>) => Promise<void>) =>
       db.store.transaction(async (tx) => {

@@ -168,14 +168,15 @@ interface Batched {
 /**
  * Statements of one transaction in one write, answered by one round trip (one Sync). Each is already prepared on the
  * connection with its columns known (`batchable`), so only Bind and Execute go out for it, and its answer is its rows
- * up to its CommandComplete. If one fails, PostgreSQL skips the rest until the Sync (the transaction is aborted
- * anyway): they fail with its error. `settled` is called once every statement is.
+ * up to its CommandComplete. If one fails, PostgreSQL skips the rest until the Sync: in a transaction (aborted anyway)
+ * they fail with its error; with `skipped` (reads, which share nothing but the write) they are handed to it to be sent
+ * again. `settled` is called once every statement is answered or handed over.
  */
 class StatementBatch extends Submittable {
   #next = 0;
   #beginAnswered: boolean;
 
-  constructor(readonly statements: Batched[], readonly begin: boolean, readonly settled: () => void) {
+  constructor(readonly statements: Batched[], readonly begin: boolean, readonly settled: () => void, readonly skipped?: (statements: BatchStatement[]) => void) {
     super();
     this.#beginAnswered = !begin;
   }
@@ -227,7 +228,11 @@ class StatementBatch extends Submittable {
   handleError(error: Error) {
     // The statement it answers and every one after it, skipped.
     if (this.#next === this.statements.length) return;
-    while (this.#next < this.statements.length) this.statements[this.#next++]!.statement.reject(error);
+    this.statements[this.#next++]!.statement.reject(error);
+    const rest = this.statements.slice(this.#next).map((s) => s.statement);
+    this.#next = this.statements.length;
+    if (this.skipped) this.skipped(rest);
+    else for (const s of rest) s.reject(error);
     this.settled();
   }
 
@@ -250,14 +255,15 @@ export function batchable(client: pg.PoolClient, sql: string): boolean {
 
 /**
  * Statements that are all `batchable` on `client`, in one write and one round trip (BEGIN ahead of them with `begin`),
- * each answered through its own `resolve` or `reject` with its rows as arrays; settles once every one is.
+ * each answered through its own `resolve` or `reject` with its rows as arrays; settles once every one is. After a
+ * failed statement, the ones PostgreSQL skipped go to `skipped` when given, else fail with its error.
  */
-export function queryBatch(client: pg.PoolClient, statements: BatchStatement[], begin: boolean): Promise<void> {
+export function queryBatch(client: pg.PoolClient, statements: BatchStatement[], begin: boolean, skipped?: (statements: BatchStatement[]) => void): Promise<void> {
   const batched = statements.map((statement): Batched => {
     const name = statementNames.get(statement.sql)!;
     return { statement, name, parsers: parsersOf.get(name)!, rows: [], failure: null };
   });
-  return new Promise((settled) => void client.query(new StatementBatch(batched, begin, settled) as never));
+  return new Promise((settled) => void client.query(new StatementBatch(batched, begin, settled, skipped) as never));
 }
 
 /**
