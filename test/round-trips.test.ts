@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
 import { client, seed, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
 import { openDatabase, type Database } from "../src/db/prisma.ts";
 import { createApp, type App } from "../src/server/app.ts";
@@ -123,6 +124,36 @@ describe("a nested create's parent and body checks", () => {
       expect(chunks() - before).toBeGreaterThanOrEqual(4);
     });
 
+
+    it("connections lost while a read and a transaction run on them fail those with an error; the reads beside are sent again, and the next answered", async () => {
+      await warmReads();
+      const sleep = `SELECT pg_sleep($1::float8)`;
+      const settled = Promise.allSettled([
+        db.read(sleep, [1]), db.read(add, [1]), db.read(divide, [1]),
+        db.store.transaction(async (tx) => void (await tx.sql.all(sleep, [1])), { direct: true }),
+      ]);
+      // As an administrator, or a server shutting down, would: the two connections running pg_sleep.
+      const admin = new pg.Client({ connectionString: h.config.databaseUrl });
+      await admin.connect();
+      try {
+        for (let terminated = 0; terminated < 2; ) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          const { rows } = await admin.query(
+            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_sleep%' AND state = 'active' AND pid <> pg_backend_pid()`,
+          );
+          terminated += rows.length;
+        }
+      } finally {
+        await admin.end();
+      }
+      const [slow, added, divided, transaction] = await settled;
+      const lost = { status: "rejected", reason: { message: expect.stringMatching(/terminat/i) } };
+      expect(slow).toMatchObject(lost);
+      expect(transaction).toMatchObject(lost);
+      expect([added, divided]).toEqual([{ status: "fulfilled", value: [[2]] }, { status: "fulfilled", value: [[10]] }]);
+      expect(await Promise.all([db.read(add, [41]), db.read(divide, [10])])).toEqual([[[42]], [[1]]]);
+      expect(await db.store.transaction((tx) => tx.sql.all(add, [1]), { direct: true })).toEqual([[2]]);
+    });
 
     /** Runs `work` in a direct transaction after preparing both statements on its connection, so that they can batch. */
     const prepared = (work: (all: (sql: string, params: unknown[]) => Promise<unknown[][]>) => Promise<void>) =>

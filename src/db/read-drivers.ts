@@ -48,7 +48,7 @@ export function sqliteReadDriver(file: string): ReadDriver {
 }
 
 /** PostgreSQL reads on the pool Prisma's adapter uses, as named (server-side prepared) statements, several to a write. */
-export function postgresReadDriver(pool: pg.Pool): ReadDriver {
+export function postgresReadDriver(pool: TransactionTrackingPool): ReadDriver {
   const pipeline = new ReadPipeline(pool);
   return { dialect: "postgresql", all: (sql, params) => pipeline.read(sql, params), close: async () => {} };
 }
@@ -65,12 +65,12 @@ const MAX_READS_PER_WRITE = 8;
  * tenth (bench/FINDINGS.md, "Reads in one write").
  *
  * A statement not yet prepared on the connection (its first time there) goes ahead of the others, alone. One that fails
- * answers with its error; PostgreSQL skips the batch's statements after it, which are sent again, each alone.
+ * answers with its error; the statements after it (PostgreSQL skips the rest of a batch) are sent again, each alone.
  */
 export class ReadPipeline {
   #queued: BatchStatement[] = [];
 
-  constructor(readonly pool: pg.Pool) {}
+  constructor(readonly pool: TransactionTrackingPool) {}
 
   read(sql: string, params: unknown[]): Promise<unknown[][]> {
     return new Promise((resolve, reject) => {
@@ -94,25 +94,30 @@ export class ReadPipeline {
   }
 
   #together(statements: BatchStatement[]): void {
-    this.pool.connect((error, client, release) => {
-      if (error || !client) {
-        for (const s of statements) s.reject(error);
-        return;
-      }
+    this.pool.checkout().then(
       // As pg's pool does after a failed statement, the connection is then closed rather than reused.
-      void this.#on(client, statements).then((failure) => release(failure as Error | undefined));
-    });
+      (client) => this.#on(client, statements).then((failure) => client.release(failure as Error | undefined)),
+      (error) => statements.forEach((s) => s.reject(error)),
+    );
   }
 
-  /** `statements` on `client`: those not yet prepared there one at a time (which prepares them), then the rest in one write. */
+  /**
+   * `statements` on `client`: those not yet prepared there one at a time (which prepares them), then the rest in one
+   * write. After a failure, what is left goes alone: a connection lost mid-way fails only the statement it was running.
+   * The first failure, if any, is the answer.
+   */
   async #on(client: pg.PoolClient, statements: BatchStatement[]): Promise<unknown> {
     let failure: unknown;
     const answered = (s: BatchStatement): BatchStatement => ({ ...s, reject: (error) => ((failure ??= error), s.reject(error)) });
-    const ready = statements.filter((s) => batchable(client, s.sql)).map(answered);
-    const unprepared = statements.filter((s) => !batchable(client, s.sql)).map(answered);
-    for (const s of unprepared) await query(client, s.sql, s.params).then(s.resolve, s.reject);
-    if (ready.length === 1) await query(client, ready[0]!.sql, ready[0]!.params).then(ready[0]!.resolve, ready[0]!.reject);
-    else if (ready.length > 1) await queryBatch(client, ready, false, (skipped) => skipped.forEach((s) => this.#alone(s)));
+    const ready = statements.filter((s) => batchable(client, s.sql));
+    const unprepared = statements.filter((s) => !ready.includes(s));
+    for (const s of unprepared) {
+      if (failure) this.#alone(s);
+      else await query(client, s.sql, s.params).then(s.resolve, answered(s).reject);
+    }
+    if (failure) ready.forEach((s) => this.#alone(s));
+    else if (ready.length === 1) await query(client, ready[0]!.sql, ready[0]!.params).then(ready[0]!.resolve, answered(ready[0]!).reject);
+    else if (ready.length > 1) await queryBatch(client, ready.map(answered), false, (skipped) => skipped.forEach((s) => this.#alone(s)));
     return failure;
   }
 }
@@ -207,6 +212,21 @@ export function postgresDirectTransaction(client: pg.PoolClient, batching = true
   };
 }
 
+const listening = new WeakSet<pg.PoolClient>();
+
+/**
+ * `client`, with a listener for its `error` event. The pool listens to its clients only while they are idle: a
+ * connection lost while one is checked out (PostgreSQL restarted, a backend terminated) emits an event nobody hears,
+ * which ends the process. Its statements fail with the error all the same, and the client, released with it, is dropped.
+ */
+function heard(client: pg.PoolClient): pg.PoolClient {
+  if (!listening.has(client)) {
+    listening.add(client);
+    client.on("error", () => {});
+  }
+  return client;
+}
+
 /**
  * The pool handed to Prisma's adapter, which checks a client out with `connect()` to start each transaction (its plain
  * queries go through `query`, whose own checkout passes a callback). Transactions start one at a time here
@@ -228,7 +248,7 @@ export class TransactionTrackingPool extends pg.Pool {
    * taken for the client of a Prisma transaction starting meanwhile.
    */
   checkout(): Promise<pg.PoolClient> {
-    return new Promise((resolve, reject) => super.connect((error, client) => (error ? reject(error) : resolve(client!))));
+    return new Promise((resolve, reject) => super.connect((error, client) => (error ? reject(error) : resolve(heard(client!)))));
   }
 
   /** Waits until no other transaction is starting; `client()` is then the client the starting one checked out. */
