@@ -124,7 +124,6 @@ describe("a nested create's parent and body checks", () => {
       expect(chunks() - before).toBeGreaterThanOrEqual(4);
     });
 
-
     it("connections lost while a read and a transaction run on them fail those with an error; the reads beside are sent again, and the next answered", async () => {
       await warmReads();
       const sleep = `SELECT pg_sleep($1::float8)`;

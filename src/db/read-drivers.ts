@@ -111,13 +111,14 @@ export class ReadPipeline {
     const answered = (s: BatchStatement): BatchStatement => ({ ...s, reject: (error) => ((failure ??= error), s.reject(error)) });
     const ready = statements.filter((s) => batchable(client, s.sql));
     const unprepared = statements.filter((s) => !ready.includes(s));
-    for (const s of unprepared) {
+    // A batch of one is a statement alone.
+    const together = ready.length > 1 ? ready : [];
+    for (const s of together.length ? unprepared : [...unprepared, ...ready]) {
       if (failure) this.#alone(s);
       else await query(client, s.sql, s.params).then(s.resolve, answered(s).reject);
     }
-    if (failure) ready.forEach((s) => this.#alone(s));
-    else if (ready.length === 1) await query(client, ready[0]!.sql, ready[0]!.params).then(ready[0]!.resolve, answered(ready[0]!).reject);
-    else if (ready.length > 1) await queryBatch(client, ready.map(answered), false, (skipped) => skipped.forEach((s) => this.#alone(s)));
+    if (failure) together.forEach((s) => this.#alone(s));
+    else if (together.length) await queryBatch(client, together.map(answered), false, (skipped) => skipped.forEach((s) => this.#alone(s)));
     return failure;
   }
 }
