@@ -88,7 +88,20 @@ describe("outbox", () => {
     expect(events.map((e) => e.type)).toEqual(["user.updated", "rankrecord.created", "newsfeeditem.created"]);
     expect(events[0]!.changes).toEqual({ rank_id: { old: ids.private_.id, new: ids.corporal.id } });
     expect(events[1]!.recordId).toBe(r.body.data.id);
+    expect(events[2]!.data).toMatchObject({ subject_type: "App\\Models\\RankRecord", subject_id: r.body.data.id, text: "Promoted" });
     expect(new Set(events.map((e) => e.requestId))).toEqual(new Set([r.headers.get("x-perscom-request-id")]));
+  });
+
+  test("rank records written side by side each get the newsfeed item that names them", async () => {
+    const texts = Array.from({ length: 12 }, (_, i) => `side by side ${i}`);
+    const replies = await Promise.all(
+      texts.map((text, i) => api.post("/v2/rank-records", { user_id: i % 2 ? ids.user.id : ids.other.id, rank_id: ids.corporal.id, type: 0, text })),
+    );
+    expect(replies.map((r) => r.status)).toEqual(texts.map(() => 200));
+    const feed = (await api.get("/v2/newsfeed?limit=50")).body.data as Array<Record<string, any>>;
+    const items = texts.map((text) => feed.filter((item) => item.text === text));
+    expect(items.map((found) => found.length)).toEqual(texts.map(() => 1));
+    expect(items.map((found) => found[0]!.subject_id)).toEqual(replies.map((r) => r.body.data.id));
   });
 
   test("a delete records a tombstone with the record's last state; a batch records one event per record in request order", async () => {

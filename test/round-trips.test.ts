@@ -62,17 +62,51 @@ describe("a nested create's parent and body checks", () => {
     const post = (path: string, body: unknown) =>
       app.yoga.fetch(`http://muster.test${path}`, { method: "POST", body: JSON.stringify(body), headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } });
 
-    it("a rank record takes five round trips: the key, then BEGIN with the user and the rank, the user's new rank with the record, the newsfeed item, and the events with COMMIT", async () => {
+    it("a rank record takes four round trips: the key, then BEGIN with the user and the rank, the user's new rank with the record and its newsfeed item, and the events with COMMIT", async () => {
       // Twice first, with the same columns: every statement is prepared on the pool's connections before the one counted.
       for (let i = 0; i < 2; i++) expect((await post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: ids.corporal.id, type: 0, text: "warming" })).status).toBe(200);
       const before = chunks();
       const reply = await post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: ids.private_.id, type: 0, text: "counted" });
       expect(reply.status).toBe(200);
-      expect(chunks() - before).toBe(5);
+      expect(chunks() - before).toBe(4);
       const record = (await reply.json()).data;
+      const feed = (await (await app.yoga.fetch(`http://muster.test/v2/newsfeed`, { headers: { authorization: `Bearer ${key}` } })).json()).data;
+      expect(feed[0]).toMatchObject({ subject_type: "App\\Models\\RankRecord", subject_id: record.id, text: "counted" });
       const user = (await (await app.yoga.fetch(`http://muster.test/v2/users/${ids.user.id}`, { headers: { authorization: `Bearer ${key}` } })).json()).data;
       expect(user.rank_id).toBe(ids.private_.id);
       expect(record).toMatchObject({ user_id: ids.user.id, rank_id: ids.private_.id, text: "counted" });
+    });
+
+    it("a record the database refuses in that write takes its user's new rank and its newsfeed item with it: 422, nothing written, the next one written", async () => {
+      const admin = new pg.Client({ connectionString: h.config.databaseUrl });
+      await admin.connect();
+      const get = async (path: string) => (await (await app.yoga.fetch(`http://muster.test${path}`, { headers: { authorization: `Bearer ${key}` } })).json()).data;
+      try {
+        // As if the rank were deleted between the check and the INSERT: the foreign key refuses the record.
+        await admin.query(`CREATE FUNCTION refuse_record() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+          IF NEW."text" = 'refused' THEN RAISE EXCEPTION 'refused' USING ERRCODE = 'foreign_key_violation'; END IF; RETURN NEW; END $$`);
+        await admin.query(`CREATE TRIGGER refuse_record BEFORE INSERT ON "RankRecord" FOR EACH ROW EXECUTE FUNCTION refuse_record()`);
+        const rank = (await get(`/v2/users/${ids.user.id}`)).rank_id;
+        const feed = (await get(`/v2/newsfeed`))[0].id;
+        const { rows: [{ events }] } = await admin.query(`SELECT count(*)::int AS events FROM "ChangeEvent"`);
+        const other = rank === ids.corporal.id ? ids.private_.id : ids.corporal.id;
+        for (let i = 0; i < 3; i++) {
+          const before = chunks();
+          const reply = await post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: other, type: 0, text: "refused" });
+          expect(reply.status).toBe(422);
+          expect((await reply.json()).error).toMatchObject({ type: "ValidationException", message: "The given data conflicts with existing records." });
+          expect(chunks() - before).toBe(4);
+        }
+        expect((await get(`/v2/users/${ids.user.id}`)).rank_id).toBe(rank);
+        expect((await get(`/v2/newsfeed`))[0].id).toBe(feed);
+        expect((await admin.query(`SELECT count(*)::int AS events FROM "ChangeEvent"`)).rows[0].events).toBe(events);
+        const written = await post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: other, type: 0, text: "accepted" });
+        expect(written.status).toBe(200);
+        expect((await get(`/v2/newsfeed`))[0]).toMatchObject({ subject_id: (await written.json()).data.id, text: "accepted" });
+      } finally {
+        await admin.query(`DROP TRIGGER IF EXISTS refuse_record ON "RankRecord"; DROP FUNCTION IF EXISTS refuse_record()`);
+        await admin.end();
+      }
     });
 
     const divide = `SELECT 10 / $1::int`;

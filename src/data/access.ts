@@ -1,7 +1,7 @@
 import type { Context } from "../graphql/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { ApiError, notFound, validationError } from "../errors.ts";
-import { rememberName, rememberRow } from "./transaction-names.ts";
+import { rememberName, rememberRow, tracksRows } from "./transaction-names.ts";
 import type { StoreReads } from "../db/store.ts";
 
 /** Fails unless the request is authenticated, subscribed and holds every scope (or `*`). */
@@ -23,6 +23,16 @@ export async function findOwned(ctx: Context, reads: StoreReads, def: ResourceDe
   if (Object.keys(query).length === 0) rememberRow(reads, def.model, row);
   return row;
 }
+
+/** What a write reads of a row it refers to: its key, and its name where it has one (for a headline). */
+export const keyAndName = (def: ResourceDef) => ({ select: "name" in def.fields ? { id: true, name: true } : { id: true } });
+
+/**
+ * The parent row `id` of `def` a write in `tx` goes under; 404 when there is none. Every column where the transaction
+ * remembers whole rows for its updates' events (`trackRows`: a hook's update of the parent then reads it no more), else
+ * only what `keyAndName` reads.
+ */
+export const findParent = (ctx: Context, tx: StoreReads, def: ResourceDef, id: number) => findOwned(ctx, tx, def, id, tracksRows(tx) ? {} : keyAndName(def));
 
 export interface Page<T = unknown> {
   nodes: T[];

@@ -81,10 +81,13 @@ export async function updateManyTracked(tx: StoreTransaction, def: ResourceDef, 
   }
 }
 
-/** What hooks write through: other records, recorded like the request's own writes. */
-export function recordWrites(ctx: Context, tx: StoreTransaction): RecordWrites {
+/**
+ * What hooks write through: other records, recorded like the request's own writes. `after`: a write asked for before
+ * them and not yet answered; the rows they create fail with it and are recorded after it.
+ */
+export function recordWrites(ctx: Context, tx: StoreTransaction, after?: Promise<unknown>): RecordWrites {
   return {
-    create: (resource, data) => createTracked(tx, resourceNamed(resource), data),
+    create: (resource, data) => createTracked(tx, resourceNamed(resource), data, after),
     update: (resource, id, data) => updateTracked(ctx, tx, resourceNamed(resource), id, data),
   };
 }

@@ -28,6 +28,9 @@ export function trackRows(tx: object): void {
   rowsOf.set(tx, new Map());
 }
 
+/** Whether `tx` remembers whole rows (`trackRows`). */
+export const tracksRows = (tx: object): boolean => rowsOf.has(tx);
+
 export function rememberRow(tx: object, model: string, row: Record<string, unknown> | null | undefined): void {
   if (row?.id != null) rowsOf.get(tx)?.set(`${model}:${row.id}`, row);
 }

@@ -5,6 +5,7 @@ import { resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag } from "../errors.ts";
 import { human, snake } from "../graphql/names.ts";
 import { rememberName } from "./transaction-names.ts";
+import { keyAndName } from "./access.ts";
 
 const kindWord: Record<FieldDef["type"], string> = {
   string: "a string", text: "a string", int: "an integer", boolean: "true or false", datetime: "a valid date", json: "valid JSON",
@@ -66,7 +67,7 @@ export async function validateFields(
       const target = resourceNamed(f.references);
       lookups.push(
         reads
-          .findFirst(target.model, { where: { id: value, accountId: ctx.auth!.accountId }, select: "name" in target.fields ? { id: true, name: true } : { id: true } })
+          .findFirst(target.model, { where: { id: value, accountId: ctx.auth!.accountId }, ...keyAndName(target) })
           .then((row) => {
             if (!row) bag.add(key(name), `The selected ${label} is invalid.`);
             rememberName(reads, target.model, row);

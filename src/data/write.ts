@@ -8,6 +8,7 @@ import { resources } from "../resources/index.ts";
 import { morphOwnersOf } from "../graphql/objects.ts";
 import { owned } from "./access.ts";
 import { delegateOf, type StoreTransaction } from "../db/store.ts";
+import { InsertedId } from "../db/writer.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
 import { snake } from "../graphql/names.ts";
@@ -129,7 +130,14 @@ export async function createRow(
   const effects = def.hooks?.beforeInsert?.({ row: values, ctx, tx, writes: recordWrites(ctx, tx) });
   // Where statements pipeline, the INSERT goes out right behind the effects' writes instead of after their answers.
   if (effects && !tx.pipelines) await effects;
-  const row = await createTracked(tx, def, values, effects);
+  const inserted = createTracked(tx, def, values, effects);
+  const afterInsert = def.hooks?.afterInsert;
+  if (afterInsert) {
+    inserted.catch(() => undefined);
+    const row = tx.pipelines ? { ...values, id: new InsertedId(def.model, inserted) } : await inserted;
+    await afterInsert({ row, ctx, tx, writes: recordWrites(ctx, tx, inserted) });
+  }
+  const row = await inserted;
   await def.hooks?.afterCreate?.({ row, ctx, tx, writes: recordWrites(ctx, tx) });
   return row;
 }

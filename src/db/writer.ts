@@ -11,6 +11,24 @@ import { decode, isPlainObject, models, plannedOrNull, quote, Statement, unsuppo
 /** The answer of a write whose statement failed or matched no row: the caller asks Prisma instead. */
 export const FAILED = Symbol("failed");
 
+/**
+ * The id of a row whose INSERT was asked for earlier in the same transaction and has not answered yet, as the value of
+ * a column another write stores. On PostgreSQL it is written as the sequence's `currval` (the id the session's last
+ * INSERT into that table took), so the write need not wait for the INSERT's answer and can go out in the same round
+ * trip; elsewhere the write waits for `row` and stores its id.
+ */
+export class InsertedId {
+  constructor(readonly model: string, readonly row: Promise<Args>) {}
+}
+
+/** `data` with every InsertedId replaced by the id its INSERT answered. */
+export async function withInsertedIds(data: Args): Promise<Args> {
+  if (!Object.values(data).some((v) => v instanceof InsertedId)) return data;
+  const resolved: Args = {};
+  for (const [key, value] of Object.entries(data)) resolved[key] = value instanceof InsertedId ? (await value.row).id : value;
+  return resolved;
+}
+
 export class SqlWriter {
   constructor(readonly driver: ReadDriver, readonly options: ReadOptions = {}) {}
 
@@ -73,6 +91,11 @@ export class SqlWriter {
     for (const [key, value] of Object.entries(data)) {
       if (value === undefined) continue;
       const field = model.scalarByName.get(key) ?? unsupported(`write ${model.name}.${key}`);
+      if (value instanceof InsertedId) {
+        if (sql.dialect !== "postgresql" || field.type !== "Int") unsupported(`${key}: an inserted id`);
+        set.push([field, `currval(pg_get_serial_sequence('${quote(value.model)}', 'id'))`]);
+        continue;
+      }
       set.push([field, value === null ? (field.required ? unsupported(`${key}: null`) : "NULL") : sql.param(this.#encode(sql, field, value))]);
     }
     for (const field of model.scalars) {

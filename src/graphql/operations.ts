@@ -4,7 +4,7 @@ import type { PivotDef, ResourceDef } from "../resources/define.ts";
 import { isOneToOne, operations, pivotOf as pivotOfOp, type Operation } from "../resources/operations.ts";
 import { linkResourceOf } from "../resources/index.ts";
 import { notFound, ApiError, validationError } from "../errors.ts";
-import { capped, findOwned, findPage, guard, owned, pageArgs } from "../data/access.ts";
+import { capped, findOwned, findPage, findParent, guard, owned, pageArgs } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
 import type { StoreReads, StoreTransaction } from "../db/store.ts";
 import { updateTracked } from "../data/tracked.ts";
@@ -451,7 +451,7 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
         const parentId = a[op.parent.def.param] as number;
         // The parent is looked up beside the body's checks (their statements share a round trip on PostgreSQL); a
         // missing parent is still the answer (404) over an invalid body.
-        const parent = findOwned(ctx, tx, op.parent.def, parentId);
+        const parent = findParent(ctx, tx, op.parent.def, parentId);
         if (rel!.kind === "belongsToMany") {
           await parent;
           const pivot = pivotOf(op);

@@ -26,7 +26,7 @@ export const announcement = defineResource({
     beforeWrite({ data }) {
       if (typeof data.color === "string" && !data.color.startsWith("#")) data.color = ownEntry(namedColors, data.color) ?? "#2563eb";
     },
-    async afterCreate({ row, ctx, writes }) {
+    async afterInsert({ row, ctx, writes }) {
       await addNewsfeedItem(writes, ctx, {
         event: "created", subjectType: "App\\Models\\Announcement", subjectId: row.id, description: "created", headline: row.title, text: row.content,
       });

@@ -116,6 +116,13 @@ export interface Hooks {
    * events are recorded before the row's all the same. `row`: the values about to be inserted.
    */
   beforeInsert?(args: { row: Record<string, unknown>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
+  /**
+   * Writes a new row makes to other records that need no more of it than its values and its id, asked for right behind
+   * its INSERT: where the transaction pipelines its statements they go out in the same round trip, with `row.id` an
+   * `InsertedId` (src/db/writer.ts) that a write may store as a column's value; elsewhere `row` is the inserted row.
+   * Their events are recorded after the row's.
+   */
+  afterInsert?(args: { row: Record<string, any>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
   afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
   /**
    * The hooks read rows by key only and write nothing a check depends on, so they leave the resource's writes free to

@@ -1,6 +1,7 @@
 import { belongsToMany, defineResource, type RecordWrites, type RowKind } from "./define.ts";
 import { sameIncludes } from "./routes.ts";
 import type { Context } from "../graphql/context.ts";
+import type { InsertedId } from "../db/writer.ts";
 
 const likeOperations: RowKind[] = ["list", "attach", "detach", "sync"];
 /** The users who liked an item may be shown with these. */
@@ -44,7 +45,8 @@ export interface NewsfeedEntry {
   event: string;
   description: string;
   subjectType: string;
-  subjectId: number;
+  /** The subject's id; an InsertedId when its INSERT has not answered yet (`Hooks.afterInsert`). */
+  subjectId: number | InsertedId;
   headline: string;
   text: string | null;
 }

@@ -30,7 +30,8 @@ type Row = Record<string, any>;
 
 /**
  * Hooks of a record type: `effect` (a change the record makes to its user), then an item on the account's newsfeed
- * whose headline `headline` words from the user's name and the row. The effect is written before the record itself:
+ * whose headline `headline` words from the user's name and the row, written right behind the record (`afterInsert`:
+ * in the same round trip where statements pipeline). The effect is written before the record itself:
  * the update locks the user's row, so records of one user written side by side (PostgreSQL) get their ids in the order
  * their effects apply, and the user ends with the effect of the latest record.
  */
@@ -40,7 +41,7 @@ export function recordHooks(
   return {
     independent: true,
     beforeInsert: effect && (({ row, writes }) => effect(row, writes)),
-    async afterCreate({ row, ctx, tx, writes }) {
+    async afterInsert({ row, ctx, tx, writes }) {
       const user = await nameOf(tx, "User", row.userId);
       await addNewsfeedItem(writes, ctx, {
         event: "created", subjectType: `App\\Models\\${model}`, subjectId: row.id, description: "created",

@@ -179,8 +179,8 @@ export class Factory {
 
   /**
    * A new row of `def`: made through the API when it can create one; rows that only appear as a side
-   * effect (newsfeed items) are made by creating rows of resources whose create has an `afterCreate`
-   * hook until a new one shows at the head of the list.
+   * effect (newsfeed items) are made by creating rows of resources whose create has an `afterInsert` or
+   * `afterCreate` hook until a new one shows at the head of the list.
    */
   async any(def: ResourceDef, depth = 0): Promise<Row> {
     if (createOperationOf(def)) return this.create(def, { depth });
@@ -194,12 +194,12 @@ export class Factory {
     const first = async () => ok(await this.api.get(pathOf(list, {}, "limit=1")), `list ${def.name}`)[0] as Row | undefined;
     const before = (await first())?.id;
     for (const other of resources) {
-      if (!other.hooks?.afterCreate || !topOp(other, "create")) continue;
+      if (!(other.hooks?.afterInsert || other.hooks?.afterCreate) || !topOp(other, "create")) continue;
       await this.create(other, { depth: depth + 1 });
       const head = await first();
       if (head && head.id !== before) return head;
     }
-    throw new Error(`${def.name}: no new row appeared after creating rows with afterCreate hooks`);
+    throw new Error(`${def.name}: no new row appeared after creating rows with afterInsert or afterCreate hooks`);
   }
 }
 
