@@ -118,7 +118,7 @@ async function until(condition: () => boolean, what: string) {
 
 describe.each([1, 2])("SIGTERM with WORKERS=%i", (workers) => {
   test("every request written before the signal is answered in full; later ones are refused, never cut; exit 0", async () => {
-    server = await spawnServer({ WORKERS: String(workers), NODE_ENV: "production", RATE_LIMIT_PER_MINUTE: "1000000", SHUTDOWN_GRACE_MS: "30000" });
+    server = await spawnServer({ WORKERS: String(workers), NODE_ENV: "production", RATE_LIMIT_PER_MINUTE: "1000000", SHUTDOWN_GRACE_MS: "30000", LOG_LEVEL: "info" });
     const { child } = server;
     const key = await apiKey(server.databaseUrl);
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
@@ -145,6 +145,20 @@ describe.each([1, 2])("SIGTERM with WORKERS=%i", (workers) => {
     const unanswered = after.filter((o) => !o.started);
     expect(summary(unanswered.filter((o) => !["ECONNREFUSED", "ECONNRESET", "EPIPE"].includes(o.error ?? "")))).toEqual([]);
     expect(server.output()).not.toMatch(/grace period/);
+
+    // The log is written asynchronously: every answered request is in it by the time the process has exited, and
+    // every line is whole (the workers share standard output with the primary).
+    await server.closed;
+    const lines = server.stdout().trimEnd().split("\n").map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        return line;
+      }
+    });
+    expect(lines.filter((line) => typeof line === "string"), "lines that are not whole JSON objects").toEqual([]);
+    const logged = lines.filter((line) => typeof line === "object" && line.msg === "request" && line.path === "/v2/ranks" && line.status === 200);
+    expect(logged.length).toBeGreaterThanOrEqual(traffic.outcomes.filter((o) => o.complete && o.status === 200).length);
   }, 120_000);
 });
 

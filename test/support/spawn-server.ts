@@ -15,7 +15,12 @@ export interface ServerProcess {
   /** `http://127.0.0.1:<port>`, from the "listening on" line. */
   base: string;
   databaseUrl: string;
+  /** Standard output and standard error, in the order their chunks arrived. */
   output(): string;
+  /** Standard output alone. */
+  stdout(): string;
+  /** Resolves once the process has exited and its output has all been read. */
+  closed: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -45,9 +50,14 @@ export async function spawnServer(env: Record<string, string> = {}, prepare?: (d
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
-  child.stdout!.on("data", (chunk) => (out += chunk));
+  let stdout = "";
+  child.stdout!.on("data", (chunk) => {
+    out += chunk;
+    stdout += chunk;
+  });
   child.stderr!.on("data", (chunk) => (out += chunk));
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+  const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
     await exited;
@@ -57,7 +67,7 @@ export async function spawnServer(env: Record<string, string> = {}, prepare?: (d
   const deadline = Date.now() + 60_000;
   for (;;) {
     const listening = /listening on (http:\/\/\S+)/.exec(out);
-    if (listening) return { child, base: listening[1]!, databaseUrl: database.url, output: () => out, stop };
+    if (listening) return { child, base: listening[1]!, databaseUrl: database.url, output: () => out, stdout: () => stdout, closed, stop };
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`the server did not start:\n${out}`);

@@ -1,5 +1,6 @@
 import { pino } from "pino";
 import { logLevels, type LogLevel } from "../../config.ts";
+import { flushNow, standardOutput } from "./logger.ts";
 
 /**
  * The lines the process itself writes (migrations applied, listening, shutting down, start-up failures), as opposed
@@ -26,14 +27,16 @@ export function processLog(env: NodeJS.ProcessEnv = process.env): ProcessLog {
       base: { service: "muster", pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label: string) => ({ level: label }) },
-    }, pino.destination({ dest: 1, sync: true }));
+    }, standardOutput());
+    // The process's own lines (started, listening, stopping) are written at once, with any request lines before them.
     return {
-      info: (message) => logger.info(message),
-      warn: (message) => logger.warn(message),
+      info: (message) => (logger.info(message), flushNow()),
+      warn: (message) => (logger.warn(message), flushNow()),
       error: (message, error) => {
         const err = detail(error);
         if (err) logger.error({ err }, message);
         else logger.error(message);
+        flushNow();
       },
     };
   }
