@@ -13,8 +13,8 @@ let stdout: DestinationStream | undefined;
 
 /**
  * Standard output, one stream for every logger of the process (the request log, the process log), written in batches:
- * lines wait until 3 KB of them have gathered or a quarter of a second has passed (the process log's lines do not
- * wait: `flushNow`), so a busy instance makes one write for about ten requests instead of one each. A write holds
+ * lines wait until 3 KB of them have gathered or a quarter of a second has passed (the process log asks for its lines
+ * to go at once: `flushNow`), so a busy instance makes one write for about ten requests instead of one each. A write holds
  * whole lines, no more than PIPE_BUF (4,096) bytes of them unless one line is longer, and a pipe takes such a write
  * whole: the lines of the workers of one instance, which share its standard output, do not cut into each other. pino
  * writes what is left synchronously as the process exits; a process killed outright (SIGKILL) loses the lines of its
@@ -23,7 +23,7 @@ let stdout: DestinationStream | undefined;
 export const standardOutput = (): DestinationStream =>
   (stdout ??= pino.destination({ dest: 1, sync: false, minLength: 3072, maxWrite: 4096, periodicFlush: 250 }));
 
-/** Writes what `standardOutput` holds now, without waiting for more lines. */
+/** Writes what `standardOutput` holds now, without waiting for more lines (while a write is in flight, with the next periodic flush). */
 export const flushNow = (): void => (stdout as { flush?: () => void } | undefined)?.flush?.();
 
 /** The service's JSON logger: one object per line on `destination` (`standardOutput` by default), at `config.logLevel`. */

@@ -28,7 +28,8 @@ export function processLog(env: NodeJS.ProcessEnv = process.env): ProcessLog {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label: string) => ({ level: label }) },
     }, standardOutput());
-    // The process's own lines (started, listening, stopping) are written at once, with any request lines before them.
+    // The process's own lines (started, listening, stopping) do not wait for more lines: they go with any request
+    // lines before them, at once or, while a write is in flight, with the next periodic flush.
     return {
       info: (message) => (logger.info(message), flushNow()),
       warn: (message) => (logger.warn(message), flushNow()),
