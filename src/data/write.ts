@@ -134,7 +134,7 @@ export async function createRow(
   const afterInsert = def.hooks?.afterInsert;
   if (afterInsert) {
     inserted.catch(() => undefined);
-    const row = tx.pipelines ? { ...values, id: new InsertedId(def.model, inserted) } : await inserted;
+    const row = tx.pipelines ? { ...values, id: new InsertedId(def.model) } : await inserted;
     await afterInsert({ row, ctx, tx, writes: recordWrites(ctx, tx, inserted) });
   }
   const row = await inserted;

@@ -1,6 +1,6 @@
 import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import { decode, models, quote, RolledBack, type Args, type Dialect, type SqlReader, type SqlStatement } from "./reader.ts";
-import { FAILED, withInsertedIds, type SqlWriter } from "./writer.ts";
+import { FAILED, type SqlWriter } from "./writer.ts";
 import { takeRows, type RowBudget } from "./row-budget.ts";
 
 /**
@@ -283,9 +283,7 @@ export class StoreTransaction extends StoreReads {
   async #write(model: string, method: "create" | "update", args: unknown): Promise<Row> {
     const planned = this.writer?.plan(model, method, args as Args);
     const row = planned ? await planned() : FAILED;
-    if (row !== FAILED) return row as Row;
-    const data = await withInsertedIds((args as Args).data);
-    return (await delegateOf(this.prisma, model)[method]({ ...(args as Args), data })) as Row;
+    return (row === FAILED ? await delegateOf(this.prisma, model)[method](args) : row) as Row;
   }
 }
 

@@ -13,20 +13,13 @@ export const FAILED = Symbol("failed");
 
 /**
  * The id of a row whose INSERT was asked for earlier in the same transaction and has not answered yet, as the value of
- * a column another write stores. On PostgreSQL it is written as the sequence's `currval` (the id the session's last
- * INSERT into that table took), so the write need not wait for the INSERT's answer and can go out in the same round
- * trip; elsewhere the write waits for `row` and stores its id.
+ * a column another write stores, written as the sequence's `currval` (the id the session's last INSERT into that table
+ * took), so the write need not wait for the INSERT's answer and can go out in the same round trip. PostgreSQL's direct
+ * transactions only (`StoreTransaction.pipelines`): a write this writer does not translate falls back to Prisma there,
+ * which runs the whole transaction again without pipelining, so no InsertedId reaches Prisma.
  */
 export class InsertedId {
-  constructor(readonly model: string, readonly row: Promise<Args>) {}
-}
-
-/** `data` with every InsertedId replaced by the id its INSERT answered. */
-export async function withInsertedIds(data: Args): Promise<Args> {
-  if (!Object.values(data).some((v) => v instanceof InsertedId)) return data;
-  const resolved: Args = {};
-  for (const [key, value] of Object.entries(data)) resolved[key] = value instanceof InsertedId ? (await value.row).id : value;
-  return resolved;
+  constructor(readonly model: string) {}
 }
 
 export class SqlWriter {
