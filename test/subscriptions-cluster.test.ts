@@ -4,6 +4,7 @@
  * instances on one PostgreSQL database fanning events out through Redis.
  */
 import { randomBytes } from "node:crypto";
+import { inspect } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createClient, type Client } from "graphql-ws";
 import WebSocket from "ws";
@@ -66,18 +67,21 @@ async function first(iterator: AsyncIterator<any>): Promise<any> {
  * A subscription starts on the server a moment after the client sends it (the key is checked, Redis subscribed to):
  * writes with `write` until `iterator` yields, and returns the first result with every write made.
  */
-async function firstAfterWrites<T>(iterator: AsyncIterator<any>, write: () => Promise<T>) {
+async function firstAfterWrites<T>(iterator: AsyncIterator<any>, write: () => Promise<T>, outputs: ServerProcess[] = []) {
   let received: { value: any } | null = null;
-  const pending = iterator.next().then((r) => (received = { value: r.value }));
+  let refused: unknown;
+  const pending = iterator.next().then((r) => (received = { value: r.value }), (error: unknown) => (refused = error ?? "closed"));
   const written: T[] = [];
   // Writes go on until the subscription has one: on a loaded machine it can take seconds to be in place, and a write
   // before that is not its to see.
   const deadline = Date.now() + 45_000;
-  while (!received && Date.now() < deadline) {
+  while (!received && refused === undefined && Date.now() < deadline) {
     written.push(await write());
     await Promise.race([pending, sleep(250)]);
   }
-  expect(received, "no event arrived in 45 s of writes").not.toBeNull();
+  const servers = outputs.length ? `\n${outputs.map((s, i) => `server ${i}:\n${s.output()}`).join("\n")}` : "";
+  expect(refused, `the subscription ended: ${inspect(refused)}${servers}`).toBeUndefined();
+  expect(received, `no event arrived in 45 s of ${written.length} writes${servers}`).not.toBeNull();
   return { value: received!.value, written };
 }
 
@@ -110,7 +114,7 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     const client = open({ params: { authorization: `Bearer ${key}` } });
     const changes = client.iterate({ query: RANK_RECORDS });
     const { value, written } = await firstAfterWrites(changes, () =>
-      rest(server.base, key, "POST", "/v2/rank-records", { user_id: ids.user, rank_id: ids.rank, type: 0, text: "Enlisted" }));
+      rest(server.base, key, "POST", "/v2/rank-records", { user_id: ids.user, rank_id: ids.rank, type: 0, text: "Enlisted" }), [server]);
     expect(value.errors).toBeUndefined();
     const change = value.data.rankRecordChanged;
     expect(written.map((r) => r.id)).toContain(change.rowId);
@@ -138,7 +142,7 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     const { value } = await firstAfterWrites(changes, async () => {
       const rank = await rest(server.base, key, "POST", "/v2/ranks", { name: "Temp", abbreviation: "TMP" });
       return rest(server.base, key, "PATCH", `/v2/ranks/${rank.id}`, { name: "Temp, renamed" });
-    });
+    }, [server]);
     expect(value.data.rankChanged).toEqual({ action: "UPDATED", rank: { name: "Temp, renamed" } });
     await changes.return?.();
   });
@@ -174,7 +178,7 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     await firstAfterWrites({ next: () => Promise.all(results) } as unknown as AsyncIterator<any>, async () => {
       const rank = await rest(server.base, key, "POST", "/v2/ranks", { name: "Cap", abbreviation: "CAP" });
       await rest(server.base, key, "PATCH", `/v2/users/${ids.user}`, { name: `Ann ${rank.id}` });
-    });
+    }, [server]);
     const refused = await first(client.iterate({ query: "subscription { rankChanged { rowId } }" }));
     expect(refused.errors[0].extensions.code).toBe("RATE_LIMITED");
     expect(refused.errors[0].message).toContain("SUBSCRIPTIONS_PER_KEY=2");
@@ -197,7 +201,7 @@ describe("one server of two workers: graphql-ws and SSE", () => {
   test("a subscription receives the writes of both workers (they pass their events on through the primary)", async () => {
     const client = open({ params: { authorization: `Bearer ${key}` } });
     const changes = client.iterate({ query: "subscription { rankChanged { rowId } }" });
-    await firstAfterWrites(changes, () => rest(server.base, key, "POST", "/v2/ranks", { name: "Warm", abbreviation: "W" }));
+    await firstAfterWrites(changes, () => rest(server.base, key, "POST", "/v2/ranks", { name: "Warm", abbreviation: "W" }), [server]);
     // One connection per write: the primary hands them to the workers in turn, so half are written by the other worker.
     const made: number[] = [];
     for (let i = 0; i < 6; i++) made.push((await rest(server.base, key, "POST", "/v2/ranks", { name: `Rank ${i}`, abbreviation: `R${i}` })).id);
@@ -209,7 +213,7 @@ describe("one server of two workers: graphql-ws and SSE", () => {
   test("SIGTERM with a WebSocket and an SSE subscription open: both end and the server exits 0", async () => {
     const client = open({ params: { authorization: `Bearer ${key}` } });
     const socketChanges = client.iterate({ query: "subscription { rankChanged { rowId } }" });
-    await firstAfterWrites(socketChanges, () => rest(server.base, key, "POST", "/v2/ranks", { name: "R", abbreviation: "R" }));
+    await firstAfterWrites(socketChanges, () => rest(server.base, key, "POST", "/v2/ranks", { name: "R", abbreviation: "R" }), [server]);
     const sse = readEventStream(await fetch(`${server.base}/graphql`, {
       method: "POST",
       headers: { accept: "text/event-stream", "content-type": "application/json", authorization: `Bearer ${key}` },
@@ -279,7 +283,7 @@ redisAndPostgres.describe("two instances on one PostgreSQL database, fanned out 
     const changes = onB.iterate({ query: RANK_RECORDS });
     const bravoChanges = bravoOnB.iterate({ query: RANK_RECORDS });
     const { value, written } = await firstAfterWrites(changes, () =>
-      rest(a.base, key, "POST", "/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0, text: "Through A" }));
+      rest(a.base, key, "POST", "/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0, text: "Through A" }), [a, b]);
     expect(written.map((r) => r.id)).toContain(value.data.rankRecordChanged.rowId);
     expect(value.data.rankRecordChanged).toMatchObject({ action: "CREATED", rankRecord: { text: "Through A", rank: { name: "Private" }, user: { name: "Ann Smith" } } });
 
@@ -287,7 +291,7 @@ redisAndPostgres.describe("two instances on one PostgreSQL database, fanned out 
     const bravoRank = await rest(a.base, bravo, "POST", "/v2/ranks", { name: "Bravo", abbreviation: "B" });
     const bravoUser = await rest(a.base, bravo, "POST", "/v2/users", { name: "Bo Bravo", email: "bo@example.com" });
     const mine = await firstAfterWrites(bravoChanges, () =>
-      rest(a.base, bravo, "POST", "/v2/rank-records", { user_id: bravoUser.id, rank_id: bravoRank.id, type: 0, text: "Bravo's own" }));
+      rest(a.base, bravo, "POST", "/v2/rank-records", { user_id: bravoUser.id, rank_id: bravoRank.id, type: 0, text: "Bravo's own" }), [a, b]);
     expect(mine.value.data.rankRecordChanged.rankRecord.text).toBe("Bravo's own");
     await Promise.all([changes.return?.(), bravoChanges.return?.()]);
     await Promise.all([onB.dispose(), bravoOnB.dispose()]);
