@@ -28,10 +28,14 @@ export interface Config {
   batchMaxItems: number;
   /** Root fields (one per REST request) an API key, or a client address without a key, may run per minute. */
   rateLimitPerMinute: number;
-  /** Redis holding the rate-limit counters, shared by every instance; null counts in memory per instance. */
+  /** Redis holding the rate-limit counters and carrying committed events, shared by every instance; null: in memory per instance. */
   redisUrl: string | null;
-  /** Prefix of the rate-limit keys in Redis. */
-  rateLimitKeyPrefix: string;
+  /**
+   * The deployment's namespace in Redis (REDIS_PREFIX): its rate-limit keys and its event channel start with it. The
+   * instances of one deployment share it; deployments sharing one Redis need prefixes of their own, or their API keys'
+   * allowances and their accounts' events mix (ids are numbered per database).
+   */
+  redisPrefix: string;
   /** `include`: most values, and most segments in one value (`a.b.c` is 3). */
   includeMaxCount: number;
   includeMaxDepth: number;
@@ -169,6 +173,13 @@ function trustProxy(value: string | undefined): boolean | number {
   return n;
 }
 
+/** `REDIS_PREFIX`: letters, digits and `:_.-`, up to 64; unset, `muster`. */
+function redisPrefix(value: string | undefined): string {
+  if (value === undefined || value === "") return "muster";
+  if (!/^[\w:.-]{1,64}$/.test(value)) throw new ConfigError(`REDIS_PREFIX must be 1 to 64 letters, digits or ":_.-", got "${value}"`);
+  return value;
+}
+
 /** A database URL as it may be shown: the password masked. */
 export function maskedUrl(url: string): string {
   return url.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
@@ -205,7 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     batchMaxItems: int(env, "BATCH_MAX_ITEMS", 1000),
     rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 1000),
     redisUrl: env.REDIS_URL || null,
-    rateLimitKeyPrefix: "muster:rl",
+    redisPrefix: redisPrefix(env.REDIS_PREFIX),
     includeMaxCount: int(env, "INCLUDE_MAX_COUNT", 20),
     includeMaxDepth: int(env, "INCLUDE_MAX_DEPTH", 4),
     graphqlMaxDepth: int(env, "GRAPHQL_MAX_DEPTH", 10),

@@ -27,7 +27,7 @@ beforeAll(async () => {
   ids = await seed(api);
   accountId = (await h.db.prisma.account.findFirstOrThrow({ where: { name: "outbox" } })).id;
   (async () => {
-    for await (const batch of h.app.events.pubsub.subscribe("committed")) announced.push(batch);
+    for await (const batch of h.app.events.subscribe()) announced.push(batch);
   })();
 });
 afterAll(() => h?.close());

@@ -42,7 +42,7 @@ redisService.describe("rate limits shared through Redis by two instances", () =>
   beforeAll(async () => {
     redis = new Redis(REDIS_URL);
     // Instance A and instance B: two apps, two HTTP servers, one SQLite file, one Redis.
-    h = await startHarness({ rateLimitPerMinute: LIMIT, redisUrl: REDIS_URL, rateLimitKeyPrefix: PREFIX });
+    h = await startHarness({ rateLimitPerMinute: LIMIT, redisUrl: REDIS_URL, redisPrefix: PREFIX });
     dbB = await openDatabase(h.config.databaseUrl);
     appB = createApp({ db: dbB, config: h.config });
     expect(await h.app.rateLimit.ready()).toBe(true);
@@ -81,7 +81,7 @@ redisService.describe("rate limits shared through Redis by two instances", () =>
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
       expect(r.headers.get("x-ratelimit-reset")).toMatch(/^\d+$/);
     }
-    const stored = (await redis.keys(`${PREFIX}:key:*`)).length;
+    const stored = (await redis.keys(`${PREFIX}:rl:key:*`)).length;
     expect(stored).toBeGreaterThan(0);
     // Another key, through either instance, is untouched.
     const other = await h.key("shared-redis");
@@ -101,7 +101,7 @@ redisService.describe("rate limits shared through Redis by two instances", () =>
     const read = await call(a.base, key, "/v2/ranks");
     expect(read.body.data.map((r: { name: string }) => r.name)).toContain("Major");
     expect(remaining(read)).toBe(LIMIT - 4);
-    const ttl = await redis.pttl(`${PREFIX}:key:${(await h.db.prisma.apiKey.findFirst({ orderBy: { id: "desc" } }))!.id}`);
+    const ttl = await redis.pttl(`${PREFIX}:rl:key:${(await h.db.prisma.apiKey.findFirst({ orderBy: { id: "desc" } }))!.id}`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });

@@ -263,7 +263,7 @@ redisAndPostgres.describe("two instances on one PostgreSQL database, fanned out 
   beforeAll(async () => {
     await admin(`CREATE DATABASE "${name}"`);
     await migrate(databaseUrl);
-    const env = { DATABASE_URL: databaseUrl, REDIS_URL, RATE_LIMIT_KEY_PREFIX: `muster-test:${name}` };
+    const env = { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: `muster-test:${name}` };
     // One after the other: both would seed the new database on their first start.
     a = await spawnServer(env);
     b = await spawnServer(env);

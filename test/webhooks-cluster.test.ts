@@ -28,7 +28,7 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
   /** An instance on the shared database (production: no demo data); WEBHOOK_TIMEOUT_MS=1000 makes its leases 5 s. */
   async function instance(): Promise<ServerProcess> {
     const server = await spawnServer({
-      DATABASE_URL: database.url, REDIS_URL, WEBHOOKS_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "100", WEBHOOK_RETRY_BASE_MS: "50",
+      DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: `muster-test:${path.basename(dir)}`, WEBHOOKS_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "100", WEBHOOK_RETRY_BASE_MS: "50",
       WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), RATE_LIMIT_PER_MINUTE: "100000", NODE_ENV: "production",
     });
     servers.push(server);

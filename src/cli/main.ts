@@ -190,9 +190,9 @@ type Db = Awaited<ReturnType<typeof openDatabase>>;
  * as a request with a key of the account. A field error is thrown as one line, naming the fields (`url: ...`).
  */
 async function asAccount(db: Db, accountId: number, query: string, variables: Record<string, unknown> = {}): Promise<Record<string, any>> {
-  const [{ buildSchemas }, { execute, parse }, { createEventBus }] = await Promise.all([import("../graphql/schema.ts"), import("graphql"), import("../events/bus.ts")]);
+  const [{ buildSchemas }, { execute, parse }, { createLocalEventBus }] = await Promise.all([import("../graphql/schema.ts"), import("graphql"), import("../events/bus.ts")]);
   const config = loadConfig();
-  const events = createEventBus({ redisUrl: null });
+  const events = createLocalEventBus();
   const contextValue = {
     store: db.store, prisma: db.prisma, provider: db.provider, config, auth: { accountId, keyId: 0, userId: null, scopes: new Set(["*"]) }, authFailure: null,
     baseUrl: config.publicUrl ?? `http://localhost:${config.port}`, requestId: randomUUID(), traceId: randomUUID(), loaders: new Map(), events, notify: true,

@@ -1,4 +1,4 @@
-import { createPubSub, type PubSub } from "graphql-yoga";
+import { createPubSub } from "graphql-yoga";
 import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
 import { Redis } from "ioredis";
 import type { Config } from "../config.ts";
@@ -13,31 +13,37 @@ export interface CommittedEvents {
   events: PublishedEvent[];
 }
 
-export type EventTopics = { committed: [CommittedEvents] };
-
 /**
  * Tells every instance that events were committed: subscriptions push them to their clients and the webhook
- * dispatcher wakes up. Through Redis pub/sub when `REDIS_URL` is set (each instance sees every instance's events),
- * in this process otherwise. The outbox table stays the record: the bus only says "look now".
+ * dispatcher wakes up. Through Redis pub/sub when `REDIS_URL` is set (every instance of the deployment that
+ * `REDIS_PREFIX` names sees every one's events), in this process otherwise. The outbox table stays the record: the
+ * bus only says "look now".
  */
 export interface EventBus {
-  pubsub: PubSub<EventTopics>;
+  /** The batches committed from now on, until the iteration is ended. */
+  subscribe(): AsyncIterableIterator<CommittedEvents>;
   publish(batch: CommittedEvents): void;
   close(): Promise<void>;
 }
 
-/** The topic and its wire form: what the Redis event target carries (`detail`, JSON). */
-const TOPIC = "committed";
+/** The topics of graphql-yoga's pubsub: with Redis, a topic is a channel. */
+type Topics = Record<string, [CommittedEvents]>;
+
+/** The bus of one process: what it publishes, it hears; `deliver` hands it a batch another process published. */
+export function createLocalEventBus(): EventBus & { deliver(batch: CommittedEvents): void } {
+  const pubsub = createPubSub<Topics>();
+  const deliver = (batch: CommittedEvents) => pubsub.publish("committed", batch);
+  return { subscribe: () => pubsub.subscribe("committed"), publish: deliver, deliver, close: async () => {} };
+}
 
 /**
  * `onUnavailable` is told when announcing fails because Redis is unreachable (once per outage): subscriptions on other
  * instances then miss events, which the change feed still has; webhooks are found by the dispatcher's poll.
  */
-export function createEventBus(config: Pick<Config, "redisUrl">, onUnavailable: (error: unknown) => void = () => {}): EventBus {
-  if (!config.redisUrl) {
-    const pubsub = createPubSub<EventTopics>();
-    return { pubsub, publish: (batch) => pubsub.publish(TOPIC, batch), close: async () => {} };
-  }
+export function createEventBus(config: Pick<Config, "redisUrl" | "redisPrefix">, onUnavailable: (error: unknown) => void = () => {}): EventBus {
+  if (!config.redisUrl) return createLocalEventBus();
+  // The deployment's own channel: a deployment on another database numbers its accounts from 1 too.
+  const channel = `${config.redisPrefix}:events`;
   // The publisher never queues: while Redis is unreachable an announcement fails at once (and is dropped) rather than
   // piling up in memory. The subscriber queues its few SUBSCRIBEs until Redis answers, and ioredis subscribes again
   // after each reconnection.
@@ -47,13 +53,13 @@ export function createEventBus(config: Pick<Config, "redisUrl">, onUnavailable: 
   for (const client of [publishClient, subscribeClient]) client.on("error", () => {});
   let reported = false;
   publishClient.on("ready", () => (reported = false));
-  const pubsub = createPubSub<EventTopics>({ eventTarget: createRedisEventTarget({ publishClient, subscribeClient }) });
+  const pubsub = createPubSub<Topics>({ eventTarget: createRedisEventTarget({ publishClient, subscribeClient }) });
   return {
-    pubsub,
+    subscribe: () => pubsub.subscribe(channel),
     // Straight to Redis rather than through `pubsub.publish`, whose event target drops the PUBLISH's promise: a failed
     // one would be an unhandled rejection. Every instance, this one included, hears it back through its subscriber.
     publish: (batch) => {
-      publishClient.publish(TOPIC, JSON.stringify(batch)).catch((error: unknown) => {
+      publishClient.publish(channel, JSON.stringify(batch)).catch((error: unknown) => {
         if (reported) return;
         reported = true;
         onUnavailable(error);

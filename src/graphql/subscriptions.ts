@@ -93,7 +93,7 @@ function changeStream(ctx: Context, def: ResourceDef, accept: (event: PublishedE
 
   const stream = new Repeater<ChangePayload>(async (push, stop) => {
     if (live.closed) return stop();
-    const source = ctx.events.pubsub.subscribe("committed");
+    const source = ctx.events.subscribe();
     void stop.then(() => source.return?.());
     let behind = 0;
     try {

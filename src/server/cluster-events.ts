@@ -1,6 +1,5 @@
 import cluster from "node:cluster";
-import { createPubSub } from "graphql-yoga";
-import type { CommittedEvents, EventBus, EventTopics } from "../events/bus.ts";
+import { createLocalEventBus, type CommittedEvents, type EventBus } from "../events/bus.ts";
 
 /** The message a worker sends its primary, and the primary the other workers, for each batch committed. */
 interface EventsMessage {
@@ -16,17 +15,17 @@ const isEventsMessage = (message: unknown): message is EventsMessage =>
  * Redis, every process shares Redis's channel instead: src/events/bus.ts.)
  */
 export function createWorkerEventBus(): EventBus {
-  const pubsub = createPubSub<EventTopics>();
+  const local = createLocalEventBus();
   process.on("message", (message: unknown) => {
-    if (isEventsMessage(message)) pubsub.publish("committed", message.batch);
+    if (isEventsMessage(message)) local.deliver(message.batch);
   });
   return {
-    pubsub,
+    subscribe: local.subscribe,
     publish(batch) {
-      pubsub.publish("committed", batch);
+      local.deliver(batch);
       if (process.connected) process.send!({ muster: "events", batch } satisfies EventsMessage);
     },
-    close: async () => {},
+    close: local.close,
   };
 }
 

@@ -71,13 +71,13 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   }
   const limiterOptions = redis
     ? {
-        keyPrefix: config.rateLimitKeyPrefix,
+        keyPrefix: `${config.redisPrefix}:rl`,
         storeClient: redis,
         rejectIfRedisNotReady: true,
         insuranceLimiter: new RateLimiterMemory({ points, duration: WINDOW_SECONDS }),
         inMemoryBlockOnConsumed: points + 1,
       }
-    : { keyPrefix: config.rateLimitKeyPrefix };
+    : { keyPrefix: `${config.redisPrefix}:rl` };
 
   const record = (request: Request | undefined, res: RateLimiterRes, limited: boolean) => {
     if (!request) return;

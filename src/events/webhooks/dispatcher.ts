@@ -49,7 +49,7 @@ interface LogFn {
 export interface DispatcherOptions {
   db: Pick<Database, "provider" | "prisma" | "store" | "read">;
   config: DispatcherConfig;
-  bus: Pick<EventBus, "pubsub">;
+  bus: Pick<EventBus, "subscribe">;
   logger: { info: LogFn; warn: LogFn; error: LogFn };
   /** Names this process in the leases it takes (`claimedBy`); unique per process by default. */
   instanceId?: string;
@@ -273,7 +273,7 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
   }, config.webhookPollMs);
   poll.unref();
 
-  const committed = bus.pubsub.subscribe("committed")[Symbol.asyncIterator]();
+  const committed = bus.subscribe();
   const listening = (async () => {
     for (;;) {
       const next = await committed.next();
