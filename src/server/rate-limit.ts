@@ -69,15 +69,16 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
       limiter = this;
     }
   }
+  const keyPrefix = `${config.redisPrefix}:rl`;
   const limiterOptions = redis
     ? {
-        keyPrefix: `${config.redisPrefix}:rl`,
+        keyPrefix,
         storeClient: redis,
         rejectIfRedisNotReady: true,
         insuranceLimiter: new RateLimiterMemory({ points, duration: WINDOW_SECONDS }),
         inMemoryBlockOnConsumed: points + 1,
       }
-    : { keyPrefix: `${config.redisPrefix}:rl` };
+    : { keyPrefix };
 
   const record = (request: Request | undefined, res: RateLimiterRes, limited: boolean) => {
     if (!request) return;
