@@ -12,7 +12,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/core/config.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createApiKey } from "../src/auth/accounts.ts";

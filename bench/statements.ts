@@ -1,4 +1,4 @@
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/core/config.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { createApp } from "../src/server/app.ts";
 

@@ -9,7 +9,7 @@ import { getNamedType, isEnumType, isLeafType, isObjectType, parse, type Executi
 import { startHarness, type Harness } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { operations } from "../src/resources/operations.ts";
-import { restRootField, snake } from "../src/graphql/names.ts";
+import { restRootField, snake } from "../src/core/names.ts";
 
 let h: Harness;
 let w: World;

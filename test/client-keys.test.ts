@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, seed, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { DatabaseSnapshots, snapshotDiff } from "./support/snapshot.ts";
 import { rejected } from "./support/checks.ts";
-import { ApiError, FieldErrorBag } from "../src/errors.ts";
+import { ApiError, FieldErrorBag } from "../src/core/errors.ts";
 
 const PROTOTYPE_NAMES = ["constructor", "toString", "hasOwnProperty", "valueOf", "__proto__"];
 /** Names in the positions that take a dotted path: a to-one relation's column, a nested include. */
@@ -244,7 +244,7 @@ describe("a custom field's options are a list", () => {
     const shown = (await api.get(`/v2/fields/${id}`)).body.data;
     const nested = (await api.get(`/v2/forms/${formId}/fields`)).body.data.find((f: { id: number }) => f.id === id);
     const included = (await api.get(`/v2/forms/${formId}?include=fields`)).body.data.fields.find((f: { id: number }) => f.id === id);
-    const gql = await api.graphql(`query F($id: Int!, $form: Int!) { field(rowId: $id) { options } form(rowId: $form) { fields(first: 100) { nodes { rowId options } } } }`, { id, form: formId });
+    const gql = await api.graphql(`query F($id: Int!, $form: Int!) { field(rowId: $id) { options { label value } } form(rowId: $form) { fields(first: 100) { nodes { rowId options { label value } } } } }`, { id, form: formId });
     expect(gql.body.errors, JSON.stringify(gql.body.errors)).toBeUndefined();
     const gqlNested = gql.body.data.form.fields.nodes.find((f: { rowId: number }) => f.rowId === id);
     return [listed.options, shown.options, nested.options, included.options, gql.body.data.field.options, gqlNested.options];
@@ -274,16 +274,21 @@ describe("a custom field's options are a list", () => {
     expect(await shownEverywhere(made.id)).toEqual([[], [], [], [], [], []]);
   });
 
-  test("stored options that are not empty are shown as stored", async () => {
+  test("stored options that are not empty are shown as stored; PERSCOM's keyed form is shown as the list of its entries", async () => {
     const list = [{ label: "Alpha", value: "a" }, { label: "Bravo", value: "b" }];
     const made = await create({ key: "kept", options: list });
     expect(await shownEverywhere(made.id)).toEqual(Array(6).fill(list));
     const keyed = { a: "Alpha", b: "Bravo" };
     await h.db.prisma.field.update({ where: { id: made.id }, data: { options: keyed } });
-    expect(await shownEverywhere(made.id)).toEqual(Array(6).fill(keyed));
+    expect(await shownEverywhere(made.id)).toEqual(Array(6).fill(list));
+    const sent = await create({ key: "keyed", options: keyed });
+    expect(sent.options).toEqual(list);
+    expect(await stored(sent.id)).toEqual(list);
   });
 
-  test("options that are neither a list nor an object: 422 naming options, nothing written", async () => {
+  test("options that are not a list of {label, value} (nor a keyed object of labels): 422 naming options, nothing written", async () => {
+    await refusedUnchanged(() => api.post(`/v2/forms/${formId}/fields`, { name: "Pick", key: "unlabelled", type: "select", options: [{ value: "a" }] }), ["options"], "unlabelled");
+    await refusedUnchanged(() => api.post(`/v2/forms/${formId}/fields`, { name: "Pick", key: "nested", type: "select", options: { a: { b: 1 } } }), ["options"], "nested");
     await refusedUnchanged(() => api.post(`/v2/forms/${formId}/fields`, { name: "Pick", key: "scalar", type: "select", options: "abc" }), ["options"], "string");
     await refusedUnchanged(() => api.post(`/v2/forms/${formId}/fields`, { name: "Pick", key: "number", type: "select", options: 5 }), ["options"], "number");
   });

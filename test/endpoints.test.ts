@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { existsSync } from "node:fs";
 import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
 import { createApp } from "../src/server/app.ts";
-import { setMaintenance } from "../src/server/maintenance.ts";
+import { setMaintenance } from "../src/http/maintenance.ts";
 import { storedFilePath } from "../src/files/storage.ts";
 
 let h: Harness;

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { storageDrivers } from "../src/config.ts";
+import { storageDrivers } from "../src/core/config.ts";
 import { client, startHarness, type Client, type Harness } from "./harness.ts";
 
 // A 1×1 PNG and a GIF: real image signatures, so the type checks accept them.

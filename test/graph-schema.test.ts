@@ -4,7 +4,7 @@ import { buildSchemas } from "../src/graphql/schema.ts";
 import { resources } from "../src/resources/index.ts";
 import { operations } from "../src/resources/operations.ts";
 import { relationField } from "../src/resources/define.ts";
-import { camel, pascal } from "../src/graphql/names.ts";
+import { camel, pascal } from "../src/core/names.ts";
 
 /**
  * The public graph's shape, checked against the registry (issue 16 items 1, 3 and 4): every resource a Relay node,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { loadConfig, type Config } from "../src/config.ts";
+import { loadConfig, type Config } from "../src/core/config.ts";
 import { openDatabase, type Database } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createApp, type App } from "../src/server/app.ts";

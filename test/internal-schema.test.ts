@@ -8,7 +8,7 @@ import { getNamedType, isObjectType } from "graphql";
 import { startHarness, type Client, type Harness } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { resourceNamed } from "../src/resources/index.ts";
-import { snake } from "../src/graphql/names.ts";
+import { snake } from "../src/core/names.ts";
 import { printedSchema } from "../src/graphql/schema.ts";
 import { readFileSync } from "node:fs";
 

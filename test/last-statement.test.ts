@@ -7,7 +7,7 @@ import { countingProxy } from "./support/counting-proxy.ts";
 /**
  * A transaction's last statement (`StoreTransaction.atCommit`, src/db/store.ts): in the same write and round trip as
  * the COMMIT on PostgreSQL's direct transactions, run at once elsewhere, with the COMMIT waiting for it. The outbox
- * writes every request's events this way (src/events/outbox.ts). Each case runs in a direct transaction and in
+ * writes every request's events this way (src/data/outbox.ts). Each case runs in a direct transaction and in
  * Prisma's.
  */
 describe("a transaction's last statement, with its COMMIT", () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { OperationKind, ResourceDef } from "../src/resources/define.ts";
 import type { Operation } from "../src/resources/operations.ts";
-import { snake } from "../src/graphql/names.ts";
+import { snake } from "../src/core/names.ts";
 import { startHarness, type Client, type Harness } from "./harness.ts";
 import { account, type Factory, asForm, asJson, invalidAttribute, type Built, type Row } from "./support/factory.ts";
 import { childCollections, creatable, fixedColumns, pathOf, topOp, type NestedGroup } from "./support/registry.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { OperationKind, PivotDef } from "../src/resources/define.ts";
 import { resourceNamed } from "../src/resources/index.ts";
-import { snake } from "../src/graphql/names.ts";
+import { snake } from "../src/core/names.ts";
 import { startHarness, type Client, type Harness } from "./harness.ts";
 import { account, fresh, scalarValue, type Attrs, type Factory, type Row } from "./support/factory.ts";
 import { linkCollections, pathOf, type NestedGroup } from "./support/registry.ts";

@@ -3,9 +3,9 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
-import { loadConfig, type Config } from "../src/config.ts";
+import { loadConfig, type Config } from "../src/core/config.ts";
 import { createApp, type App } from "../src/server/app.ts";
-import { setMaintenance } from "../src/server/maintenance.ts";
+import { setMaintenance } from "../src/http/maintenance.ts";
 import type { RowBudget } from "../src/db/row-budget.ts";
 import { client, startHarness, type Harness } from "./harness.ts";
 

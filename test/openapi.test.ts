@@ -8,7 +8,7 @@ import { operations, type Operation } from "../src/resources/operations.ts";
 import { routes } from "../src/rest/routes.ts";
 import { resources } from "../src/resources/index.ts";
 import { patternOf } from "../src/openapi/schema.ts";
-import { snake } from "../src/graphql/names.ts";
+import { snake } from "../src/core/names.ts";
 import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
 
 type Json = Record<string, any>;

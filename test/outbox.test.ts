@@ -2,15 +2,14 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import pg from "pg";
 import { client, seed, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
 import { readEvents, START, type FeedPosition } from "../src/events/feed.ts";
-import { POSTGRES_EVENT_HORIZON } from "../src/events/outbox.ts";
-import type { ChangeEventRecord } from "../src/events/types.ts";
-import type { CommittedEvents } from "../src/events/bus.ts";
+import { POSTGRES_EVENT_HORIZON } from "../src/data/outbox.ts";
+import type { ChangeEventRecord, CommittedEvents } from "../src/core/events.ts";
 import { pruneEvents } from "../src/events/retention.ts";
 import { Writable } from "node:stream";
 import { createApp } from "../src/server/app.ts";
 
 /**
- * The outbox (src/events/outbox.ts): every write that changes a record appends its events in the same transaction.
+ * The outbox (src/data/outbox.ts): every write that changes a record appends its events in the same transaction.
  * Read here straight from the table, in feed order; the webhook, subscription and change-feed suites read them through
  * their own surfaces.
  */

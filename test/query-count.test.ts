@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { operations, pivotOf, type Operation } from "../src/resources/operations.ts";
 import { includeTree, type IncludeTree } from "../src/rest/includes.ts";
 import { resourceNamed } from "../src/resources/index.ts";
-import { morphOwnersOf } from "../src/graphql/objects.ts";
+import { morphOwnersOf } from "../src/resources/index.ts";
 import { startHarness, type Harness } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { groupOf, seededParams } from "./support/plans.ts";

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/core/config.ts";
 import { client, startHarness, type Harness, type Reply } from "./harness.ts";
 
 const LIMIT = 5;

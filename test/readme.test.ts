@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { parse } from "graphql";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/core/config.ts";
 import { estimateRows } from "../src/graphql/cost.ts";
 import { getSchema } from "../src/server/app.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";

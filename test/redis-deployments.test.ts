@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/core/config.ts";
 import { client, startHarness, type Harness } from "./harness.ts";
 import { requireRedis, testRedisUrl } from "./services.ts";
 import { readEventStream } from "./support/event-stream.ts";

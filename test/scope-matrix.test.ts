@@ -22,12 +22,12 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { operations, type Operation } from "../src/resources/operations.ts";
 import type { ResourceDef } from "../src/resources/define.ts";
 import { resourceNamed } from "../src/resources/index.ts";
-import { morphOwnersOf } from "../src/graphql/objects.ts";
+import { morphOwnersOf } from "../src/resources/index.ts";
 import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { PNG } from "./support/factory.ts";
 import { planValid, urlOf, type Planned } from "./support/plans.ts";
-import { pascal } from "../src/graphql/names.ts";
+import { pascal } from "../src/core/names.ts";
 import { resources } from "../src/resources/index.ts";
 import { globalId, gqlCode, publicRequest, publicRootOperations, relationFiltersOf, resultRows, sendGraphql } from "./support/graphql.ts";
 

@@ -4,7 +4,7 @@ import { relationField, type FieldDef, type FieldType, type PivotDef, type Resou
 import { operations, pivotOf, type Operation } from "../src/resources/operations.ts";
 import { resourceNamed } from "../src/resources/index.ts";
 import { getSchema } from "../src/server/app.ts";
-import { camel, pascal, snake } from "../src/graphql/names.ts";
+import { camel, pascal, snake } from "../src/core/names.ts";
 import { startHarness, type Client, type Harness } from "./harness.ts";
 import { account, asJson, fresh, scalarValue, type Attrs, type Factory, type Row } from "./support/factory.ts";
 import { fixedColumns, pathOf, topOp } from "./support/registry.ts";

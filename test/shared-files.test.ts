@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { createApiKey } from "../src/auth/accounts.ts";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/core/config.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
 

@@ -163,7 +163,7 @@ describe.each([1, 2])("SIGTERM with WORKERS=%i", (workers) => {
 });
 
 test("SHUTDOWN_GRACE_MS: 30 s by default, a positive integer", async () => {
-  const { loadConfig } = await import("../src/config.ts");
+  const { loadConfig } = await import("../src/core/config.ts");
   expect(loadConfig({}).shutdownGraceMs).toBe(30_000);
   expect(loadConfig({ SHUTDOWN_GRACE_MS: "5000" }).shutdownGraceMs).toBe(5000);
   expect(() => loadConfig({ SHUTDOWN_GRACE_MS: "-1" })).toThrow();

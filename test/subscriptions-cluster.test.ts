@@ -12,7 +12,7 @@ import pg from "pg";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
-import { setMaintenance } from "../src/server/maintenance.ts";
+import { setMaintenance } from "../src/http/maintenance.ts";
 import { testPostgresUrl } from "./harness.ts";
 import { requireRedis, requireService, testRedisUrl } from "./services.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";

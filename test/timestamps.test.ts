@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseSqliteDate, parseTimestamp } from "../src/db/timestamps.ts";
-import { formatDate } from "../src/graphql/scalars.ts";
+import { parseSqliteDate, parseTimestamp } from "../src/core/timestamps.ts";
+import { formatDate } from "../src/core/dates.ts";
 
 /** Times from year 100 to 9999, each millisecond digit pattern, and the edges of months and leap days. */
 const times = [

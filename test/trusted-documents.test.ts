@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { generate } from "@graphql-codegen/cli";
 import codegenConfig from "../codegen.ts";
 import { CreateRankDocument, SearchUsersDocument, type TypedDocumentString } from "../src/generated/client/graphql.ts";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig } from "../src/core/config.ts";
 import { trustedDocuments } from "../src/server/trusted-documents.ts";
 import { client, seed, startHarness, type Harness, type Reply } from "./harness.ts";
 

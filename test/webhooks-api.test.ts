@@ -8,7 +8,7 @@ import { client, startHarness, type Client, type Harness } from "./harness.ts";
 import { cliArgs } from "./support/built.ts";
 import { createApp } from "../src/server/app.ts";
 import { eventById } from "../src/events/feed.ts";
-import { eventPayload } from "../src/events/types.ts";
+import { eventPayload } from "../src/core/events.ts";
 
 /*
  * The webhooks API: CRUD, the secret shown once, its rotation, bad input, accounts apart, and the deliveries a client

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
-import type { Config } from "../src/config.ts";
+import type { Config } from "../src/core/config.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { startDispatcher, type Dispatcher } from "../src/events/webhooks/dispatcher.ts";
 import { client, startHarness, type Client, type Harness } from "./harness.ts";

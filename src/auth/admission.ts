@@ -1,7 +1,9 @@
 import type { Database } from "../db/prisma.ts";
 import { decode, models } from "../db/reader.ts";
 import { hashKey } from "./keys.ts";
-import { MAINTENANCE_FLAG } from "../server/maintenance.ts";
+
+/** The SystemFlag row whose value says the service is in maintenance (src/http/maintenance.ts sets it). */
+export const MAINTENANCE_FLAG = "maintenance";
 
 /** The columns of a bearer key that authentication reads, with its account's subscription. */
 export interface KeyRow {

@@ -1,7 +1,7 @@
 import type { Database } from "../db/prisma.ts";
-import type { Config } from "../config.ts";
-import type { Auth } from "../graphql/context.ts";
-import { ApiError } from "../errors.ts";
+import type { Config } from "../core/config.ts";
+import type { Auth } from "../request/context.ts";
+import { ApiError } from "../core/errors.ts";
 import { admissionOf, bearerOf } from "./admission.ts";
 
 const subscribed = new Set(["active", "trialing", "trial"]);

@@ -1,13 +1,13 @@
 import { writeFileSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { loadConfig } from "../config.ts";
+import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApiKey, ensureAccount, listKeys, requireAccount, revokeKey, subscriptionStates } from "../auth/accounts.ts";
 import { knownScopes } from "../auth/keys.ts";
-import { parseDate } from "../graphql/scalars.ts";
-import { isMaintenance, setMaintenance } from "../server/maintenance.ts";
+import { parseDate } from "../core/dates.ts";
+import { isMaintenance, setMaintenance } from "../http/maintenance.ts";
 import { formatSummary, seedDemo } from "../seed/demo.ts";
 import { progressBar } from "../seed/progress.ts";
 

@@ -1,7 +1,7 @@
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
-import { ApiError, notFound, validationError } from "../errors.ts";
-import { rememberName, rememberRow, tracksRows } from "./transaction-names.ts";
+import { ApiError, notFound, validationError } from "../core/errors.ts";
+import { rememberName, rememberRow, tracksRows } from "../db/transaction-names.ts";
 import type { StoreReads } from "../db/store.ts";
 
 /** Fails unless the request is authenticated, subscribed and holds every scope (or `*`). */

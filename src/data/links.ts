@@ -1,7 +1,7 @@
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import type { PivotDef, ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed } from "../resources/index.ts";
-import { FieldErrorBag, notFound, validationError } from "../errors.ts";
+import { FieldErrorBag, notFound, validationError } from "../core/errors.ts";
 import { withColumns } from "./access.ts";
 import type { StoreReads, StoreTransaction } from "../db/store.ts";
 import { validateFields } from "./validate.ts";

@@ -1,9 +1,9 @@
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import { ownEntry, type FieldDef, type PivotDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
-import { FieldErrorBag } from "../errors.ts";
-import { camel, snake } from "../graphql/names.ts";
-import { parseDate } from "../graphql/scalars.ts";
+import { FieldErrorBag } from "../core/errors.ts";
+import { camel, snake } from "../core/names.ts";
+import { parseDate } from "../core/dates.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 
 /** One condition of `filters`, or a group of them under `nested` (one level deep). */

@@ -1,13 +1,13 @@
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import type { RecordWrites, ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { models } from "../db/reader.ts";
 import { delegateOf, type StoreTransaction } from "../db/store.ts";
-import { recordCreated, recordDeleted, recordUpdated } from "../events/outbox.ts";
-import { forgetRow, rememberedRow, rememberRow } from "./transaction-names.ts";
+import { recordCreated, recordDeleted, recordUpdated } from "./outbox.ts";
+import { forgetRow, rememberedRow, rememberRow } from "../db/transaction-names.ts";
 
 /**
- * Writes to records that record their change in the outbox (src/events/outbox.ts) in the same transaction. Every
+ * Writes to records that record their change in the outbox (src/data/outbox.ts) in the same transaction. Every
  * write a request makes to a record goes through one of these (or createRow/updateRow/deleteRows, built on them), so
  * webhooks, subscriptions and the change feed see it.
  */

@@ -1,10 +1,10 @@
 import type { StoreReads } from "../db/store.ts";
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import { ownEntry, type FieldDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
-import { FieldErrorBag } from "../errors.ts";
-import { human, snake } from "../graphql/names.ts";
-import { rememberName } from "./transaction-names.ts";
+import { FieldErrorBag } from "../core/errors.ts";
+import { human, snake } from "../core/names.ts";
+import { rememberName } from "../db/transaction-names.ts";
 import { keyAndName } from "./access.ts";
 
 const kindWord: Record<FieldDef["type"], string> = {

@@ -1,20 +1,19 @@
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import type { FieldDef, ResourceDef } from "../resources/define.ts";
-import { ApiError, validationError } from "../errors.ts";
+import { ApiError, validationError } from "../core/errors.ts";
 import { isBusyError } from "../db/sqlite.ts";
 import { isDeadlock } from "../db/postgres-errors.ts";
 import { advisoryWriteLock, writeQueueOf } from "../db/locks.ts";
-import { resources } from "../resources/index.ts";
-import { morphOwnersOf } from "../graphql/objects.ts";
+import { morphOwnersOf, resources } from "../resources/index.ts";
 import { owned } from "./access.ts";
 import { delegateOf, type StoreTransaction } from "../db/store.ts";
 import { InsertedId } from "../db/writer.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
-import { snake } from "../graphql/names.ts";
-import { rememberName, trackNames, trackRows } from "./transaction-names.ts";
+import { snake } from "../core/names.ts";
+import { rememberName, trackNames, trackRows } from "../db/transaction-names.ts";
 import { createTracked, deleteTracked, recordWrites, updateTracked } from "./tracked.ts";
-import { announceEvents, writeEvents, type WrittenEvents } from "../events/outbox.ts";
+import { announceEvents, writeEvents, type WrittenEvents } from "./outbox.ts";
 
 /**
  * Runs `work` in one transaction: a failed write leaves nothing behind, its stored files included (src/files/changes.ts:
@@ -51,7 +50,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
       fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
       const value = await work(tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
-      // The events of the work's writes go in with them (src/events/outbox.ts), as the transaction's last statement.
+      // The events of the work's writes go in with them (src/data/outbox.ts), as the transaction's last statement.
       events = await writeEvents(ctx, tx);
       return value;
     }, transactionOptions).catch(async (error: unknown) => {
@@ -113,7 +112,7 @@ async function prepare(
     }
   }
   if (def.spread && input[def.spread] !== undefined) data[def.spread] = input[def.spread];
-  await def.hooks?.beforeWrite?.({ data, fixed, existing, ctx, tx, writes: recordWrites(ctx, tx) });
+  await def.hooks?.beforeWrite?.({ data, fixed, existing, ctx, tx, writes: recordWrites(ctx, tx), registry: resources });
   return data;
 }
 

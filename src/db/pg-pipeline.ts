@@ -1,7 +1,7 @@
 /// <reference path="./pg-internals.d.ts" />
 import pg from "pg";
 import pgUtils from "pg/lib/utils.js";
-import { parseTimestamp } from "./timestamps.ts";
+import { parseTimestamp } from "../core/timestamps.ts";
 
 /**
  * The one place the service uses pg's private protocol objects: `ArrayQuery`, a pg submittable that drives the

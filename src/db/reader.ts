@@ -1,6 +1,6 @@
 import { getDatamodel } from "../generated/pothos-types.ts";
 import { takeRows, type RowBudget } from "./row-budget.ts";
-import { parseSqliteDate } from "./timestamps.ts";
+import { parseSqliteDate } from "../core/timestamps.ts";
 
 /**
  * Reads without Prisma's per-statement cost (its query compiler and interpreter take about 1 ms of CPU per statement,

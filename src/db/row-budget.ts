@@ -1,4 +1,4 @@
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../core/errors.ts";
 
 /** The rows one request may still read. */
 export interface RowBudget {

@@ -1,30 +1,8 @@
 import { createPubSub } from "graphql-yoga";
 import { createRedisEventTarget } from "@graphql-yoga/redis-event-target";
 import { Redis } from "ioredis";
-import type { Config } from "../config.ts";
-import type { ChangeEventRecord } from "./types.ts";
-
-/** An event as it crosses the bus (JSON through Redis): its time as an ISO string. */
-export type PublishedEvent = Omit<ChangeEventRecord, "createdAt"> & { createdAt: string };
-
-/** What a committed transaction announces: the events it stored, in order, all of one account. */
-export interface CommittedEvents {
-  accountId: number;
-  events: PublishedEvent[];
-}
-
-/**
- * Tells every instance that events were committed: subscriptions push them to their clients and the webhook
- * dispatcher wakes up. Through Redis pub/sub when `REDIS_URL` is set (every instance of the deployment that
- * `REDIS_PREFIX` names sees every one's events), in this process otherwise. The outbox table stays the record: the
- * bus only says "look now".
- */
-export interface EventBus {
-  /** The batches committed from now on, until the iteration is ended. */
-  subscribe(): AsyncIterableIterator<CommittedEvents>;
-  publish(batch: CommittedEvents): void;
-  close(): Promise<void>;
-}
+import type { Config } from "../core/config.ts";
+import type { CommittedEvents, EventBus } from "../core/events.ts";
 
 /** The topics of graphql-yoga's pubsub: with Redis, a topic is a channel. */
 type Topics = Record<string, [CommittedEvents]>;

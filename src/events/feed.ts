@@ -1,6 +1,6 @@
 import type { Database } from "../db/prisma.ts";
 import { decode, models, quote } from "../db/reader.ts";
-import type { ChangeEventRecord } from "./types.ts";
+import type { ChangeEventRecord } from "../core/events.ts";
 
 /**
  * Where a reader of the outbox stands: the last event it has seen, by the events' order key (txid, id).
@@ -9,7 +9,7 @@ import type { ChangeEventRecord } from "./types.ts";
  * (src/data/independent-writes.ts), so event 101 may commit before event 100, and a reader that took 101 and moved on
  * would never see 100. So each event also carries, in `txid`, a horizon: the greater of one past the highest
  * transaction id completed when it was written (`pg_snapshot_xmax`) and one past its own transaction's id
- * (src/events/outbox.ts, `POSTGRES_EVENT_HORIZON`). Events are read in (txid, id) order, and only those whose horizon
+ * (src/data/outbox.ts, `POSTGRES_EVENT_HORIZON`). Events are read in (txid, id) order, and only those whose horizon
  * every still-running transaction is past (`txid <= pg_snapshot_xmin` of the reader's snapshot). Any event not
  * visible yet belongs to a transaction that was running when the reader's snapshot was taken (its id at least that
  * xmin) or that had no id yet (its id will be at least the snapshot's xmax): either way its horizon, above its own

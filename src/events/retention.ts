@@ -1,5 +1,5 @@
 import type { Database } from "../db/prisma.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 
 /** Rows one DELETE removes: a long backlog is pruned in steps, never one statement holding the write lock for long. */
 const BATCH = 5000;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import type { Config } from "../config.ts";
-import { ApiError } from "../errors.ts";
+import type { Config } from "../core/config.ts";
+import { ApiError } from "../core/errors.ts";
 import { DatabaseFileStorage } from "./database-storage.ts";
 import { DiskFileStorage, storedFilePath as pathInside } from "./disk-storage.ts";
 import { contentTypeOf, type FileStorage, type FileStoreClient, type FileToStore } from "./store.ts";

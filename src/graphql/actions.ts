@@ -3,9 +3,10 @@ import { fieldDescription } from "../resources/descriptions.ts";
 import { findOwned, guard } from "../data/access.ts";
 import { validateFields } from "../data/validate.ts";
 import type { Builder } from "./builder.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "../request/context.ts";
 import { scalarOf } from "./objects.ts";
-import { pascal } from "./names.ts";
+import { pascal } from "../core/names.ts";
+import { actionRunners } from "../events/actions.ts";
 
 /*
  * Actions on one row (`POST /webhooks/{webhook}/test`, `testWebhook(rowId:)`): the REST facade's field
@@ -37,7 +38,8 @@ export function actionInputType(builder: Builder, op: Operation): unknown {
 export async function runAction(op: Operation, rowId: number, input: Record<string, unknown> | null | undefined, ctx: Context): Promise<number> {
   guard(ctx, op.scopes);
   const action = op.action!;
+  const run = actionRunners[action.field]!;
   const row = await findOwned(ctx, ctx.store, op.subject!, rowId);
   const values = action.input ? await validateFields(ctx, ctx.store, action.input, input ?? {}, { mode: "create" }) : {};
-  return action.run({ row, input: values, ctx });
+  return run({ row, input: values, ctx });
 }

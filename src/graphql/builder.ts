@@ -6,7 +6,7 @@ import RelayPlugin from "@pothos/plugin-relay";
 import SubGraphPlugin from "@pothos/plugin-sub-graph";
 import type PrismaTypes from "../generated/pothos-types.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "../request/context.ts";
 import { fieldCost } from "./cost.ts";
 
 export type Scalars = {
@@ -30,7 +30,7 @@ export function createBuilder(): Builder {
   return new SchemaBuilder<SchemaTypes>({
     plugins: [ComplexityPlugin, RelayPlugin, PrismaPlugin, PrismaUtilsPlugin, SubGraphPlugin],
     defaultFieldNullability: false,
-    // Estimates only: the budget is checked once per operation by src/server/limits.ts, before anything runs.
+    // Estimates only: the budget is checked once per operation by src/http/limits.ts, before anything runs.
     complexity: { fieldComplexity: fieldCost as never, disabled: true },
     // Everything is in both graphs unless it says otherwise (a field inherits its type's).
     subGraphs: { defaultForTypes: ["public", "internal"], fieldsInheritFromTypes: true },

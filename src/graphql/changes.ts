@@ -1,16 +1,18 @@
 import { brandWithType } from "@pothos/core";
-import { ApiError, validationError } from "../errors.ts";
+import { ApiError, validationError } from "../core/errors.ts";
 import { guard } from "../data/access.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { resources, resourceNamed } from "../resources/index.ts";
 import { operations, viewScopesOf, type Operation } from "../resources/operations.ts";
 import { countEvents, decodeCursor, encodeCursor, eventById, readEvents, readEventsBefore, START, type Cursor, type FeedPosition } from "../events/feed.ts";
 import { retentionCutoff } from "../events/retention.ts";
-import { actionOfType, eventModelOf, eventPayload, eventTypes, type ChangeEventRecord } from "../events/types.ts";
+import { actionOfType, eventPayload, type ChangeEventRecord } from "../core/events.ts";
+import { eventModelOf } from "../resources/event-types.ts";
+import { eventTypes } from "../events/types.ts";
 import type { Builder } from "./builder.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "../request/context.ts";
 import { sizedElsewhere } from "./cost.ts";
-import { morphOwnersOf } from "./objects.ts";
+import { morphOwnersOf } from "../resources/index.ts";
 import { registerRootField } from "./relation-scopes.ts";
 
 /*

@@ -1,8 +1,8 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
-import { validationError } from "../errors.ts";
+import { validationError } from "../core/errors.ts";
 import type { FieldDef, ResourceDef } from "../resources/define.ts";
 import type { Builder } from "./builder.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "../request/context.ts";
 import { sizedElsewhere } from "./cost.ts";
 import { checkedWhere, sortTerms, type FilterRefs, type OrderInput, type SortTerm } from "./filters.ts";
 

@@ -1,6 +1,6 @@
 import { getNamedType, isLeafType, isListType, isNonNullType, Kind, type DocumentNode, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from "graphql";
 import { complexityFromQuery } from "@pothos/plugin-complexity";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 
 /**
  * The worst-case cost of an operation, in rows: every field that returns objects counts one row per object it can

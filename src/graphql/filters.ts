@@ -1,13 +1,13 @@
 import type { FieldDef, RelationDef, ResourceDef } from "../resources/define.ts";
 import { resourceNamed, resources } from "../resources/index.ts";
-import { ApiError, validationError } from "../errors.ts";
+import { ApiError, validationError } from "../core/errors.ts";
 import { guard } from "../data/access.ts";
 import { columnsOf } from "../data/search.ts";
 import type { Builder } from "./builder.ts";
-import type { Context } from "./context.ts";
-import { pascal } from "./names.ts";
+import type { Context } from "../request/context.ts";
+import { pascal } from "../core/names.ts";
 import { enumRef } from "./enums.ts";
-import { hasUpdatedAt } from "./attributes.ts";
+import { hasUpdatedAt } from "../data/attributes.ts";
 
 /*
  * Typed `where` and `orderBy` of every list, in Prisma's own vocabulary (@pothos/plugin-prisma-utils builds the input

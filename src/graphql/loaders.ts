@@ -1,45 +1,17 @@
-import DataLoader from "dataloader";
+import { loader, type KeyedLoader } from "../core/loader.ts";
 import { brandWithType } from "@pothos/core";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import type { Context } from "./context.ts";
+import type { Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { byMorphClass } from "../resources/index.ts";
-import { pascal } from "./names.ts";
+import { pascal } from "../core/names.ts";
 import { CONNECTION_PATHS, cursorSelection, type PagePlan } from "./connections.ts";
 import { withColumns } from "../data/access.ts";
 import { fixedPlan } from "./fixed-plans.ts";
 
 export const TYPE = Symbol("graphqlType");
 
-
-/** A request's batching loader: one promise per key, whatever the number of rows asking for it. */
-export interface KeyedLoader<K, V> {
-  load(key: K): Promise<V>;
-}
-
-/**
- * The request's DataLoader under `key`, made on first use. The promise of each key is kept here rather than in
- * DataLoader's cache, which answers a repeated key with a new promise each time: 2,000 records of 50 ranks then wait on
- * 50 images, not 2,000 (the planned executor completes the rows waiting on one promise together).
- */
-export function loader<K, V>(ctx: Context, key: string, batch: (keys: readonly K[]) => Promise<V[]>): KeyedLoader<K, V> {
-  let found = ctx.loaders.get(key) as KeyedLoader<K, V> | undefined;
-  if (!found) {
-    // Bounded `IN (...)` lists: a page is at most 100 rows, but a batch response may carry 1000.
-    const batched = new DataLoader<K, V>(batch, { maxBatchSize: 500, cache: false });
-    const promises = new Map<K, Promise<V>>();
-    found = {
-      load(id: K) {
-        let promise = promises.get(id);
-        if (!promise) promises.set(id, (promise = batched.load(id)));
-        return promise;
-      },
-    };
-    ctx.loaders.set(key, found);
-  }
-  return found;
-}
 
 /**
  * Plans of selections that load no relations, by the field nodes graphql-js shares between every row of one

@@ -1,18 +1,18 @@
 import type { Page } from "../data/access.ts";
 import { relationField, type FieldDef, type PivotDef, type RelationDef, type ResourceDef } from "../resources/define.ts";
-import { linkResourceOf, resourceNamed, resources } from "../resources/index.ts";
+import { linkResourceOf, morphOwnersOf, resourceNamed, resources } from "../resources/index.ts";
 import type { Builder } from "./builder.ts";
 import { countChildren, countMorphChildren, loadMorphChildren, loadMorphOwner, loadMorphPage, TYPE } from "./loaders.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "../request/context.ts";
 import { addFilterTypes, type FilterRefs } from "./filters.ts";
 import { enumRef } from "./enums.ts";
 import { CONNECTION_PATHS, connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs, type PagePlan } from "./connections.ts";
 import { withColumns } from "../data/access.ts";
 import { columnsOf, pivotColumnsOf } from "../data/search.ts";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
-import { camel, pascal, pluralWords } from "./names.ts";
+import { camel, pascal, pluralWords } from "../core/names.ts";
 import { sizedElsewhere } from "./cost.ts";
-import { hasUpdatedAt, labelOf } from "./attributes.ts";
+import { hasUpdatedAt, labelOf } from "../data/attributes.ts";
 import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
 
 export const scalarOf = (f: Pick<FieldDef, "type">) =>
@@ -27,10 +27,6 @@ export interface ObjectRefs {
   /** `XConnection` of a resource's rows. */
   connectionOf(def: ResourceDef): any;
 }
-
-/** Resources that can own a polymorphic child of `target` (e.g. everything with comments). */
-export const morphOwnersOf = (target: string) =>
-  resources.filter((r) => Object.values(r.relations).some((rel) => (rel.kind === "morphOne" || rel.kind === "morphMany") && rel.target === target));
 
 /** The internal field REST includes read a to-many relation through: every related row, as PERSCOM returns them. */
 export const internalListField = (rel: RelationDef) => `${relationField(rel)}List`;

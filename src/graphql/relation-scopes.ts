@@ -7,9 +7,9 @@ import type { Plugin } from "graphql-yoga";
 import type { ResourceDef } from "../resources/define.ts";
 import { resources } from "../resources/index.ts";
 import { operations } from "../resources/operations.ts";
-import { ApiError, errorKinds } from "../errors.ts";
-import type { Context } from "./context.ts";
-import { pascal, restRootField } from "./names.ts";
+import { ApiError, errorKinds } from "../core/errors.ts";
+import type { Context } from "../request/context.ts";
+import { pascal, restRootField } from "../core/names.ts";
 
 /*
  * Scopes on relations: a document that selects a resource's rows through another's (a REST `include`, a nested

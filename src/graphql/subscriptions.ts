@@ -6,15 +6,15 @@ import type { ResourceDef } from "../resources/define.ts";
 import { resources } from "../resources/index.ts";
 import { viewScopesOf } from "../resources/operations.ts";
 import { resourceDescription } from "../resources/descriptions.ts";
-import { ApiError, validationError } from "../errors.ts";
+import { ApiError, validationError } from "../core/errors.ts";
 import { guard, owned } from "../data/access.ts";
-import type { EventBus, PublishedEvent } from "../events/bus.ts";
+import { actionOfType, type ChangeAction, type EventBus, type PublishedEvent } from "../core/events.ts";
 import { encodeCursor } from "../events/feed.ts";
-import { actionOfType, eventTypeOf, type ChangeAction } from "../events/types.ts";
+import { eventTypeOf } from "../resources/event-types.ts";
 import type { Builder } from "./builder.ts";
-import type { Context } from "./context.ts";
+import type { Context } from "../request/context.ts";
 import type { ObjectRefs } from "./objects.ts";
-import { pascal, pluralWords } from "./names.ts";
+import { pascal, pluralWords } from "../core/names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 
 /*

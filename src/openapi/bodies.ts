@@ -1,6 +1,6 @@
 import type { OperationKind, PivotDef, ResourceDef } from "../resources/define.ts";
 import { pivotOf, type Operation } from "../resources/operations.ts";
-import { pascal, snake } from "../graphql/names.ts";
+import { pascal, snake } from "../core/names.ts";
 import { Components, fieldSchema, idSchema, nullable, object, schemaName, type Schema } from "./schema.ts";
 import { includeValues } from "./parameters.ts";
 import { filterableFields, operators } from "../data/search.ts";

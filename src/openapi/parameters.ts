@@ -2,7 +2,7 @@ import type { ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import type { Operation } from "../resources/operations.ts";
 import { versions } from "../rest/routes.ts";
-import { camel, pascal } from "../graphql/names.ts";
+import { camel, pascal } from "../core/names.ts";
 import { idSchema, schemaName, type Schema } from "./schema.ts";
 import { feedParameters } from "./changes.ts";
 

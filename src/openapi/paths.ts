@@ -1,7 +1,7 @@
 import type { OperationKind } from "../resources/define.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { routes } from "../rest/routes.ts";
-import { human, pascal } from "../graphql/names.ts";
+import { human, pascal } from "../core/names.ts";
 import { article, type Schema } from "./schema.ts";
 import type { Bodies } from "./bodies.ts";
 import { errorResponseRef, errorStatuses, type SuccessBodies } from "./responses.ts";

@@ -1,8 +1,8 @@
-import { errorKinds, type ErrorCode } from "../errors.ts";
+import { errorKinds, type ErrorCode } from "../core/errors.ts";
 import type { OperationKind } from "../resources/define.ts";
 import { changesOf } from "../rest/envelope.ts";
 import { isOneToOne, pivotOf, type Operation, type Returns } from "../resources/operations.ts";
-import { camel, pascal } from "../graphql/names.ts";
+import { camel, pascal } from "../core/names.ts";
 import { Components, includeTree, object, RowSchemas, type Schema } from "./schema.ts";
 import { includeValues } from "./parameters.ts";
 import { feedPageSchema } from "./changes.ts";

@@ -1,8 +1,8 @@
 import type { ComputedField, FieldDef, PivotDef, RelationDef, ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed } from "../resources/index.ts";
-import { morphOwnersOf } from "../graphql/objects.ts";
-import { hasUpdatedAt } from "../graphql/attributes.ts";
-import { camel, pascal, snake } from "../graphql/names.ts";
+import { morphOwnersOf } from "../resources/index.ts";
+import { hasUpdatedAt } from "../data/attributes.ts";
+import { camel, pascal, snake } from "../core/names.ts";
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
 export type Schema = Record<string, unknown>;

@@ -1,5 +1,5 @@
-import { FieldErrorBag, validationError } from "../errors.ts";
-import { parseDate } from "../graphql/scalars.ts";
+import { FieldErrorBag, validationError } from "../core/errors.ts";
+import { parseDate } from "../core/dates.ts";
 import {
   belongsTo, belongsToMany, bool, datetime, defineResource, hasMany, hasManyOperations, int, morphMany, morphOne, ref, string, text, type ExposedScope,
   type FieldDef,

@@ -1,4 +1,4 @@
-import { FieldErrorBag } from "../errors.ts";
+import { FieldErrorBag } from "../core/errors.ts";
 import { bool, datetime, defineResource, morphOne, ownEntry, string, text } from "./define.ts";
 import { enumList, notificationChannels } from "./calendar.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";

@@ -1,4 +1,4 @@
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import type { StoreTransaction } from "../db/store.ts";
 import { wireValues, type EnumDef } from "./enums.ts";
 
@@ -108,7 +108,16 @@ export interface RecordWrites {
 
 export interface Hooks {
   /** Adjusts the validated data before it is written; may throw ApiError. `fixed`: the columns the route sets. */
-  beforeWrite?(args: { data: Record<string, unknown>; fixed: Record<string, unknown>; existing?: Record<string, unknown>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
+  beforeWrite?(args: {
+    data: Record<string, unknown>;
+    fixed: Record<string, unknown>;
+    existing?: Record<string, unknown>;
+    ctx: Context;
+    tx: StoreTransaction;
+    writes: RecordWrites;
+    /** Every resource, for checks against the whole registry (a webhook's event types); the registry's own files cannot import it. */
+    registry: readonly ResourceDef[];
+  }): Promise<void> | void;
   /**
    * Writes a new row makes to other records, asked for just before its INSERT, which does not wait for their answers:
    * where the transaction pipelines its statements (`StoreTransaction.pipelines`) they and the INSERT go out in one
@@ -178,12 +187,13 @@ export interface ActionDef {
   input?: Record<string, FieldDef>;
   /** The resource of the row it answers; the resource's own when absent. */
   returns?: string;
-  /**
-   * Does the work on `row` (read in the caller's account: another account's id is a 404) and answers the id of the row
-   * to show, read again as the request selects it.
-   */
-  run(args: { row: Record<string, any>; input: Record<string, unknown>; ctx: Context }): Promise<number>;
 }
+
+/**
+ * The work of an action (src/events/actions.ts, by `ActionDef.field`): done on `row` (read in the caller's account:
+ * another account's id is a 404), it answers the id of the row to show, read again as the request selects it.
+ */
+export type ActionRun = (args: { row: Record<string, any>; input: Record<string, unknown>; ctx: Context }) => Promise<number>;
 
 /** A named filter clients may apply in `POST .../search` (`{"scopes":[{"name":..,"parameters":[..]}]}`). */
 export interface ExposedScope {

@@ -1,4 +1,4 @@
-import { FieldErrorBag, validationError } from "../errors.ts";
+import { FieldErrorBag, validationError } from "../core/errors.ts";
 import {
   belongsTo, belongsToMany, bool, defineResource, oneOf, hasMany, hasManyOperations, isPrototypeName, m2mOperations, morphMany, ownEntry, ref, string, text,
   type ExposedScope, type PivotDef,

@@ -31,3 +31,7 @@ export const byMorphClass = new Map(resources.filter((r) => !r.link).map((r) => 
 
 /** The resource describing a many-to-many relation's link rows (`CategoryForm`, `StatusRecord`, ...). */
 export const linkResourceOf = (pivot: PivotDef) => resourceNamed(pivot.model.charAt(0).toLowerCase() + pivot.model.slice(1));
+
+/** Resources that can own a polymorphic child of `target` (e.g. everything with comments). */
+export const morphOwnersOf = (target: string) =>
+  resources.filter((r) => Object.values(r.relations).some((rel) => (rel.kind === "morphOne" || rel.kind === "morphMany") && rel.target === target));

@@ -1,6 +1,6 @@
 import { belongsToMany, defineResource, type RecordWrites, type RowKind } from "./define.ts";
 import { sameIncludes } from "./routes.ts";
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import type { InsertedId } from "../db/writer.ts";
 
 const likeOperations: RowKind[] = ["list", "attach", "detach", "sync"];

@@ -1,7 +1,7 @@
 import type { ActionDef, CommandDef, NestedRoute, OperationKind, RowKind, PivotDef, RelationDef, ResourceDef, ViewDef } from "./define.ts";
 import { resourceNamed, resources } from "./index.ts";
 import { changeEvents } from "./change-events.ts";
-import { camel, pascal } from "../graphql/names.ts";
+import { camel, pascal } from "../core/names.ts";
 
 /**
  * What an operation answers: one row, a page of rows, a page or list of link rows (many-to-many),

@@ -1,5 +1,5 @@
 import { belongsTo, defineResource, ref, string, text, type ComputedField } from "./define.ts";
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 
 /** Absolute URL of a stored file, from the configured public URL or the request's own origin. */
 export const fileUrl = (ctx: Context, storedPath: string | null | undefined): string | null =>

@@ -1,7 +1,7 @@
 import { belongsTo, defineResource, morphMany, oneOf, ref, text, type Hooks, type RecordWrites, type RelationDef } from "./define.ts";
 import { assignmentType } from "./enums.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
-import { rememberedName } from "../data/transaction-names.ts";
+import { rememberedName } from "../db/transaction-names.ts";
 import type { StoreTransaction } from "../db/store.ts";
 
 /** Relations every service record type shares. */

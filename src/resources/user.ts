@@ -2,7 +2,7 @@ import {
   belongsTo, belongsToMany, belongsToOperations, bool, datetime, defineResource, hasMany, hasManyOperations, m2mOperations, morphMany, ref, string, text,
   type NestedRoute,
 } from "./define.ts";
-import { latestRecordsOf } from "../data/latest-records.ts";
+import { latestRecordsOf } from "./user-latest-records.ts";
 import { fileUrl, urlOf } from "./polymorphic.ts";
 import { assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord, withoutUser } from "./records.ts";
 import rankRecord from "./rank-record.ts";

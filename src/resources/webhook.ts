@@ -1,11 +1,11 @@
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import { belongsTo, bool, datetime, defineResource, hasMany, int, string, text } from "./define.ts";
+import { checkWebhook } from "./webhook-checks.ts";
 
 /*
- * What a webhook checks and does lives with the delivery code (src/events/webhooks/manage.ts). That code reads the
- * event types, which are derived from the whole registry, this file included: it is loaded when first used.
+ * A webhook is checked before it is written by src/resources/webhook-checks.ts; its actions are run by
+ * src/events/webhooks/manage.ts (src/events/actions.ts), with the delivery code.
  */
-const manage = () => import("../events/webhooks/manage.ts");
 
 /** Secrets made by this request (create, rotate), by webhook id: the one response that may show them. */
 const revealed = new WeakMap<object, Map<number, string>>();
@@ -46,27 +46,24 @@ export const webhook = defineResource({
   relations: { deliveries: hasMany("webhookDelivery", "deliveries", "webhookId", [{ id: "desc" }]) },
   nested: [{ path: "deliveries", param: "delivery", relation: "deliveries", operations: ["list", "show"] }],
   hooks: {
-    beforeWrite: async (args) => (await manage()).checkWebhook(args),
+    beforeWrite: checkWebhook,
     afterCreate: async ({ row, ctx }) => revealSecret(ctx, row.id, row.secret),
   },
   actions: [
     {
       path: "secret", field: "rotateWebhookSecret", ability: "update", summary: "Rotate a webhook's secret",
       description: "Gives the webhook a new secret and answers the webhook with it, shown this once; deliveries are signed with the new secret from now on.",
-      run: async (args) => (await manage()).rotateSecret(args),
     },
     {
       path: "test", field: "testWebhook", ability: "update", summary: "Send a webhook.test event to a webhook",
       description: "POSTs a signed `webhook.test` event to the webhook now (once, enabled or not) and answers the delivery, as the delivery log keeps it.",
       returns: "webhookDelivery",
-      run: async (args) => (await manage()).sendTest(args),
     },
     {
       path: "redeliver", field: "redeliverWebhookEvent", ability: "update", summary: "Redeliver an event to a webhook",
       description: "POSTs a retained event of the account to the webhook again, now (one attempt, the body and `X-Muster-Delivery` of its first delivery), and answers the delivery.",
       input: { eventId: int({ required: true, description: "Id of the event to deliver again (`id` of the payload, or of the change feed)." }) },
       returns: "webhookDelivery",
-      run: async (args) => (await manage()).redeliver(args),
     },
   ],
 });

@@ -1,7 +1,7 @@
 import { isPrototypeName, type FieldDef, type PivotDef, type ResourceDef } from "../resources/define.ts";
 import { pivotOf, type Operation } from "../resources/operations.ts";
-import { ApiError, FieldErrorBag, validationError } from "../errors.ts";
-import { camel, snake } from "../graphql/names.ts";
+import { ApiError, FieldErrorBag, validationError } from "../core/errors.ts";
+import { camel, snake } from "../core/names.ts";
 import { fileFromDataUri, isFile } from "../files/storage.ts";
 import { feedVariables } from "./changes.ts";
 

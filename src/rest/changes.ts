@@ -1,5 +1,4 @@
-import { validationError } from "../errors.ts";
-import type { Body } from "./body.ts";
+import { validationError } from "../core/errors.ts";
 
 /*
  * `GET /changes`, the change feed over REST: the query string becomes the variables of `restChanges`
@@ -16,7 +15,7 @@ function listParam(query: URLSearchParams, name: string): string[] | null {
 }
 
 /** `after`, `types`, `resources` and `limit` of the query string. */
-export function feedVariables(query: URLSearchParams): Body {
+export function feedVariables(query: URLSearchParams): Record<string, unknown> {
   const limit = query.get("limit");
   const text = limit?.trim() ?? "";
   if (limit !== null && text !== "" && !/^\d{1,9}$/.test(text)) throw validationError({ limit: ["The limit field must be a positive integer."] });

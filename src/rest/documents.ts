@@ -2,9 +2,9 @@ import { parse, specifiedRules, validate, type DocumentNode, type GraphQLSchema,
 import { pivotOf, type Operation } from "../resources/operations.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { includeTree } from "./includes.ts";
-import { ApiError, validationError } from "../errors.ts";
+import { ApiError, validationError } from "../core/errors.ts";
 import { select, selectLink, type Shaper } from "./selection.ts";
-import { restRootField } from "../graphql/names.ts";
+import { restRootField } from "../core/names.ts";
 import { markFixedSelections } from "../graphql/fixed-plans.ts";
 import { FEED_SELECTION } from "./changes.ts";
 

@@ -1,7 +1,7 @@
 import { ownEntry, type RelationDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { pivotOf, type Operation } from "../resources/operations.ts";
-import { validationError } from "../errors.ts";
+import { validationError } from "../core/errors.ts";
 
 /** Requested relations as a tree: `rank.image,author` → { rank: { image: {} }, author: {} }. */
 export type IncludeTree = Map<string, IncludeTree>;

@@ -1,6 +1,6 @@
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../core/errors.ts";
 import type { Body } from "./body.ts";
-import { nestedDeeperThan } from "../server/limits.ts";
+import { nestedDeeperThan } from "../core/nesting.ts";
 
 /** Limits of {@link readBody}. */
 export interface BodyLimits {

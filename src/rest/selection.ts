@@ -1,8 +1,9 @@
 import { relationField, type PivotDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
-import { morphOwnersOf, restRelationField } from "../graphql/objects.ts";
-import { spreadAttribute } from "../graphql/attributes.ts";
-import { pascal, snake } from "../graphql/names.ts";
+import { restRelationField } from "../graphql/objects.ts";
+import { morphOwnersOf } from "../resources/index.ts";
+import { spreadAttribute } from "../data/attributes.ts";
+import { pascal, snake } from "../core/names.ts";
 import type { IncludeTree } from "./includes.ts";
 
 type Row = Record<string, any>;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { errorKinds } from "../errors.ts";
+import { errorKinds } from "../core/errors.ts";
 
 /**
  * Requests node:http itself refuses before any plugin sees them (headers over its 16 KB limit, a request line that is

@@ -1,5 +1,6 @@
 import cluster from "node:cluster";
-import { createLocalEventBus, type CommittedEvents, type EventBus } from "../events/bus.ts";
+import { createLocalEventBus } from "../events/bus.ts";
+import type { CommittedEvents, EventBus } from "../core/events.ts";
 
 /** The message a worker sends its primary, and the primary the other workers, for each batch committed. */
 interface EventsMessage {

@@ -1,6 +1,6 @@
 import { execute, type ExecutionArgs } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 import { plannedExecute } from "../graphql/planned-execution.ts";
 import { subscribeWithContextPerEvent } from "./subscription-execution.ts";
 

@@ -1,5 +1,5 @@
 import type { Store } from "../db/store.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 import { createApiKey } from "../auth/accounts.ts";
 import { seedDemo } from "../seed/demo.ts";
 

@@ -1,5 +1,5 @@
 import type { Plugin } from "graphql-yoga";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 
 /** Headers clients may read across origins: ids, rate-limit state, retry hints. */
 const exposed = ["X-Perscom-Request-Id", "X-Perscom-Trace-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"];

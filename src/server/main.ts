@@ -1,15 +1,15 @@
 import cluster, { type Worker } from "node:cluster";
 import { createServer, type ServerResponse } from "node:http";
 import { createServer as createListener, type AddressInfo, type Socket } from "node:net";
-import { loadConfig, type Config } from "../config.ts";
+import { loadConfig, type Config } from "../core/config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApp } from "./app.ts";
 import { firstRun } from "./first-run.ts";
 import { shareRateLimitsAcrossWorkers } from "./rate-limit.ts";
 import { createWorkerEventBus, relayEventsBetweenWorkers } from "./cluster-events.ts";
-import { serveClusterMetrics } from "./observability/metrics.ts";
-import { processLog } from "./observability/process-log.ts";
+import { serveClusterMetrics } from "../http/observability/metrics.ts";
+import { processLog } from "../http/observability/process-log.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { answerClientError } from "./client-errors.ts";
 import { startDispatcher } from "../events/webhooks/dispatcher.ts";

@@ -9,13 +9,13 @@ import {
   type IRateLimiterRedisOptions, type RateLimiterAbstract, type RateLimiterRes,
 } from "rate-limiter-flexible";
 import { Redis } from "ioredis";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 import type { Database } from "../db/prisma.ts";
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import { authenticate } from "../auth/authenticate.ts";
-import { clientAddress, type NodeServerContext } from "./client-address.ts";
-import { processLog } from "./observability/process-log.ts";
-import { ApiError } from "../errors.ts";
+import { clientAddress, type NodeServerContext } from "../http/client-address.ts";
+import { processLog } from "../http/observability/process-log.ts";
+import { ApiError } from "../core/errors.ts";
 
 /** Name of the schema directive put on every root field. */
 export const RATE_LIMIT_DIRECTIVE = "rateLimit";

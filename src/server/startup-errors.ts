@@ -1,4 +1,4 @@
-import { ConfigError, maskedUrl } from "../config.ts";
+import { ConfigError, maskedUrl } from "../core/config.ts";
 
 type Failure = Error & { code?: string; errno?: number; syscall?: string; address?: string; port?: number; cause?: unknown };
 

@@ -1,6 +1,6 @@
 import { createSourceEventStream, execute, type ExecutionArgs, type ExecutionResult } from "graphql";
 import { isAsyncIterable, mapAsyncIterator } from "graphql-yoga";
-import { requestStore, type Context } from "../graphql/context.ts";
+import { requestStore, type Context } from "../request/context.ts";
 
 /**
  * A subscription as graphql-js runs one (its source stream, then the selection executed once per event), except that
@@ -8,7 +8,7 @@ import { requestStore, type Context } from "../graphql/context.ts";
  * DataLoaders (ours, in `loaders`, and Pothos's, cached per context object) would otherwise answer later events with
  * the rows read for earlier ones. Each event also reads under a fresh row budget (MAX_ROWS_PER_REQUEST), as a query
  * does. Nothing is held between events: no concurrency place (src/server/concurrency.ts) and no execution timer
- * (src/server/limits.ts) wrap a subscription, only each event's short read.
+ * (src/http/limits.ts) wrap a subscription, only each event's short read.
  */
 export async function subscribeWithContextPerEvent(args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
   const stream = await createSourceEventStream(args);

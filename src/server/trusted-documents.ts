@@ -1,11 +1,11 @@
 import { defaultExtractPersistedOperationId, usePersistedOperations, type ExtractPersistedOperationId } from "@graphql-yoga/plugin-persisted-operations";
 import type { Plugin } from "graphql-yoga";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 import type { Database } from "../db/prisma.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { ARBITRARY_DOCUMENTS_SCOPE, maySendAnyDocument } from "../auth/keys.ts";
-import { ApiError, type ErrorCode } from "../errors.ts";
-import { idsOf } from "./ids.ts";
+import { ApiError, type ErrorCode } from "../core/errors.ts";
+import { idsOf } from "../http/ids.ts";
 // Bundled into dist/ (and so part of its build stamp): a changed manifest rebuilds the server.
 import manifest from "../../schema/persisted-documents.json" with { type: "json" };
 

@@ -1,7 +1,7 @@
 import { Kind, visit, type DocumentNode } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { validationError } from "../errors.ts";
-import { snake } from "../graphql/names.ts";
+import { validationError } from "../core/errors.ts";
+import { snake } from "../core/names.ts";
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 // PostgreSQL cannot store NUL in text; SQLite would, so it is refused on both for one behaviour.

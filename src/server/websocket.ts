@@ -3,15 +3,15 @@ import type { Duplex } from "node:stream";
 import type { ExecutionArgs, GraphQLError } from "graphql";
 import { WebSocketServer } from "ws";
 import { useServer } from "graphql-ws/use/ws";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 import type { Database } from "../db/prisma.ts";
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import { admissionOf } from "../auth/admission.ts";
 import { ARBITRARY_DOCUMENTS_SCOPE, maySendAnyDocument } from "../auth/keys.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../core/errors.ts";
 import type { App } from "./app.ts";
-import { toApiError } from "./errors.ts";
-import { documentNestedDeeperThan, nestedDeeperThan } from "./limits.ts";
+import { toApiError } from "../http/errors.ts";
+import { documentNestedDeeperThan, nestedDeeperThan } from "../core/nesting.ts";
 
 /** What a graphql-ws client may send in `connectionParams` in place of the upgrade request's headers. */
 const HEADER_PARAMS = ["authorization", "x-perscom-id", "x-perscom-notifications"];

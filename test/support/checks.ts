@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import type { ResourceDef } from "../../src/resources/define.ts";
 import type { Operation } from "../../src/resources/operations.ts";
-import { snake } from "../../src/graphql/names.ts";
+import { snake } from "../../src/core/names.ts";
 import type { Client, Reply } from "../harness.ts";
 import { expected, shown, storedFiles, type Built, type Row } from "./factory.ts";
 import { pathOf } from "./registry.ts";

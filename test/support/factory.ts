@@ -1,8 +1,8 @@
 import type { FieldDef, ResourceDef } from "../../src/resources/define.ts";
 import { operations, isOneToOne, type Operation } from "../../src/resources/operations.ts";
 import { resourceNamed, resources } from "../../src/resources/index.ts";
-import { morphOwnersOf } from "../../src/graphql/objects.ts";
-import { snake } from "../../src/graphql/names.ts";
+import { morphOwnersOf } from "../../src/resources/index.ts";
+import { snake } from "../../src/core/names.ts";
 import { client, type Client, type Harness, type Reply } from "../harness.ts";
 import { fixedColumns, makingAction, pathOf, topOp } from "./registry.ts";
 

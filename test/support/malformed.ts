@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { pivotOf, type Operation } from "../../src/resources/operations.ts";
-import { snake } from "../../src/graphql/names.ts";
+import { snake } from "../../src/core/names.ts";
 import type { Target } from "./targets.ts";
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -754,7 +754,7 @@ function protoNameRequest(op: Operation, target: Target, name: string, place: Pr
     case "scope":
       return rejected("scopes", { body: json({ ...base, scopes: [{ name, parameters: [] }] }) });
     case "searchInclude":
-      // Search includes join the `include` parameter's (src/rest/plugin.ts), so either name is the field's.
+      // Search includes join the `include` parameter's (src/http/rest-plugin.ts), so either name is the field's.
       return rejected(/^include/, { body: json({ ...base, includes: [{ relation: name }] }) });
     case "searchValue":
       return send({

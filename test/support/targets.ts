@@ -8,7 +8,7 @@
  */
 import { operations, pivotOf, type Operation } from "../../src/resources/operations.ts";
 import type { OperationKind, ResourceDef } from "../../src/resources/define.ts";
-import { snake } from "../../src/graphql/names.ts";
+import { snake } from "../../src/core/names.ts";
 import { client, type Harness } from "../harness.ts";
 import { clone, editProperty, loadReference, requireIn, toJsonSchema, unrequire, type JsonSchema, type RefOp } from "../perscom/reference.ts";
 import { Organisation, SetupError } from "../perscom/organisation.ts";

@@ -1,7 +1,7 @@
 import type { FieldDef, PivotDef, ResourceDef } from "../../src/resources/define.ts";
 import { resourceNamed, resources } from "../../src/resources/index.ts";
 import { isOneToOne, operations, type Operation } from "../../src/resources/operations.ts";
-import { snake } from "../../src/graphql/names.ts";
+import { snake } from "../../src/core/names.ts";
 import { client, type Client, type Harness } from "../harness.ts";
 import { asJson, createOperationOf, Factory, fresh, ok, scalarValue, type Attrs, type BuildOptions, type Built, type Row } from "./factory.ts";
 import { fixedColumns, makingAction, nestedGroups, pathOf, topOp, type NestedGroup } from "./registry.ts";

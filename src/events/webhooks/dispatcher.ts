@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../core/config.ts";
 import type { Database } from "../../db/prisma.ts";
-import type { EventBus } from "../bus.ts";
+import type { EventBus } from "../../core/events.ts";
 import { readEvents, type FeedPosition } from "../feed.ts";
-import { eventPayload, type ChangeEventRecord } from "../types.ts";
+import { eventPayload, type ChangeEventRecord } from "../../core/events.ts";
 import { claimWebhooks, moveCursor, pruneDeliveries, recordAttempt, releaseWebhook, type ClaimedWebhook, type WebhookState } from "./leases.ts";
 import { deliveryIdOf, postEvent } from "./send.ts";
 import { retentionCutoff } from "../retention.ts";

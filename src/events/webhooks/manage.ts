@@ -1,70 +1,21 @@
-import { randomBytes, randomUUID } from "node:crypto";
-import type { Context } from "../../graphql/context.ts";
-import type { Hooks } from "../../resources/define.ts";
+import { randomUUID } from "node:crypto";
+import type { Context } from "../../request/context.ts";
+import type { ActionRun } from "../../resources/define.ts";
+import { newSecret } from "../../resources/webhook-checks.ts";
 import { revealSecret } from "../../resources/webhook.ts";
-import { FieldErrorBag, validationError } from "../../errors.ts";
+import { validationError } from "../../core/errors.ts";
 import { inTransaction } from "../../data/write.ts";
 import { eventById } from "../feed.ts";
-import { eventPayload, eventTypes, TEST_EVENT } from "../types.ts";
-import { deliveryIdOf, postEvent, resolvesToPrivate, type DeliveryResult } from "./send.ts";
+import { eventPayload, TEST_EVENT } from "../../core/events.ts";
+import { deliveryIdOf, postEvent, type DeliveryResult } from "./send.ts";
 
 /*
- * The webhooks API's own work (src/resources/webhook.ts declares it): checking a webhook before it is written, its
- * secret, and the deliveries a client asks for (a test event, a redelivery), each one signed POST logged as the
- * dispatcher logs its own.
+ * The webhooks API's actions (src/resources/webhook.ts declares them, src/resources/webhook-checks.ts checks a webhook
+ * before it is written): a new secret, and the deliveries a client asks for (a test event, a redelivery), each one
+ * signed POST logged as the dispatcher logs its own.
  */
 
 type Row = Record<string, any>;
-
-/** What a webhook may subscribe to: any event type, or `*` for all. */
-const subscribable = new Set([...eventTypes, "*"]);
-
-/** A new signing secret: 32 random bytes, hex, behind a prefix that says what it is. */
-export const newSecret = (): string => `whsec_${randomBytes(32).toString("hex")}`;
-
-/**
- * Checks `url` and `events`; on create, gives the webhook its secret and starts it after the account's latest event
- * (it receives what is written after it exists); re-enabling clears what the service recorded when it disabled it.
- */
-export const checkWebhook: NonNullable<Hooks["beforeWrite"]> = async ({ data, existing, ctx, tx }) => {
-  const bag = new FieldErrorBag();
-  if (typeof data.url === "string") await checkUrl(data.url, ctx, bag);
-  if (data.events !== undefined) data.events = checkEvents(data.events, bag);
-  bag.throwIfAny();
-  if (!existing) {
-    data.secret = newSecret();
-    const latest = await tx.findFirst("ChangeEvent", {
-      where: { accountId: ctx.auth!.accountId }, orderBy: [{ txid: "desc" }, { id: "desc" }], select: { txid: true, id: true },
-    });
-    if (latest) Object.assign(data, { cursorTxid: BigInt(latest.txid), cursorId: latest.id });
-  } else if (data.enabled === true && (existing.enabled === false || existing.disabledReason != null)) {
-    Object.assign(data, { disabledReason: null, failingSince: null, attempts: 0, nextAttemptAt: null });
-  }
-};
-
-async function checkUrl(text: string, ctx: Context, bag: FieldErrorBag): Promise<void> {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return bag.add("url", "The url must be an absolute http or https URL.");
-  }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname) return bag.add("url", "The url must be an absolute http or https URL.");
-  if (!ctx.config.webhooksAllowPrivate && (await resolvesToPrivate(url))) {
-    bag.add("url", "The url must not reach a private, loopback or link-local address.");
-  }
-}
-
-function checkEvents(value: unknown, bag: FieldErrorBag): unknown {
-  if (!Array.isArray(value) || value.length === 0) {
-    bag.add("events", 'The events field must be a non-empty list of event types (or ["*"] for every type).');
-    return value;
-  }
-  value.forEach((type, index) => {
-    if (typeof type !== "string" || !subscribable.has(type)) bag.add(`events.${index}`, `The event type ${JSON.stringify(type)} is unknown.`);
-  });
-  return [...new Set(value)];
-}
 
 /** Rotates the secret; the answer (the webhook, read again in this request) shows the new one. */
 export async function rotateSecret({ row, ctx }: { row: Row; ctx: Context }): Promise<number> {
@@ -122,3 +73,10 @@ async function deliver(ctx: Context, webhook: Row, attempt: Attempt): Promise<nu
   }));
   return logged.id;
 }
+
+/** The work of each webhook action, by its field (`ActionDef.field`). */
+export const webhookActions: Readonly<Record<string, ActionRun>> = {
+  rotateWebhookSecret: rotateSecret,
+  testWebhook: sendTest,
+  redeliverWebhookEvent: redeliver,
+};

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Plugin } from "graphql-yoga";
-import { ApiError } from "../errors.ts";
+import { ApiError } from "../core/errors.ts";
 import { errorResponse } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 

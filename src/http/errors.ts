@@ -1,8 +1,8 @@
 import { Response } from "./response.ts";
 import { GraphQLError, type ExecutionResult, type GraphQLSchema } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { ApiError, errorKinds, validationError, type ErrorCode, type FieldErrors } from "../errors.ts";
-import { camel, snake } from "../graphql/names.ts";
+import { ApiError, errorKinds, validationError, type ErrorCode, type FieldErrors } from "../core/errors.ts";
+import { camel, snake } from "../core/names.ts";
 import { inputPathsOf } from "../graphql/operations.ts";
 import type { RequestIds } from "./ids.ts";
 

@@ -1,6 +1,6 @@
-import type { Context } from "../graphql/context.ts";
-import { formatDate } from "../graphql/scalars.ts";
-import { loader } from "../graphql/loaders.ts";
+import type { Context } from "../request/context.ts";
+import { formatDate } from "../core/dates.ts";
+import { loader } from "../core/loader.ts";
 import { decode, models } from "../db/reader.ts";
 
 export interface LatestRecords {

@@ -1,6 +1,6 @@
 import { Response } from "../response.ts";
 import { timingSafeEqual } from "node:crypto";
-import { ApiError } from "../../errors.ts";
+import { ApiError } from "../../core/errors.ts";
 import type { Database } from "../../db/prisma.ts";
 import { listMigrations, pgMigrationsDir } from "../../db/migrate.ts";
 import { isMaintenance } from "../maintenance.ts";

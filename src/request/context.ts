@@ -1,10 +1,10 @@
-import type { ApiError } from "../errors.ts";
-import type { KeyedLoader } from "./loaders.ts";
+import type { ApiError } from "../core/errors.ts";
+import type { KeyedLoader } from "../core/loader.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 import type { Store } from "../db/store.ts";
 import { rowBudget } from "../db/row-budget.ts";
-import type { EventBus } from "../events/bus.ts";
+import type { EventBus } from "../core/events.ts";
 
 /** Who is calling: resolved from the API key once per request. */
 export interface Auth {

@@ -1,22 +1,22 @@
-import { Response } from "../server/response.ts";
+import { Response } from "./response.ts";
 import type { Plugin, YogaServerInstance } from "graphql-yoga";
 import type { GraphQLError, GraphQLSchema } from "graphql";
-import { ApiError, validationError } from "../errors.ts";
+import { ApiError, validationError } from "../core/errors.ts";
 import { RowCapExceeded } from "../db/row-budget.ts";
-import type { Config } from "../config.ts";
-import { errorResponse, toApiError } from "../server/errors.ts";
-import { idsOf } from "../server/ids.ts";
-import { rawPathOf } from "../server/request-target.ts";
-import { capIncludes, parseIncludes, searchIncludes } from "./includes.ts";
-import { queryLimitRules } from "../server/limits.ts";
-import { matchRoute, versions } from "./routes.ts";
-import { DocumentCache } from "./documents.ts";
-import { variablesOf, type Body } from "./body.ts";
-import type { Context } from "../graphql/context.ts";
-import { effectiveMethod, readBody } from "./request.ts";
-import { envelope } from "./envelope.ts";
-import { applyV1 } from "./v1.ts";
-import { logInternalError, loggerOf, reportRoute } from "../server/observability/index.ts";
+import type { Config } from "../core/config.ts";
+import { errorResponse, toApiError } from "./errors.ts";
+import { idsOf } from "./ids.ts";
+import { rawPathOf } from "./request-target.ts";
+import { capIncludes, parseIncludes, searchIncludes } from "../rest/includes.ts";
+import { queryLimitRules } from "./limits.ts";
+import { matchRoute, versions } from "../rest/routes.ts";
+import { DocumentCache } from "../rest/documents.ts";
+import { variablesOf, type Body } from "../rest/body.ts";
+import type { Context } from "../request/context.ts";
+import { effectiveMethod, readBody } from "../rest/request.ts";
+import { envelope } from "../rest/envelope.ts";
+import { applyV1 } from "../rest/v1.ts";
+import { logInternalError, loggerOf, reportRoute } from "./observability/index.ts";
 
 const isGraphQL = (path: string) => path === "/graphql" || path.startsWith("/graphql/");
 

@@ -1,5 +1,5 @@
 import { pino } from "pino";
-import { logLevels, type LogLevel } from "../../config.ts";
+import { logLevels, type LogLevel } from "../../core/config.ts";
 import { flushNow, standardOutput } from "./logger.ts";
 
 /**

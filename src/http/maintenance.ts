@@ -3,12 +3,11 @@ import type { Plugin } from "graphql-yoga";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Store } from "../db/store.ts";
 import type { Database } from "../db/prisma.ts";
-import { admissionOf } from "../auth/admission.ts";
-import { ApiError, errorKinds } from "../errors.ts";
+import { admissionOf, MAINTENANCE_FLAG } from "../auth/admission.ts";
+import { ApiError, errorKinds } from "../core/errors.ts";
 import { errorResponse, graphqlErrorBody } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 
-export const MAINTENANCE_FLAG = "maintenance";
 
 /** Read on every request, so a switch made by the CLI takes effect at once on every instance. */
 export async function isMaintenance(store: Pick<Store, "findUnique">): Promise<boolean> {

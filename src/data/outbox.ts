@@ -1,10 +1,10 @@
-import type { Context } from "../graphql/context.ts";
+import type { Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
-import { eventAttributes } from "../graphql/attributes.ts";
+import { eventAttributes } from "./attributes.ts";
 import type { StoreTransaction } from "../db/store.ts";
 import { storedDateTime } from "../db/reader.ts";
-import { eventTypeOf, type ChangeAction, type ChangeEventRecord } from "./types.ts";
-import type { PublishedEvent } from "./bus.ts";
+import { eventTypeOf } from "../resources/event-types.ts";
+import type { ChangeAction, ChangeEventRecord, PublishedEvent } from "../core/events.ts";
 
 /**
  * The transactional outbox: every write that changes a record appends an event in the same transaction

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { Config } from "../config.ts";
+import type { Config } from "../core/config.ts";
 
 /** What node:http's adapter gives Yoga as the server context; yoga.fetch has none. */
 export type NodeServerContext = { req?: IncomingMessage };

@@ -1,9 +1,9 @@
-import { Response } from "../server/response.ts";
+import { Response } from "./response.ts";
 import type { Plugin } from "graphql-yoga";
-import { ApiError } from "../errors.ts";
-import { errorResponse } from "../server/errors.ts";
-import { idsOf } from "../server/ids.ts";
-import { printOpenApi } from "./document.ts";
+import { ApiError } from "../core/errors.ts";
+import { errorResponse } from "./errors.ts";
+import { idsOf } from "./ids.ts";
+import { printOpenApi } from "../openapi/document.ts";
 
 export const openApiPath = "/openapi.json";
 
