@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { client, startHarness, type Harness } from "./harness.ts";
-import { negotiateEncoding } from "../src/server/compression.ts";
+import { negotiateEncoding } from "../src/http/compression.ts";
 
 let h: Harness;
 let key: string;

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from "vitest";
 import { openDatabase } from "../src/db/prisma.ts";
-import { demoUsers } from "../src/server/first-run.ts";
+import { demoUsers } from "../src/http/first-run.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createApiKey } from "../src/auth/accounts.ts";

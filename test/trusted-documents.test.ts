@@ -4,11 +4,11 @@ import { generate } from "@graphql-codegen/cli";
 import codegenConfig from "../codegen.ts";
 import { CreateRankDocument, SearchUsersDocument, type TypedDocumentString } from "../src/generated/client/graphql.ts";
 import { loadConfig } from "../src/core/config.ts";
-import { trustedDocuments } from "../src/server/trusted-documents.ts";
+import { trustedDocuments } from "../src/http/trusted-documents.ts";
 import { client, seed, startHarness, type Harness, type Reply } from "./harness.ts";
 
 /**
- * Trusted documents (src/server/trusted-documents.ts): the typed client's documents, listed by codegen in
+ * Trusted documents (src/http/trusted-documents.ts): the typed client's documents, listed by codegen in
  * schema/persisted-documents.json, run by `documentId`; GRAPHQL_TRUSTED_DOCUMENTS_ONLY refuses other documents to keys
  * without `graphql:arbitrary` (or `*`), and leaves REST alone.
  */

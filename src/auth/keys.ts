@@ -10,7 +10,7 @@ export function generateKey(): { key: string; hash: string; prefix: string } {
   return { key, hash: hashKey(key), prefix: key.slice(0, 12) };
 }
 
-/** Lets a key send any GraphQL document to `/graphql` when `GRAPHQL_TRUSTED_DOCUMENTS_ONLY` is on (src/server/trusted-documents.ts). */
+/** Lets a key send any GraphQL document to `/graphql` when `GRAPHQL_TRUSTED_DOCUMENTS_ONLY` is on (src/http/trusted-documents.ts). */
 export const ARBITRARY_DOCUMENTS_SCOPE = "graphql:arbitrary";
 
 /** Whether a key with `scopes` may send any GraphQL document while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on. */

@@ -22,7 +22,7 @@ import { registerRootField } from "./relation-scopes.ts";
  * the event bus (src/events/bus.ts: the batches the outbox announces after each commit, from every instance when
  * Redis is configured). A stream yields the events of the subscriber's account only, of a resource its key may view;
  * each payload's record is read fresh, by id, when the subscriber's selection is executed for that event (with a
- * context of its own: src/server/subscription-execution.ts), so its relations can be selected under the usual scopes.
+ * context of its own: src/http/subscription-execution.ts), so its relations can be selected under the usual scopes.
  */
 
 /** What a change stream yields for one event: the field's resource and the event as the bus carried it. */

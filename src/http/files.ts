@@ -1,10 +1,10 @@
-import { Response } from "../http/response.ts";
+import { Response } from "./response.ts";
 import type { Plugin } from "graphql-yoga";
 import type { FileStorage } from "../files/storage.ts";
 import { ApiError } from "../core/errors.ts";
-import { errorResponse, toApiError } from "../http/errors.ts";
-import { idsOf } from "../http/ids.ts";
-import { logInternalError, loggerOf } from "../http/observability/index.ts";
+import { errorResponse, toApiError } from "./errors.ts";
+import { idsOf } from "./ids.ts";
+import { logInternalError, loggerOf } from "./observability/index.ts";
 
 /** Serves stored uploads at `/files/<path>`, the URLs given as `image_url`, from whichever store holds them. */
 export function filesPlugin(storage: FileStorage): Plugin {

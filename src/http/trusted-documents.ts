@@ -5,7 +5,7 @@ import type { Database } from "../db/prisma.ts";
 import { authenticate } from "../auth/authenticate.ts";
 import { ARBITRARY_DOCUMENTS_SCOPE, maySendAnyDocument } from "../auth/keys.ts";
 import { ApiError, type ErrorCode } from "../core/errors.ts";
-import { idsOf } from "../http/ids.ts";
+import { idsOf } from "./ids.ts";
 // Bundled into dist/ (and so part of its build stamp): a changed manifest rebuilds the server.
 import manifest from "../../schema/persisted-documents.json" with { type: "json" };
 

@@ -1,4 +1,4 @@
-import { Response } from "../http/response.ts";
+import { Response } from "./response.ts";
 import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
 import type { Plugin } from "graphql-yoga";

@@ -1,13 +1,13 @@
-import { Response } from "../http/response.ts";
+import { Response } from "./response.ts";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { Plugin } from "graphql-yoga";
 import { ApiError } from "../core/errors.ts";
-import { openApiPath } from "../http/openapi-plugin.ts";
-import { errorResponse } from "../http/errors.ts";
-import { idsOf } from "../http/ids.ts";
+import { openApiPath } from "./openapi-plugin.ts";
+import { errorResponse } from "./errors.ts";
+import { idsOf } from "./ids.ts";
 
 // The API reference at /docs: Scalar (@scalar/api-reference) rendering /openapi.json. Its browser build is one
 // self-contained script (styles injected, icons inline), served here from node_modules, so the page needs no network

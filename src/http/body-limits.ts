@@ -1,11 +1,11 @@
-import { Response } from "../http/response.ts";
+import { Response } from "./response.ts";
 import type { IncomingMessage } from "node:http";
 import { isUtf8 } from "node:buffer";
 import type { Plugin } from "graphql-yoga";
 import type { Config } from "../core/config.ts";
 import { ApiError, errorKinds } from "../core/errors.ts";
-import { errorBody, graphqlErrorBody } from "../http/errors.ts";
-import { idsOf } from "../http/ids.ts";
+import { errorBody, graphqlErrorBody } from "./errors.ts";
+import { idsOf } from "./ids.ts";
 
 type Refusal = "PAYLOAD_TOO_LARGE" | "REQUEST_TIMEOUT" | "BAD_REQUEST";
 type Outcome = { bytes: Uint8Array<ArrayBuffer> } | { refused: Refusal };

@@ -1,11 +1,11 @@
-import { Response } from "../http/response.ts";
+import { Response } from "./response.ts";
 import type { Plugin } from "graphql-yoga";
 import pkg from "../../package.json" with { type: "json" };
 import { ApiError } from "../core/errors.ts";
-import { openApiPath } from "../http/openapi-plugin.ts";
+import { openApiPath } from "./openapi-plugin.ts";
 import { docsPath } from "./docs.ts";
-import { errorResponse } from "../http/errors.ts";
-import { idsOf } from "../http/ids.ts";
+import { errorResponse } from "./errors.ts";
+import { idsOf } from "./ids.ts";
 import { firstKeyCommand } from "./first-run.ts";
 
 

@@ -7,7 +7,7 @@ import { requestStore, type Context } from "../request/context.ts";
  * each event is executed with a context of its own: a subscription lives for hours on one request's context, whose
  * DataLoaders (ours, in `loaders`, and Pothos's, cached per context object) would otherwise answer later events with
  * the rows read for earlier ones. Each event also reads under a fresh row budget (MAX_ROWS_PER_REQUEST), as a query
- * does. Nothing is held between events: no concurrency place (src/server/concurrency.ts) and no execution timer
+ * does. Nothing is held between events: no concurrency place (src/http/concurrency.ts) and no execution timer
  * (src/http/limits.ts) wrap a subscription, only each event's short read.
  */
 export async function subscribeWithContextPerEvent(args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {

@@ -1,8 +1,8 @@
 import type { Plugin } from "graphql-yoga";
 import { ApiError, errorKinds, type ErrorCode } from "../core/errors.ts";
-import { graphqlErrorBody } from "../http/errors.ts";
-import { idsOf } from "../http/ids.ts";
-import { Response } from "../http/response.ts";
+import { graphqlErrorBody } from "./errors.ts";
+import { idsOf } from "./ids.ts";
+import { Response } from "./response.ts";
 
 const codes: Record<number, ErrorCode> = { 400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 415: "UNSUPPORTED_MEDIA_TYPE" };
 const messages: Partial<Record<ErrorCode, string>> = {

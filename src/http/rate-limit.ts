@@ -13,8 +13,8 @@ import type { Config } from "../core/config.ts";
 import type { Database } from "../db/prisma.ts";
 import type { Context } from "../request/context.ts";
 import { authenticate } from "../auth/authenticate.ts";
-import { clientAddress, type NodeServerContext } from "../http/client-address.ts";
-import { processLog } from "../http/observability/process-log.ts";
+import { clientAddress, type NodeServerContext } from "./client-address.ts";
+import { processLog } from "./observability/process-log.ts";
 import { ApiError } from "../core/errors.ts";
 
 /** Name of the schema directive put on every root field. */

@@ -1,4 +1,4 @@
-import { Response } from "../http/response.ts";
+import { Response } from "./response.ts";
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
