@@ -28,18 +28,27 @@ async function internal(query: string): Promise<ExecutionResult<any>> {
 }
 
 const noRequiredArgs = (f: GraphQLField<unknown, unknown>) => !f.args.some((a) => a.type.toString().endsWith("!"));
+/** A JSON column typed by its shape as objects (`Field.options`: `FieldOption`): a value of leaves, not a row. */
+const isValueObject = (type: unknown): type is GraphQLObjectType =>
+  isObjectType(type) && !("attributes" in type.getFields()) && Object.values(type.getFields()).every((f) => isLeafType(getNamedType(f.type)));
 /** Typed leaves, but a node's global `id`: there REST's `id` is the row id, `rowId` (link rows have only their `id`). */
 const leavesOf = (type: GraphQLObjectType) => {
   const globalId = "rowId" in type.getFields();
   return Object.values(type.getFields())
-    .filter((f) => f.name !== "attributes" && !(globalId && f.name === "id") && isLeafType(getNamedType(f.type)) && noRequiredArgs(f))
+    .filter((f) => f.name !== "attributes" && !(globalId && f.name === "id") && (isLeafType(getNamedType(f.type)) || isValueObject(getNamedType(f.type))) && noRequiredArgs(f))
     .map((f) => f.name);
+};
+/** A leaf's selection: its name, with the value object's own leaves where it is one. */
+const selectionOf = (type: GraphQLObjectType, field: string) => {
+  const named = getNamedType(type.getFields()[field]!.type);
+  return isValueObject(named) ? `${field} { ${Object.keys(named.getFields()).join(" ")} }` : field;
 };
 const restKey = (field: string) => (field === "rowId" ? "id" : snake(field));
 /** A typed leaf as REST writes it: an enum value by its wire value (`PROMOTION` is 0, `PRIMARY` is "primary"). */
 function restValue(type: GraphQLObjectType, field: string, value: unknown): unknown {
   const named = getNamedType(type.getFields()[field]!.type);
   if (!isEnumType(named) || value == null) return value;
+  if (Array.isArray(value)) return value.map((v) => restValue(type, field, v));
   const known = named.getValue(value as string);
   expect(known, `${type.name}.${field}: ${String(value)} is a value of ${named.name}`).toBeDefined();
   return known!.value;
@@ -70,7 +79,7 @@ test("attributes equal the row's own fields on every listed resource and on the 
     const page = getNamedType(query[field]!.type) as GraphQLObjectType;
     const row = getNamedType(page.getFields().nodes!.type) as GraphQLObjectType;
     const select = (type: GraphQLObjectType, depth: number): string =>
-      `{ attributes ${leavesOf(type).join(" ")} ${depth ? relationsOf(type).map(([name, related]) => `${name} ${select(related, depth - 1)}`).join(" ") : ""} }`;
+      `{ attributes ${leavesOf(type).map((f) => selectionOf(type, f)).join(" ")} ${depth ? relationsOf(type).map(([name, related]) => `${name} ${select(related, depth - 1)}`).join(" ") : ""} }`;
     const reply = await internal(`{ result: ${field}(limit: 100) { nodes ${select(row, 1)} } }`);
     expect(reply.errors ?? [], field).toEqual([]);
     const nodes = reply.data!.result.nodes;

@@ -70,6 +70,25 @@ describe("events", () => {
     const shown = (await api.get(`/v2/calendars/${calendar.id}?include=events`)).body.data;
     expect(shown.events.map((e: any) => e.id)).toEqual([event.id]);
   });
+
+  test("JSON columns of a closed shape are typed in GraphQL (enum lists in and out); REST keeps its wire values and messages", async () => {
+    const calendar = await data(api.post("/v2/calendars", { name: "Typed", color: "#2563eb" }));
+    const made = await api.graphql(
+      `mutation($input: CreateEventInput!) { createEvent(input: $input) { event { rowId notificationsChannels notificationsInterval } } }`,
+      { input: { name: "Op Typed", calendarId: calendar.id, allDay: false, starts: "2030-05-01T18:00:00Z", ends: "2030-05-01T20:00:00Z", notificationsChannels: ["MAIL", "SMS"], notificationsInterval: "PT1H" } },
+    );
+    expect(made.body.errors, JSON.stringify(made.body.errors)).toBeUndefined();
+    const event = made.body.data.createEvent.event;
+    expect(event).toMatchObject({ notificationsChannels: ["MAIL", "SMS"], notificationsInterval: ["PT1H"] });
+    expect((await data(api.get(`/v2/events/${event.rowId}`))).notifications_channels).toEqual(["mail", "sms"]);
+    const refused = await api.graphql(`mutation($input: CreateEventInput!) { createEvent(input: $input) { event { rowId } } }`, {
+      input: { name: "Op Bad", calendarId: calendar.id, allDay: false, starts: "2030-05-01T18:00:00Z", ends: "2030-05-01T20:00:00Z", notificationsChannels: ["mail"] },
+    });
+    expect(refused.body.errors?.length).toBeGreaterThan(0);
+    const rest = await api.post("/v2/events", { name: "Op Rest", calendar_id: calendar.id, all_day: false, starts: "2030-05-01T18:00:00Z", ends: "2030-05-01T20:00:00Z", notifications_channels: 5 });
+    expect(rest.status).toBe(422);
+    expect(rest.body.error.errors).toEqual({ notifications_channels: ["The selected notifications channels is invalid."] });
+  });
 });
 
 describe("announcements and messages", () => {

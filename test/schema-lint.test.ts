@@ -18,7 +18,9 @@ import { buildSchemas, printedSchema } from "../src/graphql/schema.ts";
  * live on `<Parent><Relation>Edge`/`FieldLinkEdge` (suffix Edge) and link mutations answer `<Parent><Relation>LinksPayload`
  * (suffix Payload). Keep this list explicit: a new output type without an id must be added here on purpose, with why.
  */
-const typesWithoutIdentity: Record<string, string> = {};
+const typesWithoutIdentity: Record<string, string> = {
+  FieldOption: "issue 41: one choice inside a custom field's `options` JSON column (its label and value), not a row of its own",
+};
 
 /** Suffixes of output types that are wrappers, not entities: Relay connections/edges, mutation payloads, PageInfo. */
 const idExceptSuffixes = ["Connection", "Edge", "Payload", "PageInfo"];
@@ -29,7 +31,14 @@ const idExceptSuffixes = ["Connection", "Edge", "Payload", "PageInfo"];
  * issue's design specifies. These field coordinates may return a list of something other than edges, each for the
  * reason given; any other list-typed output field is reported.
  */
+/** JSON columns whose shape (src/resources/json-shapes.ts) is a list: the column's value, not a to-many relation. */
+const jsonListColumns = new Set([
+  "Event.notificationsChannels", "Event.notificationsInterval", "Field.options", "Message.channels", "Message.recipients", "Schedule.byDay",
+  "Schedule.byMonth", "Schedule.byMonthDay", "Schedule.bySetPosition", "Schedule.byYearDay", "Webhook.events",
+]);
+
 const designedLists: Array<{ allows: (coordinate: string) => boolean; why: string }> = [
+  { allows: (c) => jsonListColumns.has(c), why: "issue 41: a JSON column holding a list (a webhook's events, a field's options) is typed as that list" },
   { allows: (c) => /^\w+Connection\.nodes$/.test(c), why: "issue 16: every connection carries `nodes` beside `edges` (the edges' nodes without cursors)" },
   { allows: (c) => c === "Query.nodes", why: "issue 16: root `nodes(ids: [ID!]!)` answers the nodes of the given global ids, in order" },
   { allows: (c) => /^\w+LinksPayload\.(attached|detached|updated)RowIds$/.test(c), why: "issue 16: link mutations answer the row ids they attached, detached, updated" },

@@ -6,6 +6,7 @@ import { FieldErrorBag } from "../core/errors.ts";
 import { human, snake } from "../core/names.ts";
 import { rememberName } from "../db/transaction-names.ts";
 import { keyAndName } from "./access.ts";
+import { shapeProblem } from "../resources/json-shapes.ts";
 
 const kindWord: Record<FieldDef["type"], string> = {
   string: "a string", text: "a string", int: "an integer", boolean: "true or false", datetime: "a valid date", json: "valid JSON",
@@ -62,6 +63,18 @@ export async function validateFields(
     if (f.pattern && typeof value === "string" && !f.pattern.test(value)) {
       bag.add(key(name), `The ${label} field format is invalid.`);
       continue;
+    }
+    if (f.type === "json" && (f.input ?? f.shape)) {
+      const problem = shapeProblem((f.input ?? f.shape)!, value);
+      if (problem) {
+        if (typeof f.invalid === "string") bag.add(key(name), f.invalid);
+        else if (f.invalid) bag.add([key(name), ...problem.path].join("."), f.invalid(problem));
+        else {
+          const at = [snake(name), ...problem.path].join(".");
+          bag.add(options.prefix ? `${options.prefix}.${at}` : at, `The ${problem.path.length ? at : label} field ${problem.problem}.`);
+        }
+        continue;
+      }
     }
     if (f.references) {
       const target = resourceNamed(f.references);

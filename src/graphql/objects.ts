@@ -6,6 +6,7 @@ import { countChildren, countMorphChildren, loadMorphChildren, loadMorphOwner, l
 import type { Context } from "../request/context.ts";
 import { addFilterTypes, type FilterRefs } from "./filters.ts";
 import { enumRef } from "./enums.ts";
+import { jsonOutputType, typedJson } from "./json-shapes.ts";
 import { CONNECTION_PATHS, connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs, type PagePlan } from "./connections.ts";
 import { withColumns } from "../data/access.ts";
 import { columnsOf, pivotColumnsOf } from "../data/search.ts";
@@ -163,13 +164,14 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
       };
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.hidden) continue;
-      fields[key] = t.expose(key, { type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), nullable: !!f.nullable || f.type === "json", description: fieldDescription(def, key, f) });
+      const type = f.enum ? enumRef(builder, f.enum) : f.type === "json" ? jsonOutputType(builder, f) : scalarOf(f);
+      fields[key] = t.expose(key, { type, nullable: !!f.nullable || (f.type === "json" && !typedJson(f)), description: fieldDescription(def, key, f) });
     }
     fields.createdAt = t.expose("createdAt", { type: "DateTime", description: "When the row was created (UTC)." });
     if (hasUpdatedAt(def.model)) fields.updatedAt = t.expose("updatedAt", { type: "DateTime", description: "When the row last changed (UTC)." });
     for (const [key, c] of Object.entries(def.computed ?? {})) {
       fields[key] = t.field({
-        type: ({ json: "JSON", boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],
+        type: c.type === "json" ? jsonOutputType(builder, c) : ({ boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],
         nullable: !!c.nullable,
         description: computedDescription(def, key, c),
         select: columns(c.needs),

@@ -14,6 +14,7 @@ import { fieldDescription, resourceDescription } from "../resources/descriptions
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
 import { enumRef } from "./enums.ts";
+import { jsonInputType } from "./json-shapes.ts";
 import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
 import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "./connections.ts";
 import { camel, pascal, pluralWords, withArticle } from "../core/names.ts";
@@ -175,7 +176,8 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.writable === false || f.hidden) continue;
       const required = create && !!f.required && !f.defaultsToCaller && !f.autoOrder;
-      fields[key] = t.field({ type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), required, description: fieldDescription(def, key, f) });
+      const type = f.enum ? enumRef(builder, f.enum) : f.type === "json" ? jsonInputType(builder, f) : scalarOf(f);
+      fields[key] = t.field({ type, required, description: fieldDescription(def, key, f) });
     }
     for (const [name, upload] of Object.entries(def.uploads ?? {})) {
       fields[name] = t.field({

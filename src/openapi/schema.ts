@@ -3,6 +3,7 @@ import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { morphOwnersOf } from "../resources/index.ts";
 import { hasUpdatedAt } from "../data/attributes.ts";
 import { camel, pascal, snake } from "../core/names.ts";
+import { jsonSchemaOf } from "../resources/json-shapes.ts";
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it). */
 export type Schema = Record<string, unknown>;
@@ -131,7 +132,12 @@ const notes = (f: FieldDef): string[] => [
 
 /** A column's value, as the API returns it (`input: false`) or accepts it (`input: true`). */
 export function fieldSchema(f: Pick<FieldDef, "type"> & Partial<FieldDef>, input = false): Schema {
-  if (f.type === "json") return { description: "Any JSON value." };
+  if (f.type === "json") {
+    const shape = input ? (f.input ?? f.shape) : f.shape;
+    if (!shape) throw new Error("OpenAPI: a json field declares no shape (FieldDef.shape)");
+    const schema = jsonSchemaOf(shape, input);
+    return f.nullable ? nullable(schema) : schema;
+  }
   let schema: Schema =
     f.type === "int" ? { type: "integer" }
     : f.type === "boolean" ? { type: "boolean" }
@@ -147,7 +153,7 @@ export function fieldSchema(f: Pick<FieldDef, "type"> & Partial<FieldDef>, input
 }
 
 const computedSchema = (c: ComputedField): Schema => {
-  const schema: Schema = c.type === "json" ? {} : c.type === "datetime" ? { type: "string", format: "date-time" } : { type: c.type };
+  const schema: Schema = c.type === "json" ? (c.shape ? jsonSchemaOf(c.shape) : {}) : c.type === "datetime" ? { type: "string", format: "date-time" } : { type: c.type };
   return c.nullable ? nullable(schema) : schema;
 };
 
@@ -210,7 +216,7 @@ export class RowSchemas {
     if (!def.link) properties.label = { type: "string", examples: [`${def.label}: 1`] };
     for (const [name, f] of Object.entries(def.fields)) {
       if (f.hidden || name === def.spread) continue;
-      properties[snake(name)] = fieldSchema({ ...f, nullable: f.nullable || f.type === "json" });
+      properties[snake(name)] = fieldSchema(f);
     }
     for (const [name, c] of Object.entries(def.computed ?? {})) properties[snake(name)] = computedSchema(c);
     properties.created_at = { type: "string", format: "date-time" };

@@ -2,13 +2,19 @@ import { FieldErrorBag, validationError } from "../core/errors.ts";
 import { parseDate } from "../core/dates.ts";
 import {
   belongsTo, belongsToMany, bool, datetime, defineResource, hasMany, hasManyOperations, int, morphMany, morphOne, ref, string, text, type ExposedScope,
-  type FieldDef,
+  type FieldDef, json,
 } from "./define.ts";
+import { notificationChannel, notificationChannels, notificationInterval, notificationIntervals, type EnumDef } from "./enums.ts";
+import { jsonInteger, jsonString, listOf, type JsonShape } from "./json-shapes.ts";
 import { tagPivot, taggedScope } from "./forms.ts";
 import { imageRoute } from "./routes.ts";
 
-export const notificationIntervals = ["pt0m", "pt15m", "pt1h", "p1d", "p1w"] as const;
-export const notificationChannels = ["broadcast", "database", "discord_private", "discord_public", "mail", "sms"] as const;
+export { notificationChannels, notificationIntervals };
+
+/** A JSON column holding a set of `set`'s values: a write may send one value alone; it is stored as a list. */
+export const enumSet = (set: EnumDef, description: string): JsonShape => listOf(jsonString({ enum: set }), { single: true, description });
+/** A schedule's recurrence list (iCalendar's BYxxx rule parts). */
+const byList = (items: JsonShape, description: string) => json(listOf(items, { description }), { nullable: true });
 
 /**
  * Checks a JSON column holding a set of enum values: one value or a list of them, stored as a list.
@@ -36,11 +42,11 @@ export const schedule = defineResource({
     until: datetime(),
     frequency: string({ nullable: true }),
     interval: int({ nullable: true }),
-    byDay: { type: "json", nullable: true },
-    byMonth: { type: "json", nullable: true },
-    bySetPosition: { type: "json", nullable: true },
-    byMonthDay: { type: "json", nullable: true },
-    byYearDay: { type: "json", nullable: true },
+    byDay: byList(jsonString(), "iCalendar weekday codes (`MO`, `TU`... `SU`), each with an optional ordinal (`1MO`, `-1FR`)."),
+    byMonth: byList(jsonInteger(), "Months, 1 (January) to 12."),
+    bySetPosition: byList(jsonInteger(), "Occurrences within the period: 1 the first, -1 the last."),
+    byMonthDay: byList(jsonInteger(), "Days of the month, 1 to 31 (-1 the last)."),
+    byYearDay: byList(jsonInteger(), "Days of the year, 1 to 366 (-1 the last)."),
     rrule: string({ nullable: true }),
     lastOccurrence: datetime(),
     nextOccurrence: datetime(),
@@ -101,8 +107,12 @@ export const event = defineResource({
     registrationEnabled: bool(),
     registrationDeadline: datetime(),
     notificationsEnabled: bool(),
-    notificationsInterval: { type: "json", nullable: true },
-    notificationsChannels: { type: "json", nullable: true },
+    notificationsInterval: json(enumSet(notificationInterval, "When reminders go out before the event: a list of intervals (one alone is taken as a list of one)."), {
+      nullable: true, invalid: "The selected notifications interval is invalid.",
+    }),
+    notificationsChannels: json(enumSet(notificationChannel, "The channels reminders go out on: a list of channels (one alone is taken as a list of one)."), {
+      nullable: true, invalid: "The selected notifications channels is invalid.",
+    }),
   },
   relations: {
     calendar: belongsTo("calendar", "calendarId"),

@@ -1,6 +1,8 @@
 import { FieldErrorBag } from "../core/errors.ts";
-import { bool, datetime, defineResource, morphOne, ownEntry, string, text } from "./define.ts";
-import { enumList, notificationChannels } from "./calendar.ts";
+import { bool, datetime, defineResource, json, morphOne, ownEntry, string, text } from "./define.ts";
+import { enumList, enumSet, notificationChannels } from "./calendar.ts";
+import { notificationChannel } from "./enums.ts";
+import { anyOf, anyValue, jsonBoolean, jsonInteger, jsonNumber, jsonString, listOf, mapOf } from "./json-shapes.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
 
 /** PERSCOM's named announcement colours; any other name is shown as the default blue. */
@@ -40,8 +42,12 @@ export const message = defineResource({
   path: "messages",
   fields: {
     message: text({ required: true, nullable: false }),
-    channels: { type: "json", required: true },
-    recipients: { type: "json", nullable: true },
+    channels: json(enumSet(notificationChannel, "The channels it is sent on: a list of channels (one alone is taken as a list of one)."), {
+      required: true, invalid: "The selected channels is invalid.",
+    }),
+    recipients: json(listOf(jsonInteger(), { single: true, description: "Ids of users of the account (one alone is taken as a list of one); null or empty for everyone." }), {
+      nullable: true, invalid: "The recipients must be a list of user ids.",
+    }),
     repeats: bool({ writable: false }),
     sendAt: datetime(),
     sentAt: datetime(),
@@ -86,7 +92,9 @@ export const setting = defineResource({
     group: string({ writable: false }),
     name: string({ writable: false }),
     locked: bool({ writable: false }),
-    payload: { type: "json", nullable: true, writable: false },
+    payload: json(anyOf([jsonString(), jsonNumber(), jsonBoolean(), listOf(anyValue()), mapOf(anyValue())], {
+      description: "The setting's value, JSON-decoded: a string, number, boolean, list or object as the setting takes it (`notifications.channels` is a list of channels, `registration.enabled` a boolean).",
+    }), { nullable: true, writable: false }),
   },
 });
 

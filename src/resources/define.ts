@@ -1,6 +1,7 @@
 import type { Context } from "../request/context.ts";
 import type { StoreTransaction } from "../db/store.ts";
 import { wireValues, type EnumDef } from "./enums.ts";
+import type { JsonShape, ShapeProblem } from "./json-shapes.ts";
 
 export type FieldType = "string" | "text" | "int" | "boolean" | "datetime" | "json";
 
@@ -33,6 +34,18 @@ export interface FieldDef {
   defaultsToCaller?: boolean;
   /** Not shown in GraphQL or REST. */
   hidden?: boolean;
+  /**
+   * A JSON column's shape (src/resources/json-shapes.ts), declared once: its OpenAPI schema, the check of a write, and
+   * its GraphQL type where closed (else `JSON`).
+   */
+  shape?: JsonShape;
+  /** What a REST write may send where it is wider than `shape` (PERSCOM's forms); GraphQL inputs take `shape`. */
+  input?: JsonShape;
+  /**
+   * The field's error when a write does not fit the shape, in place of the generic one (`The x.0.label field must be a
+   * string.`): one message under the field's key, or a message for the key of the part that does not fit.
+   */
+  invalid?: string | ((problem: ShapeProblem) => string);
 }
 
 export interface PivotDef {
@@ -217,6 +230,8 @@ export interface ComputedField {
   /** What the value is, for API documentation; defaults to the shared wording of its name (descriptions.ts). */
   description?: string;
   nullable?: boolean;
+  /** The shape of a `json` value (src/resources/json-shapes.ts): its OpenAPI schema, and its GraphQL type where closed. */
+  shape?: JsonShape;
   /** Columns the computation reads. */
   needs: string[];
   /** Shown only in the answer of the write that made it (a new secret); null in every other answer. */
@@ -311,6 +326,8 @@ export const ref = (target: string, o: Partial<FieldDef> = {}): FieldDef => ({ t
 export const oneOf = (set: EnumDef, o: Partial<FieldDef> = {}): FieldDef =>
   ({ type: typeof wireValues(set)[0] === "number" ? "int" : "string", oneOf: wireValues(set), enum: set, ...o });
 export const order = (): FieldDef => ({ type: "int", autoOrder: true });
+/** A JSON column of the given shape. */
+export const json = (shape: JsonShape, o: Partial<FieldDef> = {}): FieldDef => ({ type: "json", shape, ...o });
 
 export const belongsTo = (target: string, foreignKey: string, field = target): RelationDef => ({ kind: "belongsTo", target, field, foreignKey });
 export const hasMany = (target: string, field: string, foreignKey: string, orderBy?: Record<string, "asc" | "desc">[], filter?: RelationFilter): RelationDef => ({

@@ -64,8 +64,26 @@ export const optionsModels = [
 ] as const;
 export const fieldOptionsModel = fromWire("FieldOptionsModel", "The resource whose rows a select field offers as its options.", optionsModels, (v) => `The account's ${v}.`);
 
+export const notificationIntervals = ["pt0m", "pt15m", "pt1h", "p1d", "p1w"] as const;
+export const notificationInterval: EnumDef = {
+  name: "NotificationInterval",
+  description: "How long before an event its reminders go out (an ISO-8601 duration).",
+  values: {
+    PT0M: { value: "pt0m", description: "When the event starts." },
+    PT15M: { value: "pt15m", description: "15 minutes before." },
+    PT1H: { value: "pt1h", description: "An hour before." },
+    P1D: { value: "p1d", description: "A day before." },
+    P1W: { value: "p1w", description: "A week before." },
+  },
+};
+
+export const notificationChannels = ["broadcast", "database", "discord_private", "discord_public", "mail", "sms"] as const;
+export const notificationChannel = fromWire(
+  "NotificationChannel", "A channel notifications go out on.", notificationChannels, (v) => `The ${words(v)} channel.`,
+);
+
 /** Every closed set, by GraphQL name. */
-export const enums: EnumDef[] = [rankRecordType, assignmentType, fieldType, fieldOptionsType, fieldOptionsModel];
+export const enums: EnumDef[] = [rankRecordType, assignmentType, fieldType, fieldOptionsType, fieldOptionsModel, notificationInterval, notificationChannel];
 
 /** `oneOf` of a field holding a value of `set`. */
 export const wireValues = (set: EnumDef) => Object.values(set.values).map((v) => v.value);

@@ -1,8 +1,9 @@
 import { FieldErrorBag, validationError } from "../core/errors.ts";
 import {
   belongsTo, belongsToMany, bool, defineResource, oneOf, hasMany, hasManyOperations, isPrototypeName, m2mOperations, morphMany, ownEntry, ref, string, text,
-  type ExposedScope, type PivotDef,
+  type ExposedScope, type PivotDef, json,
 } from "./define.ts";
+import { anyOf, anyValue, jsonBoolean, jsonNumber, jsonString, listOf, mapOf, objectOf } from "./json-shapes.ts";
 import { sameIncludes } from "./routes.ts";
 import { fieldOptionsModel, fieldOptionsType, fieldType, optionsModels } from "./enums.ts";
 
@@ -60,6 +61,23 @@ export const tag = defineResource({ name: "tag", model: "Tag", fields: { name: s
 
 const isEmptyObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 
+/** One choice of a select field. */
+const fieldOption = objectOf("FieldOption", {
+  label: jsonString({ description: "What the form shows." }),
+  value: jsonString({ description: "What a submission stores when it is chosen." }),
+}, { description: "A choice of a select field." });
+const fieldOptions = listOf(fieldOption, { description: "The choices of a select field, in order; `[]` when there are none." });
+
+/**
+ * A field's options as a list of `{label, value}`: `[]` for none (null or `{}`, as older writes stored them), and
+ * PERSCOM's keyed form `{value: label}` as the list of its entries.
+ */
+export function optionList(options: unknown): unknown {
+  if (options == null || isEmptyObject(options)) return [];
+  if (typeof options !== "object" || Array.isArray(options)) return options;
+  return Object.entries(options).map(([value, label]) => ({ label: typeof label === "string" ? label : JSON.stringify(label), value }));
+}
+
 export const field = defineResource({
   name: "field",
   model: "Field",
@@ -77,14 +95,19 @@ export const field = defineResource({
     rules: string({ nullable: true }),
     readonly: bool(),
     hidden: bool(),
-    options: { type: "json", nullable: true },
+    options: json(fieldOptions, {
+      nullable: true, invalid: "The options field must be a list of options.",
+      input: anyOf([fieldOptions, mapOf(jsonString(), { description: "PERSCOM's keyed form, `{\"<value>\": \"<label>\"}`: stored as the list of its entries; `{}` is no options." })], {
+        description: "The choices of a select field: a list of `{label, value}` (or PERSCOM's `{value: label}` object); null, `[]` or `{}` for none.",
+      }),
+    }),
     optionsType: string({ ...oneOf(fieldOptionsType) }),
     optionsModel: string({ nullable: true, ...oneOf(fieldOptionsModel) }),
   },
   // A computed field of a column's name replaces how the column reads (GraphQL field and REST attribute): options are
   // a list, `[]` when there are none, whatever an older write stored (null or `{}`).
   computed: {
-    options: { type: "json", needs: ["options"], resolve: (row) => (row.options == null || isEmptyObject(row.options) ? [] : row.options) },
+    options: { type: "json", shape: fieldOptions, needs: ["options"], resolve: (row) => optionList(row.options) },
   },
   includes: [],
   // Fields are created through the forms and users they belong to; PERSCOM has no top-level writes for them.
@@ -97,8 +120,8 @@ export const field = defineResource({
         throw validationError({ key: [`The key ${data.key} is reserved; choose another key.`] });
       }
       if (data.options === undefined) return;
-      if (data.options === null || isEmptyObject(data.options)) data.options = [];
-      else if (typeof data.options !== "object") throw validationError({ options: ["The options field must be a list of options."] });
+      if (typeof data.options !== "object") throw validationError({ options: ["The options field must be a list of options."] });
+      data.options = optionList(data.options);
     },
   },
 });
@@ -140,7 +163,13 @@ export const submission = defineResource({
     formId: ref("form", { required: true }),
     userId: ref("user", { required: true, nullable: false }),
     readAt: { type: "datetime", nullable: true, writable: false },
-    data: { type: "json", nullable: true },
+    data: json(mapOf(anyOf([jsonString(), jsonNumber(), jsonBoolean()]), {
+      description: "The submitted values of the form's custom fields, keyed by each field's `key`.",
+    }), {
+      nullable: true,
+      // Each value is checked against its form's field, and keys that name none are dropped (the hook below).
+      input: mapOf(anyValue(), { description: "Values of the form's custom fields, keyed by each field's `key`." }),
+    }),
   },
   spread: "data",
   relations: {

@@ -1,4 +1,5 @@
-import { belongsToMany, defineResource, type RecordWrites, type RowKind } from "./define.ts";
+import { belongsToMany, defineResource, json, type RecordWrites, type RowKind } from "./define.ts";
+import { anyValue, jsonString, mapOf } from "./json-shapes.ts";
 import { sameIncludes } from "./routes.ts";
 import type { Context } from "../request/context.ts";
 import type { InsertedId } from "../db/writer.ts";
@@ -28,7 +29,10 @@ export const newsfeedItem = defineResource({
     causerId: { type: "int", nullable: true, writable: false, references: "user" },
     headline: { type: "string", nullable: true, writable: false },
     text: { type: "text", nullable: true, writable: false },
-    properties: { type: "json", nullable: true, writable: false },
+    properties: json(mapOf(anyValue(), {
+      properties: { headline: { shape: jsonString(), optional: true, nullable: true }, text: { shape: jsonString(), optional: true, nullable: true } },
+      description: "More about the item, keyed by name: the `headline` and `text` it was made with, and whatever an imported activity log recorded beside them.",
+    }), { nullable: true, writable: false }),
   },
   relations: {
     likes: belongsToMany("user", "likes", {

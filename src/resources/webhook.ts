@@ -1,5 +1,6 @@
 import type { Context } from "../request/context.ts";
-import { belongsTo, bool, datetime, defineResource, hasMany, int, string, text } from "./define.ts";
+import { belongsTo, bool, datetime, defineResource, hasMany, int, json, string, text } from "./define.ts";
+import { jsonString, listOf } from "./json-shapes.ts";
 import { checkWebhook } from "./webhook-checks.ts";
 
 /*
@@ -28,10 +29,14 @@ export const webhook = defineResource({
   fields: {
     url: string({ required: true, max: 2048, pattern: /^https?:\/\/\S+$/i, description: "Where events are POSTed: an http or https URL, which may not reach a private, loopback or link-local address (unless the server allows it)." }),
     description: text({ max: 1000, description: "What the webhook is for, for people." }),
-    events: {
-      type: "json", required: true,
+    events: json(listOf(jsonString({ description: "An event type such as `rankrecord.created`, or `*` for every type." }), {
+      minItems: 1, description: "The event types it receives: a non-empty list of types such as `rankrecord.created`, or `[\"*\"]` for every type.",
+    }), {
+      required: true,
       description: "The event types it receives: a non-empty list of types such as `rankrecord.created`, or `[\"*\"]` for every type.",
-    },
+      // An item that is no string is an unknown event type, as the delivery code says of a string it does not know.
+      invalid: ({ path, value }) => (path.length ? `The event type ${JSON.stringify(value)} is unknown.` : 'The events field must be a non-empty list of event types (or ["*"] for every type).'),
+    }),
     enabled: bool({ description: "Whether events are delivered (default true). Setting it true again on a webhook the service disabled clears `disabled_reason`." }),
     disabledReason: string({ nullable: true, writable: false, max: 1000, description: "Why the service disabled the webhook (its deliveries kept failing), or null." }),
     failingSince: datetime({ writable: false, description: "When its current run of failed deliveries began, or null while deliveries succeed." }),
