@@ -315,6 +315,25 @@ describe("PostgreSQL: the write lock and writes that do not need it", () => {
     }
   });
 
+  test("writes that need the lock queue in the process: one connection waits on the lock, not one per write", async () => {
+    if (h.db.provider !== "postgresql") return;
+    const holder = await openTransaction();
+    await holder.run(`SELECT pg_advisory_xact_lock(${advisoryKey})`);
+    try {
+      // Each request has a store of its own (its row budget); the queue is the store's, shared by all of them.
+      const writes = times(4, (i) => api.post("/v2/ranks", { name: `Queued ${i}` }));
+      await sleep(500);
+      const { rows } = await holder.run(
+        "SELECT count(*)::int AS waiting FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      );
+      expect(rows[0].waiting).toBe(1);
+      await holder.end();
+      answered(await writes);
+    } finally {
+      await holder.end();
+    }
+  });
+
   test("a write PostgreSQL rolls back to break a deadlock is run again and lands once", async () => {
     if (h.db.provider !== "postgresql") return;
     const rank = await made("/v2/ranks", { name: "Deadlock rank" });

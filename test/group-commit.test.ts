@@ -1,3 +1,4 @@
+import { mayRunTwice } from "../src/db/store.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, seed, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
 import { isBusyError } from "../src/db/sqlite.ts";
@@ -15,11 +16,11 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
     ((await h.db.read(`SELECT "name" FROM "SystemFlag" WHERE "name" LIKE ? ORDER BY "name"`, [`${prefix}%`])) as string[][]).map((r) => r[0]);
   /** A direct transaction of the store that writes flag `name`, waiting `before` ms before the insert and `after` ms after it. */
   const writeFlag = (name: string, { before = 0, after = 0, timeout }: { before?: number; after?: number; timeout?: number } = {}) =>
-    h.db.store.transaction(async (tx) => {
+    h.db.store.transaction(mayRunTwice(async (tx) => {
       await sleep(before);
       await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [name, new Date().toISOString()]);
       await sleep(after);
-    }, { direct: true, timeout });
+    }), { direct: true, timeout });
 
   beforeAll(async () => {
     h = await startHarness();
@@ -66,11 +67,11 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
 
   it("the first transaction of a group (which has no savepoint) rolls back alone, with others waiting behind it and with none", async () => {
     const failing = (name: string, after: number) =>
-      h.db.store.transaction(async (tx) => {
+      h.db.store.transaction(mayRunTwice(async (tx) => {
         await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [name, new Date().toISOString()]);
         await sleep(after);
         throw new Error(`undo ${name}`);
-      }, { direct: true });
+      }), { direct: true });
     await expect(failing("first-alone", 0)).rejects.toThrow("undo first-alone");
     const first = failing("first-0", 50);
     await sleep(10);
@@ -96,10 +97,10 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
     const commitsOf = async (prefix: string, awaitCompany: boolean) => {
       const before = h.db.commits!.commits;
       let second: Promise<void> | undefined;
-      await h.db.store.transaction(async (tx) => {
+      await h.db.store.transaction(mayRunTwice(async (tx) => {
         await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [`${prefix}-a`, new Date().toISOString()]);
         setImmediate(() => (second = writeFlag(`${prefix}-b`)));
-      }, { direct: true, awaitCompany });
+      }), { direct: true, awaitCompany });
       await new Promise((resolve) => setImmediate(resolve));
       await second;
       return h.db.commits!.commits - before;
@@ -128,11 +129,11 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
   it("a group whose COMMIT fails fails every transaction in it, and leaves none of their rows", async () => {
     const first = writeFlag("broken-a", { after: 20 });
     // Checked at COMMIT only (SQLite resets the pragma when the transaction ends): the group's COMMIT refuses the row.
-    const second = h.db.store.transaction(async (tx) => {
+    const second = h.db.store.transaction(mayRunTwice(async (tx) => {
       await tx.sql.all(`PRAGMA defer_foreign_keys = ON`, []);
       await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES ('broken-b', 'x', ?)`, [new Date().toISOString()]);
       await tx.sql.all(`UPDATE "User" SET "rankId" = 999999 WHERE "id" = ?`, [ids.other.id]);
-    }, { direct: true });
+    }), { direct: true });
     const outcomes = await Promise.allSettled([first, second]);
     for (const outcome of outcomes) {
       expect(outcome.status).toBe("rejected");

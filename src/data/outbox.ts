@@ -21,7 +21,12 @@ interface PendingEvent {
   before?: Record<string, any>;
 }
 
-const pendingByTransaction = new WeakMap<object, PendingEvent[]>();
+declare module "../db/store.ts" {
+  interface TransactionCarry {
+    /** The events its writes have recorded, in order, until `writeEvents` writes them. */
+    events: PendingEvent[];
+  }
+}
 
 const attributesByResource = new Map<ResourceDef, (row: Record<string, any>, ctx: Context) => Record<string, unknown>>();
 const shown = (ctx: Context, def: ResourceDef, row: Record<string, any>) => {
@@ -30,23 +35,21 @@ const shown = (ctx: Context, def: ResourceDef, row: Record<string, any>) => {
   return attributes(row, ctx);
 };
 
-function append(tx: object, event: PendingEvent): void {
+function append(tx: StoreTransaction, event: PendingEvent): void {
   if (event.def.silent) return;
-  const pending = pendingByTransaction.get(tx);
-  if (pending) pending.push(event);
-  else pendingByTransaction.set(tx, [event]);
+  (tx.carry.events ??= []).push(event);
 }
 
-export function recordCreated(tx: object, def: ResourceDef, row: Record<string, any>): void {
+export function recordCreated(tx: StoreTransaction, def: ResourceDef, row: Record<string, any>): void {
   append(tx, { def, action: "created", row });
 }
 
-export function recordUpdated(tx: object, def: ResourceDef, before: Record<string, any>, after: Record<string, any>): void {
+export function recordUpdated(tx: StoreTransaction, def: ResourceDef, before: Record<string, any>, after: Record<string, any>): void {
   append(tx, { def, action: "updated", row: after, before });
 }
 
 /** `rows`: the deleted rows as they were, in the order they are reported. */
-export function recordDeleted(tx: object, def: ResourceDef, rows: Record<string, any>[]): void {
+export function recordDeleted(tx: StoreTransaction, def: ResourceDef, rows: Record<string, any>[]): void {
   for (const row of rows) append(tx, { def, action: "deleted", row });
 }
 
@@ -96,9 +99,9 @@ const NONE: WrittenEvents = { stored: Promise.resolve([]) };
  * transaction has written already (each event stands for a write), so it holds a transaction id below that horizon.
  */
 export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<WrittenEvents> {
-  const recorded = pendingByTransaction.get(tx);
+  const recorded = tx.carry.events;
   if (!recorded?.length) return NONE;
-  pendingByTransaction.delete(tx);
+  tx.carry.events = undefined;
   // An update that changed no attribute records nothing.
   const pending = recorded.flatMap((event) => {
     const content = contentOf(ctx, event);

@@ -3,10 +3,10 @@ import type { FieldDef, ResourceDef } from "../resources/define.ts";
 import { ApiError, validationError } from "../core/errors.ts";
 import { isBusyError } from "../db/sqlite.ts";
 import { isDeadlock } from "../db/postgres-errors.ts";
-import { advisoryWriteLock, writeQueueOf } from "../db/locks.ts";
+import { advisoryWriteLock } from "../db/locks.ts";
 import { morphOwnersOf, resources } from "../resources/index.ts";
 import { owned } from "./access.ts";
-import { delegateOf, type StoreTransaction } from "../db/store.ts";
+import { delegateOf, mayRunTwice, type StoreTransaction } from "../db/store.ts";
 import { InsertedId } from "../db/writer.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
@@ -19,11 +19,16 @@ import { announceEvents, writeEvents, type WrittenEvents } from "./outbox.ts";
  * Runs `work` in one transaction: a failed write leaves nothing behind, its stored files included (src/files/changes.ts:
  * stored and deleted with the transaction, or on disk deleted only once it has committed and undone if it fails).
  */
-const fileChangesOf = new WeakMap<object, FileChanges>();
+declare module "../db/store.ts" {
+  interface TransactionCarry {
+    /** The files its writes stored and deleted, kept in step with it (`inTransaction`). */
+    files: FileChanges;
+  }
+}
 
 /** The file changes of the transaction `tx` (one of `inTransaction`). */
-function filesOf(tx: object): FileChanges {
-  const files = fileChangesOf.get(tx);
+function filesOf(tx: StoreTransaction): FileChanges {
+  const files = tx.carry.files;
   if (!files) throw new Error("Stored files are written inside inTransaction only");
   return files;
 }
@@ -40,20 +45,24 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
     let events: WrittenEvents | undefined;
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new ApiError("TIMEOUT");
-    // An independent write runs without Prisma's interactive transaction as long as its statements
-    // translate (`direct`, src/db/store.ts); it stores no file, so running it again under Prisma leaves none behind.
-    const transactionOptions = { maxWait: remaining, timeout: remaining, direct: options.independent, awaitCompany: true };
-    const result = (await ctx.store.transaction(async (tx) => {
+    const transactionOptions = { maxWait: remaining, timeout: remaining, awaitCompany: true };
+    const run = async (tx: StoreTransaction) => {
       if (serial) await tx.prisma.$executeRawUnsafe(advisoryWriteLock);
       trackNames(tx);
       if (ctx.provider === "sqlite") trackRows(tx);
-      fileChangesOf.set(tx, (files = new FileChanges(storage, tx)));
+      tx.carry.files = files = new FileChanges(storage, tx);
       const value = await work(tx);
       if (Date.now() > deadline) throw new ApiError("TIMEOUT");
       // The events of the work's writes go in with them (src/data/outbox.ts), as the transaction's last statement.
       events = await writeEvents(ctx, tx);
       return value;
-    }, transactionOptions).catch(async (error: unknown) => {
+    };
+    // An independent write runs without Prisma's interactive transaction as long as its statements
+    // translate (`direct`, src/db/store.ts); it stores no file, so running it again under Prisma leaves none behind.
+    const result = (await (options.independent
+      ? ctx.store.transaction(mayRunTwice(run), { ...transactionOptions, direct: true })
+      : ctx.store.transaction(run, transactionOptions)
+    ).catch(async (error: unknown) => {
       await files?.rolledBack();
       throw error;
     })) as T;
@@ -64,7 +73,7 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
   };
   for (let tries = 1; ; tries++) {
     try {
-      return await (serial ? writeQueueOf(ctx.store).run(attempt) : attempt());
+      return await (serial ? ctx.store.writeQueue.run(attempt) : attempt());
     } catch (error) {
       // Another process held the write lock past the wait in src/db, or PostgreSQL broke a deadlock by rolling this
       // transaction back: nothing was written, so run it all again.

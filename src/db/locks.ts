@@ -44,14 +44,5 @@ export class WriteQueue {
   }
 }
 
-const queues = new WeakMap<object, WriteQueue>();
-
-/** The write queue of one database client. */
-export function writeQueueOf(client: object): WriteQueue {
-  let queue = queues.get(client);
-  if (!queue) queues.set(client, (queue = new WriteQueue()));
-  return queue;
-}
-
 /** PostgreSQL: the statement that makes a transaction wait for every other write transaction ("muster" in hex). */
 export const advisoryWriteLock = "SELECT pg_advisory_xact_lock(120109953295730)";

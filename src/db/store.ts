@@ -2,6 +2,7 @@ import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import { decode, models, quote, RolledBack, type Args, type Dialect, type SqlReader, type SqlStatement } from "./reader.ts";
 import { FAILED, type SqlWriter } from "./writer.ts";
 import { takeRows, type RowBudget } from "./row-budget.ts";
+import { WriteQueue } from "./locks.ts";
 
 /**
  * The data store: the service's reads, its transactions and their single-row writes go through its named methods, each
@@ -157,6 +158,27 @@ export interface TransactionSql {
 export class NeedsPrisma extends Error {}
 
 /**
+ * What the layers above the store keep with one transaction, each field declared by the module that owns it with
+ * `declare module "../db/store.ts"` (src/data/outbox.ts: the events its writes record; src/data/write.ts: its file
+ * changes), so each is typed where it is defined while this layer imports none of them. Set by whoever starts the
+ * transaction (`inTransaction`), hence optional.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by declaration merging
+export interface TransactionCarry {}
+
+/**
+ * Work for `Store.transaction(work, { direct: true })`: it may run twice (rolled back when it needs Prisma, then run
+ * again under Prisma's transaction), so it must have no effect outside the database before it commits. Made with
+ * `mayRunTwice(work)`, which says so where the work is written.
+ */
+export interface RerunnableWork<T> {
+  readonly mayRunTwice: (tx: StoreTransaction) => Promise<T>;
+}
+
+/** `work`, marked as work that may run twice (see `RerunnableWork`). */
+export const mayRunTwice = <T>(work: (tx: StoreTransaction) => Promise<T>): RerunnableWork<T> => ({ mayRunTwice: work });
+
+/**
  * One write transaction. Its reads are the store's (on the transaction's connection); its single-row `create` and
  * `update` go to the SQL writer when it translates them; `prisma` is Prisma's transaction client for everything else.
  * In a direct transaction (`Store.transaction(work, { direct: true })`) there is no Prisma transaction: using `prisma`,
@@ -165,6 +187,12 @@ export class NeedsPrisma extends Error {}
 export class StoreTransaction extends StoreReads {
   readonly #prisma: Prisma.TransactionClient | null;
   #last: LastStatement | null = null;
+  /** Names of the rows this transaction has read, by `model:id` (src/db/transaction-names.ts); null until tracked. */
+  names: Map<string, string> | null = null;
+  /** Whole rows this transaction has read, by `model:id` (SQLite only, src/db/transaction-names.ts); null until tracked. */
+  rows: Map<string, Row> | null = null;
+  /** What the layers above keep with this transaction (`TransactionCarry`). */
+  readonly carry: Partial<TransactionCarry> = {};
 
   constructor(
     /** Prisma's transaction client; null in a direct transaction, which has none. */
@@ -398,14 +426,23 @@ export class Store extends StoreReads {
 
   #readDelegates: Record<string, ReadDelegate> | undefined;
 
-  constructor(readonly prisma: PrismaClient, readonly connections: StoreConnections, budget: RowBudget | null = null) {
+  constructor(
+    readonly prisma: PrismaClient,
+    readonly connections: StoreConnections,
+    budget: RowBudget | null = null,
+    /**
+     * The write transactions of this process that wait their turn (src/db/locks.ts): one queue for the store and every
+     * request's budgeted view of it, so a waiting write holds no pooled connection.
+     */
+    readonly writeQueue: WriteQueue = new WriteQueue(),
+  ) {
     super(connections.reader, budget);
     this.provider = connections.provider;
   }
 
   /** This store for one request: every read through it, and through the transactions it starts, counts against `budget`. */
   withBudget(budget: RowBudget): Store {
-    return new Store(this.prisma, this.connections, budget);
+    return new Store(this.prisma, this.connections, budget, this.writeQueue);
   }
 
   /**
@@ -422,7 +459,11 @@ export class Store extends StoreReads {
    * connection when the store can name it (SQLite: the adapter's open transaction; PostgreSQL: the client the pool
    * checked out as it started, `TransactionTrackingPool`).
    */
-  async transaction<T>(work: (tx: StoreTransaction) => Promise<T>, { direct, awaitCompany, ...options }: TransactionOptions = {}): Promise<T> {
+  transaction<T>(work: (tx: StoreTransaction) => Promise<T>, options?: TransactionOptions & { direct?: false }): Promise<T>;
+  /** A direct transaction's work may run twice: it says so in its type (`mayRunTwice`). */
+  transaction<T>(work: RerunnableWork<T>, options?: TransactionOptions): Promise<T>;
+  async transaction<T>(given: ((tx: StoreTransaction) => Promise<T>) | RerunnableWork<T>, { direct, awaitCompany, ...options }: TransactionOptions = {}): Promise<T> {
+    const work = typeof given === "function" ? given : given.mayRunTwice;
     if (direct && this.connections.direct) {
       const result = await this.#direct(() => this.connections.direct!(options.timeout, awaitCompany), work);
       if (result !== NEEDS_PRISMA) return result;

@@ -1,5 +1,5 @@
 import type { Database } from "../../db/prisma.ts";
-import type { TransactionSql } from "../../db/store.ts";
+import { mayRunTwice, type TransactionSql } from "../../db/store.ts";
 import { storedDateTime } from "../../db/reader.ts";
 import { deleteOlderThan } from "../retention.ts";
 import { visibleOnPostgres, type FeedPosition } from "../feed.ts";
@@ -38,7 +38,7 @@ const WAIT_MS = 10_000;
 
 /** `work` in one short transaction, with a way to write out its statements. */
 function inTransaction<T>(db: Db, work: (sql: TransactionSql) => Promise<T>): Promise<T> {
-  return db.store.transaction((tx) => work(tx.sql), { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS });
+  return db.store.transaction(mayRunTwice((tx) => work(tx.sql)), { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS });
 }
 
 /** Placeholders and values for one statement, in either dialect. */
