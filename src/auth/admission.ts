@@ -1,5 +1,6 @@
 import type { Database } from "../db/prisma.ts";
-import { decode, models } from "../db/reader.ts";
+import { models } from "../db/datamodel.ts";
+import { decode } from "../db/dialect.ts";
 import { hashKey } from "./keys.ts";
 
 /** The SystemFlag row whose value says the service is in maintenance (src/http/maintenance.ts sets it). */

@@ -1,7 +1,7 @@
 import type { ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { isOneToOne, type Operation } from "../resources/operations.ts";
-import { models } from "../db/reader.ts";
+import { models } from "../db/datamodel.ts";
 
 /**
  * Whether a single-row create or update of `op` may run beside other write transactions on PostgreSQL instead of

@@ -2,7 +2,7 @@ import type { Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { eventAttributes } from "./attributes.ts";
 import type { StoreTransaction } from "../db/store.ts";
-import { storedDateTime } from "../db/reader.ts";
+import { storedDateTime } from "../db/dialect.ts";
 import { eventTypeOf } from "../resources/event-types.ts";
 import type { ChangeAction, ChangeEventRecord, PublishedEvent } from "../core/events.ts";
 

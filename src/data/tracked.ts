@@ -1,7 +1,7 @@
 import type { Context } from "../request/context.ts";
 import type { RecordWrites, ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
-import { models } from "../db/reader.ts";
+import { models } from "../db/datamodel.ts";
 import { delegateOf, type StoreTransaction } from "../db/store.ts";
 import { recordCreated, recordDeleted, recordUpdated } from "./outbox.ts";
 import { forgetRow, rememberedRow, rememberRow } from "../db/transaction-names.ts";

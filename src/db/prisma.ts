@@ -2,7 +2,8 @@ import { PrismaClient } from "../generated/prisma/client.ts";
 import { SqliteAdapterFactory, sqliteFileOf, type CommitCounts } from "./sqlite.ts";
 
 export { sqliteFileOf };
-import { SqlReader, type ReadDriver } from "./reader.ts";
+import type { ReadDriver } from "./driver.ts";
+import { SqlReader } from "./reader.ts";
 import {
   postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool, type DirectTransactionDriver,
 } from "./read-drivers.ts";

@@ -1,6 +1,8 @@
-import { getDatamodel } from "../generated/pothos-types.ts";
 import { takeRows, type RowBudget } from "./row-budget.ts";
-import { parseSqliteDate } from "../core/timestamps.ts";
+import { models, type Model, type Relation, type Scalar } from "./datamodel.ts";
+import { decode, decoderOf, quote, Statement, type Dialect } from "./dialect.ts";
+import type { ReadDriver, ReadOptions } from "./driver.ts";
+import { isPlainObject, plannedOrNull, unsupported, type Args } from "./translation.ts";
 
 /**
  * Reads without Prisma's per-statement cost (its query compiler and interpreter take about 1 ms of CPU per statement,
@@ -14,176 +16,9 @@ import { parseSqliteDate } from "../core/timestamps.ts";
  * is the reader's alone; see `scalarFilter`).
  */
 
-export type Dialect = "sqlite" | "postgresql";
-
-export interface ReadDriver {
-  readonly dialect: Dialect;
-  /** The rows of one statement, each as an array of its columns. */
-  all(sql: string, params: unknown[]): Promise<unknown[][]>;
-  /** The rows of a statement that looks up a row or two by key, where that costs least; `all` when absent. */
-  lookup?(sql: string, params: unknown[]): Promise<unknown[][]>;
-  /**
-   * For a write the database refused, the error to throw. Without it (SQLite, which undoes just the refused statement)
-   * the write is handed to Prisma, whose own error answers it; with it (PostgreSQL, where the refusal aborts the
-   * transaction) the write cannot be run again.
-   */
-  refused?(error: unknown): unknown;
-  close(): Promise<void>;
-}
-
-export class Unsupported extends Error {}
-
-/** One statement of our own and its parameters, ready to run. */
-export interface SqlStatement {
-  sql: string;
-  params: unknown[];
-}
-
-/**
- * A transaction's end failed at `cause` (its last statement, or the COMMIT sent with it), and the transaction has been
- * rolled back: the connection is sound and goes back to its pool.
- */
-export class RolledBack extends Error {
-  constructor(cause: unknown) {
-    super("The transaction was rolled back", { cause });
-  }
-}
-
-/** The work `plan` prepares, or null when planning met something left to Prisma (any other error is a bug: thrown). */
-export function plannedOrNull<T>(plan: () => T): T | null {
-  try {
-    return plan();
-  } catch (error) {
-    if (error instanceof Unsupported) return null;
-    throw error;
-  }
-}
-export function unsupported(what: string): never {
-  throw new Unsupported(what);
-}
-
-export interface Scalar {
-  name: string;
-  type: string;
-  required: boolean;
-  /** `@default(...)` (a database default, or `now()` for DateTime columns) or `@updatedAt`. */
-  generated: "default" | "now" | "updatedAt" | null;
-}
-
-/** A relation as a join: `target.to = this.from`. */
-interface Relation {
-  name: string;
-  target: string;
-  list: boolean;
-  from: string;
-  to: string;
-}
-
-export interface Model {
-  name: string;
-  scalars: Scalar[];
-  scalarByName: Map<string, Scalar>;
-  relations: Map<string, Relation>;
-}
-
-export type Args = Record<string, any>;
 type Row = Record<string, unknown>;
 
-function loadModels(): Map<string, Model> {
-  const source = getDatamodel().datamodel.models as unknown as Record<string, { fields: any[] }>;
-  const models = new Map<string, Model>();
-  for (const [name, { fields }] of Object.entries(source)) {
-    const scalars: Scalar[] = fields.filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => ({
-      name: f.name, type: f.type, required: f.isRequired,
-      generated: f.isUpdatedAt ? "updatedAt" : !f.hasDefaultValue ? null : f.type === "DateTime" ? "now" : "default",
-    }));
-    const relations = new Map<string, Relation>();
-    for (const f of fields.filter((f) => f.kind === "object")) {
-      if (f.relationFromFields?.length === 1) {
-        relations.set(f.name, { name: f.name, target: f.type, list: false, from: f.relationFromFields[0], to: "id" });
-        continue;
-      }
-      const other = source[f.type]?.fields.find((o) => o.kind === "object" && o.relationName === f.relationName && o.relationFromFields?.length === 1);
-      if (other) relations.set(f.name, { name: f.name, target: f.type, list: f.isList, from: "id", to: other.relationFromFields[0] });
-    }
-    models.set(name, { name, scalars, scalarByName: new Map(scalars.map((s) => [s.name, s])), relations });
-  }
-  return models;
-}
-
-export const models = loadModels();
-export const quote = (identifier: string) => `"${identifier}"`;
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
-export const isPlainObject = (value: unknown): value is Args => typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
-
-const INT_MIN = -2147483648;
-const INT_MAX = 2147483647;
-const isoDateTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;
-
-/** A DateTime as the Prisma adapters store it: SQLite text with an explicit offset; PostgreSQL `timestamp(3)` in UTC. */
-export const storedDateTime = (dialect: Dialect, date: Date): string =>
-  dialect === "sqlite" ? date.toISOString().replace("Z", "+00:00") : date.toISOString().slice(0, 23);
-
-/** SQL text and its parameters, built left to right so that `?` placeholders stay in order. */
-export class Statement {
-  readonly params: unknown[] = [];
-  #aliases = 0;
-  constructor(readonly dialect: Dialect) {}
-
-  alias(): string {
-    return `t${this.#aliases++}`;
-  }
-
-  param(value: unknown): string {
-    this.params.push(value);
-    return this.dialect === "postgresql" ? `$${this.params.length}` : "?";
-  }
-
-  /** A value of a column's type as the database stores it; anything Prisma would refuse is Unsupported. */
-  value(field: Scalar, value: unknown): unknown {
-    switch (field.type) {
-      case "Int":
-        return Number.isInteger(value) && (value as number) >= INT_MIN && (value as number) <= INT_MAX ? value : unsupported(`${field.name}: not an Int`);
-      case "String":
-        return typeof value === "string" ? value : unsupported(`${field.name}: not a String`);
-      case "Boolean":
-        if (typeof value !== "boolean") unsupported(`${field.name}: not a Boolean`);
-        return this.dialect === "sqlite" ? (value ? 1 : 0) : value;
-      case "DateTime": {
-        const date = value instanceof Date ? value : typeof value === "string" && isoDateTime.test(value) ? new Date(value) : null;
-        if (!date || Number.isNaN(date.getTime())) return unsupported(`${field.name}: not a DateTime`);
-        return storedDateTime(this.dialect, date);
-      }
-      default:
-        return unsupported(`${field.name}: ${field.type} filters`);
-    }
-  }
-
-  /** A list of a column's values as one parameter value: an array on PostgreSQL, JSON text on SQLite. */
-  list(field: Scalar, values: unknown[]): unknown {
-    const encoded = values.map((v) => this.value(field, v));
-    return this.dialect === "postgresql" ? encoded : JSON.stringify(encoded);
-  }
-
-  /**
-   * `column IN (list)` with the whole list as one parameter, so the SQL text (and its prepared statement) is reused;
-   * `lower` compares both sides in lower case.
-   */
-  inList(column: string, field: Scalar, values: unknown[], negate: boolean, lower = false): string {
-    if (values.length === 0) return negate ? "1=1" : "1=0";
-    return this.inParam(column, this.param(this.list(field, values)), negate, lower);
-  }
-
-  /** `column IN (…)` over the values of the list parameter `param`. */
-  inParam(column: string, param: string, negate: boolean, lower = false): string {
-    if (this.dialect === "postgresql") {
-      if (lower) return `LOWER(${column}) ${negate ? "NOT IN" : "IN"} (SELECT LOWER(v) FROM unnest(${param}::text[]) AS v)`;
-      return `${negate ? "NOT " : ""}${column} = ANY(${param})`;
-    }
-    const values = `SELECT ${lower ? "LOWER(value)" : "value"} FROM json_each(${param})`;
-    return `${lower ? `LOWER(${column})` : column} ${negate ? "NOT IN" : "IN"} (${values})`;
-  }
-}
 
 /** A LIKE pattern that ends in an unescaped `\`: an error where `\` escapes (PostgreSQL's LIKE, ours with ESCAPE). */
 const endsInEscape = /(?:^|[^\\])(?:\\\\)*\\$/;
@@ -507,23 +342,6 @@ const ROW_NUMBER = "__row";
 /** The count of the rows a page is cut from, beside each of its rows. */
 const TOTAL = "__total";
 
-type Decoder = (value: unknown) => unknown;
-const asStored: Decoder = (value) => value ?? null;
-const sqliteDecoders: Record<string, Decoder> = {
-  DateTime: (value) => (value == null ? null : parseSqliteDate(value)),
-  Boolean: (value) => (value == null ? null : value === 1 || value === 1n || value === true),
-  Json: (value) => (value == null ? null : typeof value === "string" ? JSON.parse(value) : value),
-};
-const toNumber: Decoder = (value) => (value == null ? null : typeof value === "bigint" ? Number(value) : value);
-
-/** How a column of `field`'s type is read from `dialect`'s driver into the value Prisma would give. */
-const decoderOf = (dialect: Dialect, field: Scalar): Decoder =>
-  field.type === "Int" ? toNumber : ((dialect === "sqlite" ? sqliteDecoders[field.type] : undefined) ?? asStored);
-
-export function decode(dialect: Dialect, field: Scalar, value: unknown): unknown {
-  return decoderOf(dialect, field)(value);
-}
-
 /** A row's object from its columns: `decode` of each selected column, for one list of columns at one place in the row. */
 type RowMaker = (row: unknown[]) => Row;
 
@@ -552,11 +370,6 @@ function rowMaker(dialect: Dialect, { scalars, lasting }: Shape, start: number):
     byStart.set(start, maker);
   }
   return maker;
-}
-
-export interface ReadOptions {
-  /** Called with each statement's SQL before it runs (statement counts, logs). */
-  onStatement?: (sql: string) => void;
 }
 
 const isCount = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;

@@ -1,5 +1,5 @@
 import { PrismaLibSQL } from "@prisma/adapter-libsql";
-import type { ReadDriver } from "./reader.ts";
+import type { ReadDriver } from "./driver.ts";
 import { openNativeConnection } from "./libsql-native.ts";
 import { isBusyError } from "./sqlite-rows.mjs";
 import { WriteQueue } from "./locks.ts";

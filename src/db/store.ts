@@ -1,5 +1,9 @@
 import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
-import { decode, models, quote, RolledBack, type Args, type Dialect, type SqlReader, type SqlStatement } from "./reader.ts";
+import { models } from "./datamodel.ts";
+import { decode, quote, type Dialect, type SqlStatement } from "./dialect.ts";
+import { RolledBack } from "./driver.ts";
+import type { SqlReader } from "./reader.ts";
+import type { Args } from "./translation.ts";
 import { FAILED, type SqlWriter } from "./writer.ts";
 import { takeRows, type RowBudget } from "./row-budget.ts";
 import { WriteQueue } from "./locks.ts";
@@ -8,8 +12,9 @@ import { WriteQueue } from "./locks.ts";
  * The data store: the service's reads, its transactions and their single-row writes go through its named methods, each
  * saying which path it takes. Prisma stays the schema, the migrations and the typed model; where going around it is worth the
  * code (its query compiler costs about 1 ms of CPU per statement), the store runs our own per-dialect SQL
- * (`SqlReader`, `SqlWriter`, src/db/reader.ts and writer.ts) on drivers of our own (src/db/read-drivers.ts), and
- * falls back to Prisma, visibly, for arguments that SQL does not translate. What only Prisma does (batch writes,
+ * (`SqlReader`, `SqlWriter`, src/db/reader.ts and writer.ts, over the models of src/db/datamodel.ts and the SQL of
+ * src/db/dialect.ts) on drivers of our own (src/db/read-drivers.ts, src/db/driver.ts), and falls back to Prisma,
+ * visibly, for arguments that SQL does not translate. What only Prisma does (batch writes,
  * upserts, aggregates, nested writes, raw SQL) is asked of the Prisma client by name: `store.prisma`, `tx.prisma`.
  */
 

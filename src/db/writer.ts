@@ -1,4 +1,7 @@
-import { decode, isPlainObject, models, plannedOrNull, quote, Statement, unsupported, type Args, type Model, type ReadDriver, type ReadOptions, type Scalar } from "./reader.ts";
+import { models, type Model, type Scalar } from "./datamodel.ts";
+import { decode, quote, Statement } from "./dialect.ts";
+import type { ReadDriver, ReadOptions } from "./driver.ts";
+import { isPlainObject, plannedOrNull, unsupported, type Args } from "./translation.ts";
 
 /**
  * Single-row writes inside a transaction without Prisma's per-statement cost: `create({ data })` and

@@ -1,5 +1,6 @@
 import type { Database } from "../db/prisma.ts";
-import { decode, models, quote } from "../db/reader.ts";
+import { models } from "../db/datamodel.ts";
+import { decode, quote } from "../db/dialect.ts";
 import type { ChangeEventRecord } from "../core/events.ts";
 
 /**

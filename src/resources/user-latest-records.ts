@@ -1,7 +1,8 @@
 import type { Context } from "../request/context.ts";
 import { formatDate } from "../core/dates.ts";
 import { loader } from "../core/loader.ts";
-import { decode, models } from "../db/reader.ts";
+import { models } from "../db/datamodel.ts";
+import { decode } from "../db/dialect.ts";
 
 export interface LatestRecords {
   /** When the user's newest rank record was created (PERSCOM date), or null. */

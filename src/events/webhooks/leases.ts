@@ -1,6 +1,6 @@
 import type { Database } from "../../db/prisma.ts";
 import { mayRunTwice, type TransactionSql } from "../../db/store.ts";
-import { storedDateTime } from "../../db/reader.ts";
+import { storedDateTime } from "../../db/dialect.ts";
 import { deleteOlderThan } from "../retention.ts";
 import { visibleOnPostgres, type FeedPosition } from "../feed.ts";
 
