@@ -5,6 +5,7 @@ import { FieldErrorBag } from "../core/errors.ts";
 import { camel, snake } from "../core/names.ts";
 import { parseDate } from "../core/dates.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
+import { idsMatchingSql } from "../db/dialect.ts";
 
 /** One condition of `filters`, or a group of them under `nested` (one level deep). */
 export interface FilterArg {
@@ -132,27 +133,21 @@ async function containsCondition(ctx: Context, column: Column, term: string, cas
   return column.wrapRow({ id: { in: await idsMatching(ctx, column, `*${globLiteral(term)}*`, false, true) } });
 }
 
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 /** Text GLOB takes literally: its own specials bracketed. */
 const globLiteral = (text: string) => text.replace(/[*?[\]]/g, (c) => `[${c}]`);
 /** A LIKE pattern (no escape character, as the databases default) as a GLOB pattern: `%`→`*`, `_`→`?`. */
 const globOf = (like: string) => like.split(/([%_])/).map((p) => (p === "%" ? "*" : p === "_" ? "?" : globLiteral(p))).join("");
 
+/**
+ * The ids of the rows whose column matches a LIKE pattern (`isGlob`: a GLOB pattern, case-sensitive on SQLite), read
+ * through the store on committed data. A case-sensitive match on SQLite is GLOB's, whose pattern the LIKE pattern becomes.
+ */
 async function idsMatching(ctx: Context, column: Column, pattern: string, ignoreCase: boolean, isGlob = false): Promise<number[]> {
-  const pg = ctx.provider === "postgresql";
-  const param = (n: number) => (pg ? `$${n}` : "?");
-  const test = pg
-    ? `${quote(column.name)} ${ignoreCase ? "ILIKE" : "LIKE"} ${param(1)} ESCAPE ''`
-    : ignoreCase ? `${quote(column.name)} LIKE ${param(1)}` : `${quote(column.name)} GLOB ${param(1)}`;
-  const args: unknown[] = [pg || ignoreCase || isGlob ? pattern : globOf(pattern)];
-  let sql = `SELECT "id" FROM ${quote(column.model)} WHERE ${test}`;
-  if (column.accountScoped) {
-    sql += ` AND "accountId" = ${param(2)}`;
-    args.push(ctx.auth!.accountId);
-  }
-  const rows = await ctx.prisma.$queryRawUnsafe<Array<{ id: number | bigint }>>(sql, ...args);
-  return rows.map((r) => Number(r.id));
+  const glob = ctx.provider === "sqlite" && !ignoreCase && !isGlob;
+  const accountId = column.accountScoped ? ctx.auth!.accountId : undefined;
+  const { sql, params } = idsMatchingSql(ctx.provider, column.model, column.name, glob ? globOf(pattern) : pattern, ignoreCase, accountId);
+  const rows = await ctx.store.readKeys(sql, params);
+  return rows.map((row) => Number(row[0]));
 }
 
 /** A value as the column's type, or undefined when it cannot be one (the caller reports it). */

@@ -17,6 +17,26 @@ export interface SqlStatement {
 
 export const quote = (identifier: string) => `"${identifier}"`;
 
+/**
+ * The statement that reads the ids of `table`'s rows whose `column` matches `pattern`, only account `accountId`'s when
+ * given. PostgreSQL: LIKE, or ILIKE to ignore case, with no escape character (`ESCAPE ''`). SQLite: LIKE to ignore case
+ * (its LIKE ignores ASCII case, and has no escape character unless given one); else GLOB, whose pattern `pattern` is.
+ */
+export function idsMatchingSql(dialect: Dialect, table: string, column: string, pattern: string, ignoreCase: boolean, accountId?: number): SqlStatement {
+  const pg = dialect === "postgresql";
+  const param = (n: number) => (pg ? `$${n}` : "?");
+  const test = pg
+    ? `${quote(column)} ${ignoreCase ? "ILIKE" : "LIKE"} ${param(1)} ESCAPE ''`
+    : ignoreCase ? `${quote(column)} LIKE ${param(1)}` : `${quote(column)} GLOB ${param(1)}`;
+  const params: unknown[] = [pattern];
+  let sql = `SELECT "id" FROM ${quote(table)} WHERE ${test}`;
+  if (accountId !== undefined) {
+    sql += ` AND "accountId" = ${param(2)}`;
+    params.push(accountId);
+  }
+  return { sql, params };
+}
+
 const INT_MIN = -2147483648;
 const INT_MAX = 2147483647;
 const isoDateTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/;

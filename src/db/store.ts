@@ -459,6 +459,14 @@ export class Store extends StoreReads {
   }
 
   /**
+   * The rows of one read statement of our own (as `read`) that reads keys for the condition of a read to come (the ids
+   * a search matches, src/data/search.ts), on committed data. Not counted against the budget: that read's rows are.
+   */
+  readKeys(sql: string, params: unknown[]): Promise<unknown[][]> {
+    return this.connections.read(sql, params, null);
+  }
+
+  /**
    * `work` in one write transaction. With `direct` where the store has connections of its own, on one of them (see
    * `TransactionOptions.direct`); otherwise in Prisma's interactive transaction, with the reader and writer on its
    * connection when the store can name it (SQLite: the adapter's open transaction; PostgreSQL: the client the pool
