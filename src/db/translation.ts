@@ -8,6 +8,9 @@ export type Args = Record<string, any>;
 
 export const isPlainObject = (value: unknown): value is Args => typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
 
+/** A value Prisma takes alone or in a list (`AND`, `orderBy`, `by`), as a list. */
+export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
+
 export class Unsupported extends Error {}
 
 /** The work `plan` prepares, or null when planning met something left to Prisma (any other error is a bug: thrown). */
