@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mayRunTwice, type Store, type StoreTransaction } from "../src/db/store.ts";
+import { belongsTo, defineResource, hasMany, string, type ColumnOf } from "../src/resources/define.ts";
 
 /*
  * Contracts the compiler keeps: `npm test` type-checks this file (`tsc -p .` in pretest), so each line marked
@@ -24,8 +25,29 @@ export function transactionCarry(tx: StoreTransaction) {
   void tx.carry.somethingElse;
 }
 
+export function registry() {
+  // A resource's field keys are its model's columns.
+  defineResource({ name: "rank", model: "Rank", fields: { name: string(), description: string() } });
+  // @ts-expect-error a misspelt field key
+  defineResource({ name: "rank", model: "Rank", fields: { naem: string() } });
+  // @ts-expect-error a column of another model
+  defineResource({ name: "rank", model: "Rank", fields: { rankId: string() } });
+  // @ts-expect-error a model the schema does not have
+  defineResource({ name: "rank", model: "Rnak", fields: {} });
+  const column: ColumnOf<"RankRecord"> = "userId";
+  // @ts-expect-error not a column of RankRecord
+  const notColumn: ColumnOf<"RankRecord"> = "rank";
+  void [column, notColumn];
+
+  // Relation helpers take one object: every part is named.
+  belongsTo({ target: "user", foreignKey: "authorId", field: "author" });
+  hasMany({ target: "rankRecord", field: "rankRecords", foreignKey: "userId", orderBy: [{ id: "desc" }] });
+  // @ts-expect-error positional arguments are gone
+  belongsTo("user", "authorId", "author");
+}
+
 describe("type contracts", () => {
   it("are checked by tsc; this file only has to load", () => {
-    expect(typeof directTransactions).toBe("function");
+    expect([typeof directTransactions, typeof registry]).toEqual(["function", "function"]);
   });
 });

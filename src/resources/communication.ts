@@ -52,7 +52,7 @@ export const message = defineResource({
     sendAt: datetime(),
     sentAt: datetime(),
   },
-  relations: { schedule: morphOne("schedule") },
+  relations: { schedule: morphOne({ target: "schedule" }) },
   includes: ["schedule"],
   hooks: {
     async beforeWrite({ data, existing, ctx, tx }) {

@@ -2,6 +2,14 @@ import type { Context } from "../request/context.ts";
 import type { StoreTransaction } from "../db/store.ts";
 import { wireValues, type EnumDef } from "./enums.ts";
 import type { JsonShape, ShapeProblem } from "./json-shapes.ts";
+import type { Prisma } from "../generated/prisma/client.ts";
+
+/** A Prisma model of the schema (`Rank`, `RankRecord`). */
+export type ModelName = Prisma.ModelName;
+/** The scalar columns of model `M`, as Prisma names them (camelCase). */
+export type ColumnOf<M extends ModelName> = keyof Prisma.TypeMap["model"][M]["payload"]["scalars"] & string;
+/** A resource's fields: keyed by its model's columns only, so a misspelt key fails to compile. */
+export type FieldsOf<M extends ModelName> = { [K in ColumnOf<M>]?: FieldDef };
 
 export type FieldType = "string" | "text" | "int" | "boolean" | "datetime" | "json";
 
@@ -50,7 +58,7 @@ export interface FieldDef {
 
 export interface PivotDef {
   /** Prisma model of the link rows. */
-  model: string;
+  model: ModelName;
   /** Link row field naming the parent and the related row. */
   parentKey: string;
   relatedKey: string;
@@ -249,7 +257,8 @@ export interface ResourceDef {
   name: string;
   /** What one row is, for API documentation (descriptions.ts words the resources that give none). */
   description?: string;
-  model: string;
+  /** The Prisma model of its rows. */
+  model: ModelName;
   /** Scope noun: `view:<scope>`. */
   scope: string;
   /** Words of `label`: "Rank Record: 12". */
@@ -285,8 +294,15 @@ export interface ResourceDef {
   silent?: boolean;
 }
 
-export type ResourceInput = Omit<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy"> &
-  Partial<Pick<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy">>;
+/** What a resource file declares: a resource of model `M`, whose field keys are `M`'s columns (`FieldsOf`). */
+export type ResourceInput<M extends ModelName = ModelName> = Omit<
+  ResourceDef,
+  "model" | "fields" | "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy"
+> &
+  Partial<Pick<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy">> & {
+    model: M;
+    fields: FieldsOf<M>;
+  };
 
 const words = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1 $2");
 /** Orion's resource routes: CRUD, the three batch routes and search. */
@@ -300,7 +316,7 @@ export const belongsToOperations: RowKind[] = ["show", "update", "delete", "batc
 /** A parent's single owned row (`/ranks/{rank}/image`). */
 export const hasOneOperations: RowKind[] = ["create", "show", "update", "delete"];
 
-export function defineResource(input: ResourceInput): ResourceDef {
+export function defineResource<M extends ModelName>(input: ResourceInput<M>): ResourceDef {
   const label = input.label ?? words(input.model);
   return {
     morphClass: `App\\Models\\${input.model}`,
@@ -313,6 +329,7 @@ export function defineResource(input: ResourceInput): ResourceDef {
     includes: [],
     orderBy: [{ id: "asc" }],
     ...input,
+    fields: input.fields as Record<string, FieldDef>,
   };
 }
 
@@ -329,16 +346,21 @@ export const order = (): FieldDef => ({ type: "int", autoOrder: true });
 /** A JSON column of the given shape. */
 export const json = (shape: JsonShape, o: Partial<FieldDef> = {}): FieldDef => ({ type: "json", shape, ...o });
 
-export const belongsTo = (target: string, foreignKey: string, field = target): RelationDef => ({ kind: "belongsTo", target, field, foreignKey });
-export const hasMany = (target: string, field: string, foreignKey: string, orderBy?: Record<string, "asc" | "desc">[], filter?: RelationFilter): RelationDef => ({
-  kind: "hasMany", target, field, foreignKey, orderBy, ...(filter ? { filter } : {}),
+/** The row this one points to through `foreignKey` (`rank` of a user, through `rankId`); `field`: its Prisma relation, `target` by default. */
+export const belongsTo = (r: { target: string; foreignKey: string; field?: string }): RelationDef => ({ kind: "belongsTo", target: r.target, field: r.field ?? r.target, foreignKey: r.foreignKey });
+/** The rows whose `foreignKey` points to this one, through the Prisma relation `field`, in `orderBy` order. */
+export const hasMany = (r: { target: string; field: string; foreignKey: string; orderBy?: Record<string, "asc" | "desc">[]; filter?: RelationFilter }): RelationDef => ({
+  kind: "hasMany", target: r.target, field: r.field, foreignKey: r.foreignKey, orderBy: r.orderBy, ...(r.filter ? { filter: r.filter } : {}),
 });
-export const morphOne = (target: string, field = target): RelationDef => ({ kind: "morphOne", target, field });
-export const morphMany = (target: string, field: string): RelationDef => ({ kind: "morphMany", target, field });
-export const belongsToMany = (target: string, field: string, pivot: PivotDef): RelationDef => ({ kind: "belongsToMany", target, field, pivot });
+/** The one polymorphic child (`model_type`/`model_id`) of `target` this row owns (an image). */
+export const morphOne = (r: { target: string; field?: string }): RelationDef => ({ kind: "morphOne", target: r.target, field: r.field ?? r.target });
+/** The polymorphic children of `target` this row owns (comments, attachments). */
+export const morphMany = (r: { target: string; field: string }): RelationDef => ({ kind: "morphMany", target: r.target, field: r.field });
+/** Rows linked to this one through the link rows of `pivot`. */
+export const belongsToMany = (r: { target: string; field: string; pivot: PivotDef }): RelationDef => ({ kind: "belongsToMany", target: r.target, field: r.field, pivot: r.pivot });
 
 /** Pivot of a category link: `order`, always shown as `pivot`. */
-export const categoryPivot = (model: string, relatedKey: string, related: string): PivotDef => ({
+export const categoryPivot = (model: ModelName, relatedKey: string, related: string): PivotDef => ({
   model, parentKey: "categoryId", relatedKey, related, as: "pivot", always: true,
   fields: { order: int() },
   orderBy: [{ order: "asc" }, { id: "asc" }],

@@ -1,7 +1,7 @@
 import { FieldErrorBag, validationError } from "../core/errors.ts";
 import {
   belongsTo, belongsToMany, bool, defineResource, oneOf, hasMany, hasManyOperations, isPrototypeName, m2mOperations, morphMany, ownEntry, ref, string, text,
-  type ExposedScope, type PivotDef, json,
+  type ExposedScope, type ModelName, type PivotDef, json,
 } from "./define.ts";
 import { anyOf, anyValue, jsonBoolean, jsonNumber, jsonString, listOf, mapOf, objectOf } from "./json-shapes.ts";
 import { sameIncludes } from "./routes.ts";
@@ -10,7 +10,7 @@ import { fieldOptionsModel, fieldOptionsType, fieldType, optionsModels } from ".
 export { fieldTypes, optionsModels } from "./enums.ts";
 
 /** A resource's tags: link rows of `model` from `parentKey` to the tag. */
-export const tagPivot = (model: string, parentKey: string): PivotDef => ({
+export const tagPivot = (model: ModelName, parentKey: string): PivotDef => ({
   model, parentKey, relatedKey: "tagId", related: "tag", as: "pivot", fields: {}, orderBy: [{ tagId: "asc" }],
 });
 
@@ -38,13 +38,13 @@ export const form = defineResource({
     submissionStatusId: ref("status"),
   },
   relations: {
-    fields: belongsToMany("field", "fieldLinks", {
+    fields: belongsToMany({ target: "field", field: "fieldLinks", pivot: {
       model: "FieldLink", parentKey: "formId", relatedKey: "fieldId", related: "field", as: "fields",
       fields: { order: { type: "int" } }, orderBy: [{ order: "asc" }, { id: "asc" }],
-    }),
-    submissions: hasMany("submission", "submissions", "formId", [{ id: "asc" }]),
-    submission_status: belongsTo("status", "submissionStatusId", "submissionStatus"),
-    tags: belongsToMany("tag", "tags", tagPivot("FormTag", "formId")),
+    } }),
+    submissions: hasMany({ target: "submission", field: "submissions", foreignKey: "formId", orderBy: [{ id: "asc" }] }),
+    submission_status: belongsTo({ target: "status", foreignKey: "submissionStatusId", field: "submissionStatus" }),
+    tags: belongsToMany({ target: "tag", field: "tags", pivot: tagPivot("FormTag", "formId") }),
   },
   includes: ["fields", "submissions", "submissions.*", "tags"],
   nested: [
@@ -173,13 +173,13 @@ export const submission = defineResource({
   },
   spread: "data",
   relations: {
-    form: belongsTo("form", "formId"),
-    user: belongsTo("user", "userId"),
-    comments: morphMany("comment", "comments"),
-    statuses: belongsToMany("status", "statusRecords", {
+    form: belongsTo({ target: "form", foreignKey: "formId" }),
+    user: belongsTo({ target: "user", foreignKey: "userId" }),
+    comments: morphMany({ target: "comment", field: "comments" }),
+    statuses: belongsToMany({ target: "status", field: "statusRecords", pivot: {
       model: "StatusRecord", parentKey: "submissionId", relatedKey: "statusId", related: "status", as: "record", duplicates: true,
       fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    }),
+    } }),
   },
   includes: ["comments", "comments.*", "form", "form.*", "user", "user.*", "statuses", "statuses.record"],
   nested: [{ path: "statuses", param: "status", relation: "statuses", operations: m2mOperations, includes: sameIncludes(m2mOperations, ["record"]) }],
@@ -227,9 +227,9 @@ export const task = defineResource({
     formId: ref("form"),
   },
   relations: {
-    form: belongsTo("form", "formId"),
-    attachments: morphMany("attachment", "attachments"),
-    users: belongsToMany("user", "assignments", taskAssignmentPivot("taskId")),
+    form: belongsTo({ target: "form", foreignKey: "formId" }),
+    attachments: morphMany({ target: "attachment", field: "attachments" }),
+    users: belongsToMany({ target: "user", field: "assignments", pivot: taskAssignmentPivot("taskId") }),
   },
   includes: ["attachments", "form", "users"],
 });

@@ -1,19 +1,19 @@
-import { belongsTo, defineResource, type ComputedField } from "./define.ts";
+import { belongsTo, defineResource, type ComputedField, type FieldsOf, type ModelName } from "./define.ts";
 
 /** Link rows of many-to-many relations: reached only through their parents, shown as pivots. */
-const link = (name: string, model: string, relations: Record<string, [string, string, string?]>, fields = {}, computed?: Record<string, ComputedField>) =>
+const link = <M extends ModelName>(name: string, model: M, relations: Record<string, [string, string, string?]>, fields: FieldsOf<M> = {}, computed?: Record<string, ComputedField>) =>
   defineResource({
     name, model, link: true, fields, computed, operations: [],
-    relations: Object.fromEntries(Object.entries(relations).map(([key, [target, fk, field]]) => [key, belongsTo(target, fk, field ?? key)])),
+    relations: Object.fromEntries(Object.entries(relations).map(([key, [target, fk, field]]) => [key, belongsTo({ target: target, foreignKey: fk, field: field ?? key })])),
   });
 
-const categoryLink = (related: string, model: string) =>
+const categoryLink = (related: string, model: "Form" | "Qualification" | "Rank" | "Award" | "Document") =>
   link(`category${model}`, `Category${model}`, { category: ["category", "categoryId"], [related]: [related, `${related}Id`] }, {
     categoryId: { type: "int", writable: false }, [`${related}Id`]: { type: "int", writable: false }, order: { type: "int" },
   });
 
 /** `<Parent>Tag`: a tag on a form, calendar, event or document. */
-const tagLink = (parent: string, model: string) =>
+const tagLink = (parent: string, model: "Form" | "Calendar" | "Event" | "Document") =>
   link(`${parent}Tag`, `${model}Tag`, { [parent]: [parent, `${parent}Id`], tag: ["tag", "tagId"] }, {
     [`${parent}Id`]: { type: "int", writable: false }, tagId: { type: "int", writable: false },
   });

@@ -35,10 +35,10 @@ export const newsfeedItem = defineResource({
     }), { nullable: true, writable: false }),
   },
   relations: {
-    likes: belongsToMany("user", "likes", {
+    likes: belongsToMany({ target: "user", field: "likes", pivot: {
       model: "NewsfeedLike", parentKey: "newsfeedItemId", relatedKey: "userId", related: "user", as: "pivot", fields: {},
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    }),
+    } }),
   },
   includes: [],
   orderBy: [{ createdAt: "desc" }, { id: "desc" }],

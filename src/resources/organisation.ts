@@ -17,8 +17,8 @@ const groupUnits = (parentKey: "groupId" | "unitId"): PivotDef => ({
 });
 /** Users and assignment records that point at an organisational entity through `foreignKey`. */
 const peopleRelations = (foreignKey: string) => ({
-  users: hasMany("user", "users", foreignKey),
-  assignment_records: hasMany("assignmentRecord", "assignmentRecords", foreignKey, [{ createdAt: "desc" }, { id: "desc" }]),
+  users: hasMany({ target: "user", field: "users", foreignKey: foreignKey }),
+  assignment_records: hasMany({ target: "assignmentRecord", field: "assignmentRecords", foreignKey: foreignKey, orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
 });
 
 export const specialty = defineResource({
@@ -47,7 +47,7 @@ export const unit = defineResource({
   model: "Unit",
   path: "units",
   fields: { name: string({ required: true }), description: text(), order: order(), hidden: bool(), icon: string({ nullable: true }) },
-  relations: { ...peopleRelations("unitId"), image: morphOne("image"), groups: belongsToMany("group", "groups", groupUnits("unitId")) },
+  relations: { ...peopleRelations("unitId"), image: morphOne({ target: "image" }), groups: belongsToMany({ target: "group", field: "groups", pivot: groupUnits("unitId") }) },
   includes: ["assignment_records", "assignment_records.*", "groups", "groups.*", "image", "users", "users.*"],
   orderBy: orderedByOrder,
   nested: [imageRoute()],
@@ -65,7 +65,7 @@ export const group = defineResource({
   model: "Group",
   path: "groups",
   fields: { name: string({ required: true }), description: text(), order: order(), hidden: bool(), icon: string({ nullable: true }) },
-  relations: { image: morphOne("image"), units: belongsToMany("unit", "units", groupUnits("groupId")) },
+  relations: { image: morphOne({ target: "image" }), units: belongsToMany({ target: "unit", field: "units", pivot: groupUnits("groupId") }) },
   includes: ["image", "units", "units.*"],
   orderBy: orderedByOrder,
   nested: [imageRoute(), { path: "units", param: "unit", relation: "units", operations: m2mOperations }],
@@ -89,7 +89,7 @@ export const status = defineResource({
     order: order(),
   },
   relations: {
-    users: hasMany("user", "users", "statusId"),
+    users: hasMany({ target: "user", field: "users", foreignKey: "statusId" }),
     // Submissions carrying this status, through the status history rows (the same rows as a submission's `statuses`).
     submissions: {
       kind: "belongsToMany", target: "submission", field: "records", filter: { name: "submissionRecords", where: { submissionId: { not: null } } },
@@ -108,7 +108,7 @@ export const qualification = defineResource({
   model: "Qualification",
   path: "qualifications",
   fields: { name: string({ required: true }), description: text(), order: order() },
-  relations: { image: morphOne("image") },
+  relations: { image: morphOne({ target: "image" }) },
   includes: ["image"],
   orderBy: orderedByOrder,
   nested: [imageRoute()],
@@ -119,7 +119,7 @@ export const award = defineResource({
   model: "Award",
   path: "awards",
   fields: { name: string({ required: true }), description: text(), order: order() },
-  relations: { image: morphOne("image") },
+  relations: { image: morphOne({ target: "image" }) },
   includes: ["image"],
   orderBy: orderedByOrder,
   nested: [imageRoute()],
@@ -137,9 +137,9 @@ export const document = defineResource({
   },
   relations: {
     author: { kind: "belongsTo", target: "user", field: "author", foreignKey: "authorId" },
-    tags: belongsToMany("tag", "tags", tagPivot("DocumentTag", "documentId")),
+    tags: belongsToMany({ target: "tag", field: "tags", pivot: tagPivot("DocumentTag", "documentId") }),
     // PERSCOM's categories/{category}/documents routes offer `include=image`.
-    image: morphOne("image"),
+    image: morphOne({ target: "image" }),
   },
   includes: ["author"],
   scopes: { tags: taggedScope() },
@@ -152,11 +152,11 @@ export const category = defineResource({
   plural: "categories",
   fields: { name: string({ required: true }), description: text(), resource: string({ required: true }) },
   relations: {
-    forms: belongsToMany("form", "forms", categoryPivot("CategoryForm", "formId", "form")),
-    qualifications: belongsToMany("qualification", "qualifications", categoryPivot("CategoryQualification", "qualificationId", "qualification")),
-    ranks: belongsToMany("rank", "ranks", categoryPivot("CategoryRank", "rankId", "rank")),
-    awards: belongsToMany("award", "awards", categoryPivot("CategoryAward", "awardId", "award")),
-    documents: belongsToMany("document", "documents", categoryPivot("CategoryDocument", "documentId", "document")),
+    forms: belongsToMany({ target: "form", field: "forms", pivot: categoryPivot("CategoryForm", "formId", "form") }),
+    qualifications: belongsToMany({ target: "qualification", field: "qualifications", pivot: categoryPivot("CategoryQualification", "qualificationId", "qualification") }),
+    ranks: belongsToMany({ target: "rank", field: "ranks", pivot: categoryPivot("CategoryRank", "rankId", "rank") }),
+    awards: belongsToMany({ target: "award", field: "awards", pivot: categoryPivot("CategoryAward", "awardId", "award") }),
+    documents: belongsToMany({ target: "document", field: "documents", pivot: categoryPivot("CategoryDocument", "documentId", "document") }),
   },
   includes: ["awards", "documents", "forms", "qualifications", "ranks"],
   // The link is always shown as `pivot`, so it is not an include of its own.

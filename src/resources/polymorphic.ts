@@ -24,7 +24,7 @@ export const comment = defineResource({
     comment: text({ required: true, nullable: false }),
   },
   relations: {
-    author: belongsTo("user", "authorId", "author"),
+    author: belongsTo({ target: "user", foreignKey: "authorId", field: "author" }),
     commentable: { kind: "morphTo", field: "commentable", morphRelation: "comment" },
   },
   includes: ["author", "commentable"],

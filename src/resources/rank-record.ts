@@ -13,7 +13,7 @@ export default defineResource({
     rankId: ref("rank", { required: true }),
     type: oneOf(rankRecordType, { required: true }),
   },
-  relations: { ...recordRelations(), rank: belongsTo("rank", "rankId") },
+  relations: { ...recordRelations(), rank: belongsTo({ target: "rank", foreignKey: "rankId" }) },
   includes: [...recordIncludes, "rank", "rank.image"],
   orderBy: recordOrder,
   hooks: recordHooks(

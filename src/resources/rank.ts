@@ -12,7 +12,7 @@ export default defineResource({
     paygrade: string({ nullable: true }),
     order: order(),
   },
-  relations: { image: morphOne("image") },
+  relations: { image: morphOne({ target: "image" }) },
   includes: ["image"],
   orderBy: [{ order: "asc" }, { id: "asc" }],
   nested: [imageRoute()],

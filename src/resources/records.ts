@@ -6,11 +6,11 @@ import type { StoreTransaction } from "../db/store.ts";
 
 /** Relations every service record type shares. */
 export const recordRelations = (): Record<string, RelationDef> => ({
-  user: belongsTo("user", "userId"),
-  author: belongsTo("user", "authorId", "author"),
-  document: belongsTo("document", "documentId"),
-  attachments: morphMany("attachment", "attachments"),
-  comments: morphMany("comment", "comments"),
+  user: belongsTo({ target: "user", foreignKey: "userId" }),
+  author: belongsTo({ target: "user", foreignKey: "authorId", field: "author" }),
+  document: belongsTo({ target: "document", foreignKey: "documentId" }),
+  attachments: morphMany({ target: "attachment", field: "attachments" }),
+  comments: morphMany({ target: "comment", field: "comments" }),
 });
 
 export const recordIncludes = ["attachments", "author", "author.*", "comments", "comments.*", "document", "user", "user.*"];
@@ -69,10 +69,10 @@ export const assignmentRecord = defineResource({
   },
   relations: {
     ...recordRelations(),
-    position: belongsTo("position", "positionId"),
-    specialty: belongsTo("specialty", "specialtyId"),
-    status: belongsTo("status", "statusId"),
-    unit: belongsTo("unit", "unitId"),
+    position: belongsTo({ target: "position", foreignKey: "positionId" }),
+    specialty: belongsTo({ target: "specialty", foreignKey: "specialtyId" }),
+    status: belongsTo({ target: "status", foreignKey: "statusId" }),
+    unit: belongsTo({ target: "unit", foreignKey: "unitId" }),
   },
   includes: [...recordIncludes, "position", "specialty", "status", "unit", "unit.*"],
   orderBy: recordOrder,
@@ -96,7 +96,7 @@ export const awardRecord = defineResource({
   model: "AwardRecord",
   path: "award-records",
   fields: { ...recordFields(), awardId: ref("award", { required: true }) },
-  relations: { ...recordRelations(), award: belongsTo("award", "awardId") },
+  relations: { ...recordRelations(), award: belongsTo({ target: "award", foreignKey: "awardId" }) },
   includes: [...recordIncludes, "award", "award.image"],
   orderBy: recordOrder,
   hooks: recordHooks("AwardRecord", async (user, row, tx) => {
@@ -106,7 +106,7 @@ export const awardRecord = defineResource({
 });
 
 /** A record that is its text: combat and service records. */
-const narrativeRecord = (name: string, model: string, path: string, kind: string) =>
+const narrativeRecord = (name: string, model: "CombatRecord" | "ServiceRecord", path: string, kind: string) =>
   defineResource({
     name, model, path,
     fields: { ...recordFields(), text: text({ required: true, nullable: false }) },
@@ -123,7 +123,7 @@ export const qualificationRecord = defineResource({
   model: "QualificationRecord",
   path: "qualification-records",
   fields: { ...recordFields(), qualificationId: ref("qualification", { required: true }) },
-  relations: { ...recordRelations(), qualification: belongsTo("qualification", "qualificationId") },
+  relations: { ...recordRelations(), qualification: belongsTo({ target: "qualification", foreignKey: "qualificationId" }) },
   includes: [...recordIncludes, "qualification", "qualification.image"],
   orderBy: recordOrder,
   hooks: recordHooks("QualificationRecord", async (user, row, tx) => {
@@ -139,7 +139,7 @@ export const trainingRecord = defineResource({
   model: "TrainingRecord",
   path: "training-records",
   fields: { ...recordFields(), instructorId: ref("user", { required: true }) },
-  relations: { ...recordRelations(), instructor: belongsTo("user", "instructorId", "instructor") },
+  relations: { ...recordRelations(), instructor: belongsTo({ target: "user", foreignKey: "instructorId", field: "instructor" }) },
   includes: [...recordIncludes, "instructor", "instructor.*"],
   orderBy: recordOrder,
   hooks: recordHooks("TrainingRecord", async (user, row, tx) => {

@@ -78,34 +78,34 @@ export default defineResource({
     coverPhoto: { column: "coverPhoto", dir: "cover-photos", image: true },
   },
   relations: {
-    position: belongsTo("position", "positionId"),
-    rank: belongsTo("rank", "rankId"),
-    specialty: belongsTo("specialty", "specialtyId"),
-    status: belongsTo("status", "statusId"),
-    unit: belongsTo("unit", "unitId"),
-    rank_records: hasMany("rankRecord", "rankRecords", "userId", newestFirst),
-    assignment_records: hasMany("assignmentRecord", "assignmentRecords", "userId", newestFirst),
-    primary_assignment_records: hasMany("assignmentRecord", "assignmentRecords", "userId", newestFirst, {
+    position: belongsTo({ target: "position", foreignKey: "positionId" }),
+    rank: belongsTo({ target: "rank", foreignKey: "rankId" }),
+    specialty: belongsTo({ target: "specialty", foreignKey: "specialtyId" }),
+    status: belongsTo({ target: "status", foreignKey: "statusId" }),
+    unit: belongsTo({ target: "unit", foreignKey: "unitId" }),
+    rank_records: hasMany({ target: "rankRecord", field: "rankRecords", foreignKey: "userId", orderBy: newestFirst }),
+    assignment_records: hasMany({ target: "assignmentRecord", field: "assignmentRecords", foreignKey: "userId", orderBy: newestFirst }),
+    primary_assignment_records: hasMany({ target: "assignmentRecord", field: "assignmentRecords", foreignKey: "userId", orderBy: newestFirst, filter: {
       name: "primaryAssignmentRecords", where: { type: "primary" },
-    }),
-    secondary_assignment_records: hasMany("assignmentRecord", "assignmentRecords", "userId", newestFirst, {
+    } }),
+    secondary_assignment_records: hasMany({ target: "assignmentRecord", field: "assignmentRecords", foreignKey: "userId", orderBy: newestFirst, filter: {
       name: "secondaryAssignmentRecords", where: { type: "secondary" },
-    }),
-    award_records: hasMany("awardRecord", "awardRecords", "userId", newestFirst),
-    combat_records: hasMany("combatRecord", "combatRecords", "userId", newestFirst),
-    qualification_records: hasMany("qualificationRecord", "qualificationRecords", "userId", newestFirst),
-    service_records: hasMany("serviceRecord", "serviceRecords", "userId", newestFirst),
-    training_records: hasMany("trainingRecord", "trainingRecords", "userId", newestFirst),
-    attachments: morphMany("attachment", "attachments"),
-    fields: belongsToMany("field", "fieldLinks", {
+    } }),
+    award_records: hasMany({ target: "awardRecord", field: "awardRecords", foreignKey: "userId", orderBy: newestFirst }),
+    combat_records: hasMany({ target: "combatRecord", field: "combatRecords", foreignKey: "userId", orderBy: newestFirst }),
+    qualification_records: hasMany({ target: "qualificationRecord", field: "qualificationRecords", foreignKey: "userId", orderBy: newestFirst }),
+    service_records: hasMany({ target: "serviceRecord", field: "serviceRecords", foreignKey: "userId", orderBy: newestFirst }),
+    training_records: hasMany({ target: "trainingRecord", field: "trainingRecords", foreignKey: "userId", orderBy: newestFirst }),
+    attachments: morphMany({ target: "attachment", field: "attachments" }),
+    fields: belongsToMany({ target: "field", field: "fieldLinks", pivot: {
       model: "FieldLink", parentKey: "userId", relatedKey: "fieldId", related: "field", as: "fields",
       fields: { order: { type: "int" } }, orderBy: [{ order: "asc" }, { id: "asc" }],
-    }),
-    status_records: belongsToMany("status", "statusRecords", {
+    } }),
+    status_records: belongsToMany({ target: "status", field: "statusRecords", pivot: {
       model: "StatusRecord", parentKey: "userId", relatedKey: "statusId", related: "status", as: "record", duplicates: true,
       fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: newestFirst,
-    }),
-    tasks: belongsToMany("task", "taskAssignments", taskAssignmentPivot("userId")),
+    } }),
+    tasks: belongsToMany({ target: "task", field: "taskAssignments", pivot: taskAssignmentPivot("userId") }),
   },
   includes: [
     ...recordIncludes("assignment_records"), "attachments", ...recordIncludes("award_records"), "award_records.award.*",

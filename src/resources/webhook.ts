@@ -48,7 +48,7 @@ export const webhook = defineResource({
       resolve: (row, ctx) => revealed.get(ctx)?.get(row.id) ?? null,
     },
   },
-  relations: { deliveries: hasMany("webhookDelivery", "deliveries", "webhookId", [{ id: "desc" }]) },
+  relations: { deliveries: hasMany({ target: "webhookDelivery", field: "deliveries", foreignKey: "webhookId", orderBy: [{ id: "desc" }] }) },
   nested: [{ path: "deliveries", param: "delivery", relation: "deliveries", operations: ["list", "show"] }],
   hooks: {
     beforeWrite: checkWebhook,
@@ -92,6 +92,6 @@ export const webhookDelivery = defineResource({
     error: string({ nullable: true, writable: false, max: 65535, description: "Why the attempt failed, or null." }),
     succeeded: bool({ writable: false, description: "Whether the receiver answered 2xx." }),
   },
-  relations: { webhook: belongsTo("webhook", "webhookId") },
+  relations: { webhook: belongsTo({ target: "webhook", foreignKey: "webhookId" }) },
   orderBy: [{ id: "desc" }],
 });
