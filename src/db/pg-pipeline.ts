@@ -1,24 +1,15 @@
-/// <reference path="./pg-internals.d.ts" />
 import pg from "pg";
-import pgUtils from "pg/lib/utils.js";
 import { parseTimestamp } from "../core/timestamps.ts";
+import {
+  connectionOf, cork, isPrepared, isPreparedOrSent, PgSubmittable, prepareValue, sendBind, sendDescribePortal, sendExecute, sendParse, sendSync,
+  sendUnnamed, submitToClient, submitToPool, uncork, type DataRowMessage, type PgConnection, type RowDescriptionMessage,
+} from "./pg-protocol.ts";
 
 /**
- * The one place the service uses pg's private protocol objects: `ArrayQuery`, a pg submittable that drives the
- * connection's `parse`/`bind`/`describe`/`execute`/`sync` itself. Every PostgreSQL statement of our own (the store's
- * reads, its writes, the direct transactions) goes through `query` here.
- *
- * Why not pg's public `client.query({ name, text, values, rowMode: "array", types })`: it was tried (issue 17) and
- * measured with `NODE_ENV=production npx tsx bench/cpu.ts --pg --n 600 --rounds 5 W1 W4`, four runs each way
- * alternated, CPU ms per request (medians of the runs):
- *   this module      W1 3.69 3.23 4.27 3.97  W4 2.50 2.54 2.35 3.06
- *   pg's public API  W1 4.56 3.95 4.71 4.31  W4 3.09 2.82 3.25 3.48   (about +15 % W1, +25 % W4)
- * pg's Query always sends Describe and rebuilds the result's fields and parsers from the RowDescription for every
- * statement; this one asks for the description only until a named statement's column types are known. The other thing
- * it buys, BEGIN sent in the same write as a direct transaction's first statement (one round trip fewer per write),
- * the public API can do too, with a pipelining pool (`new pg.Pool({ pipeline: true })`, pg 8.23): measured in
- * isolation it cost about 60 µs more CPU per transaction than sending BEGIN here. Revisit when pg's Query can skip
- * Describe.
+ * Every PostgreSQL statement of our own (the store's reads, its writes, the direct transactions) goes through `query`
+ * or `queryBatch` here: `ArrayQuery` and `StatementBatch`, pg submittables that send their own protocol messages.
+ * pg's private shapes they need (its connection's messages and bookkeeping, the submittable's handlers) are in
+ * src/db/pg-protocol.ts, with why pg's public `client.query` did not do.
  */
 
 /** Named statements at most; the reader's SQL text depends on a query's shape, not its values. */
@@ -35,25 +26,6 @@ type Parser = (value: string) => unknown;
 /** The column parsers of each named statement, from the first time any connection described its result. */
 const parsersOf = new Map<string, Parser[]>();
 
-interface Connection {
-  stream: { cork?(): void; uncork?(): void };
-  parsedStatements: Record<string, string>;
-  submittedNamedStatements: Record<string, string>;
-  parse(message: { text: string; name: string }): void;
-  bind(message: { statement: string; values: unknown[] }): void;
-  describe(message: { type: "P"; name: string }): void;
-  execute(message: { portal: string }): void;
-  sync(): void;
-  sendCopyFail(message: string): void;
-}
-
-/** A statement without parameters or rows (BEGIN, COMMIT), parsed, bound and executed unnamed. */
-function sendUnnamed(connection: Connection, text: string): void {
-  connection.parse({ text, name: "" });
-  connection.bind({ statement: "", values: [] });
-  connection.execute({ portal: "" });
-}
-
 /** `fields` of a DataRow, each read by its column's parser (a parser may throw). */
 function parseRow(fields: Array<string | null>, parsers: Parser[]): unknown[] {
   const row = new Array<unknown>(fields.length);
@@ -61,22 +33,12 @@ function parseRow(fields: Array<string | null>, parsers: Parser[]): unknown[] {
   return row;
 }
 
-/** What a pg submittable answers to the protocol messages our statements never cause. */
-class Submittable {
-  handleEmptyQuery() {}
-  handlePortalSuspended() {}
-  handleCopyData() {}
-  handleCopyInResponse(connection: Connection) {
-    connection.sendCopyFail("No source stream defined");
-  }
-}
-
 /**
  * One statement as a pg submittable, with rows as arrays. Unlike pg's own Query, it asks for the result's description
  * only until the statement's column types are known: PostgreSQL sends no RowDescription without a Describe, so
  * neither side spends time on it (pg rebuilt its column names and parsers from it for every statement).
  */
-class ArrayQuery extends Submittable {
+class ArrayQuery extends PgSubmittable {
   callback?: (error: Error | null, rows?: unknown[][]) => void;
   readonly rows: unknown[][] = [];
   #parsers: Parser[] | undefined;
@@ -92,38 +54,35 @@ class ArrayQuery extends Submittable {
     this.#parsers = name ? parsersOf.get(name) : undefined;
   }
 
-  submit(connection: Connection): Error | null {
+  submit(connection: PgConnection): Error | null {
     let values: unknown[];
     try {
-      values = this.values.map(pgUtils.prepareValue);
+      values = this.values.map(prepareValue);
     } catch (error) {
       return error as Error;
     }
     const name = this.name ?? "";
-    connection.stream.cork?.();
+    cork(connection);
     try {
       if (this.begin) sendUnnamed(connection, "BEGIN");
-      if (!this.name || (connection.parsedStatements[name] === undefined && connection.submittedNamedStatements[name] === undefined)) {
-        connection.parse({ text: this.text, name });
-        if (this.name) connection.submittedNamedStatements[name] = this.text;
-      }
-      connection.bind({ statement: name, values });
-      if (!this.#parsers) connection.describe({ type: "P", name: "" });
-      connection.execute({ portal: "" });
+      if (!this.name || !isPreparedOrSent(connection, name)) sendParse(connection, this.text, name);
+      sendBind(connection, name, values);
+      if (!this.#parsers) sendDescribePortal(connection);
+      sendExecute(connection);
       if (this.commit) sendUnnamed(connection, "COMMIT");
-      connection.sync();
+      sendSync(connection);
     } finally {
-      connection.stream.uncork?.();
+      uncork(connection);
     }
     return null;
   }
 
-  handleRowDescription(message: { fields: Array<{ dataTypeID: number }> }) {
+  handleRowDescription(message: RowDescriptionMessage) {
     this.#parsers = message.fields.map((f) => types.getTypeParser(f.dataTypeID, "text") as Parser);
     if (this.name) parsersOf.set(this.name, this.#parsers);
   }
 
-  handleDataRow(message: { fields: Array<string | null> }) {
+  handleDataRow(message: DataRowMessage) {
     if (this.#failure) return;
     try {
       this.rows.push(parseRow(message.fields, this.#parsers!));
@@ -172,7 +131,7 @@ interface Batched {
  * they fail with its error; with `skipped` (reads, which share nothing but the write) they are handed to it to be sent
  * again. `settled` is called once every statement is answered or handed over.
  */
-class StatementBatch extends Submittable {
+class StatementBatch extends PgSubmittable {
   #next = 0;
   #beginAnswered: boolean;
 
@@ -181,30 +140,30 @@ class StatementBatch extends Submittable {
     this.#beginAnswered = !begin;
   }
 
-  submit(connection: Connection): Error | null {
+  submit(connection: PgConnection): Error | null {
     let values: unknown[][];
     try {
-      values = this.statements.map((s) => s.statement.params.map(pgUtils.prepareValue));
+      values = this.statements.map((s) => s.statement.params.map(prepareValue));
     } catch (error) {
       return error as Error;
     }
-    connection.stream.cork?.();
+    cork(connection);
     try {
       if (this.begin) sendUnnamed(connection, "BEGIN");
       this.statements.forEach((s, i) => {
-        connection.bind({ statement: s.name, values: values[i]! });
-        connection.execute({ portal: "" });
+        sendBind(connection, s.name, values[i]!);
+        sendExecute(connection);
       });
-      connection.sync();
+      sendSync(connection);
     } finally {
-      connection.stream.uncork?.();
+      uncork(connection);
     }
     return null;
   }
 
   handleRowDescription() {}
 
-  handleDataRow(message: { fields: Array<string | null> }) {
+  handleDataRow(message: DataRowMessage) {
     const batched = this.statements[this.#next]!;
     if (batched.failure) return;
     try {
@@ -250,7 +209,7 @@ type Queryable = pg.Pool | pg.PoolClient;
  */
 export function batchable(client: pg.PoolClient, sql: string): boolean {
   const name = statementNames.get(sql);
-  return name !== undefined && parsersOf.has(name) && (client as unknown as { connection: Connection }).connection.parsedStatements[name] !== undefined;
+  return name !== undefined && parsersOf.has(name) && isPrepared(connectionOf(client), name);
 }
 
 /**
@@ -263,7 +222,7 @@ export function queryBatch(client: pg.PoolClient, statements: BatchStatement[], 
     const name = statementNames.get(statement.sql)!;
     return { statement, name, parsers: parsersOf.get(name)!, rows: [], failure: null };
   });
-  return new Promise((settled) => void client.query(new StatementBatch(batched, begin, settled, skipped) as never));
+  return new Promise((settled) => submitToClient(client, new StatementBatch(batched, begin, settled, skipped)));
 }
 
 /**
@@ -275,9 +234,9 @@ export const query = (on: Queryable, sql: string, params: unknown[], begin = fal
   if (!name && statementNames.size < NAMED_STATEMENTS) statementNames.set(sql, (name = `muster_read_${statementNames.size}`));
   const statement = new ArrayQuery(sql, params, name, begin, commit);
   // A pool checks a client out, answers through the callback it sets, and releases the client; a client is given one.
-  if (on instanceof pg.Pool) return on.query(statement as never) as unknown as Promise<unknown[][]>;
+  if (on instanceof pg.Pool) return submitToPool(on, statement) as Promise<unknown[][]>;
   return new Promise((resolve, reject) => {
     statement.callback = (error, rows) => (error ? reject(error) : resolve(rows!));
-    on.query(statement as never);
+    submitToClient(on, statement);
   });
 };
