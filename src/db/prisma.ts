@@ -5,8 +5,9 @@ export { sqliteFileOf };
 import type { ReadDriver } from "./driver.ts";
 import { SqlReader } from "./reader.ts";
 import {
-  postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, TransactionTrackingPool, type DirectTransactionDriver,
+  postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, type DirectTransactionDriver,
 } from "./read-drivers.ts";
+import { TransactionTrackingPool } from "./adapter-pg-checkout.ts";
 import { Store, type DirectConnection, type TransactionStart } from "./store.ts";
 import { SqlWriter } from "./writer.ts";
 import { takeRows, type RowBudget } from "./row-budget.ts";

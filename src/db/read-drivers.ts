@@ -7,8 +7,8 @@ import { batchable, query, queryBatch, type BatchStatement } from "./pg-pipeline
 import type { SqlStatement } from "./dialect.ts";
 import { RolledBack, type ReadDriver } from "./driver.ts";
 import { refusedWriteError } from "./postgres-errors.ts";
-import { WriteQueue } from "./locks.ts";
 import { isBusyError, whileBusy } from "./sqlite.ts";
+import type { TransactionTrackingPool } from "./adapter-pg-checkout.ts";
 
 /**
  * SQLite reads on connections of their own beside the one Prisma writes through: in WAL mode they see committed data
@@ -212,51 +212,4 @@ export function postgresDirectTransaction(client: pg.PoolClient, batching = true
       return [];
     },
   };
-}
-
-const listening = new WeakSet<pg.PoolClient>();
-
-/**
- * `client`, with a listener for its `error` event. The pool listens to its clients only while they are idle: a
- * connection lost while one is checked out (PostgreSQL restarted, a backend terminated) emits an event nobody hears,
- * which ends the process. Its statements fail with the error all the same, and the client, released with it, is dropped.
- */
-function heard(client: pg.PoolClient): pg.PoolClient {
-  if (!listening.has(client)) {
-    listening.add(client);
-    client.on("error", () => {});
-  }
-  return client;
-}
-
-/**
- * The pool handed to Prisma's adapter, which checks a client out with `connect()` to start each transaction (its plain
- * queries go through `query`, whose own checkout passes a callback). Transactions start one at a time here
- * (`startTransaction`), so the client checked out while one starts is that transaction's; their bodies run side by side.
- */
-export class TransactionTrackingPool extends pg.Pool {
-  #starts = new WriteQueue();
-  #connected: pg.PoolClient | null = null;
-
-  connect(): Promise<pg.PoolClient>;
-  connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: any) => void) => void): void;
-  connect(callback?: any): any {
-    if (callback) return super.connect(callback);
-    return super.connect().then((client) => (this.#connected = client));
-  }
-
-  /**
-   * A client for a transaction of our own. Checked out with a callback, as the pool's own queries are, so that it is never
-   * taken for the client of a Prisma transaction starting meanwhile.
-   */
-  checkout(): Promise<pg.PoolClient> {
-    return new Promise((resolve, reject) => super.connect((error, client) => (error ? reject(error) : resolve(heard(client!)))));
-  }
-
-  /** Waits until no other transaction is starting; `client()` is then the client the starting one checked out. */
-  async startTransaction(): Promise<{ client(): pg.PoolClient | null; started(): void }> {
-    const started = await this.#starts.acquire();
-    this.#connected = null;
-    return { client: () => this.#connected, started };
-  }
 }
