@@ -1,8 +1,8 @@
-import { PrismaLibSQL } from "@prisma/adapter-libsql";
 import type { ReadDriver } from "./driver.ts";
 import { openNativeConnection } from "./libsql-native.ts";
 import { isBusyError } from "./sqlite-rows.mjs";
 import { WriteQueue } from "./locks.ts";
+import { LibsqlAdapterFactory } from "./libsql-client.ts";
 import {
   LibsqlError, type Client, type Config as LibsqlConfig, type InArgs, type InStatement, type ResultSet, type Transaction, type TransactionMode,
 } from "@libsql/client";
@@ -430,16 +430,14 @@ export function sqliteFileOf(url: string): string | null {
 }
 
 /** The libsql driver adapter for Prisma, over `SqliteClient`. */
-export class SqliteAdapterFactory extends PrismaLibSQL {
+export class SqliteAdapterFactory extends LibsqlAdapterFactory {
   client: SqliteClient | null = null;
 
-  createClient(config: LibsqlConfig): Client {
+  protected openClient(config: LibsqlConfig, standard: () => Client): SqliteClient {
     const file = sqliteFileOf(config.url);
-    const open = file !== null && file !== ":memory:"
-      ? () => openNativeConnection(file)
-      : () => (PrismaLibSQL.prototype as unknown as { createClient(c: LibsqlConfig): Client }).createClient.call(this, config);
+    const open = file !== null && file !== ":memory:" ? () => openNativeConnection(file) : standard;
     this.client = new SqliteClient(open);
-    return this.client as unknown as Client;
+    return this.client;
   }
 
   /** Direct SQL on the transaction in progress (one at a time, see SqliteClient); null outside one. */
