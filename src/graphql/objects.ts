@@ -14,6 +14,7 @@ import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { camel, pascal, pluralWords } from "../core/names.ts";
 import { sizedElsewhere } from "./cost.ts";
 import { hasUpdatedAt, labelOf } from "../data/attributes.ts";
+import { prismaSelectExtension } from "./pothos-internals.ts";
 import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
 
 export const scalarOf = (f: Pick<FieldDef, "type">) =>
@@ -126,26 +127,24 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
       description,
       // Pothos's own `select` option drops the selected-names argument: the plugin's extension takes it (as its
       // relatedConnection does), so that `{ likes { totalCount } }` reads no rows, only the grouped count.
-      extensions: {
-        pothosPrismaSelect: (args: ConnectionArgs, ctx: Context, nested: (query: object, options?: object) => any, selected?: () => Iterable<string>) => {
-          let p: PagePlan;
-          try {
-            p = plan(args, ctx);
-          } catch {
-            // Bad arguments load nothing here; the field's resolver plans again and fails at its own path.
-            return { select: { id: true } };
-          }
-          const names = selected ? [...selected()] : undefined;
-          if (names?.every((name) => name === "totalCount" || name === "__typename")) return { select: { id: true } };
-          const where = [...(fixed ? [fixed] : []), ...p.where];
-          const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
-          const cursors = cursorSelection(p, names);
-          if (!m2m) return { select: { [rel.field]: nested({ ...page, select: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
-          const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
-          // Link rows come whole (include mode: their columns are the edge's); the related row as its fields select it.
-          return { select: { [rel.field]: { ...page, include: { [rel.pivot.related]: withColumns(related, (cursors as Row)[rel.pivot.related]?.select ?? {}) } } } };
-        },
-      },
+      extensions: prismaSelectExtension((args: ConnectionArgs, ctx: Context, nested, selected) => {
+        let p: PagePlan;
+        try {
+          p = plan(args, ctx);
+        } catch {
+          // Bad arguments load nothing here; the field's resolver plans again and fails at its own path.
+          return { select: { id: true } };
+        }
+        const names = selected ? [...selected()] : undefined;
+        if (names?.every((name) => name === "totalCount" || name === "__typename")) return { select: { id: true } };
+        const where = [...(fixed ? [fixed] : []), ...p.where];
+        const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
+        const cursors = cursorSelection(p, names);
+        if (!m2m) return { select: { [rel.field]: nested({ ...page, select: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
+        const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
+        // Link rows come whole (include mode: their columns are the edge's); the related row as its fields select it.
+        return { select: { [rel.field]: { ...page, include: { [rel.pivot.related]: withColumns(related, (cursors as Row)[rel.pivot.related]?.select ?? {}) } } } };
+      }),
       resolve: (row: Row, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
         const p = planOnce(ctx, info, args, () => plan(args, ctx));
         const counted = [...(fixed ? [fixed] : []), ...p.filter];

@@ -3,9 +3,10 @@ import {
   type DocumentNode, type ExecutionArgs, type ExecutionResult, type FieldNode, type GraphQLField, type GraphQLFieldResolver, type GraphQLObjectType,
   type GraphQLOutputType, type GraphQLResolveInfo, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode,
 } from "graphql";
-import { collectFields, collectSubfields } from "graphql/execution/collectFields.js";
-import { buildExecutionContext, buildResolveInfo, type ExecutionContext } from "graphql/execution/execute.js";
-import { addPath, pathToArray, type Path } from "graphql/jsutils/Path.js";
+import {
+  addPath, buildExecutionContext, buildResolveInfo, collectFields, collectSubfields, pathToArray, type ExecutionContext, type Path,
+} from "./graphql-js-internals.ts";
+import { argMappersOf, definedResolver, exposedColumn, loadedCheckOf, readsPreloaded, type ArgMapper, type LoadedCheck } from "./pothos-internals.ts";
 
 /*
  * Planned execution of read operations: our own executor for the queries whose every field is a column, a relation
@@ -24,6 +25,9 @@ import { addPath, pathToArray, type Path } from "graphql/jsutils/Path.js";
  * The response is graphql-js's: the same field order, serialisation, error paths and null propagation (the test
  * suite runs every document both ways, test/planned-execution.test.ts). A row that turns out not to carry a field's
  * preloaded data (Pothos left it out of the plan) makes the whole operation run again on graphql-js, and is counted.
+ *
+ * What it takes from graphql-js's internal modules is in ./graphql-js-internals.ts, what it reads of Pothos's field
+ * extensions in ./pothos-internals.ts: each says what it relies on and why the public API did not do.
  */
 
 /** What the executor did, since the process started: operations planned, left to graphql-js, and run again there. */
@@ -45,11 +49,11 @@ interface FieldPlan {
   column: string | null;
   /** Whether the field reads data the planned query put on its parent row (Pothos's prisma select fields). */
   preloaded: boolean;
-  /** Pothos's check that a relation's data is on the row (`pothosPrismaLoaded`). */
-  loaded: ((row: unknown, info: GraphQLResolveInfo, ctx: unknown) => boolean) | null;
+  /** Pothos's check that a relation's data is on the row (`loadedCheckOf`). */
+  loaded: LoadedCheck | null;
   resolve: Resolver;
   /** Pothos's argument mappers (prisma-utils' filter inputs), which its wrapper would have applied before `resolve`. */
-  argMappers: Array<(args: Record<string, unknown>, ctx: unknown, info: GraphQLResolveInfo) => unknown>;
+  argMappers: ArgMapper[];
   /** `__typename`. */
   typename: boolean;
   /** Whether the field's type is non-null: its failure nulls its parent. */
@@ -201,14 +205,13 @@ function planFields(execution: Execution, parentType: GraphQLObjectType, collect
       continue;
     }
     const field = parentType.getFields()[fieldName]!;
-    const extensions = field.extensions as Record<string, any>;
-    const preloaded = !!extensions.pothosPrismaSelect;
+    const preloaded = readsPreloaded(field);
     // Pothos's prisma plugin wraps a select field's resolver to find the row's preloaded data by its response path;
     // here the data is known to be on the row, so the field's own resolver runs.
-    const resolve: Resolver = (preloaded ? extensions.pothosConfig?.resolve : field.resolve) ?? defaultFieldResolver;
-    const column = typeof extensions.pothosExposedField === "string" ? extensions.pothosExposedField : null;
-    const argMappers = preloaded ? (extensions.pothosArgMappers ?? []) : [];
-    plans.push({ responseKey, fieldName, fieldNodes, parentType, field, column, preloaded, loaded: extensions.pothosPrismaLoaded ?? null, resolve, argMappers, typename: false, nonNull: isNonNullType(field.type) });
+    const resolve: Resolver = (preloaded ? definedResolver(field) : field.resolve) ?? defaultFieldResolver;
+    const column = exposedColumn(field);
+    const argMappers = preloaded ? argMappersOf(field) : [];
+    plans.push({ responseKey, fieldName, fieldNodes, parentType, field, column, preloaded, loaded: loadedCheckOf(field), resolve, argMappers, typename: false, nonNull: isNonNullType(field.type) });
   }
   return plans;
 }
