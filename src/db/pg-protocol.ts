@@ -3,7 +3,8 @@ import pg from "pg";
 import pgUtils from "pg/lib/utils.js";
 
 /*
- * Library: pg (node-postgres), checked against pg 8.23.1.
+ * Library: pg (node-postgres).
+ * Checked against: pg 8.23.1
  *
  * The one module that knows pg's private protocol shapes; src/db/pg-pipeline.ts drives statements through the typed
  * functions here and reads nothing of pg's own. What it relies on (test/library-contracts.test.ts checks each):
@@ -13,7 +14,8 @@ import pgUtils from "pg/lib/utils.js";
  *   `submittedNamedStatements` (sent, not yet answered; pg deletes the name on an error).
  * - A submittable (an object with `submit(connection)`, which `client.query` and `pool.query` accept): pg calls
  *   `submit` when it is the client's turn, then the handlers below for each backend message, and answers through
- *   the `callback` it sets on the submittable (from the callback `pool.query` passes).
+ *   the `callback` it sets on the submittable (from the callback `pool.query` passes). On an ErrorResponse pg calls
+ *   `handleError` and lets the submittable go: it gets no `handleReadyForQuery`, so it answers on the error.
  * - `prepareValue` of pg/lib/utils.js, pg's own conversion of a JavaScript value into a parameter (not exported by
  *   the package's index; typed in pg-protocol-modules.d.ts).
  *
