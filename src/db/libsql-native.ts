@@ -11,7 +11,8 @@ function libsqlError(error: unknown): unknown {
  * The part of @libsql/client's `Client` the Prisma adapter and `SqliteClient` use, on the native driver directly: the
  * client prepares every statement anew, asks for its columns twice and turns each row into an object of
  * non-enumerable properties; here statements stay prepared, with their columns, and rows are the driver's arrays
- * (the adapter reads rows by index). Numbers as `intMode: "number"`.
+ * (the adapter reads rows by index: a contract of src/db/libsql-client.ts, checked by test/library-contracts.test.ts).
+ * Numbers as `intMode: "number"`.
  */
 export class NativeConnection {
   readonly protocol = "file";
