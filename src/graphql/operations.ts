@@ -15,15 +15,12 @@ import * as link from "../data/links.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
 import { pageType, scalarOf, type ObjectRefs } from "./objects.ts";
-import { camel, pascal, restRootField, snake } from "../core/names.ts";
+import { pascal, restRootField, snake } from "../core/names.ts";
 import { fieldDescription, resourceDescription, viewDescription } from "../resources/descriptions.ts";
 import { actionInputType, runAction } from "./actions.ts";
 import { fixedPlan } from "./fixed-plans.ts";
-
-type Args = Record<string, any>;
-/** The REST facade's root fields and their types: served to REST documents only (the internal graph). */
-const INTERNAL = { subGraphs: ["internal"] };
-type Row = Record<string, any>;
+import { camelPath, childKeys, idArg, INTERNAL, inputPathsOf, nestedRow, pivotOf, renamingErrors, type Args, type Row } from "./kinds/shared.ts";
+import { pivotChangesType, restLinkArgs, restLinkField } from "./kinds/links.ts";
 
 /** Input types generated from the registry, created once per name. */
 function inputs(builder: Builder) {
@@ -145,14 +142,7 @@ function inputs(builder: Builder) {
 export function addOperations(builder: Builder, refs: ObjectRefs): void {
   const b = builder as any;
   const made = inputs(builder);
-  const changes = b.objectRef("PivotChanges").implement({
-    description: "Related ids a many-to-many operation attached, detached or updated.",
-    fields: (t: any) => ({
-      attached: t.field({ type: ["Int"], description: "Ids of the related rows newly linked.", resolve: (c: link.PivotChanges) => c.attached }),
-      detached: t.field({ type: ["Int"], description: "Ids of the related rows unlinked.", resolve: (c: link.PivotChanges) => c.detached }),
-      updated: t.field({ type: ["Int"], description: "Ids of the related rows whose link columns changed.", resolve: (c: link.PivotChanges) => c.updated }),
-    }),
-  });
+  const changes = pivotChangesType(builder);
 
   const commandStatus = b.objectRef("CommandStatus").implement({
     description: "The outcome of an account command.",
@@ -170,7 +160,6 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
   function argsFor(t: any, op: Operation) {
     const args: Record<string, unknown> = {};
     const pivot = pivotOfOp(op);
-    const morph = op.parent?.relation.kind === "morphMany" || op.parent?.relation.kind === "morphOne";
     const rows = `${op.def.label.toLowerCase()}s`;
     const one = op.def.label.toLowerCase();
     if (op.parent) args[op.parent.def.param] = t.arg.int({ required: true, description: `Id of the parent ${op.parent.def.label.toLowerCase()}.` });
@@ -222,20 +211,11 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
         args.resources = t.arg.intList({ required: true, description: `Ids of the ${rows} to delete, all or none.` });
         break;
       case "detach":
-        args.resources = t.arg.intList({ required: true, description: `Ids of the ${rows} to unlink.` });
-        break;
       case "attach":
       case "sync":
       case "toggle":
-        args.resources = t.arg({
-          type: [made.linkItemInput(pivot)], required: true,
-          description: ({ attach: `The ${rows} to link.`, sync: `The ${rows} to be linked afterwards.`, toggle: `The ${rows} to link if unlinked, or unlink if linked.` } as Record<string, string>)[op.kind],
-        });
-        if (op.kind === "attach" && !morph) args.duplicates = t.arg.boolean({ description: "Link again rows already linked (default false: they are skipped)." });
-        if (op.kind === "sync") args.detaching = t.arg.boolean({ description: "Unlink the rows not listed (default true)." });
-        break;
       case "pivot":
-        args.pivot = t.arg({ type: made.pivotInput(pivot) ?? "JSON", required: true, description: "The link columns to change." });
+        Object.assign(args, restLinkArgs(t, op, made, rows));
         break;
       case "associate":
         args.relatedKey = t.arg.int({ required: true, description: `Id of the ${one} to move under the parent.` });
@@ -267,7 +247,7 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
           resolve: async (_root: unknown, _a: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
         });
       case "changes":
-        return t.field({ ...INTERNAL, type: changes, args, description, nullable: true, resolve: (_root: unknown, a: Args, ctx: Context) => resolveChanges(op, a, ctx) });
+        return restLinkField(t, op, args, description, changes);
       case "feed":
         return restFeedField(builder, t, op);
       case "links":
@@ -342,17 +322,6 @@ function summaryOf(op: Operation): string {
 }
 
 const linkDef = (op: Operation) => linkResourceOf(pivotOf(op));
-/** The pivot of an operation known to be many-to-many. */
-const pivotOf = (op: Operation) => pivotOfOp(op)!;
-const idArg = (op: Operation, a: Args) => a[op.parent ? op.parent.route.param : op.def.param] as number | null | undefined;
-
-/** Columns that tie a child row to its parent on a has-many or polymorphic route. */
-function childKeys(op: Operation, parent: Row): Row {
-  const { def, relation } = op.parent!;
-  if (relation.kind === "hasMany") return { [relation.foreignKey]: parent.id };
-  if (relation.kind === "morphOne" || relation.kind === "morphMany") return { modelType: def.morphClass, modelId: parent.id };
-  throw new Error(`${op.field}: no child keys for a ${relation.kind} relation`);
-}
 
 /**
  * The rows a list operation reads before search conditions: model, base filter and default order. Under a parent,
@@ -382,30 +351,6 @@ async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) 
   const found = await findPage(ctx, model, search.where ? { AND: [where, search.where] } : where, [...search.orderBy, ...orderBy], page, query);
   if (parentUnread && found.nodes.length === 0) await parentUnread();
   return found;
-}
-
-/** The one related row a nested single-row route addresses, or 404. */
-async function nestedRow(op: Operation, a: Args, ctx: Context, tx: StoreReads, query: object = {}) {
-  const { def, relation } = op.parent!;
-  const parent = await findOwned(ctx, tx, def, a[def.param]);
-  const id = idArg(op, a);
-  if (relation.kind === "belongsTo") {
-    const current = parent[relation.foreignKey] as number | null;
-    if (current == null || (id != null && id !== current)) throw notFound();
-    return { parent, row: await findOwned(ctx, tx, op.def, current, query) };
-  }
-  if (relation.kind === "belongsToMany") {
-    if (id == null) throw notFound();
-    return { parent, row: await link.findLink(tx, pivotOf(op), parent.id, id, query) };
-  }
-  const oneToOne = isOneToOne(op);
-  const row = await tx.findFirst(op.def.model, {
-    ...query,
-    where: owned(ctx, op.def, { ...childKeys(op, parent), ...(oneToOne ? {} : { id: id ?? -1 }) }),
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-  });
-  if (!row || (id != null && id !== row.id)) throw notFound();
-  return { parent, row };
 }
 
 /** The single row a view's `show` addresses (`/roster/{group}`). */
@@ -518,21 +463,9 @@ async function resolveOne(op: Operation, a: Args, ctx: Context, query: object) {
   }
 }
 
-/**
- * The GraphQL input paths of a batch item's field errors, where REST keys them otherwise: REST names an updated item
- * by its id and a field without `input` (`resources.7.name`), GraphQL by the item's position (`resources.1.input.name`).
- */
-export const inputPathsOf = new WeakMap<ApiError, Record<string, string[]>>();
-
 /** Batch items report their problems under `resources.<key>.<field>` (REST) and `<inputPath>.<field>` (GraphQL). */
-function prefixErrors(error: unknown, prefix: string, inputPath: string): unknown {
-  if (!(error instanceof ApiError) || !error.fieldErrors) return error;
-  const entries = Object.entries(error.fieldErrors);
-  const prefixedError = new ApiError(error.code, error.message, Object.fromEntries(entries.map(([k, v]) => [`${prefix}.${k}`, v])));
-  inputPathsOf.set(prefixedError, Object.fromEntries(entries.map(([k, v]) => [`${inputPath}.${k.split(".").map(camel).join(".")}`, v])));
-  return prefixedError;
-}
-const prefixed = <T>(prefix: string, work: Promise<T>, inputPath = prefix) => work.catch((e) => Promise.reject(prefixErrors(e, prefix, inputPath)));
+const prefixed = <T>(prefix: string, work: Promise<T>, inputPath = prefix) =>
+  renamingErrors(work, (k) => `${prefix}.${k}`, (k) => `${inputPath}.${camelPath(k)}`);
 
 /** The rows with `ids`, in that order. */
 async function inOrder(tx: StoreReads, model: string, ids: number[], query: object) {
@@ -609,33 +542,4 @@ async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: StoreTrans
     if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), byRelated.get(item.id)!.id, pivotValues);
   }
   return tx.findMany(pivot.model, { ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
-}
-
-async function resolveChanges(op: Operation, a: Args, ctx: Context) {
-  guard(ctx, op.scopes);
-  if (Array.isArray(a.resources)) capped(ctx, a.resources);
-  const pivot = pivotOfOp(op);
-  return inTransaction(ctx, async (tx) => {
-    const parent = await findOwned(ctx, tx, op.parent!.def, a[op.parent!.def.param]);
-    if (!pivot) {
-      if (op.kind === "pivot") {
-        await nestedRow(op, a, ctx, tx);
-        return { attached: [], detached: [], updated: [idArg(op, a)!] };
-      }
-      const ids = op.kind === "detach" ? (a.resources as number[]) : (a.resources as link.LinkItem[]).map((i) => i.id);
-      return link.morphLinkChanges(ctx, tx, op.def, { type: op.parent!.def.morphClass, id: parent.id }, op.kind as "attach", ids, a.detaching ?? true);
-    }
-    switch (op.kind) {
-      case "attach":
-        return link.attach(ctx, tx, pivot, parent.id, a.resources, a.duplicates ?? false);
-      case "detach":
-        return link.detach(ctx, tx, pivot, parent.id, a.resources);
-      case "sync":
-        return link.sync(ctx, tx, pivot, parent.id, a.resources, a.detaching ?? true);
-      case "toggle":
-        return link.toggle(ctx, tx, pivot, parent.id, a.resources);
-      default:
-        return link.updatePivot(ctx, tx, pivot, parent.id, idArg(op, a)!, a.pivot ?? {});
-    }
-  });
 }

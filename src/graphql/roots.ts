@@ -2,14 +2,13 @@ import { brandWithType } from "@pothos/core";
 import { decodeGlobalID } from "@pothos/plugin-relay";
 import type { GraphQLResolveInfo } from "graphql";
 import { queryFromInfo } from "@pothos/plugin-prisma";
-import type { PivotDef, RelationDef, ResourceDef } from "../resources/define.ts";
-import { resources, linkResourceOf, resourceNamed } from "../resources/index.ts";
+import type { ResourceDef } from "../resources/define.ts";
+import { resources, resourceNamed } from "../resources/index.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { ApiError, validationError } from "../core/errors.ts";
 import { capped, findOwned, guard, owned } from "../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
 import type { StoreReads } from "../db/store.ts";
-import * as link from "../data/links.ts";
 import { fieldDescription, resourceDescription } from "../resources/descriptions.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
@@ -17,10 +16,12 @@ import { enumRef } from "./enums.ts";
 import { jsonInputType } from "./json-shapes.ts";
 import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
 import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "./connections.ts";
-import { camel, pascal, pluralWords, withArticle } from "../core/names.ts";
+import { pascal, pluralWords, withArticle } from "../core/names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 import { CHANGE_EVENT, changeEventNode } from "./changes.ts";
 import { actionInputType, runAction } from "./actions.ts";
+import { addPublicLinkMutations } from "./kinds/links.ts";
+import { camelPath, renameFieldErrors } from "./kinds/shared.ts";
 
 /*
  * The public graph's root fields, generated from the registry: `node`/`nodes`, `me`, one connection and one lookup
@@ -41,7 +42,6 @@ const topLevel = (def: ResourceDef, kind: Operation["kind"]) => operations.find(
 
 export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   const b = builder as any;
-  const linkItems = new Map<string, unknown>();
   const nodeTypes = new Map(resources.filter((d) => !d.link).map((d) => [pascal(d.name), d]));
 
   /**
@@ -359,7 +359,9 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       }));
       registerRootField(op.field, { scopes: op.scopes, def: answered });
     }
-    for (const [key, rel] of Object.entries(def.relations)) if (rel.kind === "belongsToMany") addLinkMutations(def, key, rel);
+    for (const [key, rel] of Object.entries(def.relations)) {
+      if (rel.kind === "belongsToMany") addPublicLinkMutations(builder, refs, { payload, withRoute }, def, key, rel);
+    }
   }
 
   /** The rows with these ids, selected as the field at `path` asks, in the ids' order (null for one not in the account). */
@@ -370,85 +372,6 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => byId.get(id) ?? null);
   }
-
-  function addLinkMutations(def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
-    const ops = operations.filter((op) => op.parent?.def === def && op.parent.relation === rel && ["attach", "detach", "sync", "toggle", "pivot"].includes(op.kind));
-    if (!ops.length) return;
-    const pivot = rel.pivot;
-    const related = resourceNamed(pivot.related);
-    const Parent = pascal(def.name);
-    const item = linkItemInput(pivot, related);
-    const result = payload(`${Parent}${pascal(camel(relationKey))}LinksPayload`, (t: any) => ({
-      [def.name]: t.field({ type: refs.objects.get(def.name), nullable: true, description: `The ${def.label.toLowerCase()}, with its links as they are now.`, resolve: (p: Row) => p.parent }),
-      attachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} newly linked.`, resolve: (p: Row) => p.changes.attached }),
-      detachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} unlinked.`, resolve: (p: Row) => p.changes.detached }),
-      updatedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} whose link columns changed.`, resolve: (p: Row) => p.changes.updated }),
-    }), `What changing the ${plural(related)} linked to ${withArticle(def.label.toLowerCase())} answers: the changes, and the ${def.label.toLowerCase()} to read its links from.`);
-    for (const op of ops) {
-      b.mutationField(op.field, (t: any) => t.field({
-        type: result, nullable: true,
-        description: withRoute(({
-          attach: `Links ${plural(related)} to ${withArticle(def.label.toLowerCase())}.`,
-          detach: `Unlinks ${plural(related)} from ${withArticle(def.label.toLowerCase())}; they stay.`,
-          sync: `Makes the ${def.label.toLowerCase()}'s linked ${plural(related)} exactly the ones given (unless \`detaching\` is false).`,
-          pivot: `Changes the columns of ${withArticle(def.label.toLowerCase())}'s link to one ${related.label.toLowerCase()}.`,
-          toggle: `Links the given ${plural(related)} the ${def.label.toLowerCase()} lacks and unlinks those it has.`,
-        } as Row)[op.kind], op),
-        args: op.kind === "pivot" ? {
-          rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id.` }),
-          item: t.arg({ type: item, required: true, description: `The linked ${related.label.toLowerCase()} and the link columns to change.` }),
-        } : {
-          rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id.` }),
-          ...(op.kind === "detach"
-            ? { rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(related)} to unlink.` }) }
-            : { items: t.arg({ type: [item], required: true, description: `The ${plural(related)} to link, with the link's columns.` }) }),
-          ...(op.kind === "sync" ? { detaching: t.arg.boolean({ description: "Unlink the rows not listed (default true)." }) } : {}),
-          ...(op.kind === "attach" ? { duplicates: t.arg.boolean({ description: "Link again rows already linked (default false: they are skipped)." }) } : {}),
-        },
-        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-          guard(ctx, op.scopes);
-          const list = (op.kind === "detach" ? args.rowIds : op.kind === "pivot" ? [args.item] : args.items) as unknown[];
-          capped(ctx, list, op.kind === "detach" ? "rowIds" : "items");
-          const items = op.kind === "detach" || op.kind === "pivot" ? [] : (args.items as Row[]).map(({ rowId, ...columns }) => ({ id: rowId, ...(Object.keys(columns).length ? { pivot: columns } : {}) }));
-          const changes = await inTransaction(ctx, async (tx) => {
-            const parent = await findOwned(ctx, tx, def, args.rowId, { select: { id: true } });
-            switch (op.kind) {
-              case "attach":
-                return link.attach(ctx, tx, pivot, parent.id, items, args.duplicates ?? false);
-              case "detach":
-                return link.detach(ctx, tx, pivot, parent.id, args.rowIds);
-              case "sync":
-                return link.sync(ctx, tx, pivot, parent.id, items, args.detaching ?? true);
-              case "pivot": {
-                const { rowId, ...columns } = args.item as Row;
-                return link.updatePivot(ctx, tx, pivot, parent.id, rowId, columns);
-              }
-              default:
-                return link.toggle(ctx, tx, pivot, parent.id, items);
-            }
-          }).catch((e) => Promise.reject(renamedItems(e, op.kind === "detach" ? "rowIds" : "items")));
-          const parent = await ctx.store.findFirst(def.model, { ...queryFromInfo({ context: ctx, info, typeName: Parent, path: [def.name] }), where: { id: args.rowId } });
-          return { parent, changes };
-        },
-      }));
-      registerRootField(op.field, { scopes: op.scopes, def });
-    }
-  }
-
-  function linkItemInput(pivot: PivotDef, related: ResourceDef) {
-    const name = `${pivot.model}${pascal(related.name)}Item`;
-    if (linkItems.has(name)) return linkItems.get(name);
-    return linkItems.set(name, b.inputType(name, {
-      description: `A ${related.label.toLowerCase()} to link, with the columns of its link.`,
-      fields: (t: any) => {
-        const fields: Record<string, unknown> = { rowId: t.int({ required: true, description: `The ${related.label.toLowerCase()}'s row id.` }) };
-        for (const [key, f] of Object.entries(pivot.fields)) {
-          fields[key] = t.field({ type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), required: false, description: fieldDescription(linkResourceOf(pivot), key, f) });
-        }
-        return fields;
-      },
-    })).get(name);
-  }
 }
 
 /** A batch item whose row is not in the account: a validation error on its row id. */
@@ -458,13 +381,4 @@ function missingItem(error: unknown, at: string, def: ResourceDef, rowId: number
 }
 
 /** A batch item's field errors under its input path (`inputs.2.name`). */
-function atItem(error: unknown, at: string): unknown {
-  if (!(error instanceof ApiError) || !error.fieldErrors) return error;
-  return validationError(Object.fromEntries(Object.entries(error.fieldErrors).map(([k, v]) => [`${at}.${k.split(".").map(camel).join(".")}`, v])));
-}
-
-/** The link layer names its list `resources`; the public mutations call it `items` or `rowIds`. */
-function renamedItems(error: unknown, name: string): unknown {
-  if (!(error instanceof ApiError) || !error.fieldErrors) return error;
-  return validationError(Object.fromEntries(Object.entries(error.fieldErrors).map(([k, v]) => [k.replace(/^resources\b/, name).split(".").map(camel).join("."), v])));
-}
+const atItem = (error: unknown, at: string): unknown => renameFieldErrors(error, (k) => `${at}.${camelPath(k)}`);

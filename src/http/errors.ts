@@ -3,7 +3,7 @@ import { GraphQLError, type ExecutionResult, type GraphQLSchema } from "graphql"
 import type { Plugin } from "graphql-yoga";
 import { ApiError, errorKinds, validationError, type ErrorCode, type FieldErrors } from "../core/errors.ts";
 import { camel, snake } from "../core/names.ts";
-import { inputPathsOf } from "../graphql/operations.ts";
+import { inputPathsOf } from "../graphql/kinds/shared.ts";
 import type { RequestIds } from "./ids.ts";
 
 // P2028: an interactive transaction ran past its timeout and was rolled back.

@@ -1,6 +1,6 @@
 import { errorKinds, type ErrorCode } from "../core/errors.ts";
 import type { OperationKind } from "../resources/define.ts";
-import { changesOf } from "../rest/envelope.ts";
+import { changesOf, type LinkKind } from "../graphql/kinds/links.ts";
 import { isOneToOne, pivotOf, type Operation, type Returns } from "../resources/operations.ts";
 import { camel, pascal } from "../core/names.ts";
 import { Components, includeTree, object, RowSchemas, type Schema } from "./schema.ts";
@@ -126,7 +126,7 @@ export class SuccessBodies {
     }
     if (op.returns === "feed") return feedPageSchema(this.components);
     if (op.returns === "changes") {
-      const keys = changesOf[op.kind] ?? (["attached", "detached", "updated"] as const);
+      const keys = changesOf[op.kind as LinkKind] ?? (["attached", "detached", "updated"] as const);
       return this.components.ref(`${keys.map(pascal).join("")}Changes`, () =>
         object(Object.fromEntries(keys.map((k) => [k, { type: "array", items: { type: "integer" }, description: `Related ids ${k}.` }])), keys));
     }

@@ -1,6 +1,7 @@
 import type { Operation } from "../resources/operations.ts";
 import type { Shaper } from "./selection.ts";
 import { feedEnvelope } from "./changes.ts";
+import { changesOf, type LinkKind } from "../graphql/kinds/links.ts";
 
 interface PageResult {
   nodes: Record<string, any>[];
@@ -10,10 +11,6 @@ interface PageResult {
   lastPage: number;
 }
 
-export const changesOf: Record<string, Array<"attached" | "detached" | "updated">> = {
-  attach: ["attached"], detach: ["detached"], sync: ["attached", "detached", "updated"], toggle: ["attached", "detached"], pivot: ["updated"],
-};
-
 /** PERSCOM's response body for an operation's GraphQL result. */
 export function envelope(op: Operation, result: any, shape: Shaper | null, url: URL): Record<string, unknown> {
   const each = (rows: Record<string, any>[]) => (shape ? rows.map(shape) : rows);
@@ -22,7 +19,7 @@ export function envelope(op: Operation, result: any, shape: Shaper | null, url: 
     case "linkPage":
       return paginated(each((result as PageResult).nodes), result as PageResult, url);
     case "changes":
-      return Object.fromEntries(changesOf[op.kind]!.map((k) => [k, result[k]]));
+      return Object.fromEntries(changesOf[op.kind as LinkKind].map((k) => [k, result[k]]));
     case "status":
       return result;
     case "feed":
