@@ -14,7 +14,7 @@ import type { Builder } from "../builder.ts";
 import { enumRef } from "../enums.ts";
 import { scalarOf, type ObjectRefs } from "../objects.ts";
 import { registerRootField } from "../relation-scopes.ts";
-import { camelPath, idArg, INTERNAL, nestedRowOf, renamingErrors, type Args, type Row } from "./shared.ts";
+import { camelPath, idArg, INTERNAL, nestedRowOf, renamingErrors, type Args, type FacadeKind, type Row, type Words } from "./shared.ts";
 
 /*
  * The link kinds: attach, detach, sync, toggle and pivot, the operations that change which rows a parent is linked
@@ -244,3 +244,23 @@ export function addPublicLinkMutations(builder: Builder, refs: ObjectRefs, roots
     registerRootField(op.field, { scopes: op.scopes, def });
   }
 }
+
+const linkSummaries: Record<LinkKind, (w: Words) => string> = {
+  attach: (w) => `Links existing ${w.rows} to a ${w.parent}.`,
+  detach: (w) => `Unlinks ${w.rows} from a ${w.parent}; the ${w.rows} stay.`,
+  sync: (w) => `Makes the ${w.parent}'s linked ${w.rows} exactly the ones given (unless \`detaching\` is false).`,
+  toggle: (w) => `Links the given ${w.rows} a ${w.parent} lacks and unlinks those it has.`,
+  pivot: (w) => `Changes the columns of a ${w.parent}'s link to a ${w.one}.`,
+};
+
+const linkKind = (kind: LinkKind): FacadeKind => ({
+  addressesRow: kind === "pivot",
+  summary: (_op, w) => linkSummaries[kind](w),
+  args: (t, op, made, w) => restLinkArgs(t, op, made, w.rows),
+  field: (t, op, p) => restLinkField(t, op, p.args, p.description, p.types.changes),
+});
+
+/** The link kinds in the REST facade. */
+export const linkKinds = {
+  attach: linkKind("attach"), detach: linkKind("detach"), sync: linkKind("sync"), toggle: linkKind("toggle"), pivot: linkKind("pivot"),
+} satisfies Record<LinkKind, FacadeKind>;

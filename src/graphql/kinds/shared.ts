@@ -5,6 +5,14 @@ import * as link from "../../data/links.ts";
 import type { StoreReads } from "../../db/store.ts";
 import type { Context } from "../../request/context.ts";
 import { isOneToOne, pivotOf as pivotOfOp, type Operation } from "../../resources/operations.ts";
+import type { ResourceDef } from "../../resources/define.ts";
+import { linkResourceOf } from "../../resources/index.ts";
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import type { GraphQLResolveInfo } from "graphql";
+import type { Builder } from "../builder.ts";
+import { fixedPlan } from "../fixed-plans.ts";
+import type { ObjectRefs } from "../objects.ts";
+import type { Inputs } from "./inputs.ts";
 
 /*
  * What the operation kinds' modules share: the arguments' row ids, a nested route's row, and the one way a field
@@ -81,3 +89,57 @@ export function renameFieldErrors(error: unknown, rename: (key: string) => strin
 /** `work`, its field errors renamed as `renameFieldErrors` does. */
 export const renamingErrors = <T>(work: Promise<T>, rename: (key: string) => string, graphqlPath?: (key: string) => string) =>
   work.catch((e) => Promise.reject(renameFieldErrors(e, rename, graphqlPath)));
+
+/** The words an operation's description is made of. */
+export interface Words {
+  /** `rank`, `ranks`: the rows the operation returns or writes. */
+  one: string;
+  rows: string;
+  /** The parent's label on a nested route, else empty; ` of a user` there, else empty. */
+  parent: string;
+  of: string;
+  /** The resource's own description. */
+  what: string;
+}
+
+/** What the REST facade gives a kind to make its root field with. */
+export interface FacadeParts {
+  builder: Builder;
+  refs: ObjectRefs;
+  args: Record<string, unknown>;
+  /** The field's description: the kind's summary, then the REST route (`rest`). */
+  description: string;
+  rest: string;
+  /** Types several kinds answer, made once. */
+  types: { changes: unknown; commandStatus: unknown };
+}
+
+/**
+ * One operation kind in the REST facade (the internal graph's `rest<Operation>` fields): what it does, its
+ * arguments after the ids every kind takes, and its field (result type and resolver). The kinds' index
+ * (`src/graphql/kinds/index.ts`) has one per kind.
+ */
+export interface FacadeKind {
+  /** Takes the id of the row it addresses (its route's `{id}`). */
+  addressesRow?: boolean;
+  /** What the operation does, in a sentence or two; a view's (list and show), after the view's description. */
+  summary(op: Operation, words: Words): string;
+  ofView?(words: Words): string;
+  /** The other route that runs the same field, for its description (a list's search). */
+  alsoRoutes?(op: Operation): string;
+  args?(t: any, op: Operation, made: Inputs, words: Words, builder: Builder): Record<string, unknown>;
+  field(t: any, op: Operation, parts: FacadeParts): unknown;
+}
+
+/**
+ * The query of the rows a root field returns (under `under`, a page's `nodes`), as `t.prismaField` plans it: once per
+ * REST document (fixed-plans.ts).
+ */
+export const rowsQuery = (ctx: Context, info: GraphQLResolveInfo, under?: string): object =>
+  fixedPlan(info, under ?? "rows", () => queryFromInfo({ context: ctx, info, path: under ? [under] : [] }));
+
+/** The resource whose rows an operation answers: a many-to-many route's are its link rows. */
+export const rowsDef = (op: Operation): ResourceDef => {
+  const pivot = pivotOfOp(op);
+  return pivot ? linkResourceOf(pivot) : op.def;
+};

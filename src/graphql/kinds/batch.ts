@@ -1,0 +1,131 @@
+import type { GraphQLResolveInfo } from "graphql";
+import type { PivotDef } from "../../resources/define.ts";
+import { pivotOf as pivotOfOp, type Operation } from "../../resources/operations.ts";
+import { linkResourceOf } from "../../resources/index.ts";
+import { validationError } from "../../core/errors.ts";
+import { capped, findOwned, guard, owned } from "../../data/access.ts";
+import { createRow, deleteRows, inTransaction, updateRow } from "../../data/write.ts";
+import { updateTracked } from "../../data/tracked.ts";
+import * as link from "../../data/links.ts";
+import type { StoreReads, StoreTransaction } from "../../db/store.ts";
+import type { Context } from "../../request/context.ts";
+import { camelPath, childKeys, INTERNAL, inputPathsOf, renamingErrors, rowsDef, rowsQuery, type Args, type FacadeKind, type Row } from "./shared.ts";
+
+/*
+ * The batch kinds: batchCreate, batchUpdate and batchDelete (`/ranks/batch`), one transaction for all the rows,
+ * answering them in the order of the request.
+ */
+
+/** Batch items report their problems under `resources.<key>.<field>` (REST) and `<inputPath>.<field>` (GraphQL). */
+const prefixed = <T>(prefix: string, work: Promise<T>, inputPath = prefix) =>
+  renamingErrors(work, (k) => `${prefix}.${k}`, (k) => `${inputPath}.${camelPath(k)}`);
+
+/** The rows with `ids`, in that order. */
+async function inOrder(tx: StoreReads, model: string, ids: number[], query: object) {
+  const rows: Row[] = await tx.findMany(model, { ...query, where: { id: { in: ids } } });
+  const byId = new Map(rows.map((r) => [r.id as number, r]));
+  return ids.map((id) => byId.get(id)!);
+}
+
+/** Batch create, update and delete: one transaction, all or nothing, results in request order. */
+async function resolveBatch(op: Operation, a: Args, ctx: Context, query: object) {
+  guard(ctx, op.scopes);
+  capped(ctx, a.resources as unknown[]);
+  return inTransaction(ctx, async (tx) => {
+    const parent = op.parent ? await findOwned(ctx, tx, op.parent.def, a[op.parent.def.param]) : null;
+    const pivot = pivotOfOp(op);
+    if (op.kind === "batchCreate") {
+      const ids: number[] = [];
+      for (const [index, item] of (a.resources as Args[]).entries()) {
+        const input = pivot && "input" in item ? item.input : item;
+        if (!pivot) {
+          ids.push((await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input, parent ? childKeys(op, parent) : {}))).id);
+          continue;
+        }
+        const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`);
+        const row = await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input), `resources.${index}.input`);
+        ids.push((await link.createLink(ctx, tx, pivot, parent!.id, row.id, pivotValues)).id);
+      }
+      return inOrder(tx, pivot ? pivot.model : op.def.model, ids, query);
+    }
+    if (pivot) return batchOnLinks(op, a, ctx, tx, parent!, pivot, query);
+    const items: Array<{ id: number; input?: Args }> = op.kind === "batchDelete" ? (a.resources as number[]).map((id) => ({ id })) : a.resources;
+    const ids = [...new Set(items.map((i) => i.id))];
+    const scope = !parent ? {} : op.parent!.relation.kind === "belongsTo"
+      ? { id: parent[(op.parent!.relation as { foreignKey: string }).foreignKey] ?? -1 }
+      : childKeys(op, parent);
+    const found: Row[] = await tx.findMany(op.def.model, { ...query, where: owned(ctx, op.def, { ...scope, id: { in: ids } }) });
+    const known = new Set(found.map((r) => r.id as number));
+    const missing = ids.filter((id) => !known.has(id));
+    if (missing.length) {
+      const where = parent ? ` of this ${op.parent!.def.label.toLowerCase()}` : "";
+      const message = (id: number) => [`The ${op.def.label.toLowerCase()} ${id} does not exist${where}.`];
+      const error = validationError(Object.fromEntries(missing.map((id) => [`resources.${id}`, message(id)])));
+      // GraphQL names the item by its position: the id itself (a delete's list) or its `id` (an update's item).
+      const at = (id: number) => `resources.${items.findIndex((i) => i.id === id)}${op.kind === "batchDelete" ? "" : ".id"}`;
+      inputPathsOf.set(error, Object.fromEntries(missing.map((id) => [at(id), message(id)])));
+      throw error;
+    }
+    if (op.kind === "batchDelete") {
+      await deleteRows(ctx, tx, op.def, ids);
+      const byId = new Map(found.map((r) => [r.id as number, r]));
+      return ids.map((id) => byId.get(id)!);
+    }
+    const byId = new Map(found.map((r) => [r.id as number, r]));
+    for (const [index, item] of items.entries()) {
+      await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, byId.get(item.id)!, item.input ?? {}), `resources.${index}.input`);
+    }
+    return inOrder(tx, op.def.model, ids, query);
+  });
+}
+
+async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: StoreTransaction, parent: Row, pivot: PivotDef, query: object) {
+  if (op.kind === "batchDelete") {
+    const rows = await link.requireLinks(tx, pivot, parent.id, a.resources, query);
+    await link.removeLinked(ctx, tx, pivot, parent.id, rows);
+    return rows;
+  }
+  const items = a.resources as Array<{ id: number; input?: Args; pivot?: Args }>;
+  const rows = await link.requireLinks(tx, pivot, parent.id, items.map((i) => i.id));
+  const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
+  for (const [index, item] of items.entries()) {
+    const related = await findOwned(ctx, tx, op.def, item.id);
+    await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, related, item.input ?? {}), `resources.${index}.input`);
+    const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${item.id}.pivot`);
+    if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), byRelated.get(item.id)!.id, pivotValues);
+  }
+  return tx.findMany(pivot.model, { ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
+}
+
+/** The rows' field: a list of the resource's rows (a many-to-many route's: its link rows). */
+const rowsField: FacadeKind["field"] = (t, op, p) => t.field({
+  ...INTERNAL,
+  type: [p.refs.objects.get(rowsDef(op).name)], args: p.args, description: p.description, nullable: true,
+  resolve: (_r: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) => resolveBatch(op, a, ctx, rowsQuery(ctx, info)),
+});
+
+export const batchKinds = {
+  batchCreate: {
+    summary: (op, w) => `Creates several ${w.rows}${op.parent ? ` for a ${w.parent}` : ""} in one transaction: all or none.`,
+    args: (t, op, made, w) => {
+      const pivot = pivotOfOp(op);
+      return {
+        resources: t.arg({
+          type: [made.pivotInput(pivot) ? made.newItemInput(op.def, pivot!) : made.resourceInput(op.def)], required: true,
+          description: `The ${w.rows} to create, all or none (at most the server's batch limit).`,
+        }),
+      };
+    },
+    field: rowsField,
+  },
+  batchUpdate: {
+    summary: (_op, w) => `Changes several ${w.rows}${w.of} in one transaction: all or none.`,
+    args: (t, op, made, w) => ({ resources: t.arg({ type: [made.batchItemInput(op.def, pivotOfOp(op))], required: true, description: `The ${w.rows} to update, all or none.` }) }),
+    field: rowsField,
+  },
+  batchDelete: {
+    summary: (_op, w) => `Deletes several ${w.rows}${w.of} in one transaction (all or none) and answers them.`,
+    args: (t, _op, _made, w) => ({ resources: t.arg.intList({ required: true, description: `Ids of the ${w.rows} to delete, all or none.` }) }),
+    field: rowsField,
+  },
+} satisfies Record<"batchCreate" | "batchUpdate" | "batchDelete", FacadeKind>;

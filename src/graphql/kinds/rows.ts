@@ -1,0 +1,191 @@
+import type { GraphQLResolveInfo } from "graphql";
+import { isOneToOne, pivotOf as pivotOfOp, type Operation } from "../../resources/operations.ts";
+import { linkResourceOf } from "../../resources/index.ts";
+import { ApiError, notFound, validationError } from "../../core/errors.ts";
+import { snake } from "../../core/names.ts";
+import { findOwned, findParent, guard, owned } from "../../data/access.ts";
+import { createRow, deleteRows, inTransaction, updateRow } from "../../data/write.ts";
+import { updateTracked } from "../../data/tracked.ts";
+import { writesIndependently } from "../../data/independent-writes.ts";
+import * as link from "../../data/links.ts";
+import type { StoreReads } from "../../db/store.ts";
+import type { Context } from "../../request/context.ts";
+import { actionInputType, runAction } from "../actions.ts";
+import { childKeys, idArg, INTERNAL, nestedRow, pivotOf, rowsDef, rowsQuery, type Args, type FacadeKind, type Row } from "./shared.ts";
+
+/*
+ * The single-row kinds: show, create, update, delete, associate, dissociate (PERSCOM's nested relation routes) and
+ * action, each answering one row (a many-to-many route's: its link row).
+ */
+
+/** What a single-row kind's resolver is given besides its arguments: how to answer the row it wrote. */
+interface Written {
+  query: object;
+  /** The row with `id`, read again as the selection asks. */
+  refetch(tx: StoreReads, id: number): Promise<Row>;
+  /** A row just written carries every column; it is read again only for the relations the selection includes. */
+  current(tx: StoreReads, row: Row): Row | Promise<Row>;
+  independence: { independent: boolean };
+}
+type RowResolver = (op: Operation, a: Args, ctx: Context, w: Written) => Promise<unknown>;
+
+/** A single-row kind: its resolver in a field answering the row (`rowField`). */
+const rowKind = (kind: Omit<FacadeKind, "field">, resolve: RowResolver): FacadeKind => ({
+  ...kind,
+  field: (t, op, p) => t.field({
+    ...INTERNAL,
+    type: p.refs.objects.get(rowsDef(op).name), args: p.args, description: p.description, nullable: true,
+    resolve: (_r: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) => resolveOne(op, resolve, a, ctx, rowsQuery(ctx, info)),
+  }),
+});
+
+async function resolveOne(op: Operation, resolve: RowResolver, a: Args, ctx: Context, query: object) {
+  guard(ctx, op.scopes);
+  const rel = op.parent?.relation;
+  const model = rel?.kind === "belongsToMany" ? pivotOf(op).model : op.def.model;
+  const selected = (query as { select?: Row; include?: Row }).select ?? (query as { include?: Row }).include ?? {};
+  const includesRelations = Object.values(selected).some((value) => value !== true && value !== false);
+  const refetch = (tx: StoreReads, id: number) => tx.findUniqueOrThrow(model, { ...query, where: { id } });
+  const current = (tx: StoreReads, row: Row) => (includesRelations ? refetch(tx, row.id) : row);
+  return resolve(op, a, ctx, { query, refetch, current, independence: { independent: writesIndependently(op) } });
+}
+
+/** The single row a view's `show` addresses (`/roster/{group}`). */
+async function viewRow(op: Operation, a: Args, ctx: Context, query: object) {
+  const row = await ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { ...(op.view!.where?.(ctx) ?? {}), id: idArg(op, a) }) });
+  if (!row) throw notFound();
+  return row;
+}
+
+async function absentAsNull<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "NOT_FOUND") return null;
+    throw error;
+  }
+}
+
+const show = rowKind({
+  addressesRow: true,
+  ofView: (w) => `One ${w.one} by id.`,
+  summary: (op, w) => (op.parent && isOneToOne(op) ? `The ${w.parent}'s ${w.one}. ${w.what}` : `One ${w.one}${w.of} by id. ${w.what}`),
+}, (op, a, ctx, { query }) =>
+  // A missing row, or another account's, is null: the client cannot tell them apart (REST answers 404 for null).
+  absentAsNull(async () => {
+    if (op.view) return viewRow(op, a, ctx, query);
+    return op.parent ? (await nestedRow(op, a, ctx, ctx.store, query)).row : findOwned(ctx, ctx.store, op.def, idArg(op, a)!, query);
+  }));
+
+/** `input` (and a many-to-many route's `pivot`) of create and update. */
+const inputArgs = (create: boolean): FacadeKind["args"] => (t, op, made, w) => {
+  const pivot = pivotOfOp(op);
+  return {
+    input: t.arg({
+      type: made.resourceInput(op.def), required: create,
+      description: create ? `The new ${w.one}'s attributes.` : "The attributes to change; the others keep their values.",
+    }),
+    ...(made.pivotInput(pivot) ? { pivot: t.arg({ type: made.pivotInput(pivot), description: "Columns of the link to the parent." }) } : {}),
+  };
+};
+
+const create = rowKind({
+  summary: (op, w) => (op.parent ? `Creates a ${w.one} for a ${w.parent}. ${w.what}` : `Creates a ${w.one}. ${w.what}`),
+  args: inputArgs(true),
+}, (op, a, ctx, { refetch, current, independence }) => inTransaction(ctx, async (tx) => {
+  if (!op.parent) return current(tx, await createRow(ctx, tx, op.def, a.input));
+  const parentId = a[op.parent.def.param] as number;
+  // The parent is looked up beside the body's checks (their statements share a round trip on PostgreSQL); a
+  // missing parent is still the answer (404) over an invalid body.
+  const parent = findParent(ctx, tx, op.parent.def, parentId);
+  if (op.parent.relation.kind === "belongsToMany") {
+    await parent;
+    const pivot = pivotOf(op);
+    const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
+    const row = await createRow(ctx, tx, op.def, a.input);
+    return refetch(tx, (await link.createLink(ctx, tx, pivot, parentId, row.id, pivotValues)).id);
+  }
+  const keys = childKeys(op, { id: parentId });
+  if (isOneToOne(op)) {
+    await parent;
+    if (await tx.count(op.def.model, { where: owned(ctx, op.def, keys) })) throw new ApiError("CONFLICT");
+  }
+  return current(tx, await createRow(ctx, tx, op.def, a.input, keys, { alongside: parent }));
+}, independence));
+
+const update = rowKind({
+  addressesRow: true,
+  summary: (_op, w) => `Changes a ${w.one}${w.of}: only the attributes given. ${w.what}`,
+  args: inputArgs(false),
+}, (op, a, ctx, { refetch, current, independence }) => inTransaction(ctx, async (tx) => {
+  if (!op.parent) {
+    const existing = await findOwned(ctx, tx, op.def, idArg(op, a)!);
+    return current(tx, await updateRow(ctx, tx, op.def, existing, a.input ?? {}));
+  }
+  const { row } = await nestedRow(op, a, ctx, tx);
+  if (op.parent.relation.kind !== "belongsToMany") return current(tx, await updateRow(ctx, tx, op.def, row, a.input ?? {}));
+  const pivot = pivotOf(op);
+  const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey]);
+  await updateRow(ctx, tx, op.def, related, a.input ?? {});
+  const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
+  if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), row.id, pivotValues);
+  return refetch(tx, row.id);
+}, independence));
+
+const remove = rowKind({
+  addressesRow: true,
+  summary: (op, w) => (op.parent?.relation.kind === "belongsToMany" ? `Unlinks a ${w.one} from a ${w.parent} and answers it.` : `Deletes a ${w.one}${w.of} and answers it.`),
+}, (op, a, ctx, { query }) => inTransaction(ctx, async (tx) => {
+  if (!op.parent) {
+    const row = await findOwned(ctx, tx, op.def, idArg(op, a)!, query);
+    await deleteRows(ctx, tx, op.def, [row.id]);
+    return row;
+  }
+  const { parent, row } = await nestedRow(op, a, ctx, tx, query);
+  if (op.parent.relation.kind === "belongsToMany") await link.removeLinked(ctx, tx, pivotOf(op), parent.id, [row]);
+  else await deleteRows(ctx, tx, op.def, [row.id]);
+  return row;
+}));
+
+const associate = rowKind({
+  summary: (_op, w) => `Moves an existing ${w.one} under a ${w.parent}.`,
+  args: (t, _op, _made, w) => ({ relatedKey: t.arg.int({ required: true, description: `Id of the ${w.one} to move under the parent.` }) }),
+}, (op, a, ctx, { refetch }) => inTransaction(ctx, async (tx) => {
+  const parent = await findOwned(ctx, tx, op.parent!.def, a[op.parent!.def.param]);
+  const child = await tx.findFirst(op.def.model, { where: owned(ctx, op.def, { id: a.relatedKey }), select: { id: true } });
+  if (!child) throw validationError({ related_key: [`The selected ${op.def.label.toLowerCase()} ${a.relatedKey} is invalid.`] });
+  await updateTracked(ctx, tx, op.def, child.id, childKeys(op, parent));
+  return refetch(tx, child.id);
+}));
+
+const dissociate = rowKind({
+  addressesRow: true,
+  summary: (_op, w) => `Detaches a ${w.one} from its ${w.parent}, leaving the ${w.one} in place.`,
+}, (op, a, ctx, { refetch }) => inTransaction(ctx, async (tx) => {
+  const { row } = await nestedRow(op, a, ctx, tx);
+  const keys = Object.keys(childKeys(op, { id: 0 }));
+  const required = keys.filter((k) => op.def.fields[k] && op.def.fields[k]!.nullable === false);
+  if (required.length) {
+    const names = required.map(snake);
+    throw validationError({ [names[0]!]: [`A ${op.def.label.toLowerCase()} cannot exist without its ${op.parent!.def.label.toLowerCase()}: delete it instead.`] });
+  }
+  await updateTracked(ctx, tx, op.def, row.id, Object.fromEntries(keys.map((k) => [k, null])));
+  return refetch(tx, row.id);
+}));
+
+/** An action (`POST /users/{user}/...`): its work is `src/events/actions.ts`; it answers the row it names. */
+const action = rowKind({
+  summary: (op) => op.action!.description,
+  args: (t, op, _made, _words, builder) => {
+    const input = actionInputType(builder, op);
+    return {
+      [op.subject!.param]: t.arg.int({ required: true, description: `Id of the ${op.subject!.label.toLowerCase()}.` }),
+      ...(input ? { input: t.arg({ type: input, required: true, description: "The action's attributes." }) } : {}),
+    };
+  },
+}, async (op, a, ctx, { query }) => {
+  const id = await runAction(op, a[op.subject!.param], a.input, ctx);
+  return ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { id }) });
+});
+
+export const rowKinds = { show, create, update, delete: remove, associate, dissociate, action } satisfies Record<string, FacadeKind>;
