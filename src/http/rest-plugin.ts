@@ -11,10 +11,10 @@ import { capIncludes, parseIncludes, searchIncludes } from "../rest/includes.ts"
 import { queryLimitRules } from "./limits.ts";
 import { matchRoute, versions } from "../rest/routes.ts";
 import { DocumentCache } from "../rest/documents.ts";
-import { variablesOf, type Body } from "../rest/body.ts";
+import type { Body } from "../rest/body.ts";
+import { envelope, variablesOf } from "../rest/kinds.ts";
 import type { Context } from "../request/context.ts";
 import { effectiveMethod, readBody } from "../rest/request.ts";
-import { envelope } from "../rest/envelope.ts";
 import { applyV1 } from "../rest/v1.ts";
 import { logInternalError, loggerOf, reportRoute } from "./observability/index.ts";
 

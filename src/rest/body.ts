@@ -1,16 +1,15 @@
 import { isPrototypeName, type FieldDef, type PivotDef, type ResourceDef } from "../resources/define.ts";
-import { pivotOf, type Operation } from "../resources/operations.ts";
+import type { Operation } from "../resources/operations.ts";
 import { ApiError, FieldErrorBag, validationError } from "../core/errors.ts";
 import { camel, snake } from "../core/names.ts";
 import { fileFromDataUri, isFile } from "../files/storage.ts";
-import { feedVariables } from "./changes.ts";
 
 export type Body = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Laravel accepts "5" for integers and "1"/"true" for booleans; so do we. Anything else goes to GraphQL as sent. */
-function coerce(f: Pick<FieldDef, "type">, value: unknown): unknown {
+export function coerce(f: Pick<FieldDef, "type">, value: unknown): unknown {
   if (f.type === "int" && typeof value === "string" && /^-?\d+$/.test(value.trim())) return Number(value);
   if (f.type === "boolean") {
     if (value === "1" || value === "true" || value === 1) return true;
@@ -35,10 +34,10 @@ const knownKeys = (def: ResourceDef) =>
  * attribute of anything, and a client sending one means something the API cannot do. Other unknown keys are
  * attributes a client echoes back, and ignored.
  */
-const prototypeNamesIn = (value: Body, at: string): Array<[string, string[]]> =>
+export const prototypeNamesIn = (value: Body, at: string): Array<[string, string[]]> =>
   Object.keys(value).filter(isPrototypeName).map((key) => [at ? `${at}.${key}` : key, [`The ${key} field is not an attribute of this resource.`]]);
 
-function refusePrototypeNames(value: Body, at: string, bag: FieldErrorBag): void {
+export function refusePrototypeNames(value: Body, at: string, bag: FieldErrorBag): void {
   for (const [key, [message]] of prototypeNamesIn(value, at)) bag.add(key, message!);
 }
 
@@ -90,14 +89,14 @@ export function pivotValues(pivot: PivotDef, value: unknown, at: string, bag: Fi
 }
 
 /** `pivotValues` of one pivot object, refused at once when it holds anything else. */
-function pivotObject(pivot: PivotDef, value: unknown, at: string): Body | undefined {
+export function pivotObject(pivot: PivotDef, value: unknown, at: string): Body | undefined {
   const bag = new FieldErrorBag();
   const values = pivotValues(pivot, value, at, bag);
   bag.throwIfAny();
   return values;
 }
 
-function idOf(value: unknown): number | null {
+export function idOf(value: unknown): number | null {
   const n = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
   return typeof n === "number" && Number.isInteger(n) && n > 0 && n <= 2147483647 ? n : null;
 }
@@ -147,7 +146,7 @@ export function idList(body: Body): number[] {
 }
 
 /** Batch update: `{ "<id>": {attributes, pivot} }`. A list says no changes for any id, so it is refused, not taken as a no-op. */
-function batchItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
+export function batchItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
   const raw = requireResources(body);
   if (!isObject(raw)) throw validationError({ resources: ["The resources field must be an object keyed by id, each value the changes of that row."] });
   const bag = new FieldErrorBag();
@@ -166,87 +165,15 @@ function batchItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
   return items;
 }
 
-const flag = (body: Body, key: string): boolean | undefined => {
+export const flag = (body: Body, key: string): boolean | undefined => {
   if (!Object.hasOwn(body, key)) return undefined;
   const v = coerce({ type: "boolean" }, body[key]);
   if (typeof v !== "boolean") throw validationError({ [key]: [`The ${key} field must be true or false.`] });
   return v;
 };
 
-/** GraphQL variables of an operation, from the route's path ids, the query string and the body. */
-export function variablesOf(op: Operation, params: Record<string, number>, query: URLSearchParams, body: Body): Body {
-  // Built from entries: an error bag's own keys would meet the very names refused.
-  const refused = prototypeNamesIn(body, "");
-  if (refused.length) throw validationError(Object.fromEntries(refused));
-  const vars: Body = { ...params };
-  const pivot = pivotOf(op);
-  switch (op.kind) {
-    case "feed":
-      Object.assign(vars, feedVariables(query));
-      break;
-    case "list":
-      vars.page = pageParam(query, {}, "page");
-      vars.limit = pageParam(query, {}, "limit");
-      break;
-    case "search":
-      vars.page = pageParam(query, body, "page");
-      vars.limit = pageParam(query, body, "limit");
-      Object.assign(vars, searchVariables(body));
-      break;
-    case "batchCreate":
-      vars.resources = newItems(op, pivot, body);
-      break;
-    case "associate": {
-      const id = idOf(body.related_key);
-      if (id === null) throw validationError({ related_key: ["The related key field is required and must be a positive integer id."] });
-      vars.relatedKey = id;
-      break;
-    }
-    case "action":
-      if (op.action!.input) {
-        const fields = Object.entries(op.action!.input).filter(([name]) => Object.hasOwn(body, snake(name)));
-        vars.input = Object.fromEntries(fields.map(([name, f]) => [name, coerce(f, body[snake(name)])]));
-      }
-      break;
-    case "create":
-    case "update":
-      vars.input = inputOf(op.def, body);
-      if (pivot) {
-        const values = pivotObject(pivot, body.pivot, "pivot");
-        if (Object.keys(pivot.fields).length) vars.pivot = values;
-      }
-      break;
-    case "attach":
-    case "sync":
-    case "toggle":
-      vars.resources = linkItems(pivot, body);
-      if (op.kind === "attach") vars.duplicates = flag(body, "duplicates");
-      if (op.kind === "sync") vars.detaching = flag(body, "detaching");
-      break;
-    case "detach":
-    case "batchDelete":
-      vars.resources = idList(body);
-      break;
-    case "batchUpdate":
-      vars.resources = batchItems(op, pivot, body);
-      break;
-    case "pivot":
-      if (!isObject(body.pivot)) throw validationError({ pivot: ["The pivot field is required and must be an object."] });
-      if (pivot) vars.pivot = pivotObject(pivot, body.pivot, "pivot");
-      else {
-        // A polymorphic relation has no link row: its pivot object is accepted and changes nothing.
-        const bag = new FieldErrorBag();
-        refusePrototypeNames(body.pivot, "pivot", bag);
-        bag.throwIfAny();
-        vars.pivot = body.pivot;
-      }
-      break;
-  }
-  return vars;
-}
-
 /** Batch create: `{"resources": [{attributes, "pivot": {...}}, ...]}`. */
-function newItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
+export function newItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
   const raw = requireResources(body);
   if (!Array.isArray(raw)) throw validationError({ resources: ["The resources field must be a list of objects."] });
   const bag = new FieldErrorBag();
@@ -265,7 +192,7 @@ function newItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
 }
 
 /** The Orion search body, checked for shape here and for allowed fields by the resolver. */
-function searchVariables(body: Body): Body {
+export function searchVariables(body: Body): Body {
   const vars: Body = {};
   const list = (key: string) => {
     const value = body[key];
@@ -290,7 +217,7 @@ function searchVariables(body: Body): Body {
 }
 
 /** `page` and `limit`: positive integers (query string, or body for search); too large a limit is served as the maximum. */
-function pageParam(query: URLSearchParams, body: Body, name: "page" | "limit"): number | undefined {
+export function pageParam(query: URLSearchParams, body: Body, name: "page" | "limit"): number | undefined {
   const raw = query.get(name) ?? (body[name] as string | number | undefined);
   if (raw === undefined || raw === null || raw === "") return undefined;
   const text = String(raw).trim();

@@ -6,7 +6,7 @@ import { ApiError, validationError } from "../core/errors.ts";
 import { select, selectLink, type Shaper } from "./selection.ts";
 import { restRootField } from "../core/names.ts";
 import { markFixedSelections } from "../graphql/fixed-plans.ts";
-import { FEED_SELECTION } from "./changes.ts";
+import { answers } from "./kinds.ts";
 
 export interface PreparedDocument {
   document: DocumentNode;
@@ -30,21 +30,9 @@ export function buildDocument(schema: GraphQLSchema, op: Operation, requested: r
   const vars = variableTypes(schema, op);
   const declared = Object.entries(vars).map(([k, t]) => `$${k}: ${t}`).join(", ");
   const passed = Object.keys(vars).map((k) => `${k}: $${k}`).join(", ");
-  let body: string;
-  let shape: Shaper | null = null;
-  if (op.returns === "status") {
-    body = "status";
-  } else if (op.returns === "feed") {
-    body = FEED_SELECTION;
-  } else if (op.returns === "changes") {
-    body = "attached detached updated";
-  } else {
-    const built = pivot
-      ? selectLink(pivot, includeTree(resourceNamed(pivot.related), includes, [pivot.as]))
-      : select(op.def, includeTree(op.def, includes));
-    shape = built.shape;
-    body = op.returns === "page" || op.returns === "linkPage" ? `nodes { ${built.selection} } totalCount page perPage lastPage` : built.selection;
-  }
+  const { body, shape } = answers[op.returns].selection(() => (pivot
+    ? selectLink(pivot, includeTree(resourceNamed(pivot.related), includes, [pivot.as]))
+    : select(op.def, includeTree(op.def, includes))));
   const operationName = `Rest_${op.field}${requested.length ? `_${requested.join("_").replace(/[^A-Za-z0-9_]/g, "_")}` : ""}`;
   const text = `${op.root} ${operationName}${declared ? `(${declared})` : ""} { result: ${restRootField(op.field)}${passed ? `(${passed})` : ""} { ${body} } }`;
   return { text, operationName, shape };

@@ -1,9 +1,4 @@
-import type { Operation } from "../resources/operations.ts";
-import type { Shaper } from "./selection.ts";
-import { feedEnvelope } from "./changes.ts";
-import { changesOf, type LinkKind } from "../graphql/kinds/links.ts";
-
-interface PageResult {
+export interface PageResult {
   nodes: Record<string, any>[];
   totalCount: number;
   page: number;
@@ -11,28 +6,8 @@ interface PageResult {
   lastPage: number;
 }
 
-/** PERSCOM's response body for an operation's GraphQL result. */
-export function envelope(op: Operation, result: any, shape: Shaper | null, url: URL): Record<string, unknown> {
-  const each = (rows: Record<string, any>[]) => (shape ? rows.map(shape) : rows);
-  switch (op.returns) {
-    case "page":
-    case "linkPage":
-      return paginated(each((result as PageResult).nodes), result as PageResult, url);
-    case "changes":
-      return Object.fromEntries(changesOf[op.kind as LinkKind].map((k) => [k, result[k]]));
-    case "status":
-      return result;
-    case "feed":
-      return feedEnvelope(result);
-    case "links":
-    case "objects":
-      return { data: each(result) };
-    default:
-      return { data: shape ? shape(result) : result };
-  }
-}
-
-function paginated(data: unknown[], page: PageResult, url: URL) {
+/** PERSCOM's page envelope: the rows, `links` to the other pages and `meta` (the page, its size, the total). */
+export function paginated(data: unknown[], page: PageResult, url: URL) {
   const path = `${url.origin}${url.pathname}`;
   const linkTo = (n: number) => {
     const params = new URLSearchParams();

@@ -1,4 +1,5 @@
 import { isOneToOne, operations, type Operation } from "../resources/operations.ts";
+import { alsoMethods } from "./kinds.ts";
 
 export interface Route {
   method: string;
@@ -21,7 +22,7 @@ function routesOf(op: Operation): Route[] {
     const segments = path.split("/").filter(Boolean);
     return { method, op, segments, literals: segments.filter((s) => !s.startsWith("{")).length };
   };
-  const methods = op.kind === "update" ? ["PATCH", "PUT"] : [op.method];
+  const methods = [op.method, ...(alsoMethods[op.kind] ?? [])];
   const paths = [op.path];
   if (isOneToOne(op) && op.path.endsWith(`/{${op.parent!.route.param}}`)) paths.push(op.path.slice(0, op.path.lastIndexOf("/")));
   return methods.flatMap((m) => paths.map((p) => make(m, p)));

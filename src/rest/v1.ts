@@ -1,5 +1,6 @@
 import type { ResourceDef } from "../resources/define.ts";
 import type { Operation } from "../resources/operations.ts";
+import { answers } from "./kinds.ts";
 
 type Row = Record<string, any>;
 
@@ -15,7 +16,7 @@ const statusRelations = (def: ResourceDef) => Object.entries(def.relations).filt
  * `text_color` and `bg_color` (both the status colour), on the status itself and on what embeds it.
  */
 export function applyV1(op: Operation, body: Record<string, any>): void {
-  if (!(op.returns === "object" || op.returns === "link") || !body.data) return;
+  if (!answers[op.returns].single || !body.data) return;
   const row = body.data as Row;
   if (op.def.name === "status") withColors(row);
   for (const key of statusRelations(op.def)) {

@@ -6,7 +6,7 @@ import { encodeGlobalID } from "@pothos/plugin-relay";
 import type { RelationDef, ResourceDef } from "../../src/resources/define.ts";
 import { operations, type Operation } from "../../src/resources/operations.ts";
 import { pascal } from "../../src/core/names.ts";
-import { variablesOf } from "../../src/rest/body.ts";
+import { variablesOf } from "../../src/rest/kinds.ts";
 import type { Client, Reply } from "../harness.ts";
 
 /*
