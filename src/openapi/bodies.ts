@@ -3,6 +3,7 @@ import { pivotOf, type Operation } from "../resources/operations.ts";
 import { pascal, snake } from "../core/names.ts";
 import { Components, fieldSchema, idSchema, nullable, object, schemaName, type Schema } from "./schema.ts";
 import { includeValues } from "./parameters.ts";
+import { openapiKinds } from "./kinds.ts";
 import { filterableFields, operators } from "../data/search.ts";
 
 type Mode = "create" | "update";
@@ -164,14 +165,15 @@ export class Bodies {
   }
 
   /** The body schema of each kind; `undefined` when the kind takes none. */
-  private readonly byKind: Record<OperationKind, ((op: Operation, encoding: Encoding) => Schema) | undefined> = {
+  private readonly byKind: Record<OperationKind, ((op: Operation, encoding: Encoding) => Schema | undefined) | undefined> = {
     list: undefined,
     show: undefined,
     delete: undefined,
     dissociate: undefined,
     command: undefined,
     feed: undefined,
-    action: (op) =>
+    // An action without input takes no body.
+    action: (op) => !op.action!.input ? undefined :
       this.components.ref(`${pascal(op.field)}Request`, () => {
         const input = Object.entries(op.action!.input ?? {});
         return object(Object.fromEntries(input.map(([k, f]) => [snake(k), fieldSchema(f, true)])), input.filter(([, f]) => f.required).map(([k]) => snake(k)));
@@ -209,16 +211,13 @@ export class Bodies {
 
   /** The operation's `requestBody`, with a multipart alternative where the resource stores uploads. */
   requestBody(op: Operation): Schema | undefined {
-    const make = this.byKind[op.kind];
-    if (!make || (op.kind === "action" && !op.action!.input)) return undefined;
-    const content: Record<string, Schema> = { "application/json": { schema: make(op, "json") } };
-    if ((op.kind === "create" || op.kind === "update") && Object.keys(op.def.uploads ?? {}).length) {
-      content["multipart/form-data"] = { schema: make(op, "multipart") };
+    const kind = openapiKinds[op.kind];
+    const json = this.byKind[op.kind]?.(op, "json");
+    if (!json) return undefined;
+    const content: Record<string, Schema> = { "application/json": { schema: json } };
+    if (kind.uploads && Object.keys(op.def.uploads ?? {}).length) {
+      content["multipart/form-data"] = { schema: this.byKind[op.kind]!(op, "multipart")! };
     }
-    const fixed = fixedColumns(op);
-    const needed = op.kind === "create"
-      ? Object.entries(op.def.fields).some(([k, f]) => f.required && !fixed.includes(k)) || Object.values(op.def.uploads ?? {}).some((u) => u.required)
-      : !["update", "search"].includes(op.kind);
-    return { required: needed, content };
+    return { required: kind.bodyRequired?.(op, fixedColumns(op)) ?? true, content };
   }
 }

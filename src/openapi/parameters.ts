@@ -4,7 +4,7 @@ import type { Operation } from "../resources/operations.ts";
 import { versions } from "../rest/routes.ts";
 import { camel, pascal } from "../core/names.ts";
 import { idSchema, schemaName, type Schema } from "./schema.ts";
-import { feedParameters } from "./changes.ts";
+import { openapiKinds } from "./kinds.ts";
 
 const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 
@@ -90,8 +90,7 @@ export class Parameters {
     const parameters: Schema[] = [ref("Version"), ...[...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => this.path(op, name!))];
     const include = this.include(op);
     if (include) parameters.push(include);
-    if (op.kind === "list" || op.kind === "search") parameters.push(ref("Page"), ref("Limit"));
-    if (op.kind === "feed") parameters.push(...feedParameters());
+    parameters.push(...(openapiKinds[op.kind].parameters?.() ?? []));
     return parameters;
   }
 

@@ -1,4 +1,3 @@
-import type { OperationKind } from "../resources/define.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { routes } from "../rest/routes.ts";
 import { human, pascal } from "../core/names.ts";
@@ -6,38 +5,9 @@ import { article, type Schema } from "./schema.ts";
 import type { Bodies } from "./bodies.ts";
 import { errorResponseRef, errorStatuses, type SuccessBodies } from "./responses.ts";
 import { Parameters } from "./parameters.ts";
+import { openapiKinds, type Words } from "./kinds.ts";
 
 const a = article;
-
-interface Words {
-  /** The singular with its article: "a rank". */
-  one: string;
-  many: string;
-  parent: string;
-}
-
-/** A summary per kind, from the resource's words; every kind must have one. */
-const summaries: Record<OperationKind, (w: Words) => string> = {
-  list: (w) => `List ${w.many}${w.parent}`,
-  show: (w) => `Show ${w.one}${w.parent}`,
-  create: (w) => `Create ${w.one}${w.parent}`,
-  update: (w) => `Update ${w.one}${w.parent}`,
-  delete: (w) => `Delete ${w.one}${w.parent}`,
-  search: (w) => `Search ${w.many}${w.parent}`,
-  batchCreate: (w) => `Create several ${w.many}${w.parent}`,
-  batchUpdate: (w) => `Update several ${w.many}${w.parent}`,
-  batchDelete: (w) => `Delete several ${w.many}${w.parent}`,
-  associate: (w) => `Associate ${w.one}${w.parent}`,
-  dissociate: (w) => `Dissociate ${w.one}${w.parent}`,
-  attach: (w) => `Attach ${w.many}${w.parent}`,
-  detach: (w) => `Detach ${w.many}${w.parent}`,
-  sync: (w) => `Sync the ${w.many}${w.parent}`,
-  toggle: (w) => `Toggle ${w.many}${w.parent}`,
-  pivot: (w) => `Update the link columns of ${w.one}${w.parent}`,
-  command: () => "Run an account command",
-  feed: () => "List the account's changes",
-  action: (w) => `Act on ${w.one}`,
-};
 
 /** The tag of an operation: its top-level collection, view, or nested route. */
 export function tagOf(op: Operation): { name: string; description: string } {
@@ -92,7 +62,7 @@ export function pathsOf(bodies: Bodies, success: SuccessBodies, params: Paramete
     (paths[`/{version}${path}`] ??= {})[method.toLowerCase()] = {
       operationId,
       tags: [tagOf(op).name],
-      summary: op.action?.summary ?? summaries[op.kind](words),
+      summary: op.action?.summary ?? openapiKinds[op.kind].summary(words),
       description: alias ? `Same as \`${op.method} ${op.path}\` (\`${op.field}\`). ${describe(op)}` : describe(op),
       security,
       parameters,

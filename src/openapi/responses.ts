@@ -1,11 +1,11 @@
 import { errorKinds, type ErrorCode } from "../core/errors.ts";
-import type { OperationKind } from "../resources/define.ts";
 import { changesOf, type LinkKind } from "../graphql/kinds/links.ts";
-import { isOneToOne, pivotOf, type Operation, type Returns } from "../resources/operations.ts";
+import { pivotOf, type Operation } from "../resources/operations.ts";
 import { camel, pascal } from "../core/names.ts";
 import { Components, includeTree, object, RowSchemas, type Schema } from "./schema.ts";
 import { includeValues } from "./parameters.ts";
 import { feedPageSchema } from "./changes.ts";
+import { answers, openapiKinds, type SuccessBody } from "./kinds.ts";
 
 const headerRefs = {
   "X-Perscom-Request-Id": { $ref: "#/components/headers/RequestId" },
@@ -57,16 +57,14 @@ export const errorSchema: Schema = object({
 }, ["error"]);
 
 const everywhere = [400, 401, 402, 403, 429, 500, 503];
-const lookups = new Set<OperationKind>(["batchUpdate", "batchDelete", "associate"]);
 
 /** Every error status an operation can answer. */
 export function errorStatuses(op: Operation, hasBody: boolean, hasInclude: boolean): number[] {
   const statuses = new Set(everywhere);
-  if (/\{\w+\}/.test(op.path) || lookups.has(op.kind)) statuses.add(404);
-  if (op.kind === "create" && isOneToOne(op)) statuses.add(409);
+  if (/\{\w+\}/.test(op.path)) statuses.add(404);
+  for (const status of openapiKinds[op.kind].errors?.(op) ?? []) statuses.add(status);
   if (hasBody) statuses.add(413);
-  if (hasBody || hasInclude || op.kind === "list" || op.kind === "search" || op.kind === "feed") statuses.add(422);
-  if (op.kind === "feed") statuses.add(410);
+  if (hasBody || hasInclude) statuses.add(422);
   return [...statuses].filter((s) => byStatus.has(s)).sort((a, b) => a - b);
 }
 
@@ -106,34 +104,38 @@ export class SuccessBodies {
     };
   }
 
-  private envelope(row: Schema, returns: Returns): Schema {
-    const name = refName(row);
-    switch (returns) {
-      case "page":
-      case "linkPage":
-        return this.components.ref(`${name}Page`, () => object({ data: { type: "array", items: row }, ...this.pageParts() }, ["data", "links", "meta"]));
-      case "objects":
-      case "links":
-        return this.components.ref(`${name}List`, () => object({ data: { type: "array", items: row } }, ["data"]));
-      default:
-        return this.components.ref(`${name}Item`, () => object({ data: row }, ["data"]));
-    }
+  /** The row of a row answer, with the operation's includes (a many-to-many route's: its link row). */
+  private rowOf(op: Operation): Schema {
+    const pivot = pivotOf(op);
+    const tree = includeTree(includeValues(op));
+    return pivot ? this.rows.linkRow(pivot, tree) : this.rows.row(op.def, tree);
   }
 
-  body(op: Operation): Schema {
-    if (op.returns === "status") {
-      return this.components.ref("CommandStatus", () => object({ status: { type: "string", description: "`okay` when the command ran." } }, ["status"]));
-    }
-    if (op.returns === "feed") return feedPageSchema(this.components);
-    if (op.returns === "changes") {
+  /** Each success body (`answers` in src/openapi/kinds.ts says an answer's). */
+  private readonly bodies: Record<SuccessBody, (op: Operation) => Schema> = {
+    page: (op) => {
+      const row = this.rowOf(op);
+      return this.components.ref(`${refName(row)}Page`, () => object({ data: { type: "array", items: row }, ...this.pageParts() }, ["data", "links", "meta"]));
+    },
+    list: (op) => {
+      const row = this.rowOf(op);
+      return this.components.ref(`${refName(row)}List`, () => object({ data: { type: "array", items: row } }, ["data"]));
+    },
+    item: (op) => {
+      const row = this.rowOf(op);
+      return this.components.ref(`${refName(row)}Item`, () => object({ data: row }, ["data"]));
+    },
+    status: () => this.components.ref("CommandStatus", () => object({ status: { type: "string", description: "`okay` when the command ran." } }, ["status"])),
+    feed: () => feedPageSchema(this.components),
+    changes: (op) => {
       const keys = changesOf[op.kind as LinkKind] ?? (["attached", "detached", "updated"] as const);
       return this.components.ref(`${keys.map(pascal).join("")}Changes`, () =>
         object(Object.fromEntries(keys.map((k) => [k, { type: "array", items: { type: "integer" }, description: `Related ids ${k}.` }])), keys));
-    }
-    const pivot = pivotOf(op);
-    const linked = op.returns === "link" || op.returns === "links" || op.returns === "linkPage";
-    const tree = includeTree(includeValues(op));
-    return this.envelope(linked && pivot ? this.rows.linkRow(pivot, tree) : this.rows.row(op.def, tree), op.returns);
+    },
+  };
+
+  body(op: Operation): Schema {
+    return this.bodies[answers[op.returns].body](op);
   }
 
   /** The 200 response of an operation: a `components.responses` entry per success body. */
@@ -141,12 +143,7 @@ export class SuccessBodies {
     const body = this.body(op);
     const name = refName(body);
     this.responses[name] ??= {
-      description: ({
-        status: "The command ran.", changes: "The related ids the operation changed.", page: "One page of rows.", linkPage: "One page of rows.",
-        feed: "One page of the change feed.",
-      } as Partial<
-        Record<Returns, string>
-      >)[op.returns] ?? (op.returns === "objects" || op.returns === "links" ? "The rows." : "The row."),
+      description: answers[op.returns].description,
       headers: headerRefs,
       content: { "application/json": { schema: body } },
     };
