@@ -12,7 +12,7 @@ import { queryLimitRules } from "./limits.ts";
 import { matchRoute, versions } from "../rest/routes.ts";
 import { DocumentCache } from "../rest/documents.ts";
 import type { Body } from "../rest/body.ts";
-import { envelope, variablesOf } from "../rest/kinds.ts";
+import { bodyIncludes, envelope, variablesOf } from "../rest/kinds.ts";
 import type { Context } from "../request/context.ts";
 import { effectiveMethod, readBody } from "../rest/request.ts";
 import { applyV1 } from "../rest/v1.ts";
@@ -62,7 +62,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       const { op } = match.route;
       const requested = parseIncludes(url.searchParams.get("include"), op.includes);
       const includes = capIncludes(
-        op.kind === "search" ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes, op)])].sort() : requested, config,
+        bodyIncludes[op.kind] ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes, op)])].sort() : requested, config,
       );
       const prepared = documents.get(op, includes);
       const variableValues = variablesOf(op, match.params, url.searchParams, body);

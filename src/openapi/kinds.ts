@@ -28,6 +28,8 @@ export interface OpenApiKind {
   bodyRequired?(op: Operation, fixed: string[]): boolean;
   /** Takes a multipart body too, where the resource stores uploads. */
   uploads?: boolean;
+  /** A tag of its own (after a view's), instead of its resource's or route's. */
+  tag?(op: Operation): { name: string; description: string };
 }
 
 const pages = () => [{ $ref: "#/components/parameters/Page" }, { $ref: "#/components/parameters/Limit" }];
@@ -100,6 +102,7 @@ export const openapiKinds: Record<OperationKind, OpenApiKind> = {
   },
   feed: {
     summary: () => "List the account's changes",
+    tag: (op) => ({ name: op.def.plural, description: `The change feed: the account's ${op.def.label.toLowerCase()}s in order, \`${op.path}\`.` }),
     errors: () => [422, 410],
     parameters: feedParameters,
   },

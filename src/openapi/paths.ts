@@ -12,7 +12,8 @@ const a = article;
 /** The tag of an operation: its top-level collection, view, or nested route. */
 export function tagOf(op: Operation): { name: string; description: string } {
   if (op.view) return { name: op.view.path, description: `${op.def.label} rows through \`/${op.view.path}\`.` };
-  if (op.kind === "feed") return { name: op.def.plural, description: `The change feed: the account's ${op.def.label.toLowerCase()}s in order, \`${op.path}\`.` };
+  const own = openapiKinds[op.kind].tag?.(op);
+  if (own) return own;
   if (op.subject) return { name: op.subject.path!, description: `${op.subject.label} rows: \`/${op.subject.path}\`.` };
   if (op.parent) {
     return {

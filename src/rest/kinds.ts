@@ -99,6 +99,9 @@ export function variablesOf(op: Operation, params: Record<string, number>, query
   return vars;
 }
 
+/** Kinds whose body may name includes besides the query string's (Orion's search body). */
+export const bodyIncludes: Partial<Record<OperationKind, true>> = { search: true };
+
 /** The methods a kind's route answers besides its own (PERSCOM updates with PUT too). */
 export const alsoMethods: Partial<Record<OperationKind, string[]>> = { update: ["PUT"] };
 
