@@ -5,10 +5,8 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { ResourceDef } from "../resources/define.ts";
 import { resources, resourceNamed } from "../resources/index.ts";
 import { operations, type Operation } from "../resources/operations.ts";
-import { ApiError, validationError } from "../core/errors.ts";
-import { capped, findOwned, guard, owned } from "../data/access.ts";
-import { createRow, deleteRows, inTransaction, updateRow } from "../data/write.ts";
-import type { StoreReads } from "../db/store.ts";
+import { validationError } from "../core/errors.ts";
+import { guard, owned } from "../data/access.ts";
 import { fieldDescription, resourceDescription } from "../resources/descriptions.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
@@ -16,17 +14,18 @@ import { enumRef } from "./enums.ts";
 import { jsonInputType } from "./json-shapes.ts";
 import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
 import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "./connections.ts";
-import { pascal, pluralWords, withArticle } from "../core/names.ts";
+import { pascal, pluralWords } from "../core/names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 import { CHANGE_EVENT, changeEventNode } from "./changes.ts";
-import { actionInputType, runAction } from "./actions.ts";
 import { addPublicLinkMutations } from "./kinds/links.ts";
-import { camelPath, renameFieldErrors } from "./kinds/shared.ts";
+import type { PublicParts } from "./kinds/shared.ts";
+import { facadeKinds } from "./kinds/index.ts";
 
 /*
  * The public graph's root fields, generated from the registry: `node`/`nodes`, `me`, one connection and one lookup
  * per resource, the views, and payload mutations (create, update, delete, batch create, and the link operations of
- * many-to-many relations). They run the same data layer as the REST facade's internal fields.
+ * many-to-many relations). The mutations are their kinds' (src/graphql/kinds/), run by the same resolvers as the
+ * REST facade's internal fields where the two take the same arguments (the link kinds).
  */
 
 type Row = Record<string, any>;
@@ -188,197 +187,12 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     return fields;
   }
 
+  /** A resource's mutations: each top-level operation's (an action's on its subject), by its kind, and its links'. */
   function addMutations(def: ResourceDef) {
-    const Name = pascal(def.name);
-    const one = def.label.toLowerCase();
-    const node = refs.objects.get(def.name);
-    const create = topLevel(def, "create");
-    const update = topLevel(def, "update");
-    const remove = topLevel(def, "delete");
-    const batch = topLevel(def, "batchCreate");
-    const rowPayload = (verb: string) => payload(`${verb}${Name}Payload`, (t: any) => ({
-      [def.name]: t.field({ type: node, nullable: true, description: `The ${one} as it is now${verb === "Delete" ? " gone (its last state)" : ""}.`, resolve: (p: Row) => p.row }),
-    }), `What ${verb.toLowerCase()}${verb.endsWith("e") ? "d" : "ed"} ${withArticle(one)} answers.`);
-    const reread = (ctx: Context, info: GraphQLResolveInfo, id: number, tx: StoreReads = ctx.store) =>
-      tx.findFirst(def.model, { ...queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }), where: { id } });
-
-    if (create) {
-      const input = b.inputType(`Create${Name}Input`, { description: `A new ${one}: its attributes; the required ones are non-null.`, fields: (t: any) => inputFields(t, def, true) });
-      b.mutationField(`create${Name}`, (t: any) => t.field({
-        type: rowPayload("Create"), nullable: true,
-        description: withRoute(`Creates ${withArticle(one)}. ${resourceDescription(def)}`, create),
-        args: { input: t.arg({ type: input, required: true, description: `The new ${one}'s attributes.` }) },
-        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-          guard(ctx, create.scopes);
-          const row = await inTransaction(ctx, (tx) => createRow(ctx, tx, def, args.input));
-          return { row: await reread(ctx, info, row.id) };
-        },
-      }));
-      registerRootField(`create${Name}`, { scopes: create.scopes, def });
-    }
-    if (update) {
-      const patch = b.inputType(`${Name}Patch`, { description: `Changes to ${withArticle(one)}: only the attributes given change.`, fields: (t: any) => inputFields(t, def, false) });
-      b.mutationField(`update${Name}`, (t: any) => t.field({
-        type: rowPayload("Update"), nullable: true,
-        description: withRoute(`Changes ${withArticle(one)}: only the attributes given.`, update),
-        args: {
-          rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
-          input: t.arg({ type: patch, required: true, description: "The attributes to change." }),
-        },
-        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-          guard(ctx, update.scopes);
-          const row = await inTransaction(ctx, async (tx) => updateRow(ctx, tx, def, await findOwned(ctx, tx, def, args.rowId), args.input));
-          return { row: await reread(ctx, info, row.id) };
-        },
-      }));
-      registerRootField(`update${Name}`, { scopes: update.scopes, def });
-    }
-    if (remove) {
-      b.mutationField(`delete${Name}`, (t: any) => t.field({
-        type: rowPayload("Delete"), nullable: true,
-        description: withRoute(`Deletes ${withArticle(one)}.`, remove),
-        args: { rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }) },
-        resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-          guard(ctx, remove.scopes);
-          return inTransaction(ctx, async (tx) => {
-            const row = await findOwned(ctx, tx, def, args.rowId, queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }));
-            await deleteRows(ctx, tx, def, [row.id]);
-            return { row };
-          });
-        },
-      }));
-      registerRootField(`delete${Name}`, { scopes: remove.scopes, def });
-    }
-    const Plural = pascal(def.plural);
-    /** `CreateRanksPayload { ranks }`: a batch's rows, in the order of the request. */
-    const rowsPayload = (verb: string, rows: string, doing: string) => payload(`${verb}${Plural}Payload`, (t: any) => ({
-      [def.plural]: t.field({ type: [node], description: `The ${rows}.`, resolve: (p: Row) => p.rows }),
-    }), `What ${doing} several ${plural(def)} answers.`);
-    if (batch && create) {
-      b.mutationField(`create${Plural}`, (t: any) => t.field({
-        type: rowsPayload("Create", `new ${plural(def)}, in the order of the inputs`, "creating"),
-        nullable: true,
-        description: withRoute(`Creates several ${plural(def)} in one transaction: all or none.`, batch),
-        args: { inputs: t.arg({ type: [`Create${Name}Input`], required: true, description: `The new ${plural(def)} (at most the server's batch limit).` }) },
-        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-          guard(ctx, batch.scopes);
-          const ids = await inTransaction(ctx, async (tx) => {
-            const made: number[] = [];
-            for (const [i, input] of capped(ctx, args.inputs as Row[], "inputs").entries()) {
-              made.push((await createRow(ctx, tx, def, input).catch((e) => Promise.reject(atItem(e, `inputs.${i}`)))).id);
-            }
-            return made;
-          });
-          return { rows: await inRequestOrder(ctx, info, def, def.plural, ids) };
-        },
-      }));
-      registerRootField(`create${Plural}`, { scopes: batch.scopes, def });
-    }
-    const batchUpdate = topLevel(def, "batchUpdate");
-    const batchDelete = topLevel(def, "batchDelete");
-    if (batchUpdate && update) {
-      const item = b.inputType(`Update${Name}Item`, {
-        description: `One ${one} of a batch update: its row id and the attributes to change.`,
-        fields: (t: any) => ({
-          rowId: t.int({ required: true, description: `The ${one}'s row id.` }),
-          input: t.field({ type: `${Name}Patch`, required: true, description: "The attributes to change." }),
-        }),
-      });
-      b.mutationField(`update${Plural}`, (t: any) => t.field({
-        type: rowsPayload("Update", `changed ${plural(def)}, in the order of the items`, "changing"),
-        nullable: true,
-        description: withRoute(`Changes several ${plural(def)} in one transaction: all or none.`, batchUpdate),
-        args: { items: t.arg({ type: [item], required: true, description: `The ${plural(def)} to change (at most the server's batch limit).` }) },
-        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-          guard(ctx, batchUpdate.scopes);
-          const items = capped(ctx, args.items as Array<{ rowId: number; input: Row }>, "items");
-          await inTransaction(ctx, async (tx) => {
-            for (const [i, { rowId, input }] of items.entries()) {
-              const existing = await findOwned(ctx, tx, def, rowId).catch((e) => Promise.reject(missingItem(e, `items.${i}.rowId`, def, rowId)));
-              await updateRow(ctx, tx, def, existing, input).catch((e) => Promise.reject(atItem(e, `items.${i}.input`)));
-            }
-          });
-          return { rows: await inRequestOrder(ctx, info, def, def.plural, items.map((i) => i.rowId)) };
-        },
-      }));
-      registerRootField(`update${Plural}`, { scopes: batchUpdate.scopes, def });
-    }
-    if (batchDelete && remove) {
-      b.mutationField(`delete${Plural}`, (t: any) => t.field({
-        type: rowsPayload("Delete", `deleted ${plural(def)} (their last state), in the order of the row ids`, "deleting"),
-        nullable: true,
-        description: withRoute(`Deletes several ${plural(def)} in one transaction: all or none.`, batchDelete),
-        args: { rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(def)} to delete (at most the server's batch limit).` }) },
-        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-          guard(ctx, batchDelete.scopes);
-          const rowIds = capped(ctx, [...new Set(args.rowIds as number[])], "rowIds");
-          return inTransaction(ctx, async (tx) => {
-            const rows = await inRequestOrder(ctx, info, def, def.plural, rowIds, tx);
-            const missing = rowIds.filter((_, i) => !rows[i]);
-            if (missing.length) {
-              throw validationError(Object.fromEntries(missing.map((id) => [`rowIds.${rowIds.indexOf(id)}`, [`The ${one} ${id} does not exist.`]])));
-            }
-            await deleteRows(ctx, tx, def, rowIds);
-            return { rows };
-          });
-        },
-      }));
-      registerRootField(`delete${Plural}`, { scopes: batchDelete.scopes, def });
-    }
-    for (const op of operations.filter((o) => o.def === def && o.kind === "command")) {
-      b.mutationField(op.field, (t: any) => t.field({
-        type: payload(`${pascal(op.field)}Payload`, (t: any) => ({
-          status: t.string({ description: "What the command did, such as `okay`.", resolve: (p: Row) => p.status }),
-        }), `What the ${op.field} command answers.`),
-        nullable: true,
-        description: withRoute(op.command!.description, op),
-        resolve: async (_root: unknown, _args: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
-      }));
-      registerRootField(op.field, { scopes: op.scopes });
-    }
-    for (const op of operations.filter((o) => o.subject === def && o.kind === "action")) {
-      const answered = op.def;
-      const input = actionInputType(builder, op);
-      b.mutationField(op.field, (t: any) => t.field({
-        type: payload(`${pascal(op.field)}Payload`, (t: any) => ({
-          [answered.name]: t.field({
-            type: refs.objects.get(answered.name), nullable: true, description: `The ${answered.label.toLowerCase()} the action answers.`, resolve: (p: Row) => p.row,
-          }),
-        }), `What ${op.field} answers.`),
-        nullable: true,
-        description: withRoute(op.action!.description, op),
-        args: {
-          rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
-          ...(input ? { input: t.arg({ type: input, required: true, description: "The action's attributes." }) } : {}),
-        },
-        resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-          const id = await runAction(op, args.rowId, args.input, ctx);
-          const query = queryFromInfo({ context: ctx, info, typeName: pascal(answered.name), path: [answered.name] });
-          return { row: await ctx.store.findFirst(answered.model, { ...query, where: owned(ctx, answered, { id }) }) };
-        },
-      }));
-      registerRootField(op.field, { scopes: op.scopes, def: answered });
-    }
+    const parts: PublicParts = { builder, refs, payload, withRoute, inputFields, topLevel };
+    for (const op of operations) if (!op.parent && !op.view && (op.subject ?? op.def) === def) facadeKinds[op.kind].addPublic?.(parts, op);
     for (const [key, rel] of Object.entries(def.relations)) {
       if (rel.kind === "belongsToMany") addPublicLinkMutations(builder, refs, { payload, withRoute }, def, key, rel);
     }
   }
-
-  /** The rows with these ids, selected as the field at `path` asks, in the ids' order (null for one not in the account). */
-  async function inRequestOrder(ctx: Context, info: GraphQLResolveInfo, def: ResourceDef, path: string, ids: number[], tx: StoreReads = ctx.store) {
-    const rows: Row[] = await tx.findMany(def.model, {
-      ...queryFromInfo({ context: ctx, info, typeName: pascal(def.name), path: [path] }), where: owned(ctx, def, { id: { in: ids } }),
-    });
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    return ids.map((id) => byId.get(id) ?? null);
-  }
 }
-
-/** A batch item whose row is not in the account: a validation error on its row id. */
-function missingItem(error: unknown, at: string, def: ResourceDef, rowId: number): unknown {
-  if (!(error instanceof ApiError) || error.code !== "NOT_FOUND") return error;
-  return validationError({ [at]: [`The ${def.label.toLowerCase()} ${rowId} does not exist.`] });
-}
-
-/** A batch item's field errors under its input path (`inputs.2.name`). */
-const atItem = (error: unknown, at: string): unknown => renameFieldErrors(error, (k) => `${at}.${camelPath(k)}`);

@@ -1,4 +1,9 @@
 import type { GraphQLResolveInfo } from "graphql";
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import type { ResourceDef } from "../../resources/define.ts";
+import { ApiError } from "../../core/errors.ts";
+import { pascal, pluralWords as plural } from "../../core/names.ts";
+import { registerRootField } from "../relation-scopes.ts";
 import type { PivotDef } from "../../resources/define.ts";
 import { pivotOf as pivotOfOp, type Operation } from "../../resources/operations.ts";
 import { linkResourceOf } from "../../resources/index.ts";
@@ -9,7 +14,7 @@ import { updateTracked } from "../../data/tracked.ts";
 import * as link from "../../data/links.ts";
 import type { StoreReads, StoreTransaction } from "../../db/store.ts";
 import type { Context } from "../../request/context.ts";
-import { camelPath, childKeys, INTERNAL, inputPathsOf, renamingErrors, rowsDef, rowsQuery, type Args, type FacadeKind, type Row } from "./shared.ts";
+import { camelPath, childKeys, INTERNAL, inputPathsOf, publicNames, renameFieldErrors, renamingErrors, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, type Row } from "./shared.ts";
 
 /*
  * The batch kinds: batchCreate, batchUpdate and batchDelete (`/ranks/batch`), one transaction for all the rows,
@@ -104,6 +109,115 @@ const rowsField: FacadeKind["field"] = (t, op, p) => t.field({
   resolve: (_r: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) => resolveBatch(op, a, ctx, rowsQuery(ctx, info)),
 });
 
+// ---- The public graph: `createRanks(inputs:)`, `updateRanks(items:)`, `deleteRanks(rowIds:)` ----
+
+/** `CreateRanksPayload { ranks }`: a batch's rows, in the order of the request. */
+const rowsPayload = (p: PublicParts, def: ResourceDef, verb: string, rows: string, doing: string) => {
+  const { Plural, node } = publicNames(p, def);
+  return p.payload(`${verb}${Plural}Payload`, (t: any) => ({
+    [def.plural]: t.field({ type: [node], description: `The ${rows}.`, resolve: (r: Row) => r.rows }),
+  }), `What ${doing} several ${plural(def)} answers.`);
+};
+
+/** The rows with these ids, selected as the field at `path` asks, in the ids' order (null for one not in the account). */
+async function inRequestOrder(ctx: Context, info: GraphQLResolveInfo, def: ResourceDef, path: string, ids: number[], tx: StoreReads = ctx.store) {
+  const rows: Row[] = await tx.findMany(def.model, {
+    ...queryFromInfo({ context: ctx, info, typeName: pascal(def.name), path: [path] }), where: owned(ctx, def, { id: { in: ids } }),
+  });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id) ?? null);
+}
+
+/** A batch item whose row is not in the account: a validation error on its row id. */
+function missingItem(error: unknown, at: string, def: ResourceDef, rowId: number): unknown {
+  if (!(error instanceof ApiError) || error.code !== "NOT_FOUND") return error;
+  return validationError({ [at]: [`The ${def.label.toLowerCase()} ${rowId} does not exist.`] });
+}
+
+/** A batch item's field errors under its input path (`inputs.2.name`). */
+const atItem = (error: unknown, at: string): unknown => renameFieldErrors(error, (k) => `${at}.${camelPath(k)}`);
+
+function publicBatchCreate(p: PublicParts, batch: Operation) {
+  const def = batch.def;
+  if (!p.topLevel(def, "create")) return;
+  const { b, Name, Plural } = publicNames(p, def);
+  b.mutationField(`create${Plural}`, (t: any) => t.field({
+    type: rowsPayload(p, def, "Create", `new ${plural(def)}, in the order of the inputs`, "creating"),
+    nullable: true,
+    description: p.withRoute(`Creates several ${plural(def)} in one transaction: all or none.`, batch),
+    args: { inputs: t.arg({ type: [`Create${Name}Input`], required: true, description: `The new ${plural(def)} (at most the server's batch limit).` }) },
+    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      guard(ctx, batch.scopes);
+      const ids = await inTransaction(ctx, async (tx) => {
+        const made: number[] = [];
+        for (const [i, input] of capped(ctx, args.inputs as Row[], "inputs").entries()) {
+          made.push((await createRow(ctx, tx, def, input).catch((e) => Promise.reject(atItem(e, `inputs.${i}`)))).id);
+        }
+        return made;
+      });
+      return { rows: await inRequestOrder(ctx, info, def, def.plural, ids) };
+    },
+  }));
+  registerRootField(`create${Plural}`, { scopes: batch.scopes, def });
+}
+
+function publicBatchUpdate(p: PublicParts, batchUpdate: Operation) {
+  const def = batchUpdate.def;
+  if (!p.topLevel(def, "update")) return;
+  const { b, Name, Plural, one } = publicNames(p, def);
+  const item = b.inputType(`Update${Name}Item`, {
+    description: `One ${one} of a batch update: its row id and the attributes to change.`,
+    fields: (t: any) => ({
+      rowId: t.int({ required: true, description: `The ${one}'s row id.` }),
+      input: t.field({ type: `${Name}Patch`, required: true, description: "The attributes to change." }),
+    }),
+  });
+  b.mutationField(`update${Plural}`, (t: any) => t.field({
+    type: rowsPayload(p, def, "Update", `changed ${plural(def)}, in the order of the items`, "changing"),
+    nullable: true,
+    description: p.withRoute(`Changes several ${plural(def)} in one transaction: all or none.`, batchUpdate),
+    args: { items: t.arg({ type: [item], required: true, description: `The ${plural(def)} to change (at most the server's batch limit).` }) },
+    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      guard(ctx, batchUpdate.scopes);
+      const items = capped(ctx, args.items as Array<{ rowId: number; input: Row }>, "items");
+      await inTransaction(ctx, async (tx) => {
+        for (const [i, { rowId, input }] of items.entries()) {
+          const existing = await findOwned(ctx, tx, def, rowId).catch((e) => Promise.reject(missingItem(e, `items.${i}.rowId`, def, rowId)));
+          await updateRow(ctx, tx, def, existing, input).catch((e) => Promise.reject(atItem(e, `items.${i}.input`)));
+        }
+      });
+      return { rows: await inRequestOrder(ctx, info, def, def.plural, items.map((i) => i.rowId)) };
+    },
+  }));
+  registerRootField(`update${Plural}`, { scopes: batchUpdate.scopes, def });
+}
+
+function publicBatchDelete(p: PublicParts, batchDelete: Operation) {
+  const def = batchDelete.def;
+  if (!p.topLevel(def, "delete")) return;
+  const { b, Plural, one } = publicNames(p, def);
+  b.mutationField(`delete${Plural}`, (t: any) => t.field({
+    type: rowsPayload(p, def, "Delete", `deleted ${plural(def)} (their last state), in the order of the row ids`, "deleting"),
+    nullable: true,
+    description: p.withRoute(`Deletes several ${plural(def)} in one transaction: all or none.`, batchDelete),
+    args: { rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(def)} to delete (at most the server's batch limit).` }) },
+    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      guard(ctx, batchDelete.scopes);
+      const rowIds = capped(ctx, [...new Set(args.rowIds as number[])], "rowIds");
+      return inTransaction(ctx, async (tx) => {
+        const rows = await inRequestOrder(ctx, info, def, def.plural, rowIds, tx);
+        const missing = rowIds.filter((_, i) => !rows[i]);
+        if (missing.length) {
+          throw validationError(Object.fromEntries(missing.map((id) => [`rowIds.${rowIds.indexOf(id)}`, [`The ${one} ${id} does not exist.`]])));
+        }
+        await deleteRows(ctx, tx, def, rowIds);
+        return { rows };
+      });
+    },
+  }));
+  registerRootField(`delete${Plural}`, { scopes: batchDelete.scopes, def });
+}
+
 export const batchKinds = {
   batchCreate: {
     summary: (op, w) => `Creates several ${w.rows}${op.parent ? ` for a ${w.parent}` : ""} in one transaction: all or none.`,
@@ -117,15 +231,18 @@ export const batchKinds = {
       };
     },
     field: rowsField,
+    addPublic: publicBatchCreate,
   },
   batchUpdate: {
     summary: (_op, w) => `Changes several ${w.rows}${w.of} in one transaction: all or none.`,
     args: (t, op, made, w) => ({ resources: t.arg({ type: [made.batchItemInput(op.def, pivotOfOp(op))], required: true, description: `The ${w.rows} to update, all or none.` }) }),
     field: rowsField,
+    addPublic: publicBatchUpdate,
   },
   batchDelete: {
     summary: (_op, w) => `Deletes several ${w.rows}${w.of} in one transaction (all or none) and answers them.`,
     args: (t, _op, _made, w) => ({ resources: t.arg.intList({ required: true, description: `Ids of the ${w.rows} to delete, all or none.` }) }),
     field: rowsField,
+    addPublic: publicBatchDelete,
   },
 } satisfies Record<"batchCreate" | "batchUpdate" | "batchDelete", FacadeKind>;

@@ -1,7 +1,10 @@
 import { guard } from "../../data/access.ts";
 import type { Context } from "../../request/context.ts";
 import type { Builder } from "../builder.ts";
-import { INTERNAL, type Args, type FacadeKind } from "./shared.ts";
+import { pascal } from "../../core/names.ts";
+import type { Operation } from "../../resources/operations.ts";
+import { registerRootField } from "../relation-scopes.ts";
+import { INTERNAL, type Args, type FacadeKind, type PublicParts, type Row } from "./shared.ts";
 
 /* The command kind: an account command (`POST /settings/...`), answering its status. */
 
@@ -11,7 +14,22 @@ export const commandStatusType = (builder: Builder) => (builder as any).objectRe
   fields: (t: any) => ({ status: t.exposeString("status", { description: "What the command did, such as `okay`." }) }),
 });
 
+/** The public graph's mutation of a command (`rebuildRosters`), answering a payload with its status. */
+function publicCommand(p: PublicParts, op: Operation) {
+  const b = p.builder as any;
+  b.mutationField(op.field, (t: any) => t.field({
+    type: p.payload(`${pascal(op.field)}Payload`, (t: any) => ({
+      status: t.string({ description: "What the command did, such as `okay`.", resolve: (p: Row) => p.status }),
+    }), `What the ${op.field} command answers.`),
+    nullable: true,
+    description: p.withRoute(op.command!.description, op),
+    resolve: async (_root: unknown, _args: Args, ctx: Context) => (guard(ctx, op.scopes), { status: await op.command!.run(ctx) }),
+  }));
+  registerRootField(op.field, { scopes: op.scopes });
+}
+
 export const commandKind: FacadeKind = {
+  addPublic: publicCommand,
   summary: (_op, w) => w.what,
   field: (t, op, p) => t.field({
     ...INTERNAL,

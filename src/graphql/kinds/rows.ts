@@ -1,4 +1,9 @@
 import type { GraphQLResolveInfo } from "graphql";
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import type { ResourceDef } from "../../resources/define.ts";
+import { resourceDescription } from "../../resources/descriptions.ts";
+import { pascal, withArticle } from "../../core/names.ts";
+import { registerRootField } from "../relation-scopes.ts";
 import { isOneToOne, pivotOf as pivotOfOp, type Operation } from "../../resources/operations.ts";
 import { linkResourceOf } from "../../resources/index.ts";
 import { ApiError, notFound, validationError } from "../../core/errors.ts";
@@ -11,7 +16,7 @@ import * as link from "../../data/links.ts";
 import type { StoreReads } from "../../db/store.ts";
 import type { Context } from "../../request/context.ts";
 import { actionInputType, runAction } from "../actions.ts";
-import { childKeys, idArg, INTERNAL, nestedRow, pivotOf, rowsDef, rowsQuery, type Args, type FacadeKind, type Row } from "./shared.ts";
+import { childKeys, idArg, INTERNAL, nestedRow, pivotOf, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, publicNames, type Row } from "./shared.ts";
 
 /*
  * The single-row kinds: show, create, update, delete, associate, dissociate (PERSCOM's nested relation routes) and
@@ -188,4 +193,101 @@ const action = rowKind({
   return ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { id }) });
 });
 
-export const rowKinds = { show, create, update, delete: remove, associate, dissociate, action } satisfies Record<string, FacadeKind>;
+// ---- The public graph: `createRank(input:)`, `updateRank(rowId:, input:)`, `deleteRank(rowId:)`, the actions ----
+
+/** `CreateRankPayload { rank }`: the row a single-row mutation answers. */
+const rowPayload = (p: PublicParts, def: ResourceDef, verb: string) => {
+  const { Name, one, node } = publicNames(p, def);
+  return p.payload(`${verb}${Name}Payload`, (t: any) => ({
+    [def.name]: t.field({ type: node, nullable: true, description: `The ${one} as it is now${verb === "Delete" ? " gone (its last state)" : ""}.`, resolve: (r: Row) => r.row }),
+  }), `What ${verb.toLowerCase()}${verb.endsWith("e") ? "d" : "ed"} ${withArticle(one)} answers.`);
+};
+/** The row with `id`, selected as the payload's field asks. */
+const reread = (def: ResourceDef, ctx: Context, info: GraphQLResolveInfo, id: number, tx: StoreReads = ctx.store) =>
+  tx.findFirst(def.model, { ...queryFromInfo({ context: ctx, info, typeName: pascal(def.name), path: [def.name] }), where: { id } });
+
+function publicCreate(p: PublicParts, create: Operation) {
+  const def = create.def;
+  const { b, Name, one } = publicNames(p, def);
+  const input = b.inputType(`Create${Name}Input`, { description: `A new ${one}: its attributes; the required ones are non-null.`, fields: (t: any) => p.inputFields(t, def, true) });
+  b.mutationField(`create${Name}`, (t: any) => t.field({
+    type: rowPayload(p, def, "Create"), nullable: true,
+    description: p.withRoute(`Creates ${withArticle(one)}. ${resourceDescription(def)}`, create),
+    args: { input: t.arg({ type: input, required: true, description: `The new ${one}'s attributes.` }) },
+    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      guard(ctx, create.scopes);
+      const row = await inTransaction(ctx, (tx) => createRow(ctx, tx, def, args.input));
+      return { row: await reread(def, ctx, info, row.id) };
+    },
+  }));
+  registerRootField(`create${Name}`, { scopes: create.scopes, def });
+}
+
+function publicUpdate(p: PublicParts, update: Operation) {
+  const def = update.def;
+  const { b, Name, one } = publicNames(p, def);
+  const patch = b.inputType(`${Name}Patch`, { description: `Changes to ${withArticle(one)}: only the attributes given change.`, fields: (t: any) => p.inputFields(t, def, false) });
+  b.mutationField(`update${Name}`, (t: any) => t.field({
+    type: rowPayload(p, def, "Update"), nullable: true,
+    description: p.withRoute(`Changes ${withArticle(one)}: only the attributes given.`, update),
+    args: {
+      rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
+      input: t.arg({ type: patch, required: true, description: "The attributes to change." }),
+    },
+    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      guard(ctx, update.scopes);
+      const row = await inTransaction(ctx, async (tx) => updateRow(ctx, tx, def, await findOwned(ctx, tx, def, args.rowId), args.input));
+      return { row: await reread(def, ctx, info, row.id) };
+    },
+  }));
+  registerRootField(`update${Name}`, { scopes: update.scopes, def });
+}
+
+function publicDelete(p: PublicParts, remove: Operation) {
+  const def = remove.def;
+  const { b, Name, one } = publicNames(p, def);
+  b.mutationField(`delete${Name}`, (t: any) => t.field({
+    type: rowPayload(p, def, "Delete"), nullable: true,
+    description: p.withRoute(`Deletes ${withArticle(one)}.`, remove),
+    args: { rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }) },
+    resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      guard(ctx, remove.scopes);
+      return inTransaction(ctx, async (tx) => {
+        const row = await findOwned(ctx, tx, def, args.rowId, queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }));
+        await deleteRows(ctx, tx, def, [row.id]);
+        return { row };
+      });
+    },
+  }));
+  registerRootField(`delete${Name}`, { scopes: remove.scopes, def });
+}
+
+function publicAction(p: PublicParts, op: Operation) {
+  const { b, one } = publicNames(p, op.subject!);
+  const answered = op.def;
+  const input = actionInputType(p.builder, op);
+  b.mutationField(op.field, (t: any) => t.field({
+    type: p.payload(`${pascal(op.field)}Payload`, (t: any) => ({
+      [answered.name]: t.field({
+        type: p.refs.objects.get(answered.name), nullable: true, description: `The ${answered.label.toLowerCase()} the action answers.`, resolve: (p: Row) => p.row,
+      }),
+    }), `What ${op.field} answers.`),
+    nullable: true,
+    description: p.withRoute(op.action!.description, op),
+    args: {
+      rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
+      ...(input ? { input: t.arg({ type: input, required: true, description: "The action's attributes." }) } : {}),
+    },
+    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+      const id = await runAction(op, args.rowId, args.input, ctx);
+      const query = queryFromInfo({ context: ctx, info, typeName: pascal(answered.name), path: [answered.name] });
+      return { row: await ctx.store.findFirst(answered.model, { ...query, where: owned(ctx, answered, { id }) }) };
+    },
+  }));
+  registerRootField(op.field, { scopes: op.scopes, def: answered });
+}
+
+export const rowKinds = {
+  show, create: { ...create, addPublic: publicCreate }, update: { ...update, addPublic: publicUpdate }, delete: { ...remove, addPublic: publicDelete },
+  associate, dissociate, action: { ...action, addPublic: publicAction },
+} satisfies Record<string, FacadeKind>;

@@ -1,5 +1,5 @@
 import { ApiError, notFound } from "../../core/errors.ts";
-import { camel } from "../../core/names.ts";
+import { camel, pascal } from "../../core/names.ts";
 import { findOwned, owned } from "../../data/access.ts";
 import * as link from "../../data/links.ts";
 import type { StoreReads } from "../../db/store.ts";
@@ -129,6 +129,8 @@ export interface FacadeKind {
   alsoRoutes?(op: Operation): string;
   args?(t: any, op: Operation, made: Inputs, words: Words, builder: Builder): Record<string, unknown>;
   field(t: any, op: Operation, parts: FacadeParts): unknown;
+  /** Its mutation in the public graph, for a top-level operation (an action's: on its subject); none if absent. */
+  addPublic?(parts: PublicParts, op: Operation): void;
 }
 
 /**
@@ -143,3 +145,22 @@ export const rowsDef = (op: Operation): ResourceDef => {
   const pivot = pivotOfOp(op);
   return pivot ? linkResourceOf(pivot) : op.def;
 };
+
+/** What the public graph's root fields (src/graphql/roots.ts) give a kind to add its mutation with. */
+export interface PublicParts {
+  builder: Builder;
+  refs: ObjectRefs;
+  /** A payload type: the kind's fields, and `query`. */
+  payload(name: string, fields: (t: any) => Record<string, unknown>, description: string): unknown;
+  /** A root field's description: what it does, then the REST route that does the same and the scopes both need. */
+  withRoute(text: string, op: Operation | undefined): string;
+  /** The fields of `Create<Name>Input` (`create`) and `<Name>Patch`. */
+  inputFields(t: any, def: ResourceDef, create: boolean): Record<string, unknown>;
+  /** The top-level operation of `kind` on `def`. */
+  topLevel(def: ResourceDef, kind: Operation["kind"]): Operation | undefined;
+}
+
+/** The names a public mutation of `def` is made of. */
+export const publicNames = (p: PublicParts, def: ResourceDef) => ({
+  b: p.builder as any, Name: pascal(def.name), Plural: pascal(def.plural), one: def.label.toLowerCase(), node: p.refs.objects.get(def.name),
+});
