@@ -32,64 +32,79 @@ async function inOrder(tx: StoreReads, model: string, ids: number[], query: obje
   return ids.map((id) => byId.get(id)!);
 }
 
+/** What one batch kind does in its transaction, given the parent of a nested route and a many-to-many route's pivot. */
+type BatchWork = (op: Operation, a: Args, ctx: Context, tx: StoreTransaction, parent: Row | null, pivot: PivotDef | undefined, query: object) => Promise<unknown>;
+
 /** Batch create, update and delete: one transaction, all or nothing, results in request order. */
-async function resolveBatch(op: Operation, a: Args, ctx: Context, query: object) {
+async function resolveBatch(op: Operation, work: BatchWork, a: Args, ctx: Context, query: object) {
   guard(ctx, op.scopes);
   capped(ctx, a.resources as unknown[]);
   return inTransaction(ctx, async (tx) => {
     const parent = op.parent ? await findOwned(ctx, tx, op.parent.def, a[op.parent.def.param]) : null;
-    const pivot = pivotOfOp(op);
-    if (op.kind === "batchCreate") {
-      const ids: number[] = [];
-      for (const [index, item] of (a.resources as Args[]).entries()) {
-        const input = pivot && "input" in item ? item.input : item;
-        if (!pivot) {
-          ids.push((await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input, parent ? childKeys(op, parent) : {}))).id);
-          continue;
-        }
-        const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`);
-        const row = await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input), `resources.${index}.input`);
-        ids.push((await link.createLink(ctx, tx, pivot, parent!.id, row.id, pivotValues)).id);
-      }
-      return inOrder(tx, pivot ? pivot.model : op.def.model, ids, query);
-    }
-    if (pivot) return batchOnLinks(op, a, ctx, tx, parent!, pivot, query);
-    const items: Array<{ id: number; input?: Args }> = op.kind === "batchDelete" ? (a.resources as number[]).map((id) => ({ id })) : a.resources;
-    const ids = [...new Set(items.map((i) => i.id))];
-    const scope = !parent ? {} : op.parent!.relation.kind === "belongsTo"
-      ? { id: parent[(op.parent!.relation as { foreignKey: string }).foreignKey] ?? -1 }
-      : childKeys(op, parent);
-    const found: Row[] = await tx.findMany(op.def.model, { ...query, where: owned(ctx, op.def, { ...scope, id: { in: ids } }) });
-    const known = new Set(found.map((r) => r.id as number));
-    const missing = ids.filter((id) => !known.has(id));
-    if (missing.length) {
-      const where = parent ? ` of this ${op.parent!.def.label.toLowerCase()}` : "";
-      const message = (id: number) => [`The ${op.def.label.toLowerCase()} ${id} does not exist${where}.`];
-      const error = validationError(Object.fromEntries(missing.map((id) => [`resources.${id}`, message(id)])));
-      // GraphQL names the item by its position: the id itself (a delete's list) or its `id` (an update's item).
-      const at = (id: number) => `resources.${items.findIndex((i) => i.id === id)}${op.kind === "batchDelete" ? "" : ".id"}`;
-      inputPathsOf.set(error, Object.fromEntries(missing.map((id) => [at(id), message(id)])));
-      throw error;
-    }
-    if (op.kind === "batchDelete") {
-      await deleteRows(ctx, tx, op.def, ids);
-      const byId = new Map(found.map((r) => [r.id as number, r]));
-      return ids.map((id) => byId.get(id)!);
-    }
-    const byId = new Map(found.map((r) => [r.id as number, r]));
-    for (const [index, item] of items.entries()) {
-      await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, byId.get(item.id)!, item.input ?? {}), `resources.${index}.input`);
-    }
-    return inOrder(tx, op.def.model, ids, query);
+    return work(op, a, ctx, tx, parent, pivotOfOp(op), query);
   });
 }
 
-async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: StoreTransaction, parent: Row, pivot: PivotDef, query: object) {
-  if (op.kind === "batchDelete") {
-    const rows = await link.requireLinks(tx, pivot, parent.id, a.resources, query);
-    await link.removeLinked(ctx, tx, pivot, parent.id, rows);
+const createBatch: BatchWork = async (op, a, ctx, tx, parent, pivot, query) => {
+  const ids: number[] = [];
+  for (const [index, item] of (a.resources as Args[]).entries()) {
+    const input = pivot && "input" in item ? item.input : item;
+    if (!pivot) {
+      ids.push((await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input, parent ? childKeys(op, parent) : {}))).id);
+      continue;
+    }
+    const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`);
+    const row = await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input), `resources.${index}.input`);
+    ids.push((await link.createLink(ctx, tx, pivot, parent!.id, row.id, pivotValues)).id);
+  }
+  return inOrder(tx, pivot ? pivot.model : op.def.model, ids, query);
+};
+
+/**
+ * The rows a batch update or delete names (under the parent of a nested route), or 422 naming the missing ones:
+ * REST by id, GraphQL by the item's position (`idPath`: the id itself, a delete's list, or an update item's `.id`).
+ */
+async function batchRows(op: Operation, ctx: Context, tx: StoreTransaction, parent: Row | null, items: Array<{ id: number }>, idPath: string, query: object) {
+  const ids = [...new Set(items.map((i) => i.id))];
+  const scope = !parent ? {} : op.parent!.relation.kind === "belongsTo"
+    ? { id: parent[(op.parent!.relation as { foreignKey: string }).foreignKey] ?? -1 }
+    : childKeys(op, parent);
+  const found: Row[] = await tx.findMany(op.def.model, { ...query, where: owned(ctx, op.def, { ...scope, id: { in: ids } }) });
+  const known = new Set(found.map((r) => r.id as number));
+  const missing = ids.filter((id) => !known.has(id));
+  if (missing.length) {
+    const where = parent ? ` of this ${op.parent!.def.label.toLowerCase()}` : "";
+    const message = (id: number) => [`The ${op.def.label.toLowerCase()} ${id} does not exist${where}.`];
+    const error = validationError(Object.fromEntries(missing.map((id) => [`resources.${id}`, message(id)])));
+    const at = (id: number) => `resources.${items.findIndex((i) => i.id === id)}${idPath}`;
+    inputPathsOf.set(error, Object.fromEntries(missing.map((id) => [at(id), message(id)])));
+    throw error;
+  }
+  return { ids, byId: new Map(found.map((r) => [r.id as number, r])) };
+}
+
+const updateBatch: BatchWork = async (op, a, ctx, tx, parent, pivot, query) => {
+  if (pivot) return updateLinks(op, a, ctx, tx, parent!, pivot, query);
+  const items: Array<{ id: number; input?: Args }> = a.resources;
+  const { ids, byId } = await batchRows(op, ctx, tx, parent, items, ".id", query);
+  for (const [index, item] of items.entries()) {
+    await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, byId.get(item.id)!, item.input ?? {}), `resources.${index}.input`);
+  }
+  return inOrder(tx, op.def.model, ids, query);
+};
+
+const deleteBatch: BatchWork = async (op, a, ctx, tx, parent, pivot, query) => {
+  if (pivot) {
+    const rows = await link.requireLinks(tx, pivot, parent!.id, a.resources, query);
+    await link.removeLinked(ctx, tx, pivot, parent!.id, rows);
     return rows;
   }
+  const { ids, byId } = await batchRows(op, ctx, tx, parent, (a.resources as number[]).map((id) => ({ id })), "", query);
+  await deleteRows(ctx, tx, op.def, ids);
+  return ids.map((id) => byId.get(id)!);
+};
+
+async function updateLinks(op: Operation, a: Args, ctx: Context, tx: StoreTransaction, parent: Row, pivot: PivotDef, query: object) {
   const items = a.resources as Array<{ id: number; input?: Args; pivot?: Args }>;
   const rows = await link.requireLinks(tx, pivot, parent.id, items.map((i) => i.id));
   const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
@@ -102,11 +117,11 @@ async function batchOnLinks(op: Operation, a: Args, ctx: Context, tx: StoreTrans
   return tx.findMany(pivot.model, { ...query, where: { id: { in: rows.map((r) => r.id) } }, orderBy: pivot.orderBy ?? [{ id: "asc" }] });
 }
 
-/** The rows' field: a list of the resource's rows (a many-to-many route's: its link rows). */
-const rowsField: FacadeKind["field"] = (t, op, p) => t.field({
+/** The rows' field of a batch kind doing `work`: a list of the resource's rows (a many-to-many route's: its link rows). */
+const rowsField = (work: BatchWork): FacadeKind["field"] => (t, op, p) => t.field({
   ...INTERNAL,
   type: [p.refs.objects.get(rowsDef(op).name)], args: p.args, description: p.description, nullable: true,
-  resolve: (_r: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) => resolveBatch(op, a, ctx, rowsQuery(ctx, info)),
+  resolve: (_r: unknown, a: Args, ctx: Context, info: GraphQLResolveInfo) => resolveBatch(op, work, a, ctx, rowsQuery(ctx, info)),
 });
 
 // ---- The public graph: `createRanks(inputs:)`, `updateRanks(items:)`, `deleteRanks(rowIds:)` ----
@@ -230,19 +245,19 @@ export const batchKinds = {
         }),
       };
     },
-    field: rowsField,
+    field: rowsField(createBatch),
     addPublic: publicBatchCreate,
   },
   batchUpdate: {
     summary: (_op, w) => `Changes several ${w.rows}${w.of} in one transaction: all or none.`,
     args: (t, op, made, w) => ({ resources: t.arg({ type: [made.batchItemInput(op.def, pivotOfOp(op))], required: true, description: `The ${w.rows} to update, all or none.` }) }),
-    field: rowsField,
+    field: rowsField(updateBatch),
     addPublic: publicBatchUpdate,
   },
   batchDelete: {
     summary: (_op, w) => `Deletes several ${w.rows}${w.of} in one transaction (all or none) and answers them.`,
     args: (t, _op, _made, w) => ({ resources: t.arg.intList({ required: true, description: `Ids of the ${w.rows} to delete, all or none.` }) }),
-    field: rowsField,
+    field: rowsField(deleteBatch),
     addPublic: publicBatchDelete,
   },
 } satisfies Record<"batchCreate" | "batchUpdate" | "batchDelete", FacadeKind>;
