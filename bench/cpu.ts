@@ -57,7 +57,7 @@ const app = createApp({ db: db2, config: { ...loadConfig({ LOG_LEVEL: process.en
 const rnd = prng(7);
 /** CPU time of this (the main) thread, from /proc (10 ms ticks): the rest of the process's is V8's helpers' and the read thread's. */
 const mainThreadMs = () => {
-  const fields = readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1]!.split(" ");
+  const fields = readFileSync("/proc/thread-self/stat", "utf8").split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 const workloads: Record<string, () => { method: string; path: string; body?: string }> = {
@@ -119,7 +119,7 @@ for (const [id, next] of Object.entries(workloads)) {
     console.log(summariseProfile(file, process.cwd(), 0, count * rounds));
   }
   inspector?.disconnect();
-  const median = batches.sort((a, b) => a.cpu - b.cpu)[Math.floor(batches.length / 2)]!;
+  const median = batches.sort((a, b) => a.cpu - b.cpu)[Math.floor(batches.length / 2)];
   const spread = rounds > 1 ? ` (batches ${batches.map((b) => b.cpu.toFixed(2)).join(", ")})` : "";
   console.log(`${id}: ${median.cpu.toFixed(2)} ms CPU/request${spread}, ${median.main.toFixed(2)} of them on the main thread, ${median.wall.toFixed(2)} ms wall, ${median.statements.toFixed(1)} statements`);
 }

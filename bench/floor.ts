@@ -83,7 +83,7 @@ async function betterSqlite(): Promise<Db> {
   };
   const write = db.transaction((statements: Array<{ sql: string; args: Args }>) => {
     const [first, ...rest] = statements;
-    const rows = run(first!.sql, first!.args);
+    const rows = run(first.sql, first.args);
     for (const s of rest) run(s.sql, s.args);
     return rows;
   });
@@ -104,7 +104,7 @@ async function libsql(): Promise<Db> {
   return {
     inList: sqliteIn,
     all: async (sql, args) => (await client.execute({ sql, args: args as never })).rows as unknown as Row[],
-    write: async (statements) => (await client.batch(statements as never, "write"))[0]!.rows as unknown as Row[],
+    write: async (statements) => (await client.batch(statements as never, "write"))[0].rows as unknown as Row[],
     lastRankRecordId: "last_insert_rowid()",
     close: async () => client.close(),
   };
@@ -144,7 +144,7 @@ function postgres(): Db {
       try {
         await client.query("BEGIN");
         const [first, ...rest] = statements;
-        const rows = await run(client, first!.sql, first!.args);
+        const rows = await run(client, first.sql, first.args);
         for (const s of rest) await run(client, s.sql, s.args);
         await client.query("COMMIT");
         return rows;
@@ -342,13 +342,13 @@ async function userRankRecords(auth: Auth, userId: number, query: URLSearchParam
   const [head] = await all(
     `SELECT EXISTS (SELECT 1 FROM "User" WHERE id = ?1 AND "accountId" = ?2) AS found,
             (SELECT COUNT(*) FROM "RankRecord" WHERE "userId" = ?1 AND "accountId" = ?2) AS total`, [userId, auth.accountId]);
-  if (!bool(head!.found)) throw new HttpError(404, "Not found.");
+  if (!bool(head.found)) throw new HttpError(404, "Not found.");
   const rows = await all(
     `SELECT * FROM "RankRecord" WHERE "userId" = ? AND "accountId" = ? ORDER BY "createdAt" DESC, id DESC LIMIT ? OFFSET ?`,
     [userId, auth.accountId, perPage, (page - 1) * perPage]);
   const records = rows.map(shapes.rankRecord);
   await includeOnRecords(records, include, auth.accountId, origin);
-  return paginated(records, Number(head!.total), page, perPage, origin, pathname, query);
+  return paginated(records, Number(head.total), page, perPage, origin, pathname, query);
 }
 
 async function comments(auth: Auth, query: URLSearchParams, origin: string, pathname: string) {
@@ -362,7 +362,7 @@ async function comments(auth: Auth, query: URLSearchParams, origin: string, path
     const authors = await users(unique(data.map((c) => c.author_id)), auth.accountId, origin);
     for (const c of data) c.author = c.author_id == null ? null : (authors.get(Number(c.author_id)) ?? null);
   }
-  return paginated(data, Number(head!.total), page, perPage, origin, pathname, query);
+  return paginated(data, Number(head.total), page, perPage, origin, pathname, query);
 }
 
 const rankRecordTypes = ["Promotion", "Demotion", "Lateral", "Transfer"];
@@ -381,10 +381,10 @@ async function createRankRecord(auth: Auth, userId: number, body: Json) {
   const [names] = await all(
     `SELECT (SELECT name FROM "User" WHERE id = ?1 AND "accountId" = ?3) AS "user", (SELECT name FROM "Rank" WHERE id = ?2 AND "accountId" = ?3) AS "rank"`,
     [userId, rankId as number, auth.accountId]);
-  if (names!.user == null) throw new HttpError(404, "Not found.");
-  if (names!.rank == null) throw new HttpError(422, JSON.stringify({ rank_id: ["The selected rank id is invalid."] }));
+  if (names.user == null) throw new HttpError(404, "Not found.");
+  if (names.rank == null) throw new HttpError(422, JSON.stringify({ rank_id: ["The selected rank id is invalid."] }));
   const now = new Date().toISOString().replace("Z", "+00:00");
-  const headline = `${names!.user} received a ${rankRecordTypes[type as number]!.toLowerCase()} to ${names!.rank}`;
+  const headline = `${names.user} received a ${rankRecordTypes[type as number].toLowerCase()} to ${names.rank}`;
   statements += 5; // BEGIN, three statements, COMMIT
   const [inserted] = await db.write([
     {
@@ -399,7 +399,7 @@ async function createRankRecord(auth: Auth, userId: number, body: Json) {
       args: [auth.accountId, auth.userId, headline, text, JSON.stringify({ headline, text }), now, now],
     },
   ]);
-  return { data: shapes.rankRecord(inserted!) };
+  return { data: shapes.rankRecord(inserted) };
 }
 
 const rankRecordEnum = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];

@@ -35,7 +35,7 @@ const canonical: Record<string, string> = {
 const internals = Module as unknown as { _resolveFilename(request: string, ...rest: unknown[]): string };
 const resolve = internals._resolveFilename;
 internals._resolveFilename = function (request: string, ...rest: unknown[]) {
-  const name = request.split("/")[0]!;
+  const name = request.split("/")[0];
   const target = canonical[name];
   return resolve.call(this, target ? target + request.slice(name.length) : request, ...rest);
 };

@@ -21,7 +21,7 @@ function areaOf(url: string, functionName: string, root: string): string {
   const modules = url.lastIndexOf("node_modules/");
   if (modules >= 0) {
     const parts = url.slice(modules + "node_modules/".length).split("/");
-    return parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!;
+    return parts[0].startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0];
   }
   if (url.startsWith("node:")) return "node (built-in modules)";
   const local = url.replace(/^file:\/\//, "").replace(root + "/", "");
@@ -119,7 +119,7 @@ export function summariseProfile(file: string, root: string, skipMs = 0, request
     const delta = (profile.timeDeltas[i] ?? 0) / 1000;
     elapsed += delta;
     if (elapsed < skipMs) continue;
-    self.set(profile.samples[i]!, (self.get(profile.samples[i]!) ?? 0) + delta);
+    self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + delta);
   }
   const areas = new Map<string, number>();
   const functions = new Map<string, number>();

@@ -204,7 +204,7 @@ function rssKb(pid: number): number {
 
 /** CPU time (user + system) a process has used, in clock ticks. */
 function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return Number(fields[11]) + Number(fields[12]);
 }
 
@@ -224,7 +224,7 @@ function childrenOf(pid: number): number[] {
 function treeTicks(pid: number): number {
   let total = 0;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
     total += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
   } catch {
     return 0;
@@ -260,9 +260,9 @@ function postgresTicks(): number {
 
 /** All CPUs' busy and total ticks since boot, from /proc/stat (busy = everything but idle and iowait). */
 function machineTicks(): { busy: number; total: number } {
-  const values = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const values = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
   const total = values.slice(0, 8).reduce((a, b) => a + b, 0);
-  return { busy: total - values[3]! - values[4]!, total };
+  return { busy: total - values[3] - values[4], total };
 }
 
 /**
@@ -356,7 +356,7 @@ const roundOf = (r: Result, ticks = NaN, extra: { loaderUs?: number; dbTicks?: n
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
 const isPostgres = (url: string) => /^postgres(ql)?:\/\//i.test(url);
@@ -374,7 +374,7 @@ async function countRows(databaseUrl: string, table: string): Promise<number> {
   }
   const client = createClient({ url: databaseUrl });
   try {
-    return Number((await client.execute(`SELECT COUNT(*) AS n FROM "${table}"`)).rows[0]!.n);
+    return Number((await client.execute(`SELECT COUNT(*) AS n FROM "${table}"`)).rows[0].n);
   } finally {
     client.close();
   }
@@ -551,7 +551,7 @@ async function measureAll(service: Server, floor: Server, key: string, list: Wor
     });
     rows.push({
       w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined, peer: withPeer ? measured.get(peer) : undefined,
-      serviceSql: counted[list.indexOf(w)]!.statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
+      serviceSql: counted[list.indexOf(w)].statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
     });
     if (commitsBefore) {
       const after = await commitsOf(service);
@@ -705,7 +705,7 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
   }
   const hooked = w4?.webhook;
   if (hooked) {
-    const ratio = hooked.rps / w4!.service.rps;
+    const ratio = hooked.rps / w4.service.rps;
     out.push(`- W4 with a webhook on \`rankrecord.created\`: throughput ≥ 0.8× W4 without — ${f2(ratio)}× (${f0(hooked.rps)} req/s) — ${mark(ratio >= 0.8)}; ` +
       `0 deliveries lost — ${hooked.delivered} of ${hooked.created} created delivered, ${hooked.repeated} repeated, the last ${f1(hooked.drainMs / 1000)} s after the last write — ${mark(hooked.delivered === hooked.created)}`);
   }
@@ -779,8 +779,8 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
     const list = workloads(seeded, plan.size);
     const counted = await countStatements(databaseUrl, key, storageDir, list.map((w) => ({ method: w.method, ...w.next(prng(3)) })));
     for (const [i, c] of counted.entries()) {
-      if (c.status !== 200) throw new Error(`${list[i]!.id} answered ${c.status} in-process on PostgreSQL`);
-      log(`PostgreSQL ${list[i]!.id}: ${c.statements} SQL statements in the service`);
+      if (c.status !== 200) throw new Error(`${list[i].id} answered ${c.status} in-process on PostgreSQL`);
+      log(`PostgreSQL ${list[i].id}: ${c.statements} SQL statements in the service`);
     }
     const service = await startServer("service-pg", serviceScript, serviceEnv(databaseUrl, storageDir));
     let floor: Server | null = null;
@@ -819,7 +819,7 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
           "",
           "Service statements for each workload:",
           "",
-          ...counted.map((c, i) => `- ${list[i]!.id} (${c.statements}): ${summariseSql(c.sql)}`),
+          ...counted.map((c, i) => `- ${list[i].id} (${c.statements}): ${summariseSql(c.sql)}`),
           ...(profileText ? ["", profileText.replace("## Profile", "### Profile on PostgreSQL").replace(/^### (W\d)$/gm, "#### $1")] : []),
         ].join("\n"),
         targets: targetsMet(rows, w1Rss),
@@ -1004,8 +1004,8 @@ async function main() {
   const probes: Probe[] = list.map((w) => ({ method: w.method, ...w.next(prng(3)) }));
   const counted = await countStatements(databaseUrl, key, storageDir, probes);
   for (const [i, c] of counted.entries()) {
-    if (c.status !== 200) throw new Error(`${list[i]!.id} answered ${c.status} in-process`);
-    log(`${list[i]!.id}: ${c.statements} SQL statements in the service`);
+    if (c.status !== 200) throw new Error(`${list[i].id} answered ${c.status} in-process`);
+    log(`${list[i].id}: ${c.statements} SQL statements in the service`);
   }
 
   let sqlite = { rows: [] as Row[], w1Rss: NaN, peakRss: NaN, idleRss: NaN };
@@ -1077,7 +1077,7 @@ async function main() {
     "SQL per request: the service's `db.statements.count` around one request (second of two) in-process; the floor's own count. " +
       "Service statements for each workload:",
     "",
-    ...counted.map((c, i) => `- ${list[i]!.id} (${c.statements}): ${summariseSql(c.sql)}`),
+    ...counted.map((c, i) => `- ${list[i].id} (${c.statements}): ${summariseSql(c.sql)}`),
     "",
     "## Targets",
     "",

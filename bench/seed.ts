@@ -33,7 +33,7 @@ export function prng(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(list: readonly T[]) => list[Math.floor(next() * list.length)]! };
+  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(list: readonly T[]) => list[Math.floor(next() * list.length)] };
 }
 
 const first = ["Ann", "Bob", "Cara", "Dan", "Eve", "Finn", "Gail", "Hugo", "Ivy", "Jon", "Kai", "Lena", "Max", "Nora", "Otto", "Pia"];
@@ -59,7 +59,7 @@ export function sqliteSink(url: string): Sink {
   return {
     async insert(model, rows) {
       if (!rows.length) return;
-      const columns = Object.keys(rows[0]!);
+      const columns = Object.keys(rows[0]);
       const perStatement = Math.floor(30_000 / columns.length);
       const tx = await client.transaction("write");
       try {
@@ -93,7 +93,7 @@ export async function postgresSink(url: string): Promise<Sink> {
   return {
     async insert(model, rows) {
       if (!rows.length) return;
-      const columns = Object.keys(rows[0]!);
+      const columns = Object.keys(rows[0]);
       const perStatement = Math.floor(30_000 / columns.length);
       await client.query("BEGIN");
       try {

@@ -62,7 +62,7 @@ export function summariseSql(sql: string[]): string {
     // A SELECT from no table of its own (the maintenance flag with the key) is named by the tables it joins.
     const joined = () => [...q.matchAll(new RegExp(String.raw`JOIN\s+` + name, "gi"))].map((m) => m[1]).join("+");
     if (/^SELECT/i.test(q)) return table || joined() || q.replace(/\$\d+|\?/g, "…").slice(0, 48);
-    if (/^(BEGIN|COMMIT|ROLLBACK)|Implicit "COMMIT"/i.test(q)) return q.includes("COMMIT") ? "commit" : q.split(" ")[0]!.toLowerCase();
+    if (/^(BEGIN|COMMIT|ROLLBACK)|Implicit "COMMIT"/i.test(q)) return q.includes("COMMIT") ? "commit" : q.split(" ")[0].toLowerCase();
     return `${q.match(/^\s*(\w+)/)?.[1]?.toLowerCase() ?? "?"} ${table}`.trim();
   }).join(", ");
 }

@@ -40,13 +40,13 @@ const leavesOf = (type: GraphQLObjectType) => {
 };
 /** A leaf's selection: its name, with the value object's own leaves where it is one. */
 const selectionOf = (type: GraphQLObjectType, field: string) => {
-  const named = getNamedType(type.getFields()[field]!.type);
+  const named = getNamedType(type.getFields()[field].type);
   return isValueObject(named) ? `${field} { ${Object.keys(named.getFields()).join(" ")} }` : field;
 };
 const restKey = (field: string) => (field === "rowId" ? "id" : snake(field));
 /** A typed leaf as REST writes it: an enum value by its wire value (`PROMOTION` is 0, `PRIMARY` is "primary"). */
 function restValue(type: GraphQLObjectType, field: string, value: unknown): unknown {
-  const named = getNamedType(type.getFields()[field]!.type);
+  const named = getNamedType(type.getFields()[field].type);
   if (!isEnumType(named) || value == null) return value;
   if (Array.isArray(value)) return value.map((v) => restValue(type, field, v));
   const known = named.getValue(value as string);
@@ -76,8 +76,8 @@ test("attributes equal the row's own fields on every listed resource and on the 
   expect(lists.length).toBeGreaterThan(20);
   for (const op of lists) {
     const field = restRootField(op.field);
-    const page = getNamedType(query[field]!.type) as GraphQLObjectType;
-    const row = getNamedType(page.getFields().nodes!.type) as GraphQLObjectType;
+    const page = getNamedType(query[field].type) as GraphQLObjectType;
+    const row = getNamedType(page.getFields().nodes.type) as GraphQLObjectType;
     const select = (type: GraphQLObjectType, depth: number): string =>
       `{ attributes ${leavesOf(type).map((f) => selectionOf(type, f)).join(" ")} ${depth ? relationsOf(type).map(([name, related]) => `${name} ${select(related, depth - 1)}`).join(" ") : ""} }`;
     const reply = await internal(`{ result: ${field}(limit: 100) { nodes ${select(row, 1)} } }`);

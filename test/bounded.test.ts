@@ -68,7 +68,7 @@ describe("a small budget and row cap", () => {
   });
 
   test("a GraphQL query under the budget that reads more rows than the cap is refused with VALIDATION, not truncated", async () => {
-    expect(counts["rank records"]! + 30).toBeGreaterThan(60);
+    expect(counts["rank records"] + 30).toBeGreaterThan(60);
     // The page of each user's records holds up to 10: the 30 users and their first 10 records are still more than 60 rows.
     const perUser = await h.db.prisma.rankRecord.groupBy({ by: ["userId"], _count: { _all: true } });
     expect(perUser.reduce((sum, u) => sum + Math.min(u._count._all, 10), 0) + 30).toBeGreaterThan(60);
@@ -158,7 +158,7 @@ describe("a spawned server with 2,000 people", () => {
       headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
       body: JSON.stringify({ query }),
     });
-    return { status: response.status, body: await response.json() as any };
+    return { status: response.status, body: await response.json() };
   };
   const rss = async () => {
     const text = await (await fetch(`${server.base}/metrics`)).text();

@@ -58,7 +58,7 @@ describe("/docs without a browser", () => {
     expect(policy).toContain("connect-src 'self'");
     const html = await r.text();
     expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//i);
-    const assets = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]!);
+    const assets = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]);
     // Content-hashed URLs, kept by browsers for a year, so the 4 MB script is fetched (and compressed) once.
     expect(assets).toEqual([expect.stringMatching(/^\/docs\/assets\/[0-9a-f]{16}\/scalar\.js$/), expect.stringMatching(/^\/docs\/assets\/[0-9a-f]{16}\/init\.js$/)]);
     for (const asset of assets) {
@@ -68,7 +68,7 @@ describe("/docs without a browser", () => {
       expect(a.headers.get("cache-control"), asset).toContain("immutable");
       expect((await a.arrayBuffer()).byteLength, asset).toBeGreaterThan(0);
     }
-    const init = await (await get(assets[1]!)).text();
+    const init = await (await get(assets[1])).text();
     expect(init).toContain('"url":"/openapi.json"');
     expect(init).toContain('"withDefaultFonts":false');
     expect(init).toContain('"preferredSecurityScheme":"bearerAuth"');
@@ -76,7 +76,7 @@ describe("/docs without a browser", () => {
   });
 
   test("only the listed assets are served; other methods are refused", async () => {
-    const scalar = [...(await (await get("/docs")).text()).matchAll(/src="([^"]+scalar\.js)"/g)][0]![1]!;
+    const scalar = [...(await (await get("/docs")).text()).matchAll(/src="([^"]+scalar\.js)"/g)][0][1];
     const stale = scalar.replace(/[0-9a-f]{16}/, "0000000000000000");
     for (const url of ["/docs/assets/scalar.js", stale, "/docs/assets/package.json", "/docs/assets/../package.json", "/docs/assets/index.html", "/docs/assets/"]) {
       const r = await get(url);
@@ -150,11 +150,11 @@ browserDescribe("in a browser", () => {
     }
     // A machine busy with something else can stall one drawing: an operation over the bar is drawn once more (its tag
     // opened by the link, closed after) and the better of its two times counts.
-    for (const op of toOpen.filter((o) => renderTimes[`${o.method} ${o.path}`]! > 2_000)) {
+    for (const op of toOpen.filter((o) => renderTimes[`${o.method} ${o.path}`] > 2_000)) {
       const started = Date.now();
       await openOperation(page, op);
       const name = `${op.method} ${op.path}`;
-      renderTimes[name] = Math.min(renderTimes[name]!, Date.now() - started);
+      renderTimes[name] = Math.min(renderTimes[name], Date.now() - started);
       await page.getByRole("button", { name: `Close Group - ${op.tag}`, exact: true }).click();
     }
     writeFileSync(path.join(artifacts, "docs-render-ms.json"), `${JSON.stringify(renderTimes, null, 2)}\n`);
@@ -256,7 +256,7 @@ interface DocumentedOperation {
 function operationsToOpen(): DocumentedOperation[] {
   const doc = buildOpenApi() as { paths: Record<string, Record<string, { tags: string[]; summary: string }>> };
   const all = Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, tag: op.tags[0]!, summary: op.summary })));
+    Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, tag: op.tags[0], summary: op.summary })));
   const everyOne = new Set(["users", "rank-records", "forms"]);
   const firstOfTag = new Map<string, DocumentedOperation>();
   for (const op of all) if (!everyOne.has(op.tag) && !firstOfTag.has(op.tag)) firstOfTag.set(op.tag, op);

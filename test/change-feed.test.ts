@@ -127,14 +127,14 @@ describe("the feed replays a scripted session", () => {
     expect(summary(of("create rank"))).toEqual([`rank.created#${ids.rank}`]);
     const [created] = of("create rank");
     expect(created).toMatchObject({ resource: "rank", changes: null, data: { id: ids.rank, name: "Private", abbreviation: "PVT" } });
-    expect(Date.parse(created!.created)).not.toBeNaN();
+    expect(Date.parse(created.created)).not.toBeNaN();
     expect(summary(of("create user"))).toEqual([`user.created#${ids.user}`]);
   });
 
   test("an update carries the changed columns, old → new", () => {
     const [updated] = of("update rank");
     expect(updated).toMatchObject({ event: "rank.updated", record_id: ids.rank, data: { name: "Private First Class" } });
-    expect(updated!.changes).toEqual({ name: { old: "Private", new: "Private First Class" } });
+    expect(updated.changes).toEqual({ name: { old: "Private", new: "Private First Class" } });
   });
 
   test("a batch gives one event per row, in request order", () => {
@@ -145,7 +145,7 @@ describe("the feed replays a scripted session", () => {
   test("attach and sync on a many-to-many relation record the link rows", () => {
     const attached = of("attach unit 1");
     expect(attached.map((i) => i.event)).toEqual(["groupunit.created"]);
-    expect(attached[0]!.data).toMatchObject({ group_id: ids.group, unit_id: ids.unit1 });
+    expect(attached[0].data).toMatchObject({ group_id: ids.group, unit_id: ids.unit1 });
     const synced = of("sync to unit 2");
     expect(synced.map((i) => i.event).sort()).toEqual(["groupunit.created", "groupunit.deleted"]);
     expect(synced.find((i) => i.event === "groupunit.deleted")!.data).toMatchObject({ unit_id: ids.unit1 });
@@ -157,8 +157,8 @@ describe("the feed replays a scripted session", () => {
     expect(events.filter((i) => i.event === "rankrecord.created").map((i) => i.record_id)).toEqual([ids.record]);
     const user = events.filter((i) => i.event === "user.updated");
     expect(user.map((i) => i.record_id)).toEqual([ids.user]);
-    expect(user[0]!.changes!.rank_id).toEqual({ old: null, new: ids.corporal });
-    expect(user[0]!.data.rank_id).toBe(ids.corporal);
+    expect(user[0].changes!.rank_id).toEqual({ old: null, new: ids.corporal });
+    expect(user[0].data.rank_id).toBe(ids.corporal);
   });
 
   test("a deletion is a tombstone: the type, the record id and its last state", () => {
@@ -169,7 +169,7 @@ describe("the feed replays a scripted session", () => {
 
   test("resuming from an event's cursor gives only the events after it", async () => {
     for (const at of [0, 4, all.length - 2]) {
-      const rest = await walk(A, 3, "", all[at]!.cursor);
+      const rest = await walk(A, 3, "", all[at].cursor);
       expect(rest.items).toEqual(all.slice(at + 1));
     }
   });
@@ -205,11 +205,11 @@ describe("who sees what", () => {
   test("account B sees its own events only, and A none of B's", async () => {
     const b = await walk(B, 10);
     expect(summary(b.items)).toEqual([expect.stringMatching(/^rank\.created#/)]);
-    expect(b.items[0]!.data.name).toBe("Beta rank");
+    expect(b.items[0].data.name).toBe("Beta rank");
     const a = await walk(A, 100);
     expect(a.items.some((i) => i.data.name === "Beta rank")).toBe(false);
     // A's cursor in B's feed is only a position: B still sees only its own events.
-    const crossed = await walk(B, 10, "", a.items[0]!.cursor);
+    const crossed = await walk(B, 10, "", a.items[0].cursor);
     expect(crossed.items.every((i) => i.data.name === "Beta rank")).toBe(true);
   });
 

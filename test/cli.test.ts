@@ -114,7 +114,7 @@ test("seed writes the same organisation for the same seed, reports progress on s
 
 test("--help on every command prints its usage and exits 0", { timeout: 120_000 }, async () => {
   const { stdout } = await cli({}, "--help");
-  const names = [...stdout.split("Commands:")[1]!.matchAll(/^ {2}([a-z][\w:-]*)/gm)].map((m) => m[1]!).filter((name) => name !== "help");
+  const names = [...stdout.split("Commands:")[1].matchAll(/^ {2}([a-z][\w:-]*)/gm)].map((m) => m[1]).filter((name) => name !== "help");
   expect(names).toEqual(expect.arrayContaining(["accounts:create", "accounts:list", "seed", "keys:create", "keys:list", "keys:revoke"]));
   await Promise.all(names.map(async (name) => {
     const help = await cli({}, name, "--help");
@@ -236,12 +236,12 @@ test("keys:list of an unknown account is an error; revoking a key twice says it 
   const env = { DATABASE_URL: h.config.databaseUrl };
   expect(await refused("keys:list", "--account", "ghost")).toEqual({ code: 1, line: 'error: No account named "ghost"' });
   const created = await cli(env, "keys:create", "--account", "revoking", "--scopes", "view:rank");
-  const id = /Created key (\d+)/.exec(created.stdout)![1]!;
+  const id = /Created key (\d+)/.exec(created.stdout)![1];
   expect((await cli(env, "keys:revoke", id)).stdout.trim()).toMatch(new RegExp(`^Revoked key ${id} \\(mst_.{8}…\\) of account revoking$`));
   const revokedAt = (await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: Number(id) } })).revokedAt!;
   expect(await refused("keys:revoke", id)).toEqual({ code: 1, line: `error: Key ${id} was already revoked at ${revokedAt.toISOString()}` });
   expect((await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: Number(id) } })).revokedAt).toEqual(revokedAt);
   const rows = (await cli(env, "keys:list", "--account", "revoking")).stdout.trim().split("\n").map((l) => l.split("\t"));
   expect(rows.map((r) => r[0])).toEqual(["id", id]);
-  expect(rows[1]![8]).toBe(revokedAt.toISOString());
+  expect(rows[1][8]).toBe(revokedAt.toISOString());
 });

@@ -91,7 +91,7 @@ describe("updates", () => {
     const rank = await made("/v2/ranks", { name: "Start", description: "start", abbreviation: "S", paygrade: "E0", order: 0 });
     const fields = ["name", "description", "abbreviation", "paygrade", "order"] as const;
     const value = (i: number) => (fields[i % fields.length] === "order" ? 1000 + i : `${fields[i % fields.length]} ${i}`);
-    const replies = await times(N, (i) => api.patch(`/v2/ranks/${rank.id}`, { [fields[i % fields.length]!]: value(i) }));
+    const replies = await times(N, (i) => api.patch(`/v2/ranks/${rank.id}`, { [fields[i % fields.length]]: value(i) }));
     answered(replies);
     const final = ok(await api.get(`/v2/ranks/${rank.id}`)).data;
     for (const [f, field] of fields.entries()) {
@@ -104,7 +104,7 @@ describe("updates", () => {
     const rank = await made("/v2/ranks", { name: "Doomed" });
     const replies = await times(N, (i) => (i === N / 2 ? api.delete(`/v2/ranks/${rank.id}`) : api.patch(`/v2/ranks/${rank.id}`, { name: `Try ${i}` })));
     answered(replies, [404]);
-    expect(replies[N / 2]!.status).toBe(200);
+    expect(replies[N / 2].status).toBe(200);
     expect((await api.get(`/v2/ranks/${rank.id}`)).status).toBe(404);
   });
 });
@@ -137,7 +137,7 @@ describe("links", () => {
     answered(replies);
     const rows = await linkRows(g);
     expect(rows).toHaveLength(20);
-    expect(rows.map((r) => r.order).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(rows.map((r) => r.order).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
   });
 
   test("parallel syncs: the final links are exactly one request's set, one row per id", async () => {

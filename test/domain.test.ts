@@ -134,10 +134,10 @@ describe("newsfeed", () => {
     await ok(api.post(`/v2/users/${data.user.id}/rank-records`, { rank_id: data.corporal.id, type: 0, text: "Well earned" }));
     await ok(api.post("/v2/announcements", { title: "Muster tonight", content: "<p>20:00</p>", color: "info" }));
     const feed = (await ok(api.get("/v2/newsfeed"))).data as Array<Record<string, any>>;
-    expect(feed[0]!.subject_type).toBe("App\\Models\\Announcement");
+    expect(feed[0].subject_type).toBe("App\\Models\\Announcement");
     expect(feed.some((item) => item.subject_type === "App\\Models\\RankRecord" && /Corporal/.test(item.headline))).toBe(true);
 
-    const item = feed[0]!;
+    const item = feed[0];
     expect(await ok(api.post(`/v2/newsfeed/${item.id}/likes/attach`, { resources: [data.user.id, data.other.id] }))).toEqual({ attached: [data.user.id, data.other.id] });
     const likes = await ok(api.get(`/v2/newsfeed/${item.id}/likes`));
     expect(likes.data.map((u: { id: number }) => u.id).sort()).toEqual([data.user.id, data.other.id].sort());

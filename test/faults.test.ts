@@ -63,11 +63,11 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   });
   let out = "";
   const waiters: Array<() => void> = [];
-  child.stdout!.on("data", (chunk) => {
+  child.stdout.on("data", (chunk) => {
     out += chunk;
     for (const wake of waiters.splice(0)) wake();
   });
-  child.stderr!.on("data", (chunk) => (out += chunk));
+  child.stderr.on("data", (chunk) => (out += chunk));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => {
       for (const wake of waiters.splice(0)) wake();
@@ -86,7 +86,7 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
   };
   const server: Server = { child, base: new URL("http://x"), output: () => out, line, exited };
   started.push(server);
-  server.base = new URL(/listening on (http:\/\/\S+)/.exec(await line(/listening on/))![1]!);
+  server.base = new URL(/listening on (http:\/\/\S+)/.exec(await line(/listening on/))![1]);
   return server;
 }
 
@@ -191,7 +191,7 @@ describe.runIf(onSqlite)("SIGTERM", () => {
 
     const replies = await Promise.all([batch, ...pending.map((p) => p.send())]);
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    expect(replies[0]!.body.data).toHaveLength(1000);
+    expect(replies[0].body.data).toHaveLength(1000);
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(server.output()).toMatch(/Stopped/);
 
@@ -244,7 +244,7 @@ describe.runIf(onSqlite)("SIGKILL", () => {
     expect(await rankCount(second)).toBe(51);
     const check = createClient({ url: databaseUrl });
     try {
-      expect((await check.execute("PRAGMA integrity_check")).rows[0]![0]).toBe("ok");
+      expect((await check.execute("PRAGMA integrity_check")).rows[0][0]).toBe("ok");
     } finally {
       check.close();
     }
@@ -257,15 +257,15 @@ describe.runIf(onSqlite)("two server processes on one database file", () => {
   test("the same ids attached through both at once: one link row per id, no server error", async () => {
     const [a, b] = await Promise.all([startServer(), startServer()]);
     const units: number[] = [];
-    for (let i = 0; i < 5; i++) units.push((await call(a!, "POST", "/v2/units", { name: `Unit ${i}` })).body.data.id);
-    const group = (await call(a!, "POST", "/v2/groups", { name: "Group" })).body.data.id;
-    await call(b!, "GET", "/v2/ranks");
+    for (let i = 0; i < 5; i++) units.push((await call(a, "POST", "/v2/units", { name: `Unit ${i}` })).body.data.id);
+    const group = (await call(a, "POST", "/v2/groups", { name: "Group" })).body.data.id;
+    await call(b, "GET", "/v2/ranks");
     const replies = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => call(i % 2 ? a! : b!, "POST", `/v2/groups/${group}/units/attach`, { resources: units })),
+      Array.from({ length: 40 }, (_, i) => call(i % 2 ? a : b, "POST", `/v2/groups/${group}/units/attach`, { resources: units })),
     );
     expect(replies.filter((r) => r.status !== 200)).toEqual([]);
     expect(replies.flatMap((r) => r.body.attached).sort()).toEqual([...units].sort());
-    const batches = await Promise.all(Array.from({ length: 6 }, (_, i) => call(i % 2 ? a! : b!, "POST", "/v2/ranks/batch", bigBatch(50, `P${i}`))));
+    const batches = await Promise.all(Array.from({ length: 6 }, (_, i) => call(i % 2 ? a : b, "POST", "/v2/ranks/batch", bigBatch(50, `P${i}`))));
     expect(batches.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     const db = await openDatabase(databaseUrl);
     try {
@@ -277,10 +277,10 @@ describe.runIf(onSqlite)("two server processes on one database file", () => {
     } finally {
       await db.close();
     }
-    a!.child.kill("SIGTERM");
-    b!.child.kill("SIGTERM");
-    expect(await a!.exited).toEqual({ code: 0, signal: null });
-    expect(await b!.exited).toEqual({ code: 0, signal: null });
+    a.child.kill("SIGTERM");
+    b.child.kill("SIGTERM");
+    expect(await a.exited).toEqual({ code: 0, signal: null });
+    expect(await b.exited).toEqual({ code: 0, signal: null });
     expect(existsSync(path.join(dir, "muster.db"))).toBe(true);
   });
 });

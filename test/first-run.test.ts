@@ -21,15 +21,15 @@ test("npm start on an empty database seeds a demo organisation and prints a key 
   const out = server.output();
   const key = /API key \(scope \*, shown once\): (mst_\S+)/.exec(out)?.[1];
   expect(key, out).toBeDefined();
-  const graphiql = /GraphiQL:\s+(\S+)/.exec(out)![1]!;
-  const docs = /API reference:\s+(\S+)/.exec(out)![1]!;
+  const graphiql = /GraphiQL:\s+(\S+)/.exec(out)![1];
+  const docs = /API reference:\s+(\S+)/.exec(out)![1];
   expect(graphiql).toBe(`${server.base}/graphql`);
   expect(docs).toBe(`${server.base}/docs`);
   const auth = { authorization: `Bearer ${key}`, accept: "application/json" };
 
   const users = await fetch(`${server.base}/v2/users?include=rank,unit&limit=100`, { headers: auth });
   expect(users.status).toBe(200);
-  const body = (await users.json()) as any;
+  const body = (await users.json());
   expect(body.data).toHaveLength(demoUsers);
   expect(body.data.every((u: any) => u.rank?.name && u.unit?.name)).toBe(true);
 
@@ -37,7 +37,7 @@ test("npm start on an empty database seeds a demo organisation and prints a key 
     method: "POST", headers: { ...auth, "content-type": "application/json" },
     body: JSON.stringify({ query: "{ ranks(first: 100) { totalCount } rankRecords(first: 1) { totalCount nodes { rowId } } }" }),
   });
-  const result = (await graphql.json()) as any;
+  const result = (await graphql.json());
   expect(result.errors).toBeUndefined();
   expect(result.data.ranks.totalCount).toBeGreaterThan(5);
   expect(result.data.rankRecords.totalCount).toBeGreaterThanOrEqual(demoUsers);

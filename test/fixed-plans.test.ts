@@ -91,7 +91,7 @@ describe("a REST route's plans", () => {
 
   test("are left alone by a request that runs on graphql-js", async () => {
     const before = { ...fixedPlanStats };
-    const r = await fetchText(reference, accounts[0]!.key, PAGE(accounts[0]!.user));
+    const r = await fetchText(reference, accounts[0].key, PAGE(accounts[0].user));
     expect(r.status).toBe(200);
     expect(fixedPlanStats).toEqual(before);
   });
@@ -99,7 +99,7 @@ describe("a REST route's plans", () => {
 
 describe("a GraphQL client's document", () => {
   test("is planned per request, with its own arguments below the root", async () => {
-    const { key, user } = accounts[0]!;
+    const { key, user } = accounts[0];
     const document = `query ($id: Int!, $first: Int!) { user(rowId: $id) { name rankRecords(first: $first) { nodes { text rank { name } } } } }`;
     const before = { ...fixedPlanStats };
     const texts: string[][] = [];
@@ -108,7 +108,7 @@ describe("a GraphQL client's document", () => {
         method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         body: JSON.stringify({ query: document, variables: { id: user, first } }),
       });
-      const body = await response.json() as any;
+      const body = await response.json();
       expect(body.errors).toBeUndefined();
       texts.push(body.data.user.rankRecords.nodes.map((n: any) => n.text));
     }

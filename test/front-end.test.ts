@@ -122,7 +122,7 @@ describe(`front-end pages on ${testProvider}`, () => {
     const types = ["rankRecords", "awardRecords", "combatRecords", "qualificationRecords", "serviceRecords", "trainingRecords", "assignmentRecords"];
     const query = `query Profile($rowId: Int!) { user(rowId: $rowId) { name rank { name } ${types.map((t) => `
       ${t}(first: 5, orderBy: [{ createdAt: desc }]) { totalCount nodes { rowId text createdAt author { name } document { name } } }`).join("")} } }`;
-    const who = ids.users[0]!;
+    const who = ids.users[0];
     // The user, one statement per record type (author and document joined), one count per type; and the key.
     await pinned(1 + 1 + types.length * 2, async () => {
       const { data, statements } = await page(query, { rowId: who });

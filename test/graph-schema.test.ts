@@ -21,22 +21,22 @@ describe("every resource is a Relay node", () => {
   test.each(nodeResources.map((r) => [pascal(r.name), r] as const))("%s implements Node with a global id and its rowId", (name) => {
     const type = typeOf(name);
     expect(type.getInterfaces().map((i) => i.name)).toContain("Node");
-    expect(String(type.getFields().id!.type)).toBe("ID!");
-    expect(String(type.getFields().rowId!.type)).toBe("Int!");
+    expect(String(type.getFields().id.type)).toBe("ID!");
+    expect(String(type.getFields().rowId.type)).toBe("Int!");
   });
 
   test("node, nodes and me are root fields; each resource with a REST list has a connection and a rowId lookup", () => {
     const query = schema.getQueryType()!.getFields();
-    expect(isInterfaceType(getNamedType(query.node!.type))).toBe(true);
-    expect(String(query.nodes!.args[0]!.type)).toBe("[ID!]!");
-    expect(named(query.me!)).toBe("User");
+    expect(isInterfaceType(getNamedType(query.node.type))).toBe(true);
+    expect(String(query.nodes.args[0].type)).toBe("[ID!]!");
+    expect(named(query.me)).toBe("User");
     for (const def of nodeResources) {
       if (operations.some((op) => op.def === def && op.kind === "list" && !op.parent && !op.view)) {
-        expect(named(query[def.plural]!), def.plural).toBe(`${pascal(def.name)}Connection`);
-        expect(query[def.plural]!.args.map((a) => a.name).sort()).toEqual(connectionArgs);
+        expect(named(query[def.plural]), def.plural).toBe(`${pascal(def.name)}Connection`);
+        expect(query[def.plural].args.map((a) => a.name).sort()).toEqual(connectionArgs);
       }
       if (operations.some((op) => op.def === def && op.kind === "show" && !op.parent && !op.view)) {
-        expect(query[def.name]!.args.map((a) => `${a.name}: ${a.type}`)).toEqual(["rowId: Int!"]);
+        expect(query[def.name].args.map((a) => `${a.name}: ${a.type}`)).toEqual(["rowId: Int!"]);
       }
     }
   });
@@ -49,14 +49,14 @@ describe("relations", () => {
       if (rel.kind !== "hasMany" && rel.kind !== "belongsToMany" && rel.kind !== "morphMany") continue;
       const name = rel.kind === "belongsToMany" && !rel.filter ? camel(key) : relationField(rel);
       test(`${type.name}.${name} is a connection with first/after/last/before/offset/where/orderBy`, () => {
-        const field = type.getFields()[name]!;
+        const field = type.getFields()[name];
         expect(field, `${type.name}.${name}`).toBeDefined();
         expect(named(field)).toMatch(/Connection$/);
         expect(field.args.map((a) => a.name).sort()).toEqual(connectionArgs);
         const connection = getNamedType(field.type) as GraphQLObjectType;
         expect(Object.keys(connection.getFields()).sort()).toEqual(["edges", "nodes", "pageInfo", "totalCount"]);
         if (rel.kind === "belongsToMany") {
-          const edge = getNamedType(connection.getFields().edges!.type) as GraphQLObjectType;
+          const edge = getNamedType(connection.getFields().edges.type) as GraphQLObjectType;
           for (const column of Object.keys(rel.pivot.fields)) expect(Object.keys(edge.getFields()), `${edge.name}.${column}`).toContain(column);
         }
       });
@@ -66,7 +66,7 @@ describe("relations", () => {
         if (f.hidden || !(f.references || f.morphType) || !key.endsWith("Id")) continue;
         const field = type.getFields()[key.slice(0, -2)];
         expect(field, `${type.name}.${key.slice(0, -2)}`).toBeDefined();
-        expect(isObjectType(getNamedType(field!.type)) || isInterfaceType(getNamedType(field!.type))).toBe(true);
+        expect(isObjectType(getNamedType(field.type)) || isInterfaceType(getNamedType(field.type))).toBe(true);
       }
     });
   }
@@ -78,7 +78,7 @@ describe("types that explain themselves", () => {
     for (const def of nodeResources) {
       for (const [key, f] of Object.entries(def.fields)) {
         if (f.hidden || !f.oneOf) continue;
-        const field = typeOf(pascal(def.name)).getFields()[key]!;
+        const field = typeOf(pascal(def.name)).getFields()[key];
         const type = getNamedType(field.type);
         expect(isEnumType(type), `${def.name}.${key}`).toBe(true);
         if (isEnumType(type)) expect(type.getValues().map((v) => v.value).sort()).toEqual([...f.oneOf].sort());
@@ -93,7 +93,7 @@ describe("types that explain themselves", () => {
       const fields = typeOf(pascal(def.name)).getFields();
       for (const [key, f] of [...Object.entries(def.fields), ...Object.entries(def.computed ?? {})]) {
         if ((f as { hidden?: boolean }).hidden || f.type !== "datetime") continue;
-        expect(named(fields[key]!), `${def.name}.${key}`).toBe("DateTime");
+        expect(named(fields[key]), `${def.name}.${key}`).toBe("DateTime");
       }
     }
   });
@@ -114,6 +114,6 @@ test("nothing of the REST facade's internal graph is public", () => {
     if (!isObjectType(type) || type.name.startsWith("__")) continue;
     const fields = Object.keys(type.getFields());
     expect(fields, type.name).not.toContain("attributes");
-    expect(fields.filter((f) => /List$/.test(f) && isListType(isNonNullType(type.getFields()[f]!.type) ? (type.getFields()[f]!.type as any).ofType : type.getFields()[f]!.type)), type.name).toEqual([]);
+    expect(fields.filter((f) => /List$/.test(f) && isListType(isNonNullType(type.getFields()[f].type) ? (type.getFields()[f].type as any).ofType : type.getFields()[f].type)), type.name).toEqual([]);
   }
 });

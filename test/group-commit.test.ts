@@ -148,8 +148,8 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
   it("a Prisma transaction waiting behind a group commits it first, and runs after it", async () => {
     const direct = writeFlag("prisma-a", { after: 20 });
     const viaPrisma = h.db.store.transaction(async (tx) => {
-      const seen = await tx.prisma!.systemFlag.findMany({ where: { name: { startsWith: "prisma-" } } });
-      await tx.prisma!.systemFlag.create({ data: { name: "prisma-b", value: String(seen.length) } });
+      const seen = await tx.prisma.systemFlag.findMany({ where: { name: { startsWith: "prisma-" } } });
+      await tx.prisma.systemFlag.create({ data: { name: "prisma-b", value: String(seen.length) } });
     });
     await Promise.all([direct, viaPrisma]);
     expect(await flags("prisma-")).toEqual(["prisma-a", "prisma-b"]);

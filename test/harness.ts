@@ -77,7 +77,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
 /** SQLite's plan of `sql` (EXPLAIN QUERY PLAN), a line per step; its `?` parameters left null (the plan does not depend on them). */
 export async function sqlitePlan(db: Database, sql: string): Promise<string[]> {
   const params = Array.from(sql.matchAll(/\?/g), () => null);
-  return ((await db.read(`EXPLAIN QUERY PLAN ${sql}`, params)) as unknown[][]).map((row) => String(row[3]));
+  return ((await db.read(`EXPLAIN QUERY PLAN ${sql}`, params))).map((row) => String(row[3]));
 }
 
 export interface Reply {

@@ -256,7 +256,7 @@ describe("body size", () => {
       let at = 0;
       // One byte at a time, the whole body taking about three deadlines.
       timer = setInterval(() => {
-        if (at < body.length) socket.write(body[at++]!);
+        if (at < body.length) socket.write(body[at++]);
       }, (3 * BODY_READ_TIMEOUT_MS) / body.length);
     });
     expect(raw).toMatch(/^HTTP\/1\.1 408 /);

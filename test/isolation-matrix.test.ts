@@ -126,7 +126,7 @@ async function pathProbes(op: Operation, base: Planned): Promise<void> {
   const theirs = seededParams(op, B);
   // One id of B at a time, then all of them; with a parent and a child, B's parent fails as "every id of B" does, so only the child is swapped alone.
   const variants = names.length > 1
-    ? [{ label: `{${names.at(-1)}} of B`, params: { ...own, [names.at(-1)!]: theirs[names.at(-1)!]! } }, { label: "every id of B", params: theirs }]
+    ? [{ label: `{${names.at(-1)}} of B`, params: { ...own, [names.at(-1)!]: theirs[names.at(-1)!] } }, { label: "every id of B", params: theirs }]
     : [{ label: `{${names[0]}} of B`, params: theirs }];
   for (const v of variants) {
     counts.pathProbes++;
@@ -166,7 +166,7 @@ function bodyWith(op: Operation, base: Planned, attrs: Record<string, unknown>, 
       return { resources: [apply(body.resources[0])] };
     case "batchUpdate": {
       const [id] = Object.keys(body.resources);
-      return { resources: { [id!]: pivot ? { pivot: attrs } : attrs } };
+      return { resources: { [id]: pivot ? { pivot: attrs } : attrs } };
     }
     case "pivot":
       return { pivot: attrs };
@@ -213,7 +213,7 @@ function bodyProbes(op: Operation): BodyProbe[] {
       const owners = morphOwnersOf(morph.morphRelation).filter((o) => B.rows.has(o.name));
       const turn = (morphTurns.get(op.def.name) ?? 0) % owners.length;
       morphTurns.set(op.def.name, turn + 1);
-      for (const owner of [owners[turn]!]) {
+      for (const owner of [owners[turn]]) {
         probes.push({
           label: `model ${owner.name}`, keys: ["model_id", "model_type"],
           foreign: { model_type: owner.morphClass, model_id: B.id(owner) }, missing: { model_type: owner.morphClass, model_id: MISSING },
@@ -271,7 +271,7 @@ function linkBody(op: Operation, id: number, base: Planned): unknown | undefined
       return { resources: [id], detaching: false };
     case "batchUpdate": {
       const [own] = Object.keys((base.body as any).resources);
-      return { resources: { [id]: (base.body as any).resources[own!] } };
+      return { resources: { [id]: (base.body as any).resources[own] } };
     }
     case "associate":
       return { related_key: id };

@@ -18,7 +18,7 @@ async function storedInPostgres(needle: string): Promise<boolean> {
     "SELECT table_name::text AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
   );
   const union = tables.map(({ name }) => `SELECT 1 FROM "${name}" t WHERE strpos(t::text, $1) > 0`).join(" UNION ALL ");
-  return (await h.db.prisma.$queryRawUnsafe<unknown[]>(`SELECT EXISTS(${union}) AS found`, needle) as Array<{ found: boolean }>)[0]!.found;
+  return (await h.db.prisma.$queryRawUnsafe<unknown[]>(`SELECT EXISTS(${union}) AS found`, needle) as Array<{ found: boolean }>)[0].found;
 }
 
 beforeAll(async () => {

@@ -102,7 +102,7 @@ describe("graphql-js's internal modules (src/graphql/graphql-js-internals.ts)", 
     const errors = graphqlJs.buildExecutionContext({ schema, document, variableValues: {} });
     expect(Array.isArray(errors)).toBe(true);
     expect((errors as GraphQLError[])[0]).toBeInstanceOf(GraphQLError);
-    expect((errors as GraphQLError[])[0]!.message).toMatch(/\$skip/);
+    expect((errors as GraphQLError[])[0].message).toMatch(/\$skip/);
   });
 
   test("collectFields and collectSubfields: response keys in document order, fragments and @skip applied", () => {
@@ -122,7 +122,7 @@ describe("graphql-js's internal modules (src/graphql/graphql-js-internals.ts)", 
     const context = contextOf({ skip: false });
     const fields = graphqlJs.collectFields(schema, context.fragments, context.variableValues, query, context.operation.selectionSet);
     const path = graphqlJs.addPath(undefined, "b", "Query");
-    const info = graphqlJs.buildResolveInfo(context, query.getFields().b!, fields.get("b")!, query, path);
+    const info = graphqlJs.buildResolveInfo(context, query.getFields().b, fields.get("b")!, query, path);
     expect(info.fieldName).toBe("b");
     expect(info.fieldNodes).toBe(fields.get("b"));
     expect(info.parentType).toBe(query);
@@ -207,9 +207,9 @@ describe("Pothos's field extensions (src/graphql/pothos-internals.ts)", () => {
     expect(result.errors).toBeUndefined();
     expect(result.data).toEqual({ accounts: [{ keyPage: { total: 7 } }] });
     expect(selectCalls.length).toBe(1);
-    expect(selectCalls[0]!.args).toEqual({});
-    expect(selectCalls[0]!.nested).toBeTypeOf("function");
-    expect(selectCalls[0]!.selected).toEqual(["total"]);
+    expect(selectCalls[0].args).toEqual({});
+    expect(selectCalls[0].nested).toBeTypeOf("function");
+    expect(selectCalls[0].selected).toEqual(["total"]);
   });
 });
 
@@ -451,7 +451,7 @@ postgres.describe("pg's protocol (src/db/pg-protocol.ts)", () => {
       sendExecute(c);
       sendSync(c);
     }, name, "SELECT no_such_column"));
-    expect(failed.errors[0]!.code).toBe("42703");
+    expect(failed.errors[0].code).toBe("42703");
     expect(isPreparedOrSent(connectionOf(client), name)).toBe(false);
     // The client's next submittable runs once PostgreSQL is ready again; the failed one heard nothing more.
     const next = await run(new Probe((c) => {
@@ -471,7 +471,7 @@ postgres.describe("pg's protocol (src/db/pg-protocol.ts)", () => {
       sendSync(c);
     }));
     expect(copy.events).toEqual(["Error"]);
-    expect(copy.errors[0]!.message).toMatch(/No source stream defined/);
+    expect(copy.errors[0].message).toMatch(/No source stream defined/);
   });
 
   test("on a pool: pg checks a client out, answers through the submittable's callback and releases the client", async () => {
@@ -535,7 +535,7 @@ postgres.describe("@prisma/adapter-pg's checkout (src/db/adapter-pg-checkout.ts)
         client = start.client();
         start.started();
         const rows = await tx.$queryRawUnsafe<Array<{ pid: number }>>("SELECT pg_backend_pid() AS pid");
-        return rows[0]!.pid;
+        return rows[0].pid;
       });
       expect(client).not.toBeNull();
       expect(pid).toBe(processOf(client!));

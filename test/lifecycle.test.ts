@@ -51,11 +51,11 @@ const asRead = (def: ResourceDef, row: Row): Row =>
   ({ ...row, ...Object.fromEntries(Object.entries(def.computed ?? {}).filter(([, c]) => c.once).map(([name]) => [snake(name), null])) });
 /** A row without its embedded relations. */
 const own = (row: Row, includes: readonly string[]) => {
-  const embedded = new Set(includes.map((i) => i.split(".")[0]!));
+  const embedded = new Set(includes.map((i) => i.split(".")[0]));
   return Object.fromEntries(Object.entries(row).filter(([k]) => !embedded.has(k)));
 };
 /** Body of a search for the rows with these ids, with the includes given in the body. */
-const byIds = (op: Operation, ids: number[], includes: readonly string[] = includeGroups(op)[0]!) => ({
+const byIds = (op: Operation, ids: number[], includes: readonly string[] = includeGroups(op)[0]) => ({
   filters: [{ field: "id", operator: "in", value: ids }],
   includes: includes.map((relation) => ({ relation })),
   limit: 100,
@@ -76,7 +76,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const built = await factory.build(def, { full: true });
     const created = asRead(def, data(await api.post(withIncludes(create), wire(built)), `POST ${create.path}`));
     expectWritten(built, created, "create");
-    expectIncluded(def, includeGroups(create)[0]!, created, "create");
+    expectIncluded(def, includeGroups(create)[0], created, "create");
     const id = created.id as number;
     const embedded = def.includes;
 
@@ -88,7 +88,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
         expectWritten(built, shown, "show");
         expectIncluded(def, values, shown, "show");
         expect(own(shown, embedded)).toEqual(own(created, embedded));
-        if (group === 0 && includeGroups(create)[0]!.join() === values.join()) expect(shown).toEqual(created);
+        if (group === 0 && includeGroups(create)[0].join() === values.join()) expect(shown).toEqual(created);
         current = shown;
       }
     }
@@ -136,7 +136,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
       expect(deleted.id).toBe(id);
       // The row as it was; what embedded rows compute from it (a user's last rank change) may already reflect the delete.
       expect(own(deleted, embedded)).toEqual(own(current, embedded));
-      expectIncluded(def, includeGroups(remove)[0]!, deleted, "delete");
+      expectIncluded(def, includeGroups(remove)[0], deleted, "delete");
       if (show) expect((await api.get(pathOf(show, param(id)))).status).toBe(404);
       if (search) expect(data(await api.post(pathOf(search), byIds(search, [id])))).toEqual([]);
       expect((await api.delete(pathOf(remove, param(id)))).status).toBe(404);
@@ -161,10 +161,10 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
 
     const batchUpdate = op("batchUpdate");
     if (batchUpdate) {
-      rejected(await api.patch(pathOf(batchUpdate), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch update over the cap");
+      rejected(await api.patch(pathOf(batchUpdate), { resources: [...ids, ids[0] + 1000] }), ["resources"], "batch update over the cap");
       const changes = await Promise.all(ids.map((_, i) => factory.build(def, { variant: i + 1, scalarsOnly: true })));
       const updated = data(
-        await api.patch(withSample(batchUpdate), { resources: Object.fromEntries(ids.map((id, i) => [id, asJson(changes[i]!)])) }),
+        await api.patch(withSample(batchUpdate), { resources: Object.fromEntries(ids.map((id, i) => [id, asJson(changes[i])])) }),
         "batch update",
       );
       expect(updated.map((r: Row) => r.id)).toEqual(ids);
@@ -175,7 +175,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
 
     const batchDelete = op("batchDelete");
     if (batchDelete) {
-      rejected(await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0]! + 1000] }), ["resources"], "batch delete over the cap");
+      rejected(await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0] + 1000] }), ["resources"], "batch delete over the cap");
       // Deleting an id that is gone is a 422, so this succeeding also shows the batch over the cap deleted nothing.
       const deleted = data(await api.delete(withSample(batchDelete), { resources: [...ids].reverse() }), "batch delete");
       for (const row of deleted) expectIncluded(def, sampleIncludes(batchDelete), row, "batch delete");
@@ -208,13 +208,13 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     if (batchUpdate && show) {
       const rows: Row[] = data(await api.post(pathOf(batchCreate), { resources: [good, asJson(await factory.build(def))] }), "batch create").map((row: Row) => asRead(def, row));
       const change = await factory.build(def, { variant: 1, scalarsOnly: true });
-      rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0]!.id]: asJson(change), [rows[1]!.id]: { [bad.key]: bad.value } } }), [
-        `resources.${rows[1]!.id}.${bad.key}`,
+      rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0].id]: asJson(change), [rows[1].id]: { [bad.key]: bad.value } } }), [
+        `resources.${rows[1].id}.${bad.key}`,
       ], "batch update with a bad second item");
-      rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0]!.id]: asJson(change), 2147483000: asJson(change) } }), ["resources.2147483000"]);
+      rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0].id]: asJson(change), 2147483000: asJson(change) } }), ["resources.2147483000"]);
       const batchDelete = op("batchDelete");
       if (batchDelete) {
-        rejected(await api.delete(pathOf(batchDelete), { resources: [rows[0]!.id, 2147483000] }), ["resources.2147483000"], "batch delete of an unknown id");
+        rejected(await api.delete(pathOf(batchDelete), { resources: [rows[0].id, 2147483000] }), ["resources.2147483000"], "batch delete of an unknown id");
       }
       for (const row of rows) expect(data(await api.get(pathOf(show, param(row.id)))), "unchanged after the failed batches").toEqual(row);
     }
@@ -248,7 +248,7 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     const built = await factory.build(g.def, { full: true, omit: fixed });
     const created = data(await api.post(withIncludes(create, at(parent.id)), wire(built)), `POST ${create.path}`);
     expectWritten(built, created, "nested create");
-    expectIncluded(g.def, includeGroups(create)[0]!, created, "nested create");
+    expectIncluded(g.def, includeGroups(create)[0], created, "nested create");
     ownedBy(created, parent.id);
     const id = created.id as number;
 
@@ -256,7 +256,7 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     if (show) {
       const shown = data(await api.get(withIncludes(show, at(parent.id, id))), "nested show");
       expectWritten(built, shown, "nested show");
-      expectIncluded(g.def, includeGroups(show)[0]!, shown, "nested show");
+      expectIncluded(g.def, includeGroups(show)[0], shown, "nested show");
       expect((await api.get(pathOf(show, at(other.id, id)))).status, "another parent's row").toBe(404);
     }
     const update = op("update");
@@ -272,14 +272,14 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
       const rows = data(await api.get(withIncludes(list, at(parent.id))), "nested list");
       expect(rows.map((r: Row) => r.id)).toContain(id);
       for (const row of rows) ownedBy(row, parent.id);
-      for (const row of rows) expectIncluded(g.def, includeGroups(list)[0]!, row, "nested list");
+      for (const row of rows) expectIncluded(g.def, includeGroups(list)[0], row, "nested list");
       expect(await allIds(api, list, at(other.id))).not.toContain(id);
     }
     const search = op("search");
     if (search) {
       const found = data(await api.post(pathOf(search, at(parent.id)), byIds(search, [id])), "nested search");
       expect(found.map((r: Row) => r.id)).toEqual([id]);
-      expectIncluded(g.def, includeGroups(search)[0]!, found[0], "nested search");
+      expectIncluded(g.def, includeGroups(search)[0], found[0], "nested search");
       expect(data(await api.post(pathOf(search, at(other.id)), byIds(search, [id])), "nested search of another parent")).toEqual([]);
     }
     const remove = op("delete");
@@ -305,25 +305,25 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     const bad = invalidAttribute(g.def, fixed);
     if (list) {
       const before = await total(api, list, at(parent.id));
-      rejected(await api.post(pathOf(batchCreate, at(parent.id)), { resources: [asJson(bodies[0]!), { ...asJson(bodies[0]!), [bad.key]: bad.value }] }), [
+      rejected(await api.post(pathOf(batchCreate, at(parent.id)), { resources: [asJson(bodies[0]), { ...asJson(bodies[0]), [bad.key]: bad.value }] }), [
         `resources.1.${bad.key}`,
       ]);
-      rejected(await api.post(pathOf(batchCreate, at(parent.id)), { resources: Array.from({ length: BATCH_MAX + 1 }, () => asJson(bodies[0]!)) }), ["resources"]);
+      rejected(await api.post(pathOf(batchCreate, at(parent.id)), { resources: Array.from({ length: BATCH_MAX + 1 }, () => asJson(bodies[0])) }), ["resources"]);
       expect(await total(api, list, at(parent.id))).toBe(before);
     }
 
     const batchUpdate = op("batchUpdate");
     if (batchUpdate) {
       const changes = [await factory.build(g.def, { variant: 1, scalarsOnly: true, omit: fixed }), await factory.build(g.def, { variant: 2, scalarsOnly: true, omit: fixed })];
-      const updated = data(await api.patch(withSample(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[0]!), [ids[1]]: asJson(changes[1]!) } }), "nested batch update");
+      const updated = data(await api.patch(withSample(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[0]), [ids[1]]: asJson(changes[1]) } }), "nested batch update");
       expect(updated.map((r: Row) => r.id)).toEqual(ids);
       changes.forEach((c, i) => expectWritten(c, updated[i], `nested batch update item ${i}`));
-      rejected(await api.patch(pathOf(batchUpdate, at(other.id)), { resources: { [ids[0]]: asJson(changes[0]!) } }), [`resources.${ids[0]}`], "another parent's rows");
-      rejected(await api.patch(pathOf(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[1]!), [ids[1]]: { [bad.key]: bad.value } } }), [
+      rejected(await api.patch(pathOf(batchUpdate, at(other.id)), { resources: { [ids[0]]: asJson(changes[0]) } }), [`resources.${ids[0]}`], "another parent's rows");
+      rejected(await api.patch(pathOf(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[1]), [ids[1]]: { [bad.key]: bad.value } } }), [
         `resources.${ids[1]}.${bad.key}`,
       ]);
       const show = op("show");
-      if (show) expectWritten(changes[0]!, data(await api.get(pathOf(show, at(parent.id, ids[0])))), "unchanged after a failed batch");
+      if (show) expectWritten(changes[0], data(await api.get(pathOf(show, at(parent.id, ids[0])))), "unchanged after a failed batch");
     }
 
     const batchDelete = op("batchDelete");

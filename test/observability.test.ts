@@ -91,7 +91,7 @@ describe("request log", () => {
     ];
     const lines = log.lines().filter((l) => l.msg === "request");
     expect(lines).toHaveLength(replies.length + 1);
-    const account = lines[0]!.account;
+    const account = lines[0].account;
     expect(account).toEqual(expect.any(Number));
     const expected = [
       { route: `GET /v2/users/{user}/rank-records`, status: 200, account, path: `/v2/users/${user.id}/rank-records` },
@@ -104,8 +104,8 @@ describe("request log", () => {
       { route: "GET unmatched", status: 404, account: null },
     ];
     replies.forEach((reply, i) => {
-      const line = lines[i + 1]!;
-      expect(line).toMatchObject({ level: "info", msg: "request", method: expected[i]!.route.startsWith("GET") ? "GET" : "POST", ...expected[i] });
+      const line = lines[i + 1];
+      expect(line).toMatchObject({ level: "info", msg: "request", method: expected[i].route.startsWith("GET") ? "GET" : "POST", ...expected[i] });
       expect(line.request_id).toBe(reply.headers.get("x-perscom-request-id"));
       expect(line.trace_id).toBe(reply.headers.get("x-perscom-trace-id"));
       expect(line.duration_ms).toEqual(expect.any(Number));
@@ -206,10 +206,10 @@ describe("/health and /ready", () => {
       const [last] = await p.db.prisma.$queryRawUnsafe<Array<{ migration_name: string }>>(
         `SELECT migration_name FROM "_prisma_migrations" ORDER BY migration_name DESC LIMIT 1`,
       );
-      await p.db.prisma.$executeRawUnsafe(`DELETE FROM "_prisma_migrations" WHERE migration_name = '${last!.migration_name}'`);
+      await p.db.prisma.$executeRawUnsafe(`DELETE FROM "_prisma_migrations" WHERE migration_name = '${last.migration_name}'`);
       const ready = await api.get("/ready");
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: "unavailable", reason: "1 migration(s) not applied", pending_migrations: [last!.migration_name] });
+      expect(ready.body).toEqual({ status: "unavailable", reason: "1 migration(s) not applied", pending_migrations: [last.migration_name] });
       expect((await api.get("/health")).status).toBe(200);
     } finally {
       await p.close();

@@ -49,9 +49,9 @@ describe("outbox", () => {
     const [event, ...more] = await eventsSince(mark);
     expect(more).toEqual([]);
     expect(event).toMatchObject({ type: "rank.created", resource: "rank", recordId: r.body.data.id, changes: null, notify: true, accountId });
-    expect(event!.data).toEqual(r.body.data);
-    expect(event!.requestId).toBe(r.headers.get("x-perscom-request-id"));
-    expect(event!.traceId).toBe(r.headers.get("x-perscom-trace-id"));
+    expect(event.data).toEqual(r.body.data);
+    expect(event.requestId).toBe(r.headers.get("x-perscom-request-id"));
+    expect(event.traceId).toBe(r.headers.get("x-perscom-trace-id"));
   });
 
   test("an event shows the record as REST does, computed attributes included, but those read from other rows", async () => {
@@ -60,9 +60,9 @@ describe("outbox", () => {
     expect(r.status).toBe(200);
     const [event] = await eventsSince(mark);
     const { last_rank_change_date, last_assignment_change_date, ...shown } = r.body.data;
-    expect(event!.data).toEqual(shown);
-    expect(event!.data).toHaveProperty("profile_photo_url");
-    expect(event!.data).not.toHaveProperty("last_rank_change_date");
+    expect(event.data).toEqual(shown);
+    expect(event.data).toHaveProperty("profile_photo_url");
+    expect(event.data).not.toHaveProperty("last_rank_change_date");
   });
 
   test("an update records old and new values of what changed; an update that changes nothing records nothing", async () => {
@@ -72,9 +72,9 @@ describe("outbox", () => {
     const events = await eventsSince(mark);
     expect(summary(events)).toEqual([`user.updated ${ids.other.id}`]);
     // Attributes computed from the name change with it, as REST shows them.
-    expect(events[0]!.changes).toMatchObject({ name: { old: "Bob Jones", new: "Robert Jones" }, display_name: { old: "Bob Jones", new: "Robert Jones" } });
-    expect(Object.keys(events[0]!.changes!).sort()).toEqual(["display_name", "name", "profile_photo_url"]);
-    expect(events[0]!.data).toMatchObject({ id: ids.other.id, name: "Robert Jones" });
+    expect(events[0].changes).toMatchObject({ name: { old: "Bob Jones", new: "Robert Jones" }, display_name: { old: "Bob Jones", new: "Robert Jones" } });
+    expect(Object.keys(events[0].changes!).sort()).toEqual(["display_name", "name", "profile_photo_url"]);
+    expect(events[0].data).toMatchObject({ id: ids.other.id, name: "Robert Jones" });
     expect((await api.patch(`/v2/users/${ids.other.id}`, { name: "Robert Jones" })).status).toBe(200);
     expect(await eventsSince(mark)).toHaveLength(1);
   });
@@ -85,9 +85,9 @@ describe("outbox", () => {
     expect(r.status).toBe(200);
     const events = await eventsSince(mark);
     expect(events.map((e) => e.type)).toEqual(["user.updated", "rankrecord.created", "newsfeeditem.created"]);
-    expect(events[0]!.changes).toEqual({ rank_id: { old: ids.private_.id, new: ids.corporal.id } });
-    expect(events[1]!.recordId).toBe(r.body.data.id);
-    expect(events[2]!.data).toMatchObject({ subject_type: "App\\Models\\RankRecord", subject_id: r.body.data.id, text: "Promoted" });
+    expect(events[0].changes).toEqual({ rank_id: { old: ids.private_.id, new: ids.corporal.id } });
+    expect(events[1].recordId).toBe(r.body.data.id);
+    expect(events[2].data).toMatchObject({ subject_type: "App\\Models\\RankRecord", subject_id: r.body.data.id, text: "Promoted" });
     expect(new Set(events.map((e) => e.requestId))).toEqual(new Set([r.headers.get("x-perscom-request-id")]));
   });
 
@@ -100,7 +100,7 @@ describe("outbox", () => {
     const feed = (await api.get("/v2/newsfeed?limit=50")).body.data as Array<Record<string, any>>;
     const items = texts.map((text) => feed.filter((item) => item.text === text));
     expect(items.map((found) => found.length)).toEqual(texts.map(() => 1));
-    expect(items.map((found) => found[0]!.subject_id)).toEqual(replies.map((r) => r.body.data.id));
+    expect(items.map((found) => found[0].subject_id)).toEqual(replies.map((r) => r.body.data.id));
   });
 
   test("a delete records a tombstone with the record's last state; a batch records one event per record in request order", async () => {
@@ -114,7 +114,7 @@ describe("outbox", () => {
     expect((await api.delete("/v2/statuses/batch", { resources: order })).status).toBe(200);
     const deleted = await eventsSince(mark);
     expect(summary(deleted)).toEqual(order.map((id: number) => `status.deleted ${id}`));
-    expect(deleted[0]!.data).toMatchObject({ id: statusIds[2], name: "C" });
+    expect(deleted[0].data).toMatchObject({ id: statusIds[2], name: "C" });
   });
 
   test("a write that fails records nothing", async () => {
@@ -131,16 +131,16 @@ describe("outbox", () => {
     expect(attached.status).toBe(200);
     const link = await eventsSince(mark);
     expect(link.map((e) => e.type)).toEqual(["taskassignment.created"]);
-    expect(link[0]!.data).toMatchObject({ user_id: ids.user.id, task_id: task.id });
+    expect(link[0].data).toMatchObject({ user_id: ids.user.id, task_id: task.id });
     mark = await count();
     expect((await api.delete(`/v2/users/${ids.user.id}/tasks/detach`, { resources: [task.id] })).status).toBe(200);
-    expect((await eventsSince(mark)).map((e) => `${e.type} ${e.recordId}`)).toEqual([`taskassignment.deleted ${link[0]!.recordId}`]);
+    expect((await eventsSince(mark)).map((e) => `${e.type} ${e.recordId}`)).toEqual([`taskassignment.deleted ${link[0].recordId}`]);
     mark = await count();
     const g = await api.graphql(`mutation { updateTask(rowId: ${task.id}, input: { title: "Clean all rifles" }) { task { title } } }`);
     expect(g.body.errors).toBeUndefined();
     const events = await eventsSince(mark);
     expect(summary(events)).toEqual([`task.updated ${task.id}`]);
-    expect(events[0]!.changes).toEqual({ title: { old: "Clean rifles", new: "Clean all rifles" } });
+    expect(events[0].changes).toEqual({ title: { old: "Clean rifles", new: "Clean all rifles" } });
   });
 
   test("X-Perscom-Notifications: false records the events, marked to call no webhook", async () => {
@@ -157,8 +157,8 @@ describe("outbox", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const batches = announced.slice(before);
     expect(batches).toHaveLength(1);
-    expect(batches[0]!.accountId).toBe(accountId);
-    expect(batches[0]!.events.map((e) => [e.type, e.recordId])).toEqual([["rank.created", r.body.data.id]]);
+    expect(batches[0].accountId).toBe(accountId);
+    expect(batches[0].events.map((e) => [e.type, e.recordId])).toEqual([["rank.created", r.body.data.id]]);
   });
 
   test("another account's writes land in its own events only", async () => {
@@ -187,7 +187,7 @@ describe("outbox", () => {
     expect(writes.map((r) => r.status)).toEqual(writes.map(() => 200));
     const updates = (await eventsSince(mark)).filter((e) => e.type === "user.updated" && e.recordId === ids.other.id);
     expect(updates.length).toBeGreaterThan(0);
-    for (let i = 1; i < updates.length; i++) expect(updates[i]!.changes!.rank_id!.old).toBe(updates[i - 1]!.changes!.rank_id!.new);
+    for (let i = 1; i < updates.length; i++) expect(updates[i].changes!.rank_id.old).toBe(updates[i - 1].changes!.rank_id.new);
     const user = (await api.get(`/v2/users/${ids.other.id}`)).body.data;
     expect(updates.at(-1)!.data.rank_id).toBe(user.rank_id);
   });

@@ -265,7 +265,7 @@ function runOrder(): Prepared[] {
   const order = [...prepared];
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j]!, order[i]!];
+    [order[i], order[j]] = [order[j], order[i]];
   }
   return order;
 }

@@ -90,8 +90,8 @@ async function npmStart(checkout: string, writable: string) {
     },
   });
   let out = "";
-  child.stdout!.on("data", (chunk) => (out += chunk));
-  child.stderr!.on("data", (chunk) => (out += chunk));
+  child.stdout.on("data", (chunk) => (out += chunk));
+  child.stderr.on("data", (chunk) => (out += chunk));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   cleanup.push(() => {
     try {

@@ -60,7 +60,7 @@ beforeAll(async () => {
   await p.message.create({ data: { accountId, message: "m2", channels: null } });
   patterns = (await p.account.create({ data: { name: "patterns" } })).id;
   for (const [i, name] of patternNames.entries()) {
-    await p.user.create({ data: { accountId: patterns, name, email: `p${i}@example.com`, notes: i % 3 === 0 ? null : patternNames[(i * 5) % patternNames.length]!.toUpperCase() } });
+    await p.user.create({ data: { accountId: patterns, name, email: `p${i}@example.com`, notes: i % 3 === 0 ? null : patternNames[(i * 5) % patternNames.length].toUpperCase() } });
   }
 });
 
@@ -98,7 +98,7 @@ const insensitive = testProvider === "postgresql" ? { mode: "insensitive" } : {}
 
 describe("the SQL reader answers as Prisma does", () => {
   it("scalar filters, combinators and orders", async () => {
-    const userIds = ids.users!;
+    const userIds = ids.users;
     const cases: unknown[] = [
       { where: { accountId }, orderBy: { id: "asc" } },
       { where: { accountId, name: { contains: "a", ...insensitive } }, orderBy: [{ name: "asc" }, { id: "desc" }] },
@@ -108,8 +108,8 @@ describe("the SQL reader answers as Prisma does", () => {
       { where: { accountId, notes: null }, orderBy: { id: "asc" } },
       { where: { accountId, notes: { not: null } }, orderBy: { id: "asc" } },
       { where: { accountId, notes: { not: "note 1" } }, orderBy: { id: "asc" } },
-      { where: { accountId, rankId: { in: [ids.ranks![0], ids.ranks![2]] } }, orderBy: { id: "desc" } },
-      { where: { accountId, rankId: { notIn: [ids.ranks![0]] } }, orderBy: { id: "asc" } },
+      { where: { accountId, rankId: { in: [ids.ranks[0], ids.ranks[2]] } }, orderBy: { id: "desc" } },
+      { where: { accountId, rankId: { notIn: [ids.ranks[0]] } }, orderBy: { id: "asc" } },
       { where: { accountId, id: { in: [] } } },
       { where: { accountId, id: { notIn: [] } }, orderBy: { id: "asc" } },
       { where: { accountId, approved: true }, orderBy: { id: "asc" } },
@@ -154,7 +154,7 @@ describe("the SQL reader answers as Prisma does", () => {
   it("a page with its total in one statement: filters with parameters before and after the count's, includes, orders by a relation, past the end", async () => {
     const cases: Array<Record<string, unknown>> = [
       { where: { accountId }, orderBy: [{ id: "asc" }], skip: 1, take: 2 },
-      { where: { accountId, name: { contains: "a", ...insensitive }, rankId: { in: [ids.ranks![0], ids.ranks![1]] } }, orderBy: [{ name: "asc" }, { id: "asc" }], skip: 0, take: 2 },
+      { where: { accountId, name: { contains: "a", ...insensitive }, rankId: { in: [ids.ranks[0], ids.ranks[1]] } }, orderBy: [{ name: "asc" }, { id: "asc" }], skip: 0, take: 2 },
       { where: { accountId, OR: [{ approved: true }, { notes: { contains: "note" } }], rank: { is: { name: { startsWith: "C" } } } }, orderBy: [{ id: "desc" }], skip: 0, take: 10 },
       { where: { accountId, lastSeenAt: { gt: "2025-01-12T00:00:00.000Z" } }, include: { rank: true }, orderBy: [{ id: "asc" }], skip: 1, take: 1 },
       { where: { accountId }, include: { rank: { select: { id: true, name: true } } }, orderBy: [{ rank: { name: "asc" } }, { id: "asc" }], skip: 2, take: 3 },
@@ -184,7 +184,7 @@ describe("the SQL reader answers as Prisma does", () => {
       ["user", { where: { accountId, rankRecords: { some: { type: 2 } } }, orderBy: { id: "asc" } }],
       ["user", { where: { accountId, rankRecords: { none: { rankId: null } } }, orderBy: { id: "asc" } }],
       ["user", { where: { accountId, rankRecords: { every: { type: { lt: 3 } } } }, orderBy: { id: "asc" } }],
-      ["document", { where: { accountId, tags: { some: { tag: { OR: [{ id: { in: [ids.tags![0]] } }, { name: { in: ["green"] } }] } } } }, orderBy: { id: "asc" } }],
+      ["document", { where: { accountId, tags: { some: { tag: { OR: [{ id: { in: [ids.tags[0]] } }, { name: { in: ["green"] } }] } } } }, orderBy: { id: "asc" } }],
       ["document", { where: { accountId, tags: { none: {} } }, orderBy: { id: "asc" } }],
     ];
     for (const [model, args] of cases) await same(model, "findMany", args);
@@ -326,9 +326,9 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(translated).toBe(true);
       expect(sorted(routed)).toEqual(sorted(prisma));
     }
-    by = cases[0]!.by;
+    by = cases[0].by;
     const { routed } = await both("rankRecord", "groupBy", cases[0]);
-    expect(sorted(routed)[0]).toEqual({ userId: ids.users![0], _count: { _all: 3 } });
+    expect(sorted(routed)[0]).toEqual({ userId: ids.users[0], _count: { _all: 3 } });
   });
 
   it("to-one is and isNot, null included, and NOT over them with nullable columns", async () => {
@@ -387,7 +387,7 @@ describe("the SQL reader answers as Prisma does", () => {
       const likeRe = (pattern: string) => {
         let re = "";
         for (let i = 0; i < pattern.length; i++) {
-          const c = pattern[i]!;
+          const c = pattern[i];
           if (c === "\\") re += (pattern[++i] ?? "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
           else re += c === "%" ? ".*" : c === "_" ? "." : c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
         }
@@ -458,7 +458,7 @@ describe("the SQL reader answers as Prisma does", () => {
   it("findFirst, findUnique, count, groupBy, and JSON and boolean columns", async () => {
     await same("user", "findFirst", { where: { accountId, name: { contains: "o" } }, orderBy: { id: "desc" } });
     await same("user", "findFirst", { where: { accountId, id: -1 } });
-    await same("user", "findUnique", { where: { id: ids.users![1] }, include: { rank: true } });
+    await same("user", "findUnique", { where: { id: ids.users[1] }, include: { rank: true } });
     await same("account", "findUnique", { where: { name: "reader" } });
     await same("user", "count", { where: { accountId, approved: false } });
     await same("user", "count", {});
@@ -469,7 +469,7 @@ describe("the SQL reader answers as Prisma does", () => {
 
   it("leaves what it does not translate to Prisma, with the same answer", async () => {
     const cases: Array<[string, string, unknown]> = [
-      ["user", "findMany", { where: { accountId }, cursor: { id: ids.users![2] }, orderBy: { id: "asc" } }],
+      ["user", "findMany", { where: { accountId }, cursor: { id: ids.users[2] }, orderBy: { id: "asc" } }],
       // A negative nested take is Prisma's last rows; a nested cursor or distinct, Prisma's too.
       ["user", "findMany", { where: { accountId }, include: { rankRecords: { take: -1, orderBy: { id: "asc" } } }, orderBy: { id: "asc" } }],
       ["user", "findMany", { where: { accountId }, include: { rankRecords: { cursor: { id: 1 }, take: 2 } }, orderBy: { id: "asc" } }],
@@ -497,12 +497,12 @@ describe("the SQL reader answers as Prisma does", () => {
   });
 
   it("random filters and orders over users (property)", async () => {
-    const userIds = ids.users!;
+    const userIds = ids.users;
     const leaf = fc.oneof(
       fc.record({ id: fc.oneof(fc.constantFrom(...userIds), fc.record({ in: fc.subarray(userIds) }), fc.record({ gt: fc.constantFrom(...userIds) })) }),
       fc.record({ name: fc.oneof(fc.constantFrom("Alice Able", "bob baker"), fc.record({ contains: fc.constantFrom("a", "li", "B", "e ") }), fc.record({ startsWith: fc.constantFrom("a", "C", "b") })) }),
       fc.record({ notes: fc.oneof(fc.constant(null), fc.record({ not: fc.constant(null) }), fc.record({ not: fc.constantFrom("note 1", "note 2") })) }),
-      fc.record({ rankId: fc.oneof(fc.constant(null), fc.constantFrom(...ids.ranks!), fc.record({ notIn: fc.subarray(ids.ranks!) })) }),
+      fc.record({ rankId: fc.oneof(fc.constant(null), fc.constantFrom(...ids.ranks), fc.record({ notIn: fc.subarray(ids.ranks) })) }),
       fc.record({ approved: fc.boolean() }),
       fc.record({ lastSeenAt: fc.oneof(fc.constant(null), fc.record({ lte: fc.date({ min: new Date("2025-01-01"), max: new Date("2025-01-31"), noInvalidDate: true }) })) }),
       fc.record({ rank: fc.record({ is: fc.record({ order: fc.integer({ min: 0, max: 2 }) }) }) }),
@@ -567,7 +567,7 @@ describe("the SQL reader answers as Prisma does", () => {
       const { value: made } = await inTx((tx) => tx.create("User", { data: user }));
       expect(made.approved).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 5));
-      const { value: updated } = await inTx((tx) => tx.update("User", { where: { id: made.id }, data: { notes: "n", rankId: ids.ranks![1], lastSeenAt: new Date("2025-03-04T05:06:07.089Z") } }));
+      const { value: updated } = await inTx((tx) => tx.update("User", { where: { id: made.id }, data: { notes: "n", rankId: ids.ranks[1], lastSeenAt: new Date("2025-03-04T05:06:07.089Z") } }));
       expect(updated.updatedAt.getTime()).toBeGreaterThan(made.updatedAt.getTime());
       expect(await h.db.prisma.user.findUnique({ where: { id: made.id } })).toEqual(updated);
     });
@@ -654,7 +654,7 @@ describe("the SQL reader answers as Prisma does", () => {
         const value = await direct(async (tx) => {
           runs++;
           await tx.create("Rank", { data: { accountId, name: "Once under Prisma" } });
-          return (await tx.prisma.$queryRawUnsafe<Array<{ seven: number }>>("SELECT 7 AS seven"))[0]!.seven;
+          return (await tx.prisma.$queryRawUnsafe<Array<{ seven: number }>>("SELECT 7 AS seven"))[0].seven;
         });
         expect(value).toBe(7);
         expect(runs).toBe(2);

@@ -18,7 +18,7 @@ import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
 const readme = readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8");
 /** The `### GraphQL` section, up to the next `##` heading. */
 const graphqlSection = /\n### GraphQL\n([\s\S]*?)\n##? /.exec(readme)?.[1] ?? "";
-const blocks = (lang: string) => [...readme.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]!);
+const blocks = (lang: string) => [...readme.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
 
 /** Each command of the `sh` blocks that is a curl call, continuation lines joined, in README order. */
 const curls = blocks("sh")
@@ -111,7 +111,7 @@ test("as the GraphQL section says, a first above MAX_PAGE_SIZE makes its field n
   expect(body.data.user.rankRecords).toBeNull();
   expect(body.errors).toHaveLength(1);
   expect(body.errors[0]).toMatchObject({ path: ["user", "rankRecords"], extensions: { code: "VALIDATION", status: 422 } });
-  expect(Object.keys(body.errors[0]!.extensions.errors)).toEqual(["first"]);
+  expect(Object.keys(body.errors[0].extensions.errors)).toEqual(["first"]);
 });
 
 test("the GraphQL section's cost examples: the estimate it states, one run and one refused by the server", { timeout: 30_000 }, async () => {
@@ -119,8 +119,8 @@ test("the GraphQL section's cost examples: the estimate it states, one run and o
   expect(examples.map((m) => m[4])).toEqual(["runs", "is refused"]);
   const config = loadConfig({});
   for (const [, selection, arithmetic, total, outcome] of examples) {
-    const stated = Number(total!.replaceAll(",", ""));
-    expect(Function(`return ${arithmetic!.replaceAll("×", "*")}`)(), arithmetic).toBe(stated);
+    const stated = Number(total.replaceAll(",", ""));
+    expect(Function(`return ${arithmetic.replaceAll("×", "*")}`)(), arithmetic).toBe(stated);
     expect(estimateRows(getSchema(), parse(`{ ${selection} }`), null, {}, { config }), selection).toBe(stated);
     const response = await fetch(`${server.base}/graphql`, {
       method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
@@ -141,7 +141,7 @@ test("the GraphQL section's cost examples: the estimate it states, one run and o
 test("the typed-client example imports what the client preset generates", async () => {
   const example = blocks("ts").find((b) => b.includes("src/generated/client"));
   expect(example).toBeDefined();
-  const imported = /import \{([^}]*)\} from "\.\/src\/generated\/client\/graphql\.ts"/.exec(example!)![1]!.split(",").map((n) => n.trim());
+  const imported = /import \{([^}]*)\} from "\.\/src\/generated\/client\/graphql\.ts"/.exec(example!)![1].split(",").map((n) => n.trim());
   const generated = readFileSync(path.resolve(import.meta.dirname, "../src/generated/client/graphql.ts"), "utf8");
   for (const name of imported) {
     const bare = name.replace(/^type\s+/, "");

@@ -48,8 +48,8 @@ redisService.describe("two deployments on one Redis, each with its own REDIS_PRE
   async function twins(account: string) {
     const keys = { x: await x.key(account), y: await y.key(account) };
     const [rowX, rowY] = await Promise.all([x, y].map((h) => h.db.prisma.apiKey.findFirstOrThrow({ orderBy: { id: "desc" } })));
-    expect(rowX!.id).toBe(rowY!.id);
-    expect(rowX!.accountId).toBe(rowY!.accountId);
+    expect(rowX.id).toBe(rowY.id);
+    expect(rowX.accountId).toBe(rowY.accountId);
     return keys;
   }
 

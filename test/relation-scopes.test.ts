@@ -279,7 +279,7 @@ describe("GraphQL: a nested selection needs the related resource's view scope", 
     const errors = refused.body.errors as Array<{ extensions: { code: string }; message: string }>;
     expect(errors.length).toBeGreaterThan(0);
     for (const error of errors) expect(error.extensions.code).toBe("FORBIDDEN");
-    expect(errors[0]!.message).toContain("view:rank");
+    expect(errors[0].message).toContain("view:rank");
     for (const user of refused.body.data.users.nodes) expect(user.rankRecords).toBeNull();
   });
 
@@ -298,7 +298,7 @@ describe("GraphQL: a nested selection needs the related resource's view scope", 
       expect(error, field).toMatchObject({ code: "FORBIDDEN", path: [field.split("(")[0]] });
       expect(error.message, field).toContain(scope);
       expect(error.message, field).toContain(at);
-      expect(refused.body.data?.[field.split("(")[0]!] ?? null, field).toBeNull();
+      expect(refused.body.data?.[field.split("(")[0]] ?? null, field).toBeNull();
       const allowed = await (await keyed(`${own} ${scope}`)).graphql(`{ ${field} }`);
       expect(allowed.body.errors, field).toBeUndefined();
     }

@@ -52,19 +52,19 @@ describe("schema descriptions", () => {
 
   it("says what a root field does before naming its REST route and scopes", () => {
     const query = published().getQueryType()!.getFields();
-    expect(query.ranks!.description).toMatch(/^The ranks of the account, a page at a time.*\n\nREST: GET \/\{version\}\/ranks \(and POST \/ranks\/search\) — scopes: view:rank$/s);
+    expect(query.ranks.description).toMatch(/^The ranks of the account, a page at a time.*\n\nREST: GET \/\{version\}\/ranks \(and POST \/ranks\/search\) — scopes: view:rank$/s);
     const mutation = published().getMutationType()!.getFields();
-    expect(mutation.createRank!.description).toMatch(/^Creates a rank\..*\n\nREST: POST \/\{version\}\/ranks — scopes: create:rank$/s);
+    expect(mutation.createRank.description).toMatch(/^Creates a rank\..*\n\nREST: POST \/\{version\}\/ranks — scopes: create:rank$/s);
   });
 
   it("takes a column's, a computed field's and a relation's description from the registry", () => {
     const user = published().getType("User");
     if (!isObjectType(user)) throw new Error("User is not an object type");
     const fields = user.getFields();
-    expect(fields.rank!.description).toBe("The user's current rank; set by their latest rank record.");
-    expect(fields.lastRankChangeDate!.description).toBe("When the user's latest rank record was created, or null.");
-    expect(fields.email!.description).toMatch(/email address/);
-    expect(fields.primaryAssignmentRecords!.description).toBe(relationDescription(resourceNamed("user"), resourceNamed("user").relations.primary_assignment_records!));
+    expect(fields.rank.description).toBe("The user's current rank; set by their latest rank record.");
+    expect(fields.lastRankChangeDate.description).toBe("When the user's latest rank record was created, or null.");
+    expect(fields.email.description).toMatch(/email address/);
+    expect(fields.primaryAssignmentRecords.description).toBe(relationDescription(resourceNamed("user"), resourceNamed("user").relations.primary_assignment_records));
     expect(user.description).toMatch(/member of the organisation/);
   });
 
@@ -72,8 +72,8 @@ describe("schema descriptions", () => {
     const schema = published();
     const user = schema.getType("User");
     if (!isObjectType(user)) throw new Error("User is not an object type");
-    expect(String(user.getFields().lastRankChangeDate!.type)).toBe("DateTime");
-    expect(String(user.getFields().lastAssignmentChangeDate!.type)).toBe("DateTime");
+    expect(String(user.getFields().lastRankChangeDate.type)).toBe("DateTime");
+    expect(String(user.getFields().lastAssignmentChangeDate.type)).toBe("DateTime");
     // No computed field whose name says it is a date is left a String.
     for (const def of resources) {
       for (const [name, computed] of Object.entries(def.computed ?? {})) {

@@ -44,7 +44,7 @@ const designedLists: Array<{ allows: (coordinate: string) => boolean; why: strin
   { allows: (c) => /^\w+LinksPayload\.(attached|detached|updated)RowIds$/.test(c), why: "issue 16: link mutations answer the row ids they attached, detached, updated" },
   {
     // `CreateRanksPayload.ranks`, `UpdateRanksPayload.ranks`, `DeleteRanksPayload.ranks`: a batch payload's field is its plural, lower-camel.
-    allows: (c) => { const m = /^(?:Create|Update|Delete)(\w+)Payload\.(\w+)$/.exec(c); return !!m && m[2] === m[1]![0]!.toLowerCase() + m[1]!.slice(1); },
+    allows: (c) => { const m = /^(?:Create|Update|Delete)(\w+)Payload\.(\w+)$/.exec(c); return !!m && m[2] === m[1][0].toLowerCase() + m[1].slice(1); },
     why: "issue 16: batch mutations (`createRanks(inputs) { ranks }`, updateRanks, deleteRanks) answer their rows in request order",
   },
 ];
@@ -92,7 +92,7 @@ async function lint(sdl: string): Promise<Linter.LintMessage[]> {
     }],
   });
   const [result] = await eslint.lintText(sdl, { filePath: "schema.graphql" });
-  return result!.messages;
+  return result.messages;
 }
 
 interface Violation { rule: string; coordinate: string; line: number; column: number; message: string; text: string }
@@ -104,9 +104,9 @@ interface Violation { rule: string; coordinate: string; line: number; column: nu
 function coordinate(lines: string[], line: number): string {
   let field: string | undefined;
   for (let i = line - 1; i >= 0; i--) {
-    const text = lines[i]!;
+    const text = lines[i];
     const definition = /^(?:type|input|interface|enum|union|scalar|directive @?)\s*(\w+)/.exec(text);
-    if (definition) return field ? `${definition[1]}.${field}` : definition[1]!;
+    if (definition) return field ? `${definition[1]}.${field}` : definition[1];
     const member = /^ {2}(\w+)(?:[(:]|$)/.exec(text);
     if (member && !field) field = member[1];
   }

@@ -45,7 +45,7 @@ function includeFor(op: Operation, maxDepth: number): string {
   if (!values.length) return "";
   let hash = 0;
   for (const c of op.field + op.kind) hash = (hash * 31 + c.charCodeAt(0)) >>> 0;
-  return `include=${encodeURIComponent(values[hash % values.length]!)}`;
+  return `include=${encodeURIComponent(values[hash % values.length])}`;
 }
 
 /**

@@ -161,7 +161,7 @@ function fullFilterCases(s: Setup): Filter[] {
   const value = (c: Column, row: Row | undefined) => (row ? c.read(row) : undefined);
   const id = col("id");
   for (const operator of ["=", "!=", "<", "<=", ">", ">="]) cases.push({ field: "id", operator, value: value(id, m1 ?? m0) });
-  cases.push({ field: "id", operator: "in", value: s.mine.map((m) => m.id) }, { field: "id", operator: "not in", value: [m0!.id] });
+  cases.push({ field: "id", operator: "in", value: s.mine.map((m) => m.id) }, { field: "id", operator: "not in", value: [m0.id] });
   const created = value(col("created_at"), m1 ?? m0) as string;
   for (const operator of ["=", "!=", "<", ">="]) cases.push({ field: "created_at", operator, value: created });
   cases.push({ field: "created_at", operator: "=", value: created.slice(0, 10) }, { field: "created_at", operator: "!=", value: created.slice(0, 10) });
@@ -217,12 +217,12 @@ function combinationCases(s: Setup, leader: boolean): Array<[OrionFilter[], numb
   if (c === undefined) return [];
   const id = (value: number, type = "and", operator = "=") => ({ field: "id", operator, value, type });
   const cases: Array<[OrionFilter[], number[]]> = [
-    [[id(a!), id(b!, "or")], [a!, b!]],
-    [[id(a!), id(b!, "or"), id(c, "and")], [a!]],
-    [[{ nested: [id(a!), id(b!, "or")] }, id(a!, "and", "!=")], [b!]],
-    [[id(a!, "and", ">="), { type: "and", nested: [id(a!), id(c, "or")] }], [a!, c].sort((x, y) => x - y)],
-    [[id(a!), { type: "or", nested: [id(b!), id(b!, "and", "!=")] }], [a!]],
-    [[id(a!, "and", "in"), { type: "or", nested: [id(c)] }].map((f, i) => (i === 0 ? { ...f, value: [a, b] } : f)), [a!, b!, c].sort((x, y) => x - y)],
+    [[id(a), id(b, "or")], [a, b]],
+    [[id(a), id(b, "or"), id(c, "and")], [a]],
+    [[{ nested: [id(a), id(b, "or")] }, id(a, "and", "!=")], [b]],
+    [[id(a, "and", ">="), { type: "and", nested: [id(a), id(c, "or")] }], [a, c].sort((x, y) => x - y)],
+    [[id(a), { type: "or", nested: [id(b), id(b, "and", "!=")] }], [a]],
+    [[id(a, "and", "in"), { type: "or", nested: [id(c)] }].map((f, i) => (i === 0 ? { ...f, value: [a, b] } : f)), [a, b, c].sort((x, y) => x - y)],
   ];
   return leader ? cases : cases.slice(2, 3);
 }
@@ -277,15 +277,15 @@ function typedColumnOf(s: Setup, list: PublicList): (name: string) => TypedColum
     let path: string[];
     // The row id is `rowId` in where/orderBy (`id` is the global id), on the row and on a related row.
     const typedName = (column: string) => (column === "id" ? "rowId" : camel(column));
-    if (col === undefined) path = [typedName(head!)];
+    if (col === undefined) path = [typedName(head)];
     else {
-      const rel = Object.entries(def.relations).find(([key, r]) => camel(key) === camel(head!) || r.field === camel(head!))?.[1];
+      const rel = Object.entries(def.relations).find(([key, r]) => camel(key) === camel(head) || r.field === camel(head))?.[1];
       if (!rel || rel.kind !== "belongsTo") return undefined;
       path = [rel.field, typedName(col)];
     }
-    let filter = list.whereType.getFields()[path[0]!]?.type;
+    let filter = list.whereType.getFields()[path[0]]?.type;
     if (filter && path.length === 2) filter = (getNamedType(filter) as GraphQLInputObjectType).getFields().is?.type;
-    if (filter && path.length === 2) filter = (getNamedType(filter) as GraphQLInputObjectType).getFields()[path[1]!]?.type;
+    if (filter && path.length === 2) filter = (getNamedType(filter) as GraphQLInputObjectType).getFields()[path[1]]?.type;
     if (!filter) return undefined;
     const equals = (getNamedType(filter) as GraphQLInputObjectType).getFields().equals?.type;
     const named = equals && getNamedType(equals);
@@ -392,7 +392,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
     if (Array.isArray(two)) {
       const key = (r: Row) => [flag.read(r), r.id];
       for (let i = 1; i < two.length; i++) {
-        const [p, q] = [key(two[i - 1]!), key(two[i]!)];
+        const [p, q] = [key(two[i - 1]), key(two[i])];
         const sameFirst = JSON.stringify(p[0]) === JSON.stringify(q[0]);
         if (sameFirst && (p[1] as number) > (q[1] as number)) mismatches.push({ sort: [flag.name, "id"], at: i });
       }
@@ -403,7 +403,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
 
   test("search {value, case_sensitive: false}: rows with the value in any text column", async () => {
     const texts = s.columns.filter((c) => (c.type === "string" || c.type === "text") && !c.name.includes("."));
-    const source = texts.map((c) => s.mine[0]![c.name]).find((v) => typeof v === "string" && v.length > 3) as string | undefined;
+    const source = texts.map((c) => s.mine[0][c.name]).find((v) => typeof v === "string" && v.length > 3) as string | undefined;
     if (!source) return;
     const token = source.slice(1, -1);
     const want = sortedIds(s.all.filter((r) => texts.some((c) => typeof r[c.name] === "string" && (r[c.name] as string).toLowerCase().includes(token.toLowerCase()))));
@@ -436,7 +436,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
     const includes = op.includes.filter((i) => !i.includes("*")).slice(0, h.config.includeMaxCount);
     const withIncludes = await search(s, op, { includes: includes.map((relation) => ({ relation })) });
     expect(Array.isArray(withIncludes), JSON.stringify(withIncludes)).toBe(true);
-    for (const row of withIncludes as Row[]) for (const relation of includes) expect(row, relation).toHaveProperty(relation.split(".")[0]!);
+    for (const row of withIncludes as Row[]) for (const relation of includes) expect(row, relation).toHaveProperty(relation.split(".")[0]);
     // The list read at set-up holds every row in the default order: page 2 of size 1 is its second row.
     const second = [s.all[1]?.id].filter((id) => id !== undefined);
     const r = await s.api.post(pathOf(op, s.params), { page: 2, limit: 1, includes: s.bodyIncludes });
@@ -495,7 +495,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       }
       // Only what the typed vocabulary has no word for stays REST-only.
       expect(untranslated.filter((f) => !f.field.startsWith("pivot.") && !(f.operator.includes("like") && /[%_]/.test(String(f.value).replace(/^%|%$/g, ""))))).toEqual([]);
-      for (const [filters] of combinationCases(s, leader)) cases.push({ label: filters, body: { filters }, where: typedFilters(filters as OrionFilter[], columnOf)! });
+      for (const [filters] of combinationCases(s, leader)) cases.push({ label: filters, body: { filters }, where: typedFilters(filters, columnOf)! });
       for (const [index, c] of sortColumns(s, light, leader).entries()) {
         if (c.name.startsWith("pivot.")) continue;
         const both = leader && (c.name === "id" || c.name.includes("."));
@@ -527,7 +527,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
         // does. The rows with an empty first key are expected at the end, in REST's order among themselves.
         const empty = (r: Row) => c.first !== undefined && c.first.read(r) == null;
         const want = [...restRows.filter((r) => !empty(r)), ...restRows.filter(empty)].map((r) => r.id);
-        const got = answers[i]!;
+        const got = answers[i];
         if ("errors" in got) mismatches.push({ case: c.label, where: c.where, orderBy: c.orderBy, errors: got.errors });
         else if (JSON.stringify(got.ids) !== JSON.stringify(want) || got.totalCount !== rest.body.meta.total) {
           mismatches.push({ case: c.label, where: c.where, orderBy: c.orderBy, want, got: got.ids, total: [rest.body.meta.total, got.totalCount] });

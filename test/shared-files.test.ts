@@ -20,8 +20,8 @@ let key: string;
 beforeAll(async () => {
   storageDirs = [mkdtempSync(path.join(tmpdir(), "muster-files-a-")), mkdtempSync(path.join(tmpdir(), "muster-files-b-"))];
   const env = { STORAGE_DRIVER: "database", NODE_ENV: "production" };
-  a = await spawnServer({ ...env, STORAGE_DIR: storageDirs[0]! });
-  b = await spawnServer({ ...env, STORAGE_DIR: storageDirs[1]!, DATABASE_URL: a.databaseUrl });
+  a = await spawnServer({ ...env, STORAGE_DIR: storageDirs[0] });
+  b = await spawnServer({ ...env, STORAGE_DIR: storageDirs[1], DATABASE_URL: a.databaseUrl });
   const db = await openDatabase(a.databaseUrl);
   try {
     key = (await createApiKey(db.store, { account: "shared", scopes: "*" })).key;

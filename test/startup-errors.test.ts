@@ -32,8 +32,8 @@ async function start(env: Record<string, string>): Promise<{ code: number | null
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
   const timer = setTimeout(() => child.kill("SIGKILL"), 45_000);
   const code = await new Promise<number | null>((resolve) => child.on("close", (c) => resolve(c)));
   clearTimeout(timer);
@@ -101,7 +101,7 @@ test("in production, standard output is JSON lines only, and an empty database s
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
-    child.stdout!.on("data", (chunk) => (stdout += chunk));
+    child.stdout.on("data", (chunk) => (stdout += chunk));
     const deadline = Date.now() + 45_000;
     while (!/listening on/.test(stdout) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
     const base = /listening on (http:\/\/[\d.:]+)/.exec(stdout)![1];

@@ -36,7 +36,7 @@ async function rest(base: string, key: string, method: string, path: string, bod
     method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json", connection: "close" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const json = (await response.json()) as any;
+  const json = (await response.json());
   if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
   return json.data;
 }
@@ -243,7 +243,7 @@ const services = await Promise.all([
     await probe.end();
   }),
 ]);
-const redisAndPostgres = services.find((s) => !s.available) ?? services[0]!;
+const redisAndPostgres = services.find((s) => !s.available) ?? services[0];
 
 redisAndPostgres.describe("two instances on one PostgreSQL database, fanned out through Redis", () => {
   const name = `muster_t_${randomBytes(6).toString("hex")}`;

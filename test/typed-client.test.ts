@@ -66,7 +66,7 @@ test("typed documents from test/operations: create, promote, read back by cursor
 
   // Two pages of one, walked by cursor.
   const { user: first } = await execute(UserRankRecordsDocument, { user: user!.rowId, first: 1 });
-  expectTypeOf(first.rankRecords!.nodes[0]!.rank?.name).toEqualTypeOf<string | undefined>();
+  expectTypeOf(first.rankRecords!.nodes[0].rank?.name).toEqualTypeOf<string | undefined>();
   expect(first.rowId).toBe(user!.rowId);
   expect(first.id).toBe(user!.id);
   expect(first.rankRecords!.totalCount).toBe(2);

@@ -248,7 +248,7 @@ test("webhook.test and a redelivery reach a real receiver, signed as documented;
   expect(tested.status, JSON.stringify(tested.body)).toBe(200);
   expect(tested.body.data).toMatchObject({ webhook_id: created.id, event_id: null, event_type: "webhook.test", attempt: 1, status_code: 200, succeeded: true, error: null });
   expect(received).toHaveLength(1);
-  const test1 = received[0]!;
+  const test1 = received[0];
   expect(test1.headers.signature).toBe(hmac(created.secret, test1.raw));
   expect(test1.headers["x-muster-event"]).toBe("webhook.test");
   expect(test1.headers["x-muster-delivery"]).toBe(tested.body.data.delivery_id);
@@ -261,7 +261,7 @@ test("webhook.test and a redelivery reach a real receiver, signed as documented;
   const deliveryId = `wh${created.id}-ev${event!.id}`;
   expect(redelivered.body.data).toMatchObject({ event_id: event!.id, event_type: "rankrecord.created", delivery_id: deliveryId, attempt: 1, status_code: 200, succeeded: true });
   expect(received).toHaveLength(2);
-  const again = received[1]!;
+  const again = received[1];
   // The body the dispatcher sends, byte for byte, signed with the webhook's secret.
   expect(again.raw).toBe(JSON.stringify(eventPayload((await eventById(h.db, event!.accountId, event!.id))!)));
   expect(again.headers.signature).toBe(hmac(created.secret, again.raw));
@@ -329,7 +329,7 @@ test("CLI: webhooks:create, list, rotate-secret, test, deliveries and delete; ba
   const lines = made.stdout.trim().split("\n");
   const secret = lines.at(-1)!;
   expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
-  const id = Number(/webhook (\d+)/.exec(lines[0]!)![1]);
+  const id = Number(/webhook (\d+)/.exec(lines[0])![1]);
   expect(await h.db.prisma.webhook.findUniqueOrThrow({ where: { id } })).toMatchObject({ secret, events: ["rankrecord.created", "user.created"], description: "from the CLI" });
 
   const listed = (await cli("webhooks:list", "--account", "alpha")).stdout.trim().split("\n").map((l) => l.split("\t"));
@@ -344,7 +344,7 @@ test("CLI: webhooks:create, list, rotate-secret, test, deliveries and delete; ba
   const tested = (await cli("webhooks:test", String(id))).stdout.trim();
   expect(tested).toMatch(/HTTP 200/);
   expect(received).toHaveLength(1);
-  expect(received[0]!.headers.signature).toBe(hmac(rotated, received[0]!.raw));
+  expect(received[0].headers.signature).toBe(hmac(rotated, received[0].raw));
 
   const log = (await cli("webhooks:deliveries", String(id))).stdout.trim().split("\n").map((l) => l.split("\t"));
   expect(log[0]).toEqual(["id", "created", "event", "event id", "attempt", "status", "ms", "error"]);
@@ -364,19 +364,19 @@ test("the README's signature test vector is what the service signs, and its rece
   const { readFileSync } = await import("node:fs");
   const { sign } = await import("../src/events/webhooks/send.ts");
   const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
-  const section = /\n### Webhooks\n([\s\S]*?)\n## /.exec(readme)![1]!;
+  const section = /\n### Webhooks\n([\s\S]*?)\n## /.exec(readme)![1];
   const vector = /```text\nsecret: +(\S+)\nbody: +(.+)\nSignature: +([0-9a-f]{64})\n```/.exec(section)!;
   expect(vector, "the test vector").not.toBeNull();
   const [, secret, body, signature] = vector;
-  expect(sign(secret!, body!)).toBe(signature);
-  expect(hmac(secret!, body!)).toBe(signature);
+  expect(sign(secret, body)).toBe(signature);
+  expect(hmac(secret, body)).toBe(signature);
   // The snippet's verify(), as written, with the vector's secret: the vector passes, a changed body or signature does not.
-  const snippet = /```js\n([\s\S]*?)```/.exec(section)![1]!;
+  const snippet = /```js\n([\s\S]*?)```/.exec(section)![1];
   const verifySource = /function verify\(raw, signature\) \{[\s\S]*?\n\}/.exec(snippet)![0];
   const { createHmac, timingSafeEqual } = await import("node:crypto");
   const verify = new Function("createHmac", "timingSafeEqual", "secret", `${verifySource}; return verify;`)(createHmac, timingSafeEqual, secret) as (raw: Buffer, signature: unknown) => boolean;
-  expect(verify(Buffer.from(body!), signature)).toBe(true);
-  expect(verify(Buffer.from(body!.replace("Sergeant", "Sergeant ")), signature)).toBe(false);
-  expect(verify(Buffer.from(body!), signature!.replace(/^./, (c) => (c === "0" ? "1" : "0")))).toBe(false);
-  expect(verify(Buffer.from(body!), undefined)).toBe(false);
+  expect(verify(Buffer.from(body), signature)).toBe(true);
+  expect(verify(Buffer.from(body.replace("Sergeant", "Sergeant ")), signature)).toBe(false);
+  expect(verify(Buffer.from(body), signature.replace(/^./, (c) => (c === "0" ? "1" : "0")))).toBe(false);
+  expect(verify(Buffer.from(body), undefined)).toBe(false);
 });

@@ -91,19 +91,19 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
     for (const [i, r] of [first, second].entries()) {
       await r.until((list) => new Set(list.map((x) => x.headers["x-muster-delivery"])).size === WRITES);
       // Once the cursor is at the last event, nothing more of these can come.
-      await expect.poll(() => db.prisma.webhook.findUniqueOrThrow({ where: { id: hooks[i]!.id } }).then((w) => w.cursorId), { timeout: 20_000 }).toBe(order.at(-1));
+      await expect.poll(() => db.prisma.webhook.findUniqueOrThrow({ where: { id: hooks[i].id } }).then((w) => w.cursorId), { timeout: 20_000 }).toBe(order.at(-1));
     }
     for (const [i, r] of [first, second].entries()) {
       const ids = r.received.map((x) => x.headers["x-muster-delivery"]);
-      expect(ids).toEqual(order.map((id) => `wh${hooks[i]!.id}-ev${id}`));
-      expect(await db.prisma.webhookDelivery.count({ where: { webhookId: hooks[i]!.id } })).toBe(WRITES);
+      expect(ids).toEqual(order.map((id) => `wh${hooks[i].id}-ev${id}`));
+      expect(await db.prisma.webhookDelivery.count({ where: { webhookId: hooks[i].id } })).toBe(WRITES);
     }
     // Each instance counts its own attempts; together, one per event and webhook.
     const delivered = await Promise.all([a, b].map(async (s) => {
       const text = await (await fetch(`${s.base}/metrics`)).text();
       return Number(/^webhook_deliveries_total\{outcome="delivered"\} (\d+)$/m.exec(text)?.[1] ?? 0);
     }));
-    expect(delivered[0]! + delivered[1]!).toBe(2 * WRITES);
+    expect(delivered[0] + delivered[1]).toBe(2 * WRITES);
   });
 
   test("an instance killed (SIGKILL) after a write committed and before its delivery was recorded: another delivers it", async () => {
@@ -128,7 +128,7 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
     await instance();
     const got = await r.until((list) => list.length === 2);
     expect(got.map((x) => x.body.record_id)).toEqual([rank.id, rank.id]);
-    expect(got[1]!.headers["x-muster-delivery"]).toBe(got[0]!.headers["x-muster-delivery"]);
+    expect(got[1].headers["x-muster-delivery"]).toBe(got[0].headers["x-muster-delivery"]);
     await expect.poll(() => db.prisma.webhookDelivery.findMany({ where: { webhookId: hook.id } }).then((log) => log.map((x) => [x.attempt, x.statusCode, x.succeeded]))).toEqual([
       [1, 200, true],
     ]);

@@ -84,7 +84,7 @@ test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body
   ]);
   const ids = got.map((x) => x.body.id);
   expect([...ids].sort((a, b) => a - b)).toEqual(ids);
-  expect(got[1]!.body.changes).toEqual({ name: { old: "Private", new: "Private First Class" } });
+  expect(got[1].body.changes).toEqual({ name: { old: "Private", new: "Private First Class" } });
   for (const x of got) {
     expect(x.path).toBe("/hook");
     expect(x.headers.signature).toBe(createHmac("sha256", hook.secret).update(x.raw).digest("hex"));
@@ -135,7 +135,7 @@ test("a receiver that does not answer in time gets the event again", async () =>
   expect(got.map((x) => x.body.record_id)).toEqual([rank.id, rank.id]);
   const log = await logOf(hook.id, 2);
   expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([[1, null, false], [2, 204, true]]);
-  expect(log[0]!.error).toBe("timed out after 300 ms");
+  expect(log[0].error).toBe("timed out after 300 ms");
 });
 
 test("after webhookMaxAttempts failures the event is given up on (logged) and the next one is delivered", async () => {
@@ -152,11 +152,11 @@ test("after webhookMaxAttempts failures the event is given up on (logged) and th
   const log = await logOf(hook.id, 4);
   expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([[1, 503, false], [2, 503, false], [3, 503, false], [1, 200, true]]);
   expect(warnings).toEqual([
-    { fields: expect.objectContaining({ webhook: hook.id, event: got[0]!.body.id, attempts: 3, error: "HTTP 503" }), message: "Webhook gave up on an event after its last attempt" },
+    { fields: expect.objectContaining({ webhook: hook.id, event: got[0].body.id, attempts: 3, error: "HTTP 503" }), message: "Webhook gave up on an event after its last attempt" },
   ]);
-  expect(got[0]!.body.record_id).toBe(poison.id);
+  expect(got[0].body.record_id).toBe(poison.id);
   const row = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
-  expect([row.enabled, row.attempts, row.failingSince, row.cursorId]).toEqual([true, 0, null, got[3]!.body.id]);
+  expect([row.enabled, row.attempts, row.failingSince, row.cursorId]).toEqual([true, 0, null, got[3].body.id]);
 });
 
 test("a webhook whose deliveries keep failing for webhookDisableAfterMs is disabled, says why, and is called no more", async () => {
@@ -246,7 +246,7 @@ test("an account's webhooks never receive another account's events", async () =>
   await newRank(b.api, "Bravo two");
   const gotB = await rb.until((list) => list.some((x) => x.body.data.name === "Bravo two"));
   expect(gotB.map((x) => x.body.data.name)).toEqual(["Bravo one", "Bravo two"]);
-  expect(gotB[0]!.body.record_id).toBe(fromB.id);
+  expect(gotB[0].body.record_id).toBe(fromB.id);
   expect(ra.received.map((x) => x.body.record_id)).toEqual(fromA.map((x) => x.id));
 });
 
@@ -286,7 +286,7 @@ test("a webhook leased to another instance is left to it until the lease runs ou
 
   await newRank(api, "Leased");
   const [first] = await r.until((list) => list.length === 1);
-  const sentAt = Number(first!.headers["x-muster-timestamp"]) * 1000;
+  const sentAt = Number(first.headers["x-muster-timestamp"]) * 1000;
   // X-Muster-Timestamp is in whole seconds.
   expect(sentAt).toBeGreaterThanOrEqual(Math.floor(claimedUntil.getTime() / 1000) * 1000);
   await logOf(hook.id, 1);
@@ -308,8 +308,8 @@ test("a failed attempt schedules the next one WEBHOOK_RETRY_BASE_MS · 2^(n−1)
   for (const n of [1, 2, 3]) {
     const log = await logOf(hook.id, n);
     const row = await state();
-    const failedAt = log[n - 1]!.createdAt.getTime();
-    expect([row.attempts, row.claimedBy, row.failingSince?.getTime()]).toEqual([n, null, log[0]!.createdAt.getTime()]);
+    const failedAt = log[n - 1].createdAt.getTime();
+    expect([row.attempts, row.claimedBy, row.failingSince?.getTime()]).toEqual([n, null, log[0].createdAt.getTime()]);
     const delay = row.nextAttemptAt!.getTime() - failedAt;
     expect(delay).toBeGreaterThanOrEqual(0.75 * base * 2 ** (n - 1));
     expect(delay).toBeLessThanOrEqual(1.25 * base * 2 ** (n - 1));

@@ -33,7 +33,7 @@ function total(text: string, name: string, labels: Record<string, string>): numb
   let sum = 0;
   for (const line of text.split("\n")) {
     const sample = new RegExp(`^${name}\\{(.*)\\} (\\S+)$`).exec(line);
-    if (sample && Object.entries(labels).every(([k, v]) => sample[1]!.includes(`${k}="${v}"`))) sum += Number(sample[2]);
+    if (sample && Object.entries(labels).every(([k, v]) => sample[1].includes(`${k}="${v}"`))) sum += Number(sample[2]);
   }
   return sum;
 }

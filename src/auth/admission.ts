@@ -58,7 +58,7 @@ export function admissionOf(db: Database, request: Request, url: URL = new URL(r
 async function readAdmission(db: Database, bearer: string | null): Promise<Admission> {
   const dialect = db.provider;
   const [row] = await db.lookup(dialect === "postgresql" ? POSTGRES_SQL : SQL, [MAINTENANCE_FLAG, bearer === null ? null : hashKey(bearer)]);
-  const [flag, ...rest] = row!;
+  const [flag, ...rest] = row;
   if (rest[0] == null) return { maintenance: flag === "on", key: null };
   const key = Object.fromEntries(KEY_COLUMNS.map((c, i) => [c, decode(dialect, apiKey.scalarByName.get(c)!, rest[i])])) as Omit<KeyRow, "subscriptionStatus">;
   return { maintenance: flag === "on", key: { ...key, subscriptionStatus: rest[KEY_COLUMNS.length] as string } };

@@ -52,12 +52,12 @@ const futureDate = (text: string): Date => {
 function scopesHelp(): string {
   const abilities = ["view", "create", "update", "delete"];
   const order = (scope: string) => {
-    const index = abilities.indexOf(scope.split(":")[0]!);
+    const index = abilities.indexOf(scope.split(":")[0]);
     return index === -1 ? abilities.length : index;
   };
   const byModel = new Map<string, string[]>();
   for (const scope of knownScopes) {
-    const model = scope.split(":")[1]!;
+    const model = scope.split(":")[1];
     byModel.set(model, [...(byModel.get(model) ?? []), scope]);
   }
   const lines = [...byModel.keys()].sort().map((model) => `  ${byModel.get(model)!.sort((a, b) => order(a) - order(b)).join("  ")}`);

@@ -12,7 +12,7 @@ for (const [net, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::"
 /** True for an address a webhook may not reach by default (IPv4-mapped IPv6 addresses are judged as IPv4). */
 export function isPrivateAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return privateRanges.check(mapped[1]!, "ipv4");
+  if (mapped) return privateRanges.check(mapped[1], "ipv4");
   const family = isIP(address);
   if (family === 0) return true;
   return privateRanges.check(address, family === 4 ? "ipv4" : "ipv6");
@@ -30,11 +30,11 @@ export function guardedLookup(allowPrivate: boolean): typeof dnsLookup {
   return ((hostname: string, options: object, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, "");
-      const list = addresses as LookupAddress[];
+      const list = addresses;
       const allowed = allowPrivate ? list : list.filter((a) => !isPrivateAddress(a.address));
       if (!allowed.length) return callback(new PrivateTargetError(`${hostname} resolves to a private address`), "");
       if ((options as { all?: boolean }).all) return callback(null, allowed);
-      callback(null, allowed[0]!.address, allowed[0]!.family);
+      callback(null, allowed[0].address, allowed[0].family);
     });
   }) as typeof dnsLookup;
 }

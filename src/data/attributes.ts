@@ -14,7 +14,7 @@ const serializers: Record<FieldType | "datetime", Serialize> = {
 };
 
 export const everyColumn = (model: string) => Object.fromEntries(
-  (getDatamodel().datamodel.models as unknown as Record<string, { fields: Array<{ name: string; kind: string }> }>)[model]!.fields
+  (getDatamodel().datamodel.models as unknown as Record<string, { fields: Array<{ name: string; kind: string }> }>)[model].fields
     .filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => [f.name, true]),
 );
 

@@ -152,7 +152,7 @@ export const relatedOf = (pivot: PivotDef) => resourceNamed(pivot.related);
 
 async function currentIds(tx: StoreTransaction, pivot: PivotDef, parentId: number): Promise<Set<number>> {
   const rows = await tx.findMany(pivot.model, { where: { [pivot.parentKey]: parentId }, select: { [pivot.relatedKey]: true } });
-  return new Set(rows.map((r: Record<string, number>) => r[pivot.relatedKey]!));
+  return new Set(rows.map((r: Record<string, number>) => r[pivot.relatedKey]));
 }
 
 /**

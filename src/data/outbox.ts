@@ -117,7 +117,7 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
     // One INSERT numbers its rows in the order of VALUES; RETURNING need not list them in that order.
     rows.sort((a, b) => Number(a[0]) - Number(b[0]));
     chunk.forEach((event, i) => {
-      const [id, txid] = rows[i]!;
+      const [id, txid] = rows[i];
       stored.push({
         id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.row.id, data: event.data,
         changes: event.changes, requestId: ctx.requestId, traceId: ctx.traceId, notify: ctx.notify, txid: String(txid), createdAt,
@@ -154,5 +154,5 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
 export function announceEvents(ctx: Context, events: ChangeEventRecord[]): void {
   if (!events.length) return;
   const published: PublishedEvent[] = events.map((e) => ({ ...e, createdAt: e.createdAt.toISOString() }));
-  ctx.events.publish({ accountId: events[0]!.accountId, events: published });
+  ctx.events.publish({ accountId: events[0].accountId, events: published });
 }

@@ -80,7 +80,7 @@ function resolveColumn(def: ResourceDef, pivot: PivotDef | undefined, name: stri
     const accountScoped = !("link" in owner && owner.link) && !("parentKey" in owner);
     return { def: f, model, name: col, accountScoped, wrap: (c) => toRow({ [col]: c }), wrapRow: toRow };
   };
-  if (path.length === 1) return column(def, columnsOf(def).get(path[0]!), path[0]!, onRelated);
+  if (path.length === 1) return column(def, columnsOf(def).get(path[0]), path[0], onRelated);
   if (path.length !== 2) return null;
   const [head, col] = path as [string, string];
   if (head === "pivot" && pivot) return column(pivot, pivotColumnsOf(pivot).get(col), col, (w) => w);
@@ -233,7 +233,7 @@ async function condition(ctx: Context, column: Column, operator: string, raw: un
     }
     default: {
       if (f.type === "datetime" && (operator === "=" || operator === "!=") && dateOnly(raw)) {
-        const day = parseDate(String(raw).trim().slice(0, 10) + "T00:00:00Z")!;
+        const day = parseDate(String(raw).trim().slice(0, 10) + "T00:00:00Z");
         const next = new Date(day.getTime() + 86_400_000);
         const within = column.wrap({ gte: day, lt: next });
         return operator === "=" ? within : { NOT: within };
@@ -260,8 +260,8 @@ function combine(items: Array<{ type: string; where: Where }>): Where {
     if (item.type === "or" && index > 0) groups.push([]);
     groups.at(-1)!.push(item.where);
   }
-  const ands = groups.filter((g) => g.length).map((g) => (g.length === 1 ? g[0]! : { AND: g }));
-  return ands.length === 1 ? ands[0]! : { OR: ands };
+  const ands = groups.filter((g) => g.length).map((g) => (g.length === 1 ? g[0] : { AND: g }));
+  return ands.length === 1 ? ands[0] : { OR: ands };
 }
 
 async function filtersWhere(
@@ -359,7 +359,7 @@ export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchAr
     orderBy.push(sortOrder(column, direction as "asc" | "desc"));
   }
   bag.throwIfAny();
-  return { where: parts.length === 0 ? null : parts.length === 1 ? parts[0]! : { AND: parts }, orderBy };
+  return { where: parts.length === 0 ? null : parts.length === 1 ? parts[0] : { AND: parts }, orderBy };
 }
 
 /** `Model.field` of every optional scalar column: the ones whose NULLs need an explicit place in a sort. */

@@ -29,7 +29,7 @@ const parsersOf = new Map<string, Parser[]>();
 /** `fields` of a DataRow, each read by its column's parser (a parser may throw). */
 function parseRow(fields: Array<string | null>, parsers: Parser[]): unknown[] {
   const row = new Array<unknown>(fields.length);
-  for (let i = 0; i < fields.length; i++) row[i] = fields[i] === null ? null : parsers[i]!(fields[i]!);
+  for (let i = 0; i < fields.length; i++) row[i] = fields[i] === null ? null : parsers[i](fields[i]!);
   return row;
 }
 
@@ -151,7 +151,7 @@ class StatementBatch extends PgSubmittable {
     try {
       if (this.begin) sendUnnamed(connection, "BEGIN");
       this.statements.forEach((s, i) => {
-        sendBind(connection, s.name, values[i]!);
+        sendBind(connection, s.name, values[i]);
         sendExecute(connection);
       });
       sendSync(connection);
@@ -164,7 +164,7 @@ class StatementBatch extends PgSubmittable {
   handleRowDescription() {}
 
   handleDataRow(message: DataRowMessage) {
-    const batched = this.statements[this.#next]!;
+    const batched = this.statements[this.#next];
     if (batched.failure) return;
     try {
       batched.rows.push(parseRow(message.fields, batched.parsers));
@@ -178,7 +178,7 @@ class StatementBatch extends PgSubmittable {
       this.#beginAnswered = true;
       return;
     }
-    const { statement, rows, failure } = this.statements[this.#next++]!;
+    const { statement, rows, failure } = this.statements[this.#next++];
     if (failure) statement.reject(failure);
     else statement.resolve(rows);
     if (this.#next === this.statements.length) this.settled();
@@ -187,7 +187,7 @@ class StatementBatch extends PgSubmittable {
   handleError(error: Error) {
     // The statement it answers and every one after it, skipped.
     if (this.#next === this.statements.length) return;
-    this.statements[this.#next++]!.statement.reject(error);
+    this.statements[this.#next++].statement.reject(error);
     const rest = this.statements.slice(this.#next).map((s) => s.statement);
     this.#next = this.statements.length;
     if (this.skipped) this.skipped(rest);

@@ -85,7 +85,7 @@ export class ReadPipeline {
     const writes = Math.ceil(queued.length / MAX_READS_PER_WRITE);
     for (let i = 0; i < writes; i++) {
       const statements = queued.slice(Math.floor((i * queued.length) / writes), Math.floor(((i + 1) * queued.length) / writes));
-      if (statements.length === 1) this.#alone(statements[0]!);
+      if (statements.length === 1) this.#alone(statements[0]);
       else this.#together(statements);
     }
   }

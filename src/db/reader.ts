@@ -360,10 +360,10 @@ export class SqlReader {
     const dialect = this.driver.dialect;
     for (const row of rows) {
       into.push(this.#object(reader, row, pending)!);
-      if (groupAt >= 0) keys.push(decode(dialect, reader.fetched[groupAt]!, row[reader.start + groupAt]));
+      if (groupAt >= 0) keys.push(decode(dialect, reader.fetched[groupAt], row[reader.start + groupAt]));
     }
     for (const p of pending.values()) await this.#loadMany(p, budget);
-    return totalAt !== undefined && rows.length ? Number(rows[0]![totalAt]) : null;
+    return totalAt !== undefined && rows.length ? Number(rows[0][totalAt]) : null;
   }
 
   /** The object for `reader`'s part of `row`, or null for a LEFT JOIN that found nothing. */
@@ -375,14 +375,14 @@ export class SqlReader {
     if (reader.make) object = reader.make(row);
     else {
       object = {};
-      for (let i = 0; i < reader.output; i++) object[fetched[i]!.name] = decode(dialect, fetched[i]!, row[start + i]);
+      for (let i = 0; i < reader.output; i++) object[fetched[i].name] = decode(dialect, fetched[i], row[start + i]);
     }
     for (const { rel, reader: nested } of reader.toOne) object[rel.name] = this.#object(nested, row, pending);
     for (const children of reader.toMany) {
       let p = pending.get(children);
       if (!p) pending.set(children, (p = { children, parents: [] }));
       const at = reader.at.get(children.rel.from)!;
-      p.parents.push({ object, key: decode(dialect, fetched[at]!, row[start + at]) });
+      p.parents.push({ object, key: decode(dialect, fetched[at], row[start + at]) });
     }
     return object;
   }
@@ -420,7 +420,7 @@ export class SqlReader {
     const alias = sql.alias();
     const condition = whereSql(sql, model, alias, args.where);
     const text = `SELECT COUNT(*) FROM ${quote(model.name)} AS ${quote(alias)}${condition === "1=1" ? "" : ` WHERE ${condition}`}`;
-    return async () => Number((await this.#all(text, sql.params))[0]![0]);
+    return async () => Number((await this.#all(text, sql.params))[0][0]);
   }
 
   /**

@@ -425,7 +425,7 @@ export interface DirectSqliteTransaction {
 
 /** The database file of a `file:` URL, or null for any other URL. */
 export function sqliteFileOf(url: string): string | null {
-  if (url.startsWith("file:")) return url.slice("file:".length).split("?")[0]!;
+  if (url.startsWith("file:")) return url.slice("file:".length).split("?")[0];
   return null;
 }
 

@@ -64,7 +64,7 @@ export class SqlWriter {
           if (rows === FAILED || !rows[0]) return FAILED;
           const row = decodeRow(rows[0], 0);
           const old = { ...row };
-          changed.forEach((f, i) => (old[f.name] = decode(sql.dialect, f, rows[0]![width + i])));
+          changed.forEach((f, i) => (old[f.name] = decode(sql.dialect, f, rows[0][width + i])));
           return { old, row };
         };
       }

@@ -43,8 +43,8 @@ export function decodeCursor(text: string): Cursor | null {
   const match = /^c1:(\d{1,19}):(\d{1,15}):(\d{1,15})$/.exec(Buffer.from(text, "base64url").toString("utf8"));
   if (!match) return null;
   const [, txid, id, createdAt] = match;
-  if (BigInt(txid!) > 9223372036854775807n || !Number.isSafeInteger(Number(id)) || !Number.isSafeInteger(Number(createdAt))) return null;
-  return { txid: BigInt(txid!).toString(), id: Number(id), createdAt: Number(createdAt) };
+  if (BigInt(txid) > 9223372036854775807n || !Number.isSafeInteger(Number(id)) || !Number.isSafeInteger(Number(createdAt))) return null;
+  return { txid: BigInt(txid).toString(), id: Number(id), createdAt: Number(createdAt) };
 }
 
 const model = models.get("ChangeEvent")!;
@@ -137,5 +137,5 @@ export async function readEventsBefore(db: Reader, options: Omit<ReadOptions, "a
 export async function countEvents(db: Reader, options: Pick<ReadOptions, "accountId" | "types">): Promise<number> {
   const { conditions, params } = feedQuery(db, options);
   const [row] = await db.read(`SELECT COUNT(*) FROM "ChangeEvent" WHERE ${conditions().join(" AND ")}`, params);
-  return Number(row![0]);
+  return Number(row[0]);
 }

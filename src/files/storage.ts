@@ -55,7 +55,7 @@ export async function storeFile(
   const bytes = Buffer.from(await file.arrayBuffer());
   let ext = safeExtension(file.name);
   if (image) {
-    const declared = imageTypes[file.type.split(";")[0]!.trim().toLowerCase()];
+    const declared = imageTypes[file.type.split(";")[0].trim().toLowerCase()];
     const sniffed = sniffImage(bytes);
     if (!declared || !sniffed || (declared !== sniffed && !(declared === "jpg" && sniffed === "jpg"))) {
       throw new ApiError("VALIDATION", `The ${human} field must be an image.`, { [field]: [`The ${human} field must be an image.`] });
@@ -86,7 +86,7 @@ function sniffImage(bytes: Buffer): string | null {
 export function fileFromDataUri(uri: string, name = "upload"): File | null {
   const m = /^data:([^;,]+)(;base64)?,(.*)$/s.exec(uri);
   if (!m) return null;
-  const bytes = m[2] ? Buffer.from(m[3]!, "base64") : Buffer.from(decodeURIComponent(m[3]!));
-  const ext = imageTypes[m[1]!.toLowerCase()] ?? "bin";
+  const bytes = m[2] ? Buffer.from(m[3], "base64") : Buffer.from(decodeURIComponent(m[3]));
+  const ext = imageTypes[m[1].toLowerCase()] ?? "bin";
   return new File([bytes], `${name}.${ext}`, { type: m[1] });
 }

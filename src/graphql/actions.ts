@@ -38,7 +38,7 @@ export function actionInputType(builder: Builder, op: Operation): unknown {
 export async function runAction(op: Operation, rowId: number, input: Record<string, unknown> | null | undefined, ctx: Context): Promise<number> {
   guard(ctx, op.scopes);
   const action = op.action!;
-  const run = actionRunners[action.field]!;
+  const run = actionRunners[action.field];
   const row = await findOwned(ctx, ctx.store, op.subject!, rowId);
   const values = action.input ? await validateFields(ctx, ctx.store, action.input, input ?? {}, { mode: "create" }) : {};
   return run({ row, input: values, ctx });

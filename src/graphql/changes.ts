@@ -313,7 +313,7 @@ function connectionOf(page: FeedPage, backwards: boolean): FeedConnection {
     pageInfo: {
       hasNextPage: backwards ? false : page.more,
       hasPreviousPage: backwards ? page.more : false,
-      startCursor: events.length ? encodeCursor(events[0]!) : null,
+      startCursor: events.length ? encodeCursor(events[0]) : null,
       endCursor: page.resume,
     },
     totalCount: page.count,

@@ -79,7 +79,7 @@ function decode(cursor: string, terms: SortTerm[], arg: string): unknown[] {
   }
   if (!Array.isArray(values) || values.length !== terms.length) throw bad();
   return values.map((v, i) => {
-    const f = terms[i]!.field;
+    const f = terms[i].field;
     if (v === null) return null;
     if (f.type === "datetime") {
       const date = typeof v === "string" ? new Date(v) : null;
@@ -93,26 +93,26 @@ function decode(cursor: string, terms: SortTerm[], arg: string): unknown[] {
 
 /** Rows strictly after (forward) or before (backward) the cursor position in the order of `terms`, nulls last. */
 function keyset(terms: SortTerm[], values: unknown[], forward: boolean): Where {
-  const ascendingAt = (i: number) => (terms[i]!.direction === "asc") === forward;
+  const ascendingAt = (i: number) => (terms[i].direction === "asc") === forward;
   const at = (i: number): Where => {
-    const { path } = terms[i]!;
+    const { path } = terms[i];
     const value = values[i];
     const ascending = ascendingAt(i);
     const beyond: Where[] = [];
     if (value !== null) {
       beyond.push(nest(path, { [ascending ? "gt" : "lt"]: value }));
-      if (forward && nullableAt(terms[i]!)) beyond.push(nullAt(path));
+      if (forward && nullableAt(terms[i])) beyond.push(nullAt(path));
     } else if (!forward) {
       beyond.push(notNullAt(path));
     }
-    if (i === terms.length - 1) return beyond.length === 1 ? beyond[0]! : { OR: beyond.length ? beyond : [{ id: { in: [] } }] };
+    if (i === terms.length - 1) return beyond.length === 1 ? beyond[0] : { OR: beyond.length ? beyond : [{ id: { in: [] } }] };
     const same = value === null ? nullAt(path) : nest(path, { equals: value });
     return { OR: [...beyond, { AND: [same, at(i + 1)] }] };
   };
   // `a > x OR (a = x AND …)` is no index range to SQLite or PostgreSQL: a page deep in a long list read every row
   // before its cursor. With the first key's bound `a >= x` beside it, the read starts at the cursor.
   const [first] = terms;
-  if (terms.length > 1 && values[0] !== null && !nullableAt(first!)) return { AND: [nest(first!.path, { [ascendingAt(0) ? "gte" : "lte"]: values[0] }), at(0)] };
+  if (terms.length > 1 && values[0] !== null && !nullableAt(first)) return { AND: [nest(first.path, { [ascendingAt(0) ? "gte" : "lte"]: values[0] }), at(0)] };
   return at(0);
 }
 
@@ -121,7 +121,7 @@ const nullableAt = (term: SortTerm) => term.path.length > 1 || !!term.field.null
 
 /** The column is empty, or (through a to-one relation) there is no related row. */
 function nullAt(path: string[]): Where {
-  if (path.length === 1) return { [path[0]!]: null };
+  if (path.length === 1) return { [path[0]]: null };
   return { OR: [nest(path.slice(0, -1), null), nest(path, { equals: null })] };
 }
 const notNullAt = (path: string[]): Where => nest(path, { not: null });
@@ -150,7 +150,7 @@ export function planPage(
   if (!seen.has("id")) terms.push({ path: ["id"], direction: "asc", field: ID_FIELD });
 
   const backwards = last != null && first == null;
-  const size = backwards ? last! : (first ?? ctx.config.graphqlDefaultFirst);
+  const size = backwards ? last : (first ?? ctx.config.graphqlDefaultFirst);
   const filter: Where[] = [];
   const clientWhere = checkedWhere(ctx, def, args.where);
   if (clientWhere) filter.push(prefix.length ? nest(prefix, clientWhere) : clientWhere);
@@ -181,7 +181,7 @@ export function cursorSelection(plan: PagePlan, selected?: Iterable<string>): Re
       at[key] ??= { select: {} };
       at = at[key].select;
     }
-    at[path[path.length - 1]!] = true;
+    at[path[path.length - 1]] = true;
   }
   return select;
 }
@@ -229,13 +229,13 @@ export function connectionOf(rows: Row[], plan: PagePlan, totalCount: () => Prom
   return {
     // Made when read: most front-end lists read `nodes` only.
     get edges() {
-      return (edges ??= page.map((row, i) => new Edge(nodes[i]!, row, cursorOf)));
+      return (edges ??= page.map((row, i) => new Edge(nodes[i], row, cursorOf)));
     },
     nodes,
     pageInfo: {
       hasNextPage: plan.backwards ? false : more,
       hasPreviousPage: plan.backwards ? more : plan.offset > 0,
-      get startCursor() { return page.length ? cursorOf(page[0]!) : null; },
+      get startCursor() { return page.length ? cursorOf(page[0]) : null; },
       get endCursor() { return page.length ? cursorOf(page.at(-1)!) : null; },
     },
     totalCount,

@@ -49,7 +49,7 @@ function takesArguments(selections: readonly SelectionNode[]): boolean {
  */
 export function fixedPlan<T>(info: GraphQLResolveInfo, key: string, make: () => T): T {
   if (info.fieldNodes.length !== 1 || !fixedOperations.has(info.operation) || !readsRowsDirectly(info)) return make();
-  const node = info.fieldNodes[0]!;
+  const node = info.fieldNodes[0];
   let byKey = plans.get(node);
   if (!byKey) plans.set(node, (byKey = new Map()));
   const kept = `${info.parentType.name}.${key}`;

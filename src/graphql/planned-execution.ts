@@ -199,12 +199,12 @@ function response(execution: Execution, data: unknown, error?: unknown): Executi
 function planFields(execution: Execution, parentType: GraphQLObjectType, collected: Map<string, readonly FieldNode[]>): FieldPlan[] {
   const plans: FieldPlan[] = [];
   for (const [responseKey, fieldNodes] of collected) {
-    const fieldName = fieldNodes[0]!.name.value;
+    const fieldName = fieldNodes[0].name.value;
     if (fieldName === "__typename") {
       plans.push({ responseKey, fieldName, fieldNodes, parentType, field: null as never, column: null, preloaded: false, loaded: null, resolve: () => parentType.name, argMappers: [], typename: true, nonNull: true });
       continue;
     }
-    const field = parentType.getFields()[fieldName]!;
+    const field = parentType.getFields()[fieldName];
     const preloaded = readsPreloaded(field);
     // Pothos's prisma plugin wraps a select field's resolver to find the row's preloaded data by its response path;
     // here the data is known to be on the row, so the field's own resolver runs.
@@ -228,7 +228,7 @@ function executeFields(execution: Execution, type: GraphQLObjectType, parent: an
   const result: Record<string, unknown> = {};
   let pending: Array<Promise<unknown>> | null = null;
   for (let i = 0; i < plans.length; i++) {
-    const plan = plans[i]!;
+    const plan = plans[i];
     const value = executeField(execution, plan, parent, path, result);
     if (value === LATER) continue;
     result[plan.responseKey] = value;
@@ -340,7 +340,7 @@ function fieldError(execution: Execution, plan: FieldPlan, parentPath: Path | un
 function argsOf(plan: FieldPlan, execution: Execution, info: GraphQLResolveInfo): Record<string, unknown> {
   if (!plan.args) {
     try {
-      let values = getArgumentValues(plan.field, plan.fieldNodes[0]!, execution.context.variableValues);
+      let values = getArgumentValues(plan.field, plan.fieldNodes[0], execution.context.variableValues);
       for (const map of plan.argMappers) {
         const mapped = map(values, execution.context.contextValue, info);
         if (isPromise(mapped)) throw new NotPreloaded(`${plan.parentType.name}.${plan.fieldName}: asynchronous argument mapper`);

@@ -27,7 +27,7 @@ function literalToJson(ast: ValueNode): unknown {
 export function addScalars(builder: Builder): void {
   builder.scalarType("DateTime", {
     description: "UTC date-time, ISO-8601 with microseconds on output; ISO-8601 or `YYYY-MM-DD HH:MM:SS` on input.",
-    serialize: (value) => formatDate(value as Date | string),
+    serialize: (value) => formatDate(value),
     parseValue: parseDate,
     parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : undefined),
   });

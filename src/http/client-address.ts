@@ -15,7 +15,7 @@ export function clientAddress(request: Request, serverContext: NodeServerContext
   if (trustProxy === false || trustProxy === 0) return peer;
   const forwarded = (request.headers.get("x-forwarded-for") ?? "").split(",").map((a) => a.trim()).filter(Boolean);
   if (forwarded.length === 0) return peer;
-  if (trustProxy === true) return forwarded[0]!;
+  if (trustProxy === true) return forwarded[0];
   const hops = [...forwarded, peer];
-  return hops[Math.max(0, hops.length - 1 - trustProxy)]!;
+  return hops[Math.max(0, hops.length - 1 - trustProxy)];
 }

@@ -46,7 +46,7 @@ function coercionError(error: unknown): ApiError | null {
   const m = /^Variable "\$(\w+)" got invalid value .*?(?: at "([^"]+)")?; (.*)$/s.exec(error.message);
   if (!m) return null;
   const [, variable, at, detail] = m;
-  const sent = (at ?? variable!).replace(/\[(\d+)\]/g, ".$1");
+  const sent = (at ?? variable).replace(/\[(\d+)\]/g, ".$1");
   const field = sent.replace(/^input\./, "").split(".").map(snake).join(".");
   const keyed = (key: string, graphqlKey: string, message: string, graphqlMessage = message) => {
     const apiError = validationError({ [key]: [message] });
@@ -54,14 +54,14 @@ function coercionError(error: unknown): ApiError | null {
     if (graphqlMessage !== message) variableMessages.set(apiError, graphqlMessage);
     return apiError;
   };
-  const missing = /Field "(\w+)" of required type .* was not provided/.exec(detail!);
+  const missing = /Field "(\w+)" of required type .* was not provided/.exec(detail);
   if (missing) {
-    const key = `${field === "input" ? "" : `${field}.`}${snake(missing[1]!)}`.replace(/^\./, "");
-    return keyed(key, `${sent}.${missing[1]}`, `The ${snake(missing[1]!).replace(/_/g, " ")} field is required.`);
+    const key = `${field === "input" ? "" : `${field}.`}${snake(missing[1])}`.replace(/^\./, "");
+    return keyed(key, `${sent}.${missing[1]}`, `The ${snake(missing[1]).replace(/_/g, " ")} field is required.`);
   }
-  const unknown = /Field "(\w+)" is not defined by type/.exec(detail!);
-  if (unknown) return keyed(`${field}.${snake(unknown[1]!)}`, `${sent}.${unknown[1]}`, `The ${snake(unknown[1]!)} key is not allowed here.`, `The ${unknown[1]} key is not allowed here.`);
-  const what = expected.find(([re]) => re.test(detail!))?.[1] ?? "is invalid";
+  const unknown = /Field "(\w+)" is not defined by type/.exec(detail);
+  if (unknown) return keyed(`${field}.${snake(unknown[1])}`, `${sent}.${unknown[1]}`, `The ${snake(unknown[1])} key is not allowed here.`, `The ${unknown[1]} key is not allowed here.`);
+  const what = expected.find(([re]) => re.test(detail))?.[1] ?? "is invalid";
   const name = field.split(".").at(-1)!.replace(/_/g, " ");
   return keyed(field, sent, `The ${name} field ${what}.`);
 }
@@ -101,7 +101,7 @@ export function graphqlInputPath(key: string, rootArguments: ReadonlySet<string>
   // The request's own parameters (a limit on the whole document names `query`) are no input of any field.
   if (REQUEST_PARAMETERS.has(key)) return key;
   const [first, ...rest] = key.split(".");
-  const head = rootArguments.has(first!) ? first! : camel(first!);
+  const head = rootArguments.has(first) ? first : camel(first);
   const path = [head, ...rest.map(camel)].join(".");
   return rootArguments.has(head) ? path : `input.${path}`;
 }

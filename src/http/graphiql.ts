@@ -50,7 +50,7 @@ function loadAssets(): { byPath: Map<string, Asset>; urls: Record<string, string
     ["jsonWorker", "json.worker.js", "text/javascript; charset=utf-8", Buffer.from(bundle.jsonWorker)],
     ["graphqlWorker", "graphql.worker.js", "text/javascript; charset=utf-8", Buffer.from(bundle.graphqlWorker)],
     ["init", "init.js", "text/javascript; charset=utf-8", Buffer.from(initializer)],
-    ...(favicon ? [["favicon", "favicon.ico", favicon[1]!, Buffer.from(favicon[2]!, "base64")] as [string, string, string, Buffer]] : []),
+    ...(favicon ? [["favicon", "favicon.ico", favicon[1], Buffer.from(favicon[2], "base64")] as [string, string, string, Buffer]] : []),
   ];
   const byPath = new Map<string, Asset>();
   const urls: Record<string, string> = {};

@@ -104,11 +104,11 @@ export function executionTimeoutPlugin(config: Config): Plugin {
  */
 export function complexityBudgetPlugin(config: Pick<Config, "graphqlMaxComplexity">): Plugin {
   const check = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; setResultAndStopExecution(result: ExecutionResult): void }) => {
-    const ctx = args.contextValue as unknown as { params?: unknown; config: Config };
+    const ctx = args.contextValue as { params?: unknown; config: Config };
     if (!ctx.params) return;
     let estimate: number;
     try {
-      estimate = estimateRows(args.schema, args.document as DocumentNode, args.operationName, args.variableValues as Record<string, unknown>, ctx);
+      estimate = estimateRows(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown>, ctx);
     } catch (error) {
       // Variables that do not coerce, a fragment cycle: execution reports them in its own words.
       if (error instanceof GraphQLError) return;

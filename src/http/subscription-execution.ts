@@ -12,10 +12,10 @@ import { requestStore, type Context } from "../request/context.ts";
  */
 export async function subscribeWithContextPerEvent(args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
   const stream = await createSourceEventStream(args);
-  if (!isAsyncIterable(stream)) return stream as ExecutionResult;
+  if (!isAsyncIterable(stream)) return stream;
   const ctx = args.contextValue as Context;
-  const iterator = (stream as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  const iterator = (stream)[Symbol.asyncIterator]();
   return mapAsyncIterator(iterator, (payload: unknown) =>
     execute({ ...args, rootValue: payload, contextValue: { ...ctx, store: requestStore(ctx.store, ctx.config), loaders: new Map() } }),
-  ) as AsyncIterableIterator<ExecutionResult>;
+  );
 }

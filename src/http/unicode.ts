@@ -22,7 +22,7 @@ function malformedAt(value: unknown, path: string): string | null {
     } else if (node && typeof node === "object" && !(node instanceof Blob)) {
       const entries = Object.entries(node);
       for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, item] = entries[i]!;
+        const [key, item] = entries[i];
         pending.push([item, at ? `${at}.${key}` : key], [key, `${at}.${key}`]);
       }
     }

@@ -67,7 +67,7 @@ export class Bodies {
     const attributes = this.attributes(op.def, mode, encoding, fixed, fixed.length && op.parent ? schemaName(op.parent.def) : "");
     const pivot = pivotOf(op);
     if (!pivot || Object.keys(pivot.fields).length === 0) return attributes;
-    const columns = this.components.schemas[String(attributes.$ref).split("/").at(-1)!]!;
+    const columns = this.components.schemas[String(attributes.$ref).split("/").at(-1)!];
     return this.components.ref(this.shapeName(op, `${pascal(mode)}${encoding === "multipart" ? "Multipart" : ""}`), () => ({
       ...columns,
       properties: { ...(columns.properties as Record<string, Schema>), pivot: this.pivot(pivot) },

@@ -87,7 +87,7 @@ export class Parameters {
   }
 
   of(op: Operation, path: string): Schema[] {
-    const parameters: Schema[] = [ref("Version"), ...[...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => this.path(op, name!))];
+    const parameters: Schema[] = [ref("Version"), ...[...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => this.path(op, name))];
     const include = this.include(op);
     if (include) parameters.push(include);
     parameters.push(...(openapiKinds[op.kind].parameters?.() ?? []));

@@ -22,7 +22,7 @@ const byStatus = new Map<number, ErrorCode[]>();
 for (const code of Object.keys(errorKinds) as ErrorCode[]) byStatus.set(errorKinds[code].status, [...(byStatus.get(errorKinds[code].status) ?? []), code]);
 
 /** `BadRequest`, `NotFound`, ...: the response component of a status, named after its first code. */
-const responseName = (status: number) => pascal(camel(byStatus.get(status)![0]!.toLowerCase()));
+const responseName = (status: number) => pascal(camel(byStatus.get(status)![0].toLowerCase()));
 
 /** `components.responses`: one per error status, each the shared `Error` body. */
 export function errorResponses(): Record<string, Schema> {
@@ -34,7 +34,7 @@ export function errorResponses(): Record<string, Schema> {
       content: {
         "application/json": {
           schema: { $ref: "#/components/schemas/Error" },
-          example: { error: { message: kinds[0]!.message, type: kinds[0]!.type, request_id: "3f0b6c1e-…", trace_id: "9a1d…" } },
+          example: { error: { message: kinds[0].message, type: kinds[0].type, request_id: "3f0b6c1e-…", trace_id: "9a1d…" } },
         },
       },
     }];

@@ -88,7 +88,7 @@ export function patternOf(re: RegExp): string {
   let inClass = false;
   let extra = "";
   for (let i = 0; i < src.length; i++) {
-    const c = src[i]!;
+    const c = src[i];
     if (c === "\\") {
       out += c + (src[i + 1] ?? "");
       i++;
@@ -98,7 +98,7 @@ export function patternOf(re: RegExp): string {
         inClass = false;
       } else if (isLetter(c) && src[i + 1] === "-" && isLetter(src[i + 2])) {
         out += `${c}-${src[i + 2]}`;
-        extra += `${other(c)}-${other(src[i + 2]!)}`;
+        extra += `${other(c)}-${other(src[i + 2])}`;
         i += 2;
       } else {
         out += c;
@@ -228,7 +228,7 @@ export class RowSchemas {
   }
 
   private relations(def: ResourceDef, relations: Array<[string, IncludeTree]>): Record<string, Schema> {
-    return Object.fromEntries(relations.map(([name, below]) => [name, this.relation(def.relations[name]!, below)]));
+    return Object.fromEntries(relations.map(([name, below]) => [name, this.relation(def.relations[name], below)]));
   }
 
   private relation(relation: RelationDef, below: IncludeTree): Schema {

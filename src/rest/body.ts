@@ -38,7 +38,7 @@ export const prototypeNamesIn = (value: Body, at: string): Array<[string, string
   Object.keys(value).filter(isPrototypeName).map((key) => [at ? `${at}.${key}` : key, [`The ${key} field is not an attribute of this resource.`]]);
 
 export function refusePrototypeNames(value: Body, at: string, bag: FieldErrorBag): void {
-  for (const [key, [message]] of prototypeNamesIn(value, at)) bag.add(key, message!);
+  for (const [key, [message]] of prototypeNamesIn(value, at)) bag.add(key, message);
 }
 
 /** The writable attributes of a body, named as GraphQL names them; everything else is dropped. */

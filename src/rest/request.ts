@@ -24,7 +24,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export async function readBody(request: Request, limits: BodyLimits): Promise<Body> {
   if (request.method === "GET" || request.method === "HEAD" || request.headers.get("content-length") === "0") return {};
-  const mediaType = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  const mediaType = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   let body: Body;
   if (formMediaTypes.has(mediaType)) body = await formBody(request, limits);
   else {
@@ -87,7 +87,7 @@ function assign(body: Body, key: string, value: FormDataEntryValue): void {
   }
   let node: any = body;
   for (let i = 0; i < path.length - 1; i++) {
-    const segment = path[i]!;
+    const segment = path[i];
     const nextIsList = path[i + 1] === "";
     node[segment] ??= nextIsList ? [] : {};
     node = node[segment];

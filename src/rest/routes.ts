@@ -49,9 +49,9 @@ export function matchRoute(method: string, pathname: string): Match | { methodMi
     const params: Record<string, number> = {};
     let ok = true;
     for (let i = 0; i < segments.length && ok; i++) {
-      const pattern = route.segments[i]!;
+      const pattern = route.segments[i];
       if (pattern.startsWith("{")) {
-        const value = segments[i]!;
+        const value = segments[i];
         if (/^[1-9]\d{0,15}$/.test(value) && Number(value) <= 2147483647) params[pattern.slice(1, -1)] = Number(value);
         else ok = false;
       } else ok = pattern === segments[i];

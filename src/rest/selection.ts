@@ -28,7 +28,7 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
   const parts = [ATTRIBUTES];
   const relations: Array<(out: Row, row: Row) => void> = [];
   for (const [name, sub] of tree) {
-    const relation = def.relations[name]!;
+    const relation = def.relations[name];
     if (relation.kind === "morphTo") {
       const fragments = morphOwnersOf(relation.morphRelation).map((o) => `... on ${pascal(o.name)} { ${ATTRIBUTES} }`).join(" ");
       parts.push(`${name}: ${relation.field} { ${fragments} }`);

@@ -135,7 +135,7 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
     const groupIds = await reference("groups", tx.group, Array.from({ length: groupCount }, (_, i) => ({
       name: `${i === 0 ? "Headquarters" : `Platoon ${i}`}`, description: `Units ${i * 4 + 1} to ${Math.min(unitCount, i * 4 + 4)}`,
     })));
-    add("group units", await insert(tx.groupUnit, unitIds.map((unitId, i) => ({ groupId: groupIds[Math.floor(i / 4)]!, unitId, order: (i % 4) + 1, ...stamp(0) }))));
+    add("group units", await insert(tx.groupUnit, unitIds.map((unitId, i) => ({ groupId: groupIds[Math.floor(i / 4)], unitId, order: (i % 4) + 1, ...stamp(0) }))));
 
     const fieldIds = await insertReturningIds(tx.field, formFields.map((f) => ({
       accountId, name: f.name, key: f.key, type: f.type, required: f.required, options: f.options ?? undefined, ...stamp(0),
@@ -143,15 +143,15 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
     add("fields", fieldIds.length);
     const [formId] = await insertReturningIds(tx.form, [{
       accountId, name: "Enlistment Application", slug: "enlistment", isPublic: true, description: "Apply to join the organisation.",
-      instructions: "Answer every question.", successMessage: "Thank you, a recruiter will be in touch.", submissionStatusId: statusIds[1]!, ...stamp(0),
+      instructions: "Answer every question.", successMessage: "Thank you, a recruiter will be in touch.", submissionStatusId: statusIds[1], ...stamp(0),
     }]);
     add("forms", 1);
-    add("field links", await insert(tx.fieldLink, fieldIds.map((fieldId, i) => ({ fieldId, formId: formId!, order: i + 1, ...stamp(0) }))));
-    return { rankIds, positionIds, specialtyIds, statusIds, awardIds, qualificationIds, unitIds, formId: formId! };
+    add("field links", await insert(tx.fieldLink, fieldIds.map((fieldId, i) => ({ fieldId, formId: formId, order: i + 1, ...stamp(0) }))));
+    return { rankIds, positionIds, specialtyIds, statusIds, awardIds, qualificationIds, unitIds, formId: formId };
   });
   const { rankIds, positionIds, specialtyIds, statusIds, awardIds, qualificationIds, unitIds, formId } = refs;
   const unitCount = unitIds.length;
-  const active = statusIds[0]!;
+  const active = statusIds[0];
 
   let documentIds: number[] = [];
   let commander = 0;
@@ -174,8 +174,8 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
     await batch(async (tx) => {
       const userIds = await insertReturningIds(tx.user, people.map((p) => ({
         accountId, name: `${p.first} ${p.last}`, email: `${p.first}.${p.last}.${p.n + 1}@example.com`.toLowerCase(),
-        rankId: rankIds[p.rankIndex]!, unitId: unitIds[p.unit]!, positionId: positionIds[p.position]!, specialtyId: specialtyIds[p.specialty]!,
-        statusId: statusIds[p.status]!, approved: true, emailVerifiedAt: at(p.joined), lastSeenAt: at(p.joined + 30), ...stamp(p.joined),
+        rankId: rankIds[p.rankIndex], unitId: unitIds[p.unit], positionId: positionIds[p.position], specialtyId: specialtyIds[p.specialty],
+        statusId: statusIds[p.status], approved: true, emailVerifiedAt: at(p.joined), lastSeenAt: at(p.joined + 30), ...stamp(p.joined),
       })));
       add("users", userIds.length);
       if (from === 0) {
@@ -192,7 +192,7 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
         const announcementIds = await insertReturningIds(tx.announcement, announcements.map((a, i) => ({ accountId, ...a, enabled: true, ...stamp(i) })));
         add("announcements", announcementIds.length);
         add("newsfeed items", await insert(tx.newsfeedItem, announcements.map((a, i) => ({
-          accountId, event: "created", subjectType: "App\\Models\\Announcement", subjectId: announcementIds[i]!, description: "created",
+          accountId, event: "created", subjectType: "App\\Models\\Announcement", subjectId: announcementIds[i], description: "created",
           causerId: commander, headline: a.title, text: a.content, properties: { headline: a.title, text: a.content }, ...stamp(i),
         }))));
       }
@@ -205,26 +205,26 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
       const qualificationRecords: object[] = [];
       const submissions: object[] = [];
       people.forEach((p, k) => {
-        const userId = userIds[k]!;
+        const userId = userIds[k];
         const author = { authorId: commander };
         // Promotions up to the current rank, a few of the steps between.
         const steps = p.rankIndex === 0 ? [0] : [0, ...rng.sample(rankIds.slice(1, p.rankIndex).map((_, i) => i + 1), 3), p.rankIndex];
         steps.forEach((rankIndex, i) => rankRecords.push({
-          accountId, userId, rankId: rankIds[rankIndex]!, type: 0, text: i === 0 ? "Enlisted" : `Promoted to ${ranks[rankIndex]![0]}`,
+          accountId, userId, rankId: rankIds[rankIndex], type: 0, text: i === 0 ? "Enlisted" : `Promoted to ${ranks[rankIndex][0]}`,
           documentId: i === 0 ? enlistment : promotion, ...author, ...stamp(p.joined + i * 30),
         }));
         assignmentRecords.push({
-          accountId, userId, unitId: unitIds[p.unit]!, positionId: positionIds[p.position]!, specialtyId: specialtyIds[p.specialty]!,
-          statusId: statusIds[p.status]!, type: "primary", text: "Assigned", ...author, ...stamp(p.joined),
+          accountId, userId, unitId: unitIds[p.unit], positionId: positionIds[p.position], specialtyId: specialtyIds[p.specialty],
+          statusId: statusIds[p.status], type: "primary", text: "Assigned", ...author, ...stamp(p.joined),
         });
         if (rng.chance(0.15)) {
           assignmentRecords.push({
-            accountId, userId, unitId: unitIds[rng.int(0, unitCount - 1)]!, positionId: positionIds[0]!, type: "secondary", text: "Attached",
+            accountId, userId, unitId: unitIds[rng.int(0, unitCount - 1)], positionId: positionIds[0], type: "secondary", text: "Attached",
             ...author, ...stamp(p.joined + 60),
           });
         }
         statusRecords.push({ statusId: active, userId, text: "Enlisted", ...stamp(p.joined) });
-        if (p.status !== 0) statusRecords.push({ statusId: statusIds[p.status]!, userId, text: statuses[p.status]![0], ...stamp(p.joined + 200) });
+        if (p.status !== 0) statusRecords.push({ statusId: statusIds[p.status], userId, text: statuses[p.status][0], ...stamp(p.joined + 200) });
         for (const awardId of rng.sample(awardIds, rng.int(0, 3))) awardRecords.push({ accountId, userId, awardId, text: "For service", ...author, ...stamp(p.joined + rng.int(30, 300)) });
         for (const qualificationId of rng.sample(qualificationIds.slice(0, 6), rng.int(1, 3))) {
           qualificationRecords.push({ accountId, userId, qualificationId, text: "Passed", ...author, ...stamp(p.joined + rng.int(1, 90)) });
@@ -232,7 +232,7 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
         if (p.n % 10 === 1 || p.n === size - 1) {
           submissions.push({
             accountId, formId, userId, readAt: rng.chance(0.5) ? at(p.joined) : null, ...stamp(p.joined - 1),
-            data: { display_name: `${p.first} ${p.last}`, age: rng.int(18, 55), timezone: rng.pick(formFields[2]!.options!), motivation: "To serve with good people." },
+            data: { display_name: `${p.first} ${p.last}`, age: rng.int(18, 55), timezone: rng.pick(formFields[2].options!), motivation: "To serve with good people." },
           });
         }
     });

@@ -20,7 +20,7 @@ export class Random {
   }
 
   pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)]!;
+    return items[Math.floor(this.next() * items.length)];
   }
 
   chance(p: number): boolean {
@@ -32,6 +32,6 @@ export class Random {
     const chosen = new Set<number>();
     const n = Math.min(count, items.length);
     while (chosen.size < n) chosen.add(Math.floor(this.next() * items.length));
-    return [...chosen].sort((a, b) => a - b).map((i) => items[i]!);
+    return [...chosen].sort((a, b) => a - b).map((i) => items[i]);
   }
 }

@@ -106,7 +106,7 @@ export class Organisation {
     return {
       next: this.next,
       ref: (attribute) => {
-        if (refs[attribute] !== undefined) return refs[attribute]!;
+        if (refs[attribute] !== undefined) return refs[attribute];
         const seeded = REFS[attribute];
         if (!seeded) throw new SetupError(`no seeded row to send as ${attribute}`);
         return this.need(seeded);

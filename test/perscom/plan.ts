@@ -94,7 +94,7 @@ export async function planOperation(op: RefOp, o: Organisation, schema: JsonSche
       if (segments.length === 1) return { method: "GET", url: `/v2/newsfeed${q}` };
   }
 
-  const nested = segments.length >= 3 && segments[1]!.startsWith("{");
+  const nested = segments.length >= 3 && segments[1].startsWith("{");
   if (!nested) {
     const base = `/v2/${collection}`;
     switch (action) {
@@ -111,7 +111,7 @@ export async function planOperation(op: RefOp, o: Organisation, schema: JsonSche
     throw new Error(`${op.key}: no plan for top-level action ${action}`);
   }
 
-  const relationName = segments[2]!;
+  const relationName = segments[2];
   const key = `${collection}/${relationName}`;
   const rel = RELATIONS[key];
   if (!rel) throw new Error(`${op.key}: unknown nested route ${key}`);

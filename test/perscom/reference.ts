@@ -68,13 +68,13 @@ export function loadReference(): Reference {
       if (!n) throw new Error(`perscom-ops.json has no row for ${key}`);
       const success = Object.entries<Json>(op.responses).filter(([status]) => /^2\d\d$/.test(status));
       if (success.length !== 1) throw new Error(`${key}: expected one documented 2xx response, found ${success.length}`);
-      const [status, response] = success[0]!;
+      const [status, response] = success[0];
       ops.push({
         key, method, path: p, notes: n,
         documentedStatus: Number(status),
         successSchema: response.content?.["application/json"]?.schema ?? {},
         requestSchema: op.requestBody?.content?.["application/json"]?.schema,
-        params: [...p.matchAll(/\{(\w+)\}/g)].map((x) => x[1]!).filter((x) => x !== "version"),
+        params: [...p.matchAll(/\{(\w+)\}/g)].map((x) => x[1]).filter((x) => x !== "version"),
       });
     }
   }
@@ -96,15 +96,15 @@ export function toJsonSchema(node: JsonSchema, components: Record<string, JsonSc
     const name = /^#\/components\/schemas\/(.+)$/.exec(node.$ref)?.[1];
     if (!name || !components[name]) throw new Error(`unresolvable $ref ${node.$ref}`);
     if (seen.includes(name)) throw new Error(`cyclic $ref ${[...seen, name].join(" → ")}`);
-    return toJsonSchema(components[name]!, components, mode, [...seen, name]);
+    return toJsonSchema(components[name], components, mode, [...seen, name]);
   }
   const out: JsonSchema = {};
   for (const [k, v] of Object.entries(node)) {
     switch (k) {
       case "properties": {
         const entries = Object.entries<JsonSchema>(v);
-        if (entries.length === 1 && entries[0]![0] === "{key}") {
-          out.additionalProperties = toJsonSchema(entries[0]![1], components, mode, seen);
+        if (entries.length === 1 && entries[0][0] === "{key}") {
+          out.additionalProperties = toJsonSchema(entries[0][1], components, mode, seen);
         } else {
           out.properties = Object.fromEntries(entries.map(([name, s]) => [name, toJsonSchema(s, components, mode, seen)]));
         }

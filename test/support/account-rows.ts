@@ -17,13 +17,13 @@ export function modelShapes(schemaFile = fileURLToPath(new URL("../../prisma/sch
   const text = readFileSync(schemaFile, "utf8");
   const shapes: ModelShape[] = [];
   for (const [, name, body] of text.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)) {
-    if (NOT_DATA.has(name!)) continue;
+    if (NOT_DATA.has(name)) continue;
     const foreignKeys: ModelShape["foreignKeys"] = [];
-    for (const [, target, columns] of body!.matchAll(/^\s*\w+\s+(\w+)\??\s+@relation\([^)]*fields:\s*\[([^\]]+)\]/gm)) {
-      const cols = columns!.split(",").map((c) => c.trim());
-      if (cols.length === 1) foreignKeys.push({ column: cols[0]!, target: target! });
+    for (const [, target, columns] of body.matchAll(/^\s*\w+\s+(\w+)\??\s+@relation\([^)]*fields:\s*\[([^\]]+)\]/gm)) {
+      const cols = columns.split(",").map((c) => c.trim());
+      if (cols.length === 1) foreignKeys.push({ column: cols[0], target: target });
     }
-    shapes.push({ name: name!, owned: /^\s*accountId\s+Int\b/m.test(body!), foreignKeys });
+    shapes.push({ name: name, owned: /^\s*accountId\s+Int\b/m.test(body), foreignKeys });
   }
   return shapes;
 }

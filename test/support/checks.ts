@@ -37,7 +37,7 @@ export function expectWritten(built: Built, row: Row, what = ""): void {
  */
 export function expectIncluded(def: ResourceDef, includes: readonly string[], row: Row, what = ""): void {
   for (const value of includes) {
-    const top = value.split(".")[0]!;
+    const top = value.split(".")[0];
     expect(row, `${what} include=${value}`).toHaveProperty(top);
     const rel = def.relations[top];
     if (!rel) continue;

@@ -89,7 +89,7 @@ export function publicRootOperations(schema: GraphQLSchema): Array<{ op: Operati
 const hasRequiredArgs = (f: GraphQLField<unknown, unknown>) => f.args.some((a) => isNonNullType(a.type) && a.defaultValue === undefined);
 /** The row type of a connection type (`UserConnection` → `User`), or undefined. */
 const connectionRow = (type: GraphQLNamedType) =>
-  isObjectType(type) && type.getFields().nodes && type.getFields().pageInfo ? (getNamedType(type.getFields().nodes!.type) as GraphQLNamedType) : undefined;
+  isObjectType(type) && type.getFields().nodes && type.getFields().pageInfo ? (getNamedType(type.getFields().nodes.type) as GraphQLNamedType) : undefined;
 
 const scalarsOf = (type: GraphQLNamedType): string =>
   isObjectType(type)
@@ -112,7 +112,7 @@ export function selectionOf(type: GraphQLNamedType, depth: number, only?: readon
   if (isInterfaceType(type)) return "{ __typename id }";
   if (!isObjectType(type)) return "";
   const relations = depth > 0 ? (only ?? relationFieldsOfType(type)) : [];
-  const nested = relations.map((name) => `${name} ${selectionOf(getNamedType(type.getFields()[name]!.type), depth - 1)}`);
+  const nested = relations.map((name) => `${name} ${selectionOf(getNamedType(type.getFields()[name].type), depth - 1)}`);
   return `{ ${scalarsOf(type)} ${nested.join(" ")} }`;
 }
 
@@ -131,13 +131,13 @@ function toInput(type: GraphQLInputType, value: unknown): unknown {
   if (isEnumType(named)) return named.getValues().find((v) => v.value === value || v.name === value)?.name ?? value;
   if (isInputObjectType(named) && typeof value === "object") {
     const fields = named.getFields();
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([k]) => fields[k]).map(([k, v]) => [k, toInput(fields[k]!.type, v)]));
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([k]) => fields[k]).map(([k, v]) => [k, toInput(fields[k].type, v)]));
   }
   return value;
 }
 
 const argType = (schema: GraphQLSchema, root: "query" | "mutation", field: string, arg: string) =>
-  (root === "query" ? schema.getQueryType()! : schema.getMutationType()!).getFields()[field]!.args.find((a) => a.name === arg)!.type;
+  (root === "query" ? schema.getQueryType()! : schema.getMutationType()!).getFields()[field].args.find((a) => a.name === arg)!.type;
 
 /** The public mutation's arguments for a REST write: `input`, `inputs`, `rowId`, `items`/`rowIds` and flags. */
 function mutationVariables(schema: GraphQLSchema, op: Operation, field: string, params: Record<string, number>, body: unknown): Record<string, unknown> {
@@ -202,18 +202,18 @@ export function publicRequest(
     field, root, operationName: "Client", query: `${root} Client${declared ? `(${declared})` : ""} { result: ${call} ${selection} }`,
     variables: options.files === false ? (withoutFiles(variables) as Record<string, unknown>) : variables,
   });
-  const whereType = (f: string, root = schema.getQueryType()!) => String(root.getFields()[f]!.args.find((a) => a.name === "where")!.type);
+  const whereType = (f: string, root = schema.getQueryType()!) => String(root.getFields()[f].args.find((a) => a.name === "where")!.type);
 
   if (op.root === "mutation") {
     const vars = mutationVariables(schema, op, field, params, body);
-    const mutation = schema.getMutationType()!.getFields()[field]!;
+    const mutation = schema.getMutationType()!.getFields()[field];
     const declared = Object.keys(vars).map((name) => `$${name}: ${String(mutation.args.find((a) => a.name === name)!.type)}`).join(", ");
     const passed = Object.keys(vars).map((name) => `${name}: $${name}`).join(", ");
     // The payload's row: the resource written, its rows (batch) or the link's parent.
     const payload = getNamedType(mutation.type) as GraphQLObjectType;
     const key = Object.keys(payload.getFields()).find((k) => k !== "query" && !k.endsWith("RowIds"))!;
     const ids = Object.keys(payload.getFields()).filter((k) => k.endsWith("RowIds")).join(" ");
-    const leaf = isLeafType(getNamedType(payload.getFields()[key]!.type));
+    const leaf = isLeafType(getNamedType(payload.getFields()[key].type));
     const selection = `{ ${key} ${leaf ? "" : op.parent ? "{ id rowId }" : rowSelection} ${ids} }`;
     return make("mutation", declared, `${field}${passed ? `(${passed})` : ""}`, selection, vars);
   }
@@ -221,8 +221,8 @@ export function publicRequest(
   if (op.parent) {
     const parent = op.parent.def;
     const rel = relationFieldOf(schema, parent, op.parent.relation)!;
-    const relField = (schema.getType(pascal(parent.name)) as GraphQLObjectType).getFields()[rel]!;
-    const parentId = params[parent.param]!;
+    const relField = (schema.getType(pascal(parent.name)) as GraphQLObjectType).getFields()[rel];
+    const parentId = params[parent.param];
     const childParam = op.path.includes(`{${parentParamOfChild(op)}}`) ? params[parentParamOfChild(op)] : undefined;
     let inner: string;
     const vars: Record<string, unknown> = {};
@@ -241,12 +241,12 @@ export function publicRequest(
     return make("query", `$rowId: Int!${whereDecl}`, `${field}(rowId: $rowId)`, `{ ${inner} }`, { rowId: parentId, ...vars });
   }
   if (op.kind === "show") {
-    const rowId = params[op.def.param]!;
+    const rowId = params[op.def.param];
     if (field === "node") return make("query", "$id: ID!", "node(id: $id)", `{ ... on ${Type} ${rowSelection} }`, { id: globalId(op.def, rowId) });
     return make("query", "$rowId: Int!", `${field}(rowId: $rowId)`, rowSelection, { rowId });
   }
   // A view that is a row, not a connection (`me`).
-  if (!connectionRow(getNamedType(schema.getQueryType()!.getFields()[field]!.type))) {
+  if (!connectionRow(getNamedType(schema.getQueryType()!.getFields()[field].type))) {
     return options.where !== undefined ? undefined : make("query", "", field, rowSelection, {});
   }
   const vars: Record<string, unknown> = { first: 100 };
@@ -335,7 +335,7 @@ export function relationFiltersOf(schema: GraphQLSchema, field: string): Relatio
     if (!isInputObjectType(filter) || ["AND", "OR", "NOT"].includes(f.name)) return [];
     const quantifiers = Object.keys(filter.getFields()).filter((q) => ["some", "every", "none", "is", "isNot"].includes(q));
     if (!quantifiers.length) return [];
-    const targetWhere = getNamedType(filter.getFields()[quantifiers[0]!]!.type);
+    const targetWhere = getNamedType(filter.getFields()[quantifiers[0]].type);
     if (!isInputObjectType(targetWhere)) return [];
     const stringColumns = Object.values(targetWhere.getFields()).filter((c) => getNamedType(c.type).name === "StringFilter").map((c) => c.name);
     return [{ key: f.name, quantifiers, toMany: quantifiers.includes("some"), target: targetWhere.name.replace(/Where$/, ""), stringColumns }];

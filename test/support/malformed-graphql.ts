@@ -95,7 +95,7 @@ export function graphqlRequest(recipe: GraphqlRecipe, bodyMaxBytes: number): Sen
       });
     }
     case "invalidUtf8": {
-      const bad = INVALID_UTF8[recipe.bytes % INVALID_UTF8.length]!;
+      const bad = INVALID_UTF8[recipe.bytes % INVALID_UTF8.length];
       const [before, after] = json({ query: CREATE, variables: { input: { name: "@@bad@@" } } }).split("@@bad@@") as [string, string];
       const hex = bad.map((b) => b.toString(16).padStart(2, "0")).join(" ");
       return post({

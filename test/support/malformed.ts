@@ -320,7 +320,7 @@ function issue14Recipes(op: Operation): Array<fc.WeightedArbitrary<Recipe>> {
  */
 export function issue14Examples(op: Operation, turn: number): Recipe[] {
   const ids = idSegments(op);
-  const pick = <T>(forms: T[]): T => forms[turn % forms.length]!;
+  const pick = <T>(forms: T[]): T => forms[turn % forms.length];
   const out: Recipe[] = [
     pick<Recipe>([
       { t: "dotSegment", at: 1, segment: "%2E%2E", mode: "cancel" },
@@ -493,11 +493,11 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
     case "field": {
       const all = slots(base);
       if (!all.length) return send({ recipe: "field (no slot: whole body replaced)", body: json(recipe.value), mustReject: !isPlainObject(recipe.value) });
-      const at = all[recipe.at % all.length]!;
+      const at = all[recipe.at % all.length];
       return send({ recipe: `field ${at.join(".")}`, body: json(setAt(base, at, recipe.value)) });
     }
     case "addKey": {
-      const key = typeof recipe.key === "number" ? writableKeys[recipe.key]! : recipe.key;
+      const key = typeof recipe.key === "number" ? writableKeys[recipe.key] : recipe.key;
       const body = isPlainObject(base) ? setAt(base, [key], recipe.value) : { [key]: recipe.value };
       return send({ recipe: `addKey ${key}`, body: json(body) });
     }
@@ -529,7 +529,7 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
       });
     case "path": {
       const segments = target.url.split("/");
-      const at = idSegments(op)[recipe.at]! + 2;
+      const at = idSegments(op)[recipe.at] + 2;
       segments[at] = recipe.id;
       return send({ recipe: `path id ${op.path.split("/").filter(Boolean)[at - 2]} = ${recipe.id}`, url: segments.join("/"), mustReject: true });
     }
@@ -550,7 +550,7 @@ export function applyRecipe(op: Operation, target: Target, recipe: Recipe, writa
       const text = json(base);
       const v = recipe.variant;
       if (v < CONTENT_TYPES.length) {
-        const type = CONTENT_TYPES[v]!;
+        const type = CONTENT_TYPES[v];
         const form = type.startsWith("multipart/") || type.startsWith("application/x-www-form-urlencoded");
         const plain = type.toLowerCase().startsWith("text/plain");
         return send({
@@ -610,7 +610,7 @@ const PLACEHOLDER = "@@raw-value-7f3a@@";
 /** `base` as JSON text with the value at `at` (a slot index, or `name` where there is none) replaced by raw JSON text. */
 function withRawValue(base: unknown, at: number, raw: string): { text: string; where: string } {
   const all = slots(base);
-  const path = all.length ? all[at % all.length]! : ["name"];
+  const path = all.length ? all[at % all.length] : ["name"];
   const text = json(isPlainObject(base) || Array.isArray(base) ? setAt(base, path, PLACEHOLDER) : { name: PLACEHOLDER });
   return { text: text.replace(`"${PLACEHOLDER}"`, () => raw), where: path.join(".") };
 }
@@ -679,7 +679,7 @@ function applyIssue14Recipe(
       break;
     }
     case "invalidUtf8": {
-      const bad = new Uint8Array(INVALID_UTF8[recipe.bytes % INVALID_UTF8.length]!);
+      const bad = new Uint8Array(INVALID_UTF8[recipe.bytes % INVALID_UTF8.length]);
       const hex = [...bad].map((b) => b.toString(16).padStart(2, "0")).join(" ");
       const text = recipe.inKey ? json({ ...base, [PLACEHOLDER]: "x" }) : withRawValue(base, recipe.at, `"${PLACEHOLDER}"`).text;
       const [before, after] = text.split(PLACEHOLDER) as [string, string];
@@ -696,7 +696,7 @@ function applyIssue14Recipe(
     case "batchList": {
       const resources = isPlainObject(base.resources) ? (base.resources as Record<string, Record<string, unknown>>) : {};
       const ids = Object.keys(resources).map(Number);
-      const list = [ids, ids.map((id) => ({ id, ...resources[String(id)] })), []][recipe.variant % 3]!;
+      const list = [ids, ids.map((id) => ({ id, ...resources[String(id)] })), []][recipe.variant % 3];
       return send({
         recipe: `batch update with resources as a list (${json(list).slice(0, 60)})`, body: json({ ...base, resources: list }), mustReject: true,
         expect: { status: 422, field: "resources", because: "a batch update's resources is an object keyed by id" },
@@ -708,7 +708,7 @@ function applyIssue14Recipe(
         case "id": {
           const segments = target.url.split("/");
           const ids = idSegments(op);
-          segments[ids[recipe.at % ids.length]! + 2] = n;
+          segments[ids[recipe.at % ids.length] + 2] = n;
           return send({ recipe: `path id ${n}`, url: segments.join("/"), mustReject: true });
         }
         case "page":
@@ -828,12 +828,12 @@ export function badEntries(op: Operation, base: unknown, invalid?: { key: string
   if (Array.isArray(resources)) {
     const objects = resources.filter(isPlainObject) as Array<Record<string, unknown>>;
     if (objects.length) {
-      const good = objects[0]!;
+      const good = objects[0];
       for (const v of [null, -1, "x", [], true, "abc"]) out.push((at) => ({ description: `item ${json(v)}`, body: insert(resources, at, v) }));
       for (const [key, value] of Object.entries(good)) {
         const type = fieldTypes.get(key);
         if (!type || !wrongTyped[type] || value === null) continue;
-        for (const v of wrongTyped[type]!) out.push((at) => ({ description: `item with ${key} = ${json(v).slice(0, 40)}`, body: insert(resources, at, { ...good, [key]: v }) }));
+        for (const v of wrongTyped[type]) out.push((at) => ({ description: `item with ${key} = ${json(v).slice(0, 40)}`, body: insert(resources, at, { ...good, [key]: v }) }));
       }
       if (invalid) out.push((at) => ({ description: `item with ${invalid.key} = ${json(invalid.value).slice(0, 40)}`, body: insert(resources, at, { ...good, [invalid.key]: invalid.value }) }));
       if (isPlainObject(good.pivot)) {
@@ -861,7 +861,7 @@ export function badEntries(op: Operation, base: unknown, invalid?: { key: string
         for (const [key, value] of Object.entries(good)) {
           const type = fieldTypes.get(key);
           if (!type || !wrongTyped[type] || value === null) continue;
-          for (const v of wrongTyped[type]!) {
+          for (const v of wrongTyped[type]) {
             out.push(() => ({ description: `${firstKey}.${key} = ${json(v).slice(0, 40)}`, body: { ...(base as object), resources: { ...(resources as object), [firstKey]: { ...good, [key]: v } } } }));
           }
         }

@@ -111,7 +111,7 @@ const DAY = 86_400_000;
 
 /** The condition `{ op: value }` on `column`, wrapped from the listed row (`{ rank: { is: { name: ... } } }`). */
 const at = (column: TypedColumn, condition: TypedWhere): TypedWhere =>
-  column.path.length === 1 ? { [column.path[0]!]: condition } : { [column.path[0]!]: { is: { [column.path[1]!]: condition } } };
+  column.path.length === 1 ? { [column.path[0]]: condition } : { [column.path[0]]: { is: { [column.path[1]]: condition } } };
 
 /** One Orion condition as a typed `where`, or undefined. */
 export function typedCondition(column: TypedColumn | undefined, operator: string, value: unknown): TypedWhere | undefined {
@@ -172,8 +172,8 @@ export function typedFilters(filters: OrionFilter[], columnOf: (name: string) =>
     if ((f.type ?? "and") === "or" && index > 0) groups.push([]);
     groups.at(-1)!.push(where);
   }
-  const ands = groups.filter((g) => g.length).map((g) => (g.length === 1 ? g[0]! : { AND: g }));
-  return ands.length === 1 ? ands[0]! : { OR: ands };
+  const ands = groups.filter((g) => g.length).map((g) => (g.length === 1 ? g[0] : { AND: g }));
+  return ands.length === 1 ? ands[0] : { OR: ands };
 }
 
 /** Orion `sort` entries as a typed `orderBy` list, or undefined. */
@@ -183,7 +183,7 @@ export function typedSort(sort: Array<{ field: string; direction?: string }>, co
     const column = columnOf(s.field);
     if (!column) return undefined;
     const direction = s.direction ?? "asc";
-    out.push(column.path.length === 1 ? { [column.path[0]!]: direction } : { [column.path[0]!]: { [column.path[1]!]: direction } });
+    out.push(column.path.length === 1 ? { [column.path[0]]: direction } : { [column.path[0]]: { [column.path[1]]: direction } });
   }
   return out;
 }

@@ -59,7 +59,7 @@ export function nestedGroups(): NestedGroup[] {
  * that a client writes (not a log the service keeps, such as a webhook's deliveries).
  */
 export const childCollections = (): NestedGroup[] =>
-  nestedGroups().filter((g) => g.relation.kind !== "belongsToMany" && g.ops.has("list") && g.ops.has("create") && !isOneToOne([...g.ops.values()][0]!)
+  nestedGroups().filter((g) => g.relation.kind !== "belongsToMany" && g.ops.has("list") && g.ops.has("create") && !isOneToOne([...g.ops.values()][0])
     && !g.ops.has("attach"));
 
 /** Nested collections served with link operations: many-to-many relations, and morph-many ones that offer attach/detach. */

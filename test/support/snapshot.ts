@@ -43,7 +43,7 @@ export class DatabaseSnapshots {
     for (const c of columns) byTable.set(c.table_name, [...(byTable.get(c.table_name) ?? []), c.column_name]);
     return [...byTable].map(([name, all]) => {
       const kept = all.filter((c) => !(VOLATILE[name] ?? []).includes(c));
-      const order = all.includes("id") ? "id" : all[0]!;
+      const order = all.includes("id") ? "id" : all[0];
       return `SELECT '${name}' AS t, (SELECT string_agg(ROW(${kept.map((c) => `"${c}"`).join(", ")})::text, chr(10) ORDER BY "${order}") FROM "${name}") AS rows`;
     }).join(" UNION ALL ");
   }
@@ -58,10 +58,10 @@ export class DatabaseSnapshots {
       // PostgreSQL: the next transaction id, which only a writing transaction moves (any database's on the server,
       // so it may move without a change here: that costs a full snapshot, never a missed change).
       const [next] = await this.db.prisma.$queryRawUnsafe<Array<{ n: string }>>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n");
-      return Number(next!.n);
+      return Number(next.n);
     }
     const [row] = await this.db.prisma.$queryRawUnsafe<Array<{ n: number | bigint }>>("SELECT total_changes() AS n");
-    return Number(row!.n);
+    return Number(row.n);
   }
 
   /**
@@ -95,7 +95,7 @@ export function snapshotDiff(before: Map<string, string>, after: Map<string, str
 /** Every file under `dir` (relative paths, sorted); none when it does not exist. */
 export function listFiles(dir: string): string[] {
   try {
-    return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[])
+    return (readdirSync(dir, { recursive: true, withFileTypes: true }))
       .filter((e) => e.isFile())
       .map((e) => path.relative(dir, path.join((e as { parentPath?: string }).parentPath ?? (e as { path?: string }).path ?? dir, e.name)))
       .sort();

@@ -51,11 +51,11 @@ export async function spawnServer(env: Record<string, string> = {}, prepare?: (d
   });
   let out = "";
   let stdout = "";
-  child.stdout!.on("data", (chunk) => {
+  child.stdout.on("data", (chunk) => {
     out += chunk;
     stdout += chunk;
   });
-  child.stderr!.on("data", (chunk) => (out += chunk));
+  child.stderr.on("data", (chunk) => (out += chunk));
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
   const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
   const stop = async () => {
@@ -67,7 +67,7 @@ export async function spawnServer(env: Record<string, string> = {}, prepare?: (d
   const deadline = Date.now() + 60_000;
   for (;;) {
     const listening = /listening on (http:\/\/\S+)/.exec(out);
-    if (listening) return { child, base: listening[1]!, databaseUrl: database.url, output: () => out, stdout: () => stdout, closed, stop };
+    if (listening) return { child, base: listening[1], databaseUrl: database.url, output: () => out, stdout: () => stdout, closed, stop };
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`the server did not start:\n${out}`);

@@ -194,4 +194,4 @@ export class World {
 }
 
 /** True for routes that address the parent's single related row. */
-export const oneToOne = (g: NestedGroup) => isOneToOne([...g.ops.values()][0]!);
+export const oneToOne = (g: NestedGroup) => isOneToOne([...g.ops.values()][0]);

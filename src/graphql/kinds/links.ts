@@ -57,7 +57,7 @@ const onLinks: Record<LinkKind, OnLinks> = {
 };
 
 type OnOwner = (op: Operation, ctx: Context, tx: StoreTransaction, parent: Row, req: LinkRequest) => Promise<link.PivotChanges>;
-const owner = (op: Operation, parent: Row) => ({ type: op.parent!.def.morphClass!, id: parent.id as number });
+const owner = (op: Operation, parent: Row) => ({ type: op.parent!.def.morphClass, id: parent.id as number });
 const moved = (kind: "attach" | "sync" | "toggle"): OnOwner => (op, ctx, tx, parent, req) =>
   link.morphLinkChanges(ctx, tx, op.def, owner(op, parent), kind, req.items!.map((i) => i.id), req.detaching);
 /** Each kind on a polymorphic relation, which has no link rows: the children's owner changes; a pivot changes nothing. */

@@ -169,10 +169,10 @@ const dissociate = rowKind({
 }, (op, a, ctx, { refetch }) => inTransaction(ctx, async (tx) => {
   const { row } = await nestedRow(op, a, ctx, tx);
   const keys = Object.keys(childKeys(op, { id: 0 }));
-  const required = keys.filter((k) => op.def.fields[k] && op.def.fields[k]!.nullable === false);
+  const required = keys.filter((k) => op.def.fields[k] && op.def.fields[k].nullable === false);
   if (required.length) {
     const names = required.map(snake);
-    throw validationError({ [names[0]!]: [`A ${op.def.label.toLowerCase()} cannot exist without its ${op.parent!.def.label.toLowerCase()}: delete it instead.`] });
+    throw validationError({ [names[0]]: [`A ${op.def.label.toLowerCase()} cannot exist without its ${op.parent!.def.label.toLowerCase()}: delete it instead.`] });
   }
   await updateTracked(ctx, tx, op.def, row.id, Object.fromEntries(keys.map((k) => [k, null])));
   return refetch(tx, row.id);

@@ -121,7 +121,7 @@ export function createObservability({ config, db, logStream, spanExporter }: { c
             if (request && toApiError(error).code === "INTERNAL") logInternalError(logger, error, { ids: idsOf(request), request });
           }
           if (span) {
-            if (errors.length) span.setStatus({ code: SpanStatusCode.ERROR, message: String(errors[0]!.extensions?.code ?? errors[0]!.message) });
+            if (errors.length) span.setStatus({ code: SpanStatusCode.ERROR, message: String(errors[0].extensions?.code ?? errors[0].message) });
             span.end();
           }
         },

@@ -46,8 +46,8 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 /** W3C Trace Context: `00-<trace id>-<parent span id>-<flags>`; all-zero ids are invalid. */
 function parentOf(header: string | null): Context {
   const m = header ? TRACEPARENT.exec(header.trim().toLowerCase()) : null;
-  if (!m || /^0+$/.test(m[1]!) || /^0+$/.test(m[2]!)) return ROOT_CONTEXT;
-  return trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16) & TraceFlags.SAMPLED, isRemote: true });
+  if (!m || /^0+$/.test(m[1]) || /^0+$/.test(m[2])) return ROOT_CONTEXT;
+  return trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16) & TraceFlags.SAMPLED, isRemote: true });
 }
 
 /** An OpenTelemetry trace id (32 hex digits) in PERSCOM's trace id shape, a UUID: 8-4-4-4-12. */
