@@ -7,14 +7,13 @@ import { resources, resourceNamed } from "../resources/index.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { validationError } from "../core/errors.ts";
 import { guard, owned } from "../data/access.ts";
-import { fieldDescription, resourceDescription } from "../resources/descriptions.ts";
+import { fieldDescription } from "../resources/descriptions.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
 import { enumRef } from "./enums.ts";
 import { jsonInputType } from "./json-shapes.ts";
-import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
-import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "./connections.ts";
-import { pascal, pluralWords } from "../core/names.ts";
+import { scalarOf, type ObjectRefs } from "./objects.ts";
+import { pascal } from "../core/names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 import { CHANGE_EVENT, changeEventNode } from "./changes.ts";
 import { addPublicLinkMutations } from "./kinds/links.ts";
@@ -30,11 +29,13 @@ import { facadeKinds } from "./kinds/index.ts";
 
 type Row = Record<string, any>;
 type Args = Record<string, any>;
-const plural = pluralWords;
 
-/** A root field's description: what it does, then the REST route that does the same and the scopes both need. */
-const withRoute = (text: string, op: Operation | undefined) =>
-  op ? `${text}\n\nREST: ${op.method} /{version}${op.path}${op.kind === "list" ? ` (and POST ${op.path}/search)` : ""} — scopes: ${op.scopes.join(", ") || "none"}` : text;
+/**
+ * A root field's description: what it does, then the REST route that does the same (and `also`, the other routes that
+ * run it) and the scopes both need.
+ */
+const withRoute = (text: string, op: Operation | undefined, also = "") =>
+  op ? `${text}\n\nREST: ${op.method} /{version}${op.path}${also} — scopes: ${op.scopes.join(", ") || "none"}` : text;
 
 /** The top-level operation of `kind` on `def` (its scopes are the public field's). */
 const topLevel = (def: ResourceDef, kind: Operation["kind"]) => operations.find((op) => op.def === def && op.kind === kind && !op.parent && !op.view);
@@ -115,50 +116,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   }));
   registerRootField("me", { scopes: [], def: user });
 
-  for (const def of resources) {
-    if (def.link) continue;
-    const list = topLevel(def, "list");
-    const show = topLevel(def, "show");
-    if (list) addList(def.plural, def, list.scopes, () => ({}), withRoute(`The ${plural(def)} of the account, a page at a time (a connection). ${resourceDescription(def)}`, list));
-    if (show) {
-      b.queryField(def.name, (t: any) => t.prismaField({
-        type: def.model, nullable: true,
-        description: withRoute(`One ${def.label.toLowerCase()} by its row id; null when there is none in the account. ${resourceDescription(def)}`, show),
-        args: { rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id (\`rowId\`).` }) },
-        resolve: (query: object, _root: unknown, args: Args, ctx: Context) => {
-          guard(ctx, show.scopes);
-          return ctx.store.findFirst(def.model, { ...query, where: owned(ctx, def, { id: args.rowId }) });
-        },
-      }));
-      registerRootField(def.name, { scopes: show.scopes, def });
-    }
-    for (const view of def.views ?? []) {
-      if (!view.operations.includes("list") || view.field === "me") continue;
-      const viewList = operations.find((op) => op.view === view && op.kind === "list");
-      addList(view.field, def, view.scopes, (ctx) => view.where?.(ctx) ?? {}, withRoute(view.description ?? resourceDescription(def), viewList));
-    }
-    addMutations(def);
-  }
-
-  function addList(name: string, def: ResourceDef, scopes: string[], fixed: (ctx: Context) => Row, description: string) {
-    const base = baseOrder(def.orderBy, columnOf(def));
-    b.queryField(name, (t: any) => t.field({
-      // Nullable: a list that fails (a bad argument, a missing scope) leaves the other root fields' data standing.
-      type: refs.connectionOf(def), nullable: true,
-      args: connectionArgs(t, refs.filters, def, plural(def)),
-      description,
-      resolve: async (_root: unknown, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
-        guard(ctx, scopes);
-        const plan = planPage(ctx, def, args, base);
-        const own = owned(ctx, def, fixed(ctx));
-        const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, select: cursorSelection(plan, selectedNames(info)) as never }) as Row;
-        const rows = await ctx.store.findMany(def.model, { ...query, where: { AND: [own, ...plan.where] }, orderBy: plan.orderBy, take: plan.take, skip: plan.skip || undefined });
-        let counted: Promise<number> | null = null;
-        return connectionOf(rows, plan, () => (counted ??= ctx.store.count(def.model, { where: { AND: [own, ...plan.filter] } })));
-      },
-    }));
-    registerRootField(name, { scopes, def });
-  }
+  for (const def of resources) if (!def.link) addOperations(def);
 
   function payload(name: string, fields: (t: any) => Record<string, unknown>, description: string) {
     return b.objectRef(name).implement({
@@ -187,12 +145,15 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     return fields;
   }
 
-  /** A resource's mutations: each top-level operation's (an action's on its subject), by its kind, and its links'. */
-  function addMutations(def: ResourceDef) {
+  /**
+   * A resource's root fields, each top-level operation's (an action's on its subject, a view's on its resource) by its
+   * kind: the reads first, then the mutations, and its links'.
+   */
+  function addOperations(def: ResourceDef) {
     const parts: PublicParts = { builder, refs, payload, withRoute, inputFields, topLevel };
-    for (const op of operations) if (!op.parent && !op.view && (op.subject ?? op.def) === def) facadeKinds[op.kind].addPublic?.(parts, op);
-    for (const [key, rel] of Object.entries(def.relations)) {
-      if (rel.kind === "belongsToMany") addPublicLinkMutations(builder, refs, { payload, withRoute }, def, key, rel);
-    }
+    const own = operations.filter((op) => !op.parent && (op.subject ?? op.def) === def);
+    for (const op of own) if (op.root === "query") facadeKinds[op.kind].addPublic?.(parts, op);
+    for (const op of own) if (op.root === "mutation") facadeKinds[op.kind].addPublic?.(parts, op);
+    addPublicLinkMutations(parts, def);
   }
 }

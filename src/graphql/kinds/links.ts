@@ -12,9 +12,9 @@ import type { Context } from "../../request/context.ts";
 import { camel, pascal, pluralWords as plural, withArticle } from "../../core/names.ts";
 import type { Builder } from "../builder.ts";
 import { enumRef } from "../enums.ts";
-import { scalarOf, type ObjectRefs } from "../objects.ts";
+import { scalarOf } from "../objects.ts";
 import { registerRootField } from "../relation-scopes.ts";
-import { camelPath, idArg, INTERNAL, nestedRowOf, renamingErrors, type Args, type FacadeKind, type Row, type Words } from "./shared.ts";
+import { camelPath, idArg, INTERNAL, nestedRowOf, renamingErrors, type Args, type FacadeKind, type PublicParts, type Row, type Words } from "./shared.ts";
 
 /*
  * The link kinds: attach, detach, sync, toggle and pivot, the operations that change which rows a parent is linked
@@ -140,12 +140,6 @@ export const restLinkField = (t: any, op: Operation, args: Record<string, unknow
 
 // ---- The public graph (`attachUserRanks(rowId: 1, items: [...])`, answering a payload) ----
 
-/** What the public graph's root fields give a kind's module: a payload type, and a description naming the route. */
-export interface PublicRoots {
-  payload(name: string, fields: (t: any) => Record<string, unknown>, description: string): unknown;
-  withRoute(text: string, op: Operation | undefined): string;
-}
-
 const publicItems = new WeakMap<Builder, Map<string, unknown>>();
 
 /** `UserRankItem`-like inputs: a related row by row id, with the link's columns. */
@@ -212,8 +206,16 @@ const publicKinds: Record<LinkKind, PublicKind> = {
   },
 };
 
+/** The public graph's link mutations of `def`'s many-to-many relations. */
+export function addPublicLinkMutations(p: PublicParts, def: ResourceDef) {
+  for (const [key, rel] of Object.entries(def.relations)) {
+    if (rel.kind === "belongsToMany") addRelationLinks(p, def, key, rel);
+  }
+}
+
 /** The public graph's link mutations of one many-to-many relation, one payload for all of them. */
-export function addPublicLinkMutations(builder: Builder, refs: ObjectRefs, roots: PublicRoots, def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
+function addRelationLinks(roots: PublicParts, def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
+  const { builder, refs } = roots;
   const b = builder as any;
   const ops = operations.filter((op) => op.parent?.def === def && op.parent.relation === rel && op.kind in publicKinds);
   if (!ops.length) return;

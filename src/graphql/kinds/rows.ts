@@ -193,7 +193,24 @@ const action = rowKind({
   return ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { id }) });
 });
 
-// ---- The public graph: `createRank(input:)`, `updateRank(rowId:, input:)`, `deleteRank(rowId:)`, the actions ----
+// ---- The public graph: `rank(rowId:)`, `createRank(input:)`, `updateRank(rowId:, input:)`, `deleteRank(rowId:)`, actions ----
+
+/** A top-level show's lookup by row id (`rank(rowId:)`); a view's show has none in the public graph. */
+function publicShow(p: PublicParts, show: Operation) {
+  const def = show.def;
+  if (show.view) return;
+  const { b, one } = publicNames(p, def);
+  b.queryField(def.name, (t: any) => t.prismaField({
+    type: def.model, nullable: true,
+    description: p.withRoute(`One ${one} by its row id; null when there is none in the account. ${resourceDescription(def)}`, show),
+    args: { rowId: t.arg.int({ required: true, description: `The ${one}'s row id (\`rowId\`).` }) },
+    resolve: (query: object, _root: unknown, args: Args, ctx: Context) => {
+      guard(ctx, show.scopes);
+      return ctx.store.findFirst(def.model, { ...query, where: owned(ctx, def, { id: args.rowId }) });
+    },
+  }));
+  registerRootField(def.name, { scopes: show.scopes, def });
+}
 
 /** `CreateRankPayload { rank }`: the row a single-row mutation answers. */
 const rowPayload = (p: PublicParts, def: ResourceDef, verb: string) => {
@@ -288,6 +305,6 @@ function publicAction(p: PublicParts, op: Operation) {
 }
 
 export const rowKinds = {
-  show, create: { ...create, addPublic: publicCreate }, update: { ...update, addPublic: publicUpdate }, delete: { ...remove, addPublic: publicDelete },
+  show: { ...show, addPublic: publicShow }, create: { ...create, addPublic: publicCreate }, update: { ...update, addPublic: publicUpdate }, delete: { ...remove, addPublic: publicDelete },
   associate, dissociate, action: { ...action, addPublic: publicAction },
 } satisfies Record<string, FacadeKind>;

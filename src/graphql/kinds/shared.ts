@@ -129,7 +129,10 @@ export interface FacadeKind {
   alsoRoutes?(op: Operation): string;
   args?(t: any, op: Operation, made: Inputs, words: Words, builder: Builder): Record<string, unknown>;
   field(t: any, op: Operation, parts: FacadeParts): unknown;
-  /** Its mutation in the public graph, for a top-level operation (an action's: on its subject); none if absent. */
+  /**
+   * Its root field in the public graph (a list's connection, a show's lookup, a mutation), for a top-level operation
+   * (an action's: on its subject) or a view's; none if absent.
+   */
   addPublic?(parts: PublicParts, op: Operation): void;
 }
 
@@ -146,14 +149,17 @@ export const rowsDef = (op: Operation): ResourceDef => {
   return pivot ? linkResourceOf(pivot) : op.def;
 };
 
-/** What the public graph's root fields (src/graphql/roots.ts) give a kind to add its mutation with. */
+/** What the public graph's root fields (src/graphql/roots.ts) give a kind to add its root field with. */
 export interface PublicParts {
   builder: Builder;
   refs: ObjectRefs;
   /** A payload type: the kind's fields, and `query`. */
   payload(name: string, fields: (t: any) => Record<string, unknown>, description: string): unknown;
-  /** A root field's description: what it does, then the REST route that does the same and the scopes both need. */
-  withRoute(text: string, op: Operation | undefined): string;
+  /**
+   * A root field's description: what it does, then the REST route that does the same (and `also`, the other routes
+   * that run it) and the scopes both need.
+   */
+  withRoute(text: string, op: Operation | undefined, also?: string): string;
   /** The fields of `Create<Name>Input` (`create`) and `<Name>Patch`. */
   inputFields(t: any, def: ResourceDef, create: boolean): Record<string, unknown>;
   /** The top-level operation of `kind` on `def`. */
