@@ -9,6 +9,7 @@ import { validationError } from "../core/errors.ts";
 import { guard, owned } from "../data/access.ts";
 import { fieldDescription } from "../resources/descriptions.ts";
 import type { Builder } from "./builder.ts";
+import { dynamic, type DynamicFieldBuilder, type DynamicInputFieldBuilder, type FieldMap, type InputFieldMap, type Row } from "./pothos-dynamic.ts";
 import type { Context } from "../request/context.ts";
 import { enumRef } from "./enums.ts";
 import { jsonInputType } from "./json-shapes.ts";
@@ -27,9 +28,6 @@ import { facadeKinds } from "./kinds/index.ts";
  * REST facade's internal fields where the two take the same arguments (the link kinds).
  */
 
-type Row = Record<string, any>;
-type Args = Record<string, any>;
-
 /**
  * A root field's description: what it does, then the REST route that does the same (and `also`, the other routes that
  * run it) and the scopes both need.
@@ -41,7 +39,7 @@ const withRoute = (text: string, op: Operation | undefined, also = "") =>
 const topLevel = (def: ResourceDef, kind: Operation["kind"]) => operations.find((op) => op.def === def && op.kind === kind && !op.parent && !op.view);
 
 export function addRootFields(builder: Builder, refs: ObjectRefs): void {
-  const b = builder as any;
+  const b = dynamic(builder);
   const nodeTypes = new Map(resources.filter((d) => !d.link).map((d) => [pascal(d.name), d]));
 
   /**
@@ -69,11 +67,12 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const rows: Row[] = await ctx.store.findMany(def.model, { ...query, where: owned(ctx, def, { id: { in: rowIds } }) });
       for (const row of rows) {
         brandWithType(row, typename as never);
-        found.set(`${typename}:${row.id}`, row);
+        found.set(`${typename}:${String(row.id)}`, row);
       }
     }));
     // Change events are no resource's rows: each is read from the outbox, shown if the key may see it.
-    return Promise.all(ids.map(({ typename, id }) => (typename === CHANGE_EVENT ? changeEventNode(ctx, Number(id)) : found.get(`${typename}:${Number(id)}`) ?? null)));
+    return Promise.all(ids.map(async ({ typename, id }) =>
+      typename === CHANGE_EVENT ? changeEventNode(ctx, Number(id)) : (found.get(`${typename}:${Number(id)}`) ?? null)));
   }
   const parseId = (global: string) => {
     try {
@@ -86,29 +85,29 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   const queryRef = b.queryType({ description: "Reads: every resource as a connection and by row id, any row by its global id, and the key's own user." });
   b.mutationType({ description: "Writes: create, update and delete every resource, batches, and the links of many-to-many relations; each answers a payload." });
 
-  b.queryField("node", (t: any) => t.field({
+  b.queryField("node", (t) => t.field({
     type: b.nodeInterfaceRef(), nullable: true,
     description: "The row with this global id, of any type; null when it does not exist or belongs to another account.",
     args: { id: t.arg.id({ required: true, description: "A global id (any row's `id`)." }) },
-    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => (await loadNodes(ctx, [parseId(String(args.id))], info))[0],
+    resolve: async (_root: unknown, args: { id: string }, ctx: Context, info: GraphQLResolveInfo) => (await loadNodes(ctx, [parseId(String(args.id))], info))[0],
   }));
-  b.queryField("nodes", (t: any) => t.field({
+  b.queryField("nodes", (t) => t.field({
     type: [b.nodeInterfaceRef()], nullable: { list: false, items: true },
     description: "The rows with these global ids, in the same order; null for each that does not exist or belongs to another account.",
     args: { ids: t.arg.idList({ required: true, description: `Global ids: at most the page maximum.` }) },
-    resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+    resolve: (_root: unknown, args: { ids: string[] }, ctx: Context, info: GraphQLResolveInfo) => {
       if (args.ids.length > ctx.config.maxPageSize) throw validationError({ ids: [`ids must not have more than ${ctx.config.maxPageSize} items.`] });
-      return loadNodes(ctx, (args.ids as string[]).map((id) => parseId(String(id))), info);
+      return loadNodes(ctx, args.ids.map((id) => parseId(String(id))), info);
     },
   }));
   registerRootField("node", { scopes: [], anyType: true });
   registerRootField("nodes", { scopes: [], anyType: true });
 
   const user = resourceNamed("user");
-  b.queryField("me", (t: any) => t.field({
+  b.queryField("me", (t) => t.field({
     type: refs.objects.get("user"), nullable: true,
     description: "The user the API key acts for; null when the key acts for no user.",
-    resolve: async (_root: unknown, _args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+    resolve: async (_root: unknown, _args: unknown, ctx: Context, info: GraphQLResolveInfo) => {
       guard(ctx, []);
       if (ctx.auth!.userId == null) return null;
       return ctx.store.findFirst(user.model, { ...queryFromInfo({ context: ctx, info }), where: owned(ctx, user, { id: ctx.auth!.userId }) });
@@ -118,18 +117,18 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
 
   for (const def of resources) if (!def.link) addOperations(def);
 
-  function payload(name: string, fields: (t: any) => Record<string, unknown>, description: string) {
+  function payload(name: string, fields: (t: DynamicFieldBuilder) => FieldMap, description: string) {
     return b.objectRef(name).implement({
       description,
-      fields: (t: any) => ({
+      fields: (t) => ({
         ...fields(t),
         query: t.field({ type: queryRef, description: "The query root, to read anything else after the change in the same response.", resolve: () => ({}) }),
       }),
     });
   }
 
-  function inputFields(t: any, def: ResourceDef, create: boolean) {
-    const fields: Record<string, unknown> = {};
+  function inputFields(t: DynamicInputFieldBuilder, def: ResourceDef, create: boolean) {
+    const fields: InputFieldMap = {};
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.writable === false || f.hidden) continue;
       const required = create && !!f.required && !f.defaultsToCaller && !f.autoOrder;

@@ -7,11 +7,12 @@ import { pascal, pluralWords as plural } from "../../core/names.ts";
 import { findOwned, findPage, guard, owned, pageArgs } from "../../data/access.ts";
 import { searchQuery } from "../../data/search.ts";
 import { hasForeignKey } from "../../data/independent-writes.ts";
+import { dynamic } from "../pothos-dynamic.ts";
 import type { Context } from "../../request/context.ts";
 import { baseOrder, columnOf, pageType } from "../objects.ts";
 import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "../connections.ts";
 import { registerRootField } from "../relation-scopes.ts";
-import { childKeys, INTERNAL, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, type Row } from "./shared.ts";
+import { childKeys, intArg, INTERNAL, nullableIntArg, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, type Row } from "./shared.ts";
 
 /*
  * The list kinds: `list` (`GET /ranks`) and `search` (`POST /ranks/search`), one page of rows. A search runs its
@@ -25,10 +26,16 @@ import { childKeys, INTERNAL, rowsDef, rowsQuery, type Args, type FacadeKind, ty
  * parent of its own account, so a page with rows shows the parent is there, and the caller reads the parent (a 404
  * when it is not the caller's) only when the page comes back empty. One statement fewer for every page that has rows.
  */
-async function listScope(op: Operation, a: Args, ctx: Context): Promise<{ model: string; where: Row; orderBy: any; parentUnread?: () => Promise<unknown> }> {
+interface ListScope {
+  model: string;
+  where: Row;
+  orderBy: Record<string, unknown>[];
+  parentUnread?: () => Promise<unknown>;
+}
+async function listScope(op: Operation, a: Args, ctx: Context): Promise<ListScope> {
   if (op.view) return { model: op.def.model, where: owned(ctx, op.def, op.view.where?.(ctx) ?? {}), orderBy: op.def.orderBy };
   if (!op.parent) return { model: op.def.model, where: owned(ctx, op.def), orderBy: op.def.orderBy };
-  const parentId = a[op.parent.def.param];
+  const parentId = intArg(a, op.parent.def.param);
   const readParent = () => findOwned(ctx, ctx.store, op.parent!.def, parentId, { select: { id: true } });
   const rel = op.parent.relation;
   const filter = "filter" in rel ? rel.filter?.where : undefined;
@@ -41,7 +48,7 @@ async function listScope(op: Operation, a: Args, ctx: Context): Promise<{ model:
 
 export async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) {
   guard(ctx, op.scopes);
-  const page = pageArgs(ctx, a.page, a.limit);
+  const page = pageArgs(ctx, nullableIntArg(a, "page"), nullableIntArg(a, "limit"));
   const search = await searchQuery(ctx, op.def, a, pivotOfOp(op));
   const { model, where, orderBy, parentUnread } = await listScope(op, a, ctx);
   const found = await findPage(ctx, model, search.where ? { AND: [where, search.where] } : where, [...search.orderBy, ...orderBy], page, query);
@@ -79,8 +86,8 @@ function publicList(p: PublicParts, op: Operation) {
   const text = view ? (view.description ?? resourceDescription(def))
     : `The ${plural(def)} of the account, a page at a time (a connection). ${resourceDescription(def)}`;
   const base = baseOrder(def.orderBy, columnOf(def));
-  const b = p.builder as any;
-  b.queryField(name, (t: any) => t.field({
+  const b = dynamic(p.builder);
+  b.queryField(name, (t) => t.field({
     // Nullable: a list that fails (a bad argument, a missing scope) leaves the other root fields' data standing.
     type: p.refs.connectionOf(def), nullable: true,
     args: connectionArgs(t, p.refs.filters, def, plural(def)),
