@@ -22,10 +22,11 @@ import type { PublicParts } from "./kinds/shared.ts";
 import { facadeKinds } from "./kinds/index.ts";
 
 /*
- * The public graph's root fields, generated from the registry: `node`/`nodes`, `me`, one connection and one lookup
- * per resource, the views, and payload mutations (create, update, delete, batch create, and the link operations of
- * many-to-many relations). The mutations are their kinds' (src/graphql/kinds/), run by the same resolvers as the
- * REST facade's internal fields where the two take the same arguments (the link kinds).
+ * The public graph's root fields, generated from the registry: `node`/`nodes`, `me` here; one connection and one
+ * lookup per resource, the views, and payload mutations (create, update, delete, batches, actions, commands, and the
+ * link operations of many-to-many relations), each made by its operation's kind (`addPublic`, src/graphql/kinds/),
+ * run by the same resolvers as the REST facade's internal fields where the two take the same arguments (the link
+ * kinds).
  */
 
 /**
