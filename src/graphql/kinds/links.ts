@@ -99,8 +99,8 @@ export interface LinkInputs {
   pivotInput(pivot: PivotDef | undefined): InputRef | null;
 }
 
-/** The REST facade's arguments of a link kind, after the parent's id (and a pivot's related id). */
-export function restLinkArgs(t: DynamicFieldBuilder, op: Operation, made: LinkInputs, rows: string): ArgMap {
+/** The REST facade's arguments of link kind `kind`, after the parent's id (and a pivot's related id). */
+export function restLinkArgs(t: DynamicFieldBuilder, op: Operation, made: LinkInputs, rows: string, kind: LinkKind): ArgMap {
   const pivot = pivotOf(op);
   const morph = op.parent?.relation.kind === "morphMany" || op.parent?.relation.kind === "morphOne";
   const items = (description: string) => t.arg({ type: [made.linkItemInput(pivot)], required: true, description });
@@ -114,7 +114,7 @@ export function restLinkArgs(t: DynamicFieldBuilder, op: Operation, made: LinkIn
     toggle: () => ({ resources: items(`The ${rows} to link if unlinked, or unlink if linked.`) }),
     pivot: () => ({ pivot: t.arg({ type: made.pivotInput(pivot) ?? "JSON", required: true, description: "The link columns to change." }) }),
   };
-  return byKind[op.kind as LinkKind]();
+  return byKind[kind]();
 }
 
 /** A REST facade field's arguments as a link request (`resources` is the list of whichever kind). */
@@ -274,7 +274,7 @@ const linkSummaries: Record<LinkKind, (w: Words) => string> = {
 const linkKind = (kind: LinkKind): FacadeKind => ({
   addressesRow: kind === "pivot",
   summary: (_op, w) => linkSummaries[kind](w),
-  args: (t, op, made, w) => restLinkArgs(t, op, made, w.rows),
+  args: (t, op, made, w) => restLinkArgs(t, op, made, w.rows, kind),
   field: (t, op, p) => restLinkField(t, op, p.args, p.description, p.types.changes),
 });
 
