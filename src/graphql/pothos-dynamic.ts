@@ -90,8 +90,10 @@ export interface FieldOptions<P = Row, A = Args> extends FieldBase {
   type: TypeRef;
   args?: ArgMap;
   select?: FieldSelect<A>;
+  /** The value from the parent (on a subscription field: from each event `subscribe` yields). */
   resolve?: Resolver<P, A>;
-  subscribe?: Subscriber<P, A>;
+  /** On a subscription field: its events, for the root value. */
+  subscribe?: Subscriber<unknown, A>;
 }
 /** `t.string(...)`, `t.int(...)`, ...: a field of a scalar type. */
 export interface ScalarFieldOptions<P = Row, A = Args> extends FieldBase {
@@ -212,9 +214,11 @@ export interface PrismaWhereOptions extends TypeBase {
   name: string;
   fields: (t: DynamicInputFieldBuilder) => InputFieldMap;
 }
+/** plugin-prisma-utils' sort fields: each a thunk of its type (a sort order, or a relation's order input). */
+export type OrderByFields = Record<string, () => { type: TypeRef; description?: string }>;
 export interface PrismaOrderByOptions extends TypeBase {
   name: string;
-  fields: () => Record<string, () => { type: TypeRef; description?: string }>;
+  fields: () => OrderByFields;
 }
 
 /** An object type's ref, to implement once. */
