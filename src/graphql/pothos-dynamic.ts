@@ -31,12 +31,13 @@ export type Args = Record<string, unknown>;
  */
 export type TypeRef = unknown;
 
+/** Marks what a ref is, to the compiler only: no ref carries it at run time (they are Pothos's own objects). */
 declare const refKind: unique symbol;
-/** An output type the builder made (an object, union, interface, enum); pass it as a field's `type`. */
+/** An output type the builder made (an object, union or interface); pass it as a field's `type`. */
 export interface OutputRef {
   readonly [refKind]: "output";
 }
-/** An input type the builder made (an input object, an enum, a Prisma filter); pass it as an argument's `type`. */
+/** An input type the builder made (an input object, a Prisma filter, where or order); pass it as an argument's `type`. */
 export interface InputRef {
   readonly [refKind]: "input";
 }
