@@ -31,12 +31,13 @@ export type Args = Record<string, unknown>;
  */
 export type TypeRef = unknown;
 
+/** Marks what a ref is, to the compiler only: no ref carries it at run time (they are Pothos's own objects). */
 declare const refKind: unique symbol;
-/** An output type the builder made (an object, union, interface, enum); pass it as a field's `type`. */
+/** An output type the builder made (an object, union or interface); pass it as a field's `type`. */
 export interface OutputRef {
   readonly [refKind]: "output";
 }
-/** An input type the builder made (an input object, an enum, a Prisma filter); pass it as an argument's `type`. */
+/** An input type the builder made (an input object, a Prisma filter, where or order); pass it as an argument's `type`. */
 export interface InputRef {
   readonly [refKind]: "input";
 }
@@ -90,8 +91,10 @@ export interface FieldOptions<P = Row, A = Args> extends FieldBase {
   type: TypeRef;
   args?: ArgMap;
   select?: FieldSelect<A>;
+  /** The value from the parent (on a subscription field: from each event `subscribe` yields). */
   resolve?: Resolver<P, A>;
-  subscribe?: Subscriber<P, A>;
+  /** On a subscription field: its events, for the root value. */
+  subscribe?: Subscriber<unknown, A>;
 }
 /** `t.string(...)`, `t.int(...)`, ...: a field of a scalar type. */
 export interface ScalarFieldOptions<P = Row, A = Args> extends FieldBase {
@@ -212,9 +215,11 @@ export interface PrismaWhereOptions extends TypeBase {
   name: string;
   fields: (t: DynamicInputFieldBuilder) => InputFieldMap;
 }
+/** plugin-prisma-utils' sort fields: each a thunk of its type (a sort order, or a relation's order input). */
+export type OrderByFields = Record<string, () => { type: TypeRef; description?: string }>;
 export interface PrismaOrderByOptions extends TypeBase {
   name: string;
-  fields: () => Record<string, () => { type: TypeRef; description?: string }>;
+  fields: () => OrderByFields;
 }
 
 /** An object type's ref, to implement once. */
