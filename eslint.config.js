@@ -38,4 +38,7 @@ export default tseslint.config(
     },
   },
   { files: ["**/*.cjs"], rules: { "@typescript-eslint/no-require-imports": "off" } },
+  // The Pothos adapter (issue 41): the one module that bridges Pothos's compile-time-typed builder to the types and
+  // fields the registry makes at run time; where a bridge needs `any`, it is there and nowhere else.
+  { files: ["src/graphql/pothos-dynamic.ts"], rules: { "@typescript-eslint/no-explicit-any": "off" } },
 );

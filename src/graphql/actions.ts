@@ -4,6 +4,7 @@ import { findOwned, guard } from "../data/access.ts";
 import { validateFields } from "../data/validate.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
+import { dynamic } from "./pothos-dynamic.ts";
 import { scalarOf } from "./objects.ts";
 import { pascal } from "../core/names.ts";
 import { actionRunners } from "../events/actions.ts";
@@ -23,10 +24,10 @@ export function actionInputType(builder: Builder, op: Operation): unknown {
   if (!made) inputTypes.set(builder, (made = new Map()));
   const name = `${pascal(op.field)}Input`;
   if (!made.has(name)) {
-    made.set(name, (builder as any).inputType(name, {
+    made.set(name, dynamic(builder).inputType(name, {
       description: `What ${op.field} takes besides the row id. Required: ${Object.entries(input).filter(([, f]) => f.required).map(([k]) => k).join(", ") || "none"}.`,
       // Optional in the type, checked by the action: a missing attribute is a 422 naming it, as on every write.
-      fields: (t: any) => Object.fromEntries(Object.entries(input).map(([key, f]) => [
+      fields: (t) => Object.fromEntries(Object.entries(input).map(([key, f]) => [
         key, t.field({ type: scalarOf(f), required: false, description: fieldDescription(op.subject!, key, f) }),
       ])),
     }));

@@ -14,6 +14,7 @@ import type { Context } from "../request/context.ts";
 import { sizedElsewhere } from "./cost.ts";
 import { morphOwnersOf } from "../resources/index.ts";
 import { registerRootField } from "./relation-scopes.ts";
+import { dynamic, type DynamicFieldBuilder } from "./pothos-dynamic.ts";
 
 /*
  * The change feed: the account's events in the outbox's order (src/events/feed.ts), a page at a time, with a cursor
@@ -168,7 +169,7 @@ const feedOperation = () => operations.find((op) => op.kind === "feed")!;
 
 /** The public `changes` connection and its types. */
 export function addChangeFeed(builder: Builder): void {
-  const b = builder as any;
+  const b = dynamic(builder);
   const action = b.enumType("ChangeAction", {
     description: "What happened to the record.",
     values: {
@@ -181,7 +182,7 @@ export function addChangeFeed(builder: Builder): void {
     description: "A change to one record of the account, as the change feed, webhooks and subscriptions carry it: created, updated or deleted (a tombstone: the type `<model>.deleted` and the record's id, with its last state).",
     id: { resolve: (e: ChangeEventRecord) => e.id },
     isTypeOf: (value: unknown) => typeof value === "object" && value !== null && "recordId" in value && "txid" in value,
-    fields: (t: any) => ({
+    fields: (t) => ({
       rowId: t.exposeInt("id", { description: "The event's row id (REST's `id`): events of the account are numbered in the order they were written." }),
       type: t.exposeString("type", { description: "The event type, as PERSCOM's webhooks name it: `<model>.<action>`, such as `rankrecord.created` or `user.deleted`." }),
       action: t.field({ type: action, description: "What happened: the type's action.", resolve: (e: ChangeEventRecord) => actionOfType(e.type) }),
@@ -201,14 +202,14 @@ export function addChangeFeed(builder: Builder): void {
   });
   const edge = b.objectRef(`${CHANGE_EVENT}Edge`).implement({
     description: "One event of a page of the change feed, with its cursor.",
-    fields: (t: any) => ({
+    fields: (t) => ({
       cursor: t.string({ description: "Where this event is in the feed: pass it as `after` to read what follows it, or `before`.", resolve: (e: FeedEdge) => e.cursor }),
       node: t.field({ type: node, description: "The event.", resolve: (e: FeedEdge) => e.node }),
     }),
   });
   const connection = b.objectRef(`${CHANGE_EVENT}Connection`).implement({
     description: "A page of the change feed (Relay connection), with the cursors to page on and to resume from.",
-    fields: (t: any) => ({
+    fields: (t) => ({
       totalCount: t.int({ description: "How many events match, over all pages, as the key sees them (counted only when selected).", resolve: (c: FeedConnection) => c.totalCount() }),
       pageInfo: t.field({
         type: b.pageInfoRef(),
@@ -221,14 +222,14 @@ export function addChangeFeed(builder: Builder): void {
   });
   const where = b.inputType("ChangeEventWhere", {
     description: "Which events to list: those of any of the types and of any of the resources given (every event when both are absent).",
-    fields: (t: any) => ({
+    fields: (t) => ({
       types: t.stringList({ required: false, description: "Event types, such as `rankrecord.created` or `user.deleted`." }),
       resources: t.stringList({ required: false, description: "Resources, as events name them (`rankRecord`, `user`)." }),
     }),
   });
   const rest = restOf(feedOperation());
 
-  b.queryField("changes", (t: any) => t.field({
+  b.queryField("changes", (t) => t.field({
     type: connection, nullable: true,
     description: `The account's changes in the order they were committed: every create, update and delete of a record (a deletion is a tombstone), a page at a time. Read it from the start, keep the \`endCursor\` of each page, and pass it as \`after\` to get only what changed since; \`last: 1\` reads the newest event (a place to start from). A cursor older than the event retention period answers an error with code CURSOR_EXPIRED (410): read everything again, then follow the feed from a new cursor. ${SCOPE_RULE}\n\n${rest}`,
     args: {
@@ -238,17 +239,20 @@ export function addChangeFeed(builder: Builder): void {
       before: t.arg.string({ description: "Only events before this cursor." }),
       where: t.arg({ type: where, description: "Which events to list." }),
     },
-    resolve: async (_root: unknown, args: Record<string, any>, ctx: Context) => {
+    resolve: async (_root: unknown, args: ChangesArgs, ctx: Context) => {
       const max = ctx.config.maxPageSize;
       const errors: Record<string, string[]> = {};
-      for (const name of ["first", "last"] as const) if (args[name] != null && (args[name] < 0 || args[name] > max)) errors[name] = [`${name} must be between 0 and ${max}.`];
+      for (const name of ["first", "last"] as const) {
+        const value = args[name];
+        if (value != null && (value < 0 || value > max)) errors[name] = [`${name} must be between 0 and ${max}.`];
+      }
       if (args.first != null && args.last != null) errors.last = ["Give first or last, not both."];
       const backwards = args.last != null && args.first == null;
       if (backwards && args.after != null) errors.after = ["after reads forward: give it with first, or before with last."];
       if (!backwards && args.before != null) errors.before = ["before reads backward: give it with last, or after with first."];
       if (Object.keys(errors).length) throw validationError(errors);
       const page = await readFeed(ctx, {
-        after: args.after, before: args.before, backwards, size: backwards ? args.last : (args.first ?? ctx.config.graphqlDefaultFirst),
+        after: args.after, before: args.before, backwards, size: backwards ? args.last! : (args.first ?? ctx.config.graphqlDefaultFirst),
         types: args.where?.types, resources: args.where?.resources,
       }, { after: "after", before: "before", types: "where.types", resources: "where.resources" });
       return connectionOf(page, backwards);
@@ -261,12 +265,12 @@ export function addChangeFeed(builder: Builder): void {
 const feedPages = new WeakMap<Builder, unknown>();
 
 /** The REST facade's field of the feed operation `op` (`restChanges`, run by `GET /changes`). */
-export function restFeedField(builder: Builder, t: any, op: Operation) {
-  const b = builder as any;
+export function restFeedField(builder: Builder, t: DynamicFieldBuilder, op: Operation) {
+  const b = dynamic(builder);
   if (!feedPages.has(builder)) feedPages.set(builder, b.objectRef("ChangeFeedPage").implement({
     subGraphs: ["internal"],
     description: "One page of the change feed, as REST answers it.",
-    fields: (t: any) => ({
+    fields: (t) => ({
       items: t.field({ type: "JSON", description: "The events, each as a webhook receives it plus its `cursor`.", resolve: (p: FeedPage) => p.events.map(feedItem) }),
       nextCursor: t.string({ nullable: true, description: "Where to resume: pass it as `after`.", resolve: (p: FeedPage) => p.resume }),
       hasMore: t.boolean({ description: "Whether more events follow now.", resolve: (p: FeedPage) => p.more }),
@@ -282,7 +286,7 @@ export function restFeedField(builder: Builder, t: any, op: Operation) {
       resources: t.arg.stringList({ description: "Only events of these resources." }),
       limit: t.arg.int({ description: "At most this many events: the server's default page size when omitted, at most its maximum." }),
     },
-    resolve: (_root: unknown, args: Record<string, any>, ctx: Context) => {
+    resolve: (_root: unknown, args: RestFeedArgs, ctx: Context) => {
       const max = ctx.config.maxPageSize;
       if (args.limit != null && (args.limit < 1 || args.limit > max)) throw validationError({ limit: [`The limit field must be between 1 and ${max}.`] });
       return readFeed(ctx, { after: args.after, size: args.limit ?? ctx.config.defaultPageSize, backwards: false, types: args.types, resources: args.resources }, {
@@ -290,6 +294,23 @@ export function restFeedField(builder: Builder, t: any, op: Operation) {
       });
     },
   });
+}
+
+/** The arguments of `changes`. */
+interface ChangesArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+  where?: { types?: string[] | null; resources?: string[] | null } | null;
+}
+
+/** The arguments of `restChanges`. */
+interface RestFeedArgs {
+  after?: string | null;
+  types?: string[] | null;
+  resources?: string[] | null;
+  limit?: number | null;
 }
 
 interface FeedEdge {

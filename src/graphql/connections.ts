@@ -5,6 +5,7 @@ import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
 import { sizedElsewhere } from "./cost.ts";
 import { checkedWhere, sortTerms, type FilterRefs, type OrderInput, type SortTerm } from "./filters.ts";
+import { dynamic, type DynamicFieldBuilder, type FieldMap, type Row, type TypeRef } from "./pothos-dynamic.ts";
 
 /*
  * Relay connections over keyset pages. A page is the rows after (or before) a cursor in the list's order, which is
@@ -13,7 +14,6 @@ import { checkedWhere, sortTerms, type FilterRefs, type OrderInput, type SortTer
  * rows after that position (REST's page numbers). Empty values sort last in both directions.
  */
 
-type Row = Record<string, any>;
 type Where = Record<string, unknown>;
 
 export interface ConnectionArgs {
@@ -27,7 +27,7 @@ export interface ConnectionArgs {
 }
 
 /** The arguments of every connection field. */
-export function connectionArgs(t: any, filters: FilterRefs, def: ResourceDef, rows: string) {
+export function connectionArgs(t: DynamicFieldBuilder, filters: FilterRefs, def: ResourceDef, rows: string) {
   return {
     first: t.arg.int({ description: `At most this many ${rows} from the start (after \`after\`): 20 when neither first nor last is given; at most the server's page maximum.` }),
     after: t.arg.string({ description: "Only rows after this cursor (an `endCursor` or an edge's `cursor` of the same list and order)." }),
@@ -58,12 +58,14 @@ export interface PagePlan {
 const ID_FIELD: FieldDef = { type: "int" };
 
 /** `{ a: { b: value } }` for path [a, b]. */
-const nest = (path: string[], value: unknown): Where => path.reduceRight<any>((inner, key, i) => (i === path.length - 1 ? { [key]: inner } : { [key]: { is: inner } }), value);
-const orderNest = (path: string[], value: unknown): Record<string, unknown> => path.reduceRight<any>((inner, key) => ({ [key]: inner }), value);
+const nest = (path: string[], value: unknown): Where =>
+  path.reduceRight<unknown>((inner, key, i) => (i === path.length - 1 ? { [key]: inner } : { [key]: { is: inner } }), value) as Where;
+const orderNest = (path: string[], value: unknown): Record<string, unknown> =>
+  path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Record<string, unknown>;
 
 function valueAt(row: Row, path: string[]): unknown {
-  let value: any = row;
-  for (const key of path) value = value?.[key];
+  let value: unknown = row;
+  for (const key of path) value = (value as Row | null | undefined)?.[key];
   return value ?? null;
 }
 
@@ -146,7 +148,11 @@ export function planPage(
 
   const terms: SortTerm[] = sortTerms(ctx, def, args.orderBy).map((t) => ({ ...t, path: [...prefix, ...t.path] }));
   const seen = new Set(terms.map((t) => t.path.join(".")));
-  for (const b of base) if (!seen.has(b.column)) (seen.add(b.column), terms.push({ path: [b.column], direction: b.direction, field: b.field }));
+  for (const b of base) {
+    if (seen.has(b.column)) continue;
+    seen.add(b.column);
+    terms.push({ path: [b.column], direction: b.direction, field: b.field });
+  }
   if (!seen.has("id")) terms.push({ path: ["id"], direction: "asc", field: ID_FIELD });
 
   const backwards = last != null && first == null;
@@ -167,19 +173,24 @@ export function planPage(
   return { where, filter, orderBy, take: size + 1, skip: offset, backwards, size, terms, offset, hasCursor: after != null || before != null };
 }
 
+/** A Prisma `select` of columns (`true`) and of to-one relations' columns. */
+export interface CursorSelect {
+  [key: string]: true | { select: CursorSelect };
+}
+
 /**
  * What the page's rows must carry for their cursors (a Prisma `select`): the order's columns, through to-one relations;
  * nothing when the connection's `selected` fields (if known) have no cursor to write (no `edges`, no `pageInfo`).
  */
-export function cursorSelection(plan: PagePlan, selected?: Iterable<string>): Record<string, any> {
-  const select: Record<string, any> = {};
+export function cursorSelection(plan: PagePlan, selected?: Iterable<string>): CursorSelect {
+  const select: CursorSelect = {};
   const names = selected && new Set(selected);
   if (names && !names.has("edges") && !names.has("pageInfo")) return select;
   for (const { path } of plan.terms) {
     let at = select;
     for (const key of path.slice(0, -1)) {
       at[key] ??= { select: {} };
-      at = at[key].select;
+      at = (at[key] as { select: CursorSelect }).select;
     }
     at[path[path.length - 1]] = true;
   }
@@ -243,11 +254,11 @@ export function connectionOf(rows: Row[], plan: PagePlan, totalCount: () => Prom
 }
 
 /** `XConnection` and `XEdge` of a node type; `edgeFields` adds link columns to the edge (a many-to-many list). */
-export function connectionType(builder: Builder, name: string, nodeRef: unknown, rows: string, edgeFields?: (t: any) => Record<string, unknown>) {
-  const b = builder as any;
+export function connectionType(builder: Builder, name: string, nodeRef: TypeRef, rows: string, edgeFields?: (t: DynamicFieldBuilder) => FieldMap) {
+  const b = dynamic(builder);
   const edge = b.objectRef(`${name}Edge`).implement({
     description: `One of the ${rows} of a page, with its cursor${edgeFields ? " and the columns of its link" : ""}.`,
-    fields: (t: any) => ({
+    fields: (t) => ({
       cursor: t.string({ description: "Where this row is in the list: pass it as `after` or `before` to page from here.", resolve: (e: ConnectionValue["edges"][number]) => e.cursor }),
       node: t.field({ type: nodeRef, description: "The row.", resolve: (e: ConnectionValue["edges"][number]) => e.node }),
       ...(edgeFields ? edgeFields(t) : {}),
@@ -255,7 +266,7 @@ export function connectionType(builder: Builder, name: string, nodeRef: unknown,
   });
   return b.objectRef(`${name}Connection`).implement({
     description: `A page of ${rows} (Relay connection), with the total count and the cursors to page on.`,
-    fields: (t: any) => ({
+    fields: (t) => ({
       totalCount: t.int({ description: `How many ${rows} match, over all pages (counted only when selected).`, resolve: (c: ConnectionValue) => c.totalCount() }),
       pageInfo: t.field({ type: b.pageInfoRef(), description: "Whether more rows come before or after this page, and its cursors.", resolve: (c: ConnectionValue) => c.pageInfo }),
       edges: t.field({ type: [edge], complexity: sizedElsewhere, description: `The ${rows} of this page with their cursors, in order.`, resolve: (c: ConnectionValue) => c.edges }),

@@ -1,5 +1,6 @@
 import type { EnumDef } from "../resources/enums.ts";
 import type { Builder } from "./builder.ts";
+import { dynamic } from "./pothos-dynamic.ts";
 
 const refs = new WeakMap<Builder, Map<string, unknown>>();
 
@@ -11,7 +12,7 @@ export function enumRef(builder: Builder, set: EnumDef): unknown {
   let made = refs.get(builder);
   if (!made) refs.set(builder, (made = new Map()));
   if (!made.has(set.name)) {
-    made.set(set.name, (builder as any).enumType(set.name, {
+    made.set(set.name, dynamic(builder).enumType(set.name, {
       description: set.description,
       values: Object.fromEntries(Object.entries(set.values).map(([name, v]) => [name, { value: v.value, description: v.description }])),
     }));

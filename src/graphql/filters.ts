@@ -8,6 +8,7 @@ import type { Context } from "../request/context.ts";
 import { pascal } from "../core/names.ts";
 import { enumRef } from "./enums.ts";
 import { hasUpdatedAt } from "../data/attributes.ts";
+import { dynamic, type EnumRef, type InputFieldMap, type InputRef, type OrderByFields } from "./pothos-dynamic.ts";
 
 /*
  * Typed `where` and `orderBy` of every list, in Prisma's own vocabulary (@pothos/plugin-prisma-utils builds the input
@@ -55,14 +56,14 @@ const toOne = (def: ResourceDef) => Object.values(def.relations).filter((r): r i
 const toMany = (def: ResourceDef) => Object.values(def.relations).filter((r): r is Extract<RelationDef, { kind: "hasMany" }> => r.kind === "hasMany" && !r.filter);
 
 export interface FilterRefs {
-  where(def: ResourceDef): unknown;
-  orderBy(def: ResourceDef): unknown;
-  sortOrder: unknown;
+  where(def: ResourceDef): InputRef;
+  orderBy(def: ResourceDef): InputRef;
+  sortOrder: EnumRef;
 }
 
 /** The `XWhere` and `XOrderBy` input types of every resource, made on first use. */
 export function addFilterTypes(builder: Builder): FilterRefs {
-  const b = builder as any;
+  const b = dynamic(builder);
   const made = new Map<string, unknown>();
   const once = <T>(name: string, make: () => T): T => {
     if (!made.has(name)) made.set(name, make());
@@ -105,14 +106,14 @@ export function addFilterTypes(builder: Builder): FilterRefs {
     }
   };
 
-  function where(def: ResourceDef): unknown {
+  function where(def: ResourceDef): InputRef {
     const name = `${pascal(def.name)}Where`;
     return once(name, () => b.prismaWhere(def.model, {
         name,
         description: `Conditions on ${def.label.toLowerCase()}s; every condition given must hold.`,
-        fields: (t: any) => {
+        fields: (t) => {
           const ref = made.get(name);
-          const fields: Record<string, unknown> = {};
+          const fields: InputFieldMap = {};
           for (const [key, f] of filterableColumns(def)) fields[key] = t.field({ type: scalarFilter(f), description: f.description ?? `Conditions on \`${key}\`.` });
           for (const rel of toOne(def)) fields[rel.field] = t.field({ type: relationFilter(resourceNamed(rel.target)), description: `Conditions on the ${resourceNamed(rel.target).label.toLowerCase()} (\`${rel.field}\`).` });
           for (const rel of toMany(def)) fields[rel.field] = t.field({ type: listFilter(resourceNamed(rel.target)), description: `Conditions on the related ${resourceNamed(rel.target).label.toLowerCase()}s (\`${rel.field}\`).` });
@@ -128,7 +129,7 @@ export function addFilterTypes(builder: Builder): FilterRefs {
     const name = `${pascal(def.name)}RelationFilter`;
     return once(name, () => b.inputType(name, {
       description: `Conditions on a related ${def.label.toLowerCase()}.`,
-      fields: (t: any) => ({
+      fields: (t) => ({
         is: t.field({ type: where(def), required: false, description: "The related row exists and matches (null: there is none)." }),
         isNot: t.field({ type: where(def), required: false, description: "There is no related row matching (null: there is one)." }),
       }),
@@ -147,13 +148,13 @@ export function addFilterTypes(builder: Builder): FilterRefs {
     }));
   }
 
-  function orderBy(def: ResourceDef): unknown {
+  function orderBy(def: ResourceDef): InputRef {
     const name = `${pascal(def.name)}OrderBy`;
     return once(name, () => b.prismaOrderBy(def.model, {
       name,
       description: `One sort key of a list of ${def.label.toLowerCase()}s: give one field per item; earlier items sort first, then the list's default order.`,
       fields: () => {
-        const fields: Record<string, unknown> = {};
+        const fields: OrderByFields = {};
         for (const [key, f] of filterableColumns(def)) fields[key] = () => ({ type: sortOrder, description: f.description ?? `Sort by \`${key}\`.` });
         for (const rel of toOne(def)) {
           fields[rel.field] = () => ({ type: orderBy(resourceNamed(rel.target)), description: `Sort by a column of the ${resourceNamed(rel.target).label.toLowerCase()}.` });

@@ -2,6 +2,7 @@ import type { ComputedField, FieldDef } from "../resources/define.ts";
 import { isClosed, type JsonShape, type ObjectShape } from "../resources/json-shapes.ts";
 import type { Builder } from "./builder.ts";
 import { enumRef } from "./enums.ts";
+import { dynamic, type Row } from "./pothos-dynamic.ts";
 
 /**
  * GraphQL types of the registry's JSON columns (src/resources/json-shapes.ts): a closed shape is typed (a list of
@@ -29,19 +30,19 @@ function typeOf(builder: Builder, shape: JsonShape, input: boolean): unknown {
 }
 
 function outputObject(builder: Builder, shape: ObjectShape): unknown {
-  return once(builder, shape.name, () => (builder as any).objectRef(shape.name).implement({
+  return once(builder, shape.name, () => dynamic(builder).objectRef(shape.name).implement({
     description: shape.description,
-    fields: (t: any) => Object.fromEntries(Object.entries(shape.properties).map(([key, p]) => [
-      key, t.field({ type: typeOf(builder, p.shape, false), nullable: !!p.nullable || !!p.optional, description: p.shape.description, resolve: (o: any) => o[key] }),
+    fields: (t) => Object.fromEntries(Object.entries(shape.properties).map(([key, p]) => [
+      key, t.field({ type: typeOf(builder, p.shape, false), nullable: !!p.nullable || !!p.optional, description: p.shape.description, resolve: (o: Row) => o[key] }),
     ])),
   }));
 }
 
 function inputObject(builder: Builder, shape: ObjectShape): unknown {
   const name = `${shape.name}Input`;
-  return once(builder, name, () => (builder as any).inputType(name, {
+  return once(builder, name, () => dynamic(builder).inputType(name, {
     description: shape.description,
-    fields: (t: any) => Object.fromEntries(Object.entries(shape.properties).map(([key, p]) => [
+    fields: (t) => Object.fromEntries(Object.entries(shape.properties).map(([key, p]) => [
       key, t.field({ type: typeOf(builder, p.shape, true), required: !p.optional && !p.nullable, description: p.shape.description }),
     ])),
   }));

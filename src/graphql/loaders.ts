@@ -9,6 +9,7 @@ import { pascal } from "../core/names.ts";
 import { CONNECTION_PATHS, cursorSelection, type PagePlan } from "./connections.ts";
 import { withColumns } from "../data/access.ts";
 import { fixedPlan } from "./fixed-plans.ts";
+import type { Row } from "./pothos-dynamic.ts";
 
 export const TYPE = Symbol("graphqlType");
 
@@ -46,16 +47,16 @@ function morphChildrenPlan(ctx: Context, parent: ResourceDef, target: ResourceDe
 
 function morphChildrenLoader(ctx: Context, key: string, query: object, parent: ResourceDef, target: ResourceDef, one: boolean) {
   return loader<number, unknown>(ctx, key, async (ids) => {
-    const rows: Array<Record<string, any>> = await ctx.store.findMany(target.model, {
+    const rows: Row[] = await ctx.store.findMany(target.model, {
       ...withColumns(query, { modelId: true }),
       where: { accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } },
       orderBy: one ? [{ createdAt: "desc" }, { id: "desc" }] : [{ id: "asc" }],
     });
-    const grouped = new Map<number, Array<Record<string, any>>>();
+    const grouped = new Map<number, Row[]>();
     for (const row of rows) {
-      const list = grouped.get(row.modelId) ?? [];
+      const list = grouped.get(row.modelId as number) ?? [];
       list.push(row);
-      grouped.set(row.modelId, list);
+      grouped.set(row.modelId as number, list);
     }
     return ids.map((id) => (one ? (grouped.get(id)?.[0] ?? null) : (grouped.get(id) ?? [])));
   });
@@ -69,7 +70,7 @@ export function loadMorphOwner(ctx: Context, relation: string, modelType: string
   const query = queryFromInfo({ context: ctx, info, typeName });
   const key = `owner:${relation}:${owner.name}:${JSON.stringify(query)}`;
   return loader<number, unknown>(ctx, key, async (ids) => {
-    const rows: Array<Record<string, any>> = await ctx.store.findMany(owner.model, {
+    const rows: Row[] = await ctx.store.findMany(owner.model, {
       ...query,
       where: { accountId: ctx.auth!.accountId, id: { in: [...ids] } },
     });
@@ -85,12 +86,12 @@ export function loadMorphOwner(ctx: Context, relation: string, modelType: string
 export function countChildren(ctx: Context, model: string, foreignKey: string, where: object[], parentId: number) {
   const key = `count:${model}:${foreignKey}:${JSON.stringify(where)}`;
   return loader<number, number>(ctx, key, async (ids) => {
-    const groups: Array<Record<string, any>> = await ctx.store.groupBy(model, {
+    const groups: Row[] = await ctx.store.groupBy(model, {
       by: [foreignKey],
       where: { AND: [{ [foreignKey]: { in: [...ids] } }, ...where] },
       _count: { _all: true },
     });
-    const counts = new Map(groups.map((g) => [g[foreignKey] as number, Number(g._count._all)]));
+    const counts = new Map(groups.map((g) => [g[foreignKey] as number, Number((g._count as { _all: number })._all)]));
     return ids.map((id) => counts.get(id) ?? 0);
   }).load(parentId);
 }
@@ -111,17 +112,17 @@ function morphPagePlan(ctx: Context, parent: ResourceDef, target: ResourceDef, i
  */
 export function loadMorphPage(ctx: Context, parent: ResourceDef, target: ResourceDef, parentId: number, plan: PagePlan, info: GraphQLResolveInfo) {
   const { query, key } = knownPlan(info) ?? remember(info, morphPagePlan(ctx, parent, target, info));
-  return loader<number, Array<Record<string, any>>>(ctx, `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`, async (ids) => {
-    const rows: Array<Record<string, any>> = await ctx.store.findMany(target.model, {
+  return loader<number, Row[]>(ctx, `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`, async (ids) => {
+    const rows: Row[] = await ctx.store.findMany(target.model, {
       ...withColumns(query, { modelId: true, ...cursorSelection(plan) }),
       where: { AND: [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } }, ...plan.where] },
       orderBy: plan.orderBy,
     });
-    const grouped = new Map<number, Array<Record<string, any>>>();
+    const grouped = new Map<number, Row[]>();
     for (const row of rows) {
-      const list = grouped.get(row.modelId) ?? [];
+      const list = grouped.get(row.modelId as number) ?? [];
       if (list.length < plan.skip + plan.take) list.push(row);
-      grouped.set(row.modelId, list);
+      grouped.set(row.modelId as number, list);
     }
     return ids.map((id) => (grouped.get(id) ?? []).slice(plan.skip));
   }).load(parentId);

@@ -15,19 +15,20 @@ import { camel, pascal, pluralWords } from "../core/names.ts";
 import { sizedElsewhere } from "./cost.ts";
 import { hasUpdatedAt, labelOf } from "../data/attributes.ts";
 import { prismaSelectExtension } from "./pothos-internals.ts";
+import { dynamic, type DynamicFieldBuilder, type FieldMap, type OutputRef, type Row } from "./pothos-dynamic.ts";
 import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
 
 export const scalarOf = (f: Pick<FieldDef, "type">) =>
   (({ string: "String", text: "String", int: "Int", boolean: "Boolean", datetime: "DateTime", json: "JSON" }) as const)[f.type];
 
 export interface ObjectRefs {
-  objects: Map<string, any>;
-  unions: Map<string, any>;
-  pages: Map<string, any>;
-  connections: Map<string, any>;
+  objects: Map<string, OutputRef>;
+  unions: Map<string, OutputRef>;
+  pages: Map<string, OutputRef>;
+  connections: Map<string, OutputRef>;
   filters: FilterRefs;
   /** `XConnection` of a resource's rows. */
-  connectionOf(def: ResourceDef): any;
+  connectionOf(def: ResourceDef): OutputRef | undefined;
 }
 
 /** The internal field REST includes read a to-many relation through: every related row, as PERSCOM returns them. */
@@ -37,7 +38,6 @@ const toManyKinds = new Set(["hasMany", "belongsToMany", "morphMany"]);
 export const restRelationField = (rel: RelationDef) => (toManyKinds.has(rel.kind) ? internalListField(rel) : relationField(rel));
 
 
-type Row = Record<string, any>;
 const plural = pluralWords;
 
 /** The default order of a list as sort terms on the listed rows' own columns. */
@@ -55,16 +55,16 @@ export const columnOf = (def: ResourceDef | PivotDef) => {
  * the edges of many-to-many connections.
  */
 export function addObjectTypes(builder: Builder): ObjectRefs {
-  const b = builder as any;
-  const objects = new Map<string, any>();
-  const unions = new Map<string, any>();
-  const pages = new Map<string, any>();
-  const connections = new Map<string, any>();
+  const b = dynamic(builder);
+  const objects = new Map<string, OutputRef>();
+  const unions = new Map<string, OutputRef>();
+  const pages = new Map<string, OutputRef>();
+  const connections = new Map<string, OutputRef>();
   const filters = addFilterTypes(builder);
   for (const def of resources) {
     // Select mode: a row carries the columns its selected fields need, not every column of the table (a page of 2,000
     // records with their authors would otherwise read and decode some sixty columns a row).
-    const options = { name: pascal(def.name), description: resourceDescription(def), select: { id: true }, fields: (t: any) => fieldsOf(t, def) };
+    const options = { name: pascal(def.name), description: resourceDescription(def), select: { id: true }, fields: (t: DynamicFieldBuilder) => fieldsOf(t, def) };
     objects.set(def.name, def.link
       ? b.prismaObject(def.model, { ...options, subGraphs: ["internal"] })
       : b.prismaNode(def.model, { ...options, id: { field: "id" }, findUnique: (id: string) => ({ id: Number(id) }) }));
@@ -80,8 +80,8 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     if (!connections.has(key)) {
       const related = resourceNamed(rel.pivot.related);
       const link = linkResourceOf(rel.pivot);
-      connections.set(key, connectionType(builder, key, objects.get(related.name), plural(related), (t: any) => {
-        const fields: Record<string, unknown> = {
+      connections.set(key, connectionType(builder, key, objects.get(related.name), plural(related), (t) => {
+        const fields: FieldMap = {
           linkedAt: t.field({ type: "DateTime", description: "When the link was made.", resolve: (e: { edge: Row }) => e.edge.createdAt }),
         };
         for (const [key, f] of Object.entries(rel.pivot.fields)) {
@@ -102,14 +102,14 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
       unions.set(target, b.unionType(`${pascal(target)}Owner`, {
         description: `Any record that can own a ${target}.`,
         types: owners.map((o) => objects.get(o.name)),
-        resolveType: (value: any) => value[TYPE],
+        resolveType: (value: { [TYPE]: string }) => value[TYPE],
       }));
     }
     return unions.get(target);
   }
 
   /** A to-many relation as a connection: one query per level for every parent (per-parent windows), counts on demand. */
-  function relationConnection(t: any, def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "hasMany" | "belongsToMany" }>, description: string) {
+  function relationConnection(t: DynamicFieldBuilder, def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "hasMany" | "belongsToMany" }>, description: string) {
     const m2m = rel.kind === "belongsToMany";
     const target = resourceNamed(m2m ? rel.pivot.related : rel.target);
     const listed = m2m ? linkResourceOf(rel.pivot) : target;
@@ -143,23 +143,25 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         if (!m2m) return { select: { [rel.field]: nested({ ...page, select: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
         const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
         // Link rows come whole (include mode: their columns are the edge's); the related row as its fields select it.
-        return { select: { [rel.field]: { ...page, include: { [rel.pivot.related]: withColumns(related, (cursors as Row)[rel.pivot.related]?.select ?? {}) } } } };
+        const relatedCursors = cursors[rel.pivot.related];
+        const relatedColumns = (typeof relatedCursors === "object" ? relatedCursors.select : undefined) ?? {};
+        return { select: { [rel.field]: { ...page, include: { [rel.pivot.related]: withColumns(related as { select?: Row }, relatedColumns) } } } };
       }),
       resolve: (row: Row, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
         const p = planOnce(ctx, info, args, () => plan(args, ctx));
         const counted = [...(fixed ? [fixed] : []), ...p.filter];
-        const total = () => countChildren(ctx, listed.model, foreignKey, counted, row.id);
-        return connectionValue(row[rel.field] ?? [], p, total, m2m ? (link) => link[rel.pivot.related] : undefined);
+        const total = () => countChildren(ctx, listed.model, foreignKey, counted, row.id as number);
+        return connectionValue((row[rel.field] ?? []) as Row[], p, total, m2m ? (link) => link[rel.pivot.related] as Row : undefined);
       },
     });
   }
 
-  function fieldsOf(t: any, def: ResourceDef) {
-    const fields: Record<string, unknown> = def.link
+  function fieldsOf(t: DynamicFieldBuilder, def: ResourceDef): FieldMap {
+    const fields: FieldMap = def.link
       ? { id: t.exposeInt("id", { description: `The link row's id.` }) }
       : {
         rowId: t.exposeInt("id", { description: `The ${def.label.toLowerCase()}'s row id: the integer REST shows as \`id\`, unique within the account.` }),
-        label: t.string({ description: `A readable name of the row: "${def.label}: 12".`, resolve: (row: any) => labelOf(def, row) }),
+        label: t.string({ description: `A readable name of the row: "${def.label}: 12".`, resolve: (row: Row) => labelOf(def, row) }),
       };
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.hidden) continue;
@@ -174,7 +176,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         nullable: !!c.nullable,
         description: computedDescription(def, key, c),
         select: columns(c.needs),
-        resolve: (row: any, _args: unknown, ctx: any) => c.resolve(row, ctx),
+        resolve: (row: Row, _args: unknown, ctx: Context) => c.resolve(row, ctx),
       });
     }
     for (const [relationKey, rel] of Object.entries(def.relations)) {
@@ -189,7 +191,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           if (!def.link) fields[rel.kind === "belongsToMany" && !rel.filter ? camel(relationKey) : relationField(rel)] = relationConnection(t, def, relationKey, rel, description);
           const orderBy = rel.kind === "hasMany" ? rel.orderBy : rel.pivot.orderBy;
           const query = orderBy ? { query: { orderBy } } : {};
-          const internal = { subGraphs: ["internal"], description: `${description} Every row, for REST includes.` };
+          const internal = { subGraphs: ["internal" as const], description: `${description} Every row, for REST includes.` };
           if (!rel.filter) {
             fields[internalListField(rel)] = t.relation(rel.field, { ...query, ...internal });
             break;
@@ -204,7 +206,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             select: (_args: unknown, _ctx: unknown, nested: (q: object) => unknown) => ({
               [rel.field]: nested({ ...(orderBy ? { orderBy } : {}), select: columns(Object.keys(where)) }),
             }),
-            resolve: (row: any) => (row[rel.field] as Array<Record<string, unknown>>).filter((r) => matches(r, where)),
+            resolve: (row: Row) => (row[rel.field] as Array<Record<string, unknown>>).filter((r) => matches(r, where)),
           });
           break;
         }
@@ -213,7 +215,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             type: objects.get(resourceNamed(rel.target).name),
             nullable: true,
             description,
-            resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphChildren(ctx, def, resourceNamed(rel.target), true, row.id, info),
+            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) => loadMorphChildren(ctx, def, resourceNamed(rel.target), true, row.id as number, info),
           });
           break;
         case "morphMany": {
@@ -224,10 +226,10 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             nullable: true,
             args: connectionArgs(t, filters, target, plural(target)),
             description,
-            resolve: async (row: any, args: ConnectionArgs, ctx: any, info: any) => {
+            resolve: async (row: Row, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
               const p = planPage(ctx, target, args, base);
-              const rows = await loadMorphPage(ctx, def, target, row.id, p, info);
-              const total = () => countMorphChildren(ctx, def, target, p.filter, row.id);
+              const rows = await loadMorphPage(ctx, def, target, row.id as number, p, info);
+              const total = () => countMorphChildren(ctx, def, target, p.filter, row.id as number);
               return connectionValue(rows, p, total);
             },
           });
@@ -235,7 +237,7 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             type: [objects.get(target.name)],
             subGraphs: ["internal"],
             description: `${description} Every row, for REST includes.`,
-            resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphChildren(ctx, def, target, false, row.id, info),
+            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) => loadMorphChildren(ctx, def, target, false, row.id as number, info),
           });
           break;
         }
@@ -245,7 +247,8 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             select: columns(["modelType", "modelId"]),
             nullable: true,
             description,
-            resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, rel.field, row.modelType, row.modelId, info),
+            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
+              loadMorphOwner(ctx, rel.field, row.modelType as string | null, row.modelId as number | null, info),
           });
           break;
       }
@@ -257,11 +260,13 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
       fields[name] = f.references
         ? t.field({
           type: objects.get(f.references), nullable: true, select: columns([key]), description: `The ${resourceNamed(f.references).label.toLowerCase()} \`${key}\` names, or null.`,
-          resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, name, resourceNamed(f.references!).morphClass, row[key], info),
+          resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
+            loadMorphOwner(ctx, name, resourceNamed(f.references!).morphClass, row[key] as number | null, info),
         })
         : t.field({
           type: b.nodeInterfaceRef(), nullable: true, select: columns([key, f.morphType!]), description: `The row \`${f.morphType}\` and \`${key}\` name, of any type, or null.`,
-          resolve: (row: any, _args: unknown, ctx: any, info: any) => loadMorphOwner(ctx, name, row[f.morphType!], row[key], info),
+          resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
+            loadMorphOwner(ctx, name, row[f.morphType!] as string | null, row[key] as number | null, info),
         });
     }
     return fields;
@@ -302,13 +307,13 @@ function matches(row: Record<string, unknown>, where: Record<string, unknown>): 
 /** `<Type>Page`: one page of a list, with what REST needs for `links` and `meta`. */
 export function pageType(builder: Builder, refs: ObjectRefs, def: ResourceDef) {
   if (!refs.pages.has(def.name)) {
-    const b = builder as any;
+    const b = dynamic(builder);
     const rows = `${def.label.toLowerCase()}s`;
     refs.pages.set(def.name, b.objectType(b.objectRef(`${pascal(def.name)}Page`), {
       subGraphs: ["internal"],
       description: `One page of ${rows}, with the counts to page through the rest.`,
-      fields: (t: any) => ({
-        nodes: t.field({ type: [refs.objects.get(def.name)], complexity: sizedElsewhere, description: `The ${rows} of this page, in order.`, resolve: (p: any) => p.nodes }),
+      fields: (t) => ({
+        nodes: t.field({ type: [refs.objects.get(def.name)], complexity: sizedElsewhere, description: `The ${rows} of this page, in order.`, resolve: (p: Page) => p.nodes }),
         totalCount: t.int({ description: `How many ${rows} match, over all pages.`, resolve: (p: Page) => p.totalCount() }),
         page: t.exposeInt("page", { description: "This page's number, from 1." }),
         perPage: t.exposeInt("perPage", { description: "The most rows a page holds (`limit`)." }),

@@ -8,13 +8,14 @@ import { inputs } from "./kinds/inputs.ts";
 import { pivotChangesType } from "./kinds/links.ts";
 import { commandStatusType } from "./kinds/command.ts";
 import type { Words } from "./kinds/shared.ts";
+import { dynamic, type DynamicFieldBuilder, type FieldRef } from "./pothos-dynamic.ts";
 
 /**
  * Adds one Query or Mutation field per operation of the registry (a search shares its list's field): the REST
  * facade's `rest<Operation>` fields, each made by its kind's entry in `src/graphql/kinds/index.ts`.
  */
 export function addOperations(builder: Builder, refs: ObjectRefs): void {
-  const b = builder as any;
+  const b = dynamic(builder);
   const made = inputs(builder);
   const types = { changes: pivotChangesType(builder), commandStatus: commandStatusType(builder) };
 
@@ -23,11 +24,11 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
     if (added.has(op.field)) continue;
     added.add(op.field);
     const add = op.root === "query" ? b.queryField.bind(b) : b.mutationField.bind(b);
-    add(restRootField(op.field), (t: any) => fieldFor(t, op));
+    add(restRootField(op.field), (t) => fieldFor(t, op));
   }
 
   /** The ids a kind takes (the parent's, the addressed row's), then its own arguments. */
-  function argsFor(t: any, op: Operation, words: Words) {
+  function argsFor(t: DynamicFieldBuilder, op: Operation, words: Words) {
     const args: Record<string, unknown> = {};
     const kind = facadeKinds[op.kind];
     if (op.parent) args[op.parent.def.param] = t.arg.int({ required: true, description: `Id of the parent ${op.parent.def.label.toLowerCase()}.` });
@@ -40,13 +41,14 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
     return Object.assign(args, kind.args?.(t, op, made, words, builder));
   }
 
-  function fieldFor(t: any, op: Operation) {
+  function fieldFor(t: DynamicFieldBuilder, op: Operation): FieldRef {
     const words = wordsOf(op);
     const args = argsFor(t, op, words);
     const rest = `REST: ${op.method} /{version}${op.path}${facadeKinds[op.kind].alsoRoutes?.(op) ?? ""} — scopes: ${
       op.scopes.join(", ") || "none"
     }`;
-    return facadeKinds[op.kind].field(t, op, { builder, refs, args, description: `${summaryOf(op, words)}\n\n${rest}`, rest, types });
+    // The kinds (src/graphql/kinds/) type their fields `unknown` so far: each returns what its `t.field` made.
+    return facadeKinds[op.kind].field(t, op, { builder, refs, args, description: `${summaryOf(op, words)}\n\n${rest}`, rest, types }) as FieldRef;
   }
 }
 

@@ -1,5 +1,5 @@
 import {
-  defaultFieldResolver, getArgumentValues, getNamedType, GraphQLError, isAbstractType, isLeafType, isListType, isNonNullType, isObjectType, Kind, locatedError,
+  defaultFieldResolver, getArgumentValues, getNamedType, GraphQLError, isAbstractType, isLeafType, isListType, isNonNullType, isObjectType, Kind, locatedError, OperationTypeNode,
   type DocumentNode, type ExecutionArgs, type ExecutionResult, type FieldNode, type GraphQLField, type GraphQLFieldResolver, type GraphQLObjectType,
   type GraphQLOutputType, type GraphQLResolveInfo, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode,
 } from "graphql";
@@ -99,7 +99,7 @@ function judge(schema: GraphQLSchema, document: DocumentNode, operationName: str
   const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
   const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
   const query = schema.getQueryType();
-  if (!operation || operation.operation !== "query" || !query) return false;
+  if (!operation || operation.operation !== OperationTypeNode.QUERY || !query) return false;
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
   const visiting = new Set<string>();
   const check = (type: GraphQLObjectType, selections: SelectionSetNode[], root: boolean): boolean => {
@@ -222,7 +222,7 @@ function planFields(execution: Execution, parentType: GraphQLObjectType, collect
  * its failure stops at itself, so the object need not wait. Only a non-null one makes the object a promise, as it may
  * yet null the object.
  */
-function executeFields(execution: Execution, type: GraphQLObjectType, parent: any, path: Path | undefined, plans: FieldPlan[]): unknown {
+function executeFields(execution: Execution, type: GraphQLObjectType, parent: unknown, path: Path | undefined, plans: FieldPlan[]): unknown {
   // A literal, not graphql-js's Object.create(null): V8 keeps null-prototype objects in dictionary mode, slower to fill
   // and to serialise; rows of one selection share one shape. (A `__proto__` response key is left to graphql-js.)
   const result: Record<string, unknown> = {};
@@ -245,12 +245,12 @@ const allInto = (pending: Array<Promise<unknown>>, result: unknown) => Promise.a
 /** A nullable field's value will be written into its object once it settles. */
 const LATER = Symbol("later");
 
-function executeField(execution: Execution, plan: FieldPlan, parent: any, parentPath: Path | undefined, into: Record<string, unknown>): unknown {
+function executeField(execution: Execution, plan: FieldPlan, parent: unknown, parentPath: Path | undefined, into: Record<string, unknown>): unknown {
   if (plan.typename) return plan.parentType.name;
   let result: unknown;
   try {
     if (plan.column !== null) {
-      result = parent[plan.column];
+      result = (parent as Record<string, unknown>)[plan.column];
       if (result === undefined && plan.preloaded) throw new NotPreloaded(`${plan.parentType.name}.${plan.fieldName}`);
     } else {
       const info = infoOf(execution, plan, parentPath);

@@ -200,7 +200,9 @@ export function relationScopesPlugin(): Plugin<Context> {
       if (check.scopes.some((s) => !scopes.has(s))) continue;
       for (const need of check.needs) {
         const missing = [...need.scopes].filter((s) => !scopes.has(s)).sort();
-        if (missing.length) errors.push(new RelationForbidden(need, missing)), refused.add(check.key);
+        if (!missing.length) continue;
+        errors.push(new RelationForbidden(need, missing));
+        refused.add(check.key);
       }
     }
     return { checks, errors, refused, document };

@@ -7,14 +7,14 @@ import { resources, resourceNamed } from "../resources/index.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { validationError } from "../core/errors.ts";
 import { guard, owned } from "../data/access.ts";
-import { fieldDescription, resourceDescription } from "../resources/descriptions.ts";
+import { fieldDescription } from "../resources/descriptions.ts";
 import type { Builder } from "./builder.ts";
+import { dynamic, type DynamicFieldBuilder, type DynamicInputFieldBuilder, type FieldMap, type InputFieldMap, type Row } from "./pothos-dynamic.ts";
 import type { Context } from "../request/context.ts";
 import { enumRef } from "./enums.ts";
 import { jsonInputType } from "./json-shapes.ts";
-import { baseOrder, columnOf, scalarOf, type ObjectRefs } from "./objects.ts";
-import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "./connections.ts";
-import { pascal, pluralWords } from "../core/names.ts";
+import { scalarOf, type ObjectRefs } from "./objects.ts";
+import { pascal } from "../core/names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 import { CHANGE_EVENT, changeEventNode } from "./changes.ts";
 import { addPublicLinkMutations } from "./kinds/links.ts";
@@ -22,25 +22,25 @@ import type { PublicParts } from "./kinds/shared.ts";
 import { facadeKinds } from "./kinds/index.ts";
 
 /*
- * The public graph's root fields, generated from the registry: `node`/`nodes`, `me`, one connection and one lookup
- * per resource, the views, and payload mutations (create, update, delete, batch create, and the link operations of
- * many-to-many relations). The mutations are their kinds' (src/graphql/kinds/), run by the same resolvers as the
- * REST facade's internal fields where the two take the same arguments (the link kinds).
+ * The public graph's root fields, generated from the registry: `node`/`nodes`, `me` here; one connection and one
+ * lookup per resource, the views, and payload mutations (create, update, delete, batches, actions, commands, and the
+ * link operations of many-to-many relations), each made by its operation's kind (`addPublic`, src/graphql/kinds/),
+ * run by the same resolvers as the REST facade's internal fields where the two take the same arguments (the link
+ * kinds).
  */
 
-type Row = Record<string, any>;
-type Args = Record<string, any>;
-const plural = pluralWords;
-
-/** A root field's description: what it does, then the REST route that does the same and the scopes both need. */
-const withRoute = (text: string, op: Operation | undefined) =>
-  op ? `${text}\n\nREST: ${op.method} /{version}${op.path}${op.kind === "list" ? ` (and POST ${op.path}/search)` : ""} — scopes: ${op.scopes.join(", ") || "none"}` : text;
+/**
+ * A root field's description: what it does, then the REST route that does the same (and `also`, the other routes that
+ * run it) and the scopes both need.
+ */
+const withRoute = (text: string, op: Operation | undefined, also = "") =>
+  op ? `${text}\n\nREST: ${op.method} /{version}${op.path}${also} — scopes: ${op.scopes.join(", ") || "none"}` : text;
 
 /** The top-level operation of `kind` on `def` (its scopes are the public field's). */
 const topLevel = (def: ResourceDef, kind: Operation["kind"]) => operations.find((op) => op.def === def && op.kind === kind && !op.parent && !op.view);
 
 export function addRootFields(builder: Builder, refs: ObjectRefs): void {
-  const b = builder as any;
+  const b = dynamic(builder);
   const nodeTypes = new Map(resources.filter((d) => !d.link).map((d) => [pascal(d.name), d]));
 
   /**
@@ -68,11 +68,12 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const rows: Row[] = await ctx.store.findMany(def.model, { ...query, where: owned(ctx, def, { id: { in: rowIds } }) });
       for (const row of rows) {
         brandWithType(row, typename as never);
-        found.set(`${typename}:${row.id}`, row);
+        found.set(`${typename}:${String(row.id)}`, row);
       }
     }));
     // Change events are no resource's rows: each is read from the outbox, shown if the key may see it.
-    return Promise.all(ids.map(({ typename, id }) => (typename === CHANGE_EVENT ? changeEventNode(ctx, Number(id)) : found.get(`${typename}:${Number(id)}`) ?? null)));
+    return Promise.all(ids.map(async ({ typename, id }) =>
+      typename === CHANGE_EVENT ? changeEventNode(ctx, Number(id)) : (found.get(`${typename}:${Number(id)}`) ?? null)));
   }
   const parseId = (global: string) => {
     try {
@@ -85,29 +86,29 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   const queryRef = b.queryType({ description: "Reads: every resource as a connection and by row id, any row by its global id, and the key's own user." });
   b.mutationType({ description: "Writes: create, update and delete every resource, batches, and the links of many-to-many relations; each answers a payload." });
 
-  b.queryField("node", (t: any) => t.field({
+  b.queryField("node", (t) => t.field({
     type: b.nodeInterfaceRef(), nullable: true,
     description: "The row with this global id, of any type; null when it does not exist or belongs to another account.",
     args: { id: t.arg.id({ required: true, description: "A global id (any row's `id`)." }) },
-    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => (await loadNodes(ctx, [parseId(String(args.id))], info))[0],
+    resolve: async (_root: unknown, args: { id: string }, ctx: Context, info: GraphQLResolveInfo) => (await loadNodes(ctx, [parseId(String(args.id))], info))[0],
   }));
-  b.queryField("nodes", (t: any) => t.field({
+  b.queryField("nodes", (t) => t.field({
     type: [b.nodeInterfaceRef()], nullable: { list: false, items: true },
     description: "The rows with these global ids, in the same order; null for each that does not exist or belongs to another account.",
     args: { ids: t.arg.idList({ required: true, description: `Global ids: at most the page maximum.` }) },
-    resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+    resolve: (_root: unknown, args: { ids: string[] }, ctx: Context, info: GraphQLResolveInfo) => {
       if (args.ids.length > ctx.config.maxPageSize) throw validationError({ ids: [`ids must not have more than ${ctx.config.maxPageSize} items.`] });
-      return loadNodes(ctx, (args.ids as string[]).map((id) => parseId(String(id))), info);
+      return loadNodes(ctx, args.ids.map((id) => parseId(String(id))), info);
     },
   }));
   registerRootField("node", { scopes: [], anyType: true });
   registerRootField("nodes", { scopes: [], anyType: true });
 
   const user = resourceNamed("user");
-  b.queryField("me", (t: any) => t.field({
+  b.queryField("me", (t) => t.field({
     type: refs.objects.get("user"), nullable: true,
     description: "The user the API key acts for; null when the key acts for no user.",
-    resolve: async (_root: unknown, _args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+    resolve: async (_root: unknown, _args: unknown, ctx: Context, info: GraphQLResolveInfo) => {
       guard(ctx, []);
       if (ctx.auth!.userId == null) return null;
       return ctx.store.findFirst(user.model, { ...queryFromInfo({ context: ctx, info }), where: owned(ctx, user, { id: ctx.auth!.userId }) });
@@ -115,63 +116,20 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   }));
   registerRootField("me", { scopes: [], def: user });
 
-  for (const def of resources) {
-    if (def.link) continue;
-    const list = topLevel(def, "list");
-    const show = topLevel(def, "show");
-    if (list) addList(def.plural, def, list.scopes, () => ({}), withRoute(`The ${plural(def)} of the account, a page at a time (a connection). ${resourceDescription(def)}`, list));
-    if (show) {
-      b.queryField(def.name, (t: any) => t.prismaField({
-        type: def.model, nullable: true,
-        description: withRoute(`One ${def.label.toLowerCase()} by its row id; null when there is none in the account. ${resourceDescription(def)}`, show),
-        args: { rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id (\`rowId\`).` }) },
-        resolve: (query: object, _root: unknown, args: Args, ctx: Context) => {
-          guard(ctx, show.scopes);
-          return ctx.store.findFirst(def.model, { ...query, where: owned(ctx, def, { id: args.rowId }) });
-        },
-      }));
-      registerRootField(def.name, { scopes: show.scopes, def });
-    }
-    for (const view of def.views ?? []) {
-      if (!view.operations.includes("list") || view.field === "me") continue;
-      const viewList = operations.find((op) => op.view === view && op.kind === "list");
-      addList(view.field, def, view.scopes, (ctx) => view.where?.(ctx) ?? {}, withRoute(view.description ?? resourceDescription(def), viewList));
-    }
-    addMutations(def);
-  }
+  for (const def of resources) if (!def.link) addOperations(def);
 
-  function addList(name: string, def: ResourceDef, scopes: string[], fixed: (ctx: Context) => Row, description: string) {
-    const base = baseOrder(def.orderBy, columnOf(def));
-    b.queryField(name, (t: any) => t.field({
-      // Nullable: a list that fails (a bad argument, a missing scope) leaves the other root fields' data standing.
-      type: refs.connectionOf(def), nullable: true,
-      args: connectionArgs(t, refs.filters, def, plural(def)),
-      description,
-      resolve: async (_root: unknown, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
-        guard(ctx, scopes);
-        const plan = planPage(ctx, def, args, base);
-        const own = owned(ctx, def, fixed(ctx));
-        const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, select: cursorSelection(plan, selectedNames(info)) as never }) as Row;
-        const rows = await ctx.store.findMany(def.model, { ...query, where: { AND: [own, ...plan.where] }, orderBy: plan.orderBy, take: plan.take, skip: plan.skip || undefined });
-        let counted: Promise<number> | null = null;
-        return connectionOf(rows, plan, () => (counted ??= ctx.store.count(def.model, { where: { AND: [own, ...plan.filter] } })));
-      },
-    }));
-    registerRootField(name, { scopes, def });
-  }
-
-  function payload(name: string, fields: (t: any) => Record<string, unknown>, description: string) {
+  function payload(name: string, fields: (t: DynamicFieldBuilder) => FieldMap, description: string) {
     return b.objectRef(name).implement({
       description,
-      fields: (t: any) => ({
+      fields: (t) => ({
         ...fields(t),
         query: t.field({ type: queryRef, description: "The query root, to read anything else after the change in the same response.", resolve: () => ({}) }),
       }),
     });
   }
 
-  function inputFields(t: any, def: ResourceDef, create: boolean) {
-    const fields: Record<string, unknown> = {};
+  function inputFields(t: DynamicInputFieldBuilder, def: ResourceDef, create: boolean) {
+    const fields: InputFieldMap = {};
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.writable === false || f.hidden) continue;
       const required = create && !!f.required && !f.defaultsToCaller && !f.autoOrder;
@@ -187,12 +145,15 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     return fields;
   }
 
-  /** A resource's mutations: each top-level operation's (an action's on its subject), by its kind, and its links'. */
-  function addMutations(def: ResourceDef) {
+  /**
+   * A resource's root fields, each top-level operation's (an action's on its subject, a view's on its resource) by its
+   * kind: the reads first, then the mutations, and its links'.
+   */
+  function addOperations(def: ResourceDef) {
     const parts: PublicParts = { builder, refs, payload, withRoute, inputFields, topLevel };
-    for (const op of operations) if (!op.parent && !op.view && (op.subject ?? op.def) === def) facadeKinds[op.kind].addPublic?.(parts, op);
-    for (const [key, rel] of Object.entries(def.relations)) {
-      if (rel.kind === "belongsToMany") addPublicLinkMutations(builder, refs, { payload, withRoute }, def, key, rel);
-    }
+    const own = operations.filter((op) => !op.parent && (op.subject ?? op.def) === def);
+    for (const op of own) if (op.root === "query") facadeKinds[op.kind].addPublic?.(parts, op);
+    for (const op of own) if (op.root === "mutation") facadeKinds[op.kind].addPublic?.(parts, op);
+    addPublicLinkMutations(parts, def);
   }
 }

@@ -16,6 +16,7 @@ import type { Context } from "../request/context.ts";
 import type { ObjectRefs } from "./objects.ts";
 import { pascal, pluralWords } from "../core/names.ts";
 import { registerRootField } from "./relation-scopes.ts";
+import { dynamic, type Args } from "./pothos-dynamic.ts";
 
 /*
  * GraphQL subscriptions: one change stream per resource (`rankRecordChanged(where:)`) and `newsfeedItemAdded`, fed by
@@ -32,7 +33,10 @@ export interface ChangePayload {
   event: PublishedEvent;
 }
 
-type Args = Record<string, any>;
+/** The arguments of a change stream (`rankRecordChanged(where:)`). */
+interface StreamArgs {
+  where?: { actions?: ChangeAction[] | null; rowIds?: number[] | null } | null;
+}
 
 /** The subscriptions open in one app (one instance): how many per API key, and how to end each. */
 interface Live {
@@ -141,7 +145,7 @@ function guardSubscription(ctx: Context, def: ResourceDef, scopes: readonly stri
 
 /** The change streams of every resource that has events and a top-level route, and `newsfeedItemAdded`. */
 export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void {
-  const b = builder as any;
+  const b = dynamic(builder);
   b.subscriptionType({
     description: "Live changes, pushed as they are committed: over Server-Sent Events (`POST /graphql` with `Accept: text/event-stream`, or GET) or a graphql-ws WebSocket at `/graphql`.",
   });
@@ -149,7 +153,7 @@ export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void 
   const action = "ChangeAction";
   const where = b.inputType("RecordChangedWhere", {
     description: "Which changes a change stream pushes: all of them unless narrowed here (every condition given must hold).",
-    fields: (t: any) => ({
+    fields: (t) => ({
       actions: t.field({ type: [action], required: false, description: "Only changes that did one of these (all actions when absent)." }),
       rowIds: t.intList({ required: false, description: "Only changes of the records with these row ids (`rowId`)." }),
     }),
@@ -163,7 +167,7 @@ export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void 
     const one = def.label.toLowerCase();
     const ref = b.objectRef(`${Name}ChangedPayload`).implement({
       description: `One change of ${one === "newsfeed" ? "a newsfeed item" : `a ${one}`}, as it was committed: what happened, and the record as it is now.`,
-      fields: (t: any) => ({
+      fields: (t) => ({
         eventId: t.int({ description: "The event's id: increasing, in the order events were written in the account.", resolve: (p: ChangePayload) => p.event.id }),
         type: t.string({ description: `The event's type, as webhooks name it (\`${eventTypeOf(def, "created")}\`, \`${eventTypeOf(def, "updated")}\`, \`${eventTypeOf(def, "deleted")}\`).`, resolve: (p: ChangePayload) => p.event.type }),
         action: t.field({ type: action, description: "What the change did.", resolve: (p: ChangePayload) => p.action }),
@@ -204,11 +208,11 @@ export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void 
     if (!scopes) continue;
     const field = `${def.name}Changed`;
     const things = pluralWords(def);
-    b.subscriptionField(field, (t: any) => t.field({
+    b.subscriptionField(field, (t) => t.field({
       type: payloadOf(def),
       description: `Every change of the account's ${things} (created, updated, deleted), pushed once committed, optionally narrowed by \`where\`. ${resourceDescription(def)}\n\nScopes: ${scopes.join(", ")}`,
       args: { where: t.arg({ type: where, required: false, description: "Which changes to push (all when absent)." }) },
-      subscribe: (_root: unknown, args: Args, ctx: Context) => {
+      subscribe: (_root: unknown, args: StreamArgs, ctx: Context) => {
         guardSubscription(ctx, def, scopes);
         const actions: ChangeAction[] | null = args.where?.actions ?? null;
         const rowIds: number[] | null = args.where?.rowIds ?? null;
@@ -226,7 +230,7 @@ export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void 
   const newsfeed = resources.find((def) => def.name === "newsfeedItem");
   const newsfeedScopes = newsfeed && viewScopesOf(newsfeed);
   if (newsfeed && newsfeedScopes && !newsfeed.silent) {
-    b.subscriptionField("newsfeedItemAdded", (t: any) => t.field({
+    b.subscriptionField("newsfeedItemAdded", (t) => t.field({
       type: payloadOf(newsfeed),
       description: `Every item added to the account's newsfeed, pushed once committed. ${resourceDescription(newsfeed)}\n\nScopes: ${newsfeedScopes.join(", ")}`,
       subscribe: (_root: unknown, _args: Args, ctx: Context) => {

@@ -31,40 +31,133 @@ export interface Operation {
   includes: string[];
 }
 
-const methodOf: Record<OperationKind, Operation["method"]> = {
-  list: "GET", show: "GET", create: "POST", update: "PATCH", delete: "DELETE", search: "POST",
-  batchCreate: "POST", batchUpdate: "PATCH", batchDelete: "DELETE", associate: "POST", dissociate: "DELETE",
-  attach: "POST", detach: "DELETE", sync: "PATCH", toggle: "PATCH", pivot: "PATCH", command: "POST", action: "POST", feed: "GET",
-};
-const ability: Record<OperationKind, string> = {
-  list: "view", show: "view", create: "create", update: "update", delete: "delete", search: "view",
-  batchCreate: "create", batchUpdate: "update", batchDelete: "delete", associate: "update", dissociate: "update",
-  attach: "update", detach: "update", sync: "update", toggle: "update", pivot: "update", command: "update", action: "update", feed: "view",
-};
-const reads = new Set<OperationKind>(["list", "show", "search"]);
-const linkChanges = new Set<OperationKind>(["attach", "detach", "sync", "toggle", "pivot"]);
-const batches = new Set<OperationKind>(["batchCreate", "batchUpdate", "batchDelete"]);
+/**
+ * The names a route's field and path are made of: at the top level the resource's (`rank`, `ranks`, `{rank}`), on a
+ * nested route the parent's with the route's (`userRank`, `userRanks`, `{rank}`), on a view the view's.
+ */
+interface Named {
+  name: string;
+  plural: string;
+  param: string;
+}
+interface RouteNames extends Named {
+  Name: string;
+  Plural: string;
+}
 
-// `search` runs its list's GraphQL field with filters, so the two routes share one field.
-function topLevel(def: ResourceDef, kind: RowKind): Operation {
-  const Plural = pascal(def.plural);
-  const field = ({ list: def.plural, show: def.name, search: def.plural } as Partial<Record<OperationKind, string>>)[kind]
-    ?? (batches.has(kind) ? `${kind}${Plural}` : `${kind}${pascal(def.name)}`);
-  const suffix = ({ list: "", create: "", search: "/search", batchCreate: "/batch", batchUpdate: "/batch", batchDelete: "/batch" } as Partial<
-    Record<OperationKind, string>
-  >)[kind] ?? `/{${def.param}}`;
+/** What the catalogue makes of a row kind's operation: one row per kind. */
+interface CatalogueKind {
+  method: Operation["method"];
+  root: Operation["root"];
+  /** Its field and the suffix of its path. */
+  field(n: RouteNames): string;
+  path(n: RouteNames): string;
+  /** What it answers on a route of rows, and on a many-to-many route (its link rows). */
+  returns: { rows: Returns; links: Returns };
+  /** The verb of its scope on the resource written or read (`update:rank`). */
+  ability: "view" | "create" | "update" | "delete";
+  /** Its scopes on a nested route, where they are not its ability on the related resource. */
+  nestedScopes?(def: ResourceDef, parent: ResourceDef): string[];
+  /** The kind whose field it runs, with other arguments (a search: its list's). */
+  runs?: RowKind;
+}
+
+const byId = (n: RouteNames) => `/{${n.param}}`;
+const one = { rows: "object", links: "link" } as const;
+const page = { rows: "page", links: "linkPage" } as const;
+const batch = { rows: "objects", links: "links" } as const;
+const changes = { rows: "changes", links: "changes" } as const;
+const viewBoth = (def: ResourceDef, parent: ResourceDef) => [...new Set([`view:${def.scope}`, `view:${parent.scope}`])];
+/** The link kinds change the parent's links (a pivot, one link's columns: the related row's). */
+const onParent = (_def: ResourceDef, parent: ResourceDef) => [`update:${parent.scope}`];
+
+const catalogueKinds: Record<RowKind, CatalogueKind> = {
+  list: {
+    method: "GET", root: "query", ability: "view", returns: page,
+    field: (n) => n.plural, path: () => "", nestedScopes: viewBoth,
+  },
+  // `search` runs its list's GraphQL field with filters, so the two routes share one field.
+  search: {
+    method: "POST", root: "query", ability: "view", returns: page,
+    field: (n) => n.plural, path: () => "/search", nestedScopes: viewBoth, runs: "list",
+  },
+  show: {
+    method: "GET", root: "query", ability: "view", returns: one,
+    field: (n) => n.name, path: byId,
+  },
+  create: {
+    method: "POST", root: "mutation", ability: "create", returns: one,
+    field: (n) => `create${n.Name}`, path: () => "",
+  },
+  update: {
+    method: "PATCH", root: "mutation", ability: "update", returns: one,
+    field: (n) => `update${n.Name}`, path: byId,
+  },
+  delete: {
+    method: "DELETE", root: "mutation", ability: "delete", returns: one,
+    field: (n) => `delete${n.Name}`, path: byId,
+  },
+  batchCreate: {
+    method: "POST", root: "mutation", ability: "create", returns: batch,
+    field: (n) => `batchCreate${n.Plural}`, path: () => "/batch",
+  },
+  batchUpdate: {
+    method: "PATCH", root: "mutation", ability: "update", returns: batch,
+    field: (n) => `batchUpdate${n.Plural}`, path: () => "/batch",
+  },
+  batchDelete: {
+    method: "DELETE", root: "mutation", ability: "delete", returns: batch,
+    field: (n) => `batchDelete${n.Plural}`, path: () => "/batch",
+  },
+  associate: {
+    method: "POST", root: "mutation", ability: "update", returns: one,
+    field: (n) => `associate${n.Name}`, path: () => "/associate",
+    nestedScopes: (def, parent) => [`view:${parent.scope}`, `update:${def.scope}`],
+  },
+  dissociate: {
+    method: "DELETE", root: "mutation", ability: "update", returns: one,
+    field: (n) => `dissociate${n.Name}`, path: (n) => `${byId(n)}/dissociate`,
+  },
+  attach: {
+    method: "POST", root: "mutation", ability: "update", returns: changes,
+    field: (n) => `attach${n.Plural}`, path: () => "/attach", nestedScopes: onParent,
+  },
+  detach: {
+    method: "DELETE", root: "mutation", ability: "update", returns: changes,
+    field: (n) => `detach${n.Plural}`, path: () => "/detach", nestedScopes: onParent,
+  },
+  sync: {
+    method: "PATCH", root: "mutation", ability: "update", returns: changes,
+    field: (n) => `sync${n.Plural}`, path: () => "/sync", nestedScopes: onParent,
+  },
+  toggle: {
+    method: "PATCH", root: "mutation", ability: "update", returns: changes,
+    field: (n) => `toggle${n.Plural}`, path: () => "/toggle", nestedScopes: onParent,
+  },
+  pivot: {
+    method: "PATCH", root: "mutation", ability: "update", returns: changes,
+    field: (n) => `update${n.Name}Pivot`, path: (n) => `${byId(n)}/pivot`,
+  },
+};
+
+/** An operation of a row kind, from its kind's row: `named` is what the field and path are made of. */
+function rowOperation(kind: RowKind, def: ResourceDef, named: Named, base: string, m2m = false) {
+  const k = catalogueKinds[kind];
+  const names = { ...named, Name: pascal(named.name), Plural: pascal(named.plural) };
   return {
-    field, kind, def, root: reads.has(kind) ? "query" : "mutation",
-    returns: kind === "list" || kind === "search" ? "page" : batches.has(kind) ? "objects" : "object",
-    scopes: [`${ability[kind]}:${def.scope}`], method: methodOf[kind], path: `/${def.path}${suffix}`, includes: def.includes,
+    field: k.field(names), kind, def, root: k.root, returns: m2m ? k.returns.links : k.returns.rows,
+    scopes: [`${k.ability}:${def.scope}`], method: k.method, path: base + k.path(names),
   };
 }
 
+function topLevel(def: ResourceDef, kind: RowKind): Operation {
+  return { ...rowOperation(kind, def, def, `/${def.path}`), includes: def.includes };
+}
+
 function viewOperation(def: ResourceDef, view: ViewDef, kind: "list" | "show"): Operation {
-  return {
-    field: kind === "list" ? view.field : `${view.field}Item`, kind, def, view, root: "query", returns: kind === "list" ? "page" : "object",
-    scopes: view.scopes, method: "GET", path: `/${view.path}${kind === "show" ? `/{${def.param}}` : ""}`, includes: view.includes ?? [],
-  };
+  const names = { name: `${view.field}Item`, plural: view.field, param: def.param };
+  const includes = view.includes ?? [];
+  return { ...rowOperation(kind, def, names, `/${view.path}`), scopes: view.scopes, view, includes };
 }
 
 function commandOperation(def: ResourceDef, command: CommandDef): Operation {
@@ -85,38 +178,16 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: RowKind): Operati
   const relation = parent.relations[route.relation];
   if (!relation || relation.kind === "morphTo") throw new Error(`${parent.name}: nested route ${route.path} names no relation`);
   const def = resourceNamed(relation.target);
-  const base = `/${parent.path}/{${parent.param}}/${route.path}`;
-  const Parent = pascal(parent.name);
   const One = pascal(camel(route.param));
   // A singular path served as a collection (`/events/{event}/image`) needs a list name apart from show's.
   const Many = pascal(camel(route.path)) === One ? `${One}List` : pascal(camel(route.path));
+  const names = { name: `${parent.name}${One}`, plural: `${parent.name}${Many}`, param: route.param };
   const m2m = relation.kind === "belongsToMany";
-  const field = ({
-    list: `${parent.name}${Many}`, show: `${parent.name}${One}`, search: `${parent.name}${Many}`, create: `create${Parent}${One}`,
-    update: `update${Parent}${One}`, delete: `delete${Parent}${One}`, batchCreate: `batchCreate${Parent}${Many}`,
-    batchUpdate: `batchUpdate${Parent}${Many}`, batchDelete: `batchDelete${Parent}${Many}`, associate: `associate${Parent}${One}`,
-    dissociate: `dissociate${Parent}${One}`, attach: `attach${Parent}${Many}`, detach: `detach${Parent}${Many}`, sync: `sync${Parent}${Many}`,
-    toggle: `toggle${Parent}${Many}`, pivot: `update${Parent}${One}Pivot`,
-  } as const)[kind];
-  const suffix = ({
-    list: "", show: `/{${route.param}}`, search: "/search", create: "", update: `/{${route.param}}`, delete: `/{${route.param}}`,
-    batchCreate: "/batch", batchUpdate: "/batch", batchDelete: "/batch", associate: "/associate", dissociate: `/{${route.param}}/dissociate`,
-    attach: "/attach", detach: "/detach", sync: "/sync", toggle: "/toggle", pivot: `/{${route.param}}/pivot`,
-  } as const)[kind];
-  const returns: Returns = kind === "list" || kind === "search" ? (m2m ? "linkPage" : "page")
-    : linkChanges.has(kind) ? "changes"
-    : batches.has(kind) ? (m2m ? "links" : "objects")
-    : m2m ? "link" : "object";
-  const scopes = kind === "list" || kind === "search" ? [...new Set([`view:${def.scope}`, `view:${parent.scope}`])]
-    : kind === "associate" ? [`view:${parent.scope}`, `update:${def.scope}`]
-    : linkChanges.has(kind) && kind !== "pivot" ? [`update:${parent.scope}`]
-    : [`${ability[kind]}:${def.scope}`];
+  const op = rowOperation(kind, def, names, `/${parent.path}/{${parent.param}}/${route.path}`, m2m);
+  const scopes = catalogueKinds[kind].nestedScopes?.(def, parent) ?? op.scopes;
   const own = m2m ? [relation.pivot.as, ...def.includes.filter((i) => i !== relation.pivot.as)] : def.includes;
-  const includes = route.includes?.[kind] ?? (returns === "changes" ? def.includes : own);
-  return {
-    field, kind, def, parent: { def: parent, relation, route }, root: reads.has(kind) ? "query" : "mutation", returns,
-    scopes, method: methodOf[kind], path: base + suffix, includes,
-  };
+  const includes = route.includes?.[kind] ?? (op.returns === "changes" ? def.includes : own);
+  return { ...op, parent: { def: parent, relation, route }, scopes, includes };
 }
 
 /**
@@ -139,7 +210,8 @@ export const operations: Operation[] = [...resources.flatMap((def) => [
 const fieldOwners = new Map<string, Operation>();
 for (const op of operations) {
   const first = fieldOwners.get(op.field);
-  if (first && !(first.kind === "list" && op.kind === "search" && first.path === op.path.replace(/\/search$/, ""))) {
+  const runs = op.kind in catalogueKinds ? catalogueKinds[op.kind as RowKind].runs : undefined;
+  if (first && !(runs === first.kind && first.path === op.path.replace(/\/search$/, ""))) {
     throw new Error(`Operations ${first.method} ${first.path} and ${op.method} ${op.path} share the GraphQL field ${op.field}`);
   }
   if (!first) fieldOwners.set(op.field, op);

@@ -14,7 +14,7 @@ import { updateTracked } from "../../data/tracked.ts";
 import * as link from "../../data/links.ts";
 import type { StoreReads, StoreTransaction } from "../../db/store.ts";
 import type { Context } from "../../request/context.ts";
-import { camelPath, childKeys, INTERNAL, inputPathsOf, publicNames, renameFieldErrors, renamingErrors, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, type Row } from "./shared.ts";
+import { camelPath, childKeys, idOf, inputArg, inputsArg, intArg, intsArg, INTERNAL, inputPathsOf, publicNames, renameFieldErrors, renamingErrors, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, type Row } from "./shared.ts";
 
 /*
  * The batch kinds: batchCreate, batchUpdate and batchDelete (`/ranks/batch`), one transaction for all the rows,
@@ -38,24 +38,24 @@ type BatchWork = (op: Operation, a: Args, ctx: Context, tx: StoreTransaction, pa
 /** Batch create, update and delete: one transaction, all or nothing, results in request order. */
 async function resolveBatch(op: Operation, work: BatchWork, a: Args, ctx: Context, query: object) {
   guard(ctx, op.scopes);
-  capped(ctx, a.resources as unknown[]);
+  capped(ctx, inputsArg<unknown>(a, "resources"));
   return inTransaction(ctx, async (tx) => {
-    const parent = op.parent ? await findOwned(ctx, tx, op.parent.def, a[op.parent.def.param]) : null;
+    const parent = op.parent ? await findOwned(ctx, tx, op.parent.def, intArg(a, op.parent.def.param)) : null;
     return work(op, a, ctx, tx, parent, pivotOfOp(op), query);
   });
 }
 
 const createBatch: BatchWork = async (op, a, ctx, tx, parent, pivot, query) => {
   const ids: number[] = [];
-  for (const [index, item] of (a.resources as Args[]).entries()) {
-    const input = pivot && "input" in item ? item.input : item;
+  for (const [index, item] of inputsArg(a, "resources").entries()) {
+    const input = pivot && "input" in item ? (inputArg(item, "input") ?? {}) : item;
     if (!pivot) {
       ids.push((await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input, parent ? childKeys(op, parent) : {}))).id);
       continue;
     }
-    const pivotValues = await link.pivotData(ctx, tx, pivot, item.pivot, `resources.${index}.pivot`);
+    const pivotValues = await link.pivotData(ctx, tx, pivot, inputArg(item, "pivot"), `resources.${index}.pivot`);
     const row = await prefixed(`resources.${index}`, createRow(ctx, tx, op.def, input), `resources.${index}.input`);
-    ids.push((await link.createLink(ctx, tx, pivot, parent!.id, row.id, pivotValues)).id);
+    ids.push((await link.createLink(ctx, tx, pivot, idOf(parent!), row.id, pivotValues)).id);
   }
   return inOrder(tx, pivot ? pivot.model : op.def.model, ids, query);
 };
@@ -85,7 +85,7 @@ async function batchRows(op: Operation, ctx: Context, tx: StoreTransaction, pare
 
 const updateBatch: BatchWork = async (op, a, ctx, tx, parent, pivot, query) => {
   if (pivot) return updateLinks(op, a, ctx, tx, parent!, pivot, query);
-  const items: Array<{ id: number; input?: Args }> = a.resources;
+  const items = inputsArg<{ id: number; input?: Row | null }>(a, "resources");
   const { ids, byId } = await batchRows(op, ctx, tx, parent, items, ".id", query);
   for (const [index, item] of items.entries()) {
     await prefixed(`resources.${item.id}`, updateRow(ctx, tx, op.def, byId.get(item.id)!, item.input ?? {}), `resources.${index}.input`);
@@ -95,18 +95,18 @@ const updateBatch: BatchWork = async (op, a, ctx, tx, parent, pivot, query) => {
 
 const deleteBatch: BatchWork = async (op, a, ctx, tx, parent, pivot, query) => {
   if (pivot) {
-    const rows = await link.requireLinks(tx, pivot, parent!.id, a.resources, query);
-    await link.removeLinked(ctx, tx, pivot, parent!.id, rows);
+    const rows = await link.requireLinks(tx, pivot, idOf(parent!), intsArg(a, "resources"), query);
+    await link.removeLinked(ctx, tx, pivot, idOf(parent!), rows);
     return rows;
   }
-  const { ids, byId } = await batchRows(op, ctx, tx, parent, (a.resources as number[]).map((id) => ({ id })), "", query);
+  const { ids, byId } = await batchRows(op, ctx, tx, parent, intsArg(a, "resources").map((id) => ({ id })), "", query);
   await deleteRows(ctx, tx, op.def, ids);
   return ids.map((id) => byId.get(id)!);
 };
 
 async function updateLinks(op: Operation, a: Args, ctx: Context, tx: StoreTransaction, parent: Row, pivot: PivotDef, query: object) {
-  const items = a.resources as Array<{ id: number; input?: Args; pivot?: Args }>;
-  const rows = await link.requireLinks(tx, pivot, parent.id, items.map((i) => i.id));
+  const items = inputsArg<{ id: number; input?: Row | null; pivot?: Row | null }>(a, "resources");
+  const rows = await link.requireLinks(tx, pivot, idOf(parent), items.map((i) => i.id));
   const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
   for (const [index, item] of items.entries()) {
     const related = await findOwned(ctx, tx, op.def, item.id);
@@ -129,7 +129,7 @@ const rowsField = (work: BatchWork): FacadeKind["field"] => (t, op, p) => t.fiel
 /** `CreateRanksPayload { ranks }`: a batch's rows, in the order of the request. */
 const rowsPayload = (p: PublicParts, def: ResourceDef, verb: string, rows: string, doing: string) => {
   const { Plural, node } = publicNames(p, def);
-  return p.payload(`${verb}${Plural}Payload`, (t: any) => ({
+  return p.payload(`${verb}${Plural}Payload`, (t) => ({
     [def.plural]: t.field({ type: [node], description: `The ${rows}.`, resolve: (r: Row) => r.rows }),
   }), `What ${doing} several ${plural(def)} answers.`);
 };
@@ -156,7 +156,7 @@ function publicBatchCreate(p: PublicParts, batch: Operation) {
   const def = batch.def;
   if (!p.topLevel(def, "create")) return;
   const { b, Name, Plural } = publicNames(p, def);
-  b.mutationField(`create${Plural}`, (t: any) => t.field({
+  b.mutationField(`create${Plural}`, (t) => t.field({
     type: rowsPayload(p, def, "Create", `new ${plural(def)}, in the order of the inputs`, "creating"),
     nullable: true,
     description: p.withRoute(`Creates several ${plural(def)} in one transaction: all or none.`, batch),
@@ -166,7 +166,9 @@ function publicBatchCreate(p: PublicParts, batch: Operation) {
       const ids = await inTransaction(ctx, async (tx) => {
         const made: number[] = [];
         for (const [i, input] of capped(ctx, args.inputs as Row[], "inputs").entries()) {
-          made.push((await createRow(ctx, tx, def, input).catch((e) => Promise.reject(atItem(e, `inputs.${i}`)))).id);
+          made.push((await createRow(ctx, tx, def, input).catch((e: unknown) => {
+            throw atItem(e, `inputs.${i}`);
+          })).id);
         }
         return made;
       });
@@ -182,12 +184,12 @@ function publicBatchUpdate(p: PublicParts, batchUpdate: Operation) {
   const { b, Name, Plural, one } = publicNames(p, def);
   const item = b.inputType(`Update${Name}Item`, {
     description: `One ${one} of a batch update: its row id and the attributes to change.`,
-    fields: (t: any) => ({
+    fields: (t) => ({
       rowId: t.int({ required: true, description: `The ${one}'s row id.` }),
       input: t.field({ type: `${Name}Patch`, required: true, description: "The attributes to change." }),
     }),
   });
-  b.mutationField(`update${Plural}`, (t: any) => t.field({
+  b.mutationField(`update${Plural}`, (t) => t.field({
     type: rowsPayload(p, def, "Update", `changed ${plural(def)}, in the order of the items`, "changing"),
     nullable: true,
     description: p.withRoute(`Changes several ${plural(def)} in one transaction: all or none.`, batchUpdate),
@@ -197,8 +199,12 @@ function publicBatchUpdate(p: PublicParts, batchUpdate: Operation) {
       const items = capped(ctx, args.items as Array<{ rowId: number; input: Row }>, "items");
       await inTransaction(ctx, async (tx) => {
         for (const [i, { rowId, input }] of items.entries()) {
-          const existing = await findOwned(ctx, tx, def, rowId).catch((e) => Promise.reject(missingItem(e, `items.${i}.rowId`, def, rowId)));
-          await updateRow(ctx, tx, def, existing, input).catch((e) => Promise.reject(atItem(e, `items.${i}.input`)));
+          const existing = await findOwned(ctx, tx, def, rowId).catch((e: unknown) => {
+            throw missingItem(e, `items.${i}.rowId`, def, rowId);
+          });
+          await updateRow(ctx, tx, def, existing, input).catch((e: unknown) => {
+            throw atItem(e, `items.${i}.input`);
+          });
         }
       });
       return { rows: await inRequestOrder(ctx, info, def, def.plural, items.map((i) => i.rowId)) };
@@ -211,7 +217,7 @@ function publicBatchDelete(p: PublicParts, batchDelete: Operation) {
   const def = batchDelete.def;
   if (!p.topLevel(def, "delete")) return;
   const { b, Plural, one } = publicNames(p, def);
-  b.mutationField(`delete${Plural}`, (t: any) => t.field({
+  b.mutationField(`delete${Plural}`, (t) => t.field({
     type: rowsPayload(p, def, "Delete", `deleted ${plural(def)} (their last state), in the order of the row ids`, "deleting"),
     nullable: true,
     description: p.withRoute(`Deletes several ${plural(def)} in one transaction: all or none.`, batchDelete),

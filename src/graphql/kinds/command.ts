@@ -1,4 +1,5 @@
 import { guard } from "../../data/access.ts";
+import { dynamic } from "../pothos-dynamic.ts";
 import type { Context } from "../../request/context.ts";
 import type { Builder } from "../builder.ts";
 import { pascal } from "../../core/names.ts";
@@ -9,16 +10,16 @@ import { INTERNAL, type Args, type FacadeKind, type PublicParts, type Row } from
 /* The command kind: an account command (`POST /settings/...`), answering its status. */
 
 /** `CommandStatus`, the REST facade's answer to every command. */
-export const commandStatusType = (builder: Builder) => (builder as any).objectRef("CommandStatus").implement({
+export const commandStatusType = (builder: Builder) => dynamic(builder).objectRef("CommandStatus").implement({
   description: "The outcome of an account command.",
-  fields: (t: any) => ({ status: t.exposeString("status", { description: "What the command did, such as `okay`." }) }),
+  fields: (t) => ({ status: t.exposeString("status", { description: "What the command did, such as `okay`." }) }),
 });
 
 /** The public graph's mutation of a command (`rebuildRosters`), answering a payload with its status. */
 function publicCommand(p: PublicParts, op: Operation) {
-  const b = p.builder as any;
-  b.mutationField(op.field, (t: any) => t.field({
-    type: p.payload(`${pascal(op.field)}Payload`, (t: any) => ({
+  const b = dynamic(p.builder);
+  b.mutationField(op.field, (t) => t.field({
+    type: p.payload(`${pascal(op.field)}Payload`, (t) => ({
       status: t.string({ description: "What the command did, such as `okay`.", resolve: (p: Row) => p.status }),
     }), `What the ${op.field} command answers.`),
     nullable: true,

@@ -8,13 +8,14 @@ import { capped, findOwned, guard } from "../../data/access.ts";
 import { inTransaction } from "../../data/write.ts";
 import type { StoreTransaction } from "../../db/store.ts";
 import * as link from "../../data/links.ts";
+import { dynamic, type ArgMap, type DynamicFieldBuilder, type InputFieldMap, type InputRef, type OutputRef } from "../pothos-dynamic.ts";
 import type { Context } from "../../request/context.ts";
 import { camel, pascal, pluralWords as plural, withArticle } from "../../core/names.ts";
 import type { Builder } from "../builder.ts";
 import { enumRef } from "../enums.ts";
-import { scalarOf, type ObjectRefs } from "../objects.ts";
+import { scalarOf } from "../objects.ts";
 import { registerRootField } from "../relation-scopes.ts";
-import { camelPath, idArg, INTERNAL, nestedRowOf, renamingErrors, type Args, type FacadeKind, type Row, type Words } from "./shared.ts";
+import { camelPath, flagArg, idArg, inputArg, inputsArg, intArg, intsArg, INTERNAL, nestedRowOf, renamingErrors, type Args, type FacadeKind, type PublicParts, type Row, type Words } from "./shared.ts";
 
 /*
  * The link kinds: attach, detach, sync, toggle and pivot, the operations that change which rows a parent is linked
@@ -94,16 +95,16 @@ export async function changeLinks(
 
 /** The inputs the REST facade's link fields take (created by `src/graphql/operations.ts`, once per name). */
 export interface LinkInputs {
-  linkItemInput(pivot: PivotDef | undefined): unknown;
-  pivotInput(pivot: PivotDef | undefined): unknown;
+  linkItemInput(pivot: PivotDef | undefined): InputRef;
+  pivotInput(pivot: PivotDef | undefined): InputRef | null;
 }
 
-/** The REST facade's arguments of a link kind, after the parent's id (and a pivot's related id). */
-export function restLinkArgs(t: any, op: Operation, made: LinkInputs, rows: string): Record<string, unknown> {
+/** The REST facade's arguments of link kind `kind`, after the parent's id (and a pivot's related id). */
+export function restLinkArgs(t: DynamicFieldBuilder, op: Operation, made: LinkInputs, rows: string, kind: LinkKind): ArgMap {
   const pivot = pivotOf(op);
   const morph = op.parent?.relation.kind === "morphMany" || op.parent?.relation.kind === "morphOne";
   const items = (description: string) => t.arg({ type: [made.linkItemInput(pivot)], required: true, description });
-  const byKind: Record<LinkKind, () => Record<string, unknown>> = {
+  const byKind: Record<LinkKind, () => ArgMap> = {
     detach: () => ({ resources: t.arg.intList({ required: true, description: `Ids of the ${rows} to unlink.` }) }),
     attach: () => ({
       resources: items(`The ${rows} to link.`),
@@ -113,20 +114,21 @@ export function restLinkArgs(t: any, op: Operation, made: LinkInputs, rows: stri
     toggle: () => ({ resources: items(`The ${rows} to link if unlinked, or unlink if linked.`) }),
     pivot: () => ({ pivot: t.arg({ type: made.pivotInput(pivot) ?? "JSON", required: true, description: "The link columns to change." }) }),
   };
-  return byKind[op.kind as LinkKind]();
+  return byKind[kind]();
 }
 
 /** A REST facade field's arguments as a link request (`resources` is the list of whichever kind). */
 const restRequest = (op: Operation, a: Args): LinkRequest => ({
-  parentId: a[op.parent!.def.param], listed: Array.isArray(a.resources) ? a.resources : undefined,
-  items: a.resources, ids: a.resources, relatedId: idArg(op, a), columns: a.pivot, duplicates: a.duplicates ?? false, detaching: a.detaching ?? true,
+  parentId: intArg(a, op.parent!.def.param), listed: Array.isArray(a.resources) ? a.resources : undefined,
+  items: inputsArg<link.LinkItem>(a, "resources"), ids: intsArg(a, "resources"), relatedId: idArg(op, a), columns: inputArg(a, "pivot") ?? undefined,
+  duplicates: flagArg(a, "duplicates") ?? false, detaching: flagArg(a, "detaching") ?? true,
 });
 
 /** `PivotChanges`, the REST facade's answer to every link kind. */
 export function pivotChangesType(builder: Builder) {
-  return (builder as any).objectRef("PivotChanges").implement({
+  return dynamic(builder).objectRef("PivotChanges").implement({
     description: "Related ids a many-to-many operation attached, detached or updated.",
-    fields: (t: any) => ({
+    fields: (t) => ({
       attached: t.field({ type: ["Int"], description: "Ids of the related rows newly linked.", resolve: (c: link.PivotChanges) => c.attached }),
       detached: t.field({ type: ["Int"], description: "Ids of the related rows unlinked.", resolve: (c: link.PivotChanges) => c.detached }),
       updated: t.field({ type: ["Int"], description: "Ids of the related rows whose link columns changed.", resolve: (c: link.PivotChanges) => c.updated }),
@@ -135,50 +137,52 @@ export function pivotChangesType(builder: Builder) {
 }
 
 /** The REST facade's root field of a link operation. */
-export const restLinkField = (t: any, op: Operation, args: Record<string, unknown>, description: string, changes: unknown) =>
+export const restLinkField = (t: DynamicFieldBuilder, op: Operation, args: ArgMap, description: string, changes: OutputRef) =>
   t.field({ ...INTERNAL, type: changes, args, description, nullable: true, resolve: (_root: unknown, a: Args, ctx: Context) => changeLinks(op, ctx, restRequest(op, a)) });
 
 // ---- The public graph (`attachUserRanks(rowId: 1, items: [...])`, answering a payload) ----
 
-/** What the public graph's root fields give a kind's module: a payload type, and a description naming the route. */
-export interface PublicRoots {
-  payload(name: string, fields: (t: any) => Record<string, unknown>, description: string): unknown;
-  withRoute(text: string, op: Operation | undefined): string;
-}
-
-const publicItems = new WeakMap<Builder, Map<string, unknown>>();
+const publicItems = new WeakMap<Builder, Map<string, InputRef>>();
 
 /** `UserRankItem`-like inputs: a related row by row id, with the link's columns. */
 function linkItemInput(builder: Builder, pivot: PivotDef, related: ResourceDef) {
   const made = publicItems.get(builder) ?? publicItems.set(builder, new Map()).get(builder)!;
   const name = `${pivot.model}${pascal(related.name)}Item`;
-  if (made.has(name)) return made.get(name);
-  return made.set(name, (builder as any).inputType(name, {
+  const known = made.get(name);
+  if (known) return known;
+  const ref = dynamic(builder).inputType(name, {
     description: `A ${related.label.toLowerCase()} to link, with the columns of its link.`,
-    fields: (t: any) => {
-      const fields: Record<string, unknown> = { rowId: t.int({ required: true, description: `The ${related.label.toLowerCase()}'s row id.` }) };
+    fields: (t) => {
+      const fields: InputFieldMap = { rowId: t.int({ required: true, description: `The ${related.label.toLowerCase()}'s row id.` }) };
       for (const [key, f] of Object.entries(pivot.fields)) {
         fields[key] = t.field({ type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), required: false, description: fieldDescription(linkResourceOf(pivot), key, f) });
       }
       return fields;
     },
-  })).get(name);
+  });
+  made.set(name, ref);
+  return ref;
 }
 
+/** A public item: a related row's id, and the link's columns. */
+type PublicItem = Row & { rowId: number };
 /** The public items (`{ rowId, ...columns }`) as the link layer's (`{ id, pivot }`). */
-const asLinkItems = (items: Row[]) => items.map(({ rowId, ...columns }) => ({ id: rowId, ...(Object.keys(columns).length ? { pivot: columns } : {}) }));
+const asLinkItems = (items: PublicItem[]) => items.map(({ rowId, ...columns }) => ({ id: rowId, ...(Object.keys(columns).length ? { pivot: columns } : {}) }));
 
 /** Each kind in the public graph: what it does, its arguments after `rowId`, and its request. */
 interface PublicKind {
   description(parent: ResourceDef, related: ResourceDef): string;
-  args(t: any, item: unknown, related: ResourceDef, parent: ResourceDef): Record<string, unknown>;
+  args(t: DynamicFieldBuilder, item: InputRef, related: ResourceDef, parent: ResourceDef): ArgMap;
   /** The argument the link layer's `resources` is called in this graph (errors are renamed to it; a pivot's `items`). */
   list: "items" | "rowIds";
   request(args: Args): Omit<LinkRequest, "parentId" | "listName">;
 }
-const itemsArg = (t: any, item: unknown, related: ResourceDef) =>
+const itemsArg = (t: DynamicFieldBuilder, item: InputRef, related: ResourceDef) =>
   ({ items: t.arg({ type: [item], required: true, description: `The ${plural(related)} to link, with the link's columns.` }) });
-const withItems = (args: Args) => ({ listed: args.items as unknown[], items: asLinkItems(args.items), duplicates: args.duplicates ?? false, detaching: args.detaching ?? true });
+const withItems = (args: Args) => {
+  const items = inputsArg<PublicItem>(args, "items");
+  return { listed: items, items: asLinkItems(items), duplicates: flagArg(args, "duplicates") ?? false, detaching: flagArg(args, "detaching") ?? true };
+};
 const publicKinds: Record<LinkKind, PublicKind> = {
   attach: {
     description: (parent, related) => `Links ${plural(related)} to ${withArticle(parent.label.toLowerCase())}.`,
@@ -188,7 +192,7 @@ const publicKinds: Record<LinkKind, PublicKind> = {
   detach: {
     description: (parent, related) => `Unlinks ${plural(related)} from ${withArticle(parent.label.toLowerCase())}; they stay.`,
     args: (t, _item, related) => ({ rowIds: t.arg.intList({ required: true, description: `Row ids of the ${plural(related)} to unlink.` }) }),
-    list: "rowIds", request: (args) => ({ listed: args.rowIds, ids: args.rowIds, duplicates: false, detaching: true }),
+    list: "rowIds", request: (args) => ({ listed: intsArg(args, "rowIds"), ids: intsArg(args, "rowIds"), duplicates: false, detaching: true }),
   },
   sync: {
     description: (parent, related) => `Makes the ${parent.label.toLowerCase()}'s linked ${plural(related)} exactly the ones given (unless \`detaching\` is false).`,
@@ -206,36 +210,50 @@ const publicKinds: Record<LinkKind, PublicKind> = {
     // The list capped is the one item.
     list: "items",
     request: (args) => {
-      const { rowId, ...columns } = args.item as Row;
+      const { rowId, ...columns } = inputArg(args, "item") as PublicItem;
       return { listed: [args.item], relatedId: rowId, columns, duplicates: false, detaching: true };
     },
   },
 };
 
+/** The public graph's link mutations of `def`'s many-to-many relations. */
+export function addPublicLinkMutations(p: PublicParts, def: ResourceDef) {
+  for (const [key, rel] of Object.entries(def.relations)) {
+    if (rel.kind === "belongsToMany") addRelationLinks(p, def, key, rel);
+  }
+}
+
+/** What a public link mutation answers: the parent, read again, and the ids it changed. */
+interface LinksPayload {
+  parent: Row | null;
+  changes: link.PivotChanges;
+}
+
 /** The public graph's link mutations of one many-to-many relation, one payload for all of them. */
-export function addPublicLinkMutations(builder: Builder, refs: ObjectRefs, roots: PublicRoots, def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
-  const b = builder as any;
+function addRelationLinks(roots: PublicParts, def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
+  const { builder, refs } = roots;
+  const b = dynamic(builder);
   const ops = operations.filter((op) => op.parent?.def === def && op.parent.relation === rel && op.kind in publicKinds);
   if (!ops.length) return;
   const pivot = rel.pivot;
   const related = resourceNamed(pivot.related);
   const Parent = pascal(def.name);
   const item = linkItemInput(builder, pivot, related);
-  const result = roots.payload(`${Parent}${pascal(camel(relationKey))}LinksPayload`, (t: any) => ({
-    [def.name]: t.field({ type: refs.objects.get(def.name), nullable: true, description: `The ${def.label.toLowerCase()}, with its links as they are now.`, resolve: (p: Row) => p.parent }),
-    attachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} newly linked.`, resolve: (p: Row) => p.changes.attached }),
-    detachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} unlinked.`, resolve: (p: Row) => p.changes.detached }),
-    updatedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} whose link columns changed.`, resolve: (p: Row) => p.changes.updated }),
+  const result = roots.payload(`${Parent}${pascal(camel(relationKey))}LinksPayload`, (t) => ({
+    [def.name]: t.field({ type: refs.objects.get(def.name), nullable: true, description: `The ${def.label.toLowerCase()}, with its links as they are now.`, resolve: (p: LinksPayload) => p.parent }),
+    attachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} newly linked.`, resolve: (p: LinksPayload) => p.changes.attached }),
+    detachedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} unlinked.`, resolve: (p: LinksPayload) => p.changes.detached }),
+    updatedRowIds: t.field({ type: ["Int"], description: `Row ids of the ${plural(related)} whose link columns changed.`, resolve: (p: LinksPayload) => p.changes.updated }),
   }), `What changing the ${plural(related)} linked to ${withArticle(def.label.toLowerCase())} answers: the changes, and the ${def.label.toLowerCase()} to read its links from.`);
   for (const op of ops) {
     const kind = publicKinds[op.kind as LinkKind];
     const listName = kind.list;
-    b.mutationField(op.field, (t: any) => t.field({
+    b.mutationField(op.field, (t) => t.field({
       type: result, nullable: true,
       description: roots.withRoute(kind.description(def, related), op),
       args: { rowId: t.arg.int({ required: true, description: `The ${def.label.toLowerCase()}'s row id.` }), ...kind.args(t, item, related, def) },
       resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
-        const request: LinkRequest = { parentId: args.rowId, listName, ...kind.request(args) };
+        const request: LinkRequest = { parentId: intArg(args, "rowId"), listName, ...kind.request(args) };
         const changes = await changeLinks(op, ctx, request, { select: { id: true } }, (k) => camelPath(k.replace(/^resources\b/, listName)));
         const parent = await ctx.store.findFirst(def.model, { ...queryFromInfo({ context: ctx, info, typeName: Parent, path: [def.name] }), where: { id: args.rowId } });
         return { parent, changes };
@@ -256,7 +274,7 @@ const linkSummaries: Record<LinkKind, (w: Words) => string> = {
 const linkKind = (kind: LinkKind): FacadeKind => ({
   addressesRow: kind === "pivot",
   summary: (_op, w) => linkSummaries[kind](w),
-  args: (t, op, made, w) => restLinkArgs(t, op, made, w.rows),
+  args: (t, op, made, w) => restLinkArgs(t, op, made, w.rows, kind),
   field: (t, op, p) => restLinkField(t, op, p.args, p.description, p.types.changes),
 });
 

@@ -1,16 +1,23 @@
 import type { GraphQLResolveInfo } from "graphql";
+import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { Operation } from "../../resources/operations.ts";
 import { pivotOf as pivotOfOp } from "../../resources/operations.ts";
+import { resourceDescription } from "../../resources/descriptions.ts";
+import { pascal, pluralWords as plural } from "../../core/names.ts";
 import { findOwned, findPage, guard, owned, pageArgs } from "../../data/access.ts";
 import { searchQuery } from "../../data/search.ts";
 import { hasForeignKey } from "../../data/independent-writes.ts";
+import { dynamic } from "../pothos-dynamic.ts";
 import type { Context } from "../../request/context.ts";
-import { pageType } from "../objects.ts";
-import { childKeys, INTERNAL, rowsDef, rowsQuery, type Args, type FacadeKind, type Row } from "./shared.ts";
+import { baseOrder, columnOf, pageType } from "../objects.ts";
+import { CONNECTION_PATHS, connectionArgs, connectionOf, cursorSelection, planPage, selectedNames, type ConnectionArgs } from "../connections.ts";
+import { registerRootField } from "../relation-scopes.ts";
+import { childKeys, intArg, INTERNAL, nullableIntArg, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, type Row } from "./shared.ts";
 
 /*
  * The list kinds: `list` (`GET /ranks`) and `search` (`POST /ranks/search`), one page of rows. A search runs its
- * list's field, with the search arguments, so the two share it.
+ * list's field, with the search arguments, so the two share it. In the public graph a top-level list, and a view's,
+ * is a connection (`ranks(first:, where:, orderBy:)`, `roster`); a search has no field of its own there.
  */
 
 /**
@@ -19,10 +26,16 @@ import { childKeys, INTERNAL, rowsDef, rowsQuery, type Args, type FacadeKind, ty
  * parent of its own account, so a page with rows shows the parent is there, and the caller reads the parent (a 404
  * when it is not the caller's) only when the page comes back empty. One statement fewer for every page that has rows.
  */
-async function listScope(op: Operation, a: Args, ctx: Context): Promise<{ model: string; where: Row; orderBy: any; parentUnread?: () => Promise<unknown> }> {
+interface ListScope {
+  model: string;
+  where: Row;
+  orderBy: Record<string, unknown>[];
+  parentUnread?: () => Promise<unknown>;
+}
+async function listScope(op: Operation, a: Args, ctx: Context): Promise<ListScope> {
   if (op.view) return { model: op.def.model, where: owned(ctx, op.def, op.view.where?.(ctx) ?? {}), orderBy: op.def.orderBy };
   if (!op.parent) return { model: op.def.model, where: owned(ctx, op.def), orderBy: op.def.orderBy };
-  const parentId = a[op.parent.def.param];
+  const parentId = intArg(a, op.parent.def.param);
   const readParent = () => findOwned(ctx, ctx.store, op.parent!.def, parentId, { select: { id: true } });
   const rel = op.parent.relation;
   const filter = "filter" in rel ? rel.filter?.where : undefined;
@@ -35,7 +48,7 @@ async function listScope(op: Operation, a: Args, ctx: Context): Promise<{ model:
 
 export async function resolvePage(op: Operation, a: Args, ctx: Context, query: object) {
   guard(ctx, op.scopes);
-  const page = pageArgs(ctx, a.page, a.limit);
+  const page = pageArgs(ctx, nullableIntArg(a, "page"), nullableIntArg(a, "limit"));
   const search = await searchQuery(ctx, op.def, a, pivotOfOp(op));
   const { model, where, orderBy, parentUnread } = await listScope(op, a, ctx);
   const found = await findPage(ctx, model, search.where ? { AND: [where, search.where] } : where, [...search.orderBy, ...orderBy], page, query);
@@ -64,4 +77,32 @@ const list: FacadeKind = {
   }),
 };
 
-export const listKinds = { list, search: { ...list, alsoRoutes: undefined } } satisfies Record<"list" | "search", FacadeKind>;
+// ---- The public graph: `ranks(first:, after:, where:, orderBy:)`, and a view's connection (`roster`) ----
+
+/** A top-level list's connection, or a view's (the rows its `where` leaves); `me` is the public graph's own field. */
+function publicList(p: PublicParts, op: Operation) {
+  const { def, view, field: name, scopes } = op;
+  if (view?.field === "me") return;
+  const text = view ? (view.description ?? resourceDescription(def))
+    : `The ${plural(def)} of the account, a page at a time (a connection). ${resourceDescription(def)}`;
+  const base = baseOrder(def.orderBy, columnOf(def));
+  const b = dynamic(p.builder);
+  b.queryField(name, (t) => t.field({
+    // Nullable: a list that fails (a bad argument, a missing scope) leaves the other root fields' data standing.
+    type: p.refs.connectionOf(def), nullable: true,
+    args: connectionArgs(t, p.refs.filters, def, plural(def)),
+    description: p.withRoute(text, op, ` (and POST ${op.path}/search)`),
+    resolve: async (_root: unknown, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
+      guard(ctx, scopes);
+      const plan = planPage(ctx, def, args, base);
+      const own = owned(ctx, def, view?.where?.(ctx) ?? {});
+      const query = queryFromInfo({ context: ctx, info, typeName: pascal(def.name), paths: CONNECTION_PATHS, select: cursorSelection(plan, selectedNames(info)) as never }) as Row;
+      const rows = await ctx.store.findMany(def.model, { ...query, where: { AND: [own, ...plan.where] }, orderBy: plan.orderBy, take: plan.take, skip: plan.skip || undefined });
+      let counted: Promise<number> | null = null;
+      return connectionOf(rows, plan, () => (counted ??= ctx.store.count(def.model, { where: { AND: [own, ...plan.filter] } })));
+    },
+  }));
+  registerRootField(name, { scopes, def });
+}
+
+export const listKinds = { list: { ...list, addPublic: publicList }, search: { ...list, alsoRoutes: undefined } } satisfies Record<"list" | "search", FacadeKind>;

@@ -16,7 +16,7 @@ import * as link from "../../data/links.ts";
 import type { StoreReads } from "../../db/store.ts";
 import type { Context } from "../../request/context.ts";
 import { actionInputType, runAction } from "../actions.ts";
-import { childKeys, idArg, INTERNAL, nestedRow, pivotOf, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, publicNames, type Row } from "./shared.ts";
+import { childKeys, idArg, idOf, inputArg, intArg, INTERNAL, nestedRow, rowArg, pivotOf, rowsDef, rowsQuery, type Args, type FacadeKind, type PublicParts, publicNames, type Row } from "./shared.ts";
 
 /*
  * The single-row kinds: show, create, update, delete, associate, dissociate (PERSCOM's nested relation routes) and
@@ -51,7 +51,7 @@ async function resolveOne(op: Operation, resolve: RowResolver, a: Args, ctx: Con
   const selected = (query as { select?: Row; include?: Row }).select ?? (query as { include?: Row }).include ?? {};
   const includesRelations = Object.values(selected).some((value) => value !== true && value !== false);
   const refetch = (tx: StoreReads, id: number) => tx.findUniqueOrThrow(model, { ...query, where: { id } });
-  const current = (tx: StoreReads, row: Row) => (includesRelations ? refetch(tx, row.id) : row);
+  const current = (tx: StoreReads, row: Row) => (includesRelations ? refetch(tx, idOf(row)) : row);
   return resolve(op, a, ctx, { query, refetch, current, independence: { independent: writesIndependently(op) } });
 }
 
@@ -98,7 +98,7 @@ const create = rowKind({
   summary: (op, w) => (op.parent ? `Creates a ${w.one} for a ${w.parent}. ${w.what}` : `Creates a ${w.one}. ${w.what}`),
   args: inputArgs(true),
 }, (op, a, ctx, { refetch, current, independence }) => inTransaction(ctx, async (tx) => {
-  if (!op.parent) return current(tx, await createRow(ctx, tx, op.def, a.input));
+  if (!op.parent) return current(tx, await createRow(ctx, tx, op.def, rowArg(a, "input")));
   const parentId = a[op.parent.def.param] as number;
   // The parent is looked up beside the body's checks (their statements share a round trip on PostgreSQL); a
   // missing parent is still the answer (404) over an invalid body.
@@ -106,8 +106,8 @@ const create = rowKind({
   if (op.parent.relation.kind === "belongsToMany") {
     await parent;
     const pivot = pivotOf(op);
-    const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
-    const row = await createRow(ctx, tx, op.def, a.input);
+    const pivotValues = await link.pivotData(ctx, tx, pivot, inputArg(a, "pivot"), "pivot");
+    const row = await createRow(ctx, tx, op.def, rowArg(a, "input"));
     return refetch(tx, (await link.createLink(ctx, tx, pivot, parentId, row.id, pivotValues)).id);
   }
   const keys = childKeys(op, { id: parentId });
@@ -115,7 +115,7 @@ const create = rowKind({
     await parent;
     if (await tx.count(op.def.model, { where: owned(ctx, op.def, keys) })) throw new ApiError("CONFLICT");
   }
-  return current(tx, await createRow(ctx, tx, op.def, a.input, keys, { alongside: parent }));
+  return current(tx, await createRow(ctx, tx, op.def, rowArg(a, "input"), keys, { alongside: parent }));
 }, independence));
 
 const update = rowKind({
@@ -125,14 +125,14 @@ const update = rowKind({
 }, (op, a, ctx, { refetch, current, independence }) => inTransaction(ctx, async (tx) => {
   if (!op.parent) {
     const existing = await findOwned(ctx, tx, op.def, idArg(op, a)!);
-    return current(tx, await updateRow(ctx, tx, op.def, existing, a.input ?? {}));
+    return current(tx, await updateRow(ctx, tx, op.def, existing, inputArg(a, "input") ?? {}));
   }
   const { row } = await nestedRow(op, a, ctx, tx);
-  if (op.parent.relation.kind !== "belongsToMany") return current(tx, await updateRow(ctx, tx, op.def, row, a.input ?? {}));
+  if (op.parent.relation.kind !== "belongsToMany") return current(tx, await updateRow(ctx, tx, op.def, row, inputArg(a, "input") ?? {}));
   const pivot = pivotOf(op);
   const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey]);
-  await updateRow(ctx, tx, op.def, related, a.input ?? {});
-  const pivotValues = await link.pivotData(ctx, tx, pivot, a.pivot, "pivot");
+  await updateRow(ctx, tx, op.def, related, inputArg(a, "input") ?? {});
+  const pivotValues = await link.pivotData(ctx, tx, pivot, inputArg(a, "pivot"), "pivot");
   if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), row.id, pivotValues);
   return refetch(tx, row.id);
 }, independence));
@@ -156,7 +156,7 @@ const associate = rowKind({
   summary: (_op, w) => `Moves an existing ${w.one} under a ${w.parent}.`,
   args: (t, _op, _made, w) => ({ relatedKey: t.arg.int({ required: true, description: `Id of the ${w.one} to move under the parent.` }) }),
 }, (op, a, ctx, { refetch }) => inTransaction(ctx, async (tx) => {
-  const parent = await findOwned(ctx, tx, op.parent!.def, a[op.parent!.def.param]);
+  const parent = await findOwned(ctx, tx, op.parent!.def, intArg(a, op.parent!.def.param));
   const child = await tx.findFirst(op.def.model, { where: owned(ctx, op.def, { id: a.relatedKey }), select: { id: true } });
   if (!child) throw validationError({ related_key: [`The selected ${op.def.label.toLowerCase()} ${a.relatedKey} is invalid.`] });
   await updateTracked(ctx, tx, op.def, child.id, childKeys(op, parent));
@@ -189,17 +189,34 @@ const action = rowKind({
     };
   },
 }, async (op, a, ctx, { query }) => {
-  const id = await runAction(op, a[op.subject!.param], a.input, ctx);
+  const id = await runAction(op, intArg(a, op.subject!.param), inputArg(a, "input"), ctx);
   return ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { id }) });
 });
 
-// ---- The public graph: `createRank(input:)`, `updateRank(rowId:, input:)`, `deleteRank(rowId:)`, the actions ----
+// ---- The public graph: `rank(rowId:)`, `createRank(input:)`, `updateRank(rowId:, input:)`, `deleteRank(rowId:)`, actions ----
+
+/** A top-level show's lookup by row id (`rank(rowId:)`); a view's show has none in the public graph. */
+function publicShow(p: PublicParts, show: Operation) {
+  const def = show.def;
+  if (show.view) return;
+  const { b, one } = publicNames(p, def);
+  b.queryField(def.name, (t) => t.prismaField({
+    type: def.model, nullable: true,
+    description: p.withRoute(`One ${one} by its row id; null when there is none in the account. ${resourceDescription(def)}`, show),
+    args: { rowId: t.arg.int({ required: true, description: `The ${one}'s row id (\`rowId\`).` }) },
+    resolve: (query: object, _root: unknown, args: { rowId: number }, ctx: Context) => {
+      guard(ctx, show.scopes);
+      return ctx.store.findFirst(def.model, { ...query, where: owned(ctx, def, { id: args.rowId }) });
+    },
+  }));
+  registerRootField(def.name, { scopes: show.scopes, def });
+}
 
 /** `CreateRankPayload { rank }`: the row a single-row mutation answers. */
 const rowPayload = (p: PublicParts, def: ResourceDef, verb: string) => {
   const { Name, one, node } = publicNames(p, def);
-  return p.payload(`${verb}${Name}Payload`, (t: any) => ({
-    [def.name]: t.field({ type: node, nullable: true, description: `The ${one} as it is now${verb === "Delete" ? " gone (its last state)" : ""}.`, resolve: (r: Row) => r.row }),
+  return p.payload(`${verb}${Name}Payload`, (t) => ({
+    [def.name]: t.field({ type: node, nullable: true, description: `The ${one} as it is now${verb === "Delete" ? " gone (its last state)" : ""}.`, resolve: (r: { row: Row | null }) => r.row }),
   }), `What ${verb.toLowerCase()}${verb.endsWith("e") ? "d" : "ed"} ${withArticle(one)} answers.`);
 };
 /** The row with `id`, selected as the payload's field asks. */
@@ -209,12 +226,12 @@ const reread = (def: ResourceDef, ctx: Context, info: GraphQLResolveInfo, id: nu
 function publicCreate(p: PublicParts, create: Operation) {
   const def = create.def;
   const { b, Name, one } = publicNames(p, def);
-  const input = b.inputType(`Create${Name}Input`, { description: `A new ${one}: its attributes; the required ones are non-null.`, fields: (t: any) => p.inputFields(t, def, true) });
-  b.mutationField(`create${Name}`, (t: any) => t.field({
+  const input = b.inputType(`Create${Name}Input`, { description: `A new ${one}: its attributes; the required ones are non-null.`, fields: (t) => p.inputFields(t, def, true) });
+  b.mutationField(`create${Name}`, (t) => t.field({
     type: rowPayload(p, def, "Create"), nullable: true,
     description: p.withRoute(`Creates ${withArticle(one)}. ${resourceDescription(def)}`, create),
     args: { input: t.arg({ type: input, required: true, description: `The new ${one}'s attributes.` }) },
-    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+    resolve: async (_root: unknown, args: { input: Row }, ctx: Context, info: GraphQLResolveInfo) => {
       guard(ctx, create.scopes);
       const row = await inTransaction(ctx, (tx) => createRow(ctx, tx, def, args.input));
       return { row: await reread(def, ctx, info, row.id) };
@@ -226,15 +243,15 @@ function publicCreate(p: PublicParts, create: Operation) {
 function publicUpdate(p: PublicParts, update: Operation) {
   const def = update.def;
   const { b, Name, one } = publicNames(p, def);
-  const patch = b.inputType(`${Name}Patch`, { description: `Changes to ${withArticle(one)}: only the attributes given change.`, fields: (t: any) => p.inputFields(t, def, false) });
-  b.mutationField(`update${Name}`, (t: any) => t.field({
+  const patch = b.inputType(`${Name}Patch`, { description: `Changes to ${withArticle(one)}: only the attributes given change.`, fields: (t) => p.inputFields(t, def, false) });
+  b.mutationField(`update${Name}`, (t) => t.field({
     type: rowPayload(p, def, "Update"), nullable: true,
     description: p.withRoute(`Changes ${withArticle(one)}: only the attributes given.`, update),
     args: {
       rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
       input: t.arg({ type: patch, required: true, description: "The attributes to change." }),
     },
-    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+    resolve: async (_root: unknown, args: { rowId: number; input: Row }, ctx: Context, info: GraphQLResolveInfo) => {
       guard(ctx, update.scopes);
       const row = await inTransaction(ctx, async (tx) => updateRow(ctx, tx, def, await findOwned(ctx, tx, def, args.rowId), args.input));
       return { row: await reread(def, ctx, info, row.id) };
@@ -246,11 +263,11 @@ function publicUpdate(p: PublicParts, update: Operation) {
 function publicDelete(p: PublicParts, remove: Operation) {
   const def = remove.def;
   const { b, Name, one } = publicNames(p, def);
-  b.mutationField(`delete${Name}`, (t: any) => t.field({
+  b.mutationField(`delete${Name}`, (t) => t.field({
     type: rowPayload(p, def, "Delete"), nullable: true,
     description: p.withRoute(`Deletes ${withArticle(one)}.`, remove),
     args: { rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }) },
-    resolve: (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+    resolve: (_root: unknown, args: { rowId: number }, ctx: Context, info: GraphQLResolveInfo) => {
       guard(ctx, remove.scopes);
       return inTransaction(ctx, async (tx) => {
         const row = await findOwned(ctx, tx, def, args.rowId, queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }));
@@ -266,10 +283,10 @@ function publicAction(p: PublicParts, op: Operation) {
   const { b, one } = publicNames(p, op.subject!);
   const answered = op.def;
   const input = actionInputType(p.builder, op);
-  b.mutationField(op.field, (t: any) => t.field({
-    type: p.payload(`${pascal(op.field)}Payload`, (t: any) => ({
+  b.mutationField(op.field, (t) => t.field({
+    type: p.payload(`${pascal(op.field)}Payload`, (t) => ({
       [answered.name]: t.field({
-        type: p.refs.objects.get(answered.name), nullable: true, description: `The ${answered.label.toLowerCase()} the action answers.`, resolve: (p: Row) => p.row,
+        type: p.refs.objects.get(answered.name), nullable: true, description: `The ${answered.label.toLowerCase()} the action answers.`, resolve: (p: { row: Row | null }) => p.row,
       }),
     }), `What ${op.field} answers.`),
     nullable: true,
@@ -278,7 +295,7 @@ function publicAction(p: PublicParts, op: Operation) {
       rowId: t.arg.int({ required: true, description: `The ${one}'s row id.` }),
       ...(input ? { input: t.arg({ type: input, required: true, description: "The action's attributes." }) } : {}),
     },
-    resolve: async (_root: unknown, args: Args, ctx: Context, info: GraphQLResolveInfo) => {
+    resolve: async (_root: unknown, args: { rowId: number; input?: Row | null }, ctx: Context, info: GraphQLResolveInfo) => {
       const id = await runAction(op, args.rowId, args.input, ctx);
       const query = queryFromInfo({ context: ctx, info, typeName: pascal(answered.name), path: [answered.name] });
       return { row: await ctx.store.findFirst(answered.model, { ...query, where: owned(ctx, answered, { id }) }) };
@@ -288,6 +305,6 @@ function publicAction(p: PublicParts, op: Operation) {
 }
 
 export const rowKinds = {
-  show, create: { ...create, addPublic: publicCreate }, update: { ...update, addPublic: publicUpdate }, delete: { ...remove, addPublic: publicDelete },
+  show: { ...show, addPublic: publicShow }, create: { ...create, addPublic: publicCreate }, update: { ...update, addPublic: publicUpdate }, delete: { ...remove, addPublic: publicDelete },
   associate, dissociate, action: { ...action, addPublic: publicAction },
 } satisfies Record<string, FacadeKind>;

@@ -9,25 +9,44 @@ import type { ResourceDef } from "../../resources/define.ts";
 import { linkResourceOf } from "../../resources/index.ts";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type { GraphQLResolveInfo } from "graphql";
-import type { Builder } from "../builder.ts";
+import type { Builder, SubGraph } from "../builder.ts";
 import { fixedPlan } from "../fixed-plans.ts";
 import type { ObjectRefs } from "../objects.ts";
 import type { Inputs } from "./inputs.ts";
+import {
+  dynamic, type Args, type ArgMap, type DynamicFieldBuilder, type DynamicInputFieldBuilder, type FieldMap, type FieldRef,
+  type InputFieldMap, type OutputRef, type Row,
+} from "../pothos-dynamic.ts";
 
 /*
  * What the operation kinds' modules share: the arguments' row ids, a nested route's row, and the one way a field
  * error's path is renamed.
  */
 
-export type Args = Record<string, any>;
-export type Row = Record<string, any>;
+export type { Args, Row };
+/** The id of a row read from the store. */
+export const idOf = (row: Row) => row.id as number;
 /** The REST facade's root fields and their types: served to REST documents only (the internal graph). */
-export const INTERNAL = { subGraphs: ["internal"] };
+export const INTERNAL: { subGraphs: readonly SubGraph[] } = { subGraphs: ["internal"] };
+
+/*
+ * An argument as GraphQL coerced it. Its type is the argument's GraphQL type, checked before any resolver runs, so
+ * these name the type rather than test it; a nullable argument may be absent or null.
+ */
+export const intArg = (a: Args, name: string) => a[name] as number;
+export const nullableIntArg = (a: Args, name: string) => a[name] as number | null | undefined;
+export const intsArg = (a: Args, name: string) => a[name] as number[];
+export const flagArg = (a: Args, name: string) => a[name] as boolean | null | undefined;
+/** An input object (a row's attributes, link columns): required, or nullable (`inputArg`). */
+export const rowArg = (a: Args, name: string) => a[name] as Row;
+export const inputArg = (a: Args, name: string) => a[name] as Row | null | undefined;
+/** A list of input objects (a batch's rows). */
+export const inputsArg = <T = Row>(a: Args, name: string) => a[name] as T[];
 
 /** The pivot of an operation known to be many-to-many. */
 export const pivotOf = (op: Operation) => pivotOfOp(op)!;
 /** The id of the row a single-row REST facade field addresses (its route's last `{param}`). */
-export const idArg = (op: Operation, a: Args) => a[op.parent ? op.parent.route.param : op.def.param] as number | null | undefined;
+export const idArg = (op: Operation, a: Args) => nullableIntArg(a, op.parent ? op.parent.route.param : op.def.param);
 
 /** Columns that tie a child row to its parent on a has-many or polymorphic route. */
 export function childKeys(op: Operation, parent: Row): Row {
@@ -62,7 +81,7 @@ export async function nestedRowOf(op: Operation, parentId: number, id: number | 
 
 /** The same row, addressed by a REST facade field's arguments. */
 export const nestedRow = (op: Operation, a: Args, ctx: Context, tx: StoreReads, query: object = {}) =>
-  nestedRowOf(op, a[op.parent!.def.param], idArg(op, a), ctx, tx, query);
+  nestedRowOf(op, intArg(a, op.parent!.def.param), idArg(op, a), ctx, tx, query);
 
 /**
  * The GraphQL input paths of a batch item's field errors, where REST keys them otherwise: REST names an updated item
@@ -88,7 +107,9 @@ export function renameFieldErrors(error: unknown, rename: (key: string) => strin
 
 /** `work`, its field errors renamed as `renameFieldErrors` does. */
 export const renamingErrors = <T>(work: Promise<T>, rename: (key: string) => string, graphqlPath?: (key: string) => string) =>
-  work.catch((e) => Promise.reject(renameFieldErrors(e, rename, graphqlPath)));
+  work.catch((e: unknown) => {
+    throw renameFieldErrors(e, rename, graphqlPath);
+  });
 
 /** The words an operation's description is made of. */
 export interface Words {
@@ -106,12 +127,12 @@ export interface Words {
 export interface FacadeParts {
   builder: Builder;
   refs: ObjectRefs;
-  args: Record<string, unknown>;
+  args: ArgMap;
   /** The field's description: the kind's summary, then the REST route (`rest`). */
   description: string;
   rest: string;
   /** Types several kinds answer, made once. */
-  types: { changes: unknown; commandStatus: unknown };
+  types: { changes: OutputRef; commandStatus: OutputRef };
 }
 
 /**
@@ -127,9 +148,12 @@ export interface FacadeKind {
   ofView?(words: Words): string;
   /** The other route that runs the same field, for its description (a list's search). */
   alsoRoutes?(op: Operation): string;
-  args?(t: any, op: Operation, made: Inputs, words: Words, builder: Builder): Record<string, unknown>;
-  field(t: any, op: Operation, parts: FacadeParts): unknown;
-  /** Its mutation in the public graph, for a top-level operation (an action's: on its subject); none if absent. */
+  args?(t: DynamicFieldBuilder, op: Operation, made: Inputs, words: Words, builder: Builder): ArgMap;
+  field(t: DynamicFieldBuilder, op: Operation, parts: FacadeParts): FieldRef;
+  /**
+   * Its root field in the public graph (a list's connection, a show's lookup, a mutation), for a top-level operation
+   * (an action's: on its subject) or a view's; none if absent.
+   */
   addPublic?(parts: PublicParts, op: Operation): void;
 }
 
@@ -146,21 +170,24 @@ export const rowsDef = (op: Operation): ResourceDef => {
   return pivot ? linkResourceOf(pivot) : op.def;
 };
 
-/** What the public graph's root fields (src/graphql/roots.ts) give a kind to add its mutation with. */
+/** What the public graph's root fields (src/graphql/roots.ts) give a kind to add its root field with. */
 export interface PublicParts {
   builder: Builder;
   refs: ObjectRefs;
   /** A payload type: the kind's fields, and `query`. */
-  payload(name: string, fields: (t: any) => Record<string, unknown>, description: string): unknown;
-  /** A root field's description: what it does, then the REST route that does the same and the scopes both need. */
-  withRoute(text: string, op: Operation | undefined): string;
+  payload(name: string, fields: (t: DynamicFieldBuilder) => FieldMap, description: string): OutputRef;
+  /**
+   * A root field's description: what it does, then the REST route that does the same (and `also`, the other routes
+   * that run it) and the scopes both need.
+   */
+  withRoute(text: string, op: Operation | undefined, also?: string): string;
   /** The fields of `Create<Name>Input` (`create`) and `<Name>Patch`. */
-  inputFields(t: any, def: ResourceDef, create: boolean): Record<string, unknown>;
+  inputFields(t: DynamicInputFieldBuilder, def: ResourceDef, create: boolean): InputFieldMap;
   /** The top-level operation of `kind` on `def`. */
   topLevel(def: ResourceDef, kind: Operation["kind"]): Operation | undefined;
 }
 
 /** The names a public mutation of `def` is made of. */
 export const publicNames = (p: PublicParts, def: ResourceDef) => ({
-  b: p.builder as any, Name: pascal(def.name), Plural: pascal(def.plural), one: def.label.toLowerCase(), node: p.refs.objects.get(def.name),
+  b: dynamic(p.builder), Name: pascal(def.name), Plural: pascal(def.plural), one: def.label.toLowerCase(), node: p.refs.objects.get(def.name),
 });
