@@ -184,6 +184,12 @@ program
   });
 
 type Db = Awaited<ReturnType<typeof openDatabase>>;
+/** What the webhook mutations answer of the webhook (each selects some of these). */
+interface WebhookAnswer {
+  rowId: number;
+  url: string;
+  secret: string;
+}
 /** What `testWebhook` answers of the delivery it made. */
 interface Delivery {
   deliveryId: string;
@@ -197,7 +203,9 @@ interface Delivery {
  * Runs a GraphQL operation of the public API as the account, holding every scope: the same checks, writes and answers
  * as a request with a key of the account. A field error is thrown as one line, naming the fields (`url: ...`).
  */
-async function asAccount<T>(db: Db, accountId: number, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+async function asAccount<T>(
+  db: Db, accountId: number, query: string, variables: Record<string, unknown> = {},
+): Promise<T> {
   const [{ buildSchemas }, { execute, parse }, { createLocalEventBus }] = await Promise.all([import("../graphql/schema.ts"), import("graphql"), import("../events/bus.ts")]);
   const config = loadConfig();
   const events = createLocalEventBus();
@@ -259,7 +267,7 @@ program
     };
     return withDatabase(async (db) => {
       const account = await requireAccount(db.prisma, name);
-      const { createWebhook } = await asAccount<{ createWebhook: { webhook: { rowId: number; url: string; secret: string } } }>(db, account.id, "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { webhook { rowId url secret } } }", { input });
+      const { createWebhook } = await asAccount<{ createWebhook: { webhook: WebhookAnswer } }>(db, account.id, "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { webhook { rowId url secret } } }", { input });
       const { rowId, url, secret } = createWebhook.webhook;
       console.log(`Created webhook ${rowId} for account ${account.name}: ${url}. Store its secret now: it is not shown again.`);
       console.log(secret);
@@ -272,7 +280,7 @@ program
   .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
   .action((id: number) =>
     withDatabase(async (db) => {
-      const { deleteWebhook } = await asAccount<{ deleteWebhook: { webhook: { rowId: number; url: string } } }>(db, await webhookAccount(db, id), "mutation($id: Int!) { deleteWebhook(rowId: $id) { webhook { rowId url } } }", { id });
+      const { deleteWebhook } = await asAccount<{ deleteWebhook: { webhook: WebhookAnswer } }>(db, await webhookAccount(db, id), "mutation($id: Int!) { deleteWebhook(rowId: $id) { webhook { rowId url } } }", { id });
       console.log(`Deleted webhook ${id} (${deleteWebhook.webhook.url})`);
     }),
   );
@@ -283,7 +291,7 @@ program
   .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
   .action((id: number) =>
     withDatabase(async (db) => {
-      const { rotateWebhookSecret } = await asAccount<{ rotateWebhookSecret: { webhook: { secret: string } } }>(db, await webhookAccount(db, id), "mutation($id: Int!) { rotateWebhookSecret(rowId: $id) { webhook { secret } } }", { id });
+      const { rotateWebhookSecret } = await asAccount<{ rotateWebhookSecret: { webhook: WebhookAnswer } }>(db, await webhookAccount(db, id), "mutation($id: Int!) { rotateWebhookSecret(rowId: $id) { webhook { secret } } }", { id });
       console.log(`Rotated the secret of webhook ${id}: deliveries are signed with this one from now on. Store it now: it is not shown again.`);
       console.log(rotateWebhookSecret.webhook.secret);
     }),
