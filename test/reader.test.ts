@@ -281,7 +281,7 @@ describe("the SQL reader answers as Prisma does", () => {
       const answer = await h.db.store.withBudget(rowBudget(1000)).findMany("User", args).finally(() => h.db.onReaderStatement.delete(listener));
       expect(seen).toEqual([]);
       expect(answer).toEqual(await h.db.prisma.user.findMany(args));
-      const rows = answer.length + answer.reduce((n, u) => n + u.rankRecords.length, 0);
+      const rows = answer.length + answer.reduce((n, u) => n + (u.rankRecords as unknown[]).length, 0);
       await expect(h.db.store.withBudget(rowBudget(rows)).findMany("User", args)).resolves.toHaveLength(answer.length);
       await expect(h.db.store.withBudget(rowBudget(rows - 1)).findMany("User", args)).rejects.toBeInstanceOf(RowCapExceeded);
     });
@@ -440,7 +440,7 @@ describe("the SQL reader answers as Prisma does", () => {
     });
 
     it("insensitive mode on SQLite, where Prisma refuses it: the reader answers; a pattern ending in an escape is Prisma's refusal", async () => {
-      const names = async (where: Record<string, unknown>) => ((await h.db.store.findMany(USER, userPatterns(where))) as Array<{ name: string }>).map((u) => u.name);
+      const names = async (where: Record<string, unknown>) => (await h.db.store.findMany(USER, userPatterns(where))).map((u) => u.name);
       expect(await names({ name: { equals: "plain", mode: "insensitive" } })).toEqual(["Plain"]);
       expect(await names({ name: { startsWith: "PLAIN", mode: "insensitive" } })).toEqual(["Plain", "plain text"]);
       expect(await names({ name: { contains: "\\%", mode: "insensitive" } })).toEqual(["50% off", "a%b", "x_y%z", "back\\%slash", "%lead"]);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { mayRunTwice, type Store, type StoreTransaction } from "../src/db/store.ts";
-import { belongsTo, defineResource, hasMany, string, type ColumnOf } from "../src/resources/define.ts";
+import { belongsTo, defineResource, hasMany, string, type ActionRun, type ColumnOf, type ModelRow } from "../src/resources/define.ts";
+import type { InsertedId } from "../src/db/writer.ts";
 
 /*
  * Contracts the compiler keeps: `npm test` type-checks this file (`tsc -p .` in pretest), so each line marked
@@ -46,8 +47,58 @@ export function registry() {
   belongsTo("user", "authorId", "author");
 }
 
+export function typedRows() {
+  // A resource's hooks, computed fields and actions get rows of its model (`RowOf`): its columns, typed.
+  defineResource({
+    name: "user",
+    model: "User",
+    fields: { name: string() },
+    computed: {
+      initial: { type: "string", needs: ["name"], resolve: (row) => row.name.charAt(0) },
+      // @ts-expect-error `needs` names the model's columns
+      misspelt: { type: "string", needs: ["naem"], resolve: () => null },
+      // @ts-expect-error a misspelt column of a computed field's row
+      other: { type: "string", needs: ["name"], resolve: (row) => row.naem },
+    },
+    hooks: {
+      beforeWrite({ existing }) {
+        void (existing?.rankId satisfies number | null | undefined);
+      },
+      async beforeInsert({ row }) {
+        // The values about to be inserted: the columns the write sets.
+        void (row.rankId satisfies number | null | undefined);
+        // @ts-expect-error a misspelt column of the values about to be inserted
+        void row.rankid;
+      },
+      async afterInsert({ row }) {
+        // Where statements pipeline, the id is an InsertedId.
+        void (row.id satisfies number | InsertedId);
+        // @ts-expect-error a misspelt column of the inserted row
+        void row.rankid;
+      },
+      afterCreate({ row }) {
+        void (row.rankId satisfies number | null);
+        // @ts-expect-error a misspelt column of the created row
+        void row.rankid;
+        // @ts-expect-error a column of another model
+        void row.awardId;
+      },
+    },
+  });
+  // An action's work gets a row of the resource's model; the runners' table keeps the erased form.
+  const run = async ({ row }: Parameters<ActionRun<"Webhook">>[0]) => {
+    void (row.secret satisfies string);
+    // @ts-expect-error a misspelt column of the action's row
+    void row.secert;
+    return row.id;
+  };
+  const runners: Record<string, ActionRun> = { run };
+  const row: ModelRow<"RankRecord"> | null = null;
+  void [runners, row];
+}
+
 describe("type contracts", () => {
   it("are checked by tsc; this file only has to load", () => {
-    expect([typeof directTransactions, typeof registry]).toEqual(["function", "function"]);
+    expect([typeof directTransactions, typeof registry, typeof typedRows]).toEqual(["function", "function", "function"]);
   });
 });

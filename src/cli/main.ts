@@ -184,12 +184,28 @@ program
   });
 
 type Db = Awaited<ReturnType<typeof openDatabase>>;
+/** What the webhook mutations answer of the webhook (each selects some of these). */
+interface WebhookAnswer {
+  rowId: number;
+  url: string;
+  secret: string;
+}
+/** What `testWebhook` answers of the delivery it made. */
+interface Delivery {
+  deliveryId: string;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+  succeeded: boolean;
+}
 
 /**
  * Runs a GraphQL operation of the public API as the account, holding every scope: the same checks, writes and answers
  * as a request with a key of the account. A field error is thrown as one line, naming the fields (`url: ...`).
  */
-async function asAccount(db: Db, accountId: number, query: string, variables: Record<string, unknown> = {}): Promise<Record<string, any>> {
+async function asAccount<T>(
+  db: Db, accountId: number, query: string, variables: Record<string, unknown> = {},
+): Promise<T> {
   const [{ buildSchemas }, { execute, parse }, { createLocalEventBus }] = await Promise.all([import("../graphql/schema.ts"), import("graphql"), import("../events/bus.ts")]);
   const config = loadConfig();
   const events = createLocalEventBus();
@@ -204,7 +220,7 @@ async function asAccount(db: Db, accountId: number, query: string, variables: Re
     const fields = error.extensions?.errors as Record<string, string[]> | undefined;
     throw new Error(fields ? Object.entries(fields).map(([field, messages]) => `${field}: ${messages.join(" ")}`).join("; ") : error.message);
   }
-  return result.data as Record<string, any>;
+  return result.data as T;
 }
 
 /** The account of webhook `id`, or an error naming it. */
@@ -251,7 +267,7 @@ program
     };
     return withDatabase(async (db) => {
       const account = await requireAccount(db.prisma, name);
-      const { createWebhook } = await asAccount(db, account.id, "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { webhook { rowId url secret } } }", { input });
+      const { createWebhook } = await asAccount<{ createWebhook: { webhook: WebhookAnswer } }>(db, account.id, "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { webhook { rowId url secret } } }", { input });
       const { rowId, url, secret } = createWebhook.webhook;
       console.log(`Created webhook ${rowId} for account ${account.name}: ${url}. Store its secret now: it is not shown again.`);
       console.log(secret);
@@ -264,7 +280,7 @@ program
   .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
   .action((id: number) =>
     withDatabase(async (db) => {
-      const { deleteWebhook } = await asAccount(db, await webhookAccount(db, id), "mutation($id: Int!) { deleteWebhook(rowId: $id) { webhook { rowId url } } }", { id });
+      const { deleteWebhook } = await asAccount<{ deleteWebhook: { webhook: WebhookAnswer } }>(db, await webhookAccount(db, id), "mutation($id: Int!) { deleteWebhook(rowId: $id) { webhook { rowId url } } }", { id });
       console.log(`Deleted webhook ${id} (${deleteWebhook.webhook.url})`);
     }),
   );
@@ -275,7 +291,7 @@ program
   .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
   .action((id: number) =>
     withDatabase(async (db) => {
-      const { rotateWebhookSecret } = await asAccount(db, await webhookAccount(db, id), "mutation($id: Int!) { rotateWebhookSecret(rowId: $id) { webhook { secret } } }", { id });
+      const { rotateWebhookSecret } = await asAccount<{ rotateWebhookSecret: { webhook: WebhookAnswer } }>(db, await webhookAccount(db, id), "mutation($id: Int!) { rotateWebhookSecret(rowId: $id) { webhook { secret } } }", { id });
       console.log(`Rotated the secret of webhook ${id}: deliveries are signed with this one from now on. Store it now: it is not shown again.`);
       console.log(rotateWebhookSecret.webhook.secret);
     }),
@@ -287,7 +303,7 @@ program
   .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
   .action((id: number) =>
     withDatabase(async (db) => {
-      const { testWebhook } = await asAccount(db, await webhookAccount(db, id),
+      const { testWebhook } = await asAccount<{ testWebhook: { webhookDelivery: Delivery } }>(db, await webhookAccount(db, id),
         "mutation($id: Int!) { testWebhook(rowId: $id) { webhookDelivery { deliveryId statusCode durationMs error succeeded } } }", { id });
       const d = testWebhook.webhookDelivery;
       console.log(`${d.succeeded ? "Delivered" : "Failed"}: ${d.statusCode === null ? "no answer" : `HTTP ${d.statusCode}`} in ${d.durationMs} ms${d.error ? ` (${d.error})` : ""}; delivery ${d.deliveryId}`);

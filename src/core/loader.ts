@@ -10,7 +10,10 @@ export interface KeyedLoader<K, V> {
  * DataLoader's cache, which answers a repeated key with a new promise each time: 2,000 records of 50 ranks then wait on
  * 50 images, not 2,000 (the planned executor completes the rows waiting on one promise together).
  */
-export function loader<K, V>(ctx: { loaders: Map<string, KeyedLoader<any, any>> }, key: string, batch: (keys: readonly K[]) => Promise<V[]>): KeyedLoader<K, V> {
+/** A loader of any keys and values, as a request keeps them side by side (`Context.loaders`). */
+export type AnyLoader = KeyedLoader<never, unknown>;
+
+export function loader<K, V>(ctx: { loaders: Map<string, AnyLoader> }, key: string, batch: (keys: readonly K[]) => Promise<V[]>): KeyedLoader<K, V> {
   let found = ctx.loaders.get(key) as KeyedLoader<K, V> | undefined;
   if (!found) {
     // Bounded `IN (...)` lists: a page is at most 100 rows, but a batch response may carry 1000.

@@ -2,7 +2,7 @@ import type { Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { ApiError, notFound, validationError } from "../core/errors.ts";
 import { rememberName, rememberRow, tracksRows } from "../db/transaction-names.ts";
-import type { StoreReads } from "../db/store.ts";
+import type { StoredRow, StoreReads } from "../db/store.ts";
 
 /** Fails unless the request is authenticated, subscribed and holds every scope (or `*`). */
 export function guard(ctx: Context, scopes: readonly string[]): number {
@@ -16,7 +16,7 @@ export const owned = (ctx: Context, def: ResourceDef, where: Record<string, unkn
   def.link ? where : { ...where, accountId: ctx.auth!.accountId };
 
 /** The row `id` of `def` in the caller's account, read through `reads` (the store, or a transaction); 404 when there is none. */
-export async function findOwned(ctx: Context, reads: StoreReads, def: ResourceDef, id: number, query: object = {}): Promise<Record<string, any>> {
+export async function findOwned(ctx: Context, reads: StoreReads, def: ResourceDef, id: number, query: object = {}): Promise<StoredRow> {
   const row = await reads.findFirst(def.model, { ...query, where: owned(ctx, def, { id }) });
   if (!row) throw notFound();
   rememberName(reads, def.model, row);
@@ -70,7 +70,9 @@ export function capped<T>(ctx: Context, items: T[], field = "resources"): T[] {
   return items;
 }
 
-type Selection = Record<string, any>;
+/** A Prisma select: a column's `true`, a relation's query (`{ select?, where?, ... }`). */
+type Selection = Record<string, unknown>;
+type Query = { select?: object };
 
 /** Two Prisma selects of the same rows as one: columns of both, relations merged down. */
 export function mergeSelect(a: Selection, b: Selection): Selection {
@@ -79,7 +81,7 @@ export function mergeSelect(a: Selection, b: Selection): Selection {
     const mine = out[key];
     if (value === true) out[key] = mine ?? true;
     else if (mine === undefined || mine === true) out[key] = value;
-    else out[key] = withColumns(mine, value.select ?? {});
+    else out[key] = withColumns(mine as Query, ((value as Query).select ?? {}) as Selection);
   }
   return out;
 }
@@ -88,5 +90,5 @@ export function mergeSelect(a: Selection, b: Selection): Selection {
  * A query that also reads these columns: a select-mode query (a client's selection) names its columns and may leave
  * out the ones the caller reads itself; an include-mode query reads them all already.
  */
-export const withColumns = <Q extends { select?: Selection }>(query: Q, select: Selection): Q =>
-  query.select ? { ...query, select: mergeSelect(query.select, select) } : query;
+export const withColumns = <Q extends Query>(query: Q, select: Selection): Q =>
+  query.select ? { ...query, select: mergeSelect(query.select as Selection, select) } : query;

@@ -4,11 +4,10 @@ import { snake } from "../core/names.ts";
 import { formatDate } from "../core/dates.ts";
 import type { Context } from "../request/context.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
-
-type Row = Record<string, any>;
+import type { Row } from "../db/store.ts";
 type Serialize = (value: unknown) => unknown;
 
-const serializers: Record<FieldType | "datetime", Serialize> = {
+const serializers: Record<FieldType, Serialize> = {
   string: GraphQLString.serialize, text: GraphQLString.serialize, int: GraphQLInt.serialize, boolean: GraphQLBoolean.serialize,
   datetime: (value) => formatDate(value as Date | string), json: (value) => value,
 };
@@ -29,7 +28,7 @@ const withUpdatedAt = new Set(
 export const labelOf = (def: ResourceDef, row: Row) => `${def.label}: ${row.id}`;
 
 /** One attribute: where its value comes from and how it is shown (the serialisation its GraphQL field has). */
-type Attribute = { key: string; type: FieldType | "datetime" } & (
+type Attribute = { key: string; type: FieldType } & (
   /** A column's value, read from the row. */
   | { column: string; value?: undefined }
   /** A computed value. */
@@ -41,7 +40,7 @@ type Attribute = { key: string; type: FieldType | "datetime" } & (
  * then the timestamps; snake_case keys.
  */
 function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] {
-  const column = (name: string, type: FieldType | "datetime"): Attribute => ({ key: snake(name), column: name, type });
+  const column = (name: string, type: FieldType): Attribute => ({ key: snake(name), column: name, type });
   const list: Attribute[] = [column("id", "int")];
   if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), type: "json" });
   for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));
@@ -52,7 +51,7 @@ function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] 
 }
 
 /** A value already in its shown form needs no serialiser call: the test for each type, as an expression on `v`. */
-const shownAsIs: Record<FieldType | "datetime", string | null> = {
+const shownAsIs: Record<FieldType, string | null> = {
   string: `typeof v === "string"`, text: `typeof v === "string"`, boolean: `typeof v === "boolean"`,
   int: `typeof v === "number" && (v | 0) === v`, datetime: null, json: "true",
 };
@@ -93,6 +92,7 @@ function compileAttributes(attributes: Attribute[]): Attributes {
   ].join("\n");
   const names = attributes.flatMap((a, i) => [`value${i}`, `serialize${i}`]);
   const values = attributes.flatMap((a) => [a.value, serializers[a.type]]);
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a compiled row serialiser, from our own column names
   return new Function("isPromise", ...names, source)(isPromise, ...values) as Attributes;
 }
 

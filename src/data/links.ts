@@ -3,7 +3,7 @@ import type { PivotDef, ResourceDef } from "../resources/define.ts";
 import { linkResourceOf, resourceNamed } from "../resources/index.ts";
 import { FieldErrorBag, notFound, validationError } from "../core/errors.ts";
 import { withColumns } from "./access.ts";
-import type { StoreReads, StoreTransaction } from "../db/store.ts";
+import type { Row, StoreReads, StoreTransaction } from "../db/store.ts";
 import { validateFields } from "./validate.ts";
 import { applyCreateDefaults, deleteRows } from "./write.ts";
 import { createTracked, deleteTracked, updateManyTracked, updateTracked } from "./tracked.ts";
@@ -24,7 +24,7 @@ export interface PivotChanges {
 export async function requireRelated(ctx: Context, tx: StoreReads, related: ResourceDef, ids: number[], field = "resources"): Promise<void> {
   const unique = [...new Set(ids)];
   const found = await tx.findMany(related.model, { where: { id: { in: unique }, accountId: ctx.auth!.accountId }, select: { id: true } });
-  const known = new Set(found.map((r) => r.id as number));
+  const known = new Set(found.map((r) => r.id));
   const missing = unique.filter((id) => !known.has(id));
   if (missing.length) {
     throw validationError({ [field]: missing.map((id) => `The selected ${related.label.toLowerCase()} ${id} is invalid.`) });
@@ -50,7 +50,7 @@ export async function findLink(tx: StoreReads, pivot: PivotDef, parentId: number
     ...withKeys(pivot, query), where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: relatedId }, orderBy: pivot.orderBy ?? [{ id: "desc" }],
   });
   if (!link) throw notFound();
-  return link as Record<string, any>;
+  return link;
 }
 
 export async function attach(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, items: LinkItem[], duplicates: boolean): Promise<PivotChanges> {
@@ -74,7 +74,7 @@ export async function detach(ctx: Context, tx: StoreTransaction, pivot: PivotDef
 
 export async function sync(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, items: LinkItem[], detaching: boolean): Promise<PivotChanges> {
   await requireRelated(ctx, tx, relatedOf(pivot), items.map((i) => i.id));
-  const rows: Array<Record<string, any>> = await tx.findMany(pivot.model, { where: { [pivot.parentKey]: parentId } });
+  const rows = await tx.findMany(pivot.model, { where: { [pivot.parentKey]: parentId } });
   const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
   const wanted = new Set(items.map((i) => i.id));
   const changes: PivotChanges = { attached: [], detached: [], updated: [] };
@@ -128,7 +128,7 @@ const withKeys = (pivot: PivotDef, query: { select?: object }) => withColumns(qu
 
 export async function requireLinks(tx: StoreTransaction, pivot: PivotDef, parentId: number, ids: number[], query: { select?: object } = {}) {
   const selected = withKeys(pivot, query);
-  const rows: Array<Record<string, any>> = await tx.findMany(pivot.model, {
+  const rows = await tx.findMany(pivot.model, {
     ...selected, where: { [pivot.parentKey]: parentId, [pivot.relatedKey]: { in: ids } }, orderBy: pivot.orderBy ?? [{ id: "asc" }],
   });
   const linked = new Set(rows.map((r) => r[pivot.relatedKey] as number));
@@ -139,7 +139,7 @@ export async function requireLinks(tx: StoreTransaction, pivot: PivotDef, parent
 }
 
 /** Removes links (history rows) or, as PERSCOM does for shared definitions, the related rows themselves. */
-export async function removeLinked(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, rows: Array<Record<string, any>>) {
+export async function removeLinked(ctx: Context, tx: StoreTransaction, pivot: PivotDef, parentId: number, rows: Row[]) {
   if (pivot.duplicates) {
     await deleteTracked(tx, linkResourceOf(pivot), { id: { in: rows.map((r) => r.id) }, [pivot.parentKey]: parentId });
   } else {
@@ -152,7 +152,7 @@ export const relatedOf = (pivot: PivotDef) => resourceNamed(pivot.related);
 
 async function currentIds(tx: StoreTransaction, pivot: PivotDef, parentId: number): Promise<Set<number>> {
   const rows = await tx.findMany(pivot.model, { where: { [pivot.parentKey]: parentId }, select: { [pivot.relatedKey]: true } });
-  return new Set(rows.map((r: Record<string, number>) => r[pivot.relatedKey]));
+  return new Set(rows.map((r) => r[pivot.relatedKey] as number));
 }
 
 /**
@@ -165,7 +165,7 @@ export async function morphLinkChanges(
 ): Promise<PivotChanges> {
   await requireRelated(ctx, tx, child, ids);
   const own = { accountId: ctx.auth!.accountId, modelType: owner.type, modelId: owner.id };
-  const current = new Set<number>((await tx.findMany(child.model, { where: own, select: { id: true } })).map((r) => r.id as number));
+  const current = new Set<number>((await tx.findMany(child.model, { where: own, select: { id: true } })).map((r) => r.id));
   const wanted = [...new Set(ids)];
   const take = (list: number[]) => list.length && updateManyTracked(tx, child, { id: { in: list }, accountId: ctx.auth!.accountId }, { modelType: owner.type, modelId: owner.id });
   const release = (list: number[]) => list.length && updateManyTracked(tx, child, { ...own, id: { in: list } }, { modelType: null, modelId: null });

@@ -1,7 +1,7 @@
 import type { Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { eventAttributes } from "./attributes.ts";
-import type { StoreTransaction } from "../db/store.ts";
+import type { Row, StoredRow, StoreTransaction } from "../db/store.ts";
 import { storedDateTime } from "../db/dialect.ts";
 import { eventTypeOf } from "../resources/event-types.ts";
 import type { ChangeAction, ChangeEventRecord, PublishedEvent } from "../core/events.ts";
@@ -16,9 +16,9 @@ interface PendingEvent {
   def: ResourceDef;
   action: ChangeAction;
   /** The row after the change; before it, for a deletion. */
-  row: Record<string, any>;
+  row: StoredRow;
   /** An update's row before it. */
-  before?: Record<string, any>;
+  before?: Row;
 }
 
 declare module "../db/store.ts" {
@@ -28,8 +28,8 @@ declare module "../db/store.ts" {
   }
 }
 
-const attributesByResource = new Map<ResourceDef, (row: Record<string, any>, ctx: Context) => Record<string, unknown>>();
-const shown = (ctx: Context, def: ResourceDef, row: Record<string, any>) => {
+const attributesByResource = new Map<ResourceDef, (row: Row, ctx: Context) => Record<string, unknown>>();
+const shown = (ctx: Context, def: ResourceDef, row: Row) => {
   let attributes = attributesByResource.get(def);
   if (!attributes) attributesByResource.set(def, (attributes = eventAttributes(def)));
   return attributes(row, ctx);
@@ -40,16 +40,16 @@ function append(tx: StoreTransaction, event: PendingEvent): void {
   (tx.carry.events ??= []).push(event);
 }
 
-export function recordCreated(tx: StoreTransaction, def: ResourceDef, row: Record<string, any>): void {
+export function recordCreated(tx: StoreTransaction, def: ResourceDef, row: StoredRow): void {
   append(tx, { def, action: "created", row });
 }
 
-export function recordUpdated(tx: StoreTransaction, def: ResourceDef, before: Record<string, any>, after: Record<string, any>): void {
+export function recordUpdated(tx: StoreTransaction, def: ResourceDef, before: Row, after: StoredRow): void {
   append(tx, { def, action: "updated", row: after, before });
 }
 
 /** `rows`: the deleted rows as they were, in the order they are reported. */
-export function recordDeleted(tx: StoreTransaction, def: ResourceDef, rows: Record<string, any>[]): void {
+export function recordDeleted(tx: StoreTransaction, def: ResourceDef, rows: StoredRow[]): void {
   for (const row of rows) append(tx, { def, action: "deleted", row });
 }
 

@@ -6,7 +6,7 @@ import { isDeadlock } from "../db/postgres-errors.ts";
 import { advisoryWriteLock } from "../db/locks.ts";
 import { morphOwnersOf, resources } from "../resources/index.ts";
 import { owned } from "./access.ts";
-import { delegateOf, mayRunTwice, type StoreTransaction } from "../db/store.ts";
+import { delegateOf, mayRunTwice, type Row, type StoredRow, type StoreTransaction } from "../db/store.ts";
 import { InsertedId } from "../db/writer.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
@@ -89,10 +89,10 @@ interface WriteChecks {
 }
 
 async function prepare(
-  ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Record<string, any>,
+  ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Row,
   { alongside }: WriteChecks = {},
 ) {
-  const validated = validateResource(ctx, tx, def, input, { mode: existing ? "update" : "create", fixed, existingId: existing?.id });
+  const validated = validateResource(ctx, tx, def, input, { mode: existing ? "update" : "create", fixed, existingId: existing?.id as number | undefined });
   let data: Record<string, unknown>;
   if (alongside) {
     const [check, validation] = await Promise.allSettled([alongside, validated]);
@@ -112,10 +112,10 @@ async function prepare(
       const stored = await storeFile(ctx.config, filesOf(tx), file, { dir: upload.dir, field: key, image: upload.image, accountId: ctx.auth!.accountId });
       data[upload.column] = stored.path;
       if (upload.filenameColumn) data[upload.filenameColumn] = stored.filename;
-      if (existing?.[upload.column]) await filesOf(tx).delete([existing[upload.column]]);
+      if (existing?.[upload.column]) await filesOf(tx).delete([existing[upload.column] as string]);
     } else if (file === null && !upload.required) {
       data[upload.column] = null;
-      if (existing?.[upload.column]) await filesOf(tx).delete([existing[upload.column]]);
+      if (existing?.[upload.column]) await filesOf(tx).delete([existing[upload.column] as string]);
     } else if (!existing && upload.required) {
       throw validationError({ [key]: [`The ${key.replace(/_/g, " ")} field is required.`] });
     }
@@ -164,10 +164,13 @@ export async function applyCreateDefaults(
   }
 }
 
-export async function updateRow(ctx: Context, tx: StoreTransaction, def: ResourceDef, existing: Record<string, any>, input: Record<string, unknown>) {
+/** Updates `existing` (the row as read, every column) with `input`; answers it as it is now (`existing` if unchanged). */
+export async function updateRow<R extends Row>(
+  ctx: Context, tx: StoreTransaction, def: ResourceDef, existing: R, input: Record<string, unknown>,
+): Promise<R | StoredRow> {
   const data = await prepare(ctx, tx, def, input, {}, existing);
   if (Object.keys(data).length === 0) return existing;
-  const row = (await updateTracked(ctx, tx, def, existing.id, data, existing))!;
+  const row = (await updateTracked(ctx, tx, def, existing.id as number, data, existing))!;
   rememberName(tx, def.model, row);
   return row;
 }
@@ -194,5 +197,5 @@ async function doomStoredFiles(tx: StoreTransaction, def: ResourceDef, where: ob
   const columns = Object.values(def.uploads ?? {}).map((u) => u.column);
   if (columns.length === 0) return;
   const rows = await tx.findMany(def.model, { where, select: Object.fromEntries(columns.map((c) => [c, true])) });
-  await filesOf(tx).delete(rows.flatMap((row: Record<string, string | null>) => columns.map((c) => row[c]).filter((p): p is string => !!p)));
+  await filesOf(tx).delete(rows.flatMap((row) => columns.map((c) => row[c]).filter((p): p is string => typeof p === "string" && !!p)));
 }

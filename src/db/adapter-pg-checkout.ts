@@ -36,6 +36,9 @@ function heard(client: pg.PoolClient): pg.PoolClient {
   return client;
 }
 
+/** pg's callback form of `Pool.connect`: `done(release)` gives the client back (an error or true destroys it). */
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+
 /**
  * The pool handed to Prisma's adapter, which checks a client out with `connect()` to start each transaction (its plain
  * queries go through `query`, whose own checkout passes a callback). Transactions start one at a time here
@@ -46,8 +49,8 @@ export class TransactionTrackingPool extends pg.Pool {
   #connected: pg.PoolClient | null = null;
 
   connect(): Promise<pg.PoolClient>;
-  connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: any) => void) => void): void;
-  connect(callback?: any): any {
+  connect(callback: ConnectCallback): void;
+  connect(callback?: ConnectCallback): Promise<pg.PoolClient> | void {
     if (callback) return super.connect(callback);
     return super.connect().then((client) => (this.#connected = client));
   }

@@ -30,8 +30,21 @@ export interface Model {
   relations: Map<string, Relation>;
 }
 
+/** A field of Prisma's datamodel as Pothos's generated module carries it: the parts read here. */
+interface DatamodelField {
+  name: string;
+  kind: "scalar" | "enum" | "object" | "unsupported";
+  type: string;
+  isRequired: boolean;
+  isList: boolean;
+  isUpdatedAt?: boolean;
+  hasDefaultValue?: boolean;
+  relationName?: string | null;
+  relationFromFields?: readonly string[];
+}
+
 function loadModels(): Map<string, Model> {
-  const source = getDatamodel().datamodel.models as unknown as Record<string, { fields: any[] }>;
+  const source = getDatamodel().datamodel.models as unknown as Record<string, { fields: DatamodelField[] }>;
   const models = new Map<string, Model>();
   for (const [name, { fields }] of Object.entries(source)) {
     const scalars: Scalar[] = fields.filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => ({
@@ -45,7 +58,7 @@ function loadModels(): Map<string, Model> {
         continue;
       }
       const other = source[f.type]?.fields.find((o) => o.kind === "object" && o.relationName === f.relationName && o.relationFromFields?.length === 1);
-      if (other) relations.set(f.name, { name: f.name, target: f.type, list: f.isList, from: "id", to: other.relationFromFields[0] });
+      if (other) relations.set(f.name, { name: f.name, target: f.type, list: f.isList, from: "id", to: other.relationFromFields![0] });
     }
     models.set(name, { name, scalars, scalarByName: new Map(scalars.map((s) => [s.name, s])), relations });
   }

@@ -25,7 +25,7 @@ export class NativeConnection {
     this.#statements = new StatementCache(this.#db);
   }
 
-  async execute(stmt: InStatement | string): Promise<ResultSet> {
+  async execute(stmt: InStatement): Promise<ResultSet> {
     const { sql, args } = typeof stmt === "string" ? { sql: stmt, args: [] as unknown[] } : stmt;
     if (args !== undefined && !Array.isArray(args)) throw new TypeError("Named arguments are not supported on this connection");
     try {

@@ -132,7 +132,7 @@ export class SqliteClient {
     });
   }
 
-  execute(stmt: InStatement | string, args?: InArgs): Promise<ResultSet> {
+  execute(stmt: InStatement, args?: InArgs): Promise<ResultSet> {
     const statement = typeof stmt === "string" ? { sql: stmt, args: args ?? [] } : stmt;
     return this.#autocommit((c) => c.execute(statement));
   }
@@ -340,7 +340,7 @@ export class SqliteClient {
         }
       });
       let settle!: (error?: unknown) => void;
-      const committed = new Promise<void>((resolve, reject) => (settle = (error) => (error === undefined ? resolve() : reject(error))));
+      const committed = new Promise<void>((resolve, reject) => (settle = (error) => (error === undefined ? resolve() : reject(error as Error))));
       // Awaited by the transactions that committed into it only.
       committed.catch(() => undefined);
       return (this.#group = { connection, members: 0, commitBy: Infinity, committed, settle, replace: false, done });

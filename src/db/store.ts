@@ -18,7 +18,14 @@ import { WriteQueue } from "./locks.ts";
  * upserts, aggregates, nested writes, raw SQL) is asked of the Prisma client by name: `store.prisma`, `tx.prisma`.
  */
 
-export type Row = Record<string, any>;
+/** Values by column name (a row, a `where`, a write's `data`) for a model known at run time: their types unknown. */
+export type Row = Record<string, unknown>;
+/**
+ * A row the store answers for a model known at run time: its columns (and the relations selected) by name, their
+ * values unknown but for `id`, every model's integer key (SystemFlag, read by name alone, has none), which callers
+ * read from the rows they ask for (a `select` leaving `id` out leaves it undefined).
+ */
+export type StoredRow = { id: number } & Row;
 export type ModelName = Prisma.ModelName;
 type Reading = "findMany" | "findFirst" | "findUnique" | "findFirstOrThrow" | "findUniqueOrThrow" | "count" | "groupBy";
 type Operation = Reading | "create" | "update";
@@ -37,7 +44,17 @@ export type ArgsOf<M extends string, O extends Operation> = [M] extends [ModelNa
 const delegateName = (model: string) => model.charAt(0).toLowerCase() + model.slice(1);
 
 /** A model's delegate on a Prisma client (`prisma.rankRecord` for `RankRecord`): for the calls only Prisma answers. */
-export const delegateOf = (client: object, model: string): any => (client as Record<string, unknown>)[delegateName(model)];
+export const delegateOf = (client: object, model: string): DynamicDelegate =>
+  (client as Record<string, DynamicDelegate>)[delegateName(model)];
+
+/** A model's delegate found by name: Prisma's methods, whose arguments and answers are typed only per model. */
+export interface DynamicDelegate {
+  count(args?: unknown): Promise<number>;
+  aggregate(args: unknown): Promise<{ _max: Record<string, number | null> }>;
+  deleteMany(args: unknown): Promise<{ count: number }>;
+  updateMany(args: unknown): Promise<{ count: number }>;
+  [method: string]: (args?: unknown) => Promise<unknown>;
+}
 
 /**
  * Counts the rows of a Prisma result (`model`'s rows and the related rows nested in them) against a request's row
@@ -78,30 +95,30 @@ export abstract class StoreReads {
   abstract readonly prisma: PrismaClient | Prisma.TransactionClient;
 
   /** The rows `args` select: the reader's when it translates them, else Prisma's, counted. */
-  findMany<M extends string>(model: M, args?: ArgsOf<M, "findMany">): Promise<Row[]> {
-    return this.#read(model, "findMany", args) as Promise<Row[]>;
+  findMany<M extends string>(model: M, args?: ArgsOf<M, "findMany">): Promise<StoredRow[]> {
+    return this.#read(model, "findMany", args) as Promise<StoredRow[]>;
   }
 
   /** The first row `args` select, or null: the reader's when it translates them, else Prisma's, counted. */
-  findFirst<M extends string>(model: M, args?: ArgsOf<M, "findFirst">): Promise<Row | null> {
-    return this.#read(model, "findFirst", args) as Promise<Row | null>;
+  findFirst<M extends string>(model: M, args?: ArgsOf<M, "findFirst">): Promise<StoredRow | null> {
+    return this.#read(model, "findFirst", args) as Promise<StoredRow | null>;
   }
 
   /** The row a unique `where` names, or null: the reader's when it translates `args`, else Prisma's, counted. */
-  findUnique<M extends string>(model: M, args: ArgsOf<M, "findUnique">): Promise<Row | null> {
-    return this.#read(model, "findUnique", args) as Promise<Row | null>;
+  findUnique<M extends string>(model: M, args: ArgsOf<M, "findUnique">): Promise<StoredRow | null> {
+    return this.#read(model, "findUnique", args) as Promise<StoredRow | null>;
   }
 
   /**
    * The row a unique `where` names. The reader reads it when it translates `args`; when the reader finds nothing (or
    * does not translate them) Prisma reads again, with its own not-found error, counted.
    */
-  findUniqueOrThrow<M extends string>(model: M, args: ArgsOf<M, "findUniqueOrThrow">): Promise<Row> {
+  findUniqueOrThrow<M extends string>(model: M, args: ArgsOf<M, "findUniqueOrThrow">): Promise<StoredRow> {
     return this.#readOrThrow(model, "findUniqueOrThrow", args);
   }
 
   /** As `findUniqueOrThrow`, for the first row `args` select. */
-  findFirstOrThrow<M extends string>(model: M, args?: ArgsOf<M, "findFirstOrThrow">): Promise<Row> {
+  findFirstOrThrow<M extends string>(model: M, args?: ArgsOf<M, "findFirstOrThrow">): Promise<StoredRow> {
     return this.#readOrThrow(model, "findFirstOrThrow", args);
   }
 
@@ -116,14 +133,14 @@ export abstract class StoreReads {
    * translates `args` (the count a scalar subquery beside the rows; counted apart only for a page past the end), else
    * Prisma's `findMany` and `count`, side by side. For a caller that always shows the total (REST's `meta.total`).
    */
-  async findPage<M extends string>(model: M, args: ArgsOf<M, "findMany">): Promise<{ rows: Row[]; total: number }> {
+  async findPage<M extends string>(model: M, args: ArgsOf<M, "findMany">): Promise<{ rows: StoredRow[]; total: number }> {
     const count = () => this.count(model, { where: (args as Args).where } as ArgsOf<M, "count">);
     const planned = this.reader?.planPage(model, args as Args);
     if (planned) {
       const { rows, total } = await planned(this.budget);
-      return { rows, total: total ?? (await count()) };
+      return { rows: rows as StoredRow[], total: total ?? (await count()) };
     }
-    const [rows, total] = await Promise.all([this.#prisma(model, "findMany", args) as Promise<Row[]>, count()]);
+    const [rows, total] = await Promise.all([this.#prisma(model, "findMany", args) as Promise<StoredRow[]>, count()]);
     return { rows, total };
   }
 
@@ -134,7 +151,7 @@ export abstract class StoreReads {
 
   /** Prisma's answer to a read, counted against the row budget when the reader was asked first. */
   #prisma(model: string, method: Reading, args: unknown): Promise<unknown> {
-    const answer = delegateOf(this.prisma, model)[method](args) as Promise<unknown>;
+    const answer = delegateOf(this.prisma, model)[method](args);
     return this.reader ? answer.then((rows) => countRows(model, rows, this.budget)) : answer;
   }
 
@@ -142,9 +159,9 @@ export abstract class StoreReads {
     return this.reader?.plan(model, method, args as Args)?.(this.budget) ?? this.#prisma(model, method, args);
   }
 
-  async #readOrThrow(model: string, method: Reading, args: unknown): Promise<Row> {
+  async #readOrThrow(model: string, method: Reading, args: unknown): Promise<StoredRow> {
     const planned = this.reader?.plan(model, method, args as Args);
-    return ((planned && (await planned(this.budget))) ?? (await this.#prisma(model, method, args))) as Row;
+    return ((planned && (await planned(this.budget))) ?? (await this.#prisma(model, method, args))) as StoredRow;
   }
 }
 
@@ -195,7 +212,7 @@ export class StoreTransaction extends StoreReads {
   /** Names of the rows this transaction has read, by `model:id` (src/db/transaction-names.ts); null until tracked. */
   names: Map<string, string> | null = null;
   /** Whole rows this transaction has read, by `model:id` (SQLite only, src/db/transaction-names.ts); null until tracked. */
-  rows: Map<string, Row> | null = null;
+  rows: Map<string, StoredRow> | null = null;
   /** What the layers above keep with this transaction (`TransactionCarry`). */
   readonly carry: Partial<TransactionCarry> = {};
 
@@ -236,12 +253,12 @@ export class StoreTransaction extends StoreReads {
    * Inserts one row. The SQL writer's INSERT ... RETURNING when it translates `args` (column values only), else
    * Prisma's `create`; Prisma's too when the writer's statement fails where Prisma answers with its own error.
    */
-  create<M extends string>(model: M, args: ArgsOf<M, "create">): Promise<Row> {
+  create<M extends string>(model: M, args: ArgsOf<M, "create">): Promise<StoredRow> {
     return this.#write(model, "create", args);
   }
 
   /** Updates the row `where: { id }` names: the SQL writer's UPDATE ... RETURNING when it translates `args`, else Prisma's. */
-  update<M extends string>(model: M, args: ArgsOf<M, "update">): Promise<Row> {
+  update<M extends string>(model: M, args: ArgsOf<M, "update">): Promise<StoredRow> {
     return this.#write(model, "update", args);
   }
 
@@ -250,9 +267,9 @@ export class StoreTransaction extends StoreReads {
    * row read `FOR UPDATE` in the UPDATE's FROM), a SELECT and the UPDATE on SQLite. Null when the transaction has no
    * writer, the writer does not translate `data`, or no row was updated: the caller then reads and updates itself.
    */
-  async updateWithOld(model: string, id: number, data: Args): Promise<{ old: Row; row: Row } | null> {
+  async updateWithOld(model: string, id: number, data: Args): Promise<{ old: StoredRow; row: StoredRow } | null> {
     const updated = await this.writer?.planUpdateWithOld(model, id, data)?.();
-    return updated && updated !== FAILED ? updated : null;
+    return updated && updated !== FAILED ? (updated as { old: StoredRow; row: StoredRow }) : null;
   }
 
   /**
@@ -264,7 +281,7 @@ export class StoreTransaction extends StoreReads {
   atCommit(sql: string, params: unknown[]): Promise<unknown[][]> {
     if (this.#last) throw new Error("A transaction has one last statement");
     let settle!: LastStatement["settle"];
-    const rows = new Promise<unknown[][]>((resolve, reject) => (settle = (error, value) => (error === undefined ? resolve(value!) : reject(error))));
+    const rows = new Promise<unknown[][]>((resolve, reject) => (settle = (error, value) => (error === undefined ? resolve(value!) : reject(error as Error))));
     // Awaited after the transaction: if it fails, the transaction's own failure is what the caller sees first.
     rows.catch(() => undefined);
     if (this.sendsLastWithCommit) {
@@ -295,7 +312,7 @@ export class StoreTransaction extends StoreReads {
     }
     return {
       dialect: this.provider,
-      all: async (sql, params) => ((await this.prisma.$queryRawUnsafe(sql, ...params)) as Row[]).map((row) => Object.values(row)),
+      all: async (sql, params) => (await this.prisma.$queryRawUnsafe<Row[]>(sql, ...params)).map((row) => Object.values(row)),
     };
   }
 
@@ -304,19 +321,19 @@ export class StoreTransaction extends StoreReads {
    * the caller changes next starts from the value no other transaction can change meanwhile; SQLite runs one write
    * transaction at a time. Null when there is no such row.
    */
-  async rowForUpdate(model: string, id: number): Promise<Row | null> {
+  async rowForUpdate(model: string, id: number): Promise<StoredRow | null> {
     const sql = this.sql;
     const scalars = models.get(model)!.scalars;
     const pg = sql.dialect === "postgresql";
     const rows = await sql.all(`SELECT ${scalars.map((s) => quote(s.name)).join(", ")} FROM ${quote(model)} WHERE "id" = ${pg ? "$1" : "?"}${pg ? " FOR UPDATE" : ""}`, [id]);
     const row = rows[0];
-    return row ? Object.fromEntries(scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[i])])) : null;
+    return row ? (Object.fromEntries(scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[i])])) as StoredRow) : null;
   }
 
-  async #write(model: string, method: "create" | "update", args: unknown): Promise<Row> {
+  async #write(model: string, method: "create" | "update", args: unknown): Promise<StoredRow> {
     const planned = this.writer?.plan(model, method, args as Args);
     const row = planned ? await planned() : FAILED;
-    return (row === FAILED ? await delegateOf(this.prisma, model)[method](args) : row) as Row;
+    return (row === FAILED ? await delegateOf(this.prisma, model)[method](args) : row) as StoredRow;
   }
 }
 

@@ -1,4 +1,4 @@
-import { StoreTransaction, type Row, type StoreReads } from "./store.ts";
+import { StoreTransaction, type StoredRow, type StoreReads } from "./store.ts";
 
 /*
  * What a write transaction remembers of the rows it has read (`StoreTransaction.names`, `.rows`). Outside a
@@ -39,13 +39,13 @@ const rowsOf = (reads: StoreReads) => (reads instanceof StoreTransaction ? reads
 export const tracksRows = (reads: StoreReads): boolean => rowsOf(reads) != null;
 
 export function rememberRow(reads: StoreReads, model: string, row: Record<string, unknown> | null | undefined): void {
-  if (row?.id != null) rowsOf(reads)?.set(`${model}:${row.id}`, row as Row);
+  if (row?.id != null) rowsOf(reads)?.set(`${model}:${row.id}`, row as StoredRow);
 }
 
 export function forgetRow(reads: StoreReads, model: string, id: unknown): void {
   rowsOf(reads)?.delete(`${model}:${id}`);
 }
 
-export function rememberedRow(reads: StoreReads, model: string, id: number): Row | undefined {
+export function rememberedRow(reads: StoreReads, model: string, id: number): StoredRow | undefined {
   return rowsOf(reads)?.get(`${model}:${id}`);
 }

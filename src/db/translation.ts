@@ -3,8 +3,8 @@
  * while planning for anything our SQL leaves to Prisma.
  */
 
-/** Prisma's arguments of a call (`where`, `select`, `data`, ...), as the reader and writer take them. */
-export type Args = Record<string, any>;
+/** Prisma's arguments of a call (`where`, `select`, `data`, ...), as the reader and writer take them: checked as read. */
+export type Args = Record<string, unknown>;
 
 export const isPlainObject = (value: unknown): value is Args => typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
 

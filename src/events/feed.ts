@@ -112,9 +112,10 @@ export async function readEvents(db: Reader, options: ReadOptions): Promise<Chan
 }
 
 function toRecord(pg: boolean, row: unknown[]): ChangeEventRecord {
-  const event = Object.fromEntries(model.scalars.map((s, i) => [s.name, decode(pg ? "postgresql" : "sqlite", s, row[i])])) as Record<string, any>;
+  const event: Record<string, unknown> = Object.fromEntries(model.scalars.map((s, i) => [s.name, decode(pg ? "postgresql" : "sqlite", s, row[i])]));
   event.txid = String(event.txid);
-  return event as ChangeEventRecord;
+  // ChangeEvent's columns, decoded by the datamodel as every row of the store is.
+  return event as unknown as ChangeEventRecord;
 }
 
 /** The event with `id` in the account, or null (redelivery, tests). */

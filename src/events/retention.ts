@@ -39,7 +39,9 @@ const HOUR = 3_600_000;
 /** Prunes now and every hour until stopped; a failed run is reported and the next one tries again. */
 export function startEventPruning(db: Pick<Database, "prisma">, config: Pick<Config, "eventRetentionDays">, onError: (error: unknown) => void) {
   let running: Promise<unknown> = Promise.resolve();
-  const run = () => (running = pruneEvents(db, config).catch(onError));
+  const run = () => {
+    running = pruneEvents(db, config).catch(onError);
+  };
   const timer = setInterval(run, HOUR);
   timer.unref();
   run();

@@ -19,7 +19,9 @@ export class DatabaseFileStorage implements FileStorage {
   }
 
   async get(path: string): Promise<StoredFileContent | null> {
-    const row = await this.store.findUnique("StoredFile", { where: { path }, select: { contentType: true, size: true, bytes: true } });
+    const row = (await this.store.findUnique("StoredFile", { where: { path }, select: { contentType: true, size: true, bytes: true } })) as
+      | { contentType: string; size: number; bytes: unknown }
+      | null;
     if (!row) return null;
     const bytes = asBytes(row.bytes);
     return { contentType: row.contentType, size: bytes.byteLength, body: () => bytes };

@@ -1,4 +1,3 @@
-import { Response } from "./response.ts";
 import type { IncomingMessage } from "node:http";
 import { isUtf8 } from "node:buffer";
 import type { Plugin } from "graphql-yoga";

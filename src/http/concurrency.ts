@@ -1,4 +1,4 @@
-import { getOperationAST } from "graphql";
+import { getOperationAST, OperationTypeNode } from "graphql";
 import type { Plugin } from "graphql-yoga";
 
 /** At most `limit` holders at once; the others wait, first come first served. */
@@ -33,7 +33,7 @@ export function concurrencyPlugin(limits: { reads: number; writes: number }): Pl
   return {
     onExecute({ executeFn, setExecuteFn }) {
       setExecuteFn(async (args) => {
-        const queue = getOperationAST(args.document, args.operationName)?.operation === "mutation" ? writes : reads;
+        const queue = getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.MUTATION ? writes : reads;
         await queue.acquire();
         try {
           return await executeFn(args);

@@ -1,5 +1,5 @@
 import type { Plugin } from "graphql-yoga";
-import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult, type ValidationContext, type ValidationRule } from "graphql";
+import { GraphQLError, Kind, OperationTypeNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, type ValidationContext, type ValidationRule } from "graphql";
 import { maxDepthPlugin, maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
@@ -83,8 +83,8 @@ export function nestingLimitPlugin(config: Pick<Config, "bodyMaxDepth" | "graphq
 export function executionTimeoutPlugin(config: Config): Plugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const operation = (args.document as DocumentNode).definitions.find((d) => d.kind === "OperationDefinition");
-      if (operation?.kind !== "OperationDefinition" || operation.operation !== "query") return;
+      const operation = (args.document as DocumentNode).definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
+      if (operation?.kind !== Kind.OPERATION_DEFINITION || operation.operation !== OperationTypeNode.QUERY) return;
       setExecuteFn((executeArgs) => {
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_, reject) => {

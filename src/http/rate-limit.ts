@@ -60,13 +60,14 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   const buckets = new WeakMap<Request, string>();
   const redis = config.redisUrl ? connect(config.redisUrl) : null;
   let limiter: RateLimiterAbstract | undefined;
+  const keep = (built: RateLimiterAbstract) => (limiter = built);
 
   const Base = redis ? RateLimiterRedis : countsInPrimary(config) ? RateLimiterCluster : RateLimiterMemory;
   /** The directive builds its limiter itself; keep a hold of it to read a bucket without consuming. */
   class Limiter extends (Base as typeof RateLimiterRedis) {
     constructor(options: IRateLimiterRedisOptions) {
       super(options);
-      limiter = this;
+      keep(this);
     }
   }
   const keyPrefix = `${config.redisPrefix}:rl`;

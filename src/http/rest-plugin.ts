@@ -43,12 +43,12 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
     try {
       // PERSCOM's order: route, then key (401/402), then the request's own validity (400/422).
       let body: Body = {};
-      let unreadable: unknown = null;
+      let unreadable: { error: unknown } | null = null;
       try {
         body = await readBody(request, config);
       } catch (error) {
         if (error instanceof ApiError && error.code === "PAYLOAD_TOO_LARGE") throw error;
-        unreadable = error;
+        unreadable = { error };
       }
       const method = effectiveMethod(request.method, body);
       const match = matchRoute(method, path);
@@ -58,7 +58,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });
       const contextValue = (await contextFactory()) as unknown as Context;
       if (!contextValue.auth) throw contextValue.authFailure ?? new ApiError("UNAUTHENTICATED");
-      if (unreadable) throw unreadable;
+      if (unreadable) throw unreadable.error;
       const { op } = match.route;
       const requested = parseIncludes(url.searchParams.get("include"), op.includes);
       const includes = capIncludes(

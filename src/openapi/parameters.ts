@@ -3,7 +3,7 @@ import { resourceNamed } from "../resources/index.ts";
 import type { Operation } from "../resources/operations.ts";
 import { versions } from "../rest/routes.ts";
 import { camel, pascal } from "../core/names.ts";
-import { idSchema, schemaName, type Schema } from "./schema.ts";
+import { schemaName, type Schema } from "./schema.ts";
 import { openapiKinds } from "./kinds.ts";
 
 const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });

@@ -1,5 +1,5 @@
 import type { ApiError } from "../core/errors.ts";
-import type { KeyedLoader } from "../core/loader.ts";
+import type { AnyLoader } from "../core/loader.ts";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../core/config.ts";
 import type { Store } from "../db/store.ts";
@@ -36,7 +36,7 @@ export interface Context {
   /** False when the request said `X-Perscom-Notifications: false`: its events are recorded but call no webhook. */
   notify: boolean;
   /** Per-request DataLoaders, keyed by relation and selection. */
-  loaders: Map<string, KeyedLoader<any, any>>;
+  loaders: Map<string, AnyLoader>;
 }
 
 /**

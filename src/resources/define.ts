@@ -1,5 +1,6 @@
 import type { Context } from "../request/context.ts";
 import type { StoreTransaction } from "../db/store.ts";
+import type { InsertedId } from "../db/writer.ts";
 import { wireValues, type EnumDef } from "./enums.ts";
 import type { JsonShape, ShapeProblem } from "./json-shapes.ts";
 import type { Prisma } from "../generated/prisma/client.ts";
@@ -8,6 +9,19 @@ import type { Prisma } from "../generated/prisma/client.ts";
 export type ModelName = Prisma.ModelName;
 /** The scalar columns of model `M`, as Prisma names them (camelCase). */
 export type ColumnOf<M extends ModelName> = keyof Prisma.TypeMap["model"][M]["payload"]["scalars"] & string;
+/** A row of model `M`: its scalar columns as Prisma types them (the same `TypeMap` as `ColumnOf`). */
+export type ModelRow<M extends ModelName> = Prisma.TypeMap["model"][M]["payload"]["scalars"];
+/** A row of a resource whose model is known only at run time (the registry's erased form): its values are unknown. */
+export type AnyRow = Record<string, unknown>;
+/**
+ * The row a hook or callback of a resource of model `M` is given: `M`'s row (`ModelRow`) where `M` is one model, as in
+ * a resource file; `AnyRow` where it is every model, as in the registry (`ResourceDef`), which code above reads.
+ */
+export type RowOf<M extends ModelName> = ModelName extends M ? AnyRow : ModelRow<M>;
+/** The values of a new row of `M` about to be inserted: what the write sets; the database fills the rest (`id`). */
+export type InsertValues<M extends ModelName> = Partial<RowOf<M>>;
+/** A new row of `M` right behind its INSERT (`Hooks.afterInsert`): its `id` an `InsertedId` where statements pipeline. */
+export type InsertedRow<M extends ModelName> = Omit<RowOf<M>, "id"> & { id: number | InsertedId };
 /** A resource's fields: keyed by its model's columns only, so a misspelt key fails to compile. */
 export type FieldsOf<M extends ModelName> = { [K in ColumnOf<M>]?: FieldDef };
 
@@ -122,17 +136,22 @@ export interface NestedRoute {
  * they are recorded as events like the request's own writes (src/data/tracked.ts). `resource` is a registry name.
  */
 export interface RecordWrites {
-  create(resource: string, data: Record<string, unknown>): Promise<Record<string, any>>;
+  create(resource: string, data: Record<string, unknown>): Promise<AnyRow>;
   /** Null when there is no row `id`. */
-  update(resource: string, id: number, data: Record<string, unknown>): Promise<Record<string, any> | null>;
+  update(resource: string, id: number, data: Record<string, unknown>): Promise<AnyRow | null>;
 }
 
-export interface Hooks {
+/**
+ * What a resource of model `M` does around its writes. Its rows are typed by `M` (`RowOf`) in a resource file
+ * (`defineResource<"User">`: `row.rankId` is a `number | null`, `row.rankid` fails to compile); the registry keeps the
+ * erased form, `Hooks` (every model: rows of unknown values), which the methods' parameters make it assignable to.
+ */
+export interface Hooks<M extends ModelName = ModelName> {
   /** Adjusts the validated data before it is written; may throw ApiError. `fixed`: the columns the route sets. */
   beforeWrite?(args: {
     data: Record<string, unknown>;
     fixed: Record<string, unknown>;
-    existing?: Record<string, unknown>;
+    existing?: RowOf<M>;
     ctx: Context;
     tx: StoreTransaction;
     writes: RecordWrites;
@@ -145,15 +164,15 @@ export interface Hooks {
    * round trip, in that order. Only what the hook asks for before its first `await` goes ahead of the INSERT; their
    * events are recorded before the row's all the same. `row`: the values about to be inserted.
    */
-  beforeInsert?(args: { row: Record<string, unknown>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
+  beforeInsert?(args: { row: InsertValues<M>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
   /**
    * Writes a new row makes to other records that need no more of it than its values and its id, asked for right behind
    * its INSERT: where the transaction pipelines its statements they go out in the same round trip, with `row.id` an
    * `InsertedId` (src/db/writer.ts) that a write may store as a column's value; elsewhere `row` is the inserted row.
    * Their events are recorded after the row's.
    */
-  afterInsert?(args: { row: Record<string, any>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
-  afterCreate?(args: { row: Record<string, any>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
+  afterInsert?(args: { row: InsertedRow<M>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
+  afterCreate?(args: { row: RowOf<M>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void> | void;
   /**
    * The hooks read rows by key only and write nothing a check depends on, so they leave the resource's writes free to
    * run beside others (src/data/independent-writes.ts).
@@ -212,9 +231,13 @@ export interface ActionDef {
 
 /**
  * The work of an action (src/events/actions.ts, by `ActionDef.field`): done on `row` (read in the caller's account:
- * another account's id is a 404), it answers the id of the row to show, read again as the request selects it.
+ * another account's id is a 404), it answers the id of the row to show, read again as the request selects it. `row`
+ * is a row of `M` (`ActionRun<"Webhook">`); the runners' table keeps the erased form, whose method parameter (`run`)
+ * takes any of them.
  */
-export type ActionRun = (args: { row: Record<string, any>; input: Record<string, unknown>; ctx: Context }) => Promise<number>;
+export type ActionRun<M extends ModelName = ModelName> = {
+  run(args: { row: RowOf<M>; input: Record<string, unknown>; ctx: Context }): Promise<number>;
+}["run"];
 
 /** A named filter clients may apply in `POST .../search` (`{"scopes":[{"name":..,"parameters":[..]}]}`). */
 export interface ExposedScope {
@@ -233,15 +256,15 @@ export interface UploadDef {
   required?: boolean;
 }
 
-export interface ComputedField {
+export interface ComputedField<M extends ModelName = ModelName> {
   type: "string" | "boolean" | "json" | "datetime";
   /** What the value is, for API documentation; defaults to the shared wording of its name (descriptions.ts). */
   description?: string;
   nullable?: boolean;
   /** The shape of a `json` value (src/resources/json-shapes.ts): its OpenAPI schema, and its GraphQL type where closed. */
   shape?: JsonShape;
-  /** Columns the computation reads. */
-  needs: string[];
+  /** Columns the computation reads: `M`'s (any name in the registry's erased form). */
+  needs: (ModelName extends M ? string : ColumnOf<M>)[];
   /** Shown only in the answer of the write that made it (a new secret); null in every other answer. */
   once?: boolean;
   /**
@@ -249,7 +272,8 @@ export interface ComputedField {
    * transaction, where such a read would see the rows as they were before it.
    */
   readsOtherRows?: boolean;
-  resolve(row: Record<string, any>, ctx: Context): unknown;
+  /** `row` has the columns of `needs` (a row of `M`, as `Hooks`). */
+  resolve(row: RowOf<M>, ctx: Context): unknown;
 }
 
 export interface ResourceDef {
@@ -297,11 +321,15 @@ export interface ResourceDef {
 /** What a resource file declares: a resource of model `M`, whose field keys are `M`'s columns (`FieldsOf`). */
 export type ResourceInput<M extends ModelName = ModelName> = Omit<
   ResourceDef,
-  "model" | "fields" | "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy"
+  "model" | "fields" | "computed" | "hooks" | "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy"
 > &
   Partial<Pick<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy">> & {
     model: M;
     fields: FieldsOf<M>;
+    /** Computed fields reading rows of `M` (`M` is inferred from `model` alone). */
+    computed?: Record<string, ComputedField<NoInfer<M>>>;
+    /** Hooks given rows of `M`. */
+    hooks?: Hooks<NoInfer<M>>;
   };
 
 const words = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1 $2");
@@ -316,7 +344,9 @@ export const belongsToOperations: RowKind[] = ["show", "update", "delete", "batc
 /** A parent's single owned row (`/ranks/{rank}/image`). */
 export const hasOneOperations: RowKind[] = ["create", "show", "update", "delete"];
 
-export function defineResource<M extends ModelName>(input: ResourceInput<M>): ResourceDef {
+export function defineResource<M extends ModelName>(typed: ResourceInput<M>): ResourceDef {
+  // The registry keeps the erased form: its hooks and computed fields take rows of any model (`RowOf<ModelName>`).
+  const input = typed as ResourceInput;
   const label = input.label ?? words(input.model);
   return {
     morphClass: `App\\Models\\${input.model}`,

@@ -1,11 +1,11 @@
 import { FieldErrorBag, validationError } from "../core/errors.ts";
 import {
   belongsTo, belongsToMany, bool, defineResource, oneOf, hasMany, hasManyOperations, isPrototypeName, m2mOperations, morphMany, ownEntry, ref, string, text,
-  type ExposedScope, type ModelName, type PivotDef, json,
+  type ExposedScope, type ModelName, type ModelRow, type PivotDef, json,
 } from "./define.ts";
 import { anyOf, anyValue, jsonBoolean, jsonNumber, jsonString, listOf, mapOf, objectOf } from "./json-shapes.ts";
 import { sameIncludes } from "./routes.ts";
-import { fieldOptionsModel, fieldOptionsType, fieldType, optionsModels } from "./enums.ts";
+import { fieldOptionsModel, fieldOptionsType, fieldType } from "./enums.ts";
 
 export { fieldTypes, optionsModels } from "./enums.ts";
 
@@ -127,7 +127,7 @@ export const field = defineResource({
 });
 
 /** Checks the submitted custom values of a form against its fields: required, type, length. */
-export function checkCustomValues(fields: Array<Record<string, any>>, values: Record<string, unknown>, bag: FieldErrorBag): Record<string, unknown> {
+export function checkCustomValues(fields: Array<ModelRow<"Field">>, values: Record<string, unknown>, bag: FieldErrorBag): Record<string, unknown> {
   const kept = new Map<string, unknown>();
   for (const f of fields) {
     const value = ownEntry(values, f.key);
@@ -190,12 +190,14 @@ export const submission = defineResource({
       const links = await tx.findMany("FieldLink", { where: { formId }, include: { field: true }, orderBy: [{ order: "asc" }, { id: "asc" }] });
       const bag = new FieldErrorBag();
       const values = (data.data ?? {}) as Record<string, unknown>;
-      const fields = links.map((l) => l.field as Record<string, unknown>).filter((f: Record<string, unknown>) => !f.hidden);
+      const fields = links.map((l) => l.field as ModelRow<"Field">).filter((f) => !f.hidden);
       const kept = checkCustomValues(fields, values, bag);
       bag.throwIfAny();
       data.data = existing ? { ...((existing.data as object) ?? {}), ...kept } : kept;
     },
     async afterCreate({ row, tx, writes }) {
+      // formId is required on create (the column is nullable): always set here.
+      if (row.formId == null) return;
       const form = await tx.findUnique("Form", { where: { id: row.formId }, select: { submissionStatusId: true } });
       if (form?.submissionStatusId != null) await writes.create("statusRecord", { statusId: form.submissionStatusId, submissionId: row.id });
     },

@@ -1,7 +1,7 @@
-import { belongsTo, defineResource, type ComputedField, type FieldsOf, type ModelName } from "./define.ts";
+import { belongsTo, defineResource, type ComputedField, type FieldsOf, type ModelName, type ModelRow } from "./define.ts";
 
 /** Link rows of many-to-many relations: reached only through their parents, shown as pivots. */
-const link = <M extends ModelName>(name: string, model: M, relations: Record<string, [string, string, string?]>, fields: FieldsOf<M> = {}, computed?: Record<string, ComputedField>) =>
+const link = <M extends ModelName>(name: string, model: M, relations: Record<string, [string, string, string?]>, fields: FieldsOf<M> = {}, computed?: Record<string, ComputedField<M>>) =>
   defineResource({
     name, model, link: true, fields, computed, operations: [],
     relations: Object.fromEntries(Object.entries(relations).map(([key, [target, fk, field]]) => [key, belongsTo({ target: target, foreignKey: fk, field: field ?? key })])),
@@ -19,7 +19,7 @@ const tagLink = (parent: string, model: "Form" | "Calendar" | "Event" | "Documen
   });
 
 const now = () => Date.now();
-const taskState = (row: Record<string, any>): string => {
+const taskState = (row: ModelRow<"TaskAssignment">): string => {
   const expired = row.expiresAt != null && new Date(row.expiresAt).getTime() < now();
   const pastDue = row.dueAt != null && new Date(row.dueAt).getTime() < now();
   if (row.completedAt != null) {

@@ -1,12 +1,16 @@
-import { belongsTo, defineResource, ref, string, text, type ComputedField } from "./define.ts";
+import { belongsTo, defineResource, ref, string, text, type ColumnOf, type ComputedField, type ModelName } from "./define.ts";
 import type { Context } from "../request/context.ts";
 
 /** Absolute URL of a stored file, from the configured public URL or the request's own origin. */
 export const fileUrl = (ctx: Context, storedPath: string | null | undefined): string | null =>
   storedPath ? `${ctx.baseUrl}/files/${storedPath.split("/").map(encodeURIComponent).join("/")}` : null;
 
-export const urlOf = (column: string): ComputedField => ({
-  type: "string", nullable: true, needs: [column], resolve: (row, ctx) => fileUrl(ctx, row[column]),
+/** The URL of the file whose stored path is in `column` (a string column of `M`). */
+export const urlOf = <M extends ModelName>(column: ColumnOf<M>): ComputedField<M> => ({
+  type: "string", nullable: true, needs: [column], resolve: (row, ctx) => {
+    const path = row[column];
+    return fileUrl(ctx, typeof path === "string" ? path : null);
+  },
 });
 
 const morphFields = () => ({
@@ -41,7 +45,7 @@ export const image = defineResource({
     path: string({ nullable: true, writable: false }),
     ...morphFields(),
   },
-  computed: { imageUrl: urlOf("path") },
+  computed: { imageUrl: urlOf<"Image">("path") },
   uploads: { image: { column: "path", filenameColumn: "filename", dir: "images", image: true, required: true } },
   relations: { model: { kind: "morphTo", field: "model", morphRelation: "image" } },
   includes: ["model"],
@@ -57,7 +61,7 @@ export const attachment = defineResource({
     path: string({ nullable: true, writable: false }),
     ...morphFields(),
   },
-  computed: { attachmentUrl: urlOf("path") },
+  computed: { attachmentUrl: urlOf<"Attachment">("path") },
   uploads: { file: { column: "path", filenameColumn: "filename", dir: "attachments", image: false, required: true } },
   relations: { model: { kind: "morphTo", field: "model", morphRelation: "attachment" } },
   includes: ["model"],

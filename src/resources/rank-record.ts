@@ -23,7 +23,8 @@ export default defineResource({
       return `${user} received a ${rankRecordTypes[row.type]?.toLowerCase() ?? "rank change"}${rank ? ` to ${rank}` : ""}`;
     },
     async (row, writes) => {
-      if (row.rankId != null) await writes.update("user", row.userId, { rankId: row.rankId });
+      // userId is required on create: always set here.
+      if (row.rankId != null && row.userId != null) await writes.update("user", row.userId, { rankId: row.rankId });
     },
   ),
 });

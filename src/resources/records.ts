@@ -1,4 +1,6 @@
-import { belongsTo, defineResource, morphMany, oneOf, ref, text, type Hooks, type RecordWrites, type RelationDef } from "./define.ts";
+import {
+  belongsTo, defineResource, morphMany, oneOf, ref, text, type Hooks, type InsertedRow, type InsertValues, type ModelRow, type RecordWrites, type RelationDef,
+} from "./define.ts";
 import { assignmentType } from "./enums.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
 import { rememberedName } from "../db/transaction-names.ts";
@@ -26,7 +28,9 @@ export const recordFields = () => ({
 export const withoutUser = (includes: readonly string[]) => includes.filter((i) => i !== "user" && !i.startsWith("user."));
 
 type Tx = StoreTransaction;
-type Row = Record<string, any>;
+/** The models of service records: each belongs to a user and has a text. */
+type RecordModel =
+  | "AssignmentRecord" | "AwardRecord" | "CombatRecord" | "QualificationRecord" | "RankRecord" | "ServiceRecord" | "TrainingRecord";
 
 /**
  * Hooks of a record type: `effect` (a change the record makes to its user), then an item on the account's newsfeed
@@ -35,17 +39,21 @@ type Row = Record<string, any>;
  * the update locks the user's row, so records of one user written side by side (PostgreSQL) get their ids in the order
  * their effects apply, and the user ends with the effect of the latest record.
  */
-export function recordHooks(
-  model: string, headline: (user: string, row: Row, tx: Tx) => Promise<string> | string, effect?: (row: Row, writes: RecordWrites) => Promise<void>,
-): Hooks {
+export function recordHooks<M extends RecordModel>(
+  model: M,
+  headline: (user: string, row: InsertedRow<M>, tx: Tx) => Promise<string> | string,
+  effect?: (row: InsertValues<M>, writes: RecordWrites) => Promise<void>,
+): Hooks<M> {
   return {
     independent: true,
     beforeInsert: effect && (({ row, writes }) => effect(row, writes)),
     async afterInsert({ row, ctx, tx, writes }) {
-      const user = await nameOf(tx, "User", row.userId);
+      // The columns every record model has (M is one of them; the compiler does not resolve RowOf<M> for a generic M).
+      const record = row as ModelRow<RecordModel>;
+      const user = await nameOf(tx, "User", record.userId);
       await addNewsfeedItem(writes, ctx, {
         event: "created", subjectType: `App\\Models\\${model}`, subjectId: row.id, description: "created",
-        headline: await headline(user ?? "A user", row, tx), text: row.text ?? null,
+        headline: await headline(user ?? "A user", row, tx), text: record.text ?? null,
       });
     },
   };
@@ -53,7 +61,7 @@ export function recordHooks(
 
 /** Name of the row `id` of `model` (`Rank`), or null; a name the transaction has read already is reused. */
 export const nameOf = async (tx: Tx, model: "Award" | "Qualification" | "Rank" | "Unit" | "User", id: number | null | undefined): Promise<string | null> =>
-  id == null ? null : (rememberedName(tx, model, id) ?? (await tx.findUnique(model, { where: { id }, select: { name: true } }))?.name ?? null);
+  id == null ? null : (rememberedName(tx, model, id) ?? ((await tx.findUnique(model, { where: { id }, select: { name: true } }))?.name as string | undefined) ?? null);
 
 export const assignmentRecord = defineResource({
   name: "assignmentRecord",
@@ -85,8 +93,12 @@ export const assignmentRecord = defineResource({
     async (row, writes) => {
       if (row.type !== "primary") return;
       const data: Record<string, number> = {};
-      for (const key of ["positionId", "specialtyId", "unitId", "statusId"]) if (row[key] != null) data[key] = row[key];
-      if (Object.keys(data).length) await writes.update("user", row.userId, data);
+      for (const key of ["positionId", "specialtyId", "unitId", "statusId"] as const) {
+        const value = row[key];
+        if (value != null) data[key] = value;
+      }
+      // userId is required on create: always set here.
+      if (Object.keys(data).length && row.userId != null) await writes.update("user", row.userId, data);
     },
   ),
 });

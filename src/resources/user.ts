@@ -69,7 +69,7 @@ export default defineResource({
     profilePhotoUrl: {
       type: "string", needs: ["profilePhoto", "name"], resolve: (row, ctx) => fileUrl(ctx, row.profilePhoto) ?? avatarUrl(row.name ?? ""),
     },
-    coverPhotoUrl: urlOf("coverPhoto"),
+    coverPhotoUrl: urlOf<"User">("coverPhoto"),
     lastAssignmentChangeDate: { type: "datetime", nullable: true, needs: ["id"], readsOtherRows: true, resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.assignment) },
     lastRankChangeDate: { type: "datetime", nullable: true, needs: ["id"], readsOtherRows: true, resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.rank) },
   },

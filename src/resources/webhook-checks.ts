@@ -36,7 +36,7 @@ export const checkWebhook: NonNullable<Hooks["beforeWrite"]> = async ({ data, ex
     const latest = await tx.findFirst("ChangeEvent", {
       where: { accountId: ctx.auth!.accountId }, orderBy: [{ txid: "desc" }, { id: "desc" }], select: { txid: true, id: true },
     });
-    if (latest) Object.assign(data, { cursorTxid: BigInt(latest.txid), cursorId: latest.id });
+    if (latest) Object.assign(data, { cursorTxid: BigInt(latest.txid as bigint | number | string), cursorId: latest.id });
   } else if (data.enabled === true && (existing.enabled === false || existing.disabledReason != null)) {
     Object.assign(data, { disabledReason: null, failingSince: null, attempts: 0, nextAttemptAt: null });
   }

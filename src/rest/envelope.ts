@@ -1,5 +1,5 @@
 export interface PageResult {
-  nodes: Record<string, any>[];
+  nodes: Record<string, unknown>[];
   totalCount: number;
   page: number;
   perPage: number;

@@ -85,17 +85,19 @@ function assign(body: Body, key: string, value: FormDataEntryValue): void {
   if (path.some((segment) => segment === "__proto__" || segment === "constructor" || segment === "prototype")) {
     throw new ApiError("VALIDATION", `The form field ${key} is not allowed.`, { [key]: [`The form field ${key} is not allowed.`] });
   }
-  let node: any = body;
+  // An object or a list (indexed by its segments' strings, as before).
+  let node: Record<string, unknown> = body;
   for (let i = 0; i < path.length - 1; i++) {
     const segment = path[i];
     const nextIsList = path[i + 1] === "";
     node[segment] ??= nextIsList ? [] : {};
-    node = node[segment];
-    if (typeof node !== "object" || node === null || node instanceof Blob) {
+    const next = node[segment];
+    if (typeof next !== "object" || next === null || next instanceof Blob) {
       throw new ApiError("VALIDATION", `The form field ${key} conflicts with another field of the same name.`, {
         [key]: [`The form field ${key} conflicts with another field of the same name.`],
       });
     }
+    node = next as Record<string, unknown>;
   }
   const last = path.at(-1)!;
   if (Array.isArray(node) && last === "") node.push(value);

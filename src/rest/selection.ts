@@ -1,4 +1,4 @@
-import { relationField, type PivotDef, type ResourceDef } from "../resources/define.ts";
+import type { PivotDef, ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { restRelationField } from "../graphql/objects.ts";
 import { morphOwnersOf } from "../resources/index.ts";
@@ -6,7 +6,8 @@ import { spreadAttribute } from "../data/attributes.ts";
 import { pascal, snake } from "../core/names.ts";
 import type { IncludeTree } from "./includes.ts";
 
-type Row = Record<string, any>;
+/** A row of a GraphQL result, by field name (JSON values). */
+type Row = Record<string, unknown>;
 /** Turns one selected object into PERSCOM's shape. */
 export type Shaper = (row: Row) => Row;
 
@@ -32,7 +33,7 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
     if (relation.kind === "morphTo") {
       const fragments = morphOwnersOf(relation.morphRelation).map((o) => `... on ${pascal(o.name)} { ${ATTRIBUTES} }`).join(" ");
       parts.push(`${name}: ${relation.field} { ${fragments} }`);
-      relations.push((out, row) => void (out[name] = row[name] ? row[name][ATTRIBUTES] : null));
+      relations.push((out, row) => void (out[name] = row[name] ? (row[name] as Row)[ATTRIBUTES] : null));
       continue;
     }
     const built = relation.kind === "belongsToMany" ? selectLink(relation.pivot, sub) : select(resourceNamed(relation.target), sub);
@@ -40,7 +41,7 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
     const shape = built.shape;
     relations.push((out, row) => {
       const value = row[name];
-      out[name] = Array.isArray(value) ? value.map(shape) : value ? shape(value) : value;
+      out[name] = Array.isArray(value) ? (value as Row[]).map(shape) : value ? shape(value as Row) : value;
     });
   }
   const spread = def.spread && snake(def.spread);
@@ -69,7 +70,7 @@ export function selectLink(pivot: PivotDef, tree: IncludeTree): Built {
   return {
     selection: parts.join(" "),
     shape: (link) => {
-      const row = shapeRelated(link[RELATED]);
+      const row = shapeRelated(link[RELATED] as Row);
       if (showPivot) row[pivot.as] = link[ATTRIBUTES];
       return row;
     },

@@ -1,4 +1,4 @@
-import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import type { Store } from "../db/store.ts";
 import { ensureAccount } from "../auth/accounts.ts";
 import { Random } from "./random.ts";
@@ -116,25 +116,27 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
     store.transaction((tx) => work(tx.prisma as PrismaClient), { maxWait: 30_000, timeout: 300_000 });
 
   const refs = await batch(async (tx) => {
-    const reference = async <T extends object>(name: string, model: any, rows: T[]) => {
-      const ids = await insertReturningIds(model, rows.map((r, i) => ({ accountId, ...stamp(0), ...r, order: i + 1 })));
+    /** Rows of a reference table in the account, in order. */
+    const ordered = <T extends object>(rows: T[]) => rows.map((r, i) => ({ accountId, ...stamp(0), ...r, order: i + 1 }));
+    const reference = async (name: string, inserted: Promise<number[]>) => {
+      const ids = await inserted;
       add(name, ids.length);
       return ids;
     };
-    const rankIds = await reference("ranks", tx.rank, ranks.map(([name, abbreviation, paygrade]) => ({ name, abbreviation, paygrade, description: `${name} (${paygrade})` })));
-    const positionIds = await reference("positions", tx.position, positions.map((name) => ({ name })));
-    const specialtyIds = await reference("specialties", tx.specialty, specialties.map(([name, abbreviation]) => ({ name, abbreviation })));
-    const statusIds = await reference("statuses", tx.status, statuses.map(([name, color]) => ({ name, color })));
-    const awardIds = await reference("awards", tx.award, awards.map((name) => ({ name, description: `Awarded as the ${name}.` })));
-    const qualificationIds = await reference("qualifications", tx.qualification, qualifications.map((name) => ({ name })));
+    const rankIds = await reference("ranks", insertReturningIds(tx.rank, ordered(ranks.map(([name, abbreviation, paygrade]) => ({ name, abbreviation, paygrade, description: `${name} (${paygrade})` })))));
+    const positionIds = await reference("positions", insertReturningIds(tx.position, ordered(positions.map((name) => ({ name })))));
+    const specialtyIds = await reference("specialties", insertReturningIds(tx.specialty, ordered(specialties.map(([name, abbreviation]) => ({ name, abbreviation })))));
+    const statusIds = await reference("statuses", insertReturningIds(tx.status, ordered(statuses.map(([name, color]) => ({ name, color })))));
+    const awardIds = await reference("awards", insertReturningIds(tx.award, ordered(awards.map((name) => ({ name, description: `Awarded as the ${name}.` })))));
+    const qualificationIds = await reference("qualifications", insertReturningIds(tx.qualification, ordered(qualifications.map((name) => ({ name })))));
     const unitCount = Math.min(nato.length * 40, Math.max(3, Math.ceil(size / 25)));
-    const unitIds = await reference("units", tx.unit, Array.from({ length: unitCount }, (_, i) => ({
+    const unitIds = await reference("units", insertReturningIds(tx.unit, ordered(Array.from({ length: unitCount }, (_, i) => ({
       name: `${nato[i % nato.length]} ${Math.floor(i / nato.length) + 1}`, description: `Squad ${i + 1}`,
-    })));
+    })))));
     const groupCount = Math.ceil(unitCount / 4);
-    const groupIds = await reference("groups", tx.group, Array.from({ length: groupCount }, (_, i) => ({
+    const groupIds = await reference("groups", insertReturningIds(tx.group, ordered(Array.from({ length: groupCount }, (_, i) => ({
       name: `${i === 0 ? "Headquarters" : `Platoon ${i}`}`, description: `Units ${i * 4 + 1} to ${Math.min(unitCount, i * 4 + 4)}`,
-    })));
+    })))));
     add("group units", await insert(tx.groupUnit, unitIds.map((unitId, i) => ({ groupId: groupIds[Math.floor(i / 4)], unitId, order: (i % 4) + 1, ...stamp(0) }))));
 
     const fieldIds = await insertReturningIds(tx.field, formFields.map((f) => ({
@@ -198,12 +200,12 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
       }
       const [enlistment, promotion] = documentIds;
 
-      const rankRecords: object[] = [];
-      const assignmentRecords: object[] = [];
-      const statusRecords: object[] = [];
-      const awardRecords: object[] = [];
-      const qualificationRecords: object[] = [];
-      const submissions: object[] = [];
+      const rankRecords: Prisma.RankRecordCreateManyInput[] = [];
+      const assignmentRecords: Prisma.AssignmentRecordCreateManyInput[] = [];
+      const statusRecords: Prisma.StatusRecordCreateManyInput[] = [];
+      const awardRecords: Prisma.AwardRecordCreateManyInput[] = [];
+      const qualificationRecords: Prisma.QualificationRecordCreateManyInput[] = [];
+      const submissions: Prisma.SubmissionCreateManyInput[] = [];
       people.forEach((p, k) => {
         const userId = userIds[k];
         const author = { authorId: commander };
@@ -236,13 +238,13 @@ export async function seedDemo(store: Store, options: SeedOptions): Promise<Seed
           });
         }
     });
-    const rankRecordIds = await insertReturningIds(tx.rankRecord, rankRecords as any[]);
+    const rankRecordIds = await insertReturningIds(tx.rankRecord, rankRecords);
     add("rank records", rankRecordIds.length);
-    add("assignment records", await insert(tx.assignmentRecord, assignmentRecords as any[]));
-    add("status records", await insert(tx.statusRecord, statusRecords as any[]));
-    add("award records", await insert(tx.awardRecord, awardRecords as any[]));
-    add("qualification records", await insert(tx.qualificationRecord, qualificationRecords as any[]));
-    add("submissions", await insert(tx.submission, submissions as any[]));
+    add("assignment records", await insert(tx.assignmentRecord, assignmentRecords));
+    add("status records", await insert(tx.statusRecord, statusRecords));
+    add("award records", await insert(tx.awardRecord, awardRecords));
+    add("qualification records", await insert(tx.qualificationRecord, qualificationRecords));
+    add("submissions", await insert(tx.submission, submissions));
     const remarks = rankRecordIds.filter(() => rng.chance(0.1)).map((modelId) => ({
       accountId, authorId: commander, modelType: "App\\Models\\RankRecord", modelId, comment: rng.pick(comments), ...stamp(rng.int(1, 700)),
     }));

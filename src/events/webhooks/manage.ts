@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "../../request/context.ts";
-import type { ActionRun } from "../../resources/define.ts";
+import type { ActionRun, ModelRow } from "../../resources/define.ts";
 import { newSecret } from "../../resources/webhook-checks.ts";
 import { revealSecret } from "../../resources/webhook.ts";
 import { validationError } from "../../core/errors.ts";
@@ -15,10 +15,12 @@ import { deliveryIdOf, postEvent, type DeliveryResult } from "./send.ts";
  * signed POST logged as the dispatcher logs its own.
  */
 
-type Row = Record<string, any>;
+type Row = ModelRow<"Webhook">;
+/** What each action is given: the webhook (read in the caller's account), the request body's input, the request. */
+type Args = Parameters<ActionRun<"Webhook">>[0];
 
 /** Rotates the secret; the answer (the webhook, read again in this request) shows the new one. */
-export async function rotateSecret({ row, ctx }: { row: Row; ctx: Context }): Promise<number> {
+export async function rotateSecret({ row, ctx }: Args): Promise<number> {
   const secret = newSecret();
   await inTransaction(ctx, (tx) => tx.update("Webhook", { where: { id: row.id }, data: { secret } }));
   revealSecret(ctx, row.id, secret);
@@ -26,7 +28,7 @@ export async function rotateSecret({ row, ctx }: { row: Row; ctx: Context }): Pr
 }
 
 /** One signed POST of a `webhook.test` event; answers the id of its delivery-log row. */
-export async function sendTest({ row, ctx }: { row: Row; ctx: Context }): Promise<number> {
+export async function sendTest({ row, ctx }: Args): Promise<number> {
   const body = JSON.stringify({
     id: null,
     event: TEST_EVENT,
@@ -43,7 +45,7 @@ export async function sendTest({ row, ctx }: { row: Row; ctx: Context }): Promis
 }
 
 /** One more attempt at a retained event of the account, as the dispatcher sends it; answers its delivery-log row's id. */
-export async function redeliver({ row, input, ctx }: { row: Row; input: Record<string, unknown>; ctx: Context }): Promise<number> {
+export async function redeliver({ row, input, ctx }: Args): Promise<number> {
   const event = await eventById(ctx.store, ctx.auth!.accountId, input.eventId as number);
   if (!event) throw validationError({ event_id: [`The event ${input.eventId} is not a retained event of this account.`] });
   const attempts = await ctx.store.count("WebhookDelivery", { where: { webhookId: row.id, eventId: event.id } });

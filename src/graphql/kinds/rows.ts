@@ -130,7 +130,7 @@ const update = rowKind({
   const { row } = await nestedRow(op, a, ctx, tx);
   if (op.parent.relation.kind !== "belongsToMany") return current(tx, await updateRow(ctx, tx, op.def, row, inputArg(a, "input") ?? {}));
   const pivot = pivotOf(op);
-  const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey]);
+  const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey] as number);
   await updateRow(ctx, tx, op.def, related, inputArg(a, "input") ?? {});
   const pivotValues = await link.pivotData(ctx, tx, pivot, inputArg(a, "pivot"), "pivot");
   if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), row.id, pivotValues);
