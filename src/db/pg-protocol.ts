@@ -1,4 +1,3 @@
-/// <reference path="./pg-protocol-modules.d.ts" />
 import pg from "pg";
 import pgUtils from "pg/lib/utils.js";
 

@@ -47,8 +47,7 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
     const rest = `REST: ${op.method} /{version}${op.path}${facadeKinds[op.kind].alsoRoutes?.(op) ?? ""} — scopes: ${
       op.scopes.join(", ") || "none"
     }`;
-    // The kinds (src/graphql/kinds/) type their fields `unknown` so far: each returns what its `t.field` made.
-    return facadeKinds[op.kind].field(t, op, { builder, refs, args, description: `${summaryOf(op, words)}\n\n${rest}`, rest, types }) as FieldRef;
+    return facadeKinds[op.kind].field(t, op, { builder, refs, args, description: `${summaryOf(op, words)}\n\n${rest}`, rest, types });
   }
 }
 

@@ -178,6 +178,7 @@ export function plannedExecute(
 async function settle(execution: Execution, data: unknown): Promise<unknown> {
   const value = await data;
   while (execution.pending.length) await Promise.all(execution.pending.splice(0));
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what a resolver threw, as graphql-js would
   if (execution.failure !== undefined) throw execution.failure;
   return value;
 }

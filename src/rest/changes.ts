@@ -27,7 +27,7 @@ export function feedVariables(query: URLSearchParams): Record<string, unknown> {
   };
 }
 
-interface FeedResult {
+export interface FeedResult {
   items: unknown[];
   nextCursor: string | null;
   hasMore: boolean;

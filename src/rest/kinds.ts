@@ -7,7 +7,7 @@ import {
   batchItems, coerce, flag, idList, idOf, inputOf, isObject, linkItems, newItems, pageParam, pivotObject, prototypeNamesIn, refusePrototypeNames,
   searchVariables, type Body,
 } from "./body.ts";
-import { feedEnvelope, feedVariables, FEED_SELECTION } from "./changes.ts";
+import { feedEnvelope, feedVariables, FEED_SELECTION, type FeedResult } from "./changes.ts";
 import { paginated, type PageResult } from "./envelope.ts";
 import type { Shaper } from "./selection.ts";
 
@@ -112,7 +112,7 @@ interface Answer {
   /** The document's selection below the root field, and how each row is shaped. */
   selection(rows: Rows): { body: string; shape: Shaper | null };
   /** PERSCOM's response body for the GraphQL result. */
-  envelope(op: Operation, result: any, shape: Shaper | null, url: URL): Record<string, unknown>;
+  envelope(op: Operation, result: unknown, shape: Shaper | null, url: URL): Record<string, unknown>;
   /** One record (`{data: {...}}`): v1 shows its statuses' colours. */
   single?: boolean;
 }
@@ -128,20 +128,21 @@ const page: Answer = {
   },
   envelope: (_op, result: PageResult, shape, url) => paginated(shape ? result.nodes.map(shape) : result.nodes, result, url),
 };
-const list: Answer = { selection: rowsAsThey, envelope: (_op, result, shape) => ({ data: shape ? result.map(shape) : result }) };
-const one: Answer = { selection: rowsAsThey, envelope: (_op, result, shape) => ({ data: shape ? shape(result) : result }), single: true };
+type Row = Record<string, unknown>;
+const list: Answer = { selection: rowsAsThey, envelope: (_op, result: Row[], shape) => ({ data: shape ? result.map(shape) : result }) };
+const one: Answer = { selection: rowsAsThey, envelope: (_op, result: Row, shape) => ({ data: shape ? shape(result) : result }), single: true };
 
 /** Each answer in REST. */
 export const answers: Record<Returns, Answer> = {
   page, linkPage: page, objects: list, links: list, object: one, link: one,
   changes: {
     selection: () => ({ body: "attached detached updated", shape: null }),
-    envelope: (op, result) => Object.fromEntries(changesOf[op.kind as LinkKind].map((k) => [k, result[k]])),
+    envelope: (op, result: Row) => Object.fromEntries(changesOf[op.kind as LinkKind].map((k) => [k, result[k]])),
   },
-  status: { selection: () => ({ body: "status", shape: null }), envelope: (_op, result) => result },
-  feed: { selection: () => ({ body: FEED_SELECTION, shape: null }), envelope: (_op, result) => feedEnvelope(result) },
+  status: { selection: () => ({ body: "status", shape: null }), envelope: (_op, result: Row) => result },
+  feed: { selection: () => ({ body: FEED_SELECTION, shape: null }), envelope: (_op, result: FeedResult) => feedEnvelope(result) },
 };
 
 /** PERSCOM's response body for an operation's GraphQL result. */
-export const envelope = (op: Operation, result: any, shape: Shaper | null, url: URL): Record<string, unknown> =>
+export const envelope = (op: Operation, result: unknown, shape: Shaper | null, url: URL): Record<string, unknown> =>
   answers[op.returns].envelope(op, result, shape, url);

@@ -194,6 +194,7 @@ async function runPrimary() {
  */
 async function serve() {
   const worker = cluster.isWorker;
+  // eslint-disable-next-line prefer-const -- assigned once below, but read by the signal handlers set up before that
   let beginShutdown: ((reason: string) => void) | undefined;
   let shutdownAsked = false;
   let handOver: ((socket: Socket) => void) | undefined;
