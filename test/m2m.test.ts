@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { OperationKind, PivotDef } from "../src/resources/define.ts";
 import { resourceNamed } from "../src/resources/index.ts";
 import { snake } from "../src/core/names.ts";
-import { startHarness, type Client, type Harness } from "./harness.ts";
+import { startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { account, fresh, scalarValue, type Attrs, type Factory, type Row } from "./support/factory.ts";
 import { linkCollections, pathOf, type NestedGroup } from "./support/registry.ts";
 import { data, rejected } from "./support/checks.ts";
@@ -69,7 +69,7 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
   const linked = async (parentId: number) => (await state(parentId)).ids;
   const pivotOf = async (parentId: number, id: number) => (await state(parentId)).pivots.filter(([rid]) => rid === id).map(([, p]) => p);
   const newParent = () => factory.any(g.parent);
-  const changes = (r: { status: number; body: any }, what: string) => {
+  const changes = (r: Reply, what: string) => {
     expect(r.status, `${what} ${JSON.stringify(r.body)}`).toBe(200);
     return r.body;
   };

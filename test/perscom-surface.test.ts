@@ -20,7 +20,9 @@ import { Organisation, SetupError } from "./perscom/organisation.ts";
 import { planOperation } from "./perscom/plan.ts";
 import { ajvErrors, groupByCause, normalise, replyCause, schemaCause, writeReport, type Outcome } from "./perscom/report.ts";
 
-const addFormats: (ajv: Ajv) => unknown = (addFormatsModule as any).default ?? addFormatsModule;
+/** ajv-formats as either module system hands it over: the plugin itself, or a namespace whose default it is. */
+const formatsModule = addFormatsModule as unknown as ((ajv: Ajv) => unknown) & { default?: (ajv: Ajv) => unknown };
+const addFormats: (ajv: Ajv) => unknown = formatsModule.default ?? formatsModule;
 
 /** One difference between the reference document and what this suite expects, with the reason. */
 interface Deviation {

@@ -118,7 +118,7 @@ async function setUp(op: Operation): Promise<Setup> {
 }
 
 /** Sends a search and returns the rows (limit 100), or the reply when it is not a 200. */
-async function search(s: Setup, op: Operation, body: Record<string, unknown>): Promise<Row[] | { status: number; body: any }> {
+async function search(s: Setup, op: Operation, body: Record<string, unknown>): Promise<Row[] | { status: number; body: { error?: { errors?: unknown; message?: string } } | null }> {
   const r = await s.api.post(pathOf(op, s.params), { limit: 100, includes: s.bodyIncludes, ...body });
   return r.status === 200 ? (r.body.data as Row[]) : { status: r.status, body: r.body };
 }
