@@ -155,7 +155,7 @@ describe(`front-end pages on ${testProvider}`, () => {
     const statementCounts = new Set<number>();
     let after: string | null = null;
     for (let round = 0; round < 100; round++) {
-      const { data, statements } = await page<UserPage>(query, { after });
+      const { data, statements }: { data: UserPage; statements: number } = await page<UserPage>(query, { after });
       statementCounts.add(statements);
       seen.push(...data.users.nodes.map((n) => n.rowId));
       // Someone joins on each side of the cursor: before it (an earlier name) and after it.
