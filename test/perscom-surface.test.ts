@@ -122,7 +122,7 @@ const DEVIATIONS: Deviation[] = [
     ops: (op) => op.path.startsWith("/{version}/messages") && ["store", "update", "batchStore", "batchUpdate"].includes(action(op)),
     differs: "request `channels` is one channel name (a string), not an array of them",
     reason: "behaviour §7.2 #9 and §3.1 Message: the rule is a single NotificationChannel value; an array fails validation.",
-    request: (s) => editProperty(s, "channels", (p) => clone(p.items), "Message"),
+    request: (s) => editProperty(s, "channels", (p) => clone(p.items!), "Message"),
   },
   {
     id: "category-create-required",

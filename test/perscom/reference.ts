@@ -143,7 +143,7 @@ export function toJsonSchema(node: JsonSchema, components: Record<string, JsonSc
         out[k] = toJsonSchema(v as JsonSchema, components, mode, seen);
         break;
       case "additionalProperties":
-        out[k] = typeof v === "object" ? toJsonSchema(v as JsonSchema, components, mode, seen) : v;
+        out[k] = typeof v === "object" ? toJsonSchema(v as JsonSchema, components, mode, seen) : (v as boolean);
         break;
       case "allOf":
       case "anyOf":

@@ -39,7 +39,7 @@ const REQUEST_DEVIATIONS: Array<{ id: string; ops: (op: RefOp) => boolean; schem
   {
     id: "message-channels-single",
     ops: (op) => op.path.startsWith("/{version}/messages") && ["store", "update", "batchStore", "batchUpdate"].includes(action(op)),
-    edit: (s) => editProperty(s, "channels", (p) => clone(p.items), "Message"),
+    edit: (s) => editProperty(s, "channels", (p) => clone(p.items!), "Message"),
   },
   { id: "category-create-required", ops: (op) => ["POST /{version}/categories", "POST /{version}/categories/batch"].includes(op.key), edit: (s) => requireIn(s, "Category", ["name", "resource"]) },
   {
