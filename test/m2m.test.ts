@@ -63,7 +63,7 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
     }
     return {
       ids: sorted(rows.map((r) => r.id)),
-      pivots: accessor ? rows.map((r) => [r.id, normal(Object.fromEntries(pivotFields.map(([name]) => [snake(name), r[accessor]?.[snake(name)]])))]) : [],
+      pivots: accessor ? rows.map((r) => [r.id, normal(Object.fromEntries(pivotFields.map(([name]) => [snake(name), (r[accessor] as Record<string, unknown> | undefined)?.[snake(name)]])))]) : [],
     };
   };
   const linked = async (parentId: number) => (await state(parentId)).ids;

@@ -62,13 +62,13 @@ function columnsOf(def: ResourceDef, pivot: PivotDef | undefined, accessor: stri
     own.push({ name: `${key}.id`, type: "int", read: (row) => row[snake(rel.foreignKey)] });
     const rows = related.get(rel.target);
     const text = Object.entries(resourceNamed(rel.target).fields).find(([, f]) => f.type === "string" && !f.hidden)?.[0];
-    if (rows && text) own.push({ name: `${key}.${snake(text)}`, type: "string", read: (row) => rows.get(row[snake(rel.foreignKey)])?.[snake(text)] ?? null });
+    if (rows && text) own.push({ name: `${key}.${snake(text)}`, type: "string", read: (row) => rows.get(row[snake(rel.foreignKey)] as number)?.[snake(text)] ?? null });
   }
   if (pivot && accessor) {
     const fields: Record<string, FieldDef> = { id: { type: "int" }, created_at: { type: "datetime" }, ...pivot.fields };
     for (const [name, f] of Object.entries(fields)) {
       if (f.type === "json") continue;
-      own.push({ name: `pivot.${snake(name)}`, type: f.type, read: (row) => row[accessor]?.[snake(name)] });
+      own.push({ name: `pivot.${snake(name)}`, type: f.type, read: (row) => (row[accessor] as Record<string, unknown> | undefined)?.[snake(name)] });
     }
   }
   return own;
@@ -424,7 +424,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       const inScope = await h.db.store.findMany(def.model, {
         where: { AND: [scope.where(parameters, {} as never), { accountId: s.accountId }] }, select: { id: true },
       });
-      const ids = new Set(inScope.map((r: Row) => r.id));
+      const ids = new Set(inScope.map((r) => r.id));
       const got = await search(s, op, { scopes: [{ name, parameters }] });
       expect(Array.isArray(got) ? sortedIds(got) : got, name).toEqual(sortedIds(s.all.filter((r) => ids.has(r.id))));
       if (scope.parameters) rejected(await s.api.post(pathOf(op, s.params), { scopes: [{ name, parameters: [] }] }), ["scopes.0.parameters"], name);
@@ -555,7 +555,7 @@ describe("operator details, on the first searchable resource with a text column"
     }
   });
   const ids = (got: Row[] | { status: number }) => (Array.isArray(got) ? sortedIds(got).filter((id) => rows.some((r) => r.id === id)) : got);
-  const named = (...texts: string[]) => sortedIds(rows.filter((r) => texts.includes(r[key])));
+  const named = (...texts: string[]) => sortedIds(rows.filter((r) => texts.includes(r[key] as string)));
 
   test(`like follows SQL LIKE on ${op.path} ${key}: % and _ wildcards, ASCII case ignored`, async () => {
     const cases: Array<[string, string, number[]]> = [

@@ -43,9 +43,9 @@ export function expectIncluded(def: ResourceDef, includes: readonly string[], ro
     if (!rel) continue;
     if (rel.kind === "belongsTo") {
       const fk = row[snake(rel.foreignKey)];
-      if (fk !== undefined) expect(row[top]?.id ?? null, `${what} include=${value}`).toBe(fk);
+      if (fk !== undefined) expect((row[top] as Row | null | undefined)?.id ?? null, `${what} include=${value}`).toBe(fk);
     } else if (rel.kind === "morphTo") {
-      if ("model_id" in row) expect(row[top]?.id ?? null, `${what} include=${value}`).toBe(row.model_id);
+      if ("model_id" in row) expect((row[top] as Row | null | undefined)?.id ?? null, `${what} include=${value}`).toBe(row.model_id);
     } else if (rel.kind === "morphOne") {
       expect(row[top] === null || typeof row[top] === "object", `${what} include=${value}`).toBe(true);
     } else {
