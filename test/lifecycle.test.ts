@@ -77,7 +77,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const created = asRead(def, data(await api.post(withIncludes(create), wire(built)), `POST ${create.path}`));
     expectWritten(built, created, "create");
     expectIncluded(def, includeGroups(create)[0], created, "create");
-    const id = created.id as number;
+    const id = created.id;
     const embedded = def.includes;
 
     let current: Row = created;
@@ -155,7 +155,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     expect(made).toHaveLength(BATCH_MAX);
     bodies.slice(0, BATCH_MAX).forEach((b, i) => expectWritten(b, made[i], `batch create item ${i}`));
     for (const row of made) expectIncluded(def, sampleIncludes(batchCreate), row, "batch create");
-    const ids: number[] = made.map((r: Row) => r.id as number);
+    const ids: number[] = made.map((r: Row) => r.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(await total(api, list), "the batch over the cap wrote nothing").toBe(before + BATCH_MAX);
 
@@ -299,7 +299,7 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     expect(made).toHaveLength(2);
     bodies.forEach((b, i) => expectWritten(b, made[i], `nested batch create item ${i}`));
     for (const row of made) ownedBy(row, parent.id);
-    const ids: number[] = made.map((r: Row) => r.id as number);
+    const ids: number[] = made.map((r: Row) => r.id);
 
     const list = op("list");
     const bad = invalidAttribute(g.def, fixed);

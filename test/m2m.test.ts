@@ -38,7 +38,7 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
     for (let i = 0; i < 5; i++) related.push(await factory.create(g.def));
     foreign = await (await account(h)).factory.create(g.def);
   });
-  const ids = () => related.map((r) => r.id as number);
+  const ids = () => related.map((r) => r.id);
 
   /** Link columns for one item, variant `variant`: REST names and values. */
   const pivotValues = async (variant: number): Promise<Attrs> => {
@@ -223,7 +223,7 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
     for (const kind of ["attach", "detach", "sync", "toggle"] as const) {
       const o = op(kind);
       if (!o) continue;
-      for (const bad of [BAD_ID, foreign.id as number]) {
+      for (const bad of [BAD_ID, foreign.id]) {
         const r = await api.send(o.method, pathOf(o, at(parent.id)), bodies(bad)[kind]);
         rejected(r, ["resources"], `${kind} with id ${bad}`);
       }

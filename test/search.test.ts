@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const sortedIds = (rows: Row[]) => rows.map((r) => r.id as number).sort((a, b) => a - b);
+const sortedIds = (rows: Row[]) => rows.map((r) => r.id).sort((a, b) => a - b);
 const BAD_ID = 2147483000;
 
 /** A column a filter or sort may name on a list, how to read it off a listed row, and its type. */
@@ -110,7 +110,7 @@ async function setUp(op: Operation): Promise<Setup> {
     const targetList = topOp(resourceNamed(rel.target), "list");
     if (!targetList) continue;
     const rows = data(await api.get(pathOf(targetList, {}, "limit=100")), `list ${rel.target}`) as Row[];
-    related.set(rel.target, new Map(rows.map((r) => [r.id as number, r])));
+    related.set(rel.target, new Map(rows.map((r) => [r.id, r])));
   }
   return {
     api, def, factory, accountId, params, mine: mine.map((m) => all.find((r: Row) => r.id === m.id) ?? m), all, columns: columnsOf(def, pivot, accessor, related), bodyIncludes,
@@ -213,7 +213,7 @@ function fullFilterCases(s: Setup): Filter[] {
 
 /** The and/or/nested combinations of the first three rows made, with the ids each selects. */
 function combinationCases(s: Setup, leader: boolean): Array<[OrionFilter[], number[]]> {
-  const [a, b, c] = s.mine.map((m) => m.id as number);
+  const [a, b, c] = s.mine.map((m) => m.id);
   if (c === undefined) return [];
   const id = (value: number, type = "and", operator = "=") => ({ field: "id", operator, value, type });
   const cases: Array<[OrionFilter[], number[]]> = [
@@ -362,7 +362,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
   });
 
   test("filters combine as SQL does: and binds tighter than or; one nested level groups; a second is 422", async () => {
-    const [a] = s.mine.map((m) => m.id as number);
+    const [a] = s.mine.map((m) => m.id);
     for (const [filters, want] of combinationCases(s, leader)) {
       const got = await search(s, op, { filters });
       expect(Array.isArray(got) ? sortedIds(got) : got, JSON.stringify(filters)).toEqual(want);
