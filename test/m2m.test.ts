@@ -58,7 +58,7 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
     const rows: Row[] = [];
     for (let page = 1; ; page++) {
       const r = await api.get(pathOf(list, at(parentId), `${showPivot}limit=100&page=${page}`));
-      rows.push(...data(r, "nested list"));
+      rows.push(...data<Row[]>(r, "nested list"));
       if (page >= r.body.meta.last_page) break;
     }
     return {

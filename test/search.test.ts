@@ -103,13 +103,13 @@ async function setUp(op: Operation): Promise<Setup> {
     mine.push(await factory.any(def));
   }
   const query = [accessor && !pivot!.always ? `include=${accessor}` : "", "limit=100"].filter(Boolean).join("&");
-  const all = data(await api.get(pathOf(list, params, query)), "list");
+  const all = data<Row[]>(await api.get(pathOf(list, params, query)), "list");
   const related: Related = new Map();
   for (const rel of Object.values(def.relations)) {
     if (rel.kind !== "belongsTo" || related.has(rel.target)) continue;
     const targetList = topOp(resourceNamed(rel.target), "list");
     if (!targetList) continue;
-    const rows = data(await api.get(pathOf(targetList, {}, "limit=100")), `list ${rel.target}`) as Row[];
+    const rows = data<Row[]>(await api.get(pathOf(targetList, {}, "limit=100")), `list ${rel.target}`);
     related.set(rel.target, new Map(rows.map((r) => [r.id, r])));
   }
   return {
@@ -440,11 +440,11 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
     // The list read at set-up holds every row in the default order: page 2 of size 1 is its second row.
     const second = [s.all[1]?.id].filter((id) => id !== undefined);
     const r = await s.api.post(pathOf(op, s.params), { page: 2, limit: 1, includes: s.bodyIncludes });
-    expect(data(r).map((x: Row) => x.id)).toEqual(second);
+    expect(data<Row[]>(r).map((x: Row) => x.id)).toEqual(second);
     expect(r.body.meta).toMatchObject({ current_page: 2, per_page: 1, total: s.all.length });
     if (!leader) return;
     const q = await s.api.post(pathOf(op, s.params, "limit=1&page=2"), {});
-    expect(data(q).map((x: Row) => x.id)).toEqual(second);
+    expect(data<Row[]>(q).map((x: Row) => x.id)).toEqual(second);
   });
 
   test("unknown fields, operators, types and values are 422 naming the entry; nothing else is", async () => {
@@ -599,7 +599,7 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
   const ids: Record<string, number> = {};
   beforeAll(async () => {
     ({ api } = await account(h));
-    const rank = async (name: string) => data(await api.post("/v2/ranks", { name }), "rank").id as number;
+    const rank = async (name: string) => data(await api.post("/v2/ranks", { name }), "rank").id;
     const [privateRank, sergeant] = [await rank("Private"), await rank("Sergeant")];
     const users: Array<[string, string | null]> = [["Alpha_Bravo", "d1"], ["alphaXbravo", null], ["ALPHA 100%", null], ["charlie", "d4"]];
     for (const [i, [name, discord]] of users.entries()) {
@@ -611,7 +611,7 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
     await record("alphaXbravo", privateRank, 1);
     await record("charlie", sergeant, 0);
     // Records set the user's rank; the last one written is the one kept. ALPHA 100% has neither rank nor records.
-    const shown = data(await api.get("/v2/users?limit=100"), "users") as Row[];
+    const shown = data<Row[]>(await api.get("/v2/users?limit=100"), "users");
     expect(Object.fromEntries(Object.entries(ids).map(([name, id]) => [name, shown.find((u) => u.id === id)?.rank_id]))).toEqual({
       Alpha_Bravo: privateRank, alphaXbravo: privateRank, "ALPHA 100%": null, charlie: sergeant,
     });

@@ -10,7 +10,7 @@ import { pathOf } from "./registry.ts";
 export const said = (r: Reply) => ({ status: r.status, body: r.body });
 
 /** A 200 and its `data`. */
-export function data(r: Reply, what = ""): any {
+export function data<T = Row>(r: Reply, what = ""): T {
   expect(r.status, `${what} ${JSON.stringify(r.body)}`).toBe(200);
   return r.body.data;
 }
@@ -59,7 +59,7 @@ export async function allIds(api: Client, op: Operation, params: Record<string, 
   const ids: number[] = [];
   for (let page = 1; ; page++) {
     const r = await api.get(pathOf(op, params, `limit=100&page=${page}`));
-    const body = data(r, op.field);
+    const body = data<Row[]>(r, op.field);
     ids.push(...body.map((row: Row) => row.id));
     if (page >= r.body.meta.last_page) return ids;
   }

@@ -108,7 +108,7 @@ export class ApiFailure extends Error {
 }
 
 /** `reply.body.data` of a 200, or a failure naming the request. */
-export function ok(reply: Reply, what: string): any {
+export function ok<T = Row>(reply: Reply, what: string): T {
   if (reply.status !== 200) throw new ApiFailure(reply, what);
   return reply.body.data ?? reply.body;
 }

@@ -159,7 +159,7 @@ export class World {
       return row.id;
     }
     const action = makingAction(g.def);
-    if (action?.subject === g.parent) return ok(await this.api.post(pathOf(action, { [g.parent.param]: parent })), `${action.field} under ${g.key}`).id as number;
+    if (action?.subject === g.parent) return ok(await this.api.post(pathOf(action, { [g.parent.param]: parent })), `${action.field} under ${g.key}`).id;
     const attach = g.ops.get("attach");
     if (!attach) throw new Error(`${g.key}: neither create nor attach to link a row with`);
     const id = (await this.freshRow(g.def)).id;
