@@ -8,7 +8,7 @@ declare module "better-sqlite3" {
       get(params: unknown[]): unknown;
       run(params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
     }
-    interface Transaction<F extends (...args: any[]) => any> {
+    interface Transaction<F extends (...args: never[]) => unknown> {
       (...args: Parameters<F>): ReturnType<F>;
       /** The same in BEGIN IMMEDIATE: the write lock is taken up front. */
       immediate(...args: Parameters<F>): ReturnType<F>;
@@ -16,7 +16,7 @@ declare module "better-sqlite3" {
     interface Database {
       prepare(sql: string): Statement;
       pragma(sql: string): unknown;
-      transaction<F extends (...args: any[]) => any>(fn: F): Transaction<F>;
+      transaction<F extends (...args: never[]) => unknown>(fn: F): Transaction<F>;
       close(): void;
     }
   }

@@ -21,6 +21,7 @@ import pg from "pg";
 import { postgresSink, prng, quickSize, seed, sqliteSink } from "./seed.ts";
 import { w2Document, w2Variables } from "./w2.ts";
 import { summariseProfile } from "./profile.ts";
+import type { QueryEvents } from "./statements.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string) => (argv.includes(name) ? argv.splice(argv.indexOf(name), 2)[1] : undefined);
@@ -81,7 +82,7 @@ for (const [id, next] of Object.entries(workloads)) {
     const sql: string[] = [];
     const listener = (text: string) => void sql.push(`  direct: ${text}`);
     db2.onReaderStatement.add(listener);
-    (db2.prisma as any).$on("query", (e: { query: string }) => sql.push(`  prisma: ${e.query}`));
+    (db2.prisma as unknown as QueryEvents).$on("query", (e) => sql.push(`  prisma: ${e.query}`));
     await send();
     db2.onReaderStatement.delete(listener);
     console.log(`${id}:\n${sql.join("\n")}`);

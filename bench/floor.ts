@@ -496,7 +496,7 @@ function send(res: ServerResponse, status: number, body: unknown, count: number)
 
 server.listen(port, "127.0.0.1", () => console.log(`Floor listening on http://127.0.0.1:${port}`));
 const stop = () => server.close(() => {
-  db.close().finally(() => process.exit(0));
+  void db.close().finally(() => process.exit(0));
 });
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -68,7 +68,7 @@ const middleware = postgraphile(pool, "public", {
   extendedErrors: ["errcode"],
 });
 
-const server = createServer(middleware);
+const server = createServer((req, res) => void middleware(req, res));
 server.listen(port, "127.0.0.1", () => console.log(`PostGraphile listening on http://127.0.0.1:${port}/graphql`));
 const stop = () => server.close(() => void pool.end().finally(() => process.exit(0)));
 process.on("SIGTERM", stop);

@@ -132,7 +132,7 @@ export function summariseProfile(file: string, root: string, skipMs = 0, request
       continue;
     }
     busy += ms;
-    const { url, lineNumber } = original(callFrame);
+    const { url } = original(callFrame);
     const area = areaOf(url, callFrame.functionName, root);
     areas.set(area, (areas.get(area) ?? 0) + ms);
     const fn = label(callFrame);

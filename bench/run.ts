@@ -393,7 +393,7 @@ function firstDifference(a: unknown, b: unknown, at = "$"): string | null {
   if (isDeepStrictEqual(a, b)) return null;
   if (a && b && typeof a === "object" && typeof b === "object") {
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const d = firstDifference((a as any)[k], (b as any)[k], `${at}.${k}`);
+      const d = firstDifference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${at}.${k}`);
       if (d) return d;
     }
   }
@@ -428,16 +428,34 @@ async function checkSameJson(service: Server, floor: Server, key: string, list: 
   return statements;
 }
 
+/** A W2 record as either spelling returns it (PostGraphile's `rowId`, its enum names as strings). */
+interface W2Record {
+  rowId?: number;
+  id?: number;
+  type: string | number;
+  rank: unknown;
+  author: unknown;
+}
+
+/** A W2 user as either spelling returns it. */
+interface W2User {
+  rowId?: number;
+  id?: number;
+  name: string;
+  rankRecords?: { nodes: W2Record[] };
+  rankRecordsByUserId?: { nodes: W2Record[] };
+}
+
 /** W2's answer reduced to what the service's and PostGraphile's spellings share: users (id, name) and their records (id, type as a number, rank, author). */
 function w2Essence(text: string): unknown {
   const types = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];
-  const json = JSON.parse(text) as { data?: { users?: { nodes?: any[] } }; errors?: unknown[] };
+  const json = JSON.parse(text) as { data?: { users?: { nodes?: W2User[] } }; errors?: unknown[] };
   if (json.errors?.length || !json.data?.users?.nodes) throw new Error(`not an answer: ${text.slice(0, 300)}`);
   return json.data.users.nodes.map((u) => {
     const records = u.rankRecords ?? u.rankRecordsByUserId;
     return {
       id: u.rowId ?? u.id, name: u.name,
-      records: records.nodes.map((r: any) => ({
+      records: records!.nodes.map((r) => ({
         id: r.rowId ?? r.id, type: typeof r.type === "string" ? types.indexOf(r.type) : r.type, rank: r.rank, author: r.author,
       })),
     };

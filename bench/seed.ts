@@ -1,4 +1,4 @@
-import { createClient } from "@libsql/client";
+import { createClient, type InValue } from "@libsql/client";
 
 /** How much the bench seeds; `quick` is a smaller organisation for smoke runs. */
 export interface SeedSize {
@@ -68,7 +68,7 @@ export function sqliteSink(url: string): Sink {
           const tuple = `(${columns.map(() => "?").join(",")})`;
           await tx.execute({
             sql: `INSERT INTO "${model}" (${columns.map((c) => `"${c}"`).join(",")}) VALUES ${chunk.map(() => tuple).join(",")}`,
-            args: chunk.flatMap((row) => columns.map((c) => value(row[c])) as any[]),
+            args: chunk.flatMap((row) => columns.map((c) => value(row[c])) as InValue[]),
           });
         }
         await tx.commit();

@@ -2,6 +2,11 @@ import { loadConfig } from "../src/core/config.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { createApp } from "../src/server/app.ts";
 
+/** Prisma's query events (the client is typed without its `log` option, so `$on` is not in its type). */
+export interface QueryEvents {
+  $on(event: "query", listener: (e: { query: string }) => void): void;
+}
+
 export interface Probe {
   method: "GET" | "POST";
   path: string;
@@ -24,7 +29,7 @@ export async function countStatements(databaseUrl: string, key: string, storageD
   const db = await openDatabase(databaseUrl);
   const sql: string[] = [];
   const record = (query: string) => sql.push(query.replace(/[`"](main|public)[`"]\./g, "").replace(/\s+/g, " "));
-  (db.prisma as any).$on("query", (e: { query: string }) => record(e.query));
+  (db.prisma as unknown as QueryEvents).$on("query", (e) => record(e.query));
   db.onReaderStatement.add(record);
   try {
     const app = createApp({ db, config: { ...loadConfig({ LOG_LEVEL: "silent" }), databaseUrl, storageDir, rateLimitPerMinute: 1_000_000_000 } });

@@ -21,11 +21,14 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 /** Runs `query` on the internal schema with a `*` key, as the REST plugin runs its prepared documents. */
-async function internal(query: string): Promise<ExecutionResult<any>> {
+async function internal<T = { result: { nodes: unknown[] } }>(query: string): Promise<ExecutionResult<T>> {
   const request = new Request("http://muster.test/internal", { headers: { authorization: `Bearer ${await w.key("*")}` } });
   const { contextFactory, execute } = h.app.yoga.getEnveloped({ request });
-  return (await execute({ schema: h.app.restSchema, document: parse(query), contextValue: await contextFactory() })) as ExecutionResult<any>;
+  return (await execute({ schema: h.app.restSchema, document: parse(query), contextValue: await contextFactory() })) as ExecutionResult<T>;
 }
+
+/** A row of the internal graph with its `attributes`. */
+type Attributed = { attributes: Record<string, unknown> };
 
 const noRequiredArgs = (f: GraphQLField<unknown, unknown>) => !f.args.some((a) => a.type.toString().endsWith("!"));
 /** A JSON column typed by its shape as objects (`Field.options`: `FieldOption`): a value of leaves, not a row. */
@@ -61,12 +64,13 @@ const relationsOf = (type: GraphQLObjectType) =>
     .map(([f, related]) => [f.name, related as GraphQLObjectType] as const);
 
 /** Every object in `value` (one or a list) compared with its typed leaves; returns how many were compared. */
-function compare(type: GraphQLObjectType, value: any, where: string): number {
+function compare(type: GraphQLObjectType, value: unknown, where: string): number {
   if (value == null) return 0;
-  if (Array.isArray(value)) return value.reduce((n, v, i) => n + compare(type, v, `${where}.${i}`), 0);
-  const typed = Object.fromEntries(leavesOf(type).map((f) => [restKey(f), restValue(type, f, value[f])]));
-  expect(value.attributes, `${where} (${type.name})`).toEqual(typed);
-  return 1 + relationsOf(type).reduce((n, [name, related]) => n + compare(related, value[name], `${where}.${name}`), 0);
+  if (Array.isArray(value)) return value.reduce((n: number, v: unknown, i: number) => n + compare(type, v, `${where}.${i}`), 0);
+  const object = value as Record<string, unknown>;
+  const typed = Object.fromEntries(leavesOf(type).map((f) => [restKey(f), restValue(type, f, object[f])]));
+  expect(object.attributes, `${where} (${type.name})`).toEqual(typed);
+  return 1 + relationsOf(type).reduce((n, [name, related]) => n + compare(related, object[name], `${where}.${name}`), 0);
 }
 
 test("attributes equal the row's own fields on every listed resource and on the objects its relations return", async () => {
@@ -94,7 +98,7 @@ test("REST rows are the attributes object, with the included relations added aft
   const api = await w.client("*");
   const user = w.row(operations.find((op) => op.field === "users")!.def);
   const rest = (await api.get(`/v2/users/${user.id}?include=rank`)).body.data;
-  const gql = (await internal(`{ result: ${restRootField("user")}(user: ${user.id}) { attributes rank { attributes } } }`)).data!.result;
+  const gql = (await internal<{ result: Attributed & { rank: Attributed | null } }>(`{ result: ${restRootField("user")}(user: ${user.id}) { attributes rank { attributes } } }`)).data!.result;
   expect(Object.keys(rest)).toEqual([...Object.keys(gql.attributes), "rank"]);
   expect(rest).toEqual({ ...gql.attributes, rank: gql.rank && gql.rank.attributes });
 });

@@ -112,10 +112,17 @@ async function targetFor(op: Operation): Promise<Target> {
   return target;
 }
 
+/** The members of a JSON answer the checks read (the answer may be any JSON value, or not JSON). */
+interface AnswerBody {
+  error?: Record<string, unknown>;
+  errors?: unknown;
+  data?: unknown;
+}
+
 interface Answer {
   status: number;
   text: string;
-  body: any;
+  body: AnswerBody | undefined;
   contentType: string | null;
 }
 
@@ -130,7 +137,7 @@ async function send(sent: Sent): Promise<Answer> {
   } catch (error) {
     throw new Error(`${sent.method} ${sent.url.slice(0, 200)} (${sent.recipe}): ${error instanceof Error ? error.message : String(error)}`);
   }
-  let body: any;
+  let body: AnswerBody | undefined;
   try {
     body = JSON.parse(answer.text);
   } catch {
@@ -411,7 +418,7 @@ const KNOWN: Array<{ name: string; route: string; make: (t: Target) => Partial<S
   { name: "a form key used both as a value and as a parent (a=x&a[b]=y)", route: "PATCH /ranks/{rank}", make: () => ({ headers: { "content-type": "application/x-www-form-urlencoded" }, body: form([["a", "x"], ["a[b]", "y"]]) }) },
   { name: "a form key used as a value, then as a list (a=x&a[]=y)", route: "POST /ranks/search", make: () => ({ headers: { "content-type": "application/x-www-form-urlencoded" }, body: form([["a", "x"], ["a[]", "y"]]) }) },
   { name: "a lone surrogate in a name", route: "PATCH /users/{user}", make: (t) => ({ body: JSON.stringify({ ...(t.body as object), name: "\udfff\ud800" }) }) },
-  { name: "a lone surrogate in a pivot attribute", route: "POST /submissions/{submission}/statuses/attach", make: (t) => ({ body: JSON.stringify({ resources: Object.fromEntries(Object.keys((t.body as any).resources).map((id) => [id, { text: "\ud800" }])) }) }) },
+  { name: "a lone surrogate in a pivot attribute", route: "POST /submissions/{submission}/statuses/attach", make: (t) => ({ body: JSON.stringify({ resources: Object.fromEntries(Object.keys((t.body as { resources: object }).resources).map((id) => [id, { text: "\ud800" }])) }) }) },
   { name: "998 filters", route: "POST /ranks/search", make: () => ({ body: JSON.stringify({ filters: Array(998).fill({ field: "id", operator: ">", value: -1 }) }) }) },
   { name: "an `in` filter of 998 values", route: "POST /ranks/search", make: () => ({ body: JSON.stringify({ filters: [{ field: "id", operator: "in", value: Array(998).fill(-1) }] }) }) },
   { name: "a search value of 50 000 characters", route: "POST /ranks/search", make: () => ({ body: JSON.stringify({ search: { value: "x".repeat(50_000) } }) }) },
@@ -426,7 +433,7 @@ const KNOWN: Array<{ name: string; route: string; make: (t: Target) => Partial<S
   {
     name: "a batch of images whose second item is bad (the first one's file must not stay)",
     route: "POST /events/{event}/image/batch",
-    make: (t) => ({ body: JSON.stringify({ resources: [(t.body as any).resources[0], { ...(t.body as any).resources[0], image: -1 }] }), mustReject: true }),
+    make: (t) => ({ body: JSON.stringify({ resources: [(t.body as { resources: object[] }).resources[0], { ...(t.body as { resources: object[] }).resources[0], image: -1 }] }), mustReject: true }),
   },
 ];
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { client, startHarness, type Client, type Harness } from "./harness.ts";
+import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
 import { seedDemo } from "../src/seed/demo.ts";
 
 /** The refusal of a document over a limit: no data, code VALIDATION (422), the message matching `pattern`. */
-const refused = (reply: { status: number; body: any }, pattern: RegExp) => {
+const refused = (reply: Reply, pattern: RegExp) => {
   expect(reply.body.data ?? null).toBeNull();
   expect(reply.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", status: 422 });
   expect(reply.body.errors[0].message).toMatch(pattern);
@@ -109,8 +109,8 @@ describe("a small budget and row cap", () => {
     expect((await api.get("/v2/users?limit=30")).body.data).toHaveLength(30);
     const small = await api.get("/v2/users?limit=2&include=rank_records");
     expect(small.status).toBe(200);
-    const ids = small.body.data.map((u: any) => u.id);
-    expect(small.body.data.flatMap((u: any) => u.rank_records)).toHaveLength(await h.db.prisma.rankRecord.count({ where: { userId: { in: ids } } }));
+    const ids = small.body.data.map((u: { id: number }) => u.id);
+    expect(small.body.data.flatMap((u: { rank_records: unknown[] }) => u.rank_records)).toHaveLength(await h.db.prisma.rankRecord.count({ where: { userId: { in: ids } } }));
   });
 });
 
@@ -129,7 +129,7 @@ describe("a budget that REST's include trees pass", () => {
     refused(await api.graphql("{ statuses { nodes { rowId users { nodes { rowId } } } } }"), /about 462 rows, over the budget of 100/);
     const reply = await api.get("/v2/statuses?include=users");
     expect(reply.status).toBe(200);
-    expect(reply.body.data.flatMap((s: any) => s.users)).toHaveLength(await h.db.prisma.user.count({ where: { statusId: { not: null } } }));
+    expect(reply.body.data.flatMap((s: { users: unknown[] }) => s.users)).toHaveLength(await h.db.prisma.user.count({ where: { statusId: { not: null } } }));
   });
 });
 
@@ -216,7 +216,7 @@ describe("a spawned server with 2,000 people", () => {
       expect(root.body.data).toEqual({ users: null });
       expect(nested.body.data.users.nodes.length).toBeGreaterThan(0);
       for (const user of nested.body.data.users.nodes) for (const kind of kinds) expect(user[kind]).toBeNull();
-      expect(root.body.errors.map((e: any) => e.path)).toEqual([["users"]]);
+      expect(root.body.errors.map((e: { path: unknown }) => e.path)).toEqual([["users"]]);
       expect(nested.body.errors.length).toBeGreaterThan(0);
       for (const error of nested.body.errors) expect(kinds).toContain(error.path.at(-1));
       for (const error of [...root.body.errors, ...nested.body.errors]) {

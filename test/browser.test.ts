@@ -110,7 +110,7 @@ browserDescribe("in a browser", () => {
     key = await h.key("browser");
     const created = await client(h, key).post("/v2/ranks", { name: "Private", abbreviation: "PVT" });
     expect(created.status).toBe(200);
-    server = createServer(h.app.yoga);
+    server = createServer((req, res) => void h.app.yoga(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // The flags keep Chromium from calling Google's services at start (a closed network refuses them, noisily).

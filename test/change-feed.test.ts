@@ -18,8 +18,24 @@ interface Item {
   trace_id: string | null;
   resource: string;
   record_id: number;
-  data: Record<string, any>;
+  data: Record<string, unknown>;
   changes: Record<string, { old: unknown; new: unknown }> | null;
+  cursor: string;
+}
+
+/** A ChangeEvent node as the GraphQL walk selects it. */
+interface ChangeNode {
+  id: string;
+  rowId: number;
+  type: string;
+  action: string;
+  resource: string;
+  recordId: number;
+  data: Record<string, unknown>;
+  changes: Item["changes"];
+  requestId: string | null;
+  traceId: string | null;
+  createdAt: string;
   cursor: string;
 }
 
@@ -37,7 +53,7 @@ let blind: Client;
 const session: Array<{ request: string; what: string }> = [];
 const ids: Record<string, number> = {};
 
-async function write(what: string, reply: Promise<Reply>): Promise<any> {
+async function write<T = { data: { id: number } }>(what: string, reply: Promise<Reply>): Promise<T> {
   const r = await reply;
   expect(r.status, `${what}: ${JSON.stringify(r.body)}`).toBe(200);
   session.push({ request: r.headers.get("x-perscom-request-id")!, what });
@@ -74,8 +90,8 @@ beforeAll(async () => {
   const user = await write("create user", A.post("/v2/users", { name: "Ann Smith", email: "ann@example.com" }));
   ids.user = user.data.id;
   await write("update rank", A.patch(`/v2/ranks/${ids.rank}`, { name: "Private First Class" }));
-  const batch = await write("batch create ranks", A.post("/v2/ranks/batch", { resources: [{ name: "Corporal" }, { name: "Sergeant" }] }));
-  [ids.corporal, ids.sergeant] = batch.data.map((r: any) => r.id);
+  const batch = await write<{ data: Array<{ id: number }> }>("batch create ranks", A.post("/v2/ranks/batch", { resources: [{ name: "Corporal" }, { name: "Sergeant" }] }));
+  [ids.corporal, ids.sergeant] = batch.data.map((r) => r.id);
   ids.group = (await write("create group", A.post("/v2/groups", { name: "First Platoon" }))).data.id;
   ids.unit1 = (await write("create unit 1", A.post("/v2/units", { name: "Alpha Squad" }))).data.id;
   ids.unit2 = (await write("create unit 2", A.post("/v2/units", { name: "Bravo Squad" }))).data.id;
@@ -283,14 +299,14 @@ describe("GraphQL: changes", () => {
   }`;
 
   async function walkGraph(api: Client, first: number, where?: object) {
-    const nodes: any[] = [];
+    const nodes: ChangeNode[] = [];
     let after: string | null = null;
     for (let pages = 1; pages < 500; pages++) {
       const r = await api.graphql(PAGE, { first, after, where });
       expect(r.body.errors, JSON.stringify(r.body.errors)).toBeUndefined();
       const { pageInfo, edges } = r.body.data.changes;
       for (const edge of edges) expect(edge.cursor).toBe(edge.node.cursor);
-      nodes.push(...edges.map((e: any) => e.node));
+      nodes.push(...edges.map((e: { node: ChangeNode }) => e.node));
       after = pageInfo.endCursor;
       if (!pageInfo.hasNextPage) return nodes;
     }
@@ -310,7 +326,7 @@ describe("GraphQL: changes", () => {
     // The global id finds the event again.
     const found = await A.graphql(`query($id: ID!) { node(id: $id) { id ... on ChangeEvent { rowId type } } }`, { id: tombstone.id });
     expect(found.body.data.node).toEqual({ id: tombstone.id, rowId: tombstone.rowId, type: tombstone.type });
-    const hidden = await narrow.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: nodes.find((n) => n.resource === "rankRecord").id });
+    const hidden = await narrow.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: nodes.find((n) => n.resource === "rankRecord")!.id });
     expect(hidden.body.data.node).toBeNull();
     const foreign = await B.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: tombstone.id });
     expect(foreign.body.data.node).toBeNull();
@@ -332,12 +348,12 @@ describe("GraphQL: changes", () => {
     const rest = (await walk(A, 100)).items;
     const newest = await A.graphql(`{ changes(last: 2) { pageInfo { hasPreviousPage hasNextPage startCursor endCursor } nodes { rowId } } }`);
     const page = newest.body.data.changes;
-    expect(page.nodes.map((n: any) => n.rowId)).toEqual(rest.slice(-2).map((i) => i.id));
+    expect(page.nodes.map((n: { rowId: number }) => n.rowId)).toEqual(rest.slice(-2).map((i) => i.id));
     expect(page.pageInfo).toMatchObject({ hasPreviousPage: true, hasNextPage: false, startCursor: rest.at(-2)!.cursor });
     // endCursor resumes after the newest event: nothing follows.
     expect((await A.get(`/v2/changes?after=${page.pageInfo.endCursor}`)).body.data).toEqual([]);
     const before = await A.graphql(`query($before: String) { changes(last: 3, before: $before) { nodes { rowId } } }`, { before: page.pageInfo.startCursor });
-    expect(before.body.data.changes.nodes.map((n: any) => n.rowId)).toEqual(rest.slice(-5, -2).map((i) => i.id));
+    expect(before.body.data.changes.nodes.map((n: { rowId: number }) => n.rowId)).toEqual(rest.slice(-5, -2).map((i) => i.id));
   });
 
   test("bad arguments: VALIDATION naming the argument; an expired cursor: CURSOR_EXPIRED (410)", async () => {

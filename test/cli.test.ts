@@ -34,7 +34,7 @@ test("keys:create prints the key alone on the last line, and a running server ac
   expect(key).toMatch(/^mst_[A-Za-z0-9_-]{40,}$/);
   const api = client(h, key);
   expect((await api.post("/v2/ranks", { name: "Private" })).status).toBe(200);
-  expect((await api.get("/v2/ranks")).body.data.map((r: any) => r.name)).toEqual(["Private"]);
+  expect((await api.get("/v2/ranks")).body.data.map((r: { name: string }) => r.name)).toEqual(["Private"]);
   expect((await api.delete("/v2/ranks/1")).status).toBe(403);
   const stored = await h.db.prisma.apiKey.findMany();
   expect(stored.some((k) => k.hash.includes(key) || k.prefix === key)).toBe(false);
@@ -153,7 +153,7 @@ test("a reader that stops early (schema:print | head) ends the output quietly: e
     new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [...cliArgs, command], { stdio: ["ignore", "pipe", "pipe"] });
       let stderr = "";
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk));
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
       child.stdout.once("data", () => child.stdout.destroy());
       child.on("error", reject);
       child.on("close", (code) => resolve({ code, stderr }));
@@ -189,7 +189,7 @@ test("keys:create --user takes only a user of the key's own account; the refusal
   const record = await mine.post(`/v2/users/${own}/rank-records`, { rank_id: rank, type: 0, text: "Promoted" });
   expect(record.status, JSON.stringify(record.body)).toBe(200);
   const authored = await mine.get(`/v2/users/${own}/rank-records?include=author`);
-  expect(authored.body.data.map((r: any) => r.author?.name)).toEqual(["Alpha Admin"]);
+  expect(authored.body.data.map((r: { author?: { name: string } | null }) => r.author?.name)).toEqual(["Alpha Admin"]);
 });
 
 test("accounts:subscription only reads without --status; an unknown account is an error and is not created", async () => {

@@ -57,8 +57,8 @@ test("GraphiQL is a small page whose pieces are separate files with content-hash
   expect(page.status).toBe(200);
   const html = await page.text();
   expect(html.length).toBeLessThan(10_000);
-  const urls = [...html.matchAll(/(?:src|href)="(\/graphiql\/[^"]+)"/g)].map((m) => m[1]!);
-  const listed = Object.values(JSON.parse(/id="graphiql-assets">([^<]*)</.exec(html)![1]!)) as string[];
+  const urls = [...html.matchAll(/(?:src|href)="(\/graphiql\/[^"]+)"/g)].map((m) => m[1]);
+  const listed = Object.values<string>(JSON.parse(/id="graphiql-assets">([^<]*)</.exec(html)![1]));
   expect(new Set([...urls, ...listed]).size).toBeGreaterThanOrEqual(6);
   let total = 0;
   for (const url of new Set([...urls, ...listed])) {

@@ -42,8 +42,8 @@ describe("creates", () => {
     const rows = replies.map((r) => r.body.data);
     expect(distinct(rows.map((r) => r.id))).toBe(true);
     const listed = ok(await api.get("/v2/awards?limit=100")).data;
-    expect(listed.map((r: any) => r.name).sort()).toEqual(rows.map((r) => r.name).sort());
-    expect(listed.map((r: any) => r.order).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    expect(listed.map((r: { name: string }) => r.name).sort()).toEqual(rows.map((r) => r.name).sort());
+    expect(listed.map((r: { order: number }) => r.order).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
   });
 
   test("parallel creates with the same unique value: exactly one wins, the others are a 422", async () => {
@@ -65,13 +65,13 @@ describe("creates", () => {
     answered(replies, [422]);
     replies.forEach((r, b) => expect(r.status, `batch ${b}`).toBe(b % 2 === 0 ? 200 : 422));
     const listed = ok(await api.get("/v2/qualifications?limit=100")).data;
-    const names = listed.map((r: any) => r.name);
+    const names = listed.map((r: { name: string }) => r.name);
     const expected = Array.from({ length: batches }, (_, b) => b).filter((b) => b % 2 === 0).flatMap((b) => Array.from({ length: size }, (_, i) => `Q ${b}.${i}`));
     expect(names.sort()).toEqual(expected.sort());
-    const orders = listed.map((r: any) => r.order);
+    const orders = listed.map((r: { order: number }) => r.order);
     expect(distinct(orders)).toBe(true);
     for (const r of replies.filter((r) => r.status === 200)) {
-      const own = r.body.data.map((row: any) => row.order);
+      const own = r.body.data.map((row: { order: number }) => row.order);
       expect(own, "one batch's orders are consecutive").toEqual(own.map((_: number, i: number) => own[0] + i));
     }
   });
@@ -197,7 +197,7 @@ describe("two instances on one database", () => {
     answered(replies);
     const listed = ok(await api.get("/v2/positions?limit=100")).data;
     expect(listed).toHaveLength(N);
-    expect(listed.map((r: any) => r.order).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    expect(listed.map((r: { order: number }) => r.order).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
   });
 
   test("parallel attaches of the same ids from both: one link row per id", async () => {
@@ -259,7 +259,7 @@ describe("a write lock held elsewhere", () => {
     const reply = await impatient.post("/v2/ranks", { name: "Too late" });
     expect(reply.status, JSON.stringify(reply.body)).toBe(503);
     await released;
-    expect(ok(await api.get("/v2/ranks?limit=100")).data.map((r: any) => r.name)).not.toContain("Too late");
+    expect(ok(await api.get("/v2/ranks?limit=100")).data.map((r: { name: string }) => r.name)).not.toContain("Too late");
   });
 });
 

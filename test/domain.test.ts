@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
+import { client, seed, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 
 let h: Harness;
 let api: Client;
 let data: Awaited<ReturnType<typeof seed>>;
 let me: { id: number; name: string };
 
-const ok = async (reply: Promise<{ status: number; body: any }>) => {
+const ok = async (reply: Promise<Reply>) => {
   const r = await reply;
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body;
@@ -89,7 +89,7 @@ describe("account commands and settings", () => {
   });
 
   test("a new account starts with its settings, grouped", async () => {
-    const settings = (await ok(client(h, await h.key("fresh", "view:settings")).get("/v2/settings?limit=100"))).data as Array<Record<string, any>>;
+    const settings = (await ok(client(h, await h.key("fresh", "view:settings")).get("/v2/settings?limit=100"))).data as Array<{ group: string; name: string; payload: unknown }>;
     expect(settings.find((s) => s.group === "organization" && s.name === "name")?.payload).toBe("fresh");
     expect(new Set(settings.map((s) => s.group))).toEqual(new Set(["organization", "dashboard", "registration", "user", "notifications", "fields", "onboarding", "permission"]));
   });
@@ -133,7 +133,7 @@ describe("newsfeed", () => {
   test("lists what happened in the account, newest first, and can be liked", async () => {
     await ok(api.post(`/v2/users/${data.user.id}/rank-records`, { rank_id: data.corporal.id, type: 0, text: "Well earned" }));
     await ok(api.post("/v2/announcements", { title: "Muster tonight", content: "<p>20:00</p>", color: "info" }));
-    const feed = (await ok(api.get("/v2/newsfeed"))).data as Array<Record<string, any>>;
+    const feed = (await ok(api.get("/v2/newsfeed"))).data as Array<{ id: number; subject_type: string; headline: string }>;
     expect(feed[0].subject_type).toBe("App\\Models\\Announcement");
     expect(feed.some((item) => item.subject_type === "App\\Models\\RankRecord" && /Corporal/.test(item.headline))).toBe(true);
 

@@ -57,7 +57,7 @@ describe("2. PATCH /users/{user}/fields/batch", () => {
       resources: { [s.field.id]: { help: "Your radio name", pivot: { order: 9 } }, [s.field2.id]: { placeholder: "18" } },
     });
     expect(r.status).toBe(200);
-    expect(r.body.data.map((f: any) => [f.id, f.help, f.placeholder]).sort()).toEqual(
+    expect(r.body.data.map((f: { id: number; help: string | null; placeholder: string | null }) => [f.id, f.help, f.placeholder]).sort()).toEqual(
       [[s.field.id, "Your radio name", null], [s.field2.id, null, "18"]].sort(),
     );
     expect((await api.get(`/v2/users/${s.user.id}/fields/${s.field.id}`)).body.data.help).toBe("Your radio name");
@@ -81,7 +81,7 @@ describe("3. PATCH /categories/{category}/forms/{form}", () => {
     });
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ id: s.form.id, description: "<p>Join</p>", pivot: { category_id: s.category.id, form_id: s.form.id, order: 5 } });
-    expect(r.body.data.fields.map((f: any) => f.key)).toEqual(["callsign", "age"]);
+    expect(r.body.data.fields.map((f: { key: string }) => f.key)).toEqual(["callsign", "age"]);
     expect(r.body.data).toHaveProperty("submissions");
     expect(r.body.data.tags).toEqual([]);
     expect((await api.get(`/v2/forms/${s.form.id}`)).body.data.description).toBe("<p>Join</p>");
@@ -100,7 +100,7 @@ describe("4. POST /categories/{category}/forms", () => {
     const r = await api.post(`/v2/categories/${s.category.id}/forms?include=fields,tags`, { name: "Leave", slug: "leave", is_public: true, pivot: { order: 3 } });
     expect(r.status).toBe(200);
     expect(r.body.data).toMatchObject({ name: "Leave", slug: "leave", is_public: true, pivot: { order: 3 }, fields: [], tags: [] });
-    const listed = (await api.get(`/v2/categories/${s.category.id}/forms`)).body.data.map((f: any) => f.slug);
+    const listed = (await api.get(`/v2/categories/${s.category.id}/forms`)).body.data.map((f: { slug: string }) => f.slug);
     expect(listed).toContain("leave");
   });
   test("422 names every missing field", async () => {
@@ -120,7 +120,7 @@ describe("5. POST /users/{user}/tasks", () => {
     expect(r.body.data).toMatchObject({ title: "Complete basic training", form_id: s.form.id, attachments: [] });
     expect(r.body.data.assignment).toMatchObject({ user_id: s.user.id, due_at: "2030-01-01T00:00:00.000000Z", status: "assigned", past_due: false });
     const tasks = (await api.get(`/v2/users/${s.user.id}/tasks`)).body.data;
-    expect(tasks.map((t: any) => t.id)).toContain(r.body.data.id);
+    expect(tasks.map((t: { id: number }) => t.id)).toContain(r.body.data.id);
     expect(tasks[0]).not.toHaveProperty("assignment");
   });
   test("422 without a title or with an unknown form", async () => {
@@ -153,7 +153,7 @@ describe("7. DELETE /users/{user}/status-records/batch", () => {
     expect(r.body.data[0]).toMatchObject({ id: s.active.id, name: "Active", record: { text: "Joined", user_id: s.user.id } });
     expect((await api.get(`/v2/users/${s.user.id}/status-records`)).body.data).toEqual([]);
     expect((await api.get(`/v2/statuses/${s.active.id}`)).status).toBe(200);
-    expect((await api.get(`/v2/users/${s.other.id}/status-records`)).body.data.map((x: any) => x.id)).toEqual([s.active.id]);
+    expect((await api.get(`/v2/users/${s.other.id}/status-records`)).body.data.map((x: { id: number }) => x.id)).toEqual([s.active.id]);
   });
   test("422 for statuses the user has no record of; 404 for a missing user", async () => {
     expect((await api.delete(`/v2/users/${s.user.id}/status-records/batch`, { resources: [s.pending.id] })).status).toBe(422);
@@ -167,7 +167,7 @@ describe("8. POST /newsfeed/{newsfeed}/likes/attach", () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ attached: [s.user.id, s.other.id] });
     expect((await api.post(`/v2/newsfeed/${newsfeedId}/likes/attach`, { resources: [s.user.id] })).body).toEqual({ attached: [] });
-    const likes = (await api.get(`/v2/newsfeed/${newsfeedId}/likes`)).body.data.map((u: any) => u.id);
+    const likes = (await api.get(`/v2/newsfeed/${newsfeedId}/likes`)).body.data.map((u: { id: number }) => u.id);
     expect(likes).toEqual([s.user.id, s.other.id]);
   });
   test("404 for a missing item; 422 without resources or with unknown users", async () => {
@@ -183,7 +183,7 @@ describe("9. PATCH /forms/{form}/fields/sync", () => {
     const r = await api.patch(`/v2/forms/${s.form.id}/fields/sync`, { resources: { [s.field2.id]: { order: 1 }, [s.field.id]: { order: 2 } } });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ attached: [], detached: [extra.id], updated: [s.field.id, s.field2.id] });
-    const fields = (await api.get(`/v2/forms/${s.form.id}/fields`)).body.data.map((f: any) => f.key);
+    const fields = (await api.get(`/v2/forms/${s.form.id}/fields`)).body.data.map((f: { key: string }) => f.key);
     expect(fields).toEqual(["age", "callsign"]);
   });
   test("404 for a missing form; 422 for a malformed resources item", async () => {
@@ -289,7 +289,7 @@ describe("15. GET /comments", () => {
     expect(posted.status).toBe(200);
     const r = await api.get(`/v2/comments?include=author,commentable`);
     expect(r.status).toBe(200);
-    const second = r.body.data.find((c: any) => c.comment === "Second");
+    const second = r.body.data.find((c: { comment: string }) => c.comment === "Second");
     expect(second).toMatchObject({ author_id: s.user.id, author: { id: s.user.id, name: "Ann Smith" }, commentable: { id: record.id, text: "Up", user_id: s.other.id } });
   });
   test("unknown include values are 422 naming the value and the allowed ones", async () => {

@@ -92,7 +92,8 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
 
 interface Reply {
   status: number;
-  body: any;
+  /** The members the tests read: a created row, or a list (its rows and `meta`), or an attach's `attached`. */
+  body: { data: { id: number } | unknown[]; meta: { total: number }; attached: number[] };
 }
 
 /** A request whose body is sent only when `send` is called; `accepted` resolves once the server has taken it (100 Continue). */
@@ -168,7 +169,7 @@ const bigBatch = (count: number, tag: string) => ({
 const rankCount = async (server: Server) => {
   const r = await call(server, "GET", "/v2/ranks?limit=1");
   expect(r.status).toBe(200);
-  return r.body.meta.total as number;
+  return r.body.meta.total;
 };
 
 describe.runIf(onSqlite)("SIGTERM", () => {
@@ -257,8 +258,8 @@ describe.runIf(onSqlite)("two server processes on one database file", () => {
   test("the same ids attached through both at once: one link row per id, no server error", async () => {
     const [a, b] = await Promise.all([startServer(), startServer()]);
     const units: number[] = [];
-    for (let i = 0; i < 5; i++) units.push((await call(a, "POST", "/v2/units", { name: `Unit ${i}` })).body.data.id);
-    const group = (await call(a, "POST", "/v2/groups", { name: "Group" })).body.data.id;
+    for (let i = 0; i < 5; i++) units.push(((await call(a, "POST", "/v2/units", { name: `Unit ${i}` })).body.data as { id: number }).id);
+    const group = ((await call(a, "POST", "/v2/groups", { name: "Group" })).body.data as { id: number }).id;
     await call(b, "GET", "/v2/ranks");
     const replies = await Promise.all(
       Array.from({ length: 40 }, (_, i) => call(i % 2 ? a : b, "POST", `/v2/groups/${group}/units/attach`, { resources: units })),

@@ -31,7 +31,7 @@ test("npm start on an empty database seeds a demo organisation and prints a key 
   expect(users.status).toBe(200);
   const body = (await users.json());
   expect(body.data).toHaveLength(demoUsers);
-  expect(body.data.every((u: any) => u.rank?.name && u.unit?.name)).toBe(true);
+  expect(body.data.every((u: { rank?: { name: string } | null; unit?: { name: string } | null }) => u.rank?.name && u.unit?.name)).toBe(true);
 
   const graphql = await fetch(graphiql, {
     method: "POST", headers: { ...auth, "content-type": "application/json" },

@@ -60,7 +60,7 @@ describe("a REST route's plans", () => {
 
     // Each account's own rows, relations and image, from the same plans.
     for (const [body, name, account] of [[a.body, "alpha", alpha], [b.body, "bravo", bravo]] as const) {
-      expect(body.data.map((r: any) => r.text)).toEqual([`${name} Second`, `${name} First`]);
+      expect(body.data.map((r: { text: string }) => r.text)).toEqual([`${name} Second`, `${name} First`]);
       for (const record of body.data) {
         expect(record.author.id).toBe(account.user);
         expect(record.document.name).toBe("Promotion order");
@@ -110,7 +110,7 @@ describe("a GraphQL client's document", () => {
       });
       const body = await response.json();
       expect(body.errors).toBeUndefined();
-      texts.push(body.data.user.rankRecords.nodes.map((n: any) => n.text));
+      texts.push(body.data.user.rankRecords.nodes.map((n: { text: string }) => n.text));
     }
     expect(texts).toEqual([["alpha Second"], ["alpha Second", "alpha First"]]);
     expect(fixedPlanStats).toEqual(before);

@@ -10,19 +10,27 @@ import { client, startHarness, testProvider, type Client, type Harness } from ".
 let h: Harness;
 let api: Client;
 
-type Json = Record<string, any>;
+type Json = Record<string, unknown>;
+/** A REST row as these tests read it. */
+type RestRow = { id: number; created_at: string; unit_id: number | null };
+/** A page of nodes, and of edges carrying a link's order. */
+type Nodes<T> = { totalCount: number; nodes: T[] };
+type Edges<T> = { edges: Array<{ order: number; node: T }> };
+type Roster = { roster: Nodes<{ name: string; units: Edges<{ name: string; users: Nodes<{ name: string; rank: { name: string; order: number } | null }> }> }> };
+type ProfileRecord = { rowId: number; text: string; createdAt: string; author: { name: string }; document: { name: string } | null };
+type UserPage = { users: { pageInfo: { hasNextPage: boolean; endCursor: string | null }; nodes: Array<{ rowId: number }> } };
 const ids: { ranks: number[]; groups: number[]; units: number[]; users: number[]; documents: number[]; form: number; fields: number[] } = {
   ranks: [], groups: [], units: [], users: [], documents: [], form: 0, fields: [],
 };
 
-async function rest(method: "post" | "patch", url: string, body: unknown): Promise<Json> {
+async function rest(method: "post" | "patch", url: string, body: unknown): Promise<{ id: number }> {
   const reply = await api[method](url, body);
   expect(reply.status, `${method} ${url}: ${JSON.stringify(reply.body).slice(0, 300)}`).toBe(200);
   return reply.body.data ?? reply.body;
 }
 
 /** The answer to a GraphQL page and the SQL statements it ran (the key's own look-up included). */
-async function page(query: string, variables: Json = {}): Promise<{ data: Json; statements: number }> {
+async function page<T>(query: string, variables: Json = {}): Promise<{ data: T; statements: number }> {
   const before = h.db.statements.count;
   const log: string[] = [];
   const listen = (sql: string) => void log.push(sql.slice(0, 160));
@@ -61,7 +69,7 @@ async function grow(count: number): Promise<void> {
     }
     await rest("post", `/v2/forms/${ids.form}/submissions`, { user_id: user.id, callsign: `C${n}` });
   }
-  const items = (await api.get("/v2/newsfeed?limit=10")).body.data as Json[];
+  const items = (await api.get("/v2/newsfeed?limit=10")).body.data as Array<{ id: number }>;
   for (const [i, item] of items.entries()) {
     await rest("post", `/v2/newsfeed/${item.id}/likes/attach`, { resources: ids.users.slice(0, 1 + (i % 3)) });
   }
@@ -101,19 +109,19 @@ describe(`front-end pages on ${testProvider}`, () => {
         totalCount nodes { name rank { name order } } } } } } } }
     }`;
     await pinned(1 + 1 + 1 + 1 + 1, async () => {
-      const { data, statements } = await page(query);
-      const first = data.roster.nodes.find((g: Json) => g.name === "First");
-      expect(first.units.edges.map((e: Json) => [e.order, e.node.name])).toEqual([[1, "Bravo"], [2, "Alpha"]]);
+      const { data, statements } = await page<Roster>(query);
+      const first = data.roster.nodes.find((g) => g.name === "First")!;
+      expect(first.units.edges.map((e) => [e.order, e.node.name])).toEqual([[1, "Bravo"], [2, "Alpha"]]);
       for (const group of data.roster.nodes) {
         for (const { node: unit } of group.units.edges) {
-          const orders = unit.users.nodes.map((u: Json) => u.rank?.order ?? Infinity);
+          const orders = unit.users.nodes.map((u) => u.rank?.order ?? Infinity);
           expect(orders).toEqual([...orders].sort((a, b) => a - b));
           expect(unit.users.nodes.length).toBe(Math.min(unit.users.totalCount, 50));
         }
       }
-      const listed = data.roster.nodes.flatMap((g: Json) => g.units.edges.flatMap((e: Json) => e.node.users.nodes));
+      const listed = data.roster.nodes.flatMap((g) => g.units.edges.flatMap((e) => e.node.users.nodes));
       const expected = await api.get("/v2/users?limit=100");
-      expect(listed.length).toBe(expected.body.data.filter((u: Json) => u.unit_id != null).length);
+      expect(listed.length).toBe(expected.body.data.filter((u: RestRow) => u.unit_id != null).length);
       return { statements };
     });
   });
@@ -125,15 +133,15 @@ describe(`front-end pages on ${testProvider}`, () => {
     const who = ids.users[0];
     // The user, one statement per record type (author and document joined), one count per type; and the key.
     await pinned(1 + 1 + types.length * 2, async () => {
-      const { data, statements } = await page(query, { rowId: who });
+      const { data, statements } = await page<{ user: Record<string, Nodes<ProfileRecord>> }>(query, { rowId: who });
       for (const type of types) {
         const list = data.user[type];
-        const all = (await api.get(`/v2/users/${who}/${type.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}?limit=100`)).body.data as Json[];
+        const all = (await api.get(`/v2/users/${who}/${type.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}?limit=100`)).body.data as RestRow[];
         expect(list.totalCount, type).toBe(all.length);
         const newest = [...all].sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id - a.id).slice(0, 5).map((r) => r.id);
-        expect(list.nodes.map((n: Json) => n.rowId), type).toEqual(newest);
+        expect(list.nodes.map((n) => n.rowId), type).toEqual(newest);
         for (const node of list.nodes) expect(node.author.name).toBe("Author");
-        expect(list.nodes.every((n: Json) => n.document?.name?.startsWith("Order"))).toBe(true);
+        expect(list.nodes.every((n) => n.document?.name?.startsWith("Order"))).toBe(true);
       }
       return { statements };
     }, 2);
@@ -142,14 +150,14 @@ describe(`front-end pages on ${testProvider}`, () => {
   test("a filtered, sorted user list walked to the end by cursor while people join between pages: nothing skipped or repeated", async () => {
     const query = `query Walk($after: String) { users(first: 3, after: $after, where: { name: { startsWith: "Person" } }, orderBy: [{ rank: { order: desc } }, { name: asc }]) {
       pageInfo { hasNextPage endCursor } nodes { rowId name rank { order } } } }`;
-    const start = (await page(`{ users(first: 100, where: { name: { startsWith: "Person" } }, orderBy: [{ rank: { order: desc } }, { name: asc }]) { nodes { rowId } } }`)).data.users.nodes.map((n: Json) => n.rowId);
+    const start = (await page<UserPage>(`{ users(first: 100, where: { name: { startsWith: "Person" } }, orderBy: [{ rank: { order: desc } }, { name: asc }]) { nodes { rowId } } }`)).data.users.nodes.map((n) => n.rowId);
     const seen: number[] = [];
     const statementCounts = new Set<number>();
     let after: string | null = null;
     for (let round = 0; round < 100; round++) {
-      const { data, statements } = await page(query, { after });
+      const { data, statements }: { data: UserPage; statements: number } = await page<UserPage>(query, { after });
       statementCounts.add(statements);
-      seen.push(...data.users.nodes.map((n: Json) => n.rowId));
+      seen.push(...data.users.nodes.map((n) => n.rowId));
       // Someone joins on each side of the cursor: before it (an earlier name) and after it.
       await rest("post", "/v2/users", { name: `Person 000-${round}`, email: `early${round}@example.com`, rank_id: ids.ranks[0] });
       await rest("post", "/v2/users", { name: `Person zzz-${round}`, email: `late${round}@example.com`, rank_id: ids.ranks[2] });
@@ -159,7 +167,7 @@ describe(`front-end pages on ${testProvider}`, () => {
     expect(new Set(seen).size, "a row was repeated").toBe(seen.length);
     for (const id of start) expect(seen, `row ${id} was skipped`).toContain(id);
     // Rank order desc then name: the walk's rows are in that order.
-    const final = (await page(`{ users(first: 100, where: { name: { startsWith: "Person" } }, orderBy: [{ rank: { order: desc } }, { name: asc }]) { nodes { rowId } } }`)).data.users.nodes.map((n: Json) => n.rowId);
+    const final = (await page<UserPage>(`{ users(first: 100, where: { name: { startsWith: "Person" } }, orderBy: [{ rank: { order: desc } }, { name: asc }]) { nodes { rowId } } }`)).data.users.nodes.map((n) => n.rowId);
     expect(seen).toEqual(final.filter((id: number) => seen.includes(id)));
     expect([...statementCounts], "every page ran the same statements").toHaveLength(1);
     expect([...statementCounts][0]).toBeLessThanOrEqual(2);
@@ -169,8 +177,8 @@ describe(`front-end pages on ${testProvider}`, () => {
     const query = `query FormPage($rowId: Int!) { form(rowId: $rowId) { name fields { edges { order node { key type } } }
       submissions(first: 5) { totalCount nodes { rowId user { name } } } } }`;
     await pinned(1 + 1 + 1 + 1 + 1, async () => {
-      const { data, statements } = await page(query, { rowId: ids.form });
-      expect(data.form.fields.edges.map((e: Json) => [e.order, e.node.key, e.node.type])).toEqual([[1, "callsign", "TEXT"], [2, "age", "NUMBER"]]);
+      const { data, statements } = await page<{ form: { fields: Edges<{ key: string; type: string }>; submissions: Nodes<unknown> } }>(query, { rowId: ids.form });
+      expect(data.form.fields.edges.map((e) => [e.order, e.node.key, e.node.type])).toEqual([[1, "callsign", "TEXT"], [2, "age", "NUMBER"]]);
       expect(data.form.submissions.nodes).toHaveLength(5);
       expect(data.form.submissions.totalCount).toBe((await api.get(`/v2/forms/${ids.form}/submissions?limit=100`)).body.data.length);
       return { statements };
@@ -180,15 +188,15 @@ describe(`front-end pages on ${testProvider}`, () => {
   test("a Relay refetch of many nodes of two types: one statement per type, answers in the order asked", async () => {
     const global = (type: string, id: number) => Buffer.from(`${type}:${id}`).toString("base64");
     const wanted = [...ids.users.slice(0, 8).map((id) => global("User", id)), ...ids.ranks.map((id) => global("Rank", id)), global("User", 999_999)];
-    const { data, statements } = await page(`query Refetch($ids: [ID!]!) { nodes(ids: $ids) { id __typename ... on User { name } ... on Rank { name } } }`, { ids: wanted.reverse() });
-    expect(data.nodes.map((n: Json | null) => n?.id ?? null)).toEqual(wanted.map((id) => (id === global("User", 999_999) ? null : id)));
+    const { data, statements } = await page<{ nodes: Array<{ id: string } | null> }>(`query Refetch($ids: [ID!]!) { nodes(ids: $ids) { id __typename ... on User { name } ... on Rank { name } } }`, { ids: wanted.reverse() });
+    expect(data.nodes.map((n) => n?.id ?? null)).toEqual(wanted.map((id) => (id === global("User", 999_999) ? null : id)));
     expect(statements).toBe(1 + 2);
   });
 
   test("a newsfeed with like counts: one grouped count for the page, no liked rows read", async () => {
     const query = `query Feed { newsfeed(first: 10) { nodes { rowId headline likes { totalCount } } } }`;
     await pinned(1 + 1 + 1, async () => {
-      const { data, statements } = await page(query);
+      const { data, statements } = await page<{ newsfeed: { nodes: Array<{ rowId: number; likes: { totalCount: number } }> } }>(query);
       expect(data.newsfeed.nodes).toHaveLength(10);
       for (const item of data.newsfeed.nodes) {
         const likes = (await api.get(`/v2/newsfeed/${item.rowId}/likes?limit=100`)).body.data;

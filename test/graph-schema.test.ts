@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { getNamedType, isEnumType, isInterfaceType, isListType, isNonNullType, isObjectType, type GraphQLField, type GraphQLObjectType } from "graphql";
+import { getNamedType, getNullableType, isEnumType, isInterfaceType, isListType, isNonNullType, isObjectType, type GraphQLField, type GraphQLInputObjectType, type GraphQLObjectType } from "graphql";
 import { buildSchemas } from "../src/graphql/schema.ts";
 import { resources } from "../src/resources/index.ts";
 import { operations } from "../src/resources/operations.ts";
@@ -99,10 +99,10 @@ describe("types that explain themselves", () => {
   });
 
   test("create inputs require what the registry requires; patches require nothing", () => {
-    const rank = schema.getType("CreateRankInput") as any;
+    const rank = schema.getType("CreateRankInput") as GraphQLInputObjectType;
     expect(isNonNullType(rank.getFields().name.type)).toBe(true);
     for (const patch of Object.values(schema.getTypeMap()).filter((t) => t.name.endsWith("Patch"))) {
-      for (const f of Object.values((patch as any).getFields()) as Array<{ type: unknown; name: string }>) expect(isNonNullType(f.type), `${patch.name}.${f.name}`).toBe(false);
+      for (const f of Object.values((patch as GraphQLInputObjectType).getFields())) expect(isNonNullType(f.type), `${patch.name}.${f.name}`).toBe(false);
     }
   });
 });
@@ -114,6 +114,6 @@ test("nothing of the REST facade's internal graph is public", () => {
     if (!isObjectType(type) || type.name.startsWith("__")) continue;
     const fields = Object.keys(type.getFields());
     expect(fields, type.name).not.toContain("attributes");
-    expect(fields.filter((f) => /List$/.test(f) && isListType(isNonNullType(type.getFields()[f].type) ? (type.getFields()[f].type as any).ofType : type.getFields()[f].type)), type.name).toEqual([]);
+    expect(fields.filter((f) => /List$/.test(f) && isListType(getNullableType(type.getFields()[f].type))), type.name).toEqual([]);
   }
 });

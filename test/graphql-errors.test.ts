@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, startHarness, type Client, type Harness } from "./harness.ts";
 
+/** A GraphQL error as these tests read it: its path, code and the arguments it names. */
+interface ValidationError {
+  path: string[];
+  extensions: { code: string; errors: Record<string, string[]> };
+}
+
 /**
  * Errors the GraphQL way (issue 16): a missing or foreign row is null, root fields fail on their own (their
  * siblings' data stays), field errors are keyed by the GraphQL input path, and a response with data is a 200.
@@ -75,7 +81,7 @@ describe("GraphQL errors", () => {
       kept: rank(rowId: $id) { name }
       ranks(first: 101) { totalCount }
     }`, { id: rankId });
-    expect(r.body.errors.map((e: any) => [e.path, e.extensions.code, Object.keys(e.extensions.errors)])).toEqual([[["ranks"], "VALIDATION", ["first"]]]);
+    expect(r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, Object.keys(e.extensions.errors)])).toEqual([[["ranks"], "VALIDATION", ["first"]]]);
     expect(r.body.data).toEqual({ kept: { name: "Private" }, ranks: null });
     expect(r.status).toBe(200);
   });
@@ -90,7 +96,7 @@ describe("GraphQL errors", () => {
     const created = r.body.data.first.rank;
     expect(created).toMatchObject({ rowId: expect.any(Number), name: "Corporal" });
     expect(created.id).toBe(globalId("Rank", created.rowId));
-    expect(r.body.errors.map((e: any) => [e.path, e.extensions.code, e.extensions.errors])).toEqual([[["second"], "VALIDATION", { "input.name": ["The name field is required."] }]]);
+    expect(r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, e.extensions.errors])).toEqual([[["second"], "VALIDATION", { "input.name": ["The name field is required."] }]]);
     // It committed: REST reads it back, and the failed one stored nothing.
     expect((await api.get(`/v2/ranks/${created.rowId}`)).body.data.name).toBe("Corporal");
     expect((await api.post("/v2/ranks/search", { filters: [{ field: "abbreviation", value: "NONAME" }] })).body.data).toEqual([]);
@@ -144,7 +150,7 @@ describe("GraphQL errors", () => {
 
     // Connection arguments: `where` by the path into the filter, `orderBy` by the item, cursors by their argument.
     const where = await api.graphql(`{ ranks(where: { name: { equals: null } }) { totalCount } }`);
-    expect(where.body.errors.map((e: any) => [e.path, Object.keys(e.extensions.errors)])).toEqual([[["ranks"], ["where.name.equals"]]]);
+    expect(where.body.errors.map((e: ValidationError) => [e.path, Object.keys(e.extensions.errors)])).toEqual([[["ranks"], ["where.name.equals"]]]);
     const order = await api.graphql(`{ ranks(orderBy: [{ name: asc }, { name: asc, order: desc }]) { totalCount } }`);
     expect(Object.keys(order.body.errors[0].extensions.errors)).toEqual(["orderBy.1"]);
     const after = await api.graphql(`{ ranks(after: "not-a-cursor") { totalCount } }`);
@@ -157,7 +163,7 @@ describe("GraphQL errors", () => {
     const user = (await api.post("/v2/users", { name: "Bo", email: "bo@example.com", rank_id: rankId })).body.data.id;
     const r = await api.graphql(`query($id: Int!) { user(rowId: $id) { name rankRecords(first: 101) { totalCount } } kept: rank(rowId: ${rankId}) { rowId } }`, { id: user });
     expect(r.status).toBe(200);
-    expect(r.body.errors.map((e: any) => [e.path, e.extensions.code, Object.keys(e.extensions.errors)])).toEqual([[["user", "rankRecords"], "VALIDATION", ["first"]]]);
+    expect(r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, Object.keys(e.extensions.errors)])).toEqual([[["user", "rankRecords"], "VALIDATION", ["first"]]]);
     // The nested connection is nullable: only it is null, its parent row and the sibling root field stand.
     expect(r.body.data).toEqual({ user: { name: "Bo", rankRecords: null }, kept: { rowId: rankId } });
   });

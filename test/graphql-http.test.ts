@@ -17,7 +17,7 @@ describe("GraphQL over HTTP compliance (graphql-http server audits)", () => {
   beforeAll(async () => {
     h = await startHarness();
     key = await h.key();
-    server = createServer(h.app.yoga);
+    server = createServer((req, res) => void h.app.yoga(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
   });

@@ -99,7 +99,9 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
       let second: Promise<void> | undefined;
       await h.db.store.transaction(mayRunTwice(async (tx) => {
         await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [`${prefix}-a`, new Date().toISOString()]);
-        setImmediate(() => (second = writeFlag(`${prefix}-b`)));
+        setImmediate(() => {
+          second = writeFlag(`${prefix}-b`);
+        });
       }), { direct: true, awaitCompany });
       await new Promise((resolve) => setImmediate(resolve));
       await second;

@@ -98,7 +98,7 @@ describe("over real HTTP", () => {
     const { createServer } = await import("node:http");
     const { connect } = await import("node:net");
     const h = await startHarness();
-    const server = createServer(h.app.yoga);
+    const server = createServer((req, res) => void h.app.yoga(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const port = (server.address() as { port: number }).port;
     const statusLine = (request: string) =>
@@ -106,7 +106,7 @@ describe("over real HTTP", () => {
         const socket = connect(port, "127.0.0.1", () => socket.write(request));
         let text = "";
         socket.on("data", (chunk) => {
-          text += chunk;
+          text += chunk.toString();
           if (text.includes("\r\n")) {
             resolve(text.slice(0, text.indexOf("\r\n")));
             socket.destroy();

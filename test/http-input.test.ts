@@ -36,7 +36,15 @@ interface Answer {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
-  body: any;
+  /** The parsed body (undefined when it is not JSON): the members these tests read. */
+  body: AnswerBody;
+}
+
+interface AnswerBody {
+  error: { message: string; type: string; errors: Record<string, string[]> };
+  errors: Array<{ message: string; extensions: { code: string; status: number } }>;
+  data: { id: number; name: string; ranks: { totalCount: number } };
+  meta: { total: number };
 }
 
 const parsed = (text: string) => {
@@ -85,7 +93,7 @@ function graphqlError(answer: Answer, status: number, code: string) {
   return answer.body.errors[0];
 }
 
-const rankCount = async () => (await send("GET", "/v2/ranks")).body.meta.total as number;
+const rankCount = async () => (await send("GET", "/v2/ranks")).body.meta.total;
 
 describe("path ids are ids", () => {
   let userId: number;
@@ -109,7 +117,7 @@ describe("path ids are ids", () => {
   });
 
   test("a path parameter that is not a positive integer as sent is 404, whatever it decodes to", async () => {
-    const rank = (await json("POST", "/v2/ranks", { name: "Target" })).body.data.id as number;
+    const rank = (await json("POST", "/v2/ranks", { name: "Target" })).body.data.id;
     for (const id of ["0", "-1", "01", "1.0", "1e3", `%3${rank}`, "%31", `${rank}%2F..`, `${rank}%00`, "2147483648"]) {
       perscomError(await send("GET", `/v2/ranks/${id}`), 404, "NotFoundHttpException");
       perscomError(await send("DELETE", `/v1/ranks/${id}`), 404, "NotFoundHttpException");
@@ -242,7 +250,6 @@ describe("body size", () => {
     const raw = await new Promise<string>((resolve) => {
       const socket = connect(port, host);
       let received = "";
-      let timer: NodeJS.Timeout | undefined;
       const done = () => {
         clearInterval(timer);
         socket.destroy();
@@ -255,7 +262,7 @@ describe("body size", () => {
       socket.write(`POST /v2/ranks HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
       let at = 0;
       // One byte at a time, the whole body taking about three deadlines.
-      timer = setInterval(() => {
+      const timer = setInterval(() => {
         if (at < body.length) socket.write(body[at++]);
       }, (3 * BODY_READ_TIMEOUT_MS) / body.length);
     });

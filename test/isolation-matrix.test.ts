@@ -155,7 +155,7 @@ async function pathProbes(op: Operation, base: Planned): Promise<void> {
 
 /** The body of `op` with `attrs` set on the (first) row it writes; `pivot` sets link columns instead. */
 function bodyWith(op: Operation, base: Planned, attrs: Record<string, unknown>, pivot = false): unknown {
-  const body = structuredClone(base.body) as any;
+  const body = structuredClone(base.body) as Record<string, unknown> & { resources: Array<Record<string, unknown>> };
   const apply = (item: Record<string, unknown>) => (pivot ? { ...item, pivot: { ...(item.pivot as object), ...attrs } } : { ...item, ...attrs });
   switch (op.kind) {
     case "create":
@@ -260,7 +260,7 @@ async function bodyIdProbes(op: Operation, base: Planned): Promise<void> {
 
 // ── 3. Ids of B in `resources` and `related_key` ──────────────────────────────────────────────────
 
-function linkBody(op: Operation, id: number, base: Planned): unknown | undefined {
+function linkBody(op: Operation, id: number, base: Planned): unknown {
   switch (op.kind) {
     case "attach":
     case "detach":
@@ -270,8 +270,9 @@ function linkBody(op: Operation, id: number, base: Planned): unknown | undefined
     case "sync":
       return { resources: [id], detaching: false };
     case "batchUpdate": {
-      const [own] = Object.keys((base.body as any).resources);
-      return { resources: { [id]: (base.body as any).resources[own] } };
+      const { resources } = base.body as { resources: Record<string, unknown> };
+      const [own] = Object.keys(resources);
+      return { resources: { [id]: resources[own] } };
     }
     case "associate":
       return { related_key: id };
@@ -307,7 +308,7 @@ async function searchProbes(op: Operation, base: Planned): Promise<void> {
   const theirs = bRowOf(op);
   const bodies: Array<[string, unknown]> = [
     ["id = B's row", { filters: [{ field: "id", operator: "=", value: theirs }] }],
-    ["id in B's rows", { filters: [{ field: "id", operator: "in", value: [...new Set([theirs, ...(bRowsBefore[op.def.model] ?? []).map((r: any) => r.id as number)])] }] }],
+    ["id in B's rows", { filters: [{ field: "id", operator: "in", value: [...new Set([theirs, ...(bRowsBefore[op.def.model] ?? []).map((r) => (r as { id: number }).id)])] }] }],
     [`text search for "${MARK}"`, { search: { value: MARK } }],
   ];
   for (const [label, body] of bodies) {
@@ -319,7 +320,7 @@ async function searchProbes(op: Operation, base: Planned): Promise<void> {
   }
   // The public connection (the resource's, or the relation of A's parent) with a `where` on B's ids or text.
   const strings = stringColumnsOf(h.app.schema, op.def);
-  const ids = [...new Set([theirs, ...(bRowsBefore[op.def.model] ?? []).map((r: any) => r.id as number)])];
+  const ids = [...new Set([theirs, ...(bRowsBefore[op.def.model] ?? []).map((r) => (r as { id: number }).id)])];
   const wheres: Array<[string, unknown]> = [
     ["where rowId equals B's row", { rowId: { equals: theirs } }],
     ["where rowId in B's rows", { rowId: { in: ids } }],
@@ -409,7 +410,7 @@ async function relationWhereProbes(): Promise<void> {
   for (const { op, field } of publicRootOperations(h.app.schema).filter((p) => p.op.kind === "list")) {
     for (const rel of relationFiltersOf(h.app.schema, field)) {
       const target = defOfType.get(rel.target);
-      const ids = (target && (bRowsBefore[target.model] ?? []).map((r: any) => r.id as number)) || [];
+      const ids = (target && (bRowsBefore[target.model] ?? []).map((r) => (r as { id: number }).id)) || [];
       const quantifier = rel.toMany ? "some" : "is";
       const wheres: Array<[string, unknown]> = [
         ...(ids.length ? [[`${rel.key}.${quantifier}.rowId in B's rows`, { [rel.key]: { [quantifier]: { rowId: { in: ids } } } }] as [string, unknown]] : []),

@@ -36,7 +36,7 @@ test("only the key's hash is stored: the key text appears nowhere in the databas
   const stored = h.db.provider === "postgresql" ? storedInPostgres : (needle: string) => {
     const path = h.config.databaseUrl.slice("file:".length);
     const files = [path, `${path}-wal`].filter(existsSync);
-    return run("grep", ["-qF", needle, ...files]).then(() => true, (e: { code: number }) => (e.code === 1 ? false : Promise.reject(e)));
+    return run("grep", ["-qF", needle, ...files]).then(() => true, (e: Error & { code: number }) => (e.code === 1 ? false : Promise.reject(e)));
   };
   expect(await stored(row.hash)).toBe(true);
   expect(await stored(created.key)).toBe(false);

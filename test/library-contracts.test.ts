@@ -5,7 +5,7 @@ import path from "node:path";
 import type { Client as LibsqlClient, Config as LibsqlConfig } from "@libsql/client";
 import { encodeGlobalID } from "@pothos/plugin-relay";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { buildSchema, execute, GraphQLError, parse, type GraphQLField, type GraphQLObjectType, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
+import { buildSchema, execute, GraphQLError, parse, type GraphQLField, type GraphQLObjectType, type GraphQLSchema } from "graphql";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { TransactionTrackingPool } from "../src/db/adapter-pg-checkout.ts";
@@ -15,6 +15,7 @@ import {
   sendUnnamed, submitToClient, submitToPool, uncork, type DataRowMessage, type PgConnection, type RowDescriptionMessage,
 } from "../src/db/pg-protocol.ts";
 import { SqliteAdapterFactory, SqliteClient } from "../src/db/sqlite.ts";
+import type { Account } from "../src/generated/prisma/client.ts";
 import { createBuilder } from "../src/graphql/builder.ts";
 import * as graphqlJs from "../src/graphql/graphql-js-internals.ts";
 import { argMappersOf, definedResolver, exposedColumn, loadedCheckOf, prismaSelectExtension, readsPreloaded } from "../src/graphql/pothos-internals.ts";
@@ -144,11 +145,10 @@ describe("Pothos's field extensions (src/graphql/pothos-internals.ts)", () => {
   beforeAll(() => {
     // Our builder (its plugins and options), with a small schema of its own.
     const builder = createBuilder();
-    const b = builder as any;
-    const KeyPage = b.objectRef("KeyPage").implement({ fields: (t: any) => ({ total: t.exposeInt("total"), more: t.boolean({ resolve: () => false }) }) });
-    b.prismaObject("ApiKey", { fields: (t: any) => ({ name: t.exposeString("name") }) });
-    b.prismaObject("Account", {
-      fields: (t: any) => ({
+    const KeyPage = builder.objectRef<{ total: number }>("KeyPage").implement({ fields: (t) => ({ total: t.exposeInt("total"), more: t.boolean({ resolve: () => false }) }) });
+    builder.prismaObject("ApiKey", { fields: (t) => ({ name: t.exposeString("name") }) });
+    builder.prismaObject("Account", {
+      fields: (t) => ({
         name: t.exposeString("name"),
         apiKeys: t.relation("apiKeys"),
         keyPage: t.field({
@@ -159,10 +159,10 @@ describe("Pothos's field extensions (src/graphql/pothos-internals.ts)", () => {
           }),
           resolve: ownResolve,
         }),
-        byGlobalId: t.string({ args: { ref: t.arg.globalID({ required: true }) }, resolve: (_row: unknown, args: unknown) => JSON.stringify(args) }),
+        byGlobalId: t.string({ args: { ref: t.arg.globalID({ required: true }) }, resolve: (_row, args) => JSON.stringify(args) }),
       }),
     });
-    b.queryType({ fields: (t: any) => ({ accounts: t.prismaField({ type: ["Account"], resolve: () => [{ id: 7, name: "seven" }] }) }) });
+    builder.queryType({ fields: (t) => ({ accounts: t.prismaField({ type: ["Account"], resolve: () => [{ id: 7, name: "seven" } as Account] }) }) });
     schema = builder.toSchema();
     account = schema.getType("Account") as GraphQLObjectType;
   });

@@ -77,7 +77,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const created = asRead(def, data(await api.post(withIncludes(create), wire(built)), `POST ${create.path}`));
     expectWritten(built, created, "create");
     expectIncluded(def, includeGroups(create)[0], created, "create");
-    const id = created.id as number;
+    const id = created.id;
     const embedded = def.includes;
 
     let current: Row = created;
@@ -111,19 +111,19 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     if (list) {
       for (const [group, values] of includeGroups(list).entries()) {
         const r = await api.get(withIncludes(list, {}, group) + `${values.length ? "&" : "?"}limit=100`);
-        const page = data(r, `list, includes ${values}`);
+        const page = data<Row[]>(r, `list, includes ${values}`);
         expect(r.body.meta.total).toBe(page.length);
         for (const row of page) expectIncluded(def, values, row, "list");
         const listed = page.find((r: Row) => r.id === id);
         expect(listed, "the created row is listed").toBeDefined();
-        expect(own(listed, embedded)).toEqual(own(current, embedded));
+        expect(own(listed!, embedded)).toEqual(own(current, embedded));
       }
     }
 
     const search = op("search");
     if (search) {
       for (const values of includeGroups(search)) {
-        const found = data(await api.post(pathOf(search), byIds(search, [id], values)), `search, includes ${values}`);
+        const found = data<Row[]>(await api.post(pathOf(search), byIds(search, [id], values)), `search, includes ${values}`);
         expect(found.map((r: Row) => r.id)).toEqual([id]);
         expectIncluded(def, values, found[0], "search");
         expect(own(found[0], embedded)).toEqual(own(current, embedded));
@@ -151,11 +151,11 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const before = await total(api, list);
     const bodies = [await factory.build(def, { full: true }), ...(await Promise.all(Array.from({ length: BATCH_MAX }, () => factory.build(def))))];
     rejected(await api.post(pathOf(batchCreate), { resources: bodies.map(asJson) }), ["resources"], "batch create over the cap");
-    const made = data(await api.post(withSample(batchCreate), { resources: bodies.slice(0, BATCH_MAX).map(asJson) }), "batch create");
+    const made = data<Row[]>(await api.post(withSample(batchCreate), { resources: bodies.slice(0, BATCH_MAX).map(asJson) }), "batch create");
     expect(made).toHaveLength(BATCH_MAX);
     bodies.slice(0, BATCH_MAX).forEach((b, i) => expectWritten(b, made[i], `batch create item ${i}`));
     for (const row of made) expectIncluded(def, sampleIncludes(batchCreate), row, "batch create");
-    const ids: number[] = made.map((r: Row) => r.id as number);
+    const ids: number[] = made.map((r: Row) => r.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(await total(api, list), "the batch over the cap wrote nothing").toBe(before + BATCH_MAX);
 
@@ -163,7 +163,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     if (batchUpdate) {
       rejected(await api.patch(pathOf(batchUpdate), { resources: [...ids, ids[0] + 1000] }), ["resources"], "batch update over the cap");
       const changes = await Promise.all(ids.map((_, i) => factory.build(def, { variant: i + 1, scalarsOnly: true })));
-      const updated = data(
+      const updated = data<Row[]>(
         await api.patch(withSample(batchUpdate), { resources: Object.fromEntries(ids.map((id, i) => [id, asJson(changes[i])])) }),
         "batch update",
       );
@@ -177,7 +177,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     if (batchDelete) {
       rejected(await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0] + 1000] }), ["resources"], "batch delete over the cap");
       // Deleting an id that is gone is a 422, so this succeeding also shows the batch over the cap deleted nothing.
-      const deleted = data(await api.delete(withSample(batchDelete), { resources: [...ids].reverse() }), "batch delete");
+      const deleted = data<Row[]>(await api.delete(withSample(batchDelete), { resources: [...ids].reverse() }), "batch delete");
       for (const row of deleted) expectIncluded(def, sampleIncludes(batchDelete), row, "batch delete");
       expect(deleted.map((r: Row) => r.id)).toEqual([...ids].reverse());
       expect(await total(api, list)).toBe(before);
@@ -206,7 +206,7 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const batchUpdate = op("batchUpdate");
     const show = op("show");
     if (batchUpdate && show) {
-      const rows: Row[] = data(await api.post(pathOf(batchCreate), { resources: [good, asJson(await factory.build(def))] }), "batch create").map((row: Row) => asRead(def, row));
+      const rows: Row[] = data<Row[]>(await api.post(pathOf(batchCreate), { resources: [good, asJson(await factory.build(def))] }), "batch create").map((row: Row) => asRead(def, row));
       const change = await factory.build(def, { variant: 1, scalarsOnly: true });
       rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0].id]: asJson(change), [rows[1].id]: { [bad.key]: bad.value } } }), [
         `resources.${rows[1].id}.${bad.key}`,
@@ -250,7 +250,7 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     expectWritten(built, created, "nested create");
     expectIncluded(g.def, includeGroups(create)[0], created, "nested create");
     ownedBy(created, parent.id);
-    const id = created.id as number;
+    const id = created.id;
 
     const show = op("show");
     if (show) {
@@ -269,7 +269,7 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     }
     const list = op("list");
     if (list) {
-      const rows = data(await api.get(withIncludes(list, at(parent.id))), "nested list");
+      const rows = data<Row[]>(await api.get(withIncludes(list, at(parent.id))), "nested list");
       expect(rows.map((r: Row) => r.id)).toContain(id);
       for (const row of rows) ownedBy(row, parent.id);
       for (const row of rows) expectIncluded(g.def, includeGroups(list)[0], row, "nested list");
@@ -277,7 +277,7 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     }
     const search = op("search");
     if (search) {
-      const found = data(await api.post(pathOf(search, at(parent.id)), byIds(search, [id])), "nested search");
+      const found = data<Row[]>(await api.post(pathOf(search, at(parent.id)), byIds(search, [id])), "nested search");
       expect(found.map((r: Row) => r.id)).toEqual([id]);
       expectIncluded(g.def, includeGroups(search)[0], found[0], "nested search");
       expect(data(await api.post(pathOf(search, at(other.id)), byIds(search, [id])), "nested search of another parent")).toEqual([]);
@@ -294,12 +294,12 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     const batchCreate = op("batchCreate");
     if (!batchCreate) return;
     const bodies = [await factory.build(g.def, { omit: fixed }), await factory.build(g.def, { omit: fixed, full: true })];
-    const made = data(await api.post(withSample(batchCreate, at(parent.id)), { resources: bodies.map(asJson) }), "nested batch create");
+    const made = data<Row[]>(await api.post(withSample(batchCreate, at(parent.id)), { resources: bodies.map(asJson) }), "nested batch create");
     for (const row of made) expectIncluded(g.def, sampleIncludes(batchCreate), row, "nested batch create");
     expect(made).toHaveLength(2);
     bodies.forEach((b, i) => expectWritten(b, made[i], `nested batch create item ${i}`));
     for (const row of made) ownedBy(row, parent.id);
-    const ids: number[] = made.map((r: Row) => r.id as number);
+    const ids: number[] = made.map((r: Row) => r.id);
 
     const list = op("list");
     const bad = invalidAttribute(g.def, fixed);
@@ -315,7 +315,7 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     const batchUpdate = op("batchUpdate");
     if (batchUpdate) {
       const changes = [await factory.build(g.def, { variant: 1, scalarsOnly: true, omit: fixed }), await factory.build(g.def, { variant: 2, scalarsOnly: true, omit: fixed })];
-      const updated = data(await api.patch(withSample(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[0]), [ids[1]]: asJson(changes[1]) } }), "nested batch update");
+      const updated = data<Row[]>(await api.patch(withSample(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[0]), [ids[1]]: asJson(changes[1]) } }), "nested batch update");
       expect(updated.map((r: Row) => r.id)).toEqual(ids);
       changes.forEach((c, i) => expectWritten(c, updated[i], `nested batch update item ${i}`));
       rejected(await api.patch(pathOf(batchUpdate, at(other.id)), { resources: { [ids[0]]: asJson(changes[0]) } }), [`resources.${ids[0]}`], "another parent's rows");
@@ -329,7 +329,7 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     const batchDelete = op("batchDelete");
     if (batchDelete) {
       rejected(await api.delete(pathOf(batchDelete, at(other.id)), { resources: ids }), ids.map((id) => `resources.${id}`), "another parent's rows");
-      const deleted = data(await api.delete(withSample(batchDelete, at(parent.id)), { resources: [ids[1], ids[0]] }), "nested batch delete");
+      const deleted = data<Row[]>(await api.delete(withSample(batchDelete, at(parent.id)), { resources: [ids[1], ids[0]] }), "nested batch delete");
       expect(deleted.map((r: Row) => r.id)).toEqual([ids[1], ids[0]]);
       if (list) expect(await allIds(api, list, at(parent.id))).not.toContain(ids[0]);
     }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, startHarness, type Client, type Harness } from "./harness.ts";
 
 /** The error a GraphQL document gets when it breaks a shape limit: code VALIDATION, naming the limit. */
-const limitError = (body: any, pattern: RegExp) => {
+const limitError = (body: { data?: unknown; errors: Array<{ extensions: unknown; message: string }> }, pattern: RegExp) => {
   expect(body.data ?? null).toBeNull();
   expect(body.errors[0].extensions).toMatchObject({ code: "VALIDATION", status: 422, type: "ValidationException" });
   expect(body.errors[0].message).toMatch(pattern);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { OperationKind, PivotDef } from "../src/resources/define.ts";
 import { resourceNamed } from "../src/resources/index.ts";
 import { snake } from "../src/core/names.ts";
-import { startHarness, type Client, type Harness } from "./harness.ts";
+import { startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { account, fresh, scalarValue, type Attrs, type Factory, type Row } from "./support/factory.ts";
 import { linkCollections, pathOf, type NestedGroup } from "./support/registry.ts";
 import { data, rejected } from "./support/checks.ts";
@@ -38,7 +38,7 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
     for (let i = 0; i < 5; i++) related.push(await factory.create(g.def));
     foreign = await (await account(h)).factory.create(g.def);
   });
-  const ids = () => related.map((r) => r.id as number);
+  const ids = () => related.map((r) => r.id);
 
   /** Link columns for one item, variant `variant`: REST names and values. */
   const pivotValues = async (variant: number): Promise<Attrs> => {
@@ -58,18 +58,18 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
     const rows: Row[] = [];
     for (let page = 1; ; page++) {
       const r = await api.get(pathOf(list, at(parentId), `${showPivot}limit=100&page=${page}`));
-      rows.push(...data(r, "nested list"));
+      rows.push(...data<Row[]>(r, "nested list"));
       if (page >= r.body.meta.last_page) break;
     }
     return {
       ids: sorted(rows.map((r) => r.id)),
-      pivots: accessor ? rows.map((r) => [r.id, normal(Object.fromEntries(pivotFields.map(([name]) => [snake(name), r[accessor]?.[snake(name)]])))]) : [],
+      pivots: accessor ? rows.map((r) => [r.id, normal(Object.fromEntries(pivotFields.map(([name]) => [snake(name), (r[accessor] as Record<string, unknown> | undefined)?.[snake(name)]])))]) : [],
     };
   };
   const linked = async (parentId: number) => (await state(parentId)).ids;
   const pivotOf = async (parentId: number, id: number) => (await state(parentId)).pivots.filter(([rid]) => rid === id).map(([, p]) => p);
   const newParent = () => factory.any(g.parent);
-  const changes = (r: { status: number; body: any }, what: string) => {
+  const changes = (r: Reply, what: string) => {
     expect(r.status, `${what} ${JSON.stringify(r.body)}`).toBe(200);
     return r.body;
   };
@@ -223,7 +223,7 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
     for (const kind of ["attach", "detach", "sync", "toggle"] as const) {
       const o = op(kind);
       if (!o) continue;
-      for (const bad of [BAD_ID, foreign.id as number]) {
+      for (const bad of [BAD_ID, foreign.id]) {
         const r = await api.send(o.method, pathOf(o, at(parent.id)), bodies(bad)[kind]);
         rejected(r, ["resources"], `${kind} with id ${bad}`);
       }

@@ -18,7 +18,7 @@ function capture() {
       done();
     },
   });
-  return { stream, raw, lines: () => raw.map((l) => JSON.parse(l) as Record<string, any>) };
+  return { stream, raw, lines: () => raw.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -126,7 +126,7 @@ describe("request log", () => {
       get(target, prop) {
         if (prop === "withBudget") return (budget: RowBudget) => failingStore(target.withBudget(budget));
         if (prop === "findMany" || prop === "findPage") {
-          return (model: string, args: object) => (model === "Rank" ? Promise.reject(new Error("disk on fire")) : (target[prop] as any)(model, args));
+          return (model: string, args: object) => (model === "Rank" ? Promise.reject(new Error("disk on fire")) : (target[prop] as (model: string, args: object) => Promise<unknown>)(model, args));
         }
         const value = Reflect.get(target, prop);
         return typeof value === "function" ? value.bind(target) : value;
@@ -363,7 +363,7 @@ describe("over real HTTP", () => {
   beforeAll(async () => {
     const made = appOn(h);
     log = made.log;
-    server = createServer(made.app.yoga);
+    server = createServer((req, res) => void made.app.yoga(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
@@ -387,7 +387,7 @@ describe("over real HTTP", () => {
 describe("client address, user agent and pid in the request log", () => {
   async function serveOn(config: Partial<Config>) {
     const made = appOn(h, config);
-    const server = createServer(made.app.yoga);
+    const server = createServer((req, res) => void made.app.yoga(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const lineOf = async (headers: Record<string, string>) => {

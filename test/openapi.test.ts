@@ -11,17 +11,43 @@ import { patternOf } from "../src/openapi/schema.ts";
 import { snake } from "../src/core/names.ts";
 import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
 
-type Json = Record<string, any>;
+/**
+ * An object of the OpenAPI document as these tests walk it: the members they read, each typed as it is where it is
+ * present (a test reads only the members its object has, or checks for them first).
+ */
+interface Json {
+  $ref: string;
+  type: string | string[];
+  name: string;
+  in: string;
+  description: string;
+  operationId: string;
+  pattern: string;
+  schema: Json;
+  items: Json;
+  properties: Record<string, Json>;
+  anyOf: Json[];
+  allOf: Json[];
+  required: string[];
+  parameters: Json[];
+  responses: Record<string, Json>;
+  requestBody: Json;
+  content: Record<string, Json>;
+  security: unknown;
+  paths: Record<string, Record<string, Json>>;
+  components: { schemas: Record<string, Json>; securitySchemes: Record<string, Json> };
+  [member: string]: unknown;
+}
 
-const doc = buildOpenApi() as Json;
+const doc = buildOpenApi() as unknown as Json;
 const resolve = (node: Json): Json => {
   if (typeof node.$ref !== "string") return node;
-  const target = (node.$ref).slice(2).split("/").reduce((at: Json, key) => at?.[key], doc);
+  const target = (node.$ref).slice(2).split("/").reduce((at: Json, key) => at?.[key] as Json, doc);
   if (!target) throw new Error(`dangling reference ${node.$ref}`);
   return resolve(target);
 };
 const operationOf = (method: string, path: string): Json => doc.paths[`/{version}${path}`]?.[method.toLowerCase()];
-const parametersOf = (op: Operation): Json[] => (operationOf(op.method, op.path).parameters as Json[]).map(resolve);
+const parametersOf = (op: Operation): Json[] => operationOf(op.method, op.path).parameters.map(resolve);
 
 const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -61,7 +87,7 @@ describe("OpenAPI document", () => {
 
   test("every route the server answers is documented, and operation ids are unique", () => {
     for (const route of routes) expect(operationOf(route.method, `/${route.segments.join("/")}`), `${route.method} ${route.segments.join("/")}`).toBeDefined();
-    const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((o: any) => o.operationId));
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((o) => o.operationId));
     expect(new Set(ids).size).toBe(ids.length);
   });
 
@@ -96,8 +122,8 @@ describe("OpenAPI document", () => {
   test("every documented error response has the Error schema, and each operation documents the errors it can give", () => {
     const error = doc.components.schemas.Error;
     expect(error.properties.error.required).toEqual(["message", "type", "request_id", "trace_id"]);
-    for (const [path, item] of Object.entries<Json>(doc.paths)) {
-      for (const [method, documented] of Object.entries<Json>(item)) {
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, documented] of Object.entries(item)) {
         const where = `${method} ${path}`;
         const statuses = Object.keys(documented.responses).map(Number);
         for (const status of statuses.filter((s) => s >= 400)) {
@@ -106,7 +132,7 @@ describe("OpenAPI document", () => {
           expect(response.content["application/json"].schema, `${where} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
         }
         const hasBody = documented.requestBody !== undefined;
-        const hasInclude = (documented.parameters as Json[]).map(resolve).some((p) => p.name === "include");
+        const hasInclude = documented.parameters.map(resolve).some((p) => p.name === "include");
         const expected = [400, 401, 402, 403, 429, 500, 503];
         if (/\{(?!version)\w+\}/.test(path)) expected.push(404);
         if (hasBody) expected.push(413, 422);
@@ -171,7 +197,7 @@ describe("a document every renderer can expand", () => {
   };
 
   test("no component schema reaches itself through references, and none is an allOf", () => {
-    const schemas = doc.components.schemas as Record<string, Json>;
+    const schemas = doc.components.schemas;
     const edges = new Map(Object.entries(schemas).map(([name, schema]) => [name, [...refsOf(schema)]]));
     const state = new Map<string, "open" | "done">();
     const cycles: string[] = [];
@@ -197,7 +223,7 @@ describe("a document every renderer can expand", () => {
   /** The schema of a property of a row, through `nullable`'s `anyOf` and an array's items. */
   const propertyOf = (row: Json, name: string): Json => {
     let schema = resolve(row.properties[name]);
-    if (schema.anyOf) schema = resolve(schema.anyOf.find((s: Json) => s.type !== "null"));
+    if (schema.anyOf) schema = resolve(schema.anyOf.find((s) => s.type !== "null")!);
     return schema.type === "array" ? resolve(schema.items) : schema;
   };
   const rowOf = (method: string, path: string) => {

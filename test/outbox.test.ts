@@ -25,7 +25,7 @@ beforeAll(async () => {
   api = client(h, await h.key("outbox"));
   ids = await seed(api);
   accountId = (await h.db.prisma.account.findFirstOrThrow({ where: { name: "outbox" } })).id;
-  (async () => {
+  void (async () => {
     for await (const batch of h.app.events.subscribe()) announced.push(batch);
   })();
 });
@@ -97,7 +97,7 @@ describe("outbox", () => {
       texts.map((text, i) => api.post("/v2/rank-records", { user_id: i % 2 ? ids.user.id : ids.other.id, rank_id: ids.corporal.id, type: 0, text })),
     );
     expect(replies.map((r) => r.status)).toEqual(texts.map(() => 200));
-    const feed = (await api.get("/v2/newsfeed?limit=50")).body.data as Array<Record<string, any>>;
+    const feed = (await api.get("/v2/newsfeed?limit=50")).body.data as Array<{ text: string; subject_id: number }>;
     const items = texts.map((text) => feed.filter((item) => item.text === text));
     expect(items.map((found) => found.length)).toEqual(texts.map(() => 1));
     expect(items.map((found) => found[0].subject_id)).toEqual(replies.map((r) => r.body.data.id));

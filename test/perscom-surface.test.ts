@@ -20,7 +20,9 @@ import { Organisation, SetupError } from "./perscom/organisation.ts";
 import { planOperation } from "./perscom/plan.ts";
 import { ajvErrors, groupByCause, normalise, replyCause, schemaCause, writeReport, type Outcome } from "./perscom/report.ts";
 
-const addFormats: (ajv: Ajv) => unknown = (addFormatsModule as any).default ?? addFormatsModule;
+/** ajv-formats as either module system hands it over: the plugin itself, or a namespace whose default it is. */
+const formatsModule = addFormatsModule as unknown as ((ajv: Ajv) => unknown) & { default?: (ajv: Ajv) => unknown };
+const addFormats: (ajv: Ajv) => unknown = formatsModule.default ?? formatsModule;
 
 /** One difference between the reference document and what this suite expects, with the reason. */
 interface Deviation {
@@ -120,7 +122,7 @@ const DEVIATIONS: Deviation[] = [
     ops: (op) => op.path.startsWith("/{version}/messages") && ["store", "update", "batchStore", "batchUpdate"].includes(action(op)),
     differs: "request `channels` is one channel name (a string), not an array of them",
     reason: "behaviour §7.2 #9 and §3.1 Message: the rule is a single NotificationChannel value; an array fails validation.",
-    request: (s) => editProperty(s, "channels", (p) => clone(p.items), "Message"),
+    request: (s) => editProperty(s, "channels", (p) => clone(p.items!), "Message"),
   },
   {
     id: "category-create-required",

@@ -130,7 +130,7 @@ describe("GraphQL: one statement per level for all parents, whatever the page si
     expect(large.data.users.nodes).toHaveLength(50);
     for (const user of large.data.users.nodes) {
       expect(user.rankRecords.nodes).toHaveLength(5);
-      expect(user.rankRecords.nodes.every((r: any) => r.rank.name === rankName && r.rank.image.path && r.author.name)).toBe(true);
+      expect(user.rankRecords.nodes.every((r: { rank: { name: string; image: { path: string } }; author: { name: string } }) => r.rank.name === rankName && r.rank.image.path && r.author.name)).toBe(true);
     }
     // Newest first, per user: the window keeps each parent's own first five.
     expect(large.data.users.nodes[0].rankRecords.nodes.map((r: { rowId: number }) => r.rowId)).toEqual(

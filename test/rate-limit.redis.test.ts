@@ -17,7 +17,7 @@ const redisService = await requireRedis();
 
 /** A real HTTP server in front of one app instance, on an ephemeral port. */
 async function serve(app: App): Promise<{ server: Server; base: string }> {
-  const server = createServer(app.yoga);
+  const server = createServer((req, res) => void app.yoga(req, res));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }

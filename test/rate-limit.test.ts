@@ -162,7 +162,7 @@ describe("rate limits without a key", () => {
   let base: string;
   beforeAll(async () => {
     h = await startHarness({ rateLimitPerMinute: LIMIT });
-    server = createServer(h.app.yoga);
+    server = createServer((req, res) => void h.app.yoga(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });

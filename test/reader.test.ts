@@ -13,6 +13,12 @@ import type { StoreTransaction } from "../src/db/store.ts";
 let h: Harness;
 /** A model named at run time: arguments as loose as the reader takes them. */
 const USER: string = "User";
+
+/** A Prisma delegate called by a model and method name, or with arguments its types do not take (`mode` on SQLite). */
+type LooseDelegate = Record<string, (args: unknown) => Promise<unknown>>;
+/** The store's methods called by name, as the case tables give them. */
+type LooseStore = Record<string, (model: string, args: unknown) => Promise<unknown>>;
+const loosePrisma = () => h.db.prisma as unknown as Record<string, LooseDelegate>;
 let accountId: number;
 /** An account whose users' names and notes hold LIKE's wildcards and escape (`%`, `_`, `\`) in both cases. */
 let patterns: number;
@@ -21,7 +27,7 @@ const patternNames = ["50% off", "50x off", "5_0", "a\\b", "A\\B", "a%b", "AXB",
 
 beforeAll(async () => {
   h = await startHarness();
-  const p = h.db.prisma as any;
+  const p = h.db.prisma;
   accountId = (await p.account.create({ data: { name: "reader" } })).id;
   const other = (await p.account.create({ data: { name: "other" } })).id;
   const at = (day: number) => new Date(Date.UTC(2025, 0, day, 12, 30, 15, 250));
@@ -57,7 +63,8 @@ beforeAll(async () => {
   await p.documentTag.create({ data: { documentId: ids.documents[0], tagId: ids.tags[1] } });
   await p.documentTag.create({ data: { documentId: ids.documents[1], tagId: ids.tags[1] } });
   await p.message.create({ data: { accountId, message: "m1", channels: ["email", "discord"], recipients: { all: true }, repeats: true, sendAt: at(3) } });
-  await p.message.create({ data: { accountId, message: "m2", channels: null } });
+  // A JSON column set to null as the reader sees it written (Prisma's input types ask for DbNull).
+  await loosePrisma().message.create({ data: { accountId, message: "m2", channels: null } });
   patterns = (await p.account.create({ data: { name: "patterns" } })).id;
   for (const [i, name] of patternNames.entries()) {
     await p.user.create({ data: { accountId: patterns, name, email: `p${i}@example.com`, notes: i % 3 === 0 ? null : patternNames[(i * 5) % patternNames.length].toUpperCase() } });
@@ -72,23 +79,23 @@ afterAll(async () => {
  * Runs `args` both ways; returns the two answers, whether the reader ran any SQL for the routed one, the reader's
  * statements, and how many statements the routed call ran in all (the reader's and Prisma's).
  */
-async function both(model: string, method: string, args: unknown) {
+async function both<T = Array<Record<string, unknown>>>(model: string, method: string, args: unknown) {
   const statements: string[] = [];
   const listener = (sql: string) => void statements.push(sql);
   h.db.onReaderStatement.add(listener);
   try {
     const before = h.db.statements.count;
-    const routed = await (h.db.store as any)[method](model.charAt(0).toUpperCase() + model.slice(1), args);
+    const routed = (await (h.db.store as unknown as LooseStore)[method](model.charAt(0).toUpperCase() + model.slice(1), args)) as T;
     const all = h.db.statements.count - before;
-    const prisma = await (h.db.prisma as any)[model][method](args);
+    const prisma = (await loosePrisma()[model][method](args)) as T;
     return { routed, prisma, translated: statements.length > 0, statements, all };
   } finally {
     h.db.onReaderStatement.delete(listener);
   }
 }
 
-async function same(model: string, method: string, args: unknown) {
-  const { routed, prisma, translated } = await both(model, method, args);
+async function same<T = Array<Record<string, unknown>>>(model: string, method: string, args: unknown) {
+  const { routed, prisma, translated } = await both<T>(model, method, args);
   expect(translated, "the reader answered").toBe(true);
   expect(routed).toEqual(prisma);
   return routed;
@@ -167,7 +174,7 @@ describe("the SQL reader answers as Prisma does", () => {
       const listener = (sql: string) => void statements.push(sql);
       h.db.onReaderStatement.add(listener);
       const page = await h.db.store.findPage(USER, args).finally(() => h.db.onReaderStatement.delete(listener));
-      const p = h.db.prisma as any;
+      const p = loosePrisma();
       expect(page.rows, JSON.stringify(args)).toEqual(await p.user.findMany(args));
       expect(page.total, JSON.stringify(args)).toBe(await p.user.count({ where: args.where }));
       // The count goes apart only when no row came back to carry it and rows were skipped or none asked for.
@@ -233,7 +240,7 @@ describe("the SQL reader answers as Prisma does", () => {
           // The users, then (unless no rows can come) all their rank records in one statement, pages cut by row number.
           expect(statements).toHaveLength(take === 0 ? 1 : 2);
           if (take !== 0) expect(statements[1]).toContain(take === undefined && !skip ? "FROM \"RankRecord\"" : "ROW_NUMBER() OVER (PARTITION BY");
-          expect(routed.at(-1).rankRecords).toEqual([]); // alice Again has none
+          expect(routed.at(-1)!.rankRecords).toEqual([]); // alice Again has none
         }
       }
       // With the children's own where, and selected columns that leave the join column out.
@@ -268,7 +275,7 @@ describe("the SQL reader answers as Prisma does", () => {
       const args = { where: { accountId }, orderBy: { id: "asc" }, include: { rankRecords: { take: 1, orderBy: { id: "asc" } } } };
       // 6 users and one rank record for each of the 5 that have any (Prisma would read all 15).
       const answer = await h.db.store.withBudget(rowBudget(11)).findMany(USER, args);
-      expect(answer.map((u: any) => u.rankRecords.length)).toEqual([1, 1, 1, 1, 1, 0]);
+      expect(answer.map((u) => u.rankRecords.length)).toEqual([1, 1, 1, 1, 1, 0]);
       await expect(h.db.store.withBudget(rowBudget(10)).findMany(USER, args)).rejects.toBeInstanceOf(RowCapExceeded);
     });
 
@@ -311,8 +318,8 @@ describe("the SQL reader answers as Prisma does", () => {
   it("groupBy with _count: per group, as Prisma shapes it", async () => {
     // Prisma's groupBy has no order of its own: both answers are sorted by their groups.
     let by: string[] = [];
-    const group = (row: Record<string, any>) => by.map((k) => String(row[k]).padStart(12)).join();
-    const sorted = (rows: Array<Record<string, any>>) => [...rows].sort((a, b) => group(a).localeCompare(group(b)));
+    const group = (row: Record<string, unknown>) => by.map((k) => String(row[k]).padStart(12)).join();
+    const sorted = (rows: Array<Record<string, unknown>>) => [...rows].sort((a, b) => group(a).localeCompare(group(b)));
     const cases: Array<{ by: string[]; [arg: string]: unknown }> = [
       { by: ["userId"], where: { accountId }, _count: { _all: true } },
       { by: ["userId"], where: { accountId, userId: { in: ids.users } }, _count: true },
@@ -382,7 +389,7 @@ describe("the SQL reader answers as Prisma does", () => {
     });
 
     /** The rows `filter` on `column` selects, by the documented meaning of insensitive mode (ASCII values). */
-    function expected(column: "name" | "notes", filter: Record<string, any>, rows: Array<{ id: number; name: string; notes: string | null }>): number[] {
+    function expected(column: "name" | "notes", filter: Record<string, unknown>, rows: Array<{ id: number; name: string; notes: string | null }>): number[] {
       const lower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
       const likeRe = (pattern: string) => {
         let re = "";
@@ -394,17 +401,20 @@ describe("the SQL reader answers as Prisma does", () => {
         return new RegExp(`^${re}$`, "s");
       };
       const like = (v: string, pattern: string) => likeRe(lower(pattern)).test(lower(v));
-      const [op, value] = Object.entries(filter).find(([k]) => k !== "mode")!;
+      const [op, arg] = Object.entries(filter).find(([k]) => k !== "mode")!;
+      // A string, or for in and notIn a list of them.
+      const value = arg as string;
+      const list = arg as string[];
       const test = (v: string | null): boolean => {
-        if (v === null) return op === "notIn" && value.length === 0;
+        if (v === null) return op === "notIn" && list.length === 0;
         switch (op) {
           case "equals": return like(v, value);
           case "not": return !like(v, value);
           case "contains": return like(v, `%${value}%`);
           case "startsWith": return like(v, `${value}%`);
           case "endsWith": return like(v, `%${value}`);
-          case "in": return value.map(lower).includes(lower(v));
-          case "notIn": return !value.map(lower).includes(lower(v));
+          case "in": return list.map(lower).includes(lower(v));
+          case "notIn": return !list.map(lower).includes(lower(v));
           case "lt": return lower(v) < lower(value);
           case "lte": return lower(v) <= lower(value);
           case "gt": return lower(v) > lower(value);
@@ -431,7 +441,7 @@ describe("the SQL reader answers as Prisma does", () => {
           const routed = await h.db.store.findMany(USER, args).finally(() => h.db.onReaderStatement.delete(listener));
           expect(statements).toHaveLength(1);
           const ids = routed.map((r) => r.id);
-          if (testProvider === "postgresql") expect(routed).toEqual(await (h.db.prisma as any).user.findMany(args));
+          if (testProvider === "postgresql") expect(routed).toEqual(await loosePrisma().user.findMany(args));
           // PostgreSQL orders strings by its collation; the other operators mean the same on both databases.
           if (testProvider === "sqlite" || !["lt", "lte", "gt", "gte"].includes(op)) expect(ids).toEqual(expected(column, filter, rows));
         }),
@@ -450,7 +460,7 @@ describe("the SQL reader answers as Prisma does", () => {
       const refused = await h.db.store.findMany(USER, userPatterns({ name: { endsWith: "\\", mode: "insensitive" } })).catch((e: Error) => e);
       expect(refused).toBeInstanceOf(Error);
       if (testProvider === "sqlite") {
-        expect(String(await (h.db.prisma as any).user.findMany(userPatterns({ name: { equals: "plain", mode: "insensitive" } })).catch((e: Error) => e))).toMatch(/Unknown argument `mode`/);
+        expect(String(await loosePrisma().user.findMany(userPatterns({ name: { equals: "plain", mode: "insensitive" } })).catch((e: Error) => e))).toMatch(/Unknown argument `mode`/);
       }
     });
   });
@@ -537,7 +547,7 @@ describe("the SQL reader answers as Prisma does", () => {
 
   describe("writes inside a transaction", () => {
     /** Runs `work` in a transaction of the routed client; returns its value and how many statements the SQL path ran. */
-    async function inTx(work: (tx: StoreTransaction) => Promise<any>): Promise<{ value: any; direct: number }> {
+    async function inTx<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<{ value: T; direct: number }> {
       let direct = 0;
       const listener = () => void direct++;
       h.db.onReaderStatement.add(listener);
@@ -557,11 +567,11 @@ describe("the SQL reader answers as Prisma does", () => {
       const before = Date.now();
       const { value: created, direct } = await inTx((tx) => tx.create("NewsfeedItem", { data }));
       expect(direct).toBeGreaterThan(0);
-      const byPrisma = await (h.db.prisma as any).newsfeedItem.create({ data });
+      const byPrisma = (await loosePrisma().newsfeedItem.create({ data })) as Record<string, unknown>;
       expect(withoutIdsAndTimes(created)).toEqual(withoutIdsAndTimes(byPrisma));
       expect(created.createdAt).toBeInstanceOf(Date);
       expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1);
-      expect(await (h.db.prisma as any).newsfeedItem.findUnique({ where: { id: created.id } })).toEqual(created);
+      expect(await loosePrisma().newsfeedItem.findUnique({ where: { id: created.id } })).toEqual(created);
 
       const user = { accountId, name: "Writer", email: "writer@example.com" };
       const { value: made } = await inTx((tx) => tx.create("User", { data: user }));
@@ -691,7 +701,7 @@ describe("the SQL reader answers as Prisma does", () => {
           throw new Error("changed my mind");
         }).catch((e: Error) => e.message);
         expect(failed).toBe("changed my mind");
-        const refused = await direct((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
+        const refused = await direct((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: { code: string }) => e);
         expect(refused.code).toBe("P2002");
         expect([await named("Rolled back"), await h.db.prisma.user.count({ where: { name: "Dup" } })]).toEqual([0, 0]);
         // One that runs no statement sends none: BEGIN goes out with the first statement.
@@ -704,12 +714,12 @@ describe("the SQL reader answers as Prisma does", () => {
 
     it("a write the database refuses, or that finds no row, gets Prisma's own error and changes nothing", async () => {
       // On PostgreSQL a failed statement aborts the transaction: the writer's savepoint keeps it usable for Prisma's retry.
-      const duplicate = await h.db.store.transaction((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: any) => e);
+      const duplicate = await h.db.store.transaction((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: { code: string }) => e);
       expect(duplicate.code).toBe("P2002");
-      const missing = await h.db.store.transaction((tx) => tx.update("User", { where: { id: 987654 }, data: { name: "Nobody" } })).catch((e: any) => e);
+      const missing = await h.db.store.transaction((tx) => tx.update("User", { where: { id: 987654 }, data: { name: "Nobody" } })).catch((e: { code: string }) => e);
       expect(missing.code).toBe("P2025");
       const noRank = await h.db.store.transaction((tx) => tx.create("User", { data: { accountId, name: "Orphan", email: "orphan@example.com", rankId: 999999 } }))
-        .catch((e: any) => e);
+        .catch((e: { code: string }) => e);
       expect(noRank.code).toBe("P2003");
       expect(await h.db.prisma.user.count({ where: { name: { in: ["Orphan", "Dup", "Nobody"] } } })).toBe(0);
     });

@@ -79,7 +79,7 @@ test.each(documents.map((d, i) => [i + 1, d]))("GraphQL example %i runs: %s", { 
     method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify({ query }),
   });
-  const body = (await response.json()) as { data?: Record<string, any>; errors?: unknown };
+  const body = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown };
   expect(response.status, JSON.stringify(body)).toBe(200);
   expect(body.errors).toBeUndefined();
   expect(Object.values(body.data ?? {}).every((v) => v !== null)).toBe(true);
@@ -105,7 +105,7 @@ test("as the GraphQL section says, a first above MAX_PAGE_SIZE makes its field n
     method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify({ query: `{ ranks(first: 1) { totalCount } user(rowId: 2) { rankRecords(first: ${over}) { totalCount } } }` }),
   });
-  const body = (await response.json()) as { data: any; errors: Array<{ path: string[]; extensions: { code: string; status: number; errors: object } }> };
+  const body = (await response.json()) as { data: { ranks: { totalCount: number }; user: { rankRecords: unknown } }; errors: Array<{ path: string[]; extensions: { code: string; status: number; errors: object } }> };
   expect(response.status).toBe(200);
   expect(body.data.ranks.totalCount).toBeGreaterThan(0);
   expect(body.data.user.rankRecords).toBeNull();
@@ -120,6 +120,7 @@ test("the GraphQL section's cost examples: the estimate it states, one run and o
   const config = loadConfig({});
   for (const [, selection, arithmetic, total, outcome] of examples) {
     const stated = Number(total.replaceAll(",", ""));
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- evaluates the README's own arithmetic (digits, +, ×, parentheses)
     expect(Function(`return ${arithmetic.replaceAll("×", "*")}`)(), arithmetic).toBe(stated);
     expect(estimateRows(getSchema(), parse(`{ ${selection} }`), null, {}, { config }), selection).toBe(stated);
     const response = await fetch(`${server.base}/graphql`, {

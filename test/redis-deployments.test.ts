@@ -63,7 +63,7 @@ redisService.describe("two deployments on one Redis, each with its own REDIS_PRE
     expect(stream.status).toBe(200);
     // The subscription is in place once Redis has confirmed it: until then write through both, X first each time.
     const [onX, onY] = [client(x, keys.x), client(y, keys.y)];
-    let first: any;
+    let first: { data?: { rankChanged?: unknown } } | undefined;
     for (let i = 0; first === undefined && i < 100; i++) {
       expect((await onX.post("/v2/ranks", { name: `X ${i}`, abbreviation: "X" })).status).toBe(200);
       expect((await onY.post("/v2/ranks", { name: `Y ${i}`, abbreviation: "Y" })).status).toBe(200);

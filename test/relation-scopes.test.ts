@@ -134,7 +134,7 @@ describe("REST: an include needs the related resource's view scope", () => {
 });
 
 describe("GraphQL: a nested selection needs the related resource's view scope", () => {
-  const errorsOf = (r: Reply) => (r.body.errors ?? []).map((e: any) => ({ code: e.extensions?.code, path: e.path, message: e.message }));
+  const errorsOf = (r: Reply) => (r.body.errors ?? []).map((e: { extensions?: { code?: string }; path?: unknown; message: string }) => ({ code: e.extensions?.code, path: e.path, message: e.message }));
   const missing = (scope: string) => `${FORBIDDEN} Missing scope: ${scope}.`;
   const global = async (type: string, rowId: number) => (await star.graphql(`{ ${type}(rowId: ${rowId}) { id } }`)).body.data[type].id as string;
 

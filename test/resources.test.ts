@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { client, seed, startHarness, type Client, type Harness } from "./harness.ts";
+import { client, seed, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 
 let h: Harness;
 let api: Client;
 let s: Awaited<ReturnType<typeof seed>>;
 
-const data = async (p: Promise<{ status: number; body: any }>) => {
+const data = async (p: Promise<Reply>) => {
   const r = await p;
   if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.body)}`);
   return r.body.data;
@@ -68,7 +68,7 @@ describe("events", () => {
     expect((await api.patch(`/v2/events/${event.id}`, { ends: "2030-04-30T00:00:00Z" })).status).toBe(422);
     expect((await api.patch(`/v2/events/${event.id}`, { starts: "2030-05-01T19:00:00Z" })).status).toBe(200);
     const shown = (await api.get(`/v2/calendars/${calendar.id}?include=events`)).body.data;
-    expect(shown.events.map((e: any) => e.id)).toEqual([event.id]);
+    expect(shown.events.map((e: { id: number }) => e.id)).toEqual([event.id]);
   });
 
   test("JSON columns of a closed shape are typed in GraphQL (enum lists in and out); REST keeps its wire values and messages", async () => {
@@ -128,7 +128,7 @@ describe("users", () => {
     await data(api.post(`/v2/users/${s.other.id}/assignment-records`, { type: "secondary", created_at: "2030-03-01T00:00:00Z" }));
     await data(api.post(`/v2/users/${s.other.id}/assignment-records`, { type: "primary", created_at: "2030-01-01T00:00:00Z" }));
     const users = (await api.get("/v2/users")).body.data;
-    const bob = users.find((x: any) => x.id === s.other.id);
+    const bob = users.find((x: { id: number }) => x.id === s.other.id);
     expect(bob).toMatchObject({ last_rank_change_date: rank.created_at, last_assignment_change_date: "2030-01-01T00:00:00.000000Z" });
     expect(rank.created_at).toBe("2030-02-03T04:05:06.000000Z");
   });
@@ -136,7 +136,7 @@ describe("users", () => {
   test("/me lists the key's own user whatever its scopes, and nothing for a key without one", async () => {
     const mine = client(h, await h.key("alpha", "view:rank", s.user.id));
     const me = (await mine.get("/v2/me")).body;
-    expect(me.data.map((u: any) => u.id)).toEqual([s.user.id]);
+    expect(me.data.map((u: { id: number }) => u.id)).toEqual([s.user.id]);
     expect(me.meta.total).toBe(1);
     expect((await api.get("/v2/me")).body.data).toEqual([]);
   });
@@ -157,11 +157,11 @@ describe("groups and the roster", () => {
     const hidden = await data(api.post("/v2/groups", { name: "Reserve", hidden: true }));
     await api.post(`/v2/groups/${shown.id}/units/attach`, { resources: { [unit.id]: { order: 2 } } });
     const roster = (await api.get("/v2/roster")).body.data;
-    expect(roster.map((g: any) => g.id)).toEqual([shown.id]);
+    expect(roster.map((g: { id: number }) => g.id)).toEqual([shown.id]);
     expect(roster[0].units[0]).toMatchObject({ id: unit.id, pivot: { order: 2 } });
     expect(roster[0].units[0].users[0]).toMatchObject({ id: s.user.id, rank: { name: "Private" } });
     expect((await api.get(`/v2/roster/${hidden.id}`)).status).toBe(404);
-    const visible = (await api.post("/v2/groups/search", { scopes: [{ name: "visible" }] })).body.data.map((g: any) => g.id);
+    const visible = (await api.post("/v2/groups/search", { scopes: [{ name: "visible" }] })).body.data.map((g: { id: number }) => g.id);
     expect(visible).toEqual([shown.id]);
   });
 });
@@ -189,7 +189,7 @@ describe("image sub-resources", () => {
     const event = await data(api.post("/v2/events", { name: "Parade", calendar_id: calendar.id, all_day: true, starts: "2032-01-01", ends: "2032-01-01" }));
     const image = await data(api.post(`/v2/events/${event.id}/image`, imageForm("parade")));
     const listed = (await api.get(`/v2/events/${event.id}/image`)).body;
-    expect(listed.data.map((i: any) => i.id)).toEqual([image.id]);
+    expect(listed.data.map((i: { id: number }) => i.id)).toEqual([image.id]);
     expect((await api.get(`/v2/events/${event.id}?include=image`)).body.data.image.id).toBe(image.id);
   });
 });
@@ -201,12 +201,12 @@ describe("search scopes", () => {
     const may = await event("2031-05-01", "2031-05-03");
     await event("2031-06-01", "2031-06-02");
     const found = await api.post("/v2/events/search", { scopes: [{ name: "datePeriod", parameters: ["2031-05-02", "2031-05-10"] }] });
-    expect(found.body.data.map((e: any) => e.id)).toEqual([may.id]);
+    expect(found.body.data.map((e: { id: number }) => e.id)).toEqual([may.id]);
     expect((await api.post("/v2/events/search", { scopes: [{ name: "datePeriod", parameters: ["soon", "later"] }] })).status).toBe(422);
 
     const off = await data(api.post("/v2/announcements", { title: "Old", content: "x", color: "#000000", enabled: false }));
     const disabled = await api.post("/v2/announcements/search", { scopes: [{ name: "disabled" }] });
-    expect(disabled.body.data.map((a: any) => a.id)).toEqual([off.id]);
+    expect(disabled.body.data.map((a: { id: number }) => a.id)).toEqual([off.id]);
 
     const tags = await api.post("/v2/forms/search", { scopes: [{ name: "tags", parameters: ["recruiting"] }] });
     expect(tags.status).toBe(200);

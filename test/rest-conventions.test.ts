@@ -34,6 +34,16 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** A rank record as REST lists it with its rank (and image) and author. */
+interface RestRecord {
+  id: number;
+  text: string;
+  type: number;
+  created_at: string;
+  rank?: { name: string; image?: { path: string } | null } | null;
+  author?: { name: string } | null;
+}
+
 describe("schema", () => {
   test("the committed schema/schema.graphql is up to date (run `npm run generate`)", () => {
     expect(readFileSync("schema/schema.graphql", "utf8")).toBe(printedSchema(getSchema()));
@@ -68,7 +78,7 @@ describe("pagination", () => {
   });
   test("paging walks every record exactly once, even when ordering values tie", async () => {
     const seen: number[] = [];
-    for (let page = 1; page <= 7; page++) seen.push(...(await api.get(`/v2/users/${s.user.id}/rank-records?limit=9&page=${page}`)).body.data.map((r: any) => r.id));
+    for (let page = 1; page <= 7; page++) seen.push(...(await api.get(`/v2/users/${s.user.id}/rank-records?limit=9&page=${page}`)).body.data.map((r: { id: number }) => r.id));
     expect(seen).toHaveLength(60);
     expect(new Set(seen).size).toBe(60);
   });
@@ -159,7 +169,7 @@ describe("REST and GraphQL agree", () => {
     const pageOne = (await query({ user: s.user.id, first: 20 })).body.data as UserRankRecordsQuery;
     const byCursor = await query({ user: s.user.id, first: 20, after: pageOne.user!.rankRecords!.pageInfo.endCursor });
     const types = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];
-    const expected = rest.body.data.map((r: any) => [r.id, r.text, types[r.type], r.created_at, r.rank?.name, r.rank?.image?.path ?? null, r.author?.name]);
+    const expected = rest.body.data.map((r: RestRecord) => [r.id, r.text, types[r.type], r.created_at, r.rank?.name, r.rank?.image?.path ?? null, r.author?.name]);
     expect(expected).toHaveLength(20);
     for (const gql of [byOffset, byCursor]) {
       const data = gql.body.data as UserRankRecordsQuery;

@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-const sortedIds = (rows: Row[]) => rows.map((r) => r.id as number).sort((a, b) => a - b);
+const sortedIds = (rows: Row[]) => rows.map((r) => r.id).sort((a, b) => a - b);
 const BAD_ID = 2147483000;
 
 /** A column a filter or sort may name on a list, how to read it off a listed row, and its type. */
@@ -62,13 +62,13 @@ function columnsOf(def: ResourceDef, pivot: PivotDef | undefined, accessor: stri
     own.push({ name: `${key}.id`, type: "int", read: (row) => row[snake(rel.foreignKey)] });
     const rows = related.get(rel.target);
     const text = Object.entries(resourceNamed(rel.target).fields).find(([, f]) => f.type === "string" && !f.hidden)?.[0];
-    if (rows && text) own.push({ name: `${key}.${snake(text)}`, type: "string", read: (row) => rows.get(row[snake(rel.foreignKey)])?.[snake(text)] ?? null });
+    if (rows && text) own.push({ name: `${key}.${snake(text)}`, type: "string", read: (row) => rows.get(row[snake(rel.foreignKey)] as number)?.[snake(text)] ?? null });
   }
   if (pivot && accessor) {
     const fields: Record<string, FieldDef> = { id: { type: "int" }, created_at: { type: "datetime" }, ...pivot.fields };
     for (const [name, f] of Object.entries(fields)) {
       if (f.type === "json") continue;
-      own.push({ name: `pivot.${snake(name)}`, type: f.type, read: (row) => row[accessor]?.[snake(name)] });
+      own.push({ name: `pivot.${snake(name)}`, type: f.type, read: (row) => (row[accessor] as Record<string, unknown> | undefined)?.[snake(name)] });
     }
   }
   return own;
@@ -103,14 +103,14 @@ async function setUp(op: Operation): Promise<Setup> {
     mine.push(await factory.any(def));
   }
   const query = [accessor && !pivot!.always ? `include=${accessor}` : "", "limit=100"].filter(Boolean).join("&");
-  const all = data(await api.get(pathOf(list, params, query)), "list");
+  const all = data<Row[]>(await api.get(pathOf(list, params, query)), "list");
   const related: Related = new Map();
   for (const rel of Object.values(def.relations)) {
     if (rel.kind !== "belongsTo" || related.has(rel.target)) continue;
     const targetList = topOp(resourceNamed(rel.target), "list");
     if (!targetList) continue;
-    const rows = data(await api.get(pathOf(targetList, {}, "limit=100")), `list ${rel.target}`) as Row[];
-    related.set(rel.target, new Map(rows.map((r) => [r.id as number, r])));
+    const rows = data<Row[]>(await api.get(pathOf(targetList, {}, "limit=100")), `list ${rel.target}`);
+    related.set(rel.target, new Map(rows.map((r) => [r.id, r])));
   }
   return {
     api, def, factory, accountId, params, mine: mine.map((m) => all.find((r: Row) => r.id === m.id) ?? m), all, columns: columnsOf(def, pivot, accessor, related), bodyIncludes,
@@ -118,7 +118,7 @@ async function setUp(op: Operation): Promise<Setup> {
 }
 
 /** Sends a search and returns the rows (limit 100), or the reply when it is not a 200. */
-async function search(s: Setup, op: Operation, body: Record<string, unknown>): Promise<Row[] | { status: number; body: any }> {
+async function search(s: Setup, op: Operation, body: Record<string, unknown>): Promise<Row[] | { status: number; body: { error?: { errors?: unknown; message?: string } } | null }> {
   const r = await s.api.post(pathOf(op, s.params), { limit: 100, includes: s.bodyIncludes, ...body });
   return r.status === 200 ? (r.body.data as Row[]) : { status: r.status, body: r.body };
 }
@@ -213,7 +213,7 @@ function fullFilterCases(s: Setup): Filter[] {
 
 /** The and/or/nested combinations of the first three rows made, with the ids each selects. */
 function combinationCases(s: Setup, leader: boolean): Array<[OrionFilter[], number[]]> {
-  const [a, b, c] = s.mine.map((m) => m.id as number);
+  const [a, b, c] = s.mine.map((m) => m.id);
   if (c === undefined) return [];
   const id = (value: number, type = "and", operator = "=") => ({ field: "id", operator, value, type });
   const cases: Array<[OrionFilter[], number[]]> = [
@@ -362,7 +362,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
   });
 
   test("filters combine as SQL does: and binds tighter than or; one nested level groups; a second is 422", async () => {
-    const [a] = s.mine.map((m) => m.id as number);
+    const [a] = s.mine.map((m) => m.id);
     for (const [filters, want] of combinationCases(s, leader)) {
       const got = await search(s, op, { filters });
       expect(Array.isArray(got) ? sortedIds(got) : got, JSON.stringify(filters)).toEqual(want);
@@ -424,7 +424,7 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       const inScope = await h.db.store.findMany(def.model, {
         where: { AND: [scope.where(parameters, {} as never), { accountId: s.accountId }] }, select: { id: true },
       });
-      const ids = new Set(inScope.map((r: Row) => r.id));
+      const ids = new Set(inScope.map((r) => r.id));
       const got = await search(s, op, { scopes: [{ name, parameters }] });
       expect(Array.isArray(got) ? sortedIds(got) : got, name).toEqual(sortedIds(s.all.filter((r) => ids.has(r.id))));
       if (scope.parameters) rejected(await s.api.post(pathOf(op, s.params), { scopes: [{ name, parameters: [] }] }), ["scopes.0.parameters"], name);
@@ -440,11 +440,11 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
     // The list read at set-up holds every row in the default order: page 2 of size 1 is its second row.
     const second = [s.all[1]?.id].filter((id) => id !== undefined);
     const r = await s.api.post(pathOf(op, s.params), { page: 2, limit: 1, includes: s.bodyIncludes });
-    expect(data(r).map((x: Row) => x.id)).toEqual(second);
+    expect(data<Row[]>(r).map((x: Row) => x.id)).toEqual(second);
     expect(r.body.meta).toMatchObject({ current_page: 2, per_page: 1, total: s.all.length });
     if (!leader) return;
     const q = await s.api.post(pathOf(op, s.params, "limit=1&page=2"), {});
-    expect(data(q).map((x: Row) => x.id)).toEqual(second);
+    expect(data<Row[]>(q).map((x: Row) => x.id)).toEqual(second);
   });
 
   test("unknown fields, operators, types and values are 422 naming the entry; nothing else is", async () => {
@@ -555,7 +555,7 @@ describe("operator details, on the first searchable resource with a text column"
     }
   });
   const ids = (got: Row[] | { status: number }) => (Array.isArray(got) ? sortedIds(got).filter((id) => rows.some((r) => r.id === id)) : got);
-  const named = (...texts: string[]) => sortedIds(rows.filter((r) => texts.includes(r[key])));
+  const named = (...texts: string[]) => sortedIds(rows.filter((r) => texts.includes(r[key] as string)));
 
   test(`like follows SQL LIKE on ${op.path} ${key}: % and _ wildcards, ASCII case ignored`, async () => {
     const cases: Array<[string, string, number[]]> = [
@@ -599,7 +599,7 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
   const ids: Record<string, number> = {};
   beforeAll(async () => {
     ({ api } = await account(h));
-    const rank = async (name: string) => data(await api.post("/v2/ranks", { name }), "rank").id as number;
+    const rank = async (name: string) => data(await api.post("/v2/ranks", { name }), "rank").id;
     const [privateRank, sergeant] = [await rank("Private"), await rank("Sergeant")];
     const users: Array<[string, string | null]> = [["Alpha_Bravo", "d1"], ["alphaXbravo", null], ["ALPHA 100%", null], ["charlie", "d4"]];
     for (const [i, [name, discord]] of users.entries()) {
@@ -611,7 +611,7 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
     await record("alphaXbravo", privateRank, 1);
     await record("charlie", sergeant, 0);
     // Records set the user's rank; the last one written is the one kept. ALPHA 100% has neither rank nor records.
-    const shown = data(await api.get("/v2/users?limit=100"), "users") as Row[];
+    const shown = data<Row[]>(await api.get("/v2/users?limit=100"), "users");
     expect(Object.fromEntries(Object.entries(ids).map(([name, id]) => [name, shown.find((u) => u.id === id)?.rank_id]))).toEqual({
       Alpha_Bravo: privateRank, alphaXbravo: privateRank, "ALPHA 100%": null, charlie: sergeant,
     });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { decodeCursor } from "../src/events/feed.ts";
 import { openSubscriptions } from "../src/graphql/subscriptions.ts";
-import { client, startHarness, type Client, type Harness } from "./harness.ts";
+import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { readEventStream, type EventStream } from "./support/event-stream.ts";
 
 const PER_KEY = 3;
@@ -31,7 +31,7 @@ async function subscribe(apiKey: string | null, query: string, variables?: Recor
   return readEventStream(await h.app.yoga.fetch(url, { method, headers, body }));
 }
 
-const ok = async (p: Promise<{ status: number; body: any }>) => {
+const ok = async (p: Promise<Reply>) => {
   const r = await p;
   if (r.status !== 200) throw new Error(`${r.status} ${JSON.stringify(r.body)}`);
   return r.body.data;
@@ -245,7 +245,7 @@ describe("the row budget (MAX_ROWS_PER_REQUEST) of a subscription", () => {
     for (let i = 0; i < 3; i++) await ok(rest.post("/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0 }));
     const headers = { accept: "text/event-stream", authorization: `Bearer ${cappedKey}`, "content-type": "application/json" };
     const query = "subscription($ids: [Int!]) { userChanged(where: { rowIds: $ids }) { user { name rankRecords(first: 10) { nodes { rowId } } } } }";
-    const stream = await readEventStream(await capped.app.yoga.fetch("http://muster.test/graphql", { method: "POST", headers, body: JSON.stringify({ query, variables: { ids: [user.id] } }) }));
+    const stream = readEventStream(await capped.app.yoga.fetch("http://muster.test/graphql", { method: "POST", headers, body: JSON.stringify({ query, variables: { ids: [user.id] } }) }));
     expect(stream.status).toBe(200);
     // Each event reads the user and their records: 1 + 3 rows, twice 4 for two events, more than 6 if they shared a budget.
     for (const name of ["Dee Jones", "Dee Brown"]) {

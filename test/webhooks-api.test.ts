@@ -69,7 +69,7 @@ test("REST CRUD: the create answer shows the secret once; reads and updates neve
   expect(shown.status).toBe(200);
   expect(shown.body.data.secret).toBeNull();
   const listed = await api.get("/v2/webhooks");
-  expect(listed.body.data.find((w: any) => w.id === created.id).secret).toBeNull();
+  expect(listed.body.data.find((w: { id: number }) => w.id === created.id).secret).toBeNull();
   expect(JSON.stringify(listed.body)).not.toContain(created.secret);
   const searched = await api.post("/v2/webhooks/search", { filters: [{ field: "url", operator: "like", value: "%hooks" }] });
   expect(searched.status).toBe(200);
@@ -96,7 +96,7 @@ test("a batch create shows each new webhook's secret once, in request order; a b
   expect(b.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
   expect(a.secret).not.toBe(b.secret);
   const updated = await api.patch("/v2/webhooks/batch", { resources: { [a.id]: { description: "a" }, [b.id]: { description: "b" } } });
-  expect(updated.body.data.map((w: any) => w.secret)).toEqual([null, null]);
+  expect(updated.body.data.map((w: { secret: string | null }) => w.secret)).toEqual([null, null]);
   const before = await h.db.prisma.webhook.count();
   const refused = await api.post("/v2/webhooks/batch", { resources: [{ url: `${receiverUrl}/c`, events: ["*"] }, { url: "gopher://x", events: ["*"] }] });
   expect(refused.status).toBe(422);
@@ -278,9 +278,9 @@ test("webhook.test and a redelivery reach a real receiver, signed as documented;
   const log = await api.get(`/v2/webhooks/${created.id}/deliveries?limit=2`);
   expect(log.status).toBe(200);
   expect(log.body.meta).toMatchObject({ total: 3, per_page: 2, last_page: 2 });
-  expect(log.body.data.map((d: any) => [d.event_type, d.attempt, d.succeeded])).toEqual([["rankrecord.created", 2, false], ["rankrecord.created", 1, true]]);
+  expect(log.body.data.map((d: { event_type: string; attempt: number; succeeded: boolean }) => [d.event_type, d.attempt, d.succeeded])).toEqual([["rankrecord.created", 2, false], ["rankrecord.created", 1, true]]);
   for (const key of ["attempt", "status_code", "duration_ms", "error", "succeeded", "event_id", "event_type", "delivery_id", "created_at"]) expect(log.body.data[0]).toHaveProperty(key);
-  expect((await api.get(`/v2/webhooks/${created.id}/deliveries?page=2&limit=2`)).body.data.map((d: any) => d.event_type)).toEqual(["webhook.test"]);
+  expect((await api.get(`/v2/webhooks/${created.id}/deliveries?page=2&limit=2`)).body.data.map((d: { event_type: string }) => d.event_type)).toEqual(["webhook.test"]);
   const one = await api.get(`/v2/webhooks/${created.id}/deliveries/${tested.body.data.id}`);
   expect(one.body.data.delivery_id).toBe(tested.body.data.delivery_id);
 
@@ -288,7 +288,7 @@ test("webhook.test and a redelivery reach a real receiver, signed as documented;
   expect(graph.body.errors).toBeUndefined();
   const nodes = graph.body.data.webhook.deliveries.nodes;
   expect(graph.body.data.webhook.deliveries.totalCount).toBe(3);
-  expect(nodes.map((n: any) => [n.eventType, n.statusCode, n.eventId])).toEqual([["rankrecord.created", 500, event!.id], ["rankrecord.created", 200, event!.id], ["webhook.test", 200, null]]);
+  expect(nodes.map((n: { eventType: string; statusCode: number; eventId: number | null }) => [n.eventType, n.statusCode, n.eventId])).toEqual([["rankrecord.created", 500, event!.id], ["rankrecord.created", 200, event!.id], ["webhook.test", 200, null]]);
 });
 
 test("GraphQL testWebhook and redeliverWebhookEvent answer the delivery; a foreign or unknown event is a 422 on the event id, and nothing is sent", async () => {
@@ -374,6 +374,7 @@ test("the README's signature test vector is what the service signs, and its rece
   const snippet = /```js\n([\s\S]*?)```/.exec(section)![1];
   const verifySource = /function verify\(raw, signature\) \{[\s\S]*?\n\}/.exec(snippet)![0];
   const { createHmac, timingSafeEqual } = await import("node:crypto");
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- runs the README's verify() exactly as written
   const verify = new Function("createHmac", "timingSafeEqual", "secret", `${verifySource}; return verify;`)(createHmac, timingSafeEqual, secret) as (raw: Buffer, signature: unknown) => boolean;
   expect(verify(Buffer.from(body), signature)).toBe(true);
   expect(verify(Buffer.from(body.replace("Sergeant", "Sergeant ")), signature)).toBe(false);

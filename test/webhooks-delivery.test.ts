@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
 import type { Config } from "../src/core/config.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { startDispatcher, type Dispatcher } from "../src/events/webhooks/dispatcher.ts";
-import { client, startHarness, type Client, type Harness } from "./harness.ts";
+import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { startReceiver, type Receiver } from "./support/webhook-receiver.ts";
 
 // The webhook dispatcher against a real HTTP receiver, with events from real writes through the API.
@@ -32,8 +32,8 @@ async function receiver(): Promise<Receiver> {
 }
 
 /** The logger the dispatcher is given: what it warns about is kept for the assertions. */
-function dispatch(overrides: Partial<Config> = {}): { dispatcher: Dispatcher; warnings: { fields: any; message: string }[] } {
-  const warnings: { fields: any; message: string }[] = [];
+function dispatch(overrides: Partial<Config> = {}): { dispatcher: Dispatcher; warnings: { fields: object; message: string }[] } {
+  const warnings: { fields: object; message: string }[] = [];
   const errors: unknown[] = [];
   const logger = { info: () => {}, warn: (fields: object, message: string) => void warnings.push({ fields, message }), error: (fields: object) => void errors.push(fields) };
   const dispatcher = startDispatcher({ db: h.db, config: { ...h.config, ...overrides }, bus: h.app.events, logger });
@@ -44,7 +44,7 @@ function dispatch(overrides: Partial<Config> = {}): { dispatcher: Dispatcher; wa
   return { dispatcher, warnings };
 }
 
-const ok = async (reply: Promise<{ status: number; body: any }>) => {
+const ok = async (reply: Promise<Reply>) => {
   const r = await reply;
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.data;

@@ -2,9 +2,19 @@ import type { Harness } from "../harness.ts";
 import { generateBody, pngBlob, type BodyContext } from "./bodies.ts";
 import { flatten, type JsonSchema } from "./reference.ts";
 
+/** A row of an answer, as the organisation reads it: its id, and a feed item's subject. */
+type AnswerRow = { id?: unknown; subject_id?: unknown };
+
+/** The members of a JSON answer read here. */
+export interface ReplyBody {
+  data?: AnswerRow | AnswerRow[];
+  error?: { type?: string; message?: string; errors?: Record<string, unknown> };
+}
+
 export interface Reply {
   status: number;
-  body: any;
+  /** The parsed body: null when it is empty, undefined when it is not JSON. */
+  body: ReplyBody | null | undefined;
   text: string;
 }
 
@@ -22,7 +32,7 @@ export class Api {
     }
     const response = await this.h.app.yoga.fetch(`http://muster.test${url}`, { method, headers, body: payload });
     const text = await response.text();
-    let parsed: any = null;
+    let parsed: ReplyBody | null | undefined = null;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {
@@ -121,7 +131,7 @@ export class Organisation {
   }
 
   /** Sends a setup request; any 2xx is accepted, anything else is a SetupError. */
-  async ok(method: string, url: string, body?: unknown): Promise<any> {
+  async ok(method: string, url: string, body?: unknown): Promise<ReplyBody | null | undefined> {
     const r = await this.api.send(method, url, body);
     if (r.status >= 500) this.setup5xx.push(`${method} ${url} → ${describeReply(r)}`);
     if (r.status < 200 || r.status > 299) throw new SetupError(`setup ${method} ${templateOf(url)} → ${describeReply(r)}`, r.status);
@@ -151,8 +161,8 @@ export class Organisation {
   async createNewsfeedItem(): Promise<number> {
     const user = await this.create("users");
     const record = await this.okId("POST", "/v2/rank-records", this.body(this.createSchemaOf("rank-records"), { user_id: user }));
-    const feed = (await this.ok("GET", "/v2/newsfeed?limit=5"))?.data ?? [];
-    const item = feed.find((i: any) => i.subject_id === record) ?? feed[0];
+    const feed = ((await this.ok("GET", "/v2/newsfeed?limit=5"))?.data ?? []) as AnswerRow[];
+    const item = feed.find((i) => i.subject_id === record) ?? feed[0];
     if (typeof item?.id !== "number") throw new SetupError("setup GET /v2/newsfeed → no item for a new rank record");
     return item.id;
   }
@@ -251,8 +261,8 @@ export class Organisation {
       if (this.ids[records] !== undefined) this.links[`users/${records}`] = this.ids[records]!;
     }
     await this.step("newsfeed", async () => {
-      const feed = (await this.ok("GET", "/v2/newsfeed"))?.data ?? [];
-      const item = feed.find((i: any) => i.subject_id === this.ids["rank-records"]) ?? feed[0];
+      const feed = ((await this.ok("GET", "/v2/newsfeed"))?.data ?? []) as AnswerRow[];
+      const item = feed.find((i) => i.subject_id === this.ids["rank-records"]) ?? feed[0];
       if (typeof item?.id !== "number") throw new SetupError("GET /v2/newsfeed lists no item after a rank record was created");
       this.ids.newsfeed = item.id;
       await this.attach("newsfeed", item.id, "likes", [this.need("users")]);

@@ -10,8 +10,36 @@ import { fileURLToPath } from "node:url";
 export const referenceDir = process.env.PERSCOM_REFERENCE_DIR
   ?? path.resolve(fileURLToPath(new URL("../fixtures/perscom/", import.meta.url)));
 
-export type Json = any;
-export type JsonSchema = Record<string, any>;
+/** A schema of the reference document (OpenAPI 3.0), or the JSON Schema made from one: the keywords read here. */
+export interface JsonSchema {
+  $ref?: string;
+  type?: string | string[];
+  title?: string;
+  format?: string;
+  nullable?: boolean;
+  readOnly?: boolean;
+  writeOnly?: boolean;
+  enum?: unknown[];
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: JsonSchema | boolean;
+  items?: JsonSchema;
+  required?: string[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  [keyword: string]: unknown;
+}
+
+/** A request or response body of the reference document. */
+interface RefBody {
+  content?: Record<string, { schema?: JsonSchema }>;
+}
+
+/** The parts of the reference OpenAPI document read here (a path item's other members are skipped by name). */
+export interface RefDocument {
+  paths: Record<string, Record<string, { responses: Record<string, RefBody>; requestBody?: RefBody }>>;
+  components: { schemas: Record<string, JsonSchema> };
+}
 export type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
 /** One row of `perscom-ops.json`. */
@@ -21,7 +49,7 @@ export interface OpNotes {
   tag: string;
   includes: string[];
   queryParams: string[];
-  request: { contentTypes: string[]; ref?: string; fields?: Record<string, { type: string; required: boolean; nullable?: boolean; readOnly?: boolean }>; inline?: Json } | null;
+  request: { contentTypes: string[]; ref?: string; fields?: Record<string, { type: string; required: boolean; nullable?: boolean; readOnly?: boolean }>; inline?: unknown } | null;
   success: { status: string; shape: string; ref?: string; fields?: string[] };
   app: { controller: string; registrar: string; orionAction: string; scopesChecked: string[]; allowedIncludes: string[]; pivotFillable: string[] | null };
 }
@@ -44,7 +72,7 @@ export interface RefOp {
 }
 
 export interface Reference {
-  doc: Json;
+  doc: RefDocument;
   ops: RefOp[];
   components: Record<string, JsonSchema>;
 }
@@ -55,18 +83,18 @@ export function loadReference(): Reference {
   if (!existsSync(openapiFile) || !existsSync(notesFile)) {
     throw new Error(`PERSCOM reference not found in ${referenceDir} (set PERSCOM_REFERENCE_DIR)`);
   }
-  const doc = JSON.parse(readFileSync(openapiFile, "utf8"));
+  const doc: RefDocument = JSON.parse(readFileSync(openapiFile, "utf8"));
   const notes: OpNotes[] = JSON.parse(readFileSync(notesFile, "utf8"));
   const notesByKey = new Map(notes.map((n) => [`${n.method} ${n.path}`, n]));
   const ops: RefOp[] = [];
-  for (const [p, item] of Object.entries<Json>(doc.paths)) {
-    for (const [m, op] of Object.entries<Json>(item)) {
+  for (const [p, item] of Object.entries(doc.paths)) {
+    for (const [m, op] of Object.entries(item)) {
       if (!["get", "post", "patch", "put", "delete"].includes(m)) continue;
       const method = m.toUpperCase() as Method;
       const key = `${method} ${p}`;
       const n = notesByKey.get(key);
       if (!n) throw new Error(`perscom-ops.json has no row for ${key}`);
-      const success = Object.entries<Json>(op.responses).filter(([status]) => /^2\d\d$/.test(status));
+      const success = Object.entries(op.responses).filter(([status]) => /^2\d\d$/.test(status));
       if (success.length !== 1) throw new Error(`${key}: expected one documented 2xx response, found ${success.length}`);
       const [status, response] = success[0];
       ops.push({
@@ -102,7 +130,7 @@ export function toJsonSchema(node: JsonSchema, components: Record<string, JsonSc
   for (const [k, v] of Object.entries(node)) {
     switch (k) {
       case "properties": {
-        const entries = Object.entries<JsonSchema>(v);
+        const entries = Object.entries(v as Record<string, JsonSchema>);
         if (entries.length === 1 && entries[0][0] === "{key}") {
           out.additionalProperties = toJsonSchema(entries[0][1], components, mode, seen);
         } else {
@@ -112,15 +140,15 @@ export function toJsonSchema(node: JsonSchema, components: Record<string, JsonSc
       }
       case "items":
       case "not":
-        out[k] = toJsonSchema(v, components, mode, seen);
+        out[k] = toJsonSchema(v as JsonSchema, components, mode, seen);
         break;
       case "additionalProperties":
-        out[k] = typeof v === "object" ? toJsonSchema(v, components, mode, seen) : v;
+        out[k] = typeof v === "object" ? toJsonSchema(v as JsonSchema, components, mode, seen) : (v as boolean);
         break;
       case "allOf":
       case "anyOf":
       case "oneOf":
-        out[k] = v.map((s: JsonSchema) => toJsonSchema(s, components, mode, seen));
+        out[k] = (v as JsonSchema[]).map((s) => toJsonSchema(s, components, mode, seen));
         break;
       case "example":
       case "examples":
@@ -137,7 +165,7 @@ export function toJsonSchema(node: JsonSchema, components: Record<string, JsonSc
   }
   if (Array.isArray(out.required) && out.properties) {
     const skip = mode === "response" ? "writeOnly" : "readOnly";
-    out.required = out.required.filter((name: string) => !out.properties[name]?.[skip]);
+    out.required = out.required.filter((name) => !out.properties![name]?.[skip]);
     if (out.required.length === 0) delete out.required;
   }
   if (node.nullable === true) return nullable(out);
@@ -163,10 +191,10 @@ export function* subschemas(schema: JsonSchema, owner?: string): Generator<[Json
   if (typeof schema !== "object" || schema === null) return;
   const here = typeof schema.title === "string" ? schema.title : owner;
   yield [schema, here];
-  for (const s of Object.values<JsonSchema>(schema.properties ?? {})) yield* subschemas(s, here);
+  for (const s of Object.values(schema.properties ?? {})) yield* subschemas(s, here);
   if (schema.items) yield* subschemas(schema.items, here);
   if (typeof schema.additionalProperties === "object") yield* subschemas(schema.additionalProperties, here);
-  for (const k of ["allOf", "anyOf", "oneOf"]) for (const s of schema[k] ?? []) yield* subschemas(s, here);
+  for (const k of ["allOf", "anyOf", "oneOf"] as const) for (const s of schema[k] ?? []) yield* subschemas(s, here);
 }
 
 /**
@@ -175,14 +203,14 @@ export function* subschemas(schema: JsonSchema, owner?: string): Generator<[Json
  */
 export function editProperty(schema: JsonSchema, name: string, edit: (property: JsonSchema) => JsonSchema, owner?: string): number {
   const hits = [...subschemas(schema)].filter(([s, o]) => (owner === undefined || o === owner) && s.properties && name in s.properties);
-  for (const [s] of hits) s.properties[name] = edit(s.properties[name]);
+  for (const [s] of hits) s.properties![name] = edit(s.properties![name]);
   return hits.length;
 }
 
 /** Drops `name` from the `required` lists (only in component `owner` when given). */
 export function unrequire(schema: JsonSchema, name: string, owner?: string): number {
   const hits = [...subschemas(schema)].filter(([s, o]) => (owner === undefined || o === owner) && Array.isArray(s.required) && s.required.includes(name));
-  for (const [s] of hits) s.required = s.required.filter((r: string) => r !== name);
+  for (const [s] of hits) s.required = s.required!.filter((r) => r !== name);
   return hits.length;
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { Prisma } from "../../src/db/prisma.ts";
 import type { Store } from "../../src/db/store.ts";
 
 /** One Prisma model as far as ownership goes: its account column, and the foreign keys to other models. */
@@ -53,6 +54,6 @@ export async function accountRows(store: Pick<Store, "findMany">, accountId: num
 }
 
 /** Account id of an account name. */
-export async function accountIdOf(prisma: any, name: string): Promise<number> {
+export async function accountIdOf(prisma: Prisma, name: string): Promise<number> {
   return (await prisma.account.findUniqueOrThrow({ where: { name } })).id;
 }

@@ -10,7 +10,7 @@ import { pathOf } from "./registry.ts";
 export const said = (r: Reply) => ({ status: r.status, body: r.body });
 
 /** A 200 and its `data`. */
-export function data(r: Reply, what = ""): any {
+export function data<T = Row>(r: Reply, what = ""): T {
   expect(r.status, `${what} ${JSON.stringify(r.body)}`).toBe(200);
   return r.body.data;
 }
@@ -43,9 +43,9 @@ export function expectIncluded(def: ResourceDef, includes: readonly string[], ro
     if (!rel) continue;
     if (rel.kind === "belongsTo") {
       const fk = row[snake(rel.foreignKey)];
-      if (fk !== undefined) expect(row[top]?.id ?? null, `${what} include=${value}`).toBe(fk);
+      if (fk !== undefined) expect((row[top] as Row | null | undefined)?.id ?? null, `${what} include=${value}`).toBe(fk);
     } else if (rel.kind === "morphTo") {
-      if ("model_id" in row) expect(row[top]?.id ?? null, `${what} include=${value}`).toBe(row.model_id);
+      if ("model_id" in row) expect((row[top] as Row | null | undefined)?.id ?? null, `${what} include=${value}`).toBe(row.model_id);
     } else if (rel.kind === "morphOne") {
       expect(row[top] === null || typeof row[top] === "object", `${what} include=${value}`).toBe(true);
     } else {
@@ -59,7 +59,7 @@ export async function allIds(api: Client, op: Operation, params: Record<string, 
   const ids: number[] = [];
   for (let page = 1; ; page++) {
     const r = await api.get(pathOf(op, params, `limit=100&page=${page}`));
-    const body = data(r, op.field);
+    const body = data<Row[]>(r, op.field);
     ids.push(...body.map((row: Row) => row.id));
     if (page >= r.body.meta.last_page) return ids;
   }

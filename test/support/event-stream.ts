@@ -15,7 +15,7 @@ export interface EventStream {
 export function readEventStream(response: Response): EventStream {
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
-  const payloads: any[] = [];
+  const payloads: unknown[] = [];
   const waiting: Array<() => void> = [];
   let buffer = "";
   let done = false;

@@ -6,7 +6,8 @@ import { snake } from "../../src/core/names.ts";
 import { client, type Client, type Harness, type Reply } from "../harness.ts";
 import { fixedColumns, makingAction, pathOf, topOp } from "./registry.ts";
 
-export type Row = Record<string, any>;
+/** A row as REST answers it: its id, and its other members unread until a test narrows them. */
+export type Row = { id: number; [member: string]: unknown };
 export type Attrs = Record<string, unknown>;
 
 /** A 1×1 transparent PNG: passes the image signature check. */
@@ -107,7 +108,7 @@ export class ApiFailure extends Error {
 }
 
 /** `reply.body.data` of a 200, or a failure naming the request. */
-export function ok(reply: Reply, what: string): any {
+export function ok<T = Row>(reply: Reply, what: string): T {
   if (reply.status !== 200) throw new ApiFailure(reply, what);
   return reply.body.data ?? reply.body;
 }

@@ -35,7 +35,6 @@ export interface PublicRequest {
 /** A REST id of `def` as a public global id. */
 export const globalId = (def: ResourceDef, rowId: number) => encodeGlobalID(pascal(def.name), rowId);
 
-const topLevel = (op: Operation) => !op.parent && !op.view;
 /** The public lookup (`user(rowId:)`) of a resource, if it has one. */
 const lookupOf = (schema: GraphQLSchema, def: ResourceDef) => (schema.getQueryType()!.getFields()[def.name]?.args.some((a) => a.name === "rowId") ? def.name : undefined);
 
@@ -141,7 +140,7 @@ const argType = (schema: GraphQLSchema, root: "query" | "mutation", field: strin
 
 /** The public mutation's arguments for a REST write: `input`, `inputs`, `rowId`, `items`/`rowIds` and flags. */
 function mutationVariables(schema: GraphQLSchema, op: Operation, field: string, params: Record<string, number>, body: unknown): Record<string, unknown> {
-  const vars = variablesOf(op, params, new URLSearchParams(), (body ?? {}) as Record<string, unknown>) as Record<string, any>;
+  const vars = variablesOf(op, params, new URLSearchParams(), (body ?? {}) as Record<string, unknown>) as Record<string, unknown>;
   const arg = (name: string, value: unknown) => toInput(argType(schema, "mutation", field, name), value);
   switch (op.kind) {
     case "create":
@@ -161,7 +160,7 @@ function mutationVariables(schema: GraphQLSchema, op: Operation, field: string, 
     case "action":
       return { rowId: params[op.subject!.param], ...(vars.input ? { input: arg("input", vars.input) } : {}) };
     case "pivot":
-      return { rowId: params[op.parent!.def.param], item: arg("item", { rowId: params[op.parent!.route.param], ...vars.pivot }) };
+      return { rowId: params[op.parent!.def.param], item: arg("item", { rowId: params[op.parent!.route.param], ...(vars.pivot as object | undefined) }) };
     case "detach":
       return { rowId: params[op.parent!.def.param], rowIds: vars.resources };
     case "attach":

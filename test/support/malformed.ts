@@ -448,10 +448,10 @@ export function slots(value: unknown, prefix: Array<string | number> = []): Arra
   return [];
 }
 
-export function setAt(root: any, path: Array<string | number>, value: unknown): any {
+export function setAt<T>(root: T, path: Array<string | number>, value: unknown): T {
   const copy = structuredClone(root);
-  let node = copy;
-  for (const key of path.slice(0, -1)) node = node[key];
+  let node = copy as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
   Object.defineProperty(node, path.at(-1)!, { value, enumerable: true, writable: true, configurable: true });
   return copy;
 }

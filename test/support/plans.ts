@@ -120,12 +120,12 @@ export async function planValid(op: Operation, w: World, query = ""): Promise<Pl
     case "dissociate":
       return planned(at({ parent: seeded.parent, child: await w.linkedChild(g, seeded.parent) }));
     case "attach":
-      return planned(at({ parent: seeded.parent }), { resources: linkResources(w, g, [(await w.freshRow(g.def)).id as number]) });
+      return planned(at({ parent: seeded.parent }), { resources: linkResources(w, g, [(await w.freshRow(g.def)).id]) });
     case "detach":
       return planned(at({ parent: seeded.parent }), { resources: [await w.linkedChild(g, seeded.parent)] });
     case "sync":
       // The seeded link is kept (it is in the list), so later operations still find it.
-      return planned(at({ parent: seeded.parent }), { resources: linkResources(w, g, [seeded.child, (await w.freshRow(g.def)).id as number]) });
+      return planned(at({ parent: seeded.parent }), { resources: linkResources(w, g, [seeded.child, (await w.freshRow(g.def)).id]) });
     case "toggle":
       return planned(at({ parent: seeded.parent }), { resources: [await w.linkedChild(g, seeded.parent), (await w.freshRow(g.def)).id] });
   }

@@ -1,4 +1,4 @@
-import { readdirSync, type Dirent } from "node:fs";
+import { readdirSync } from "node:fs";
 import path from "node:path";
 import type { Database } from "../../src/db/prisma.ts";
 

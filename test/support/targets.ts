@@ -39,7 +39,7 @@ const REQUEST_DEVIATIONS: Array<{ id: string; ops: (op: RefOp) => boolean; schem
   {
     id: "message-channels-single",
     ops: (op) => op.path.startsWith("/{version}/messages") && ["store", "update", "batchStore", "batchUpdate"].includes(action(op)),
-    edit: (s) => editProperty(s, "channels", (p) => clone(p.items), "Message"),
+    edit: (s) => editProperty(s, "channels", (p) => clone(p.items!), "Message"),
   },
   { id: "category-create-required", ops: (op) => ["POST /{version}/categories", "POST /{version}/categories/batch"].includes(op.key), edit: (s) => requireIn(s, "Category", ["name", "resource"]) },
   {
@@ -194,7 +194,7 @@ export class Targets {
   private async existing(op: Operation, parent: number): Promise<number> {
     const list = this.group(op, "list");
     if (list) {
-      const rows = ok(await this.api.get(pathOf(list, { [op.parent!.def.param]: parent }, "limit=1")), `list ${list.path}`);
+      const rows = ok<Row[]>(await this.api.get(pathOf(list, { [op.parent!.def.param]: parent }, "limit=1")), `list ${list.path}`);
       if (rows[0]?.id) return rows[0].id;
     }
     return this.linked(op, parent);
@@ -205,7 +205,7 @@ export class Targets {
     const body: Record<string, unknown> = {};
     for (const name of Object.keys(op.action!.input!)) {
       if (name !== "eventId") throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/targets.ts`);
-      body.event_id = ok(await this.api.get("/v2/changes?limit=1"), "the change feed")[0].id;
+      body.event_id = ok<Row[]>(await this.api.get("/v2/changes?limit=1"), "the change feed")[0].id;
     }
     return body;
   }

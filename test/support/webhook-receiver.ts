@@ -7,7 +7,21 @@ export interface Received {
   headers: IncomingHttpHeaders;
   /** The raw body, as it was signed. */
   raw: string;
-  body: any;
+  /** The parsed body (null if it was not JSON, which the dispatcher never sends). */
+  body: Delivery;
+}
+
+/** A delivery's JSON body: one change event, as the dispatcher sends it. */
+export interface Delivery {
+  id: number;
+  event: string;
+  created: string;
+  resource: string;
+  record_id: number;
+  request_id: string | null;
+  trace_id: string | null;
+  data: Record<string, unknown>;
+  changes: Record<string, { old: unknown; new: unknown }> | null;
 }
 
 /** How the receiver answers a request: a status code, or `hang` (no answer until the sender gives up). */
@@ -55,11 +69,11 @@ export async function startReceiver(): Promise<Receiver> {
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const raw = Buffer.concat(chunks).toString("utf8");
-      let body: unknown = null;
+      let body: Delivery | null = null;
       try {
         body = JSON.parse(raw);
       } catch {}
-      const request: Received = { path: req.url ?? "/", headers: req.headers, raw, body };
+      const request: Received = { path: req.url ?? "/", headers: req.headers, raw, body: body as Delivery };
       const id = String(req.headers["x-muster-delivery"]);
       const n = seen.get(id) ?? 0;
       seen.set(id, n + 1);

@@ -79,7 +79,7 @@ export class World {
   }
 
   id(def: ResourceDef): number {
-    return this.row(def).id as number;
+    return this.row(def).id;
   }
 
   pair(g: NestedGroup): Pair {
@@ -159,10 +159,10 @@ export class World {
       return row.id;
     }
     const action = makingAction(g.def);
-    if (action?.subject === g.parent) return ok(await this.api.post(pathOf(action, { [g.parent.param]: parent })), `${action.field} under ${g.key}`).id as number;
+    if (action?.subject === g.parent) return ok(await this.api.post(pathOf(action, { [g.parent.param]: parent })), `${action.field} under ${g.key}`).id;
     const attach = g.ops.get("attach");
     if (!attach) throw new Error(`${g.key}: neither create nor attach to link a row with`);
-    const id = (await this.freshRow(g.def)).id as number;
+    const id = (await this.freshRow(g.def)).id;
     const pivot = g.pivot && Object.keys(g.pivot.fields).length ? this.pivotValues(g.pivot) : [];
     ok(await this.api.post(pathOf(attach, { [g.parent.param]: parent }), { resources: { [id]: pivot } }), `attach under ${g.key}`);
     return id;
@@ -184,11 +184,11 @@ export class World {
   /** A fresh parent and its one-to-one related row (`/users/{user}/rank/{rank}`, `/ranks/{rank}/image/{image}`). */
   async freshOneToOne(g: NestedGroup): Promise<Pair> {
     if (g.relation.kind === "belongsTo") {
-      const child = (await this.freshRow(g.def)).id as number;
-      const parent = (await this.freshRowWith(g.parent, { [snake(g.relation.foreignKey)]: child })).id as number;
+      const child = (await this.freshRow(g.def)).id;
+      const parent = (await this.freshRowWith(g.parent, { [snake(g.relation.foreignKey)]: child })).id;
       return { parent, child };
     }
-    const parent = (await this.freshRow(g.parent)).id as number;
+    const parent = (await this.freshRow(g.parent)).id;
     return { parent, child: await this.linkedChild(g, parent) };
   }
 }
