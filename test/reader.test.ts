@@ -275,7 +275,7 @@ describe("the SQL reader answers as Prisma does", () => {
       const args = { where: { accountId }, orderBy: { id: "asc" }, include: { rankRecords: { take: 1, orderBy: { id: "asc" } } } };
       // 6 users and one rank record for each of the 5 that have any (Prisma would read all 15).
       const answer = await h.db.store.withBudget(rowBudget(11)).findMany(USER, args);
-      expect(answer.map((u) => u.rankRecords.length)).toEqual([1, 1, 1, 1, 1, 0]);
+      expect(answer.map((u) => (u.rankRecords as unknown[]).length)).toEqual([1, 1, 1, 1, 1, 0]);
       await expect(h.db.store.withBudget(rowBudget(10)).findMany(USER, args)).rejects.toBeInstanceOf(RowCapExceeded);
     });
 
@@ -570,7 +570,7 @@ describe("the SQL reader answers as Prisma does", () => {
       const byPrisma = (await loosePrisma().newsfeedItem.create({ data })) as Record<string, unknown>;
       expect(withoutIdsAndTimes(created)).toEqual(withoutIdsAndTimes(byPrisma));
       expect(created.createdAt).toBeInstanceOf(Date);
-      expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 1);
+      expect((created.createdAt as Date).getTime()).toBeGreaterThanOrEqual(before - 1);
       expect(await loosePrisma().newsfeedItem.findUnique({ where: { id: created.id } })).toEqual(created);
 
       const user = { accountId, name: "Writer", email: "writer@example.com" };
@@ -578,7 +578,7 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(made.approved).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 5));
       const { value: updated } = await inTx((tx) => tx.update("User", { where: { id: made.id }, data: { notes: "n", rankId: ids.ranks[1], lastSeenAt: new Date("2025-03-04T05:06:07.089Z") } }));
-      expect(updated.updatedAt.getTime()).toBeGreaterThan(made.updatedAt.getTime());
+      expect((updated.updatedAt as Date).getTime()).toBeGreaterThan((made.updatedAt as Date).getTime());
       expect(await h.db.prisma.user.findUnique({ where: { id: made.id } })).toEqual(updated);
     });
 
