@@ -82,6 +82,11 @@ export async function sqlitePlan(db: Database, sql: string): Promise<string[]> {
 
 export interface Reply {
   status: number;
+  /**
+   * The JSON body. Each test reads the members its request's documented answer has; typing every read (about 670 of
+   * them in 40 files) is not done yet, so this is the one `any` of the tests.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above; a new `any` anywhere else fails lint
   body: any;
   headers: Headers;
 }

@@ -16,7 +16,7 @@ const eslint = new ESLint({ cwd: root });
 async function reports(file: string, addition: string): Promise<string[]> {
   const source = readFileSync(path.join(root, file), "utf8");
   const [result] = await eslint.lintText(`${source}\n${addition}\n`, { filePath: path.join(root, file) });
-  return result!.messages.map((m) => `${m.ruleId ?? "parse"}: ${m.message}`);
+  return result.messages.map((m) => `${m.ruleId ?? "parse"}: ${m.message}`);
 }
 
 describe("eslint.config.js", () => {

@@ -40,7 +40,7 @@ export async function accountRows(store: Pick<Store, "findMany">, accountId: num
   for (const shape of shapes.filter((s) => s.owned)) {
     const rows = await store.findMany(shape.name, { where: { accountId }, orderBy: { id: "asc" } });
     out[shape.name] = JSON.parse(JSON.stringify(rows));
-    ids.set(shape.name, new Set(rows.map((r) => r.id as number)));
+    ids.set(shape.name, new Set(rows.map((r) => r.id)));
   }
   for (const shape of shapes.filter((s) => !s.owned)) {
     const keys = shape.foreignKeys.filter((k) => ids.has(k.target));
