@@ -33,7 +33,7 @@ CREATE UNIQUE INDEX "Role_accountId_name_key" ON "Role"("accountId", "name");
 CREATE INDEX "UserRole_roleId_idx" ON "UserRole"("roleId");
 
 -- CreateIndex
-CREATE UNIQUE INDEX "UserRole_userId_roleId_key" ON "UserRole"("userId", "roleId");
+CREATE INDEX "UserRole_userId_idx" ON "UserRole"("userId");
 
 -- AddForeignKey
 ALTER TABLE "UserRole" ADD CONSTRAINT "UserRole_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE CASCADE ON UPDATE CASCADE;
