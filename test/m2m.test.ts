@@ -34,6 +34,8 @@ describe.each(linkCollections().map((g) => [g.key, g] as const))("%s", (_key, g:
   let foreign: Row;
   beforeAll(async () => {
     ({ api, factory } = await account(h));
+    // A new person gets the account's default roles (test/roles.test.ts); here none, so every parent starts unlinked.
+    await h.db.store.prisma.setting.updateMany({ where: { group: "permission", name: "default_roles" }, data: { payload: [] } });
     related = [];
     for (let i = 0; i < 5; i++) related.push(await factory.create(g.def));
     foreign = await (await account(h)).factory.create(g.def);

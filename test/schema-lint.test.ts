@@ -34,7 +34,7 @@ const idExceptSuffixes = ["Connection", "Edge", "Payload", "PageInfo"];
 /** JSON columns whose shape (src/resources/json-shapes.ts) is a list: the column's value, not a to-many relation. */
 const jsonListColumns = new Set([
   "Event.notificationsChannels", "Event.notificationsInterval", "Field.options", "Message.channels", "Message.recipients", "Schedule.byDay",
-  "Schedule.byMonth", "Schedule.byMonthDay", "Schedule.bySetPosition", "Schedule.byYearDay", "Webhook.events",
+  "Role.permissions", "Schedule.byMonth", "Schedule.byMonthDay", "Schedule.bySetPosition", "Schedule.byYearDay", "Webhook.events",
 ]);
 
 const designedLists: Array<{ allows: (coordinate: string) => boolean; why: string }> = [

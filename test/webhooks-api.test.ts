@@ -106,8 +106,11 @@ test("a batch create shows each new webhook's secret once, in request order; a b
 
 test("a new webhook starts after the account's latest event: only what is written after it exists is for it", async () => {
   const user = (await api.post("/v2/users", { name: "Cursor Check", email: "cursor@example.com" })).body.data;
-  const latest = await h.db.prisma.changeEvent.findFirst({ where: { recordId: user.id, type: "user.created" }, orderBy: { id: "desc" } });
-  expect(latest, "the write recorded an event").not.toBeNull();
+  const written = await h.db.prisma.changeEvent.findFirst({ where: { recordId: user.id, type: "user.created" }, orderBy: { id: "desc" } });
+  expect(written, "the write recorded an event").not.toBeNull();
+  // The same write linked the person to the default roles (a userrole.created event): the account's latest is the last.
+  const latest = await h.db.prisma.changeEvent.findFirst({ where: { accountId: written!.accountId }, orderBy: [{ txid: "desc" }, { id: "desc" }] });
+  expect(latest!.id).toBeGreaterThan(written!.id);
   const created = await createWebhook();
   const stored = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: created.id } });
   expect({ txid: String(stored.cursorTxid), id: stored.cursorId }).toEqual({ txid: String(latest!.txid), id: latest!.id });

@@ -2,10 +2,11 @@ import type { Prisma, PrismaClient } from "../generated/prisma/client.ts";
 import type { Store } from "../db/store.ts";
 import { generateKey, parseScopes } from "./keys.ts";
 import { defaultSettings } from "../resources/communication.ts";
+import { builtInRoles } from "../resources/role.ts";
 
 export const subscriptionStates = ["active", "trialing", "past_due", "incomplete", "incomplete_expired", "canceled", "unpaid", "none"];
 
-/** The account named `name`; a new one starts with PERSCOM's default settings. All of it Prisma's, in a transaction of the store's. */
+/** The account named `name`; a new one starts with PERSCOM's default settings and the built-in roles. All of it Prisma's, in a transaction of the store's. */
 export async function ensureAccount(store: Store, name: string) {
   const existing = await store.prisma.account.findUnique({ where: { name } });
   if (existing) return existing;
@@ -15,6 +16,9 @@ export async function ensureAccount(store: Store, name: string) {
       await tx.setting.createMany({
         data: defaultSettings(name).map((s) => ({ ...s, accountId: account.id, payload: s.payload as object })),
       });
+    }
+    if ((await tx.role.count({ where: { accountId: account.id, builtIn: true } })) === 0) {
+      await tx.role.createMany({ data: builtInRoles.map((r) => ({ ...r, permissions: [...r.permissions], builtIn: true, accountId: account.id })) });
     }
     return account;
   });

@@ -3,6 +3,7 @@ import type { Config } from "../core/config.ts";
 import type { Auth } from "../request/context.ts";
 import { ApiError } from "../core/errors.ts";
 import { admissionOf, bearerOf } from "./admission.ts";
+import { authenticateSso, isJwt } from "./sso.ts";
 
 const subscribed = new Set(["active", "trialing", "trial"]);
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -41,7 +42,9 @@ const unauthenticated = () => ({ auth: null, failure: new ApiError("UNAUTHENTICA
  * `X-Perscom-Id` are 401; an account without a subscription is 402 when subscriptions are enforced.
  */
 export async function authenticate(db: Database, config: Config, request: Request, url: URL): Promise<AuthResult> {
-  if (!bearerOf(request, url)) return unauthenticated();
+  const bearer = bearerOf(request, url);
+  if (!bearer) return unauthenticated();
+  if (isJwt(bearer)) return subscribedOnly(db, config, await authenticateSso(db, request, bearer));
   const found = (await admissionOf(db, request, url)).key;
   const now = new Date();
   if (!found || found.revokedAt) return unauthenticated();
@@ -54,7 +57,16 @@ export async function authenticate(db: Database, config: Config, request: Reques
   if (config.subscriptionsEnforced && !subscribed.has(found.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
   await recordUse(db, found, now);
   return {
-    auth: { accountId: found.accountId, keyId: found.id, userId: found.userId, scopes: new Set(JSON.parse(found.scopes) as string[]) },
+    auth: {
+      accountId: found.accountId, keyId: found.id, userId: found.userId, scopes: new Set(JSON.parse(found.scopes) as string[]), credential: `key:${found.id}`,
+    },
     failure: null,
   };
+}
+
+/** An SSO token's result, refused with 402 when subscriptions are enforced and its account has none. */
+async function subscribedOnly(db: Database, config: Config, result: AuthResult): Promise<AuthResult> {
+  if (!result.auth || !config.subscriptionsEnforced) return result;
+  const account = await db.prisma.account.findUnique({ where: { id: result.auth.accountId }, select: { subscriptionStatus: true } });
+  return account && subscribed.has(account.subscriptionStatus) ? result : { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
 }

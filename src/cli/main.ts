@@ -6,6 +6,7 @@ import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApiKey, ensureAccount, listKeys, requireAccount, revokeKey, subscriptionStates } from "../auth/accounts.ts";
 import { knownScopes } from "../auth/keys.ts";
+import { rotateSsoSecret } from "../auth/sso.ts";
 import { parseDate } from "../core/dates.ts";
 import { isMaintenance, setMaintenance } from "../http/maintenance.ts";
 import { formatSummary, seedDemo } from "../seed/demo.ts";
@@ -183,6 +184,20 @@ program
     });
   });
 
+program
+  .command("sso:rotate")
+  .description("Give an account a new SSO secret, printed on the last line: other sites sign SSO tokens (HS256 JWTs) with it; tokens signed with the old one stop working")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .action((options: { account?: string }) => {
+    const name = required(options.account, "--account <name>");
+    return withDatabase(async ({ prisma, store }) => {
+      const account = await requireAccount(prisma, name);
+      const secret = await rotateSsoSecret(store, account.id);
+      console.log(`Account ${account.name} (id ${account.id}, the \`tenant\` claim): new SSO secret, shown once:`);
+      console.log(secret);
+    });
+  });
+
 type Db = Awaited<ReturnType<typeof openDatabase>>;
 /** What the webhook mutations answer of the webhook (each selects some of these). */
 interface WebhookAnswer {
@@ -210,7 +225,7 @@ async function asAccount<T>(
   const config = loadConfig();
   const events = createLocalEventBus();
   const contextValue = {
-    store: db.store, prisma: db.prisma, provider: db.provider, config, auth: { accountId, keyId: 0, userId: null, scopes: new Set(["*"]) }, authFailure: null,
+    store: db.store, prisma: db.prisma, provider: db.provider, config, auth: { accountId, keyId: null, userId: null, scopes: new Set(["*"]), credential: "cli" }, authFailure: null,
     baseUrl: config.publicUrl ?? `http://localhost:${config.port}`, requestId: randomUUID(), traceId: randomUUID(), loaders: new Map(), events, notify: true,
   };
   const result = await execute({ schema: buildSchemas().public, document: parse(query), variableValues: variables, contextValue });

@@ -5,6 +5,7 @@ import { isBusyError } from "../db/sqlite.ts";
 import { isDeadlock } from "../db/postgres-errors.ts";
 import { advisoryWriteLock } from "../db/locks.ts";
 import { morphOwnersOf, resources } from "../resources/index.ts";
+import { knownScopes } from "../resources/scopes.ts";
 import { owned } from "./access.ts";
 import { delegateOf, mayRunTwice, type Row, type StoredRow, type StoreTransaction } from "../db/store.ts";
 import { InsertedId } from "../db/writer.ts";
@@ -121,7 +122,7 @@ async function prepare(
     }
   }
   if (def.spread && input[def.spread] !== undefined) data[def.spread] = input[def.spread];
-  await def.hooks?.beforeWrite?.({ data, fixed, existing, ctx, tx, writes: recordWrites(ctx, tx), registry: resources });
+  await def.hooks?.beforeWrite?.({ data, fixed, existing, ctx, tx, writes: recordWrites(ctx, tx), registry: resources, scopes: knownScopes });
   return data;
 }
 
@@ -183,6 +184,7 @@ const morphChildren = (def: ResourceDef) =>
 
 export async function deleteRows(ctx: Context, tx: StoreTransaction, def: ResourceDef, ids: number[]) {
   if (ids.length === 0) return;
+  await def.hooks?.beforeDelete?.({ ids, ctx, tx });
   for (const child of morphChildren(def)) {
     const where = { accountId: ctx.auth!.accountId, modelType: def.morphClass, modelId: { in: ids } };
     await doomStoredFiles(tx, child, where);

@@ -40,7 +40,7 @@ interface StreamArgs {
 
 /** The subscriptions open in one app (one instance): how many per API key, and how to end each. */
 interface Live {
-  perKey: Map<number, number>;
+  perKey: Map<string, number>;
   ends: Set<() => void>;
   /** Shutting down: a stream opened now completes at once (the client reconnects, to another instance). */
   closed: boolean;
@@ -52,10 +52,11 @@ const liveOf = (events: EventBus): Live => {
   return live;
 };
 
-/** Subscriptions open in the app of `events` on this instance (all keys, or one key's). */
-export function openSubscriptions(events: EventBus, keyId?: number): number {
+/** Subscriptions open in the app of `events` on this instance (all credentials', or one's: an API key by its id). */
+export function openSubscriptions(events: EventBus, credential?: string | number): number {
   const live = liveOf(events);
-  return keyId === undefined ? [...live.perKey.values()].reduce((a, b) => a + b, 0) : (live.perKey.get(keyId) ?? 0);
+  if (credential === undefined) return [...live.perKey.values()].reduce((a, b) => a + b, 0);
+  return live.perKey.get(typeof credential === "number" ? `key:${credential}` : credential) ?? 0;
 }
 
 /**
@@ -77,21 +78,21 @@ const MAX_BEHIND = 1000;
  * way (the client closes it, the server shuts down) gives the place back.
  */
 function changeStream(ctx: Context, def: ResourceDef, accept: (event: PublishedEvent, action: ChangeAction) => boolean): AsyncIterableIterator<ChangePayload> {
-  const { accountId, keyId } = ctx.auth!;
+  const { accountId, credential } = ctx.auth!;
   const live = liveOf(ctx.events);
-  const open = live.perKey.get(keyId) ?? 0;
+  const open = live.perKey.get(credential) ?? 0;
   const cap = ctx.config.subscriptionsPerKey;
   if (open >= cap) {
     throw new ApiError("RATE_LIMITED", `This API key already has ${open} open subscription${open === 1 ? "" : "s"} on this server, its limit (SUBSCRIPTIONS_PER_KEY=${cap}): close one before opening another.`);
   }
-  live.perKey.set(keyId, open + 1);
+  live.perKey.set(credential, open + 1);
   let released = false;
   const release = () => {
     if (released) return;
     released = true;
-    const left = (live.perKey.get(keyId) ?? 1) - 1;
-    if (left > 0) live.perKey.set(keyId, left);
-    else live.perKey.delete(keyId);
+    const left = (live.perKey.get(credential) ?? 1) - 1;
+    if (left > 0) live.perKey.set(credential, left);
+    else live.perKey.delete(credential);
     live.ends.delete(end);
   };
 

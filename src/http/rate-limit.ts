@@ -54,7 +54,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   const points = config.rateLimitPerMinute;
   /** One allowance per API key; requests without a usable key share one per client address. */
   const bucketOf = (auth: Context["auth"], request: Request | undefined, serverContext: ServerContext | undefined) =>
-    auth ? `key:${auth.keyId}` : `ip:${request ? clientAddress(request, serverContext, config.trustProxy) : (serverContext?.req?.socket?.remoteAddress ?? "unknown")}`;
+    auth ? auth.credential : `ip:${request ? clientAddress(request, serverContext, config.trustProxy) : (serverContext?.req?.socket?.remoteAddress ?? "unknown")}`;
   const usage = new WeakMap<Request, Usage>();
   /** The bucket of each request whose context was built, so that reading it needs no second key lookup. */
   const buckets = new WeakMap<Request, string>();

@@ -33,7 +33,13 @@ export function buildOpenApi(): Record<string, unknown> {
     paths,
     components: {
       securitySchemes: {
-        bearerAuth: { type: "http", scheme: "bearer", description: "An API key as a Bearer token: the way to send it." },
+        bearerAuth: {
+          type: "http", scheme: "bearer",
+          description:
+            "An API key as a Bearer token: the way to send it. Or an SSO token: an HS256 JWT signed with the account's SSO secret " +
+            "(`sub` a person's id or email, `scopes` or `scope`, `exp`, and `tenant` or the X-Perscom-Id header), which acts as that " +
+            "person within their roles' permissions.",
+        },
         apiKeyQuery: {
           type: "apiKey", in: "query", name: "apikey",
           description: "The API key as the `apikey` query parameter, as PERSCOM takes it. Discouraged: the key lands in server logs and browser history.",

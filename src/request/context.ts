@@ -6,12 +6,16 @@ import type { Store } from "../db/store.ts";
 import { rowBudget } from "../db/row-budget.ts";
 import type { EventBus } from "../core/events.ts";
 
-/** Who is calling: resolved from the API key once per request. */
+/** Who is calling: resolved from the request's credential (an API key, an SSO token) once per request. */
 export interface Auth {
   accountId: number;
-  keyId: number;
+  /** The API key's id; null for another kind of credential. */
+  keyId: number | null;
+  /** The person the credential acts for: a key's user, an SSO token's subject. */
   userId: number | null;
   scopes: ReadonlySet<string>;
+  /** Names the credential for limits counted per credential (rate limit, open subscriptions): `key:12`, `sso:1:7`. */
+  credential: string;
 }
 
 export interface Context {

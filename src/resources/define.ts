@@ -157,7 +157,11 @@ export interface Hooks<M extends ModelName = ModelName> {
     writes: RecordWrites;
     /** Every resource, for checks against the whole registry (a webhook's event types); the registry's own files cannot import it. */
     registry: readonly ResourceDef[];
+    /** Every scope name a key can hold or a role can give (src/resources/scopes.ts), for the same reason. */
+    scopes: readonly string[];
   }): Promise<void> | void;
+  /** Refuses (throws ApiError) or prepares the deletion of the caller's rows `ids`, before anything is deleted. */
+  beforeDelete?(args: { ids: number[]; ctx: Context; tx: StoreTransaction }): Promise<void>;
   /**
    * Writes a new row makes to other records, asked for just before its INSERT, which does not wait for their answers:
    * where the transaction pipelines its statements (`StoreTransaction.pipelines`) they and the INSERT go out in one

@@ -11,12 +11,13 @@ import { attachment, comment, image } from "./polymorphic.ts";
 import { newsfeedItem } from "./newsfeed.ts";
 import { links } from "./links.ts";
 import { webhook, webhookDelivery } from "./webhook.ts";
+import { role } from "./role.ts";
 
 /** Every resource of the API. Adding a resource means adding its definition here (and its Prisma model). */
 export const resources: ResourceDef[] = [
   user, rank, rankRecord, assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord,
   specialty, position, unit, group, status, qualification, award, document, category, calendar, event, schedule, announcement, message, setting,
-  form, tag, field, submission, task, comment, image, attachment, newsfeedItem, webhook, webhookDelivery, ...links,
+  form, tag, field, submission, task, comment, image, attachment, newsfeedItem, webhook, webhookDelivery, role, ...links,
 ];
 
 const byName = new Map(resources.map((r) => [r.name, r]));

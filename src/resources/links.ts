@@ -63,6 +63,9 @@ export const links = [
   link("groupUnit", "GroupUnit", { group: ["group", "groupId"], unit: ["unit", "unitId"] }, {
     groupId: { type: "int", writable: false }, unitId: { type: "int", writable: false }, order: { type: "int" },
   }),
+  link("userRole", "UserRole", { user: ["user", "userId"], role: ["role", "roleId"] }, {
+    userId: { type: "int", writable: false }, roleId: { type: "int", writable: false },
+  }),
   link("newsfeedLike", "NewsfeedLike", { newsfeedItem: ["newsfeedItem", "newsfeedItemId"], user: ["user", "userId"] }, {
     newsfeedItemId: { type: "int", writable: false }, userId: { type: "int", writable: false },
   }),

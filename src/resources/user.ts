@@ -8,6 +8,7 @@ import { assignmentRecord, awardRecord, combatRecord, qualificationRecord, servi
 import rankRecord from "./rank-record.ts";
 import { sameIncludes } from "./routes.ts";
 import { taskAssignmentPivot } from "./forms.ts";
+import { giveDefaultRoles } from "./role.ts";
 
 const recordIncludes = (name: string) => [name, `${name}.*`];
 const newestFirst: Record<string, "asc" | "desc">[] = [{ createdAt: "desc" }, { id: "desc" }];
@@ -106,18 +107,23 @@ export default defineResource({
       fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: newestFirst,
     } }),
     tasks: belongsToMany({ target: "task", field: "taskAssignments", pivot: taskAssignmentPivot("userId") }),
+    roles: belongsToMany({ target: "role", field: "roleLinks", pivot: {
+      model: "UserRole", parentKey: "userId", relatedKey: "roleId", related: "role", as: "link", fields: {},
+      description: "The person holds the role.",
+    } }),
   },
   includes: [
     ...recordIncludes("assignment_records"), "attachments", ...recordIncludes("award_records"), "award_records.award.*",
     ...recordIncludes("combat_records"), "fields", "position", ...recordIncludes("primary_assignment_records"),
     ...recordIncludes("qualification_records"), "rank", "rank.*", ...recordIncludes("secondary_assignment_records"),
-    ...recordIncludes("rank_records"), ...recordIncludes("service_records"), "specialty", "status", ...recordIncludes("training_records"), "unit",
-    "unit.*",
+    ...recordIncludes("rank_records"), "roles", ...recordIncludes("service_records"), "specialty", "status", ...recordIncludes("training_records"),
+    "unit", "unit.*",
   ],
   hooks: {
     beforeWrite({ data, existing }) {
       if ("notes" in data && data.notes !== existing?.notes) data.notesUpdatedAt = new Date();
     },
+    afterCreate: giveDefaultRoles,
   },
   views: [{ path: "me", field: "me", description: "The user the API key acts for (a page of one, or none).", operations: ["list"], scopes: [], where: (ctx) => ({ id: ctx.auth?.userId ?? -1 }) }],
   nested: [
@@ -147,6 +153,11 @@ export default defineResource({
       path: "tasks", param: "task", relation: "tasks",
       operations: m2mOperations,
       includes: sameIncludes(m2mOperations, ["assignment", "attachments"]),
+    },
+    {
+      path: "roles", param: "role", relation: "roles",
+      operations: ["list", "show", "attach", "detach", "sync", "toggle"],
+      includes: sameIncludes(["list", "show", "attach", "detach", "sync", "toggle"], []),
     },
     // The relation is a morphMany; attach/detach/sync/toggle set or clear the attachment's owner.
     { path: "attachments", param: "attachment", relation: "attachments", operations: m2mOperations, includes: sameIncludes(m2mOperations, []) },

@@ -42,7 +42,7 @@ interface RequestState {
   route?: { method: string; template: string };
   operation?: string;
   account?: number;
-  keyId?: number;
+  keyId?: number | null;
   limited?: boolean;
   span?: Span;
 }
