@@ -25,8 +25,15 @@ export function createEventBus(config: Pick<Config, "redisUrl" | "redisPrefix">,
   // The publisher never queues: while Redis is unreachable an announcement fails at once (and is dropped) rather than
   // piling up in memory. The subscriber queues its few SUBSCRIBEs until Redis answers, and ioredis subscribes again
   // after each reconnection.
+  //
+  // The subscriber has no ready check (ioredis's INFO after connecting): a SUBSCRIBE sent while that check is pending
+  // (the webhook dispatcher subscribes as the server starts, the moment the connection is up) puts the connection in
+  // subscriber mode, where ioredis refuses the INFO, counts the check failed and reconnects; since the connection was
+  // never "ready", it does not subscribe again, and the instance then heard no event of any instance, itself included,
+  // until it restarted (ioredis 5.9; issue redis/ioredis#2037). A subscriber needs no such check: Redis answers
+  // SUBSCRIBE while it loads its data set, and the messages come from PUBLISHes, not from the data set.
   const publishClient = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  const subscribeClient = new Redis(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: null });
+  const subscribeClient = new Redis(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: null, enableReadyCheck: false });
   // An unreachable Redis is reported by the rate limiter and `onUnavailable`; an "error" event must not end the process.
   for (const client of [publishClient, subscribeClient]) client.on("error", () => {});
   let reported = false;
