@@ -6,6 +6,7 @@ export interface EventStream {
   status: number;
   headers: Headers;
   /** The next `next` payload; rejects when the stream completes first or nothing comes within `ms` (a stalled test). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a payload read as its subscription's fields, like Reply.body
   next(ms?: number): Promise<any>;
   /** Resolves once the server completes the stream (`event: complete`, or the body ends). */
   completed(ms?: number): Promise<void>;
