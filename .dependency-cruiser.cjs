@@ -2,7 +2,23 @@
  * The layers of src/, bottom first: each may import only those below it (docs/architecture.md, "Layers"). `npm run
  * lint` runs this, so an upward import or an import cycle (type imports included) fails CI.
  */
-const layers = ["core", "db", "files", "request", "resources", "data", "events", "auth", "seed", "graphql", "rest", "openapi", "http", "server", "cli"];
+const layers = [
+  "core",
+  "db",
+  "files",
+  "request",
+  "resources",
+  "data",
+  "events",
+  "auth",
+  "seed",
+  "graphql",
+  "rest",
+  "openapi",
+  "http",
+  "server",
+  "cli",
+];
 
 module.exports = {
   forbidden: [

@@ -19,7 +19,13 @@ const config: CodegenConfig = {
       documents: ["test/operations/**/*.graphql", "test/typed-client.test.ts"],
       preset: "client",
       presetConfig: { fragmentMasking: false, persistedDocuments: { hashAlgorithm: "sha256" } },
-      config: { enumsAsTypes: true, useTypeImports: true, scalars, emitLegacyCommonJSImports: false, documentMode: "string" },
+      config: {
+        enumsAsTypes: true,
+        useTypeImports: true,
+        scalars,
+        emitLegacyCommonJSImports: false,
+        documentMode: "string",
+      },
     },
   },
 };

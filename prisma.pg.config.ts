@@ -7,5 +7,6 @@ export default defineConfig({
   schema: "prisma-pg/schema.prisma",
   experimental: { adapter: true },
   engine: "js",
-  adapter: async () => new PrismaPg({ connectionString: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" }),
+  adapter: async () =>
+    new PrismaPg({ connectionString: process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres" }),
 });

@@ -54,7 +54,18 @@ const sink = postgres ? await postgresSink(databaseUrl) : sqliteSink(databaseUrl
 const { userIds, rankIds } = await seed(sink, accountId, quickSize);
 await sink.close();
 const db2 = await openDatabase(databaseUrl);
-const app = createApp({ db: db2, config: { ...loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", GRAPHQL_PLANNED_EXECUTION: process.env.GRAPHQL_PLANNED_EXECUTION }), databaseUrl, storageDir: "/tmp/muster-cpu-files", rateLimitPerMinute: 1e9 } });
+const app = createApp({
+  db: db2,
+  config: {
+    ...loadConfig({
+      LOG_LEVEL: process.env.LOG_LEVEL ?? "silent",
+      GRAPHQL_PLANNED_EXECUTION: process.env.GRAPHQL_PLANNED_EXECUTION,
+    }),
+    databaseUrl,
+    storageDir: "/tmp/muster-cpu-files",
+    rateLimitPerMinute: 1e9,
+  },
+});
 const rnd = prng(7);
 /** CPU time of this (the main) thread, from /proc (10 ms ticks): the rest of the process's is V8's helpers' and the read thread's. */
 const mainThreadMs = () => {
@@ -62,10 +73,21 @@ const mainThreadMs = () => {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 const workloads: Record<string, () => { method: string; path: string; body?: string }> = {
-  W1: () => ({ method: "GET", path: `/v2/users/${rnd.pick(userIds)}/rank-records?include=author,rank.image,document&limit=20` }),
-  W2: () => ({ method: "POST", path: "/graphql", body: JSON.stringify({ query: w2Document, variables: w2Variables(rnd.int(9)) }) }),
+  W1: () => ({
+    method: "GET",
+    path: `/v2/users/${rnd.pick(userIds)}/rank-records?include=author,rank.image,document&limit=20`,
+  }),
+  W2: () => ({
+    method: "POST",
+    path: "/graphql",
+    body: JSON.stringify({ query: w2Document, variables: w2Variables(rnd.int(9)) }),
+  }),
   W3: () => ({ method: "GET", path: `/v2/comments?include=author&page=${1 + rnd.int(200)}&limit=25` }),
-  W4: () => ({ method: "POST", path: `/v2/users/${rnd.pick(userIds)}/rank-records`, body: JSON.stringify({ rank_id: rnd.pick(rankIds), type: rnd.int(4), text: "Bench promotion" }) }),
+  W4: () => ({
+    method: "POST",
+    path: `/v2/users/${rnd.pick(userIds)}/rank-records`,
+    body: JSON.stringify({ rank_id: rnd.pick(rankIds), type: rnd.int(4), text: "Bench promotion" }),
+  }),
   RANK: () => ({ method: "GET", path: `/v2/ranks/${rnd.pick(rankIds)}` }),
 };
 for (const [id, next] of Object.entries(workloads)) {
@@ -73,7 +95,11 @@ for (const [id, next] of Object.entries(workloads)) {
   const count = id === "W2" ? Math.max(10, n / 20) : n;
   const send = async () => {
     const r = next();
-    const res = await app.yoga.fetch(`http://127.0.0.1${r.path}`, { method: r.method, body: r.body, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } });
+    const res = await app.yoga.fetch(`http://127.0.0.1${r.path}`, {
+      method: r.method,
+      body: r.body,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    });
     const text = await res.text();
     if (res.status !== 200 || text.includes('"errors"')) throw new Error(`${id} ${res.status} ${text.slice(0, 300)}`);
   };
@@ -96,7 +122,11 @@ for (const [id, next] of Object.entries(workloads)) {
   }
   if (allocations) {
     await inspector!.post("HeapProfiler.enable");
-    await inspector!.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+    await inspector!.post("HeapProfiler.startSampling", {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as never);
   }
   for (let b = 0; b < rounds; b++) {
     const before = process.cpuUsage();
@@ -105,11 +135,17 @@ for (const [id, next] of Object.entries(workloads)) {
     const t0 = performance.now();
     for (let i = 0; i < count; i++) await send();
     const cpu = process.cpuUsage(before);
-    batches.push({ cpu: (cpu.user + cpu.system) / 1000 / count, main: (mainThreadMs() - main0) / count, wall: (performance.now() - t0) / count, statements: (db2.statements.count - s0) / count });
+    batches.push({
+      cpu: (cpu.user + cpu.system) / 1000 / count,
+      main: (mainThreadMs() - main0) / count,
+      wall: (performance.now() - t0) / count,
+      statements: (db2.statements.count - s0) / count,
+    });
   }
   if (allocations) {
     const { profile } = await inspector!.post("HeapProfiler.stopSampling");
-    if (process.env.BENCH_HEAP_PROFILE) writeFileSync(`${process.env.BENCH_HEAP_PROFILE}-${id}.heapprofile`, JSON.stringify(profile));
+    if (process.env.BENCH_HEAP_PROFILE)
+      writeFileSync(`${process.env.BENCH_HEAP_PROFILE}-${id}.heapprofile`, JSON.stringify(profile));
     console.log(summariseAllocations(profile, count * rounds));
   }
   if (profileDir) {
@@ -122,7 +158,9 @@ for (const [id, next] of Object.entries(workloads)) {
   inspector?.disconnect();
   const median = batches.sort((a, b) => a.cpu - b.cpu)[Math.floor(batches.length / 2)];
   const spread = rounds > 1 ? ` (batches ${batches.map((b) => b.cpu.toFixed(2)).join(", ")})` : "";
-  console.log(`${id}: ${median.cpu.toFixed(2)} ms CPU/request${spread}, ${median.main.toFixed(2)} of them on the main thread, ${median.wall.toFixed(2)} ms wall, ${median.statements.toFixed(1)} statements`);
+  console.log(
+    `${id}: ${median.cpu.toFixed(2)} ms CPU/request${spread}, ${median.main.toFixed(2)} of them on the main thread, ${median.wall.toFixed(2)} ms wall, ${median.statements.toFixed(1)} statements`,
+  );
 }
 await db2.close();
 
@@ -134,7 +172,10 @@ function summariseAllocations(profile: { head: AllocationNode }, requests: numbe
     const bytes = node.selfSize;
     if (bytes) {
       const { functionName, url, lineNumber } = node.callFrame;
-      const where = `${functionName || "(anonymous)"} — ${url.replace(/^.*node_modules\//, "").replace(process.cwd() + "/", "").replace("file://", "")}:${lineNumber + 1}`;
+      const where = `${functionName || "(anonymous)"} — ${url
+        .replace(/^.*node_modules\//, "")
+        .replace(process.cwd() + "/", "")
+        .replace("file://", "")}:${lineNumber + 1}`;
       byFunction.set(where, (byFunction.get(where) ?? 0) + bytes);
       total += bytes;
     }
@@ -142,7 +183,10 @@ function summariseAllocations(profile: { head: AllocationNode }, requests: numbe
   };
   visit(profile.head);
   const kb = (bytes: number) => (bytes / requests / 1024).toFixed(1);
-  const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30).map(([where, bytes]) => `  ${kb(bytes).padStart(8)} KB  ${where}`);
+  const top = [...byFunction]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 30)
+    .map(([where, bytes]) => `  ${kb(bytes).padStart(8)} KB  ${where}`);
   return `Allocated per request: ${kb(total)} KB (sampled), by function:\n${top.join("\n")}`;
 }
 

@@ -118,7 +118,8 @@ function postgres(): Db {
       ? `${value.slice(0, 10)}T${value.slice(11, 19)}.${`${value.slice(20)}000`.slice(0, 3)}+00:00`
       : `${value.replace(" ", "T")}Z`;
   const types = {
-    getTypeParser: (oid: number, format?: "text" | "binary") => (oid === 1114 ? timestamp : pg.types.getTypeParser(oid, format as "text")),
+    getTypeParser: (oid: number, format?: "text" | "binary") =>
+      oid === 1114 ? timestamp : pg.types.getTypeParser(oid, format as "text"),
   };
   const pool = new pg.Pool({ connectionString: url, types, max: 10 });
   // `?` → `$1, $2, …` in order, `?N` → `$N`; each distinct text becomes a named (server-side prepared) statement.
@@ -160,7 +161,11 @@ function postgres(): Db {
   };
 }
 
-const db = /^postgres(ql)?:\/\//i.test(url) ? postgres() : process.env.FLOOR_SQLITE === "libsql" ? await libsql() : await betterSqlite();
+const db = /^postgres(ql)?:\/\//i.test(url)
+  ? postgres()
+  : process.env.FLOOR_SQLITE === "libsql"
+    ? await libsql()
+    : await betterSqlite();
 
 let statements = 0;
 const all = (sql: string, args: Args = []) => {
@@ -179,47 +184,111 @@ const date = (v: unknown) => {
 const bool = (v: unknown) => v === 1 || v === 1n || v === true;
 
 class HttpError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 const shapes = {
   user: (r: Row, origin: string): Json => ({
-    id: r.id, label: `User: ${r.id}`, name: r.name, email: r.email, email_verified_at: date(r.emailVerifiedAt),
-    position_id: r.positionId, rank_id: r.rankId, specialty_id: r.specialtyId, status_id: r.statusId, unit_id: r.unitId,
-    approved: bool(r.approved), notes: r.notes, notes_updated_at: date(r.notesUpdatedAt), profile_photo: r.profilePhoto,
-    cover_photo: r.coverPhoto, last_seen_at: date(r.lastSeenAt), discord_user_id: r.discordUserId, facebook_user_id: r.facebookUserId,
-    github_user_id: r.githubUserId, google_user_id: r.googleUserId, display_name: r.name, online: false,
-    profile_photo_url: fileUrl(origin, r.profilePhoto) ?? avatarUrl(String(r.name ?? "")), cover_photo_url: fileUrl(origin, r.coverPhoto),
-    last_assignment_change_date: date(r.lastAssignmentAt), last_rank_change_date: date(r.lastRankAt),
-    created_at: date(r.createdAt), updated_at: date(r.updatedAt),
+    id: r.id,
+    label: `User: ${r.id}`,
+    name: r.name,
+    email: r.email,
+    email_verified_at: date(r.emailVerifiedAt),
+    position_id: r.positionId,
+    rank_id: r.rankId,
+    specialty_id: r.specialtyId,
+    status_id: r.statusId,
+    unit_id: r.unitId,
+    approved: bool(r.approved),
+    notes: r.notes,
+    notes_updated_at: date(r.notesUpdatedAt),
+    profile_photo: r.profilePhoto,
+    cover_photo: r.coverPhoto,
+    last_seen_at: date(r.lastSeenAt),
+    discord_user_id: r.discordUserId,
+    facebook_user_id: r.facebookUserId,
+    github_user_id: r.githubUserId,
+    google_user_id: r.googleUserId,
+    display_name: r.name,
+    online: false,
+    profile_photo_url: fileUrl(origin, r.profilePhoto) ?? avatarUrl(String(r.name ?? "")),
+    cover_photo_url: fileUrl(origin, r.coverPhoto),
+    last_assignment_change_date: date(r.lastAssignmentAt),
+    last_rank_change_date: date(r.lastRankAt),
+    created_at: date(r.createdAt),
+    updated_at: date(r.updatedAt),
   }),
   rank: (r: Row): Json => ({
-    id: r.id, label: `Rank: ${r.id}`, name: r.name, description: r.description, abbreviation: r.abbreviation, paygrade: r.paygrade,
-    order: r.order, created_at: date(r.createdAt), updated_at: date(r.updatedAt),
+    id: r.id,
+    label: `Rank: ${r.id}`,
+    name: r.name,
+    description: r.description,
+    abbreviation: r.abbreviation,
+    paygrade: r.paygrade,
+    order: r.order,
+    created_at: date(r.createdAt),
+    updated_at: date(r.updatedAt),
   }),
   image: (r: Row, origin: string): Json => ({
-    id: r.id, label: `Image: ${r.id}`, name: r.name, description: r.description, filename: r.filename, path: r.path,
-    model_type: r.modelType, model_id: r.modelId, image_url: fileUrl(origin, r.path), created_at: date(r.createdAt), updated_at: date(r.updatedAt),
+    id: r.id,
+    label: `Image: ${r.id}`,
+    name: r.name,
+    description: r.description,
+    filename: r.filename,
+    path: r.path,
+    model_type: r.modelType,
+    model_id: r.modelId,
+    image_url: fileUrl(origin, r.path),
+    created_at: date(r.createdAt),
+    updated_at: date(r.updatedAt),
   }),
   document: (r: Row): Json => ({
-    id: r.id, label: `Document: ${r.id}`, name: r.name, description: r.description, content: r.content, author_id: r.authorId,
-    created_at: date(r.createdAt), updated_at: date(r.updatedAt),
+    id: r.id,
+    label: `Document: ${r.id}`,
+    name: r.name,
+    description: r.description,
+    content: r.content,
+    author_id: r.authorId,
+    created_at: date(r.createdAt),
+    updated_at: date(r.updatedAt),
   }),
   rankRecord: (r: Row): Json => ({
-    id: r.id, label: `Rank Record: ${r.id}`, user_id: r.userId, document_id: r.documentId, author_id: r.authorId, text: r.text,
-    rank_id: r.rankId, type: r.type, created_at: date(r.createdAt), updated_at: date(r.updatedAt),
+    id: r.id,
+    label: `Rank Record: ${r.id}`,
+    user_id: r.userId,
+    document_id: r.documentId,
+    author_id: r.authorId,
+    text: r.text,
+    rank_id: r.rankId,
+    type: r.type,
+    created_at: date(r.createdAt),
+    updated_at: date(r.updatedAt),
   }),
   comment: (r: Row): Json => ({
-    id: r.id, label: `Comment: ${r.id}`, author_id: r.authorId, model_type: r.modelType, model_id: r.modelId, comment: r.comment,
-    created_at: date(r.createdAt), updated_at: date(r.updatedAt),
+    id: r.id,
+    label: `Comment: ${r.id}`,
+    author_id: r.authorId,
+    model_type: r.modelType,
+    model_id: r.modelId,
+    comment: r.comment,
+    created_at: date(r.createdAt),
+    updated_at: date(r.updatedAt),
   }),
 };
 
-const fileUrl = (origin: string, path: unknown) => (path ? `${origin}/files/${String(path).split("/").map(encodeURIComponent).join("/")}` : null);
+const fileUrl = (origin: string, path: unknown) =>
+  path ? `${origin}/files/${String(path).split("/").map(encodeURIComponent).join("/")}` : null;
 const avatarUrl = (name: string) => {
-  const initials = name.split(" ").filter(Boolean).map((part) => [...part][0]).join(" ");
+  const initials = name
+    .split(" ")
+    .filter(Boolean)
+    .map((part) => [...part][0])
+    .join(" ");
   return `https://ui-avatars.com/api/?name=${encodeURIComponent(initials).replace(/%20/g, "+")}&color=2563eb&background=eff6ff`;
 };
 
@@ -244,11 +313,19 @@ async function users(ids: number[], accountId: number, origin: string): Promise<
 async function rowsByIds(table: string, columns: string, ids: number[], accountId: number): Promise<Map<number, Row>> {
   if (!ids.length) return new Map();
   const list = db.inList("id", ids);
-  const rows = await all(`SELECT ${columns} FROM "${table}" WHERE "accountId" = ? AND ${list.sql}`, [accountId, ...list.args]);
+  const rows = await all(`SELECT ${columns} FROM "${table}" WHERE "accountId" = ? AND ${list.sql}`, [
+    accountId,
+    ...list.args,
+  ]);
   return new Map(rows.map((r) => [Number(r.id), r]));
 }
 
-async function byIds(table: string, ids: number[], accountId: number, shape: (r: Row) => Json): Promise<Map<number, Json>> {
+async function byIds(
+  table: string,
+  ids: number[],
+  accountId: number,
+  shape: (r: Row) => Json,
+): Promise<Map<number, Json>> {
   const rows = await rowsByIds(table, "*", ids, accountId);
   return new Map([...rows].map(([id, r]) => [id, shape(r)]));
 }
@@ -271,11 +348,14 @@ async function includeOnRecords(records: Json[], include: Set<string>, accountId
   const rankIds = unique(records.map((r) => r.rank_id));
   const [authors, documents, ranks, images] = await Promise.all([
     include.has("author") ? users(unique(records.map((r) => r.author_id)), accountId, origin) : null,
-    include.has("document") ? byIds("Document", unique(records.map((r) => r.document_id)), accountId, shapes.document) : null,
+    include.has("document")
+      ? byIds("Document", unique(records.map((r) => r.document_id)), accountId, shapes.document)
+      : null,
     include.has("rank") || include.has("rank.image") ? byIds("Rank", rankIds, accountId, shapes.rank) : null,
     include.has("rank.image") ? rankImages(rankIds, accountId) : null,
   ]);
-  if (ranks && images) for (const [id, rank] of ranks) rank.image = images.has(id) ? shapes.image(images.get(id)!, origin) : null;
+  if (ranks && images)
+    for (const [id, rank] of ranks) rank.image = images.has(id) ? shapes.image(images.get(id)!, origin) : null;
   for (const r of records) {
     if (authors) r.author = r.author_id == null ? null : (authors.get(Number(r.author_id)) ?? null);
     if (documents) r.document = r.document_id == null ? null : (documents.get(Number(r.document_id)) ?? null);
@@ -286,11 +366,20 @@ async function includeOnRecords(records: Json[], include: Set<string>, accountId
 function paging(query: URLSearchParams) {
   const limit = query.has("limit") ? Number(query.get("limit")) : defaultPageSize;
   const page = query.has("page") ? Number(query.get("page")) : 1;
-  if (!Number.isInteger(limit) || limit <= 0 || !Number.isInteger(page) || page <= 0) throw new HttpError(422, "Invalid page or limit.");
+  if (!Number.isInteger(limit) || limit <= 0 || !Number.isInteger(page) || page <= 0)
+    throw new HttpError(422, "Invalid page or limit.");
   return { page, perPage: Math.min(limit, maxPageSize) };
 }
 
-function paginated(data: Json[], total: number, page: number, perPage: number, origin: string, pathname: string, query: URLSearchParams) {
+function paginated(
+  data: Json[],
+  total: number,
+  page: number,
+  perPage: number,
+  origin: string,
+  pathname: string,
+  query: URLSearchParams,
+) {
   const path = `${origin}${pathname}`;
   const lastPage = Math.max(1, Math.ceil(total / perPage));
   const linkTo = (n: number) => {
@@ -302,13 +391,31 @@ function paginated(data: Json[], total: number, page: number, perPage: number, o
   const from = data.length ? (page - 1) * perPage + 1 : null;
   return {
     data,
-    links: { first: linkTo(1), last: linkTo(lastPage), prev: page > 1 ? linkTo(page - 1) : null, next: page < lastPage ? linkTo(page + 1) : null },
-    meta: { current_page: page, from, last_page: lastPage, path, per_page: perPage, to: from === null ? null : from + data.length - 1, total },
+    links: {
+      first: linkTo(1),
+      last: linkTo(lastPage),
+      prev: page > 1 ? linkTo(page - 1) : null,
+      next: page < lastPage ? linkTo(page + 1) : null,
+    },
+    meta: {
+      current_page: page,
+      from,
+      last_page: lastPage,
+      path,
+      per_page: perPage,
+      to: from === null ? null : from + data.length - 1,
+      total,
+    },
   };
 }
 
 const includesOf = (query: URLSearchParams, allowed: string[]) => {
-  const include = new Set((query.get("include") ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+  const include = new Set(
+    (query.get("include") ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   for (const i of include) if (!allowed.includes(i)) throw new HttpError(422, `Unknown include ${i}.`);
   return include;
 };
@@ -326,9 +433,16 @@ async function authenticate(req: IncomingMessage): Promise<Auth> {
   const hash = createHash("sha256").update(key).digest("hex");
   const [row] = await all(
     `SELECT k."accountId", k."userId", k."scopes", k."expiresAt", k."revokedAt", a."subscriptionStatus"
-       FROM "ApiKey" k JOIN "Account" a ON a.id = k."accountId" WHERE k."hash" = ?`, [hash]);
-  if (!row || row.revokedAt != null || (row.expiresAt != null && new Date(String(row.expiresAt)) <= new Date())) throw new HttpError(401, "Unauthenticated.");
-  return { accountId: Number(row.accountId), userId: row.userId == null ? null : Number(row.userId), scopes: JSON.parse(String(row.scopes)) };
+       FROM "ApiKey" k JOIN "Account" a ON a.id = k."accountId" WHERE k."hash" = ?`,
+    [hash],
+  );
+  if (!row || row.revokedAt != null || (row.expiresAt != null && new Date(String(row.expiresAt)) <= new Date()))
+    throw new HttpError(401, "Unauthenticated.");
+  return {
+    accountId: Number(row.accountId),
+    userId: row.userId == null ? null : Number(row.userId),
+    scopes: JSON.parse(String(row.scopes)),
+  };
 }
 
 const can = (auth: Auth, scope: string) => {
@@ -341,11 +455,14 @@ async function userRankRecords(auth: Auth, userId: number, query: URLSearchParam
   const { page, perPage } = paging(query);
   const [head] = await all(
     `SELECT EXISTS (SELECT 1 FROM "User" WHERE id = ?1 AND "accountId" = ?2) AS found,
-            (SELECT COUNT(*) FROM "RankRecord" WHERE "userId" = ?1 AND "accountId" = ?2) AS total`, [userId, auth.accountId]);
+            (SELECT COUNT(*) FROM "RankRecord" WHERE "userId" = ?1 AND "accountId" = ?2) AS total`,
+    [userId, auth.accountId],
+  );
   if (!bool(head.found)) throw new HttpError(404, "Not found.");
   const rows = await all(
     `SELECT * FROM "RankRecord" WHERE "userId" = ? AND "accountId" = ? ORDER BY "createdAt" DESC, id DESC LIMIT ? OFFSET ?`,
-    [userId, auth.accountId, perPage, (page - 1) * perPage]);
+    [userId, auth.accountId, perPage, (page - 1) * perPage],
+  );
   const records = rows.map(shapes.rankRecord);
   await includeOnRecords(records, include, auth.accountId, origin);
   return paginated(records, Number(head.total), page, perPage, origin, pathname, query);
@@ -356,7 +473,11 @@ async function comments(auth: Auth, query: URLSearchParams, origin: string, path
   const include = includesOf(query, ["author"]);
   const { page, perPage } = paging(query);
   const [head] = await all(`SELECT COUNT(*) AS total FROM "Comment" WHERE "accountId" = ?`, [auth.accountId]);
-  const rows = await all(`SELECT * FROM "Comment" WHERE "accountId" = ? ORDER BY id ASC LIMIT ? OFFSET ?`, [auth.accountId, perPage, (page - 1) * perPage]);
+  const rows = await all(`SELECT * FROM "Comment" WHERE "accountId" = ? ORDER BY id ASC LIMIT ? OFFSET ?`, [
+    auth.accountId,
+    perPage,
+    (page - 1) * perPage,
+  ]);
   const data = rows.map(shapes.comment);
   if (include.has("author")) {
     const authors = await users(unique(data.map((c) => c.author_id)), auth.accountId, origin);
@@ -380,7 +501,8 @@ async function createRankRecord(auth: Auth, userId: number, body: Json) {
   if (Object.keys(errors).length) throw new HttpError(422, JSON.stringify(errors));
   const [names] = await all(
     `SELECT (SELECT name FROM "User" WHERE id = ?1 AND "accountId" = ?3) AS "user", (SELECT name FROM "Rank" WHERE id = ?2 AND "accountId" = ?3) AS "rank"`,
-    [userId, rankId as number, auth.accountId]);
+    [userId, rankId as number, auth.accountId],
+  );
   if (names.user == null) throw new HttpError(404, "Not found.");
   if (names.rank == null) throw new HttpError(422, JSON.stringify({ rank_id: ["The selected rank id is invalid."] }));
   const now = new Date().toISOString().replace("Z", "+00:00");
@@ -416,18 +538,27 @@ const w2RecordsPerUser = 20;
 async function w2(auth: Auth, body: Json) {
   can(auth, "view:user");
   can(auth, "view:rankrecord");
-  if (typeof body.query !== "string" || body.query.replace(/\s+/g, " ").trim() !== w2Text) throw new HttpError(400, "The floor answers only the bench's W2 document.");
+  if (typeof body.query !== "string" || body.query.replace(/\s+/g, " ").trim() !== w2Text)
+    throw new HttpError(400, "The floor answers only the bench's W2 document.");
   const offset = Number(((body.variables ?? {}) as Json).offset ?? 0);
   if (!Number.isInteger(offset) || offset < 0) throw new HttpError(400, "Invalid offset.");
-  const users = await all(`SELECT id, name FROM "User" WHERE "accountId" = ? ORDER BY id LIMIT ? OFFSET ?`, [auth.accountId, w2PageSize, offset]);
-  const list = db.inList(`"userId"`, users.map((u) => u.id));
+  const users = await all(`SELECT id, name FROM "User" WHERE "accountId" = ? ORDER BY id LIMIT ? OFFSET ?`, [
+    auth.accountId,
+    w2PageSize,
+    offset,
+  ]);
+  const list = db.inList(
+    `"userId"`,
+    users.map((u) => u.id),
+  );
   const records = users.length
     ? await all(
         `SELECT id, "userId", type, "rankId", "authorId" FROM (
            SELECT id, "userId", type, "rankId", "authorId", ROW_NUMBER() OVER (PARTITION BY "userId" ORDER BY "createdAt" DESC, id DESC) AS n
              FROM "RankRecord" WHERE "accountId" = ? AND ${list.sql}) r
           WHERE n <= ? ORDER BY "userId", n`,
-        [auth.accountId, ...list.args, w2RecordsPerUser])
+        [auth.accountId, ...list.args, w2RecordsPerUser],
+      )
     : [];
   const rankIds = unique(records.map((r) => r.rankId));
   const [ranks, images, authors] = await Promise.all([
@@ -444,7 +575,9 @@ async function w2(auth: Auth, body: Json) {
   for (const r of records) {
     const author = r.authorId == null ? null : authors.get(Number(r.authorId));
     byUser.get(Number(r.userId))!.push({
-      rowId: r.id, type: rankRecordEnum[Number(r.type)], rank: r.rankId == null ? null : (rankOf.get(Number(r.rankId)) ?? null),
+      rowId: r.id,
+      type: rankRecordEnum[Number(r.type)],
+      rank: r.rankId == null ? null : (rankOf.get(Number(r.rankId)) ?? null),
       author: author ? { name: author.name } : null,
     });
   }
@@ -472,7 +605,8 @@ async function route(req: IncomingMessage): Promise<unknown> {
     if (req.method === "POST") return createRankRecord(auth, Number(m[1]), await readJson(req));
   }
   if (target.pathname === "/graphql" && req.method === "POST") return w2(auth, await readJson(req));
-  if (target.pathname === "/v2/comments" && req.method === "GET") return comments(auth, target.searchParams, origin, target.pathname);
+  if (target.pathname === "/v2/comments" && req.method === "GET")
+    return comments(auth, target.searchParams, origin, target.pathname);
   throw new HttpError(404, "Not found.");
 }
 
@@ -483,20 +617,30 @@ const server = createServer((req, res: ServerResponse) => {
     (error) => {
       const status = error instanceof HttpError ? error.status : 500;
       if (status === 500) console.error(error);
-      send(res, status, { error: { message: error instanceof Error ? error.message : String(error) } }, statements - before);
+      send(
+        res,
+        status,
+        { error: { message: error instanceof Error ? error.message : String(error) } },
+        statements - before,
+      );
     },
   );
 });
 
 function send(res: ServerResponse, status: number, body: unknown, count: number) {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), "x-statements": String(count) });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "x-statements": String(count),
+  });
   res.end(text);
 }
 
 server.listen(port, "127.0.0.1", () => console.log(`Floor listening on http://127.0.0.1:${port}`));
-const stop = () => server.close(() => {
-  void db.close().finally(() => process.exit(0));
-});
+const stop = () =>
+  server.close(() => {
+    void db.close().finally(() => process.exit(0));
+  });
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -6,10 +6,25 @@
  */
 const answer = {
   data: Array.from({ length: 20 }, (_, i) => ({
-    id: i + 1, user_id: 7, rank_id: 3, document_id: null, author_id: 11, text: `Promotion number ${i}`, type: i % 4,
-    created_at: "2026-11-27T12:00:00.000000Z", updated_at: "2026-11-27T12:00:00.000000Z",
-    author: Object.fromEntries(Array.from({ length: 24 }, (_, k) => [`field_${k}`, k % 3 ? `value ${k} of author ${i}` : k])),
-    rank: { id: 3, name: "Sergeant", abbreviation: "SGT", order: 3, image: { id: 9, path: "ranks/sgt.png", url: "https://x.test/ranks/sgt.png" } },
+    id: i + 1,
+    user_id: 7,
+    rank_id: 3,
+    document_id: null,
+    author_id: 11,
+    text: `Promotion number ${i}`,
+    type: i % 4,
+    created_at: "2026-11-27T12:00:00.000000Z",
+    updated_at: "2026-11-27T12:00:00.000000Z",
+    author: Object.fromEntries(
+      Array.from({ length: 24 }, (_, k) => [`field_${k}`, k % 3 ? `value ${k} of author ${i}` : k]),
+    ),
+    rank: {
+      id: 3,
+      name: "Sergeant",
+      abbreviation: "SGT",
+      order: 3,
+      image: { id: 9, path: "ranks/sgt.png", url: "https://x.test/ranks/sgt.png" },
+    },
   })),
 };
 

@@ -50,7 +50,10 @@ function original(callFrame: ProfileNode["callFrame"]): { url: string; lineNumbe
   }
   const entry = map?.findEntry(lineNumber, columnNumber);
   if (!entry || !("originalSource" in entry)) return { url, lineNumber };
-  return { url: pathToFileURL(path.resolve(path.dirname(file), entry.originalSource)).href, lineNumber: entry.originalLine };
+  return {
+    url: pathToFileURL(path.resolve(path.dirname(file), entry.originalSource)).href,
+    lineNumber: entry.originalLine,
+  };
 }
 
 /** The parts of one request's budget (issue 17, item 2), in the order the summary lists them. */
@@ -74,15 +77,51 @@ type BudgetPart = (typeof budgetParts)[number];
 /** What one frame says about a sample's purpose, or null; `area` is areaOf() of its (source-mapped) url. */
 function frameTag(fn: string, url: string, area: string): BudgetPart | null {
   const local = url.replace(/^file:\/\//, "");
-  if (/\/src\/server\/observability\//.test(local) || /^(pino|pino-std-serializers|sonic-boom|fast-redact|thread-stream|prom-client|@opentelemetry\/.*)$/.test(area)) return "logging and metrics";
-  if (/\/src\/auth\//.test(local) || /\/src\/server\/(maintenance|rate-limit)\.ts$/.test(local)) return "admission (key, account, maintenance flag, rate limit)";
-  if (/\/src\/(db|data)\//.test(local) || /^(pg|pg-protocol|pg-types|pg-pool|pg-cloudflare|postgres-array|postgres-date|libsql|@libsql\/.*|@prisma\/.*|@neon-rs\/.*|src\/generated\/prisma)$/.test(area)) return "data access (reader planning, SQL drivers, row decoding)";
-  if (/stringify|^json$/i.test(fn) && /^(graphql-yoga|@whatwg-node\/.*)$/.test(area)) return "serialisation (JSON of the answer)";
-  if (area === "graphql" && /\/(language|validation)\//.test(local)) return "document lookup (GraphQL parse, validation, cost)";
-  if (/^@escape\.tech\//.test(area) || /\/src\/server\/trusted-documents\.ts$/.test(local) || /\/src\/graphql\/cost\.ts$/.test(local)) return "document lookup (GraphQL parse, validation, cost)";
-  if (area === "graphql" || area.startsWith("@pothos/") || area.startsWith("@graphql-tools/") || area.startsWith("@envelop/") || /\/src\/(graphql|resources)\//.test(local) || /\/src\/server\/executor\.ts$/.test(local) || area === "dataloader") return "GraphQL execution (graphql-js, Pothos, our resolvers)";
+  if (
+    /\/src\/server\/observability\//.test(local) ||
+    /^(pino|pino-std-serializers|sonic-boom|fast-redact|thread-stream|prom-client|@opentelemetry\/.*)$/.test(area)
+  )
+    return "logging and metrics";
+  if (/\/src\/auth\//.test(local) || /\/src\/server\/(maintenance|rate-limit)\.ts$/.test(local))
+    return "admission (key, account, maintenance flag, rate limit)";
+  if (
+    /\/src\/(db|data)\//.test(local) ||
+    /^(pg|pg-protocol|pg-types|pg-pool|pg-cloudflare|postgres-array|postgres-date|libsql|@libsql\/.*|@prisma\/.*|@neon-rs\/.*|src\/generated\/prisma)$/.test(
+      area,
+    )
+  )
+    return "data access (reader planning, SQL drivers, row decoding)";
+  if (/stringify|^json$/i.test(fn) && /^(graphql-yoga|@whatwg-node\/.*)$/.test(area))
+    return "serialisation (JSON of the answer)";
+  if (area === "graphql" && /\/(language|validation)\//.test(local))
+    return "document lookup (GraphQL parse, validation, cost)";
+  if (
+    /^@escape\.tech\//.test(area) ||
+    /\/src\/server\/trusted-documents\.ts$/.test(local) ||
+    /\/src\/graphql\/cost\.ts$/.test(local)
+  )
+    return "document lookup (GraphQL parse, validation, cost)";
+  if (
+    area === "graphql" ||
+    area.startsWith("@pothos/") ||
+    area.startsWith("@graphql-tools/") ||
+    area.startsWith("@envelop/") ||
+    /\/src\/(graphql|resources)\//.test(local) ||
+    /\/src\/server\/executor\.ts$/.test(local) ||
+    area === "dataloader"
+  )
+    return "GraphQL execution (graphql-js, Pothos, our resolvers)";
   if (/\/src\/rest\//.test(local)) return "REST routing and shaping (src/rest)";
-  if (area === "graphql-yoga" || area.startsWith("@whatwg-node/") || (area === "node (built-in modules)" && /^node:(_http|http|net|stream|internal\/(http|streams|stream_base|net|url|webstreams)|buffer|zlib|events)/.test(url)) || /\/src\/server\//.test(local)) return "HTTP and Yoga (node:http, sockets, @whatwg-node, graphql-yoga)";
+  if (
+    area === "graphql-yoga" ||
+    area.startsWith("@whatwg-node/") ||
+    (area === "node (built-in modules)" &&
+      /^node:(_http|http|net|stream|internal\/(http|streams|stream_base|net|url|webstreams)|buffer|zlib|events)/.test(
+        url,
+      )) ||
+    /\/src\/server\//.test(local)
+  )
+    return "HTTP and Yoga (node:http, sockets, @whatwg-node, graphql-yoga)";
   return null;
 }
 
@@ -107,7 +146,7 @@ export function summariseProfile(file: string, root: string, skipMs = 0, request
     const { url, lineNumber } = original(callFrame);
     const area = areaOf(url, callFrame.functionName, root);
     const local = url.replace(/^file:\/\//, "").replace(root + "/", "");
-    const where = area.startsWith("src/") || !url ? area.startsWith("src/") ? local : area : area;
+    const where = area.startsWith("src/") || !url ? (area.startsWith("src/") ? local : area) : area;
     return `${callFrame.functionName || "(anonymous)"} — ${where}${url ? `:${lineNumber + 1}` : ""}`;
   };
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -156,15 +195,20 @@ export function summariseProfile(file: string, root: string, skipMs = 0, request
     let part: BudgetPart | undefined;
     if (leaf === "(garbage collector)") part = "garbage collection";
     else if (leaf === "(program)") part = "V8 / native, unattributed ((program))";
-    else if (/^node:(internal\/)?async_hooks/.test(byId.get(id)!.callFrame.url)) part = "async context (AsyncLocalStorage's promise hooks, node:async_hooks)";
+    else if (/^node:(internal\/)?async_hooks/.test(byId.get(id)!.callFrame.url))
+      part = "async context (AsyncLocalStorage's promise hooks, node:async_hooks)";
     else {
       const tags: BudgetPart[] = [];
       for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
         const t = tag(at);
         if (t) tags.push(t);
       }
-      part = claimAnywhere.find((p) => tags.includes(p)) ?? tags[0] ??
-        (/^(runMicrotasks|processTicksAndRejections|processPromiseRejections)$/.test(leaf) ? "promise and microtask machinery (runMicrotasks, task queues)" : "other");
+      part =
+        claimAnywhere.find((p) => tags.includes(p)) ??
+        tags[0] ??
+        (/^(runMicrotasks|processTicksAndRejections|processPromiseRejections)$/.test(leaf)
+          ? "promise and microtask machinery (runMicrotasks, task queues)"
+          : "other");
     }
     parts.set(part, (parts.get(part) ?? 0) + ms);
     const leaves = partLeaves.get(part) ?? new Map<string, number>();
@@ -172,24 +216,39 @@ export function summariseProfile(file: string, root: string, skipMs = 0, request
     const leafLabel = label(byId.get(id)!.callFrame);
     leaves.set(leafLabel, (leaves.get(leafLabel) ?? 0) + ms);
   }
-  const budget = requests > 0
-    ? [
-      "",
-      `Budget of one request (${requests} requests answered in the profiled round, main thread only; a sample counts for the logging, admission, data, serialisation or document part when one of that part's frames is anywhere on its stack, in that order, else for its innermost frame's part; stacks end at each await, so work resumed after one counts where it resumes):`,
-      "",
-      "| Part | ms per request | share |",
-      "|---|---:|---:|",
-      ...budgetParts.filter((p) => parts.has(p)).map((p) => `| ${p} | ${(parts.get(p)! / requests).toFixed(2)} | ${((100 * parts.get(p)!) / busy).toFixed(1)}% |`),
-      `| total (main thread busy) | ${(busy / requests).toFixed(2)} | 100% |`,
-      "",
-      "| Part: its functions with the most self time | ms per request |",
-      "|---|---:|",
-      ...budgetParts.filter((p) => parts.has(p)).flatMap((p) =>
-        [...partLeaves.get(p)!].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([fn, ms]) => `| ${p.split(" (")[0]}: ${fn} | ${(ms / requests).toFixed(3)} |`)),
-    ]
-    : [];
+  const budget =
+    requests > 0
+      ? [
+          "",
+          `Budget of one request (${requests} requests answered in the profiled round, main thread only; a sample counts for the logging, admission, data, serialisation or document part when one of that part's frames is anywhere on its stack, in that order, else for its innermost frame's part; stacks end at each await, so work resumed after one counts where it resumes):`,
+          "",
+          "| Part | ms per request | share |",
+          "|---|---:|---:|",
+          ...budgetParts
+            .filter((p) => parts.has(p))
+            .map(
+              (p) =>
+                `| ${p} | ${(parts.get(p)! / requests).toFixed(2)} | ${((100 * parts.get(p)!) / busy).toFixed(1)}% |`,
+            ),
+          `| total (main thread busy) | ${(busy / requests).toFixed(2)} | 100% |`,
+          "",
+          "| Part: its functions with the most self time | ms per request |",
+          "|---|---:|",
+          ...budgetParts
+            .filter((p) => parts.has(p))
+            .flatMap((p) =>
+              [...partLeaves.get(p)!]
+                .sort((a, b) => b[1] - a[1])
+                .slice(0, 4)
+                .map(([fn, ms]) => `| ${p.split(" (")[0]}: ${fn} | ${(ms / requests).toFixed(3)} |`),
+            ),
+        ]
+      : [];
   const top = (m: Map<string, number>, n: number) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, ms]) => `| ${k} | ${ms.toFixed(0)} | ${((100 * ms) / busy).toFixed(1)}% |`);
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, ms]) => `| ${k} | ${ms.toFixed(0)} | ${((100 * ms) / busy).toFixed(1)}% |`);
   return [
     `Busy ${(busy / 1000).toFixed(1)} s of CPU on the main thread, idle ${(idle / 1000).toFixed(1)} s (after the first ${(skipMs / 1000).toFixed(0)} s).`,
     ...budget,

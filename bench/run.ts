@@ -27,7 +27,17 @@
  *                                 floor), with the CPU of the service, PostgreSQL and autocannon per request
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { connect, type AddressInfo } from "node:net";
 import { createServer } from "node:http";
 import { availableParallelism, tmpdir, totalmem, userInfo } from "node:os";
@@ -65,7 +75,10 @@ const plan = quick
   : { size: fullSize, warmup: 15, round: 10, rounds: 3 };
 const connections = 32;
 /** The floor's SQLite driver: better-sqlite3, or @libsql/client with FLOOR_SQLITE=libsql (to compare the two). */
-const floorSqliteDriver = process.env.FLOOR_SQLITE === "libsql" ? "@libsql/client (FLOOR_SQLITE=libsql)" : "better-sqlite3, synchronous, statements prepared once, synchronous = FULL";
+const floorSqliteDriver =
+  process.env.FLOOR_SQLITE === "libsql"
+    ? "@libsql/client (FLOOR_SQLITE=libsql)"
+    : "better-sqlite3, synchronous, statements prepared once, synchronous = FULL";
 
 type WorkloadId = "W1" | "W2" | "W3" | "W4";
 
@@ -99,19 +112,36 @@ function workloads(s: Seeded, size: SeedSize): Workload[] {
   const userPages = Math.floor(s.userIds.length / 100);
   return [
     {
-      id: "W1", title: "GET /v2/users/{id}/rank-records?include=author,rank.image,document&limit=20", floor: true, method: "GET",
-      next: (rnd) => ({ path: `/v2/users/${rnd.pick(s.userIds)}/rank-records?include=author,rank.image,document&limit=20` }),
+      id: "W1",
+      title: "GET /v2/users/{id}/rank-records?include=author,rank.image,document&limit=20",
+      floor: true,
+      method: "GET",
+      next: (rnd) => ({
+        path: `/v2/users/${rnd.pick(s.userIds)}/rank-records?include=author,rank.image,document&limit=20`,
+      }),
     },
     {
-      id: "W2", title: `POST /graphql ${w2Query.replace(/^query W2\([^)]*\) /, "")}`, floor: true, method: "POST",
-      next: (rnd) => ({ path: "/graphql", body: JSON.stringify({ query: w2Query, variables: w2Variables(rnd.int(userPages)) }) }),
+      id: "W2",
+      title: `POST /graphql ${w2Query.replace(/^query W2\([^)]*\) /, "")}`,
+      floor: true,
+      method: "POST",
+      next: (rnd) => ({
+        path: "/graphql",
+        body: JSON.stringify({ query: w2Query, variables: w2Variables(rnd.int(userPages)) }),
+      }),
     },
     {
-      id: "W3", title: "GET /v2/comments?include=author&page={1..N}&limit=25", floor: true, method: "GET",
+      id: "W3",
+      title: "GET /v2/comments?include=author&page={1..N}&limit=25",
+      floor: true,
+      method: "GET",
       next: (rnd) => ({ path: `/v2/comments?include=author&page=${1 + rnd.int(commentPages)}&limit=25` }),
     },
     {
-      id: "W4", title: "POST /v2/users/{id}/rank-records", floor: true, method: "POST",
+      id: "W4",
+      title: "POST /v2/users/{id}/rank-records",
+      floor: true,
+      method: "POST",
       next: (rnd) => ({
         path: `/v2/users/${rnd.pick(s.userIds)}/rank-records`,
         body: JSON.stringify({ rank_id: rnd.pick(s.rankIds), type: rnd.int(4), text: "Bench promotion" }),
@@ -142,7 +172,8 @@ const children = new Set<ChildProcess>();
 const serviceScript = "dist/server.mjs";
 /** `npm start`'s command line (package.json) as words, with `${VAR:-default}` at its default. */
 const serviceStartWords = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts.start as string)
-  .replace(/\$\{\w+:-([^}]*)\}/g, "$1").split(/\s+/);
+  .replace(/\$\{\w+:-([^}]*)\}/g, "$1")
+  .split(/\s+/);
 /** The node flags `npm start` gives the bundle. */
 const serviceNodeFlags = serviceStartWords.filter((word) => word.startsWith("--"));
 /** The environment `npm start` sets before node (its `NAME=value` words, e.g. MALLOC_ARENA_MAX). */
@@ -153,20 +184,44 @@ for (const word of serviceStartWords) {
 }
 if (process.env.BENCH_SERVICE_FLAGS) serviceNodeFlags.push(...process.env.BENCH_SERVICE_FLAGS.split(" "));
 const serviceCommand = () =>
-  [...Object.entries(serviceStartEnv).map(([name, value]) => `${name}=${value}`), "node", ...serviceNodeFlags, serviceScript].join(" ");
+  [
+    ...Object.entries(serviceStartEnv).map(([name, value]) => `${name}=${value}`),
+    "node",
+    ...serviceNodeFlags,
+    serviceScript,
+  ].join(" ");
 
 /**
  * Starts `script` as a child process on a free port (built `.mjs` with plain node, TypeScript through tsx); its
  * output goes to `<logDir>/<name>.log` (the service logs a line per request, as in production), and it is ready
  * once it answers HTTP.
  */
-async function startServer(name: string, script: string, env: Record<string, string>, nodeArgs: string[] = [], tree = false): Promise<Server> {
+async function startServer(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  tree = false,
+): Promise<Server> {
   const port = portSeed++;
   const logFile = path.join(logDir, `${name}.log`);
   const out = openSync(logFile, "a");
-  const loader = script === serviceScript ? serviceNodeFlags : script.endsWith(".mjs") ? ["--enable-source-maps"] : ["--import", "tsx"];
+  const loader =
+    script === serviceScript
+      ? serviceNodeFlags
+      : script.endsWith(".mjs")
+        ? ["--enable-source-maps"]
+        : ["--import", "tsx"];
   const child = spawn(process.execPath, [...nodeArgs, ...loader, script], {
-    cwd: root, env: { ...(script === serviceScript ? serviceStartEnv : {}), ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1" }, stdio: ["ignore", out, out],
+    cwd: root,
+    env: {
+      ...(script === serviceScript ? serviceStartEnv : {}),
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+    },
+    stdio: ["ignore", out, out],
   });
   closeSync(out);
   children.add(child);
@@ -174,8 +229,12 @@ async function startServer(name: string, script: string, env: Record<string, str
   const server = { name, port, child, url: `http://127.0.0.1:${port}`, tree };
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before listening:\n${readFileSync(logFile, "utf8").slice(-2000)}`);
-    if (Date.now() > deadline) throw new Error(`${name} did not start in 60 s:\n${readFileSync(logFile, "utf8").slice(-2000)}`);
+    if (child.exitCode !== null)
+      throw new Error(
+        `${name} exited (${child.exitCode}) before listening:\n${readFileSync(logFile, "utf8").slice(-2000)}`,
+      );
+    if (Date.now() > deadline)
+      throw new Error(`${name} did not start in 60 s:\n${readFileSync(logFile, "utf8").slice(-2000)}`);
     try {
       await (await fetch(`${server.url}/`)).arrayBuffer();
       return server;
@@ -316,7 +375,13 @@ let lastLoaderCpuUs = 0;
 /** The share of the machine's CPUs busy while autocannon ran in the last `load`. */
 let lastBusy = NaN;
 
-async function load(server: Server, key: string, w: Workload, seedValue: number, run: { duration?: number; amount?: number }): Promise<Result> {
+async function load(
+  server: Server,
+  key: string,
+  w: Workload,
+  seedValue: number,
+  run: { duration?: number; amount?: number },
+): Promise<Result> {
   const rnd = prng(seedValue);
   const next = server.peer ? () => server.peer!.adapt(w.next(rnd)) : () => w.next(rnd);
   const cpuBefore = process.cpuUsage();
@@ -324,12 +389,22 @@ async function load(server: Server, key: string, w: Workload, seedValue: number,
   const result = await autocannon({
     // autocannon ends a run at its next sample tick: at its default of 1 s, a fixed-amount round of a few seconds was
     // measured as if it had lasted to the next whole second (W4 rates came out as the amount over 2, 3, 4 or 5 s).
-    url: server.url, connections, timeout: 120, sampleInt: 50, ...run,
-    headers: { ...(server.peer ? {} : { authorization: `Bearer ${key}` }), "content-type": "application/json", accept: "application/json" },
-    requests: [{
-      method: w.method,
-      setupRequest: (request) => ({ ...request, ...next() }),
-    }],
+    url: server.url,
+    connections,
+    timeout: 120,
+    sampleInt: 50,
+    ...run,
+    headers: {
+      ...(server.peer ? {} : { authorization: `Bearer ${key}` }),
+      "content-type": "application/json",
+      accept: "application/json",
+    },
+    requests: [
+      {
+        method: w.method,
+        setupRequest: (request) => ({ ...request, ...next() }),
+      },
+    ],
   });
   const cpuUsed = process.cpuUsage(cpuBefore);
   lastLoaderCpuUs = cpuUsed.user + cpuUsed.system;
@@ -345,7 +420,11 @@ const ticksPerSecond = 100;
 const roundOf = (r: Result, ticks = NaN, extra: { loaderUs?: number; dbTicks?: number; busy?: number } = {}): Round => {
   const answered = r["2xx"] + r.non2xx;
   return {
-    rps: answered / r.duration, p50: r.latency.p50, p99: r.latency.p99, ok: r["2xx"], bad: r.non2xx + r.errors + r.timeouts,
+    rps: answered / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    ok: r["2xx"],
+    bad: r.non2xx + r.errors + r.timeouts,
     cpuMs: (ticks * 1000) / ticksPerSecond / answered,
     loaderCpuMs: (extra.loaderUs ?? NaN) / 1000 / answered,
     dbCpuMs: ((extra.dbTicks ?? NaN) * 1000) / ticksPerSecond / answered,
@@ -402,13 +481,24 @@ function firstDifference(a: unknown, b: unknown, at = "$"): string | null {
 
 async function send(server: Server, key: string, method: string, p: string, body?: string) {
   const response = await fetch(server.url + p, {
-    method, body, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+    method,
+    body,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
   });
-  return { status: response.status, text: await response.text(), statements: Number(response.headers.get("x-statements") ?? NaN) };
+  return {
+    status: response.status,
+    text: await response.text(),
+    statements: Number(response.headers.get("x-statements") ?? NaN),
+  };
 }
 
 /** Sample requests of each floor workload answered identically by both; returns the floor's statements per request. */
-async function checkSameJson(service: Server, floor: Server, key: string, list: Workload[]): Promise<Map<WorkloadId, number>> {
+async function checkSameJson(
+  service: Server,
+  floor: Server,
+  key: string,
+  list: Workload[],
+): Promise<Map<WorkloadId, number>> {
   const statements = new Map<WorkloadId, number>();
   for (const w of list.filter((x) => x.floor)) {
     const rnd = prng(7);
@@ -417,9 +507,10 @@ async function checkSameJson(service: Server, floor: Server, key: string, list: 
       const a = await send(service, key, w.method, p, body);
       const b = await send(floor, key, w.method, p, body);
       const volatile = w.id === "W4" ? ["id", "label", "created_at", "updated_at"] : [];
-      const diff = a.status !== b.status
-        ? `status: service ${a.status} / floor ${b.status}: ${a.text.slice(0, 300)}`
-        : firstDifference(normalise(a.text, [service.url], volatile), normalise(b.text, [floor.url], volatile));
+      const diff =
+        a.status !== b.status
+          ? `status: service ${a.status} / floor ${b.status}: ${a.text.slice(0, 300)}`
+          : firstDifference(normalise(a.text, [service.url], volatile), normalise(b.text, [floor.url], volatile));
       if (a.status !== 200) throw new Error(`${w.id} ${p}: service answered ${a.status}: ${a.text.slice(0, 300)}`);
       if (diff) throw new Error(`${w.id} ${w.method} ${p}: the floor's JSON differs from the service's\n  ${diff}`);
       statements.set(w.id, b.statements);
@@ -454,9 +545,13 @@ function w2Essence(text: string): unknown {
   return json.data.users.nodes.map((u) => {
     const records = u.rankRecords ?? u.rankRecordsByUserId;
     return {
-      id: u.rowId ?? u.id, name: u.name,
+      id: u.rowId ?? u.id,
+      name: u.name,
       records: records!.nodes.map((r) => ({
-        id: r.rowId ?? r.id, type: typeof r.type === "string" ? types.indexOf(r.type) : r.type, rank: r.rank, author: r.author,
+        id: r.rowId ?? r.id,
+        type: typeof r.type === "string" ? types.indexOf(r.type) : r.type,
+        rank: r.rank,
+        author: r.author,
       })),
     };
   });
@@ -469,11 +564,19 @@ async function checkPeer(service: Server, peer: Server, key: string, w: Workload
     const request = w.next(rnd);
     const a = await send(service, key, w.method, request.path, request.body);
     const adapted = peer.peer!.adapt(request);
-    const response = await fetch(peer.url + adapted.path, { method: w.method, body: adapted.body, headers: { "content-type": "application/json", accept: "application/json" } });
+    const response = await fetch(peer.url + adapted.path, {
+      method: w.method,
+      body: adapted.body,
+      headers: { "content-type": "application/json", accept: "application/json" },
+    });
     const b = await response.text();
-    if (response.status !== 200) throw new Error(`${w.id}: ${peer.name} answered ${response.status}: ${b.slice(0, 300)}`);
+    if (response.status !== 200)
+      throw new Error(`${w.id}: ${peer.name} answered ${response.status}: ${b.slice(0, 300)}`);
     const diff = firstDifference(w2Essence(a.text), w2Essence(b));
-    if (diff) throw new Error(`${w.id} ${request.body}: ${peer.name}'s answer differs from the service's\n  ${diff.replace("/ floor", `/ ${peer.name}`)}`);
+    if (diff)
+      throw new Error(
+        `${w.id} ${request.body}: ${peer.name}'s answer differs from the service's\n  ${diff.replace("/ floor", `/ ${peer.name}`)}`,
+      );
   }
 }
 
@@ -494,10 +597,16 @@ interface Measured {
 }
 
 const summarise = (rounds: Round[], writeGap?: number): Measured => ({
-  rounds, rps: median(rounds.map((r) => r.rps)), p50: median(rounds.map((r) => r.p50)), p99: median(rounds.map((r) => r.p99)),
+  rounds,
+  rps: median(rounds.map((r) => r.rps)),
+  p50: median(rounds.map((r) => r.p50)),
+  p99: median(rounds.map((r) => r.p99)),
   cpuMs: median(rounds.map((r) => r.cpuMs)),
-  loaderCpuMs: median(rounds.map((r) => r.loaderCpuMs)), dbCpuMs: median(rounds.map((r) => r.dbCpuMs)), busy: median(rounds.map((r) => r.busy)),
-  bad: rounds.reduce((n, r) => n + r.bad, 0), writeGap,
+  loaderCpuMs: median(rounds.map((r) => r.loaderCpuMs)),
+  dbCpuMs: median(rounds.map((r) => r.dbCpuMs)),
+  busy: median(rounds.map((r) => r.busy)),
+  bad: rounds.reduce((n, r) => n + r.bad, 0),
+  writeGap,
 });
 
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
@@ -511,7 +620,13 @@ const log = (line: string) => console.log(`[bench ${new Date().toISOString().sli
 const fixedAmount = (w: Workload) => w.id === "W2" || w.id === "W4";
 
 /** Warm-up then `plan.rounds` rounds per target, interleaving targets round by round. */
-async function measure(targets: Server[], key: string, w: Workload, databaseUrl: string | null, onRound?: (target: Server, phase: "start" | "stop") => void) {
+async function measure(
+  targets: Server[],
+  key: string,
+  w: Workload,
+  databaseUrl: string | null,
+  onRound?: (target: Server, phase: "start" | "stop") => void,
+) {
   const rounds = new Map<Server, Round[]>(targets.map((t) => [t, []]));
   const gaps = new Map<Server, number>(targets.map((t) => [t, 0]));
   const warmRate = new Map<Server, number>();
@@ -527,27 +642,47 @@ async function measure(targets: Server[], key: string, w: Workload, databaseUrl:
     for (const t of targets) {
       const before = w.id === "W4" && databaseUrl ? await countRows(databaseUrl, "RankRecord") : 0;
       onRound?.(t, "start");
-      const run = fixedAmount(w) ? { amount: Math.max(w.id === "W2" ? connections : 2 * connections, Math.round(warmRate.get(t)! * plan.round)) } : { duration: plan.round };
+      const run = fixedAmount(w)
+        ? { amount: Math.max(w.id === "W2" ? connections : 2 * connections, Math.round(warmRate.get(t)! * plan.round)) }
+        : { duration: plan.round };
       const ticks = serverTicks(t);
       const dbTicks = postgresTicks();
       const result = await load(t, key, w, 100 + i, run);
       onRound?.(t, "stop");
-      const round = roundOf(result, serverTicks(t) - ticks, { loaderUs: lastLoaderCpuUs, dbTicks: postgresTicks() - dbTicks, busy: lastBusy });
-      if (w.id === "W4" && databaseUrl) gaps.set(t, gaps.get(t)! + (await countRows(databaseUrl, "RankRecord")) - before - round.ok);
+      const round = roundOf(result, serverTicks(t) - ticks, {
+        loaderUs: lastLoaderCpuUs,
+        dbTicks: postgresTicks() - dbTicks,
+        busy: lastBusy,
+      });
+      if (w.id === "W4" && databaseUrl)
+        gaps.set(t, gaps.get(t)! + (await countRows(databaseUrl, "RankRecord")) - before - round.ok);
       rounds.get(t)!.push(round);
-      log(`${w.id} ${t.name} round ${i + 1}: ${round.rps.toFixed(0)} req/s, p50 ${round.p50} ms, p99 ${round.p99} ms, ${round.cpuMs.toFixed(2)} CPU ms/request` +
-        ` (autocannon ${round.loaderCpuMs.toFixed(2)}${round.dbCpuMs > 0 ? `, postgres ${round.dbCpuMs.toFixed(2)}` : ""}; machine ${(100 * round.busy).toFixed(0)}% busy)` +
-        `${round.bad ? `, ${round.bad} failed` : ""}`);
+      log(
+        `${w.id} ${t.name} round ${i + 1}: ${round.rps.toFixed(0)} req/s, p50 ${round.p50} ms, p99 ${round.p99} ms, ${round.cpuMs.toFixed(2)} CPU ms/request` +
+          ` (autocannon ${round.loaderCpuMs.toFixed(2)}${round.dbCpuMs > 0 ? `, postgres ${round.dbCpuMs.toFixed(2)}` : ""}; machine ${(100 * round.busy).toFixed(0)}% busy)` +
+          `${round.bad ? `, ${round.bad} failed` : ""}`,
+      );
     }
   }
-  return new Map(targets.map((t) => [t, summarise(rounds.get(t)!, w.id === "W4" && databaseUrl ? gaps.get(t) : undefined)]));
+  return new Map(
+    targets.map((t) => [t, summarise(rounds.get(t)!, w.id === "W4" && databaseUrl ? gaps.get(t) : undefined)]),
+  );
 }
 
 /**
  * Every workload on the service, on the floor for those it answers, and W2 on the peer (PostGraphile) when there is
  * one; the service's resident set is watched during its rounds.
  */
-async function measureAll(service: Server, floor: Server, key: string, list: Workload[], databaseUrl: string, counted: Counted[], floorSql: Map<WorkloadId, number>, peer?: Server) {
+async function measureAll(
+  service: Server,
+  floor: Server,
+  key: string,
+  list: Workload[],
+  databaseUrl: string,
+  counted: Counted[],
+  floorSql: Map<WorkloadId, number>,
+  peer?: Server,
+) {
   const rows: Row[] = [];
   let w1Rss = 0;
   let peakRss = 0;
@@ -568,14 +703,23 @@ async function measureAll(service: Server, floor: Server, key: string, list: Wor
       }
     });
     rows.push({
-      w, service: measured.get(service)!, floor: w.floor ? measured.get(floor) : undefined, peer: withPeer ? measured.get(peer) : undefined,
-      serviceSql: counted[list.indexOf(w)].statements, floorSql: w.floor ? floorSql.get(w.id) : undefined, load: [loadBefore, loadAverage()],
+      w,
+      service: measured.get(service)!,
+      floor: w.floor ? measured.get(floor) : undefined,
+      peer: withPeer ? measured.get(peer) : undefined,
+      serviceSql: counted[list.indexOf(w)].statements,
+      floorSql: w.floor ? floorSql.get(w.id) : undefined,
+      load: [loadBefore, loadAverage()],
     });
     if (commitsBefore) {
       const after = await commitsOf(service);
-      rows.at(-1)!.commits = { transactions: after.transactions - commitsBefore.transactions, commits: after.commits - commitsBefore.commits };
+      rows.at(-1)!.commits = {
+        transactions: after.transactions - commitsBefore.transactions,
+        commits: after.commits - commitsBefore.commits,
+      };
     }
-    if (w.id === "W4") rows.at(-1)!.webhook = await measureWebhook(service, key, w, databaseUrl, measured.get(service)!);
+    if (w.id === "W4")
+      rows.at(-1)!.webhook = await measureWebhook(service, key, w, databaseUrl, measured.get(service)!);
   }
   return { rows, w1Rss, peakRss };
 }
@@ -592,7 +736,13 @@ interface WebhookPass {
   drainMs: number;
 }
 
-async function measureWebhook(service: Server, key: string, w: Workload, databaseUrl: string, plain: Measured): Promise<WebhookPass> {
+async function measureWebhook(
+  service: Server,
+  key: string,
+  w: Workload,
+  databaseUrl: string,
+  plain: Measured,
+): Promise<WebhookPass> {
   const seen = new Set<string>();
   let repeated = 0;
   let lastAt = 0;
@@ -610,8 +760,15 @@ async function measureWebhook(service: Server, key: string, w: Workload, databas
   });
   await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
   const port = (sink.address() as AddressInfo).port;
-  const created = await send(service, key, "POST", "/v2/webhooks", JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ["rankrecord.created"] }));
-  if (created.status !== 200) throw new Error(`W4 webhook pass: creating the webhook answered ${created.status}: ${created.text.slice(0, 300)}`);
+  const created = await send(
+    service,
+    key,
+    "POST",
+    "/v2/webhooks",
+    JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ["rankrecord.created"] }),
+  );
+  if (created.status !== 200)
+    throw new Error(`W4 webhook pass: creating the webhook answered ${created.status}: ${created.text.slice(0, 300)}`);
   const webhookId = JSON.parse(created.text).data.id as number;
   try {
     const before = await countRows(databaseUrl, "RankRecord");
@@ -620,13 +777,21 @@ async function measureWebhook(service: Server, key: string, w: Workload, databas
     for (let i = 0; i < plan.rounds; i++) {
       const result = await load(service, key, w, 200 + i, { amount });
       rounds.push(roundOf(result));
-      log(`W4 + webhook round ${i + 1}: ${rounds.at(-1)!.rps.toFixed(0)} req/s (W4 alone: ${plain.rps.toFixed(0)}); ${seen.size} delivered so far`);
+      log(
+        `W4 + webhook round ${i + 1}: ${rounds.at(-1)!.rps.toFixed(0)} req/s (W4 alone: ${plain.rps.toFixed(0)}); ${seen.size} delivered so far`,
+      );
     }
     const ended = performance.now();
     const added = (await countRows(databaseUrl, "RankRecord")) - before;
     const deadline = Date.now() + 180_000;
     while (seen.size < added && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    return { rps: median(rounds.map((r) => r.rps)), created: added, delivered: seen.size, repeated, drainMs: Math.max(0, lastAt - ended) };
+    return {
+      rps: median(rounds.map((r) => r.rps)),
+      created: added,
+      delivered: seen.size,
+      repeated,
+      drainMs: Math.max(0, lastAt - ended),
+    };
   } finally {
     await send(service, key, "DELETE", `/v2/webhooks/${webhookId}`);
     await new Promise((resolve) => sink.close(resolve));
@@ -671,19 +836,31 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "–");
 function table(rows: Row[]): string {
   const peers = rows.some((r) => r.peer);
   const lines = [
-    "| Workload | Service req/s | Floor req/s | Service ÷ floor |" + (peers ? " PostGraphile req/s | Service ÷ PostGraphile |" : "") +
-      " Service p50 / p99 (ms) | Floor p50 / p99 (ms) |" + (peers ? " PostGraphile p50 / p99 (ms) |" : "") +
-      " p99 service ÷ floor | CPU ms per request (service / floor" + (peers ? " / PostGraphile" : "") + ") | SQL per request (service / floor) | Failed (service / floor" + (peers ? " / PostGraphile" : "") + ") | Load avg (start → end) |",
-    "|---|---:|---:|---:|" + (peers ? "---:|---:|" : "") + "---:|---:|" + (peers ? "---:|" : "") + "---:|---:|---:|---:|---|",
+    "| Workload | Service req/s | Floor req/s | Service ÷ floor |" +
+      (peers ? " PostGraphile req/s | Service ÷ PostGraphile |" : "") +
+      " Service p50 / p99 (ms) | Floor p50 / p99 (ms) |" +
+      (peers ? " PostGraphile p50 / p99 (ms) |" : "") +
+      " p99 service ÷ floor | CPU ms per request (service / floor" +
+      (peers ? " / PostGraphile" : "") +
+      ") | SQL per request (service / floor) | Failed (service / floor" +
+      (peers ? " / PostGraphile" : "") +
+      ") | Load avg (start → end) |",
+    "|---|---:|---:|---:|" +
+      (peers ? "---:|---:|" : "") +
+      "---:|---:|" +
+      (peers ? "---:|" : "") +
+      "---:|---:|---:|---:|---|",
   ];
-  const or = <T,>(m: Measured | undefined, f: (m: Measured) => T) => (m ? f(m) : "–");
+  const or = <T>(m: Measured | undefined, f: (m: Measured) => T) => (m ? f(m) : "–");
   for (const { w, service, floor, peer, serviceSql, floorSql, load } of rows) {
-    lines.push(`| ${w.id} | ${f0(service.rps)} | ${or(floor, (x) => f0(x.rps))} | ${or(floor, (x) => f2(service.rps / x.rps))} |` +
-      (peers ? ` ${or(peer, (x) => f0(x.rps))} | ${or(peer, (x) => f2(service.rps / x.rps))} |` : "") +
-      ` ${f0(service.p50)} / ${f0(service.p99)} | ${or(floor, (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |` +
-      (peers ? ` ${or(peer, (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |` : "") +
-      ` ${or(floor, (x) => f1(service.p99 / x.p99))} | ${f1(service.cpuMs)} / ${or(floor, (x) => f1(x.cpuMs))}${peers ? ` / ${or(peer, (x) => f1(x.cpuMs))}` : ""} |` +
-      ` ${serviceSql} / ${floorSql ?? "–"} | ${service.bad} / ${or(floor, (x) => x.bad)}${peers ? ` / ${or(peer, (x) => x.bad)}` : ""} | ${load ? `${load[0]} → ${load[1]}` : "–"} |`);
+    lines.push(
+      `| ${w.id} | ${f0(service.rps)} | ${or(floor, (x) => f0(x.rps))} | ${or(floor, (x) => f2(service.rps / x.rps))} |` +
+        (peers ? ` ${or(peer, (x) => f0(x.rps))} | ${or(peer, (x) => f2(service.rps / x.rps))} |` : "") +
+        ` ${f0(service.p50)} / ${f0(service.p99)} | ${or(floor, (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |` +
+        (peers ? ` ${or(peer, (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |` : "") +
+        ` ${or(floor, (x) => f1(service.p99 / x.p99))} | ${f1(service.cpuMs)} / ${or(floor, (x) => f1(x.cpuMs))}${peers ? ` / ${or(peer, (x) => f1(x.cpuMs))}` : ""} |` +
+        ` ${serviceSql} / ${floorSql ?? "–"} | ${service.bad} / ${or(floor, (x) => x.bad)}${peers ? ` / ${or(peer, (x) => x.bad)}` : ""} | ${load ? `${load[0]} → ${load[1]}` : "–"} |`,
+    );
   }
   return lines.join("\n");
 }
@@ -710,22 +887,30 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
   }
   const w2 = by("W2");
   if (w2) {
-    out.push(`- W2: ${throughput(w2.service, w2.floor!, 0.5)}; ≤ 5 SQL statements — ${w2.serviceSql} — ${mark(w2.serviceSql <= 5)}`);
+    out.push(
+      `- W2: ${throughput(w2.service, w2.floor!, 0.5)}; ≤ 5 SQL statements — ${w2.serviceSql} — ${mark(w2.serviceSql <= 5)}`,
+    );
     if (w2.peer) out.push(`- W2: ${throughput(w2.service, w2.peer, 1.5, "PostGraphile")}`);
   }
   const w4 = by("W4");
   if (w4) {
-    out.push(`- W4: ${throughput(w4.service, w4.floor!, 0.5)}; no write lost (rows added − 2xx answers: service ${w4.service.writeGap}, floor ${w4.floor!.writeGap}) — ${mark(w4.service.writeGap === 0 && w4.floor!.writeGap === 0)}`);
+    out.push(
+      `- W4: ${throughput(w4.service, w4.floor!, 0.5)}; no write lost (rows added − 2xx answers: service ${w4.service.writeGap}, floor ${w4.floor!.writeGap}) — ${mark(w4.service.writeGap === 0 && w4.floor!.writeGap === 0)}`,
+    );
   }
   if (w4?.commits) {
     const { transactions, commits } = w4.commits;
-    out.push(`- W4 on the service: ${f0(transactions)} write transactions in ${f0(commits)} COMMITs (group commit), ${f1(transactions / commits)} writes per COMMIT`);
+    out.push(
+      `- W4 on the service: ${f0(transactions)} write transactions in ${f0(commits)} COMMITs (group commit), ${f1(transactions / commits)} writes per COMMIT`,
+    );
   }
   const hooked = w4?.webhook;
   if (hooked) {
     const ratio = hooked.rps / w4.service.rps;
-    out.push(`- W4 with a webhook on \`rankrecord.created\`: throughput ≥ 0.8× W4 without — ${f2(ratio)}× (${f0(hooked.rps)} req/s) — ${mark(ratio >= 0.8)}; ` +
-      `0 deliveries lost — ${hooked.delivered} of ${hooked.created} created delivered, ${hooked.repeated} repeated, the last ${f1(hooked.drainMs / 1000)} s after the last write — ${mark(hooked.delivered === hooked.created)}`);
+    out.push(
+      `- W4 with a webhook on \`rankrecord.created\`: throughput ≥ 0.8× W4 without — ${f2(ratio)}× (${f0(hooked.rps)} req/s) — ${mark(ratio >= 0.8)}; ` +
+        `0 deliveries lost — ${hooked.delivered} of ${hooked.created} created delivered, ${hooked.repeated} repeated, the last ${f1(hooked.drainMs / 1000)} s after the last write — ${mark(hooked.delivered === hooked.created)}`,
+    );
   }
   if (by("W1")) out.push(`- Service RSS under W1 < 250 MB — peak ${f0(rssMb)} MB — ${mark(rssMb < 250)}`);
   return out;
@@ -733,7 +918,10 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
 
 /** The machine's facts; `startSpeed`: `machineSpeedMs()` when the run began, set beside its value now. */
 function machine(startSpeed: number): string[] {
-  const cpu = readFileSync("/proc/cpuinfo", "utf8").match(/^model name\s*:\s*(.+)$/m)?.[1]?.trim() ?? "unknown";
+  const cpu =
+    readFileSync("/proc/cpuinfo", "utf8")
+      .match(/^model name\s*:\s*(.+)$/m)?.[1]
+      ?.trim() ?? "unknown";
   return [
     `- Date: ${new Date().toISOString()}`,
     `- CPUs (nproc): ${availableParallelism()} — ${cpu}`,
@@ -772,14 +960,17 @@ async function postgresPlan(): Promise<{ base: string } | { skipped: string }> {
       socket.on("connect", () => (socket.end(), resolve(true)));
       socket.on("error", () => resolve(false));
     });
-    if (!listening) return { skipped: "PostgreSQL: skipped (no BENCH_POSTGRES_URL and nothing listening on 127.0.0.1:5432)" };
+    if (!listening)
+      return { skipped: "PostgreSQL: skipped (no BENCH_POSTGRES_URL and nothing listening on 127.0.0.1:5432)" };
   }
   const prismaModule = (await import("../src/db/prisma.ts")) as Record<string, unknown>;
   if (typeof prismaModule.isPostgresUrl !== "function") return { skipped: "PostgreSQL: skipped (not supported yet)" };
   try {
     await pgQuery(base, "SELECT 1");
   } catch (error) {
-    return { skipped: `PostgreSQL: skipped (${base.replace(/\/\/[^@]*@/, "//***@")} could not be reached: ${(error as Error).message.split("\n")[0]})` };
+    return {
+      skipped: `PostgreSQL: skipped (${base.replace(/\/\/[^@]*@/, "//***@")} could not be reached: ${(error as Error).message.split("\n")[0]})`,
+    };
   }
   return { base };
 }
@@ -795,7 +986,12 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
   return withSeededPostgres(base, async ({ databaseUrl, storageDir, key, seeded }) => {
     log(`PostgreSQL: seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
     const list = workloads(seeded, plan.size);
-    const counted = await countStatements(databaseUrl, key, storageDir, list.map((w) => ({ method: w.method, ...w.next(prng(3)) })));
+    const counted = await countStatements(
+      databaseUrl,
+      key,
+      storageDir,
+      list.map((w) => ({ method: w.method, ...w.next(prng(3)) })),
+    );
     for (const [i, c] of counted.entries()) {
       if (c.status !== 200) throw new Error(`${list[i].id} answered ${c.status} in-process on PostgreSQL`);
       log(`PostgreSQL ${list[i].id}: ${c.statements} SQL statements in the service`);
@@ -811,9 +1007,17 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
       log("PostgreSQL: the floor answers the same JSON as the service for W1, W2, W3 and W4 samples");
       if (!only || only.has("W2")) {
         try {
-          peer = { ...(await startServer("postgraphile-pg", "bench/postgraphile.ts", { DATABASE_URL: databaseUrl, NODE_ENV: "production" })), peer: { adapt: toPostgraphile } };
+          peer = {
+            ...(await startServer("postgraphile-pg", "bench/postgraphile.ts", {
+              DATABASE_URL: databaseUrl,
+              NODE_ENV: "production",
+            })),
+            peer: { adapt: toPostgraphile },
+          };
           await checkPeer(service, peer, key, list.find((w) => w.id === "W2")!);
-          log("PostgreSQL: PostGraphile answers W2 samples with the same users, records, ranks and authors as the service");
+          log(
+            "PostgreSQL: PostGraphile answers W2 samples with the same users, records, ranks and authors as the service",
+          );
         } catch (error) {
           peerNote = `PostGraphile: not measured (${String((error as Error).message || error).replace(/\s*\n\s*/g, " — ")})`;
           log(peerNote);
@@ -821,7 +1025,16 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
           peer = undefined;
         }
       }
-      const { rows, w1Rss, peakRss } = await measureAll(service, floor, key, list, databaseUrl, counted, floorSql, peer);
+      const { rows, w1Rss, peakRss } = await measureAll(
+        service,
+        floor,
+        key,
+        list,
+        databaseUrl,
+        counted,
+        floorSql,
+        peer,
+      );
       const profileText = profile ? await profileService(databaseUrl, storageDir, key, list) : "";
       return {
         text: [
@@ -838,7 +1051,9 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
           "Service statements for each workload:",
           "",
           ...counted.map((c, i) => `- ${list[i].id} (${c.statements}): ${summariseSql(c.sql)}`),
-          ...(profileText ? ["", profileText.replace("## Profile", "### Profile on PostgreSQL").replace(/^### (W\d)$/gm, "#### $1")] : []),
+          ...(profileText
+            ? ["", profileText.replace("## Profile", "### Profile on PostgreSQL").replace(/^### (W\d)$/gm, "#### $1")]
+            : []),
         ].join("\n"),
         targets: targetsMet(rows, w1Rss),
       };
@@ -852,7 +1067,8 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
 
 /** The scratch PostgreSQL database beside `base` the PostgreSQL passes run on: migrated, keyed, seeded, analysed; dropped after `work`. */
 async function withSeededPostgres<T>(
-  base: string, work: (db: { databaseUrl: string; storageDir: string; key: string; seeded: Seeded }) => Promise<T>,
+  base: string,
+  work: (db: { databaseUrl: string; storageDir: string; key: string; seeded: Seeded }) => Promise<T>,
 ): Promise<T> {
   const name = `muster_bench_${process.pid}`;
   await pgQuery(base, `CREATE DATABASE "${name}"`);
@@ -886,11 +1102,27 @@ async function benchWorkers(base: string): Promise<string> {
   return withSeededPostgres(base, async ({ databaseUrl, storageDir, key, seeded }) => {
     const servers: Server[] = [];
     try {
-      log(`PostgreSQL: seeded ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`);
-      const list = workloads(seeded, plan.size).filter((w) => (w.id === "W1" || w.id === "W3") && (!only || only.has(w.id)));
-      const one = await startServer("service-workers-1", serviceScript, { ...serviceEnv(databaseUrl, storageDir), WORKERS: "1" }, [], true);
+      log(
+        `PostgreSQL: seeded ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`,
+      );
+      const list = workloads(seeded, plan.size).filter(
+        (w) => (w.id === "W1" || w.id === "W3") && (!only || only.has(w.id)),
+      );
+      const one = await startServer(
+        "service-workers-1",
+        serviceScript,
+        { ...serviceEnv(databaseUrl, storageDir), WORKERS: "1" },
+        [],
+        true,
+      );
       servers.push(one);
-      const two = await startServer("service-workers-2", serviceScript, { ...serviceEnv(databaseUrl, storageDir), WORKERS: "2" }, [], true);
+      const two = await startServer(
+        "service-workers-2",
+        serviceScript,
+        { ...serviceEnv(databaseUrl, storageDir), WORKERS: "2" },
+        [],
+        true,
+      );
       servers.push(two);
       const floor = await startServer("floor-pg", "bench/floor.ts", { DATABASE_URL: databaseUrl });
       servers.push(floor);
@@ -908,17 +1140,22 @@ async function benchWorkers(base: string): Promise<string> {
         const primaryBefore = cpuTicks(two.child.pid!);
         const twoBefore = treeTicks(two.child.pid!);
         const measured = await measure([one, two, floor], key, w, databaseUrl);
-        const primaryShare = (cpuTicks(two.child.pid!) - primaryBefore) / Math.max(1, treeTicks(two.child.pid!) - twoBefore);
+        const primaryShare =
+          (cpuTicks(two.child.pid!) - primaryBefore) / Math.max(1, treeTicks(two.child.pid!) - twoBefore);
         const [a, b, c] = [measured.get(one)!, measured.get(two)!, measured.get(floor)!];
         const ratio = b.rps / a.rps;
-        rows.push(`| ${w.id} | ${f0(a.rps)} | ${f0(b.rps)} | **${f2(ratio)}×** (${ratio >= 1.6 ? "met" : "**missed**"}) | ${f0(c.rps)} | ${f2(b.rps / c.rps)}× | ` +
-          `${f0(a.p50)} / ${f0(a.p99)} | ${f0(b.p50)} / ${f0(b.p99)} | ${f0(c.p50)} / ${f0(c.p99)} | ` +
-          `${f2(a.cpuMs)} / ${f2(b.cpuMs)} / ${f2(c.cpuMs)} | ${f2(a.dbCpuMs)} / ${f2(b.dbCpuMs)} / ${f2(c.dbCpuMs)} | ` +
-          `${f2(a.loaderCpuMs)} / ${f2(b.loaderCpuMs)} / ${f2(c.loaderCpuMs)} | ${f0(100 * a.busy)} / ${f0(100 * b.busy)} / ${f0(100 * c.busy)} | ` +
-          `${a.bad} / ${b.bad} / ${c.bad} | ${loadBefore} → ${loadAverage()} |`);
+        rows.push(
+          `| ${w.id} | ${f0(a.rps)} | ${f0(b.rps)} | **${f2(ratio)}×** (${ratio >= 1.6 ? "met" : "**missed**"}) | ${f0(c.rps)} | ${f2(b.rps / c.rps)}× | ` +
+            `${f0(a.p50)} / ${f0(a.p99)} | ${f0(b.p50)} / ${f0(b.p99)} | ${f0(c.p50)} / ${f0(c.p99)} | ` +
+            `${f2(a.cpuMs)} / ${f2(b.cpuMs)} / ${f2(c.cpuMs)} | ${f2(a.dbCpuMs)} / ${f2(b.dbCpuMs)} / ${f2(c.dbCpuMs)} | ` +
+            `${f2(a.loaderCpuMs)} / ${f2(b.loaderCpuMs)} / ${f2(c.loaderCpuMs)} | ${f0(100 * a.busy)} / ${f0(100 * b.busy)} / ${f0(100 * c.busy)} | ` +
+            `${a.bad} / ${b.bad} / ${c.bad} | ${loadBefore} → ${loadAverage()} |`,
+        );
         const perRound = (m: Measured) => m.rounds.map((r) => f0(r.rps)).join(", ");
-        detail.push(`- ${w.id} rounds (req/s): WORKERS=1 ${perRound(a)}; WORKERS=2 ${perRound(b)}; floor ${perRound(c)}. ` +
-          `The WORKERS=2 primary's own share of its instance's CPU: ${(100 * primaryShare).toFixed(1)}%.`);
+        detail.push(
+          `- ${w.id} rounds (req/s): WORKERS=1 ${perRound(a)}; WORKERS=2 ${perRound(b)}; floor ${perRound(c)}. ` +
+            `The WORKERS=2 primary's own share of its instance's CPU: ${(100 * primaryShare).toFixed(1)}%.`,
+        );
       }
       return [
         "# Scale-out (`npm run bench -- --workers`)",
@@ -957,15 +1194,22 @@ async function benchWorkers(base: string): Promise<string> {
 }
 
 const serviceEnv = (databaseUrl: string, storageDir: string) => ({
-  DATABASE_URL: databaseUrl, STORAGE_DIR: storageDir, RATE_LIMIT_PER_MINUTE: "1000000000", NODE_ENV: "production",
+  DATABASE_URL: databaseUrl,
+  STORAGE_DIR: storageDir,
+  RATE_LIMIT_PER_MINUTE: "1000000000",
+  NODE_ENV: "production",
   // The W4 webhook pass delivers to a sink on this machine.
   WEBHOOKS_ALLOW_PRIVATE: "true",
 });
 
 /** The commit the build was made from, and whether src/ differed from it. */
 function commitOfBuild(): string {
-  const head = spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).stdout.trim() || "unknown";
-  const dirty = spawnSync("git", ["status", "--porcelain", "--", "src", "scripts", "package.json"], { cwd: root, encoding: "utf8" }).stdout.trim();
+  const head =
+    spawnSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8" }).stdout.trim() || "unknown";
+  const dirty = spawnSync("git", ["status", "--porcelain", "--", "src", "scripts", "package.json"], {
+    cwd: root,
+    encoding: "utf8",
+  }).stdout.trim();
   return `commit ${head}${dirty ? " with uncommitted changes in src/ or scripts/" : ""}`;
 }
 
@@ -991,7 +1235,10 @@ async function main() {
   const storageDir = path.join(dir, "files");
   logDir = dir;
   log(`${quick ? "quick" : "full"} run in ${dir}`);
-  const build = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs"), "--quiet"], { cwd: root, stdio: "inherit" });
+  const build = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs"), "--quiet"], {
+    cwd: root,
+    stdio: "inherit",
+  });
   if (build.status !== 0) throw new Error("npm run build failed");
   const built = commitOfBuild();
   log(`built from ${built}`);
@@ -1016,7 +1263,9 @@ async function main() {
   const seeded = await seed(sink, accountId, plan.size);
   await sink.close();
   const s = plan.size;
-  log(`seeded ${s.ranks} ranks with images, ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${s.documents} documents, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`);
+  log(
+    `seeded ${s.ranks} ranks with images, ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${s.documents} documents, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`,
+  );
 
   const list = workloads(seeded, s);
   const probes: Probe[] = list.map((w) => ({ method: w.method, ...w.next(prng(3)) }));
@@ -1116,8 +1365,10 @@ async function main() {
     "",
   ].join("\n");
 
-  console.log(`\nSQLite:\n\n${table(rows)}\n\nService RSS: idle ${f0(idleRss)} MB, peak under W1 ${f0(w1Rss)} MB\n\n${targetsMet(rows, w1Rss).join("\n")}\n\n` +
-    (pg.text.startsWith("PostgreSQL") ? pg.text : `PostgreSQL:\n\n${pg.text}\n\n${pg.targets.join("\n")}`));
+  console.log(
+    `\nSQLite:\n\n${table(rows)}\n\nService RSS: idle ${f0(idleRss)} MB, peak under W1 ${f0(w1Rss)} MB\n\n${targetsMet(rows, w1Rss).join("\n")}\n\n` +
+      (pg.text.startsWith("PostgreSQL") ? pg.text : `PostgreSQL:\n\n${pg.text}\n\n${pg.targets.join("\n")}`),
+  );
   const out = path.join(root, "bench", partial ? "RESULTS-partial.md" : quick ? "RESULTS-quick.md" : "RESULTS.md");
   writeFileSync(out, report);
   log(`wrote ${path.relative(root, out)}`);
@@ -1132,18 +1383,38 @@ async function profileService(databaseUrl: string, storageDir: string, key: stri
   for (const id of only ? list.map((w) => w.id).filter((id) => only.has(id)) : ["W1", "W2"]) {
     const profDir = mkdtempSync(path.join(tmpdir(), "muster-prof-"));
     const spawned = performance.now();
-    const service = await startServer(`service-prof-${id}`, serviceScript, serviceEnv(databaseUrl, storageDir), ["--cpu-prof", `--cpu-prof-dir=${profDir}`]);
+    const service = await startServer(`service-prof-${id}`, serviceScript, serviceEnv(databaseUrl, storageDir), [
+      "--cpu-prof",
+      `--cpu-prof-dir=${profDir}`,
+    ]);
     const w = list.find((x) => x.id === id)!;
     const warm = await load(service, key, w, 1, fixedAmount(w) ? { amount: connections } : { duration: plan.warmup });
     const skipMs = performance.now() - spawned;
-    const round = await load(service, key, w, 2, fixedAmount(w) ? { amount: Math.max(connections, Math.round(roundOf(warm).rps * plan.round)) } : { duration: plan.round });
+    const round = await load(
+      service,
+      key,
+      w,
+      2,
+      fixedAmount(w)
+        ? { amount: Math.max(connections, Math.round(roundOf(warm).rps * plan.round)) }
+        : { duration: plan.round },
+    );
     await stopServer(service);
     const file = readdirSync(profDir).find((f) => f.endsWith(".cpuprofile"));
     if (file && process.env.BENCH_PROFILE_KEEP) {
       mkdirSync(process.env.BENCH_PROFILE_KEEP, { recursive: true });
-      copyFileSync(path.join(profDir, file), path.join(process.env.BENCH_PROFILE_KEEP, `${isPostgres(databaseUrl) ? "pg" : "sqlite"}-${id}.cpuprofile`));
+      copyFileSync(
+        path.join(profDir, file),
+        path.join(process.env.BENCH_PROFILE_KEEP, `${isPostgres(databaseUrl) ? "pg" : "sqlite"}-${id}.cpuprofile`),
+      );
     }
-    if (file) sections.push(`### ${id}`, "", summariseProfile(path.join(profDir, file), root, skipMs, round["2xx"] + round.non2xx), "");
+    if (file)
+      sections.push(
+        `### ${id}`,
+        "",
+        summariseProfile(path.join(profDir, file), root, skipMs, round["2xx"] + round.non2xx),
+        "",
+      );
     rmSync(profDir, { recursive: true, force: true });
     log(`profiled ${id}`);
   }

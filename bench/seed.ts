@@ -33,12 +33,59 @@ export function prng(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(list: readonly T[]) => list[Math.floor(next() * list.length)] };
+  return {
+    next,
+    int: (n: number) => Math.floor(next() * n),
+    pick: <T>(list: readonly T[]) => list[Math.floor(next() * list.length)],
+  };
 }
 
-const first = ["Ann", "Bob", "Cara", "Dan", "Eve", "Finn", "Gail", "Hugo", "Ivy", "Jon", "Kai", "Lena", "Max", "Nora", "Otto", "Pia"];
-const last = ["Smith", "Jones", "Brown", "Miller", "Davis", "Garcia", "Wilson", "Moore", "Taylor", "Clark", "Lewis", "Walker"];
-const words = ["promoted", "for", "outstanding", "service", "during", "operation", "training", "exercise", "leadership", "conduct", "merit", "review"];
+const first = [
+  "Ann",
+  "Bob",
+  "Cara",
+  "Dan",
+  "Eve",
+  "Finn",
+  "Gail",
+  "Hugo",
+  "Ivy",
+  "Jon",
+  "Kai",
+  "Lena",
+  "Max",
+  "Nora",
+  "Otto",
+  "Pia",
+];
+const last = [
+  "Smith",
+  "Jones",
+  "Brown",
+  "Miller",
+  "Davis",
+  "Garcia",
+  "Wilson",
+  "Moore",
+  "Taylor",
+  "Clark",
+  "Lewis",
+  "Walker",
+];
+const words = [
+  "promoted",
+  "for",
+  "outstanding",
+  "service",
+  "during",
+  "operation",
+  "training",
+  "exercise",
+  "leadership",
+  "conduct",
+  "merit",
+  "review",
+];
 
 const base = Date.UTC(2025, 0, 1);
 const at = (minutes: number) => new Date(base + minutes * 60_000);
@@ -55,7 +102,8 @@ type Model = "Rank" | "Image" | "User" | "Document" | "RankRecord" | "Comment";
 /** SQLite: multi-row INSERTs with @libsql/client inside one transaction per table, stored the way Prisma stores them. */
 export function sqliteSink(url: string): Sink {
   const client = createClient({ url });
-  const value = (v: unknown) => (v instanceof Date ? v.toISOString().replace("Z", "+00:00") : typeof v === "boolean" ? (v ? 1 : 0) : (v ?? null));
+  const value = (v: unknown) =>
+    v instanceof Date ? v.toISOString().replace("Z", "+00:00") : typeof v === "boolean" ? (v ? 1 : 0) : (v ?? null);
   return {
     async insert(model, rows) {
       if (!rows.length) return;
@@ -77,7 +125,10 @@ export function sqliteSink(url: string): Sink {
       }
     },
     async ids(model, accountId) {
-      const result = await client.execute({ sql: `SELECT id FROM "${model}" WHERE "accountId" = ? ORDER BY id`, args: [accountId] });
+      const result = await client.execute({
+        sql: `SELECT id FROM "${model}" WHERE "accountId" = ? ORDER BY id`,
+        args: [accountId],
+      });
       return result.rows.map((r) => Number(r.id));
     },
     close: async () => client.close(),
@@ -128,27 +179,59 @@ export async function seed(sink: Sink, accountId: number, size: SeedSize): Promi
   const started = performance.now();
   const rnd = prng(20261122);
 
-  await sink.insert("Rank", Array.from({ length: size.ranks }, (_, i) => ({
-    accountId, name: `Rank ${String(i + 1).padStart(2, "0")}`, abbreviation: `R${i + 1}`, paygrade: `E-${(i % 9) + 1}`,
-    description: `Rank number ${i + 1}`, order: i + 1, createdAt: at(i), updatedAt: at(i),
-  })));
+  await sink.insert(
+    "Rank",
+    Array.from({ length: size.ranks }, (_, i) => ({
+      accountId,
+      name: `Rank ${String(i + 1).padStart(2, "0")}`,
+      abbreviation: `R${i + 1}`,
+      paygrade: `E-${(i % 9) + 1}`,
+      description: `Rank number ${i + 1}`,
+      order: i + 1,
+      createdAt: at(i),
+      updatedAt: at(i),
+    })),
+  );
   const rankIds = await sink.ids("Rank", accountId);
-  await sink.insert("Image", rankIds.map((id, i) => ({
-    accountId, name: `Insignia ${i + 1}`, description: null, filename: `rank-${i + 1}.png`, path: `images/rank-${i + 1}.png`,
-    modelType: "App\\Models\\Rank", modelId: id, createdAt: at(i), updatedAt: at(i),
-  })));
+  await sink.insert(
+    "Image",
+    rankIds.map((id, i) => ({
+      accountId,
+      name: `Insignia ${i + 1}`,
+      description: null,
+      filename: `rank-${i + 1}.png`,
+      path: `images/rank-${i + 1}.png`,
+      modelType: "App\\Models\\Rank",
+      modelId: id,
+      createdAt: at(i),
+      updatedAt: at(i),
+    })),
+  );
 
   const users = Array.from({ length: size.users }, (_, i) => ({
-    accountId, name: `${rnd.pick(first)} ${rnd.pick(last)} ${i + 1}`, email: `user${i + 1}@bench.test`,
-    rankId: rnd.pick(rankIds), approved: true, createdAt: at(1000 + i), updatedAt: at(1000 + i),
+    accountId,
+    name: `${rnd.pick(first)} ${rnd.pick(last)} ${i + 1}`,
+    email: `user${i + 1}@bench.test`,
+    rankId: rnd.pick(rankIds),
+    approved: true,
+    createdAt: at(1000 + i),
+    updatedAt: at(1000 + i),
   }));
   await sink.insert("User", users);
   const userIds = await sink.ids("User", accountId);
 
-  await sink.insert("Document", Array.from({ length: size.documents }, (_, i) => ({
-    accountId, name: `Order ${i + 1}`, description: `Personnel order ${i + 1}`, content: `<p>Order ${i + 1}: ${words.join(" ")}</p>`,
-    authorId: rnd.pick(userIds), createdAt: at(20_000 + i), updatedAt: at(20_000 + i),
-  })));
+  await sink.insert(
+    "Document",
+    Array.from({ length: size.documents }, (_, i) => ({
+      accountId,
+      name: `Order ${i + 1}`,
+      description: `Personnel order ${i + 1}`,
+      content: `<p>Order ${i + 1}: ${words.join(" ")}</p>`,
+      authorId: rnd.pick(userIds),
+      createdAt: at(20_000 + i),
+      updatedAt: at(20_000 + i),
+    })),
+  );
   const documentIds = await sink.ids("Document", accountId);
 
   // Records are written in time order, interleaving users, so `createdAt desc, id desc` is a real sort.
@@ -157,9 +240,15 @@ export async function seed(sink: Sink, accountId: number, size: SeedSize): Promi
     for (let u = 0; u < userIds.length; u++) {
       const minute = 30_000 + r * userIds.length + u;
       records.push({
-        accountId, userId: userIds[u], rankId: rnd.pick(rankIds), documentId: rnd.next() < 0.7 ? rnd.pick(documentIds) : null,
-        authorId: rnd.pick(userIds), type: rnd.int(4), text: `${rnd.pick(words)} ${rnd.pick(words)} ${rnd.pick(words)}`,
-        createdAt: at(minute), updatedAt: at(minute),
+        accountId,
+        userId: userIds[u],
+        rankId: rnd.pick(rankIds),
+        documentId: rnd.next() < 0.7 ? rnd.pick(documentIds) : null,
+        authorId: rnd.pick(userIds),
+        type: rnd.int(4),
+        text: `${rnd.pick(words)} ${rnd.pick(words)} ${rnd.pick(words)}`,
+        createdAt: at(minute),
+        updatedAt: at(minute),
       });
     }
   }
@@ -167,11 +256,23 @@ export async function seed(sink: Sink, accountId: number, size: SeedSize): Promi
   const recordIds = await sink.ids("RankRecord", accountId);
 
   const comments = Array.from({ length: size.comments }, (_, i) => ({
-    accountId, authorId: rnd.pick(userIds), modelType: "App\\Models\\RankRecord", modelId: rnd.pick(recordIds),
+    accountId,
+    authorId: rnd.pick(userIds),
+    modelType: "App\\Models\\RankRecord",
+    modelId: rnd.pick(recordIds),
     comment: `${rnd.pick(words)} ${rnd.pick(words)} ${rnd.pick(words)} ${rnd.pick(words)}`,
-    createdAt: at(300_000 + i), updatedAt: at(300_000 + i),
+    createdAt: at(300_000 + i),
+    updatedAt: at(300_000 + i),
   }));
   await sink.insert("Comment", comments);
 
-  return { accountId, userIds, rankIds, documentIds, rankRecords: records.length, comments: comments.length, ms: performance.now() - started };
+  return {
+    accountId,
+    userIds,
+    rankIds,
+    documentIds,
+    rankRecords: records.length,
+    comments: comments.length,
+    ms: performance.now() - started,
+  };
 }

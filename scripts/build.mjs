@@ -82,7 +82,10 @@ export async function build() {
     await writeFile(temporary, file.contents);
     await rename(temporary, file.path);
   }
-  await writeStamp(Object.keys(result.metafile.inputs), files.map((f) => path.relative(outdir, f.path)));
+  await writeStamp(
+    Object.keys(result.metafile.inputs),
+    files.map((f) => path.relative(outdir, f.path)),
+  );
   // Chunks of earlier builds go once they are an hour old (a process started from an earlier build may still load one).
   const written = new Set(files.map((f) => path.basename(f.path)));
   for (const name of await readdir(outdir)) {
@@ -98,7 +101,10 @@ export async function build() {
 // own hash and the files written. `--if-stale` (npm start, npm run cli) builds only when one of them differs, so a
 // read-only checkout whose dist/ is current starts without writing anything.
 const stampPath = path.join(outdir, "build-stamp.json");
-const sha256 = async (file) => createHash("sha256").update(await readFile(path.resolve(root, file))).digest("hex");
+const sha256 = async (file) =>
+  createHash("sha256")
+    .update(await readFile(path.resolve(root, file)))
+    .digest("hex");
 
 async function writeStamp(inputs, outputs) {
   const hashes = {};
@@ -142,7 +148,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     if (!quiet) console.log(`Built ${entries.join(" and ")} (and ${chunks.length} chunks) in ${Math.round(ms)} ms`);
   } catch (error) {
     if (error?.code === "EACCES" || error?.code === "EROFS" || error?.code === "EPERM") {
-      console.error(`dist/ is out of date and cannot be rebuilt here (${error.code} on ${error.path ?? "dist/"}): run \`npm run build\` where the checkout is writable`);
+      console.error(
+        `dist/ is out of date and cannot be rebuilt here (${error.code} on ${error.path ?? "dist/"}): run \`npm run build\` where the checkout is writable`,
+      );
       process.exit(1);
     }
     // esbuild has already printed the errors with their locations.

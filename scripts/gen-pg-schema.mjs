@@ -14,7 +14,10 @@ const target = path.join(root, "prisma-pg/schema.prisma");
 export function pgSchema(text) {
   const blocks = text.replace(/\r\n/g, "\n");
   let out = blocks.replace(/\ngenerator pothos \{[^}]*\}\n\n?/, "\n");
-  out = out.replace(/(generator client \{[^}]*?)output(\s*)= "\.\.\/src\/generated\/prisma"/, '$1output$2= "../src/generated/prisma-pg"');
+  out = out.replace(
+    /(generator client \{[^}]*?)output(\s*)= "\.\.\/src\/generated\/prisma"/,
+    '$1output$2= "../src/generated/prisma-pg"',
+  );
   out = out.replace(
     /datasource db \{[^}]*\}/,
     'datasource db {\n  provider = "postgresql"\n  url      = "postgresql://unused@localhost/unused" // ignored: the driver adapter connects; must stay a valid literal\n}',
@@ -29,7 +32,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const want = pgSchema(readFileSync(source, "utf8"));
   if (process.argv.includes("--check")) {
     let have = "";
-    try { have = readFileSync(target, "utf8"); } catch {}
+    try {
+      have = readFileSync(target, "utf8");
+    } catch {}
     if (have !== want) {
       console.error("prisma-pg/schema.prisma is stale: run `node scripts/gen-pg-schema.mjs` (or `npm run generate`).");
       process.exit(1);

@@ -41,7 +41,9 @@ if (only !== "sqlite") {
       console.error(`\n== Test pass 2/2: PostgreSQL FAILED: ${message}; MUSTER_REQUIRE_SERVICES=1 requires it. ==\n`);
       failed = true;
     } else {
-      console.warn(`\n== Test pass 2/2: PostgreSQL SKIPPED: ${message}. Set MUSTER_REQUIRE_SERVICES=1 to make this a failure. ==\n`);
+      console.warn(
+        `\n== Test pass 2/2: PostgreSQL SKIPPED: ${message}. Set MUSTER_REQUIRE_SERVICES=1 to make this a failure. ==\n`,
+      );
     }
   } else {
     console.log("\n== Test pass 2/2: PostgreSQL ==\n");

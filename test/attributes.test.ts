@@ -5,7 +5,16 @@
  * on), so these documents run there, through the app's enveloped pipeline as REST's do.
  */
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { getNamedType, isEnumType, isLeafType, isObjectType, parse, type ExecutionResult, type GraphQLField, type GraphQLObjectType } from "graphql";
+import {
+  getNamedType,
+  isEnumType,
+  isLeafType,
+  isObjectType,
+  parse,
+  type ExecutionResult,
+  type GraphQLField,
+  type GraphQLObjectType,
+} from "graphql";
 import { startHarness, type Harness } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { operations } from "../src/resources/operations.ts";
@@ -22,9 +31,15 @@ afterAll(() => h.close());
 
 /** Runs `query` on the internal schema with a `*` key, as the REST plugin runs its prepared documents. */
 async function internal<T = { result: { nodes: unknown[] } }>(query: string): Promise<ExecutionResult<T>> {
-  const request = new Request("http://muster.test/internal", { headers: { authorization: `Bearer ${await w.key("*")}` } });
+  const request = new Request("http://muster.test/internal", {
+    headers: { authorization: `Bearer ${await w.key("*")}` },
+  });
   const { contextFactory, execute } = h.app.yoga.getEnveloped({ request });
-  return (await execute({ schema: h.app.restSchema, document: parse(query), contextValue: await contextFactory() })) as ExecutionResult<T>;
+  return (await execute({
+    schema: h.app.restSchema,
+    document: parse(query),
+    contextValue: await contextFactory(),
+  })) as ExecutionResult<T>;
 }
 
 /** A row of the internal graph with its `attributes`. */
@@ -33,12 +48,20 @@ type Attributed = { attributes: Record<string, unknown> };
 const noRequiredArgs = (f: GraphQLField<unknown, unknown>) => !f.args.some((a) => a.type.toString().endsWith("!"));
 /** A JSON column typed by its shape as objects (`Field.options`: `FieldOption`): a value of leaves, not a row. */
 const isValueObject = (type: unknown): type is GraphQLObjectType =>
-  isObjectType(type) && !("attributes" in type.getFields()) && Object.values(type.getFields()).every((f) => isLeafType(getNamedType(f.type)));
+  isObjectType(type) &&
+  !("attributes" in type.getFields()) &&
+  Object.values(type.getFields()).every((f) => isLeafType(getNamedType(f.type)));
 /** Typed leaves, but a node's global `id`: there REST's `id` is the row id, `rowId` (link rows have only their `id`). */
 const leavesOf = (type: GraphQLObjectType) => {
   const globalId = "rowId" in type.getFields();
   return Object.values(type.getFields())
-    .filter((f) => f.name !== "attributes" && !(globalId && f.name === "id") && (isLeafType(getNamedType(f.type)) || isValueObject(getNamedType(f.type))) && noRequiredArgs(f))
+    .filter(
+      (f) =>
+        f.name !== "attributes" &&
+        !(globalId && f.name === "id") &&
+        (isLeafType(getNamedType(f.type)) || isValueObject(getNamedType(f.type))) &&
+        noRequiredArgs(f),
+    )
     .map((f) => f.name);
 };
 /** A leaf's selection: its name, with the value object's own leaves where it is one. */
@@ -66,11 +89,14 @@ const relationsOf = (type: GraphQLObjectType) =>
 /** Every object in `value` (one or a list) compared with its typed leaves; returns how many were compared. */
 function compare(type: GraphQLObjectType, value: unknown, where: string): number {
   if (value == null) return 0;
-  if (Array.isArray(value)) return value.reduce((n: number, v: unknown, i: number) => n + compare(type, v, `${where}.${i}`), 0);
+  if (Array.isArray(value))
+    return value.reduce((n: number, v: unknown, i: number) => n + compare(type, v, `${where}.${i}`), 0);
   const object = value as Record<string, unknown>;
   const typed = Object.fromEntries(leavesOf(type).map((f) => [restKey(f), restValue(type, f, object[f])]));
   expect(object.attributes, `${where} (${type.name})`).toEqual(typed);
-  return 1 + relationsOf(type).reduce((n, [name, related]) => n + compare(related, object[name], `${where}.${name}`), 0);
+  return (
+    1 + relationsOf(type).reduce((n, [name, related]) => n + compare(related, object[name], `${where}.${name}`), 0)
+  );
 }
 
 test("attributes equal the row's own fields on every listed resource and on the objects its relations return", async () => {
@@ -83,7 +109,15 @@ test("attributes equal the row's own fields on every listed resource and on the 
     const page = getNamedType(query[field].type) as GraphQLObjectType;
     const row = getNamedType(page.getFields().nodes.type) as GraphQLObjectType;
     const select = (type: GraphQLObjectType, depth: number): string =>
-      `{ attributes ${leavesOf(type).map((f) => selectionOf(type, f)).join(" ")} ${depth ? relationsOf(type).map(([name, related]) => `${name} ${select(related, depth - 1)}`).join(" ") : ""} }`;
+      `{ attributes ${leavesOf(type)
+        .map((f) => selectionOf(type, f))
+        .join(" ")} ${
+        depth
+          ? relationsOf(type)
+              .map(([name, related]) => `${name} ${select(related, depth - 1)}`)
+              .join(" ")
+          : ""
+      } }`;
     const reply = await internal(`{ result: ${field}(limit: 100) { nodes ${select(row, 1)} } }`);
     expect(reply.errors ?? [], field).toEqual([]);
     const nodes = reply.data!.result.nodes;
@@ -98,7 +132,11 @@ test("REST rows are the attributes object, with the included relations added aft
   const api = await w.client("*");
   const user = w.row(operations.find((op) => op.field === "users")!.def);
   const rest = (await api.get(`/v2/users/${user.id}?include=rank`)).body.data;
-  const gql = (await internal<{ result: Attributed & { rank: Attributed | null } }>(`{ result: ${restRootField("user")}(user: ${user.id}) { attributes rank { attributes } } }`)).data!.result;
+  const gql = (
+    await internal<{ result: Attributed & { rank: Attributed | null } }>(
+      `{ result: ${restRootField("user")}(user: ${user.id}) { attributes rank { attributes } } }`,
+    )
+  ).data!.result;
   expect(Object.keys(rest)).toEqual([...Object.keys(gql.attributes), "rank"]);
   expect(rest).toEqual({ ...gql.attributes, rank: gql.rank && gql.rank.attributes });
 });

@@ -38,7 +38,17 @@ import { operations, type Operation } from "../src/resources/operations.ts";
 import { startHarness, testProvider, type Harness } from "./harness.ts";
 import { DESTRUCTIVE, seedOrganisation, Targets, type Target } from "./support/targets.ts";
 import { DatabaseSnapshots, listFiles, snapshotDiff } from "./support/snapshot.ts";
-import { applyRecipe, badEntries, batchRecipe, categoryOf, issue14Examples, PROTOTYPE_KEYS, recipesFor, writableKeysOf, type Sent } from "./support/malformed.ts";
+import {
+  applyRecipe,
+  badEntries,
+  batchRecipe,
+  categoryOf,
+  issue14Examples,
+  PROTOTYPE_KEYS,
+  recipesFor,
+  writableKeysOf,
+  type Sent,
+} from "./support/malformed.ts";
 import { GRAPHQL_EXAMPLES, graphqlRecipe, graphqlRequest } from "./support/malformed-graphql.ts";
 import { RawHttp } from "./support/raw-http.ts";
 import { invalidAttribute } from "./support/factory.ts";
@@ -90,12 +100,19 @@ beforeAll(async () => {
   targets = await Targets.create(h, org);
   key = await h.key("alpha", "*", org.ids.admin ?? null);
   snapshots = new DatabaseSnapshots(h.db);
-  console.log(`bad-input: seed ${SEED}, ${RUNS} runs per route, ${BATCH_RUNS} per batch route (BAD_INPUT_SEED, BAD_INPUT_RUNS, BAD_INPUT_BATCH_RUNS)`);
+  console.log(
+    `bad-input: seed ${SEED}, ${RUNS} runs per route, ${BATCH_RUNS} per batch route (BAD_INPUT_SEED, BAD_INPUT_RUNS, BAD_INPUT_BATCH_RUNS)`,
+  );
 }, 120_000);
 afterAll(async () => {
   const ms = (n: number) => `${(n / 1000).toFixed(1)} s`;
-  console.log(`bad-input: ${spent.runs} requests in ${ms(spent.requests)}, ${spent.full} full snapshots in ${ms(spent.snapshots)}, ${spent.plans} plans in ${ms(spent.planning)}`);
-  const slowest = [...byRecipe].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k} ${ms(v)}`);
+  console.log(
+    `bad-input: ${spent.runs} requests in ${ms(spent.requests)}, ${spent.full} full snapshots in ${ms(spent.snapshots)}, ${spent.plans} plans in ${ms(spent.planning)}`,
+  );
+  const slowest = [...byRecipe]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([k, v]) => `${k} ${ms(v)}`);
   console.log(`bad-input: request time by recipe: ${slowest.join("; ")}`);
   await wire?.close();
   await h?.close();
@@ -133,9 +150,14 @@ async function send(sent: Sent): Promise<Answer> {
   const headers = { accept, authorization: `Bearer ${key}`, ...sent.headers };
   let answer;
   try {
-    answer = await wire.send({ method: sent.method, path: sent.url, headers, body: sent.body, chunked: sent.chunked }, ANSWER_WITHIN_MS);
+    answer = await wire.send(
+      { method: sent.method, path: sent.url, headers, body: sent.body, chunked: sent.chunked },
+      ANSWER_WITHIN_MS,
+    );
   } catch (error) {
-    throw new Error(`${sent.method} ${sent.url.slice(0, 200)} (${sent.recipe}): ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `${sent.method} ${sent.url.slice(0, 200)} (${sent.recipe}): ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   let body: AnswerBody | undefined;
   try {
@@ -152,8 +174,10 @@ const isStringList = (v: unknown) => Array.isArray(v) && v.length > 0 && v.every
 function errorShapeProblems(a: Answer): string[] {
   const problems: string[] = [];
   if (!a.contentType?.includes("application/json")) problems.push(`error content type ${a.contentType}`);
-  if (a.body === undefined || a.body === null || typeof a.body !== "object") return [...problems, "error body is not a JSON object"];
-  if (Object.keys(a.body).join() !== "error") problems.push(`error body has members ${Object.keys(a.body).join(", ")}, not just "error"`);
+  if (a.body === undefined || a.body === null || typeof a.body !== "object")
+    return [...problems, "error body is not a JSON object"];
+  if (Object.keys(a.body).join() !== "error")
+    problems.push(`error body has members ${Object.keys(a.body).join(", ")}, not just "error"`);
   const e = a.body.error ?? {};
   for (const member of ["message", "type", "request_id", "trace_id"]) {
     if (typeof e[member] !== "string" || e[member] === "") problems.push(`error.${member} is not a non-empty string`);
@@ -162,8 +186,11 @@ function errorShapeProblems(a: Answer): string[] {
   if (extra.length) problems.push(`error has extra members ${extra.join(", ")}`);
   if (a.status === 422 || "errors" in e) {
     const errors = e.errors;
-    if (!errors || typeof errors !== "object" || Array.isArray(errors) || !Object.keys(errors).length) problems.push("error.errors is not a non-empty object");
-    else for (const [field, messages] of Object.entries(errors)) if (!isStringList(messages)) problems.push(`error.errors.${field} is not a list of strings`);
+    if (!errors || typeof errors !== "object" || Array.isArray(errors) || !Object.keys(errors).length)
+      problems.push("error.errors is not a non-empty object");
+    else
+      for (const [field, messages] of Object.entries(errors))
+        if (!isStringList(messages)) problems.push(`error.errors.${field} is not a list of strings`);
   }
   return problems;
 }
@@ -184,7 +211,9 @@ const cleanPrototype = prototypeNames();
 function namesField(a: Answer, field: string | RegExp): boolean {
   const errors = a.body?.error?.errors;
   if (!errors || typeof errors !== "object") return false;
-  return Object.keys(errors).some((k) => (typeof field === "string" ? k === field || k.startsWith(`${field}.`) || k.startsWith(`${field}[`) : field.test(k)));
+  return Object.keys(errors).some((k) =>
+    typeof field === "string" ? k === field || k.startsWith(`${field}.`) || k.startsWith(`${field}[`) : field.test(k),
+  );
 }
 
 /** What is wrong with an answer, against the status the issue settles for its request. */
@@ -193,7 +222,9 @@ function expectationProblems(sent: Sent, a: Answer): string[] {
   if (!expected) return [];
   if (a.status !== expected.status) return [`expected ${expected.status} (${expected.because}), got ${a.status}`];
   if (expected.field && !namesField(a, expected.field)) {
-    return [`the ${a.status} does not name ${expected.field} in error.errors (${JSON.stringify(Object.keys(a.body?.error?.errors ?? {}))})`];
+    return [
+      `the ${a.status} does not name ${expected.field} in error.errors (${JSON.stringify(Object.keys(a.body?.error?.errors ?? {}))})`,
+    ];
   }
   return [];
 }
@@ -205,7 +236,8 @@ function expectationProblems(sent: Sent, a: Answer): string[] {
  */
 async function judge(op: Operation | undefined, sent: Sent): Promise<void> {
   const changesBefore = await snapshots.changes();
-  if (!baseline || baseline.changes !== changesBefore) baseline = { rows: await timed("snapshots", () => snapshots.take()), changes: changesBefore };
+  if (!baseline || baseline.changes !== changesBefore)
+    baseline = { rows: await timed("snapshots", () => snapshots.take()), changes: changesBefore };
   const before = baseline.rows;
   const filesBefore = listFiles(h.config.storageDir);
   const sentAt = performance.now();
@@ -222,10 +254,16 @@ async function judge(op: Operation | undefined, sent: Sent): Promise<void> {
   }
   const changesAfter = await snapshots.changes();
   const graphql = isGraphql(sent);
-  const graphqlRejected = graphql && answer.status === 200 && Array.isArray(answer.body?.errors) && answer.body.errors.length > 0 && answer.body.data == null;
+  const graphqlRejected =
+    graphql &&
+    answer.status === 200 &&
+    Array.isArray(answer.body?.errors) &&
+    answer.body.errors.length > 0 &&
+    answer.body.data == null;
   const rejected = (answer.status >= 400 && answer.status < 500) || graphqlRejected;
   // After an accepted write the new state is read when next needed: often never, when a new plan writes first.
-  const after = changesAfter === changesBefore ? before : rejected ? await timed("snapshots", () => snapshots.take()) : undefined;
+  const after =
+    changesAfter === changesBefore ? before : rejected ? await timed("snapshots", () => snapshots.take()) : undefined;
   if (after) baseline = { rows: after, changes: changesAfter };
   problems.push(...expectationProblems(sent, answer));
   if (answer.status >= 500) problems.push(`answered ${answer.status}`);
@@ -236,7 +274,10 @@ async function judge(op: Operation | undefined, sent: Sent): Promise<void> {
     if (changed.length) problems.push(`rejected, yet the database changed:\n    ${changed.join("\n    ")}`);
     const filesAfter = listFiles(h.config.storageDir);
     const added = filesAfter.filter((f) => !filesBefore.includes(f));
-    if (added.length) strayFiles.push(`${sent.method} ${sent.url} (${sent.recipe}) body ${bodyText(sent.body).slice(0, 300)} → ${answer.status} ${answer.text.slice(0, 300)}: left ${added.join(", ")}`);
+    if (added.length)
+      strayFiles.push(
+        `${sent.method} ${sent.url} (${sent.recipe}) body ${bodyText(sent.body).slice(0, 300)} → ${answer.status} ${answer.text.slice(0, 300)}: left ${added.join(", ")}`,
+      );
   } else if (answer.status >= 200 && answer.status < 300) {
     if (sent.mustReject) problems.push(`accepted (${answer.status}) a request that must be rejected`);
     if (op && (DESTRUCTIVE.has(op.kind) || sent.method === "DELETE")) plans.delete(nameOf(op));
@@ -282,9 +323,12 @@ const categoryFailures = new Map<string, { routes: string[]; first: string }>();
 /** Requests sent per category, so the report shows what was tried. */
 const categoryTried = new Map<string, number>();
 afterAll(() => {
-  if (categoryTried.size) console.log(`bad-input: issue 14 categories tried: ${[...categoryTried].map(([c, n]) => `${c} ×${n}`).join("; ")}`);
+  if (categoryTried.size)
+    console.log(`bad-input: issue 14 categories tried: ${[...categoryTried].map(([c, n]) => `${c} ×${n}`).join("; ")}`);
   if (!categoryFailures.size) return;
-  const lines = [...categoryFailures].map(([category, f]) => `• ${category}: ${f.routes.length} route(s), e.g.\n${f.first}`);
+  const lines = [...categoryFailures].map(
+    ([category, f]) => `• ${category}: ${f.routes.length} route(s), e.g.\n${f.first}`,
+  );
   console.log(`bad-input: issue 14 categories failing:\n${lines.join("\n")}`);
 });
 
@@ -293,7 +337,12 @@ test(`the table snapshot and the change signal see a write (${testProvider})`, a
   const changesBefore = await snapshots.changes();
   const before = await snapshots.take();
   const created = await send({
-    method: "POST", url: "/v2/ranks", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Snapshot probe" }), mustReject: false, recipe: "a write",
+    method: "POST",
+    url: "/v2/ranks",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ name: "Snapshot probe" }),
+    mustReject: false,
+    recipe: "a write",
   });
   expect(created.status, created.text.slice(0, 300)).toBe(200);
   expect(await snapshots.changes(), "the change signal moved").not.toBe(changesBefore);
@@ -330,25 +379,29 @@ describe.sequential("issue 14's categories on every route, over HTTP", () => {
   afterEach(expectStillServing);
   for (const [turn, op] of operations.entries()) {
     const keys = writableKeysOf(op);
-    test(nameOf(op), async () => {
-      const failures: string[] = [];
-      for (const recipe of issue14Examples(op, turn)) {
-        const sent = applyRecipe(op, await targetFor(op), recipe, keys, h.config.bodyMaxBytes);
-        categoryTried.set(categoryOf(recipe), (categoryTried.get(categoryOf(recipe)) ?? 0) + 1);
-        try {
-          await judge(op, sent);
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          failures.push(message);
-          const category = categoryOf(recipe);
-          const tally = categoryFailures.get(category) ?? { routes: [], first: message };
-          tally.routes.push(nameOf(op));
-          categoryFailures.set(category, tally);
+    test(
+      nameOf(op),
+      async () => {
+        const failures: string[] = [];
+        for (const recipe of issue14Examples(op, turn)) {
+          const sent = applyRecipe(op, await targetFor(op), recipe, keys, h.config.bodyMaxBytes);
+          categoryTried.set(categoryOf(recipe), (categoryTried.get(categoryOf(recipe)) ?? 0) + 1);
+          try {
+            await judge(op, sent);
+          } catch (error) {
+            const message = error instanceof Error ? error.message : String(error);
+            failures.push(message);
+            const category = categoryOf(recipe);
+            const tally = categoryFailures.get(category) ?? { routes: [], first: message };
+            tally.routes.push(nameOf(op));
+            categoryFailures.set(category, tally);
+          }
         }
-      }
-      await expectNoUncountedWrite();
-      expect(failures).toEqual([]);
-    }, 120_000);
+        await expectNoUncountedWrite();
+        expect(failures).toEqual([]);
+      },
+      120_000,
+    );
   }
 });
 
@@ -364,7 +417,10 @@ describe.sequential(`malformed requests to /graphql (fast-check, seed ${SEED})`,
         const message = error instanceof Error ? error.message : String(error);
         failures.push(message);
         const category = `/graphql ${recipe.t}`;
-        categoryFailures.set(category, { routes: ["POST /graphql"], first: categoryFailures.get(category)?.first ?? message });
+        categoryFailures.set(category, {
+          routes: ["POST /graphql"],
+          first: categoryFailures.get(category)?.first ?? message,
+        });
       }
     }
     await expectNoUncountedWrite();
@@ -373,7 +429,9 @@ describe.sequential(`malformed requests to /graphql (fast-check, seed ${SEED})`,
 
   test("generated", async () => {
     await fc.assert(
-      fc.asyncProperty(graphqlRecipe, async (recipe) => judge(undefined, graphqlRequest(recipe, h.config.bodyMaxBytes))),
+      fc.asyncProperty(graphqlRecipe, async (recipe) =>
+        judge(undefined, graphqlRequest(recipe, h.config.bodyMaxBytes)),
+      ),
       { seed: seedFor("POST /graphql"), numRuns: RUNS * 4 },
     );
     await expectNoUncountedWrite();
@@ -385,20 +443,30 @@ describe.sequential(`batches and links with one bad entry change nothing (fast-c
   for (const op of operations.filter((o) => BATCH_KINDS.has(o.kind))) {
     let invalid: { key: string; value: unknown } | undefined;
     try {
-      invalid = op.kind === "batchCreate" || op.kind === "batchUpdate" ? invalidAttribute(op.def, op.parent ? fixedColumns(op.parent) : []) : undefined;
+      invalid =
+        op.kind === "batchCreate" || op.kind === "batchUpdate"
+          ? invalidAttribute(op.def, op.parent ? fixedColumns(op.parent) : [])
+          : undefined;
     } catch {
       invalid = undefined;
     }
     test(`${nameOf(op)}${DESTRUCTIVE.has(op.kind) ? " (on rows made for it)" : ""}`, async () => {
       const first = await targetFor(op);
-      expect(badEntries(op, first.body, invalid).length, `no bad entry can be made for ${JSON.stringify(first.body)}`).toBeGreaterThan(0);
+      expect(
+        badEntries(op, first.body, invalid).length,
+        `no bad entry can be made for ${JSON.stringify(first.body)}`,
+      ).toBeGreaterThan(0);
       await fc.assert(
         fc.asyncProperty(batchRecipe, async ({ at, choice }) => {
           const target = await targetFor(op);
           const entries = badEntries(op, target.body, invalid);
           const entry = entries[choice % entries.length](at);
           await judge(op, {
-            method: target.method, url: target.url, headers: { "content-type": "application/json" }, body: JSON.stringify(entry.body), mustReject: true,
+            method: target.method,
+            url: target.url,
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(entry.body),
+            mustReject: true,
             recipe: `one bad entry: ${entry.description}`,
           });
         }),
@@ -415,25 +483,113 @@ describe.sequential(`batches and links with one bad entry change nothing (fast-c
  */
 const form = (pairs: Array<[string, string]>) => new URLSearchParams(pairs).toString();
 const KNOWN: Array<{ name: string; route: string; make: (t: Target) => Partial<Sent> }> = [
-  { name: "a form key used both as a value and as a parent (a=x&a[b]=y)", route: "PATCH /ranks/{rank}", make: () => ({ headers: { "content-type": "application/x-www-form-urlencoded" }, body: form([["a", "x"], ["a[b]", "y"]]) }) },
-  { name: "a form key used as a value, then as a list (a=x&a[]=y)", route: "POST /ranks/search", make: () => ({ headers: { "content-type": "application/x-www-form-urlencoded" }, body: form([["a", "x"], ["a[]", "y"]]) }) },
-  { name: "a lone surrogate in a name", route: "PATCH /users/{user}", make: (t) => ({ body: JSON.stringify({ ...(t.body as object), name: "\udfff\ud800" }) }) },
-  { name: "a lone surrogate in a pivot attribute", route: "POST /submissions/{submission}/statuses/attach", make: (t) => ({ body: JSON.stringify({ resources: Object.fromEntries(Object.keys((t.body as { resources: object }).resources).map((id) => [id, { text: "\ud800" }])) }) }) },
-  { name: "998 filters", route: "POST /ranks/search", make: () => ({ body: JSON.stringify({ filters: Array(998).fill({ field: "id", operator: ">", value: -1 }) }) }) },
-  { name: "an `in` filter of 998 values", route: "POST /ranks/search", make: () => ({ body: JSON.stringify({ filters: [{ field: "id", operator: "in", value: Array(998).fill(-1) }] }) }) },
-  { name: "a search value of 50 000 characters", route: "POST /ranks/search", make: () => ({ body: JSON.stringify({ search: { value: "x".repeat(50_000) } }) }) },
-  { name: "an integer filter value out of range (string)", route: "POST /ranks/search", make: () => ({ body: JSON.stringify({ filters: [{ field: "id", operator: ">=", value: "99999999999999999999" }] }) }) },
-  { name: "an integer filter value out of range (1e300)", route: "POST /ranks/search", make: () => ({ body: JSON.stringify({ filters: [{ field: "id", operator: ">=", value: 1e300 }] }) }) },
-  { name: "a scope named constructor", route: "POST /calendars/search", make: () => ({ body: JSON.stringify({ scopes: [{ name: "constructor", parameters: [] }] }), mustReject: true }) },
-  { name: "a scope named toString", route: "POST /events/search", make: () => ({ body: JSON.stringify({ scopes: [{ name: "toString", parameters: [] }] }), mustReject: true }) },
-  { name: "a nullable pivot attribute set to null", route: "PATCH /categories/{category}/forms/{form}/pivot", make: () => ({ body: JSON.stringify({ pivot: { order: null } }) }) },
-  { name: "a pivot order set to null", route: "PATCH /users/{user}/fields/{field}/pivot", make: () => ({ body: JSON.stringify({ pivot: { order: null } }) }) },
-  { name: "a required foreign key sent as null (user_id)", route: "POST /rank-records", make: (t) => ({ body: JSON.stringify({ ...(t.body as object), user_id: null }), mustReject: true }) },
-  { name: "a required foreign key sent as null (form_id)", route: "POST /submissions", make: (t) => ({ body: JSON.stringify({ ...(t.body as object), form_id: null }), mustReject: true }) },
+  {
+    name: "a form key used both as a value and as a parent (a=x&a[b]=y)",
+    route: "PATCH /ranks/{rank}",
+    make: () => ({
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form([
+        ["a", "x"],
+        ["a[b]", "y"],
+      ]),
+    }),
+  },
+  {
+    name: "a form key used as a value, then as a list (a=x&a[]=y)",
+    route: "POST /ranks/search",
+    make: () => ({
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: form([
+        ["a", "x"],
+        ["a[]", "y"],
+      ]),
+    }),
+  },
+  {
+    name: "a lone surrogate in a name",
+    route: "PATCH /users/{user}",
+    make: (t) => ({ body: JSON.stringify({ ...(t.body as object), name: "\udfff\ud800" }) }),
+  },
+  {
+    name: "a lone surrogate in a pivot attribute",
+    route: "POST /submissions/{submission}/statuses/attach",
+    make: (t) => ({
+      body: JSON.stringify({
+        resources: Object.fromEntries(
+          Object.keys((t.body as { resources: object }).resources).map((id) => [id, { text: "\ud800" }]),
+        ),
+      }),
+    }),
+  },
+  {
+    name: "998 filters",
+    route: "POST /ranks/search",
+    make: () => ({ body: JSON.stringify({ filters: Array(998).fill({ field: "id", operator: ">", value: -1 }) }) }),
+  },
+  {
+    name: "an `in` filter of 998 values",
+    route: "POST /ranks/search",
+    make: () => ({ body: JSON.stringify({ filters: [{ field: "id", operator: "in", value: Array(998).fill(-1) }] }) }),
+  },
+  {
+    name: "a search value of 50 000 characters",
+    route: "POST /ranks/search",
+    make: () => ({ body: JSON.stringify({ search: { value: "x".repeat(50_000) } }) }),
+  },
+  {
+    name: "an integer filter value out of range (string)",
+    route: "POST /ranks/search",
+    make: () => ({
+      body: JSON.stringify({ filters: [{ field: "id", operator: ">=", value: "99999999999999999999" }] }),
+    }),
+  },
+  {
+    name: "an integer filter value out of range (1e300)",
+    route: "POST /ranks/search",
+    make: () => ({ body: JSON.stringify({ filters: [{ field: "id", operator: ">=", value: 1e300 }] }) }),
+  },
+  {
+    name: "a scope named constructor",
+    route: "POST /calendars/search",
+    make: () => ({ body: JSON.stringify({ scopes: [{ name: "constructor", parameters: [] }] }), mustReject: true }),
+  },
+  {
+    name: "a scope named toString",
+    route: "POST /events/search",
+    make: () => ({ body: JSON.stringify({ scopes: [{ name: "toString", parameters: [] }] }), mustReject: true }),
+  },
+  {
+    name: "a nullable pivot attribute set to null",
+    route: "PATCH /categories/{category}/forms/{form}/pivot",
+    make: () => ({ body: JSON.stringify({ pivot: { order: null } }) }),
+  },
+  {
+    name: "a pivot order set to null",
+    route: "PATCH /users/{user}/fields/{field}/pivot",
+    make: () => ({ body: JSON.stringify({ pivot: { order: null } }) }),
+  },
+  {
+    name: "a required foreign key sent as null (user_id)",
+    route: "POST /rank-records",
+    make: (t) => ({ body: JSON.stringify({ ...(t.body as object), user_id: null }), mustReject: true }),
+  },
+  {
+    name: "a required foreign key sent as null (form_id)",
+    route: "POST /submissions",
+    make: (t) => ({ body: JSON.stringify({ ...(t.body as object), form_id: null }), mustReject: true }),
+  },
   {
     name: "a batch of images whose second item is bad (the first one's file must not stay)",
     route: "POST /events/{event}/image/batch",
-    make: (t) => ({ body: JSON.stringify({ resources: [(t.body as { resources: object[] }).resources[0], { ...(t.body as { resources: object[] }).resources[0], image: -1 }] }), mustReject: true }),
+    make: (t) => ({
+      body: JSON.stringify({
+        resources: [
+          (t.body as { resources: object[] }).resources[0],
+          { ...(t.body as { resources: object[] }).resources[0], image: -1 },
+        ],
+      }),
+      mustReject: true,
+    }),
   },
 ];
 
@@ -444,7 +600,12 @@ describe.sequential("counterexamples found before, tried every run", () => {
       if (!op) throw new Error(`no route ${known.route} in the catalogue`);
       const target = await targetFor(op);
       await judge(op, {
-        method: target.method, url: target.url, headers: { "content-type": "application/json" }, mustReject: false, recipe: known.name, ...known.make(target),
+        method: target.method,
+        url: target.url,
+        headers: { "content-type": "application/json" },
+        mustReject: false,
+        recipe: known.name,
+        ...known.make(target),
       });
     });
   }
@@ -466,7 +627,10 @@ test("form keys cannot reach Object.prototype", async () => {
       let body: string | FormData;
       const headers: Record<string, string> = {};
       if (as === "urlencoded") {
-        body = new URLSearchParams([["name", "Prototype probe"], [name, "yes"]]).toString();
+        body = new URLSearchParams([
+          ["name", "Prototype probe"],
+          [name, "yes"],
+        ]).toString();
         headers["content-type"] = "application/x-www-form-urlencoded";
       } else {
         body = new FormData();
@@ -475,14 +639,24 @@ test("form keys cannot reach Object.prototype", async () => {
       }
       let outcome: string;
       try {
-        const a = await send({ method: "POST", url: "/v2/ranks", headers, body, mustReject: false, recipe: `form key ${name}` });
+        const a = await send({
+          method: "POST",
+          url: "/v2/ranks",
+          headers,
+          body,
+          mustReject: false,
+          recipe: `form key ${name}`,
+        });
         outcome = `${a.status} ${a.text.slice(0, 200)}`;
       } catch (e) {
         outcome = e instanceof Error ? e.message : String(e);
       }
       const added = Object.getOwnPropertyNames(Object.prototype).filter((n) => !cleanPrototype.split(",").includes(n));
       for (const n of added) delete (Object.prototype as Record<string, unknown>)[n];
-      if (added.length) polluted.push(`POST /v2/ranks, ${as} key ${JSON.stringify(name)}=yes → Object.prototype.${added.join(", ")} set; answer: ${outcome}`);
+      if (added.length)
+        polluted.push(
+          `POST /v2/ranks, ${as} key ${JSON.stringify(name)}=yes → Object.prototype.${added.join(", ")} set; answer: ${outcome}`,
+        );
       // Once polluted, the process's database client may be wedged: what follows would only time out.
       if (added.length) break probing;
     }

@@ -31,7 +31,9 @@ describe("a small budget and row cap", () => {
     h.db.onReaderStatement.add(listen);
     try {
       refused(
-        await api.graphql("{ statuses(first: 10) { nodes { users(first: 10) { nodes { rankRecords(first: 10) { nodes { rowId } } } } } } }"),
+        await api.graphql(
+          "{ statuses(first: 10) { nodes { users(first: 10) { nodes { rankRecords(first: 10) { nodes { rowId } } } } } } }",
+        ),
         /about 1463 rows, over the budget of 500 \(GRAPHQL_MAX_COMPLEXITY\)/,
       );
     } finally {
@@ -41,7 +43,8 @@ describe("a small budget and row cap", () => {
   });
 
   test("the size comes from the variables: the same document is served with a small limit and refused with a large one", async () => {
-    const query = "query Users($n: Int) { users(first: $n) { nodes { rowId rankRecords(first: 10) { nodes { rowId } } } } }";
+    const query =
+      "query Users($n: Int) { users(first: $n) { nodes { rowId rankRecords(first: 10) { nodes { rowId } } } } }";
     // 3 users + 3 × 11 rank records = 36
     const small = await api.graphql(query, { n: 2 });
     expect(small.status).toBe(200);
@@ -49,22 +52,37 @@ describe("a small budget and row cap", () => {
     // 101 + 101 × 11 = 1212; a first over MAX_PAGE_SIZE counts as the maximum
     refused(await api.graphql(query, { n: 5000 }), /about 1212 rows, over the budget of 500/);
     // Without first, at every level: GRAPHQL_DEFAULT_FIRST, 20 → 21 + 21 × (21 + 21 × 21) = 9723
-    refused(await api.graphql("{ statuses { nodes { users { nodes { rankRecords { nodes { rowId } } } } } } }"), /about 9723 rows/);
+    refused(
+      await api.graphql("{ statuses { nodes { users { nodes { rankRecords { nodes { rowId } } } } } } }"),
+      /about 9723 rows/,
+    );
   });
 
   test("under the budget and the cap, a nested query runs and returns every related row", async () => {
     // 6 + 6 × 51 = 312; at most 5 statuses and the account's 30 users are read
-    const reply = await api.graphql("{ statuses(first: 5) { nodes { rowId users(first: 50) { totalCount nodes { rowId } } } } }");
+    const reply = await api.graphql(
+      "{ statuses(first: 5) { nodes { rowId users(first: 50) { totalCount nodes { rowId } } } } }",
+    );
     expect(reply.status).toBe(200);
     expect(reply.body.errors).toBeUndefined();
-    const statuses = reply.body.data.statuses.nodes as Array<{ rowId: number; users: { totalCount: number; nodes: Array<{ rowId: number }> } }>;
+    const statuses = reply.body.data.statuses.nodes as Array<{
+      rowId: number;
+      users: { totalCount: number; nodes: Array<{ rowId: number }> };
+    }>;
     expect(statuses.length).toBeGreaterThan(0);
     for (const status of statuses) {
-      const ids = (await h.db.prisma.user.findMany({ where: { statusId: status.rowId }, select: { id: true } })).map((u) => u.id).sort((a, b) => a - b);
-      expect(status.users.nodes.map((u) => u.rowId).sort((a, b) => a - b), `status ${status.rowId}`).toEqual(ids);
+      const ids = (await h.db.prisma.user.findMany({ where: { statusId: status.rowId }, select: { id: true } }))
+        .map((u) => u.id)
+        .sort((a, b) => a - b);
+      expect(
+        status.users.nodes.map((u) => u.rowId).sort((a, b) => a - b),
+        `status ${status.rowId}`,
+      ).toEqual(ids);
       expect(status.users.totalCount).toBe(ids.length);
     }
-    expect(statuses.flatMap((s) => s.users.nodes).length).toBe(await h.db.prisma.user.count({ where: { statusId: { in: statuses.map((s) => s.rowId) } } }));
+    expect(statuses.flatMap((s) => s.users.nodes).length).toBe(
+      await h.db.prisma.user.count({ where: { statusId: { in: statuses.map((s) => s.rowId) } } }),
+    );
   });
 
   test("a GraphQL query under the budget that reads more rows than the cap is refused with VALIDATION, not truncated", async () => {
@@ -73,7 +91,9 @@ describe("a small budget and row cap", () => {
     const perUser = await h.db.prisma.rankRecord.groupBy({ by: ["userId"], _count: { _all: true } });
     expect(perUser.reduce((sum, u) => sum + Math.min(u._count._all, 10), 0) + 30).toBeGreaterThan(60);
     // 31 + 31 × 11 = 372, under the budget
-    const reply = await api.graphql("{ users(first: 30) { nodes { rowId rankRecords(first: 10) { nodes { rowId } } } } }");
+    const reply = await api.graphql(
+      "{ users(first: 30) { nodes { rowId rankRecords(first: 10) { nodes { rowId } } } } }",
+    );
     expect(reply.status).toBe(422);
     expect(reply.body.data ?? null).toBeNull();
     expect(reply.body.errors).toHaveLength(1);
@@ -88,11 +108,19 @@ describe("a small budget and row cap", () => {
     // 12 people → their status → its people: at most 12 + 5 + 30 rows read (the people of a status are read once),
     // but each person carries all the people of their status again. Whichever 12 come first, the answer holds at
     // least the 12 smallest statuses' sizes a person can have, plus the 12 and their statuses.
-    const sizes = await h.db.prisma.user.groupBy({ by: ["statusId"], where: { statusId: { not: null } }, _count: { _all: true } });
-    const perPerson = sizes.flatMap((s) => Array.from({ length: s._count._all }, () => s._count._all)).sort((a, b) => a - b);
+    const sizes = await h.db.prisma.user.groupBy({
+      by: ["statusId"],
+      where: { statusId: { not: null } },
+      _count: { _all: true },
+    });
+    const perPerson = sizes
+      .flatMap((s) => Array.from({ length: s._count._all }, () => s._count._all))
+      .sort((a, b) => a - b);
     expect(perPerson.slice(0, 12).reduce((sum, n) => sum + n, 0) + 24).toBeGreaterThan(60);
     // 13 + 13 × (1 + 1 × 31) = 429, under the budget
-    const reply = await api.graphql("{ users(first: 12, where: { status: { isNot: null } }) { nodes { rowId status { rowId users(first: 30) { nodes { rowId } } } } } }");
+    const reply = await api.graphql(
+      "{ users(first: 12, where: { status: { isNot: null } }) { nodes { rowId status { rowId users(first: 30) { nodes { rowId } } } } } }",
+    );
     expect(reply.status).toBe(422);
     expect(reply.body.errors[0].message).toMatch(/more than 60 rows/);
   });
@@ -110,7 +138,9 @@ describe("a small budget and row cap", () => {
     const small = await api.get("/v2/users?limit=2&include=rank_records");
     expect(small.status).toBe(200);
     const ids = small.body.data.map((u: { id: number }) => u.id);
-    expect(small.body.data.flatMap((u: { rank_records: unknown[] }) => u.rank_records)).toHaveLength(await h.db.prisma.rankRecord.count({ where: { userId: { in: ids } } }));
+    expect(small.body.data.flatMap((u: { rank_records: unknown[] }) => u.rank_records)).toHaveLength(
+      await h.db.prisma.rankRecord.count({ where: { userId: { in: ids } } }),
+    );
   });
 });
 
@@ -126,10 +156,15 @@ describe("a budget that REST's include trees pass", () => {
 
   test("REST documents are not costed: their include caps and the row cap bound them", async () => {
     // As GraphQL, with the default first: 21 statuses + 21 × 21 users = 462, over 100
-    refused(await api.graphql("{ statuses { nodes { rowId users { nodes { rowId } } } } }"), /about 462 rows, over the budget of 100/);
+    refused(
+      await api.graphql("{ statuses { nodes { rowId users { nodes { rowId } } } } }"),
+      /about 462 rows, over the budget of 100/,
+    );
     const reply = await api.get("/v2/statuses?include=users");
     expect(reply.status).toBe(200);
-    expect(reply.body.data.flatMap((s: { users: unknown[] }) => s.users)).toHaveLength(await h.db.prisma.user.count({ where: { statusId: { not: null } } }));
+    expect(reply.body.data.flatMap((s: { users: unknown[] }) => s.users)).toHaveLength(
+      await h.db.prisma.user.count({ where: { statusId: { not: null } } }),
+    );
   });
 });
 
@@ -167,16 +202,19 @@ describe("a spawned server with 2,000 people", () => {
 
   beforeAll(async () => {
     // The budget is raised out of the way so that the row cap alone has to hold the 30-alias query.
-    server = await spawnServer({ GRAPHQL_MAX_COMPLEXITY: "100000000", RATE_LIMIT_PER_MINUTE: "100000" }, async (databaseUrl) => {
-      const { migrate } = await import("../src/db/migrate.ts");
-      const { openDatabase } = await import("../src/db/prisma.ts");
-      const { createApiKey } = await import("../src/auth/accounts.ts");
-      await migrate(databaseUrl);
-      const db = await openDatabase(databaseUrl);
-      await seedDemo(db.store, { account: "load", users: 2000, seed: 1 });
-      key = (await createApiKey(db.store, { account: "load", scopes: "*" })).key;
-      await db.close();
-    });
+    server = await spawnServer(
+      { GRAPHQL_MAX_COMPLEXITY: "100000000", RATE_LIMIT_PER_MINUTE: "100000" },
+      async (databaseUrl) => {
+        const { migrate } = await import("../src/db/migrate.ts");
+        const { openDatabase } = await import("../src/db/prisma.ts");
+        const { createApiKey } = await import("../src/auth/accounts.ts");
+        await migrate(databaseUrl);
+        const db = await openDatabase(databaseUrl);
+        await seedDemo(db.store, { account: "load", users: 2000, seed: 1 });
+        key = (await createApiKey(db.store, { account: "load", scopes: "*" })).key;
+        await db.close();
+      },
+    );
   }, 120_000);
   afterAll(() => server?.stop());
 
@@ -185,8 +223,12 @@ describe("a spawned server with 2,000 people", () => {
     const send = async (query: string) => {
       const reply = await post(query);
       answers.push({ query: query.slice(0, 80), status: reply.status });
-      expect(reply.status === 200 || (reply.status >= 400 && reply.status < 500), `${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`).toBe(true);
-      for (const error of reply.body.errors ?? []) expect(error.extensions.code).toMatch(/^(VALIDATION|BAD_REQUEST|GRAPHQL_VALIDATION_FAILED)$/);
+      expect(
+        reply.status === 200 || (reply.status >= 400 && reply.status < 500),
+        `${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`,
+      ).toBe(true);
+      for (const error of reply.body.errors ?? [])
+        expect(error.extensions.code).toMatch(/^(VALIDATION|BAD_REQUEST|GRAPHQL_VALIDATION_FAILED)$/);
       return reply;
     };
 
@@ -203,7 +245,9 @@ describe("a spawned server with 2,000 people", () => {
       await send(`{ statuses(first: 100) { nodes { ${selection} } } }`);
     }
     for (const aliases of [1, 10, 30, 31]) {
-      await send(`{ ${Array.from({ length: aliases }, (_, i) => `a${i}: statuses(first: 100) { nodes { users(first: 100) { nodes { rowId } } } }`).join(" ")} }`);
+      await send(
+        `{ ${Array.from({ length: aliases }, (_, i) => `a${i}: statuses(first: 100) { nodes { users(first: 100) { nodes { rowId } } } }`).join(" ")} }`,
+      );
     }
     // A first over MAX_PAGE_SIZE (100) fails its own connection (VALIDATION, 422 in extensions, naming first, at its
     // path), at the root or nested; a nested connection is nullable, so the users stand and each of their lists is null.

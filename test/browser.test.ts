@@ -35,7 +35,9 @@ function watch(page: Page, origin: string) {
     if (m.type() === "error" && /Content Security Policy|Refused to/i.test(m.text())) errors.push(m.text());
   });
   return {
-    requests, failed, errors,
+    requests,
+    failed,
+    errors,
     /** Requests that left this origin: anything but our own http(s) URLs and in-page data:/blob: resources. */
     foreign: () => requests.filter((u) => !u.startsWith(`${origin}/`) && !/^(data|blob):/.test(u)),
   };
@@ -60,7 +62,10 @@ describe("/docs without a browser", () => {
     expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//i);
     const assets = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]);
     // Content-hashed URLs, kept by browsers for a year, so the 4 MB script is fetched (and compressed) once.
-    expect(assets).toEqual([expect.stringMatching(/^\/docs\/assets\/[0-9a-f]{16}\/scalar\.js$/), expect.stringMatching(/^\/docs\/assets\/[0-9a-f]{16}\/init\.js$/)]);
+    expect(assets).toEqual([
+      expect.stringMatching(/^\/docs\/assets\/[0-9a-f]{16}\/scalar\.js$/),
+      expect.stringMatching(/^\/docs\/assets\/[0-9a-f]{16}\/init\.js$/),
+    ]);
     for (const asset of assets) {
       const a = await get(asset);
       expect(a.status, asset).toBe(200);
@@ -78,7 +83,14 @@ describe("/docs without a browser", () => {
   test("only the listed assets are served; other methods are refused", async () => {
     const scalar = [...(await (await get("/docs")).text()).matchAll(/src="([^"]+scalar\.js)"/g)][0][1];
     const stale = scalar.replace(/[0-9a-f]{16}/, "0000000000000000");
-    for (const url of ["/docs/assets/scalar.js", stale, "/docs/assets/package.json", "/docs/assets/../package.json", "/docs/assets/index.html", "/docs/assets/"]) {
+    for (const url of [
+      "/docs/assets/scalar.js",
+      stale,
+      "/docs/assets/package.json",
+      "/docs/assets/../package.json",
+      "/docs/assets/index.html",
+      "/docs/assets/",
+    ]) {
       const r = await get(url);
       expect(r.status, url).toBe(404);
       expect((await r.json()).error.type).toBe("NotFoundHttpException");
@@ -93,9 +105,11 @@ describe("/docs without a browser", () => {
 });
 
 // The pages do not depend on the database: they run in the SQLite pass only.
-const browserDescribe = testProvider === "postgresql"
-  ? (title: string, body: () => void) => describe.skip(`${title} [skipped: database-independent, run in the SQLite pass]`, body)
-  : browserService.describe;
+const browserDescribe =
+  testProvider === "postgresql"
+    ? (title: string, body: () => void) =>
+        describe.skip(`${title} [skipped: database-independent, run in the SQLite pass]`, body)
+    : browserService.describe;
 
 browserDescribe("in a browser", () => {
   let h: Harness;
@@ -116,8 +130,17 @@ browserDescribe("in a browser", () => {
     // The flags keep Chromium from calling Google's services at start (a closed network refuses them, noisily).
     browser = await chromium.launch({
       executablePath,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+      ],
     });
   });
 
@@ -146,7 +169,8 @@ browserDescribe("in a browser", () => {
       shown.push(`${op.method} ${op.path}`);
       if (op.screenshot) await page.screenshot({ path: path.join(artifacts, `docs-${op.screenshot}.png`) });
       // A reader closes a tag before the next, as the sidebar offers; the page stays as small as theirs.
-      if (toOpen[i + 1]?.tag !== op.tag) await page.getByRole("button", { name: `Close Group - ${op.tag}`, exact: true }).click();
+      if (toOpen[i + 1]?.tag !== op.tag)
+        await page.getByRole("button", { name: `Close Group - ${op.tag}`, exact: true }).click();
     }
     // A machine busy with something else can stall one drawing: an operation over the bar is drawn once more (its tag
     // opened by the link, closed after) and the better of its two times counts.
@@ -160,7 +184,9 @@ browserDescribe("in a browser", () => {
     writeFileSync(path.join(artifacts, "docs-render-ms.json"), `${JSON.stringify(renderTimes, null, 2)}\n`);
     // The issue's bar, on CI's otherwise idle machine: each operation drawn within 2 s of following its link.
     if (process.env.CI) expect(Object.entries(renderTimes).filter(([, ms]) => ms > 2_000)).toEqual([]);
-    expect(shown).toEqual(expect.arrayContaining(["GET /{version}/users/{user}", "GET /{version}/ranks", "POST /{version}/forms"]));
+    expect(shown).toEqual(
+      expect.arrayContaining(["GET /{version}/users/{user}", "GET /{version}/ranks", "POST /{version}/forms"]),
+    );
     await expect(page.getByText(/Resolver error|Could not resolve|Elements in allOf/i).count()).resolves.toBe(0);
     expect(seen.requests).toContain(`${origin}/openapi.json`);
     expect(seen.failed).toEqual([]);
@@ -174,8 +200,16 @@ browserDescribe("in a browser", () => {
     const seen = watch(page, origin);
     await page.goto(`${origin}/docs`, { waitUntil: "load" });
     await page.getByRole("heading", { name: "Muster", exact: true }).waitFor({ timeout: 60_000 });
-    const operation = await openOperation(page, { method: "GET", path: "/{version}/ranks", tag: "ranks", summary: "List ranks" });
-    await operation.getByRole("button", { name: /Test Request/ }).first().click();
+    const operation = await openOperation(page, {
+      method: "GET",
+      path: "/{version}/ranks",
+      tag: "ranks",
+      summary: "List ranks",
+    });
+    await operation
+      .getByRole("button", { name: /Test Request/ })
+      .first()
+      .click();
     const dialog = page.getByRole("dialog");
     // The Bearer scheme is the one offered; the key goes in its token field.
     await expect(dialog.getByText("Selected Auth Type: bearerAuth").count()).resolves.toBeGreaterThan(0);
@@ -256,13 +290,25 @@ interface DocumentedOperation {
 function operationsToOpen(): DocumentedOperation[] {
   const doc = buildOpenApi() as { paths: Record<string, Record<string, { tags: string[]; summary: string }>> };
   const all = Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, tag: op.tags[0], summary: op.summary })));
+    Object.entries(item).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path,
+      tag: op.tags[0],
+      summary: op.summary,
+    })),
+  );
   const everyOne = new Set(["users", "rank-records", "forms"]);
   const firstOfTag = new Map<string, DocumentedOperation>();
   for (const op of all) if (!everyOne.has(op.tag) && !firstOfTag.has(op.tag)) firstOfTag.set(op.tag, op);
-  const shots: Record<string, string> = { "GET /{version}/users/{user}": "show-user", "POST /{version}/rank-records": "create-rank-record", "POST /{version}/forms/search": "search-forms" };
-  return [...all.filter((op) => everyOne.has(op.tag)), ...firstOfTag.values()]
-    .map((op) => ({ ...op, screenshot: shots[`${op.method} ${op.path}`] }));
+  const shots: Record<string, string> = {
+    "GET /{version}/users/{user}": "show-user",
+    "POST /{version}/rank-records": "create-rank-record",
+    "POST /{version}/forms/search": "search-forms",
+  };
+  return [...all.filter((op) => everyOne.has(op.tag)), ...firstOfTag.values()].map((op) => ({
+    ...op,
+    screenshot: shots[`${op.method} ${op.path}`],
+  }));
 }
 
 /**
@@ -271,10 +317,15 @@ function operationsToOpen(): DocumentedOperation[] {
  */
 async function openOperation(page: Page, op: DocumentedOperation) {
   const slug = `tag/${op.tag.replace(/\//g, "")}`;
-  await page.evaluate((hash) => { window.location.hash = hash; }, `${slug}/${op.method}${op.path}`);
+  await page.evaluate((hash) => {
+    window.location.hash = hash;
+  }, `${slug}/${op.method}${op.path}`);
   const section = page.locator(`[id="api-1/${slug}/${op.method}${op.path}"]`);
   await section.getByRole("heading", { name: op.summary, exact: true }).waitFor({ timeout: 30_000 });
   await section.getByText("Responses", { exact: true }).first().waitFor();
-  await section.getByRole("button", { name: /Test Request/ }).first().waitFor();
+  await section
+    .getByRole("button", { name: /Test Request/ })
+    .first()
+    .waitFor();
   return section;
 }

@@ -61,7 +61,12 @@ async function write<T = { data: { id: number } }>(what: string, reply: Promise<
 }
 
 /** The whole feed as `api` sees it, walked `limit` events at a time from `after`. */
-async function walk(api: Client, limit: number, query = "", after?: string): Promise<{ items: Item[]; pages: number; cursor: string }> {
+async function walk(
+  api: Client,
+  limit: number,
+  query = "",
+  after?: string,
+): Promise<{ items: Item[]; pages: number; cursor: string }> {
   const items: Item[] = [];
   let cursor = after;
   for (let pages = 1; ; pages++) {
@@ -90,14 +95,20 @@ beforeAll(async () => {
   const user = await write("create user", A.post("/v2/users", { name: "Ann Smith", email: "ann@example.com" }));
   ids.user = user.data.id;
   await write("update rank", A.patch(`/v2/ranks/${ids.rank}`, { name: "Private First Class" }));
-  const batch = await write<{ data: Array<{ id: number }> }>("batch create ranks", A.post("/v2/ranks/batch", { resources: [{ name: "Corporal" }, { name: "Sergeant" }] }));
+  const batch = await write<{ data: Array<{ id: number }> }>(
+    "batch create ranks",
+    A.post("/v2/ranks/batch", { resources: [{ name: "Corporal" }, { name: "Sergeant" }] }),
+  );
   [ids.corporal, ids.sergeant] = batch.data.map((r) => r.id);
   ids.group = (await write("create group", A.post("/v2/groups", { name: "First Platoon" }))).data.id;
   ids.unit1 = (await write("create unit 1", A.post("/v2/units", { name: "Alpha Squad" }))).data.id;
   ids.unit2 = (await write("create unit 2", A.post("/v2/units", { name: "Bravo Squad" }))).data.id;
   await write("attach unit 1", A.post(`/v2/groups/${ids.group}/units/attach`, { resources: [ids.unit1] }));
   await write("sync to unit 2", A.patch(`/v2/groups/${ids.group}/units/sync`, { resources: [ids.unit2] }));
-  const record = await write("rank record", A.post(`/v2/users/${ids.user}/rank-records`, { rank_id: ids.corporal, type: 0, text: "Promoted" }));
+  const record = await write(
+    "rank record",
+    A.post(`/v2/users/${ids.user}/rank-records`, { rank_id: ids.corporal, type: 0, text: "Promoted" }),
+  );
   ids.record = record.data.id;
   await write("delete rank", A.delete(`/v2/ranks/${ids.sergeant}`));
   // Through GraphQL: the same writes, the same events.
@@ -142,15 +153,26 @@ describe("the feed replays a scripted session", () => {
   test("creates carry the record as REST shows it", () => {
     expect(summary(of("create rank"))).toEqual([`rank.created#${ids.rank}`]);
     const [created] = of("create rank");
-    expect(created).toMatchObject({ resource: "rank", changes: null, data: { id: ids.rank, name: "Private", abbreviation: "PVT" } });
+    expect(created).toMatchObject({
+      resource: "rank",
+      changes: null,
+      data: { id: ids.rank, name: "Private", abbreviation: "PVT" },
+    });
     expect(Date.parse(created.created)).not.toBeNaN();
     // A new person is linked to the default roles in the same write.
-    expect(summary(of("create user"))).toEqual([`user.created#${ids.user}`, expect.stringMatching(/^userrole\.created#\d+$/)]);
+    expect(summary(of("create user"))).toEqual([
+      `user.created#${ids.user}`,
+      expect.stringMatching(/^userrole\.created#\d+$/),
+    ]);
   });
 
   test("an update carries the changed columns, old → new", () => {
     const [updated] = of("update rank");
-    expect(updated).toMatchObject({ event: "rank.updated", record_id: ids.rank, data: { name: "Private First Class" } });
+    expect(updated).toMatchObject({
+      event: "rank.updated",
+      record_id: ids.rank,
+      data: { name: "Private First Class" },
+    });
     expect(updated.changes).toEqual({ name: { old: "Private", new: "Private First Class" } });
   });
 
@@ -180,7 +202,13 @@ describe("the feed replays a scripted session", () => {
 
   test("a deletion is a tombstone: the type, the record id and its last state", () => {
     const [deleted] = of("delete rank");
-    expect(deleted).toMatchObject({ event: "rank.deleted", resource: "rank", record_id: ids.sergeant, changes: null, data: { id: ids.sergeant, name: "Sergeant" } });
+    expect(deleted).toMatchObject({
+      event: "rank.deleted",
+      resource: "rank",
+      record_id: ids.sergeant,
+      changes: null,
+      data: { id: ids.sergeant, name: "Sergeant" },
+    });
     expect(summary(of("graphql create rank"))).toEqual([`rank.created#${ids.lieutenant}`]);
   });
 
@@ -271,17 +299,29 @@ describe("bad input", () => {
   });
 
   test("a cursor older than the retention period: 410, so the client re-crawls", async () => {
-    const old = encodeCursor({ txid: "0", id: 1, createdAt: new Date(Date.now() - (h.config.eventRetentionDays + 1) * DAY) });
+    const old = encodeCursor({
+      txid: "0",
+      id: 1,
+      createdAt: new Date(Date.now() - (h.config.eventRetentionDays + 1) * DAY),
+    });
     const r = await A.get(`/v2/changes?after=${old}`);
     expect(r.status).toBe(410);
-    expect(r.body.error).toMatchObject({ type: "GoneHttpException", message: expect.stringMatching(/retention period/), request_id: expect.any(String) });
+    expect(r.body.error).toMatchObject({
+      type: "GoneHttpException",
+      message: expect.stringMatching(/retention period/),
+      request_id: expect.any(String),
+    });
     expect(r.body.error.errors).toBeUndefined();
   });
 
   test("a cursor still inside the retention period resumes, and the end of the feed gives a fresh one", async () => {
     const last = (await walk(A, 100)).items.at(-1)!;
     const position = decodeCursor(last.cursor)!;
-    const aging = encodeCursor({ txid: position.txid, id: position.id, createdAt: new Date(Date.now() - (h.config.eventRetentionDays - 1) * DAY) });
+    const aging = encodeCursor({
+      txid: position.txid,
+      id: position.id,
+      createdAt: new Date(Date.now() - (h.config.eventRetentionDays - 1) * DAY),
+    });
     const r = await A.get(`/v2/changes?after=${aging}`);
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual([]);
@@ -317,17 +357,31 @@ describe("GraphQL: changes", () => {
   test("walked three at a time, it lists what REST lists, with actions and tombstones", async () => {
     const rest = (await walk(A, 100)).items;
     const nodes = await walkGraph(A, 3);
-    expect(nodes.map((n) => ({
-      id: n.rowId, event: n.type, created: new Date(n.createdAt).toISOString(), request_id: n.requestId, trace_id: n.traceId, resource: n.resource,
-      record_id: n.recordId, data: n.data, changes: n.changes, cursor: n.cursor,
-    }))).toEqual(rest);
+    expect(
+      nodes.map((n) => ({
+        id: n.rowId,
+        event: n.type,
+        created: new Date(n.createdAt).toISOString(),
+        request_id: n.requestId,
+        trace_id: n.traceId,
+        resource: n.resource,
+        record_id: n.recordId,
+        data: n.data,
+        changes: n.changes,
+        cursor: n.cursor,
+      })),
+    ).toEqual(rest);
     for (const n of nodes) expect(n.action).toBe(n.type.split(".")[1].toUpperCase());
     const tombstone = nodes.find((n) => n.action === "DELETED" && n.resource === "rank")!;
     expect(tombstone.data.id).toBe(tombstone.recordId);
     // The global id finds the event again.
-    const found = await A.graphql(`query($id: ID!) { node(id: $id) { id ... on ChangeEvent { rowId type } } }`, { id: tombstone.id });
+    const found = await A.graphql(`query($id: ID!) { node(id: $id) { id ... on ChangeEvent { rowId type } } }`, {
+      id: tombstone.id,
+    });
     expect(found.body.data.node).toEqual({ id: tombstone.id, rowId: tombstone.rowId, type: tombstone.type });
-    const hidden = await narrow.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: nodes.find((n) => n.resource === "rankRecord")!.id });
+    const hidden = await narrow.graphql(`query($id: ID!) { node(id: $id) { id } }`, {
+      id: nodes.find((n) => n.resource === "rankRecord")!.id,
+    });
     expect(hidden.body.data.node).toBeNull();
     const foreign = await B.graphql(`query($id: ID!) { node(id: $id) { id } }`, { id: tombstone.id });
     expect(foreign.body.data.node).toBeNull();
@@ -336,9 +390,14 @@ describe("GraphQL: changes", () => {
   test("where narrows; account B and a narrow key see what REST shows them", async () => {
     const deleted = await walkGraph(A, 2, { types: ["rank.deleted"] });
     expect(deleted.map((n) => n.action)).toEqual(["DELETED", "DELETED", "DELETED"]);
-    const counts = await narrow.graphql(`{ all: changes(first: 1) { totalCount } deleted: changes(first: 1, where: { types: ["rank.deleted"] }) { totalCount }
+    const counts =
+      await narrow.graphql(`{ all: changes(first: 1) { totalCount } deleted: changes(first: 1, where: { types: ["rank.deleted"] }) { totalCount }
       records: changes(first: 1, where: { resources: ["rankRecord"] }) { totalCount } }`);
-    expect(counts.body.data).toEqual({ all: { totalCount: (await walk(narrow, 100)).items.length }, deleted: { totalCount: 3 }, records: { totalCount: 0 } });
+    expect(counts.body.data).toEqual({
+      all: { totalCount: (await walk(narrow, 100)).items.length },
+      deleted: { totalCount: 3 },
+      records: { totalCount: 0 },
+    });
     const records = await walkGraph(A, 10, { resources: ["rankRecord"] });
     expect(records.map((n) => n.type)).toEqual(["rankrecord.created"]);
     expect((await walkGraph(B, 10)).map((n) => n.data.name)).toEqual(["Beta rank"]);
@@ -347,14 +406,24 @@ describe("GraphQL: changes", () => {
 
   test("last reads the newest events, and before pages back", async () => {
     const rest = (await walk(A, 100)).items;
-    const newest = await A.graphql(`{ changes(last: 2) { pageInfo { hasPreviousPage hasNextPage startCursor endCursor } nodes { rowId } } }`);
+    const newest = await A.graphql(
+      `{ changes(last: 2) { pageInfo { hasPreviousPage hasNextPage startCursor endCursor } nodes { rowId } } }`,
+    );
     const page = newest.body.data.changes;
     expect(page.nodes.map((n: { rowId: number }) => n.rowId)).toEqual(rest.slice(-2).map((i) => i.id));
-    expect(page.pageInfo).toMatchObject({ hasPreviousPage: true, hasNextPage: false, startCursor: rest.at(-2)!.cursor });
+    expect(page.pageInfo).toMatchObject({
+      hasPreviousPage: true,
+      hasNextPage: false,
+      startCursor: rest.at(-2)!.cursor,
+    });
     // endCursor resumes after the newest event: nothing follows.
     expect((await A.get(`/v2/changes?after=${page.pageInfo.endCursor}`)).body.data).toEqual([]);
-    const before = await A.graphql(`query($before: String) { changes(last: 3, before: $before) { nodes { rowId } } }`, { before: page.pageInfo.startCursor });
-    expect(before.body.data.changes.nodes.map((n: { rowId: number }) => n.rowId)).toEqual(rest.slice(-5, -2).map((i) => i.id));
+    const before = await A.graphql(`query($before: String) { changes(last: 3, before: $before) { nodes { rowId } } }`, {
+      before: page.pageInfo.startCursor,
+    });
+    expect(before.body.data.changes.nodes.map((n: { rowId: number }) => n.rowId)).toEqual(
+      rest.slice(-5, -2).map((i) => i.id),
+    );
   });
 
   test("bad arguments: VALIDATION naming the argument; an expired cursor: CURSOR_EXPIRED (410)", async () => {
@@ -370,7 +439,11 @@ describe("GraphQL: changes", () => {
     await refused(`{ changes(where: { resources: ["nothing"] }) { nodes { id } } }`, {}, "where.resources");
     await refused(`{ changes(first: ${h.config.maxPageSize + 1}) { nodes { id } } }`, {}, "first");
     await refused(`{ changes(first: -1) { nodes { id } } }`, {}, "first");
-    const expired = encodeCursor({ txid: "0", id: 1, createdAt: new Date(Date.now() - (h.config.eventRetentionDays + 2) * DAY) });
+    const expired = encodeCursor({
+      txid: "0",
+      id: 1,
+      createdAt: new Date(Date.now() - (h.config.eventRetentionDays + 2) * DAY),
+    });
     const r = await A.graphql(`query($after: String) { changes(after: $after) { nodes { id } } }`, { after: expired });
     expect(r.body.data.changes).toBeNull();
     expect(r.body.errors[0].extensions).toMatchObject({ code: "CURSOR_EXPIRED", status: 410 });

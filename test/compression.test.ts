@@ -9,7 +9,12 @@ beforeAll(async () => {
   h = await startHarness();
   key = await h.key();
   const api = client(h, key);
-  for (let i = 0; i < 20; i++) await api.post("/v2/ranks", { name: `Rank ${i}`, abbreviation: `R${i}`, description: "A rank of the test organisation. ".repeat(4) });
+  for (let i = 0; i < 20; i++)
+    await api.post("/v2/ranks", {
+      name: `Rank ${i}`,
+      abbreviation: `R${i}`,
+      description: "A rank of the test organisation. ".repeat(4),
+    });
 });
 afterAll(() => h.close());
 
@@ -24,7 +29,12 @@ test("JSON over 1 KB goes brotli- or gzip-encoded as the client accepts, and dec
   expect(plain.headers.get("content-encoding")).toBeNull();
   const text = await plain.text();
   expect(Buffer.byteLength(text)).toBeGreaterThan(1024);
-  for (const [accept, expected] of [["gzip, deflate, br", "br"], ["gzip", "gzip"], ["br;q=0, gzip", "gzip"], ["gzip;q=0.4, br;q=0.8", "br"]] as const) {
+  for (const [accept, expected] of [
+    ["gzip, deflate, br", "br"],
+    ["gzip", "gzip"],
+    ["br;q=0, gzip", "gzip"],
+    ["gzip;q=0.4, br;q=0.8", "br"],
+  ] as const) {
     const answer = await get("/v2/ranks?limit=20", { "accept-encoding": accept });
     expect([accept, answer.headers.get("content-encoding")]).toEqual([accept, expected]);
     expect(answer.headers.get("vary")).toMatch(/Accept-Encoding/);
@@ -45,11 +55,15 @@ test("the OpenAPI document and GraphQL answers are compressed too; small bodies 
     body: JSON.stringify({ query: "{ ranks(first: 20) { nodes { id rowId name description } } }" }),
   });
   expect(graphql.headers.get("content-encoding")).toBe("gzip");
-  expect(JSON.parse(decode("gzip", Buffer.from(await graphql.arrayBuffer())).toString()).data.ranks.nodes).toHaveLength(20);
+  expect(JSON.parse(decode("gzip", Buffer.from(await graphql.arrayBuffer())).toString()).data.ranks.nodes).toHaveLength(
+    20,
+  );
   const health = await get("/health", { "accept-encoding": "gzip, br" });
   expect(health.headers.get("content-encoding")).toBeNull();
   expect(await health.json()).toEqual({ status: "ok" });
-  expect((await get("/v2/ranks?limit=20", { "accept-encoding": "compress, zstd" })).headers.get("content-encoding")).toBeNull();
+  expect(
+    (await get("/v2/ranks?limit=20", { "accept-encoding": "compress, zstd" })).headers.get("content-encoding"),
+  ).toBeNull();
 });
 
 test("GraphiQL is a small page whose pieces are separate files with content-hashed, year-long cacheable URLs, served compressed", async () => {
@@ -67,7 +81,8 @@ test("GraphiQL is a small page whose pieces are separate files with content-hash
     expect([url, asset.status]).toEqual([url, 200]);
     expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     const bytes = Buffer.from(await asset.arrayBuffer());
-    if (!url.endsWith(".ico") && bytes.length > 1024) expect([url, asset.headers.get("content-encoding")]).toEqual([url, "br"]);
+    if (!url.endsWith(".ico") && bytes.length > 1024)
+      expect([url, asset.headers.get("content-encoding")]).toEqual([url, "br"]);
     total += decode(asset.headers.get("content-encoding"), bytes).length;
   }
   // The pieces add up to what the one inlined page used to be.

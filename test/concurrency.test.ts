@@ -17,7 +17,8 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 const N = 50;
-const times = <T>(n: number, work: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => work(i)));
+const times = <T>(n: number, work: (i: number) => Promise<T>) =>
+  Promise.all(Array.from({ length: n }, (_, i) => work(i)));
 
 /** No reply is a server error; each is 200 or one of `allowed`. */
 function answered(replies: Reply[], allowed: number[] = []) {
@@ -43,14 +44,18 @@ describe("creates", () => {
     expect(distinct(rows.map((r) => r.id))).toBe(true);
     const listed = ok(await api.get("/v2/awards?limit=100")).data;
     expect(listed.map((r: { name: string }) => r.name).sort()).toEqual(rows.map((r) => r.name).sort());
-    expect(listed.map((r: { order: number }) => r.order).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    expect(listed.map((r: { order: number }) => r.order).sort((a: number, b: number) => a - b)).toEqual(
+      Array.from({ length: N }, (_, i) => i + 1),
+    );
   });
 
   test("parallel creates with the same unique value: exactly one wins, the others are a 422", async () => {
     const replies = await times(20, (i) => api.post("/v2/users", { name: `Twin ${i}`, email: "twin@example.com" }));
     answered(replies, [422]);
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
-    const users = ok(await api.post("/v2/users/search", { filters: [{ field: "email", operator: "=", value: "twin@example.com" }] })).data;
+    const users = ok(
+      await api.post("/v2/users/search", { filters: [{ field: "email", operator: "=", value: "twin@example.com" }] }),
+    ).data;
     expect(users).toHaveLength(1);
   });
 
@@ -59,14 +64,18 @@ describe("creates", () => {
     const size = 10;
     const replies = await times(batches, (b) =>
       api.post("/v2/qualifications/batch", {
-        resources: Array.from({ length: size }, (_, i) => (b % 2 === 1 && i === size - 1 ? { description: "no name" } : { name: `Q ${b}.${i}` })),
+        resources: Array.from({ length: size }, (_, i) =>
+          b % 2 === 1 && i === size - 1 ? { description: "no name" } : { name: `Q ${b}.${i}` },
+        ),
       }),
     );
     answered(replies, [422]);
     replies.forEach((r, b) => expect(r.status, `batch ${b}`).toBe(b % 2 === 0 ? 200 : 422));
     const listed = ok(await api.get("/v2/qualifications?limit=100")).data;
     const names = listed.map((r: { name: string }) => r.name);
-    const expected = Array.from({ length: batches }, (_, b) => b).filter((b) => b % 2 === 0).flatMap((b) => Array.from({ length: size }, (_, i) => `Q ${b}.${i}`));
+    const expected = Array.from({ length: batches }, (_, b) => b)
+      .filter((b) => b % 2 === 0)
+      .flatMap((b) => Array.from({ length: size }, (_, i) => `Q ${b}.${i}`));
     expect(names.sort()).toEqual(expected.sort());
     const orders = listed.map((r: { order: number }) => r.order);
     expect(distinct(orders)).toBe(true);
@@ -88,21 +97,32 @@ describe("updates", () => {
   });
 
   test(`${N} parallel updates of different fields of one row: no update undoes another`, async () => {
-    const rank = await made("/v2/ranks", { name: "Start", description: "start", abbreviation: "S", paygrade: "E0", order: 0 });
+    const rank = await made("/v2/ranks", {
+      name: "Start",
+      description: "start",
+      abbreviation: "S",
+      paygrade: "E0",
+      order: 0,
+    });
     const fields = ["name", "description", "abbreviation", "paygrade", "order"] as const;
-    const value = (i: number) => (fields[i % fields.length] === "order" ? 1000 + i : `${fields[i % fields.length]} ${i}`);
+    const value = (i: number) =>
+      fields[i % fields.length] === "order" ? 1000 + i : `${fields[i % fields.length]} ${i}`;
     const replies = await times(N, (i) => api.patch(`/v2/ranks/${rank.id}`, { [fields[i % fields.length]]: value(i) }));
     answered(replies);
     const final = ok(await api.get(`/v2/ranks/${rank.id}`)).data;
     for (const [f, field] of fields.entries()) {
-      const written = Array.from({ length: N }, (_, i) => i).filter((i) => i % fields.length === f).map(value);
+      const written = Array.from({ length: N }, (_, i) => i)
+        .filter((i) => i % fields.length === f)
+        .map(value);
       expect(written, field).toContain(final[field]);
     }
   });
 
   test("parallel updates and deletes of one row: each update either lands or is a 404, never a 500", async () => {
     const rank = await made("/v2/ranks", { name: "Doomed" });
-    const replies = await times(N, (i) => (i === N / 2 ? api.delete(`/v2/ranks/${rank.id}`) : api.patch(`/v2/ranks/${rank.id}`, { name: `Try ${i}` })));
+    const replies = await times(N, (i) =>
+      i === N / 2 ? api.delete(`/v2/ranks/${rank.id}`) : api.patch(`/v2/ranks/${rank.id}`, { name: `Try ${i}` }),
+    );
     answered(replies, [404]);
     expect(replies[N / 2].status).toBe(200);
     expect((await api.get(`/v2/ranks/${rank.id}`)).status).toBe(404);
@@ -118,7 +138,10 @@ describe("links", () => {
   const group = async () => (await made("/v2/groups", { name: "Group" })).id as number;
   /** The group's link rows, straight from the database: (unit, order) per row. */
   const linkRows = async (groupId: number) =>
-    (await h.db.prisma.groupUnit.findMany({ where: { groupId }, orderBy: { id: "asc" } })).map((r) => ({ unit: r.unitId, order: r.order }));
+    (await h.db.prisma.groupUnit.findMany({ where: { groupId }, orderBy: { id: "asc" } })).map((r) => ({
+      unit: r.unitId,
+      order: r.order,
+    }));
   const rotated = (i: number) => [...units.slice(i % units.length), ...units.slice(0, i % units.length)];
 
   test(`${N} parallel attaches of the same ids: one link row per id, each id reported attached once, orders unique`, async () => {
@@ -133,7 +156,9 @@ describe("links", () => {
 
   test("parallel attaches with duplicates: every request links once more, with its own computed order", async () => {
     const g = await group();
-    const replies = await times(20, () => api.post(`/v2/groups/${g}/units/attach`, { resources: [units[0]], duplicates: true }));
+    const replies = await times(20, () =>
+      api.post(`/v2/groups/${g}/units/attach`, { resources: [units[0]], duplicates: true }),
+    );
     answered(replies);
     const rows = await linkRows(g);
     expect(rows).toHaveLength(20);
@@ -165,10 +190,14 @@ describe("links", () => {
     const g = await group();
     const replies = await times(60, (i) => {
       switch (i % 4) {
-        case 0: return api.post(`/v2/groups/${g}/units/attach`, { resources: rotated(i) });
-        case 1: return api.delete(`/v2/groups/${g}/units/detach`, { resources: [units[i % units.length]] });
-        case 2: return api.patch(`/v2/groups/${g}/units/sync`, { resources: rotated(i).slice(0, 3), detaching: false });
-        default: return api.get(`/v2/groups/${g}?include=units`);
+        case 0:
+          return api.post(`/v2/groups/${g}/units/attach`, { resources: rotated(i) });
+        case 1:
+          return api.delete(`/v2/groups/${g}/units/detach`, { resources: [units[i % units.length]] });
+        case 2:
+          return api.patch(`/v2/groups/${g}/units/sync`, { resources: rotated(i).slice(0, 3), detaching: false });
+        default:
+          return api.get(`/v2/groups/${g}?include=units`);
       }
     });
     answered(replies);
@@ -197,7 +226,9 @@ describe("two instances on one database", () => {
     answered(replies);
     const listed = ok(await api.get("/v2/positions?limit=100")).data;
     expect(listed).toHaveLength(N);
-    expect(listed.map((r: { order: number }) => r.order).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    expect(listed.map((r: { order: number }) => r.order).sort((a: number, b: number) => a - b)).toEqual(
+      Array.from({ length: N }, (_, i) => i + 1),
+    );
   });
 
   test("parallel attaches of the same ids from both: one link row per id", async () => {
@@ -215,7 +246,9 @@ describe("two instances on one database", () => {
     const replies = await times(20, (b) =>
       b % 4 === 3
         ? either(b).get("/v2/specialties?limit=100")
-        : either(b).post("/v2/specialties/batch", { resources: Array.from({ length: 20 }, (_, i) => ({ name: `S ${b}.${i}` })) }),
+        : either(b).post("/v2/specialties/batch", {
+            resources: Array.from({ length: 20 }, (_, i) => ({ name: `S ${b}.${i}` })),
+          }),
     );
     answered(replies);
     const listed = ok(await api.get("/v2/specialties?limit=100&page=1")).meta;
@@ -247,29 +280,44 @@ describe("a write lock held elsewhere", () => {
     // Soon after, not once the garbage collector has reset the statements that failed busy.
     expect(Date.now() - started).toBeGreaterThanOrEqual(600);
     expect(Date.now() - started).toBeLessThan(3000);
-    const names = ok(await api.post("/v2/ranks/search", { filters: [{ field: "name", operator: "like", value: "Waited %" }] })).data;
+    const names = ok(
+      await api.post("/v2/ranks/search", { filters: [{ field: "name", operator: "like", value: "Waited %" }] }),
+    ).data;
     expect(names).toHaveLength(10);
   });
 
   test("a write that waits past the execution timeout is a 503, and is not written afterwards", async () => {
     if (h.db.provider !== "sqlite") return;
-    const impatient = client({ ...h, app: createApp({ db: h.db, config: { ...h.config, executionTimeoutMs: 500 } }) }, await h.key("concurrency"));
+    const impatient = client(
+      { ...h, app: createApp({ db: h.db, config: { ...h.config, executionTimeoutMs: 500 } }) },
+      await h.key("concurrency"),
+    );
     ok(await impatient.get("/v2/ranks")); // the key's first use is recorded before the lock is taken
     const { released } = await holdLock(1500);
     const reply = await impatient.post("/v2/ranks", { name: "Too late" });
     expect(reply.status, JSON.stringify(reply.body)).toBe(503);
     await released;
-    expect(ok(await api.get("/v2/ranks?limit=100")).data.map((r: { name: string }) => r.name)).not.toContain("Too late");
+    expect(ok(await api.get("/v2/ranks?limit=100")).data.map((r: { name: string }) => r.name)).not.toContain(
+      "Too late",
+    );
   });
 });
 
 describe("records of one user written at once", () => {
   test(`${N} parallel rank records of one user: every one is written, and the user ends with the latest one's rank`, async () => {
     const ranks = await times(5, (i) => made("/v2/ranks", { name: `Parallel rank ${i}` }));
-    const user = await made("/v2/users", { name: "Parallel promotions", email: `parallel-promotions-${Date.now()}@example.com` });
-    const replies = await times(N, (i) => api.post(`/v2/users/${user.id}/rank-records`, { rank_id: ranks[i % ranks.length].id, type: 0 }));
+    const user = await made("/v2/users", {
+      name: "Parallel promotions",
+      email: `parallel-promotions-${Date.now()}@example.com`,
+    });
+    const replies = await times(N, (i) =>
+      api.post(`/v2/users/${user.id}/rank-records`, { rank_id: ranks[i % ranks.length].id, type: 0 }),
+    );
     answered(replies);
-    const records = ok(await api.get(`/v2/users/${user.id}/rank-records?limit=100`)).data as Array<{ id: number; rank_id: number }>;
+    const records = ok(await api.get(`/v2/users/${user.id}/rank-records?limit=100`)).data as Array<{
+      id: number;
+      rank_id: number;
+    }>;
     expect(records).toHaveLength(N);
     const latest = records.reduce((a, b) => (b.id > a.id ? b : a));
     expect(ok(await api.get(`/v2/users/${user.id}`)).data.rank_id).toBe(latest.rank_id);

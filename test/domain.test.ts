@@ -23,7 +23,9 @@ afterAll(() => h.close());
 
 describe("records change the people they are about", () => {
   test("a rank record sets the user's rank, with the key's user as author", async () => {
-    const record = (await ok(api.post(`/v2/users/${data.other.id}/rank-records`, { rank_id: data.corporal.id, type: 0 }))).data;
+    const record = (
+      await ok(api.post(`/v2/users/${data.other.id}/rank-records`, { rank_id: data.corporal.id, type: 0 }))
+    ).data;
     expect(record.author_id).toBe(me.id);
     expect((await ok(api.get(`/v2/users/${data.other.id}`))).data.rank_id).toBe(data.corporal.id);
   });
@@ -31,11 +33,23 @@ describe("records change the people they are about", () => {
   test("a primary assignment record sets position, specialty, unit and status; a secondary one changes nothing", async () => {
     const position = (await ok(api.post("/v2/positions", { name: "Rifleman" }))).data;
     const unit = (await ok(api.post("/v2/units", { name: "1st Squad" }))).data;
-    await ok(api.post("/v2/assignment-records", {
-      user_id: data.other.id, type: "primary", position_id: position.id, unit_id: unit.id, specialty_id: data.specialty.id, status_id: data.active.id,
-    }));
+    await ok(
+      api.post("/v2/assignment-records", {
+        user_id: data.other.id,
+        type: "primary",
+        position_id: position.id,
+        unit_id: unit.id,
+        specialty_id: data.specialty.id,
+        status_id: data.active.id,
+      }),
+    );
     const user = (await ok(api.get(`/v2/users/${data.other.id}`))).data;
-    expect(user).toMatchObject({ position_id: position.id, unit_id: unit.id, specialty_id: data.specialty.id, status_id: data.active.id });
+    expect(user).toMatchObject({
+      position_id: position.id,
+      unit_id: unit.id,
+      specialty_id: data.specialty.id,
+      status_id: data.active.id,
+    });
 
     const other = (await ok(api.post("/v2/positions", { name: "Medic" }))).data;
     await ok(api.post("/v2/assignment-records", { user_id: data.other.id, type: "secondary", position_id: other.id }));
@@ -43,7 +57,15 @@ describe("records change the people they are about", () => {
   });
 
   test("a new submission gets its form's submission status", async () => {
-    const submission = (await ok(api.post(`/v2/submissions?include=statuses`, { form_id: data.form.id, user_id: data.user.id, callsign: "Ghost" }))).data;
+    const submission = (
+      await ok(
+        api.post(`/v2/submissions?include=statuses`, {
+          form_id: data.form.id,
+          user_id: data.user.id,
+          callsign: "Ghost",
+        }),
+      )
+    ).data;
     expect(submission.statuses.map((s: { id: number }) => s.id)).toEqual([data.pending.id]);
     expect(submission.callsign).toBe("Ghost");
   });
@@ -71,8 +93,12 @@ describe("order", () => {
 describe("labels", () => {
   test("every record carries `<Type>: <id>`", async () => {
     const cases: Array<[string, RegExp]> = [
-      ["/v2/users", /^User: \d+$/], ["/v2/ranks", /^Rank: \d+$/], ["/v2/rank-records", /^Rank Record: \d+$/],
-      ["/v2/assignment-records", /^Assignment Record: \d+$/], ["/v2/forms", /^Form: \d+$/], ["/v2/submissions", /^Submission: \d+$/],
+      ["/v2/users", /^User: \d+$/],
+      ["/v2/ranks", /^Rank: \d+$/],
+      ["/v2/rank-records", /^Rank Record: \d+$/],
+      ["/v2/assignment-records", /^Assignment Record: \d+$/],
+      ["/v2/forms", /^Form: \d+$/],
+      ["/v2/submissions", /^Submission: \d+$/],
     ];
     for (const [path, pattern] of cases) {
       const rows = (await ok(api.get(path))).data as Array<{ label: string; id: number }>;
@@ -89,9 +115,21 @@ describe("account commands and settings", () => {
   });
 
   test("a new account starts with its settings, grouped", async () => {
-    const settings = (await ok(client(h, await h.key("fresh", "view:settings")).get("/v2/settings?limit=100"))).data as Array<{ group: string; name: string; payload: unknown }>;
+    const settings = (await ok(client(h, await h.key("fresh", "view:settings")).get("/v2/settings?limit=100")))
+      .data as Array<{ group: string; name: string; payload: unknown }>;
     expect(settings.find((s) => s.group === "organization" && s.name === "name")?.payload).toBe("fresh");
-    expect(new Set(settings.map((s) => s.group))).toEqual(new Set(["organization", "dashboard", "registration", "user", "notifications", "fields", "onboarding", "permission"]));
+    expect(new Set(settings.map((s) => s.group))).toEqual(
+      new Set([
+        "organization",
+        "dashboard",
+        "registration",
+        "user",
+        "notifications",
+        "fields",
+        "onboarding",
+        "permission",
+      ]),
+    );
   });
 });
 
@@ -131,14 +169,24 @@ describe("roster", () => {
 
 describe("newsfeed", () => {
   test("lists what happened in the account, newest first, and can be liked", async () => {
-    await ok(api.post(`/v2/users/${data.user.id}/rank-records`, { rank_id: data.corporal.id, type: 0, text: "Well earned" }));
+    await ok(
+      api.post(`/v2/users/${data.user.id}/rank-records`, { rank_id: data.corporal.id, type: 0, text: "Well earned" }),
+    );
     await ok(api.post("/v2/announcements", { title: "Muster tonight", content: "<p>20:00</p>", color: "info" }));
-    const feed = (await ok(api.get("/v2/newsfeed"))).data as Array<{ id: number; subject_type: string; headline: string }>;
+    const feed = (await ok(api.get("/v2/newsfeed"))).data as Array<{
+      id: number;
+      subject_type: string;
+      headline: string;
+    }>;
     expect(feed[0].subject_type).toBe("App\\Models\\Announcement");
-    expect(feed.some((item) => item.subject_type === "App\\Models\\RankRecord" && /Corporal/.test(item.headline))).toBe(true);
+    expect(feed.some((item) => item.subject_type === "App\\Models\\RankRecord" && /Corporal/.test(item.headline))).toBe(
+      true,
+    );
 
     const item = feed[0];
-    expect(await ok(api.post(`/v2/newsfeed/${item.id}/likes/attach`, { resources: [data.user.id, data.other.id] }))).toEqual({ attached: [data.user.id, data.other.id] });
+    expect(
+      await ok(api.post(`/v2/newsfeed/${item.id}/likes/attach`, { resources: [data.user.id, data.other.id] })),
+    ).toEqual({ attached: [data.user.id, data.other.id] });
     const likes = await ok(api.get(`/v2/newsfeed/${item.id}/likes`));
     expect(likes.data.map((u: { id: number }) => u.id).sort()).toEqual([data.user.id, data.other.id].sort());
   });
@@ -146,34 +194,73 @@ describe("newsfeed", () => {
 
 describe("what PERSCOM gets wrong, done right", () => {
   test("nested search works", async () => {
-    const reply = await ok(api.post(`/v2/users/${data.user.id}/rank-records/search`, { filters: [{ field: "rank_id", value: data.corporal.id }] }));
+    const reply = await ok(
+      api.post(`/v2/users/${data.user.id}/rank-records/search`, {
+        filters: [{ field: "rank_id", value: data.corporal.id }],
+      }),
+    );
     expect(reply.data.length).toBeGreaterThan(0);
-    expect(reply.data.every((r: { rank_id: number; user_id: number }) => r.rank_id === data.corporal.id && r.user_id === data.user.id)).toBe(true);
+    expect(
+      reply.data.every(
+        (r: { rank_id: number; user_id: number }) => r.rank_id === data.corporal.id && r.user_id === data.user.id,
+      ),
+    ).toBe(true);
   });
 
   test("category relations list, show and update their items", async () => {
-    await ok(api.post(`/v2/categories/${data.category.id}/forms/attach`, { resources: { [data.form.id]: { order: 3 } } }));
+    await ok(
+      api.post(`/v2/categories/${data.category.id}/forms/attach`, { resources: { [data.form.id]: { order: 3 } } }),
+    );
     const listed = await ok(api.get(`/v2/categories/${data.category.id}/forms`));
-    expect(listed.data).toEqual([expect.objectContaining({ id: data.form.id, pivot: expect.objectContaining({ order: 3 }) })]);
-    const updated = await ok(api.patch(`/v2/categories/${data.category.id}/forms/${data.form.id}`, { description: "Join us", pivot: { order: 5 } }));
+    expect(listed.data).toEqual([
+      expect.objectContaining({ id: data.form.id, pivot: expect.objectContaining({ order: 3 }) }),
+    ]);
+    const updated = await ok(
+      api.patch(`/v2/categories/${data.category.id}/forms/${data.form.id}`, {
+        description: "Join us",
+        pivot: { order: 5 },
+      }),
+    );
     expect(updated.data).toMatchObject({ description: "Join us", pivot: { order: 5 } });
   });
 
   test("an event cannot end before it starts", async () => {
     const calendar = (await ok(api.post("/v2/calendars", { name: "Ops", color: "#2563eb" }))).data;
-    const bad = await api.post("/v2/events", { name: "Op", calendar_id: calendar.id, all_day: false, starts: "2026-12-01T20:00:00Z", ends: "2026-12-01T18:00:00Z" });
+    const bad = await api.post("/v2/events", {
+      name: "Op",
+      calendar_id: calendar.id,
+      all_day: false,
+      starts: "2026-12-01T20:00:00Z",
+      ends: "2026-12-01T18:00:00Z",
+    });
     expect(bad.status).toBe(422);
     expect(Object.keys(bad.body.error.errors)).toContain("ends");
-    const good = await ok(api.post("/v2/events", { name: "Op", calendar_id: calendar.id, all_day: false, starts: "2026-12-01T18:00:00Z", ends: "2026-12-01T20:00:00Z", registration_enabled: false }));
+    const good = await ok(
+      api.post("/v2/events", {
+        name: "Op",
+        calendar_id: calendar.id,
+        all_day: false,
+        starts: "2026-12-01T18:00:00Z",
+        ends: "2026-12-01T20:00:00Z",
+        registration_enabled: false,
+      }),
+    );
     expect(good.data).toMatchObject({ registration_enabled: false, author_id: me.id });
   });
 
   test("dissociating a record from its user keeps the record, without a user", async () => {
-    const record = (await ok(api.post(`/v2/users/${data.user.id}/rank-records`, { rank_id: data.private_.id, type: 1 }))).data;
+    const record = (
+      await ok(api.post(`/v2/users/${data.user.id}/rank-records`, { rank_id: data.private_.id, type: 1 }))
+    ).data;
     const released = (await ok(api.delete(`/v2/users/${data.user.id}/rank-records/${record.id}/dissociate`))).data;
     expect(released).toMatchObject({ id: record.id, user_id: null });
-    expect((await ok(api.get(`/v2/users/${data.user.id}/rank-records?limit=100`))).data.map((r: { id: number }) => r.id)).not.toContain(record.id);
+    expect(
+      (await ok(api.get(`/v2/users/${data.user.id}/rank-records?limit=100`))).data.map((r: { id: number }) => r.id),
+    ).not.toContain(record.id);
     expect((await ok(api.get(`/v2/rank-records/${record.id}`))).data.user_id).toBeNull();
-    expect((await ok(api.post(`/v2/users/${data.other.id}/rank-records/associate`, { related_key: record.id }))).data.user_id).toBe(data.other.id);
+    expect(
+      (await ok(api.post(`/v2/users/${data.other.id}/rank-records/associate`, { related_key: record.id }))).data
+        .user_id,
+    ).toBe(data.other.id);
   });
 });

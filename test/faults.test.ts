@@ -58,7 +58,14 @@ afterAll(() => agent.destroy());
 async function startServer(env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(process.execPath, serverArgs, {
     cwd: root,
-    env: { ...process.env, PORT: String(await freePort()), HOST: "127.0.0.1", DATABASE_URL: databaseUrl, STORAGE_DIR: path.join(dir, "files"), ...env },
+    env: {
+      ...process.env,
+      PORT: String(await freePort()),
+      HOST: "127.0.0.1",
+      DATABASE_URL: databaseUrl,
+      STORAGE_DIR: path.join(dir, "files"),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -79,7 +86,8 @@ async function startServer(env: Record<string, string> = {}): Promise<Server> {
     for (;;) {
       const found = out.split("\n").find((l) => pattern.test(l));
       if (found) return found;
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited before printing ${pattern}:\n${out}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`server exited before printing ${pattern}:\n${out}`);
       if (Date.now() > deadline) throw new Error(`no line ${pattern} in:\n${out}`);
       await Promise.race([new Promise<void>((wake) => waiters.push(wake)), sleep(100)]);
     }
@@ -102,10 +110,14 @@ function held(server: Server, method: string, url: string, body: unknown, newCon
   let resolveAccepted!: () => void;
   const accepted = new Promise<void>((resolve) => (resolveAccepted = resolve));
   const req = http.request(new URL(url, server.base), {
-    method, agent: newConnection ? false : agent,
+    method,
+    agent: newConnection ? false : agent,
     headers: {
-      authorization: `Bearer ${key}`, accept: "application/json", "content-type": "application/json",
-      "content-length": Buffer.byteLength(payload), expect: "100-continue",
+      authorization: `Bearer ${key}`,
+      accept: "application/json",
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(payload),
+      expect: "100-continue",
     },
   });
   req.on("continue", resolveAccepted);
@@ -258,15 +270,20 @@ describe.runIf(onSqlite)("two server processes on one database file", () => {
   test("the same ids attached through both at once: one link row per id, no server error", async () => {
     const [a, b] = await Promise.all([startServer(), startServer()]);
     const units: number[] = [];
-    for (let i = 0; i < 5; i++) units.push(((await call(a, "POST", "/v2/units", { name: `Unit ${i}` })).body.data as { id: number }).id);
+    for (let i = 0; i < 5; i++)
+      units.push(((await call(a, "POST", "/v2/units", { name: `Unit ${i}` })).body.data as { id: number }).id);
     const group = ((await call(a, "POST", "/v2/groups", { name: "Group" })).body.data as { id: number }).id;
     await call(b, "GET", "/v2/ranks");
     const replies = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => call(i % 2 ? a : b, "POST", `/v2/groups/${group}/units/attach`, { resources: units })),
+      Array.from({ length: 40 }, (_, i) =>
+        call(i % 2 ? a : b, "POST", `/v2/groups/${group}/units/attach`, { resources: units }),
+      ),
     );
     expect(replies.filter((r) => r.status !== 200)).toEqual([]);
     expect(replies.flatMap((r) => r.body.attached).sort()).toEqual([...units].sort());
-    const batches = await Promise.all(Array.from({ length: 6 }, (_, i) => call(i % 2 ? a : b, "POST", "/v2/ranks/batch", bigBatch(50, `P${i}`))));
+    const batches = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => call(i % 2 ? a : b, "POST", "/v2/ranks/batch", bigBatch(50, `P${i}`))),
+    );
     expect(batches.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     const db = await openDatabase(databaseUrl);
     try {

@@ -27,7 +27,12 @@ beforeAll(async () => {
     // Records written by a key of the user's: the author include has a row to show.
     const author = client(h, await h.key(name, "*", s.user.id));
     for (const text of ["First", "Second"]) {
-      const r = await author.post(`/v2/users/${s.user.id}/rank-records`, { rank_id: s.corporal.id, type: 0, text: `${name} ${text}`, document_id: s.document.id });
+      const r = await author.post(`/v2/users/${s.user.id}/rank-records`, {
+        rank_id: s.corporal.id,
+        type: 0,
+        text: `${name} ${text}`,
+        document_id: s.document.id,
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
     }
     accounts.push({ key, api, user: s.user.id, rank: s.corporal.id });
@@ -38,13 +43,18 @@ afterAll(() => h.close());
 const PAGE = (user: number) => `/v2/users/${user}/rank-records?include=author,rank.image,document&limit=20`;
 
 async function fetchText(app: App, key: string, url: string) {
-  const response = await app.yoga.fetch(`http://muster.test${url}`, { headers: { authorization: `Bearer ${key}`, accept: "application/json" } });
-  return { status: response.status, text: (await response.text()).replace(/"(request_id|trace_id)":"[^"]*"/g, '"$1":"…"') };
+  const response = await app.yoga.fetch(`http://muster.test${url}`, {
+    headers: { authorization: `Bearer ${key}`, accept: "application/json" },
+  });
+  return {
+    status: response.status,
+    text: (await response.text()).replace(/"(request_id|trace_id)":"[^"]*"/g, '"$1":"…"'),
+  };
 }
 
 describe("a REST route's plans", () => {
   test("are made by its first request and reused by the next, whichever account sends it", async () => {
-    const [alpha, bravo] = accounts as [typeof accounts[0], typeof accounts[0]];
+    const [alpha, bravo] = accounts as [(typeof accounts)[0], (typeof accounts)[0]];
     const first = { ...fixedPlanStats };
     const a = await alpha.api.get(PAGE(alpha.user));
     expect(a.status).toBe(200);
@@ -59,7 +69,10 @@ describe("a REST route's plans", () => {
     expect(fixedPlanStats.reused - second.reused).toBe(2);
 
     // Each account's own rows, relations and image, from the same plans.
-    for (const [body, name, account] of [[a.body, "alpha", alpha], [b.body, "bravo", bravo]] as const) {
+    for (const [body, name, account] of [
+      [a.body, "alpha", alpha],
+      [b.body, "bravo", bravo],
+    ] as const) {
       expect(body.data.map((r: { text: string }) => r.text)).toEqual([`${name} Second`, `${name} First`]);
       for (const record of body.data) {
         expect(record.author.id).toBe(account.user);
@@ -74,8 +87,12 @@ describe("a REST route's plans", () => {
   test("answer the same bytes as graphql-js planning each request", async () => {
     for (const account of accounts) {
       const urls = [
-        PAGE(account.user), `/v2/users/${account.user}/rank-records?include=rank,author&page=2&limit=1`, "/v2/comments?include=author",
-        "/v2/ranks?include=image", `/v2/ranks/${account.rank}?include=image`, `/v2/users/${account.user}?include=rank,rank.image`,
+        PAGE(account.user),
+        `/v2/users/${account.user}/rank-records?include=rank,author&page=2&limit=1`,
+        "/v2/comments?include=author",
+        "/v2/ranks?include=image",
+        `/v2/ranks/${account.rank}?include=image`,
+        `/v2/users/${account.user}?include=rank,rank.image`,
       ];
       for (const url of urls) {
         const reused = fixedPlanStats.reused;
@@ -84,7 +101,8 @@ describe("a REST route's plans", () => {
         expect(planned.status, url).toBe(200);
         expect(planned.text, url).toBe(graphqlJs.text);
         // Every route here was asked for by the first account already, or just before by this one.
-        if (account !== accounts[0] || url === PAGE(account.user)) expect(fixedPlanStats.reused, url).toBeGreaterThan(reused);
+        if (account !== accounts[0] || url === PAGE(account.user))
+          expect(fixedPlanStats.reused, url).toBeGreaterThan(reused);
       }
     }
   });
@@ -105,7 +123,8 @@ describe("a GraphQL client's document", () => {
     const texts: string[][] = [];
     for (const first of [1, 2]) {
       const response = await h.app.yoga.fetch("http://muster.test/graphql", {
-        method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
         body: JSON.stringify({ query: document, variables: { id: user, first } }),
       });
       const body = await response.json();

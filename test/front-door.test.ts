@@ -35,7 +35,9 @@ test("an API client gets the same facts as JSON; no Accept header at all gets th
   expect(answer.headers.get("content-type")).toMatch(/^application\/json/);
   const body = await answer.json();
   expect(body).toMatchObject({ name: "Muster", version: pkg.version });
-  expect(Object.values(body.links as Record<string, { href: string }>).map((l) => l.href)).toEqual(expect.arrayContaining(["/docs", "/graphql", "/openapi.json", "/health"]));
+  expect(Object.values(body.links as Record<string, { href: string }>).map((l) => l.href)).toEqual(
+    expect.arrayContaining(["/docs", "/graphql", "/openapi.json", "/health"]),
+  );
   expect(body.authentication.get_a_key).toContain("keys:create");
   expect((await get(null)).headers.get("content-type")).toMatch(/^text\/html/);
   expect((await get("text/html, application/json")).headers.get("content-type")).toMatch(/^text\/html/);

@@ -1,5 +1,16 @@
 import { describe, expect, test } from "vitest";
-import { getNamedType, getNullableType, isEnumType, isInterfaceType, isListType, isNonNullType, isObjectType, type GraphQLField, type GraphQLInputObjectType, type GraphQLObjectType } from "graphql";
+import {
+  getNamedType,
+  getNullableType,
+  isEnumType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type GraphQLField,
+  type GraphQLInputObjectType,
+  type GraphQLObjectType,
+} from "graphql";
 import { buildSchemas } from "../src/graphql/schema.ts";
 import { resources } from "../src/resources/index.ts";
 import { operations } from "../src/resources/operations.ts";
@@ -18,12 +29,15 @@ const connectionArgs = ["after", "before", "first", "last", "offset", "orderBy",
 const nodeResources = resources.filter((r) => !r.link);
 
 describe("every resource is a Relay node", () => {
-  test.each(nodeResources.map((r) => [pascal(r.name), r] as const))("%s implements Node with a global id and its rowId", (name) => {
-    const type = typeOf(name);
-    expect(type.getInterfaces().map((i) => i.name)).toContain("Node");
-    expect(String(type.getFields().id.type)).toBe("ID!");
-    expect(String(type.getFields().rowId.type)).toBe("Int!");
-  });
+  test.each(nodeResources.map((r) => [pascal(r.name), r] as const))(
+    "%s implements Node with a global id and its rowId",
+    (name) => {
+      const type = typeOf(name);
+      expect(type.getInterfaces().map((i) => i.name)).toContain("Node");
+      expect(String(type.getFields().id.type)).toBe("ID!");
+      expect(String(type.getFields().rowId.type)).toBe("Int!");
+    },
+  );
 
   test("node, nodes and me are root fields; each resource with a REST list has a connection and a rowId lookup", () => {
     const query = schema.getQueryType()!.getFields();
@@ -57,7 +71,8 @@ describe("relations", () => {
         expect(Object.keys(connection.getFields()).sort()).toEqual(["edges", "nodes", "pageInfo", "totalCount"]);
         if (rel.kind === "belongsToMany") {
           const edge = getNamedType(connection.getFields().edges.type) as GraphQLObjectType;
-          for (const column of Object.keys(rel.pivot.fields)) expect(Object.keys(edge.getFields()), `${edge.name}.${column}`).toContain(column);
+          for (const column of Object.keys(rel.pivot.fields))
+            expect(Object.keys(edge.getFields()), `${edge.name}.${column}`).toContain(column);
         }
       });
     }
@@ -81,7 +96,13 @@ describe("types that explain themselves", () => {
         const field = typeOf(pascal(def.name)).getFields()[key];
         const type = getNamedType(field.type);
         expect(isEnumType(type), `${def.name}.${key}`).toBe(true);
-        if (isEnumType(type)) expect(type.getValues().map((v) => v.value).sort()).toEqual([...f.oneOf].sort());
+        if (isEnumType(type))
+          expect(
+            type
+              .getValues()
+              .map((v) => v.value)
+              .sort(),
+          ).toEqual([...f.oneOf].sort());
         checked++;
       }
     }
@@ -102,7 +123,8 @@ describe("types that explain themselves", () => {
     const rank = schema.getType("CreateRankInput") as GraphQLInputObjectType;
     expect(isNonNullType(rank.getFields().name.type)).toBe(true);
     for (const patch of Object.values(schema.getTypeMap()).filter((t) => t.name.endsWith("Patch"))) {
-      for (const f of Object.values((patch as GraphQLInputObjectType).getFields())) expect(isNonNullType(f.type), `${patch.name}.${f.name}`).toBe(false);
+      for (const f of Object.values((patch as GraphQLInputObjectType).getFields()))
+        expect(isNonNullType(f.type), `${patch.name}.${f.name}`).toBe(false);
     }
   });
 });
@@ -114,6 +136,9 @@ test("nothing of the REST facade's internal graph is public", () => {
     if (!isObjectType(type) || type.name.startsWith("__")) continue;
     const fields = Object.keys(type.getFields());
     expect(fields, type.name).not.toContain("attributes");
-    expect(fields.filter((f) => /List$/.test(f) && isListType(getNullableType(type.getFields()[f].type))), type.name).toEqual([]);
+    expect(
+      fields.filter((f) => /List$/.test(f) && isListType(getNullableType(type.getFields()[f].type))),
+      type.name,
+    ).toEqual([]);
   }
 });

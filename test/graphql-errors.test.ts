@@ -33,11 +33,16 @@ describe("GraphQL errors", () => {
     const r = await api.graphql("query($id: Int!) { rank(rowId: $id) { id rowId name } }", { id: rankId + 100_000 });
     expect(r.status).toBe(200);
     expect(r.body).toEqual({ data: { rank: null } });
-    const node = await api.graphql("query($id: ID!) { node(id: $id) { id } }", { id: globalId("Rank", rankId + 100_000) });
+    const node = await api.graphql("query($id: ID!) { node(id: $id) { id } }", {
+      id: globalId("Rank", rankId + 100_000),
+    });
     expect(node.body).toEqual({ data: { node: null } });
     const rest = await api.get(`/v2/ranks/${rankId + 100_000}`);
     expect(rest.status).toBe(404);
-    expect(rest.body.error).toMatchObject({ message: "The requested resource or endpoint could not be found.", type: "NotFoundHttpException" });
+    expect(rest.body.error).toMatchObject({
+      message: "The requested resource or endpoint could not be found.",
+      type: "NotFoundHttpException",
+    });
   });
 
   it("another account's id is null, like a missing one; REST answers 404", async () => {
@@ -69,19 +74,27 @@ describe("GraphQL errors", () => {
       path: ["gone"],
       locations: [{ line: 2, column: 9 }],
       extensions: {
-        code: "NOT_FOUND", status: 404, type: "NotFoundHttpException",
-        request_id: r.headers.get("x-perscom-request-id"), trace_id: r.headers.get("x-perscom-trace-id"),
+        code: "NOT_FOUND",
+        status: 404,
+        type: "NotFoundHttpException",
+        request_id: r.headers.get("x-perscom-request-id"),
+        trace_id: r.headers.get("x-perscom-trace-id"),
       },
     });
     expect(r.body.errors[0].extensions).not.toHaveProperty("http");
   });
 
   it("a root list (a connection) that fails leaves its siblings' data too", async () => {
-    const r = await api.graphql(`query($id: Int!) {
+    const r = await api.graphql(
+      `query($id: Int!) {
       kept: rank(rowId: $id) { name }
       ranks(first: 101) { totalCount }
-    }`, { id: rankId });
-    expect(r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, Object.keys(e.extensions.errors)])).toEqual([[["ranks"], "VALIDATION", ["first"]]]);
+    }`,
+      { id: rankId },
+    );
+    expect(
+      r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, Object.keys(e.extensions.errors)]),
+    ).toEqual([[["ranks"], "VALIDATION", ["first"]]]);
     expect(r.body.data).toEqual({ kept: { name: "Private" }, ranks: null });
     expect(r.status).toBe(200);
   });
@@ -96,10 +109,14 @@ describe("GraphQL errors", () => {
     const created = r.body.data.first.rank;
     expect(created).toMatchObject({ rowId: expect.any(Number), name: "Corporal" });
     expect(created.id).toBe(globalId("Rank", created.rowId));
-    expect(r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, e.extensions.errors])).toEqual([[["second"], "VALIDATION", { "input.name": ["The name field is required."] }]]);
+    expect(r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, e.extensions.errors])).toEqual([
+      [["second"], "VALIDATION", { "input.name": ["The name field is required."] }],
+    ]);
     // It committed: REST reads it back, and the failed one stored nothing.
     expect((await api.get(`/v2/ranks/${created.rowId}`)).body.data.name).toBe("Corporal");
-    expect((await api.post("/v2/ranks/search", { filters: [{ field: "abbreviation", value: "NONAME" }] })).body.data).toEqual([]);
+    expect(
+      (await api.post("/v2/ranks/search", { filters: [{ field: "abbreviation", value: "NONAME" }] })).body.data,
+    ).toEqual([]);
   });
 
   it("field errors are keyed by GraphQL input paths; REST keeps PERSCOM's snake keys", async () => {
@@ -116,12 +133,16 @@ describe("GraphQL errors", () => {
     expect(rest.body.error.errors.rank_id).toEqual(r.body.errors[0].extensions.errors["input.rankId"]);
 
     // A patch's errors are under `input` as well.
-    const patch = await api.graphql(`mutation { updateRank(rowId: ${rankId}, input: { name: "" }) { rank { rowId } } }`);
+    const patch = await api.graphql(
+      `mutation { updateRank(rowId: ${rankId}, input: { name: "" }) { rank { rowId } } }`,
+    );
     expect(patch.body.data).toEqual({ updateRank: null });
     expect(patch.body.errors[0].extensions.errors).toEqual({ "input.name": ["The name field is required."] });
 
     // A batch names an item by its position in `inputs`; REST by its position in `resources`.
-    const batch = await api.graphql(`mutation { createRanks(inputs: [{ name: "A" }, { name: "" }]) { ranks { rowId } } }`);
+    const batch = await api.graphql(
+      `mutation { createRanks(inputs: [{ name: "A" }, { name: "" }]) { ranks { rowId } } }`,
+    );
     expect(batch.status).toBe(200);
     expect(batch.body.data).toEqual({ createRanks: null });
     expect(Object.keys(batch.body.errors[0].extensions.errors)).toEqual(["inputs.1.name"]);
@@ -138,19 +159,27 @@ describe("GraphQL errors", () => {
 
     // Link mutations: the list REST calls `resources` is `items` (attach) or `rowIds` (detach) on GraphQL.
     const category = (await api.post("/v2/categories", { name: "Ranks", resource: "App\\Models\\Rank" })).body.data.id;
-    const attach = await api.graphql(`mutation { attachCategoryRanks(rowId: ${category}, items: [{ rowId: ${rankId} }, { rowId: ${foreignRankId} }]) { attachedRowIds } }`);
+    const attach = await api.graphql(
+      `mutation { attachCategoryRanks(rowId: ${category}, items: [{ rowId: ${rankId} }, { rowId: ${foreignRankId} }]) { attachedRowIds } }`,
+    );
     expect(attach.status).toBe(200);
     expect(attach.body.data).toEqual({ attachCategoryRanks: null });
     expect(Object.keys(attach.body.errors[0].extensions.errors)).toEqual(["items"]);
-    const detach = await api.graphql(`mutation { detachCategoryRanks(rowId: ${category}, rowIds: [${rankId}, ${foreignRankId}]) { detachedRowIds } }`);
+    const detach = await api.graphql(
+      `mutation { detachCategoryRanks(rowId: ${category}, rowIds: [${rankId}, ${foreignRankId}]) { detachedRowIds } }`,
+    );
     expect(Object.keys(detach.body.errors[0].extensions.errors)).toEqual(["rowIds"]);
-    const restAttach = await api.post(`/v2/categories/${category}/ranks/attach`, { resources: [rankId, foreignRankId] });
+    const restAttach = await api.post(`/v2/categories/${category}/ranks/attach`, {
+      resources: [rankId, foreignRankId],
+    });
     expect(restAttach.status).toBe(422);
     expect(restAttach.body.error.errors).toEqual({ resources: attach.body.errors[0].extensions.errors.items });
 
     // Connection arguments: `where` by the path into the filter, `orderBy` by the item, cursors by their argument.
     const where = await api.graphql(`{ ranks(where: { name: { equals: null } }) { totalCount } }`);
-    expect(where.body.errors.map((e: ValidationError) => [e.path, Object.keys(e.extensions.errors)])).toEqual([[["ranks"], ["where.name.equals"]]]);
+    expect(where.body.errors.map((e: ValidationError) => [e.path, Object.keys(e.extensions.errors)])).toEqual([
+      [["ranks"], ["where.name.equals"]],
+    ]);
     const order = await api.graphql(`{ ranks(orderBy: [{ name: asc }, { name: asc, order: desc }]) { totalCount } }`);
     expect(Object.keys(order.body.errors[0].extensions.errors)).toEqual(["orderBy.1"]);
     const after = await api.graphql(`{ ranks(after: "not-a-cursor") { totalCount } }`);
@@ -161,18 +190,28 @@ describe("GraphQL errors", () => {
 
   it("a nested connection's error has the nested path and names its argument", async () => {
     const user = (await api.post("/v2/users", { name: "Bo", email: "bo@example.com", rank_id: rankId })).body.data.id;
-    const r = await api.graphql(`query($id: Int!) { user(rowId: $id) { name rankRecords(first: 101) { totalCount } } kept: rank(rowId: ${rankId}) { rowId } }`, { id: user });
+    const r = await api.graphql(
+      `query($id: Int!) { user(rowId: $id) { name rankRecords(first: 101) { totalCount } } kept: rank(rowId: ${rankId}) { rowId } }`,
+      { id: user },
+    );
     expect(r.status).toBe(200);
-    expect(r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, Object.keys(e.extensions.errors)])).toEqual([[["user", "rankRecords"], "VALIDATION", ["first"]]]);
+    expect(
+      r.body.errors.map((e: ValidationError) => [e.path, e.extensions.code, Object.keys(e.extensions.errors)]),
+    ).toEqual([[["user", "rankRecords"], "VALIDATION", ["first"]]]);
     // The nested connection is nullable: only it is null, its parent row and the sibling root field stand.
     expect(r.body.data).toEqual({ user: { name: "Bo", rankRecords: null }, kept: { rowId: rankId } });
   });
 
   it("a variable GraphQL cannot coerce is named as the client sent it; REST names the snake field", async () => {
-    const wrong = await api.graphql("mutation($in: CreateRankInput!) { createRank(input: $in) { rank { rowId } } }", { in: { name: 5 } });
+    const wrong = await api.graphql("mutation($in: CreateRankInput!) { createRank(input: $in) { rank { rowId } } }", {
+      in: { name: 5 },
+    });
     expect(wrong.status).toBe(422);
     expect(wrong.body.data).toBeUndefined();
-    expect(wrong.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", errors: { "in.name": ["The name field must be a string."] } });
+    expect(wrong.body.errors[0].extensions).toMatchObject({
+      code: "VALIDATION",
+      errors: { "in.name": ["The name field must be a string."] },
+    });
     const id = await api.graphql("query($x: Int!) { rank(rowId: $x) { rowId } }", { x: "a" });
     expect(id.body.errors[0].extensions.errors).toEqual({ x: ["The x field must be an integer."] });
     const rest = await api.post("/v2/ranks", { name: 5 });

@@ -33,8 +33,12 @@ describe("GraphQL over HTTP compliance (graphql-http server audits)", () => {
       return fetch(input, { ...init, headers });
     };
     const results = await auditServer({ url, fetchFn: withKey });
-    const failing = results.filter((r) => r.status !== "ok" && (r.name.startsWith("MUST") || r.name.startsWith("SHOULD")));
-    const report = await Promise.all(failing.map(async (r) => `${r.id} ${r.name}: ${r.status === "ok" ? "" : r.reason}`));
+    const failing = results.filter(
+      (r) => r.status !== "ok" && (r.name.startsWith("MUST") || r.name.startsWith("SHOULD")),
+    );
+    const report = await Promise.all(
+      failing.map(async (r) => `${r.id} ${r.name}: ${r.status === "ok" ? "" : r.reason}`),
+    );
     expect(report, report.join("\n")).toEqual([]);
     // The audits ran: MUSTs and SHOULDs alike.
     expect(results.filter((r) => r.name.startsWith("MUST")).length).toBeGreaterThan(10);

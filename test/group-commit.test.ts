@@ -13,14 +13,27 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
   let ids: Awaited<ReturnType<typeof seed>>;
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const flags = async (prefix: string) =>
-    ((await h.db.read(`SELECT "name" FROM "SystemFlag" WHERE "name" LIKE ? ORDER BY "name"`, [`${prefix}%`])) as string[][]).map((r) => r[0]);
+    (
+      (await h.db.read(`SELECT "name" FROM "SystemFlag" WHERE "name" LIKE ? ORDER BY "name"`, [
+        `${prefix}%`,
+      ])) as string[][]
+    ).map((r) => r[0]);
   /** A direct transaction of the store that writes flag `name`, waiting `before` ms before the insert and `after` ms after it. */
-  const writeFlag = (name: string, { before = 0, after = 0, timeout }: { before?: number; after?: number; timeout?: number } = {}) =>
-    h.db.store.transaction(mayRunTwice(async (tx) => {
-      await sleep(before);
-      await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [name, new Date().toISOString()]);
-      await sleep(after);
-    }), { direct: true, timeout });
+  const writeFlag = (
+    name: string,
+    { before = 0, after = 0, timeout }: { before?: number; after?: number; timeout?: number } = {},
+  ) =>
+    h.db.store.transaction(
+      mayRunTwice(async (tx) => {
+        await sleep(before);
+        await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [
+          name,
+          new Date().toISOString(),
+        ]);
+        await sleep(after);
+      }),
+      { direct: true, timeout },
+    );
 
   beforeAll(async () => {
     h = await startHarness();
@@ -32,7 +45,9 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
   it("thirty writes at once all land, in fewer COMMITs than writes, and /metrics counts both", async () => {
     const before = { ...h.db.commits! };
     const replies = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => api.post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: ids.corporal.id, type: 0, text: `grouped ${i}` })),
+      Array.from({ length: 30 }, (_, i) =>
+        api.post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: ids.corporal.id, type: 0, text: `grouped ${i}` }),
+      ),
     );
     expect(replies.map((r) => r.status)).toEqual(Array(30).fill(200));
     const listed = await api.get(`/v2/users/${ids.user.id}/rank-records?limit=100`);
@@ -55,7 +70,11 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
     const before = h.db.commits!.commits;
     const replies = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        api.post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: i % 2 ? 999_999 : ids.corporal.id, type: 0, text: `mixed ${i}` }),
+        api.post(`/v2/users/${ids.user.id}/rank-records`, {
+          rank_id: i % 2 ? 999_999 : ids.corporal.id,
+          type: 0,
+          text: `mixed ${i}`,
+        }),
       ),
     );
     expect(replies.map((r) => r.status)).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 ? 422 : 200)));
@@ -67,11 +86,17 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
 
   it("the first transaction of a group (which has no savepoint) rolls back alone, with others waiting behind it and with none", async () => {
     const failing = (name: string, after: number) =>
-      h.db.store.transaction(mayRunTwice(async (tx) => {
-        await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [name, new Date().toISOString()]);
-        await sleep(after);
-        throw new Error(`undo ${name}`);
-      }), { direct: true });
+      h.db.store.transaction(
+        mayRunTwice(async (tx) => {
+          await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [
+            name,
+            new Date().toISOString(),
+          ]);
+          await sleep(after);
+          throw new Error(`undo ${name}`);
+        }),
+        { direct: true },
+      );
     await expect(failing("first-alone", 0)).rejects.toThrow("undo first-alone");
     const first = failing("first-0", 50);
     await sleep(10);
@@ -97,12 +122,18 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
     const commitsOf = async (prefix: string, awaitCompany: boolean) => {
       const before = h.db.commits!.commits;
       let second: Promise<void> | undefined;
-      await h.db.store.transaction(mayRunTwice(async (tx) => {
-        await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [`${prefix}-a`, new Date().toISOString()]);
-        setImmediate(() => {
-          second = writeFlag(`${prefix}-b`);
-        });
-      }), { direct: true, awaitCompany });
+      await h.db.store.transaction(
+        mayRunTwice(async (tx) => {
+          await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (?, 'x', ?)`, [
+            `${prefix}-a`,
+            new Date().toISOString(),
+          ]);
+          setImmediate(() => {
+            second = writeFlag(`${prefix}-b`);
+          });
+        }),
+        { direct: true, awaitCompany },
+      );
       await new Promise((resolve) => setImmediate(resolve));
       await second;
       return h.db.commits!.commits - before;
@@ -131,11 +162,16 @@ describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit toge
   it("a group whose COMMIT fails fails every transaction in it, and leaves none of their rows", async () => {
     const first = writeFlag("broken-a", { after: 20 });
     // Checked at COMMIT only (SQLite resets the pragma when the transaction ends): the group's COMMIT refuses the row.
-    const second = h.db.store.transaction(mayRunTwice(async (tx) => {
-      await tx.sql.all(`PRAGMA defer_foreign_keys = ON`, []);
-      await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES ('broken-b', 'x', ?)`, [new Date().toISOString()]);
-      await tx.sql.all(`UPDATE "User" SET "rankId" = 999999 WHERE "id" = ?`, [ids.other.id]);
-    }), { direct: true });
+    const second = h.db.store.transaction(
+      mayRunTwice(async (tx) => {
+        await tx.sql.all(`PRAGMA defer_foreign_keys = ON`, []);
+        await tx.sql.all(`INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES ('broken-b', 'x', ?)`, [
+          new Date().toISOString(),
+        ]);
+        await tx.sql.all(`UPDATE "User" SET "rankId" = 999999 WHERE "id" = ?`, [ids.other.id]);
+      }),
+      { direct: true },
+    );
     const outcomes = await Promise.allSettled([first, second]);
     for (const outcome of outcomes) {
       expect(outcome.status).toBe("rejected");

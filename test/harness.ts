@@ -10,7 +10,8 @@ import { createApiKey } from "../src/auth/accounts.ts";
 import pg from "pg";
 
 /** The database the suite runs on: `MUSTER_TEST_DATABASE=postgresql` (set by `npm test`'s second pass) or SQLite. */
-export const testProvider: "sqlite" | "postgresql" = process.env.MUSTER_TEST_DATABASE === "postgresql" ? "postgresql" : "sqlite";
+export const testProvider: "sqlite" | "postgresql" =
+  process.env.MUSTER_TEST_DATABASE === "postgresql" ? "postgresql" : "sqlite";
 
 /** The PostgreSQL server the PG pass creates its scratch databases on (trust auth on 127.0.0.1 by default). */
 export const testPostgresUrl = process.env.MUSTER_TEST_POSTGRES_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
@@ -60,11 +61,21 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
   const databaseUrl = database.url;
   await migrate(databaseUrl);
   const db = await openDatabase(databaseUrl);
-  const config = { ...loadConfig({}), logLevel: "silent" as const, databaseUrl, storageDir: path.join(dir, "files"), ...overrides };
+  const config = {
+    ...loadConfig({}),
+    logLevel: "silent" as const,
+    databaseUrl,
+    storageDir: path.join(dir, "files"),
+    ...overrides,
+  };
   const app = createApp({ db, config });
   return {
-    app, db, config, dir,
-    key: async (account = "alpha", scopes = "*", userId = null) => (await createApiKey(db.store, { account, scopes, userId })).key,
+    app,
+    db,
+    config,
+    dir,
+    key: async (account = "alpha", scopes = "*", userId = null) =>
+      (await createApiKey(db.store, { account, scopes, userId })).key,
     close: async () => {
       await app.events.close();
       await db.close();
@@ -77,7 +88,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
 /** SQLite's plan of `sql` (EXPLAIN QUERY PLAN), a line per step; its `?` parameters left null (the plan does not depend on them). */
 export async function sqlitePlan(db: Database, sql: string): Promise<string[]> {
   const params = Array.from(sql.matchAll(/\?/g), () => null);
-  return ((await db.read(`EXPLAIN QUERY PLAN ${sql}`, params))).map((row) => String(row[3]));
+  return (await db.read(`EXPLAIN QUERY PLAN ${sql}`, params)).map((row) => String(row[3]));
 }
 
 export interface Reply {
@@ -114,7 +125,8 @@ export function client(h: Harness, key: string | null, extraHeaders: Record<stri
     put: (url: string, body?: unknown) => send("PUT", url, body),
     delete: (url: string, body?: unknown) => send("DELETE", url, body),
     send,
-    graphql: async (query: string, variables?: Record<string, unknown>) => send("POST", "/graphql", { query, variables }),
+    graphql: async (query: string, variables?: Record<string, unknown>) =>
+      send("POST", "/graphql", { query, variables }),
   };
 }
 
@@ -131,14 +143,39 @@ export async function seed(api: Client) {
   const corporal = await ok(api.post("/v2/ranks", { name: "Corporal", abbreviation: "CPL" }));
   const active = await ok(api.post("/v2/statuses", { name: "Active", color: "#00ff00" }));
   const pending = await ok(api.post("/v2/statuses", { name: "Pending", color: "#999" }));
-  const user = await ok(api.post("/v2/users", { name: "Ann Smith", email: "ann@example.com", rank_id: private_.id, status_id: active.id }));
+  const user = await ok(
+    api.post("/v2/users", { name: "Ann Smith", email: "ann@example.com", rank_id: private_.id, status_id: active.id }),
+  );
   const other = await ok(api.post("/v2/users", { name: "Bob Jones", email: "bob@example.com" }));
   const specialty = await ok(api.post("/v2/specialties", { name: "Medic", abbreviation: "MED" }));
   const qualification = await ok(api.post("/v2/qualifications", { name: "Marksman" }));
   const category = await ok(api.post("/v2/categories", { name: "Admin", resource: "App\\Models\\Form" }));
   const document = await ok(api.post("/v2/documents", { name: "Promotion order", content: "<p>Promoted</p>" }));
-  const form = await ok(api.post("/v2/forms", { name: "Enlistment", slug: "enlistment", is_public: false, submission_status_id: pending.id }));
-  const field = await ok(api.post(`/v2/forms/${form.id}/fields`, { name: "Callsign", key: "callsign", type: "text", required: true }));
+  const form = await ok(
+    api.post("/v2/forms", {
+      name: "Enlistment",
+      slug: "enlistment",
+      is_public: false,
+      submission_status_id: pending.id,
+    }),
+  );
+  const field = await ok(
+    api.post(`/v2/forms/${form.id}/fields`, { name: "Callsign", key: "callsign", type: "text", required: true }),
+  );
   const field2 = await ok(api.post(`/v2/forms/${form.id}/fields`, { name: "Age", key: "age", type: "number" }));
-  return { private_, corporal, active, pending, user, other, specialty, qualification, category, document, form, field, field2 };
+  return {
+    private_,
+    corporal,
+    active,
+    pending,
+    user,
+    other,
+    specialty,
+    qualification,
+    category,
+    document,
+    form,
+    field,
+    field2,
+  };
 }

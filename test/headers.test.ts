@@ -5,7 +5,11 @@ import { createApp } from "../src/server/app.ts";
 const preflight = (h: Harness, origin: string) =>
   h.app.yoga.fetch("http://muster.test/v2/ranks", {
     method: "OPTIONS",
-    headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
+    headers: {
+      origin,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "authorization,content-type",
+    },
   });
 
 describe("by default", () => {
@@ -29,7 +33,9 @@ describe("by default", () => {
   test("without a key the answer is 401 before the request itself is checked (PERSCOM's order), REST and GraphQL", async () => {
     const anonymous = client(h, null);
     for (const reply of [
-      await anonymous.get("/v2/ranks?include=nope"), await anonymous.get("/v2/ranks?page=0"), await anonymous.post("/v2/ranks/search", { filters: "x" }),
+      await anonymous.get("/v2/ranks?include=nope"),
+      await anonymous.get("/v2/ranks?page=0"),
+      await anonymous.post("/v2/ranks/search", { filters: "x" }),
       await anonymous.send("POST", "/v2/ranks", "{not json"),
     ]) {
       expect(reply.status).toBe(401);
@@ -37,11 +43,17 @@ describe("by default", () => {
     }
     const graphql = await anonymous.graphql("query($id: Int!) { rank(rowId: $id) { id } }", { id: "x" });
     expect(graphql.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
-    expect((await anonymous.graphql("{ __schema { queryType { name } } }")).body.data.__schema.queryType.name).toBe("Query");
+    expect((await anonymous.graphql("{ __schema { queryType { name } } }")).body.data.__schema.queryType.name).toBe(
+      "Query",
+    );
   });
 
   test("security headers on API responses, errors included", async () => {
-    for (const reply of [await client(h, await h.key()).get("/v2/ranks"), await client(h, null).get("/v2/ranks"), await client(h, null).get("/nowhere")]) {
+    for (const reply of [
+      await client(h, await h.key()).get("/v2/ranks"),
+      await client(h, null).get("/v2/ranks"),
+      await client(h, null).get("/nowhere"),
+    ]) {
       expect(reply.headers.get("x-content-type-options")).toBe("nosniff");
       expect(reply.headers.get("x-frame-options")).toBe("DENY");
       expect(reply.headers.get("referrer-policy")).toBe("no-referrer");
@@ -52,7 +64,11 @@ describe("by default", () => {
 
   test("a 500 shows only the generic message and its ids — no stack, SQL or table names — and is logged in full", async () => {
     const logged: string[] = [];
-    const app = createApp({ db: h.db, config: { ...h.config, logLevel: "error" }, logStream: { write: (line: string) => logged.push(line) } });
+    const app = createApp({
+      db: h.db,
+      config: { ...h.config, logLevel: "error" },
+      logStream: { write: (line: string) => logged.push(line) },
+    });
     const api = client({ ...h, app }, await h.key());
     await api.post("/v2/ranks", { name: "Private" });
     await h.db.prisma.$executeRawUnsafe('ALTER TABLE "Rank" RENAME TO "RankGone"');
@@ -88,8 +104,12 @@ describe("with CORS_ORIGINS set", () => {
   afterAll(() => h.close());
 
   test("only the listed origins are allowed", async () => {
-    expect((await preflight(h, "https://allowed.example.org")).headers.get("access-control-allow-origin")).toBe("https://allowed.example.org");
-    expect((await preflight(h, "https://evil.example.org")).headers.get("access-control-allow-origin")).not.toBe("https://evil.example.org");
+    expect((await preflight(h, "https://allowed.example.org")).headers.get("access-control-allow-origin")).toBe(
+      "https://allowed.example.org",
+    );
+    expect((await preflight(h, "https://evil.example.org")).headers.get("access-control-allow-origin")).not.toBe(
+      "https://evil.example.org",
+    );
   });
 });
 
@@ -114,7 +134,8 @@ describe("over real HTTP", () => {
         });
         socket.on("error", reject);
       });
-    const get = (path: string, headers = "") => statusLine(`GET ${path} HTTP/1.1\r\nHost: muster.test\r\n${headers}Connection: close\r\n\r\n`);
+    const get = (path: string, headers = "") =>
+      statusLine(`GET ${path} HTTP/1.1\r\nHost: muster.test\r\n${headers}Connection: close\r\n\r\n`);
     try {
       const key = await h.key();
       const auth = `Authorization: Bearer ${key}\r\n`;
@@ -125,8 +146,16 @@ describe("over real HTTP", () => {
       expect(await get("/health")).toBe("HTTP/1.1 200 OK");
       expect(await get("/", "Accept: application/json\r\n")).toBe("HTTP/1.1 200 OK");
       expect(await get("/openapi.json")).toBe("HTTP/1.1 200 OK");
-      expect(await statusLine(`POST /v2/ranks HTTP/1.1\r\nHost: muster.test\r\n${auth}Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`)).toBe("HTTP/1.1 415 Unsupported Media Type");
-      expect(await statusLine(`POST /graphql HTTP/1.1\r\nHost: muster.test\r\n${auth}Content-Type: application/json\r\nContent-Length: 26\r\nConnection: close\r\n\r\n{"query":"{ __typename }"}`)).toBe("HTTP/1.1 200 OK");
+      expect(
+        await statusLine(
+          `POST /v2/ranks HTTP/1.1\r\nHost: muster.test\r\n${auth}Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`,
+        ),
+      ).toBe("HTTP/1.1 415 Unsupported Media Type");
+      expect(
+        await statusLine(
+          `POST /graphql HTTP/1.1\r\nHost: muster.test\r\n${auth}Content-Type: application/json\r\nContent-Length: 26\r\nConnection: close\r\n\r\n{"query":"{ __typename }"}`,
+        ),
+      ).toBe("HTTP/1.1 200 OK");
     } finally {
       await new Promise((resolve) => server.close(resolve));
       await h.close();

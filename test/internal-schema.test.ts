@@ -33,7 +33,8 @@ describe("the public schema", () => {
     const types = reply.body.data.__schema.types;
     expect(types.length).toBeGreaterThan(100);
     expect(typesWithAttributes(types)).toEqual([]);
-    const internal = Object.values(h.app.restSchema.getTypeMap()).filter(isObjectType)
+    const internal = Object.values(h.app.restSchema.getTypeMap())
+      .filter(isObjectType)
       .map((t) => ({ name: t.name, fields: Object.values(t.getFields()) }));
     expect(typesWithAttributes(internal)).toContain("Rank");
     expect(typesWithAttributes(internal).length).toBeGreaterThan(40);
@@ -59,11 +60,16 @@ describe("REST, on the internal schema", () => {
     const leaves = (typeName: string) => {
       const type = h.app.schema.getType(typeName);
       if (!isObjectType(type)) throw new Error(`${typeName} is not an object type`);
-      return Object.values(type.getFields()).filter((f) => !isObjectType(getNamedType(f.type)) && !f.args.length).map((f) => f.name);
+      return Object.values(type.getFields())
+        .filter((f) => !isObjectType(getNamedType(f.type)) && !f.args.length)
+        .map((f) => f.name);
     };
     const userLeaves = leaves("User").filter((f) => f !== "__typename");
     const rankLeaves = leaves("Rank");
-    const typed = await api.graphql(`query ($id: Int!) { user(rowId: $id) { ${userLeaves.join(" ")} rank { ${rankLeaves.join(" ")} } } }`, { id: user.id });
+    const typed = await api.graphql(
+      `query ($id: Int!) { user(rowId: $id) { ${userLeaves.join(" ")} rank { ${rankLeaves.join(" ")} } } }`,
+      { id: user.id },
+    );
     expect(typed.body.errors).toBeUndefined();
     // REST's `id` is the row id (`rowId`); the global `id` is GraphQL's own.
     const snakeKeys = (row: Record<string, unknown>, names: string[]) =>

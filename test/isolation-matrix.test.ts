@@ -33,8 +33,20 @@ import { World } from "./support/world.ts";
 import { groupOf, planSeeded, seededParams, urlOf, type Planned } from "./support/plans.ts";
 import { fixedColumns, pathOf } from "./support/registry.ts";
 import {
-  globalId, gqlCode, publicFieldOf, publicRequest, publicRootOperations, relationFieldsOfType, relationFiltersOf, resultRows, rowTypeOf,
-  selectionOf, sendGraphql, stringColumnsOf, type PublicRequest, type RequestOptions,
+  globalId,
+  gqlCode,
+  publicFieldOf,
+  publicRequest,
+  publicRootOperations,
+  relationFieldsOfType,
+  relationFiltersOf,
+  resultRows,
+  rowTypeOf,
+  selectionOf,
+  sendGraphql,
+  stringColumnsOf,
+  type PublicRequest,
+  type RequestOptions,
 } from "./support/graphql.ts";
 import { accountIdOf, accountRows } from "./support/account-rows.ts";
 
@@ -68,20 +80,33 @@ const problems = {
   serverErrors: [] as string[],
 };
 const counts = {
-  rest: 0, graphql: 0, pathProbes: 0, bodyProbes: 0, linkProbes: 0, searchProbes: 0, includeReads: 0,
-  gqlPathProbes: 0, gqlBodyProbes: 0, gqlLinkProbes: 0, gqlSearchProbes: 0, gqlNodeProbes: 0, gqlRelationWhereProbes: 0,
+  rest: 0,
+  graphql: 0,
+  pathProbes: 0,
+  bodyProbes: 0,
+  linkProbes: 0,
+  searchProbes: 0,
+  includeReads: 0,
+  gqlPathProbes: 0,
+  gqlBodyProbes: 0,
+  gqlLinkProbes: 0,
+  gqlSearchProbes: 0,
+  gqlNodeProbes: 0,
+  gqlRelationWhereProbes: 0,
 };
 /** Operations that have a public root field doing what they do (the others are REST-only: nested writes, pivots...). */
 const publicOps = new Set<Operation>();
 const covered = new Set<Operation>();
 
-const brief = (r: Reply) => `${r.status} ${JSON.stringify(r.body?.error ?? r.body?.errors?.[0] ?? r.body).slice(0, 200)}`;
+const brief = (r: Reply) =>
+  `${r.status} ${JSON.stringify(r.body?.error ?? r.body?.errors?.[0] ?? r.body).slice(0, 200)}`;
 
 /** Sends over REST and checks what every reply must satisfy: no marker, no 5xx. */
 async function rest(what: string, method: string, url: string, body?: unknown): Promise<Reply> {
   const r = await a.send(method, url, body);
   counts.rest++;
-  if (JSON.stringify(r.body ?? "").includes(MARK)) problems.leaks.push(`${what}: ${method} ${url} → ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+  if (JSON.stringify(r.body ?? "").includes(MARK))
+    problems.leaks.push(`${what}: ${method} ${url} → ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
   if (r.status >= 500) problems.serverErrors.push(`${what}: ${method} ${url} → ${brief(r)}`);
   return r;
 }
@@ -94,8 +119,10 @@ const request = (op: Operation, params: Record<string, number>, body: unknown, o
 async function gql(what: string, req: PublicRequest): Promise<Reply> {
   const r = await sendGraphql(a, req);
   counts.graphql++;
-  if (JSON.stringify(r.body ?? "").includes(MARK)) problems.leaks.push(`${what} (GraphQL ${req.field}) → ${JSON.stringify(r.body).slice(0, 300)}`);
-  if (gqlCode(r) === "INTERNAL" || r.status >= 500) problems.serverErrors.push(`${what} (GraphQL ${req.field}) → ${brief(r)}`);
+  if (JSON.stringify(r.body ?? "").includes(MARK))
+    problems.leaks.push(`${what} (GraphQL ${req.field}) → ${JSON.stringify(r.body).slice(0, 300)}`);
+  if (gqlCode(r) === "INTERNAL" || r.status >= 500)
+    problems.serverErrors.push(`${what} (GraphQL ${req.field}) → ${brief(r)}`);
   return r;
 }
 
@@ -125,14 +152,19 @@ async function pathProbes(op: Operation, base: Planned): Promise<void> {
   if (!names.length) return;
   const theirs = seededParams(op, B);
   // One id of B at a time, then all of them; with a parent and a child, B's parent fails as "every id of B" does, so only the child is swapped alone.
-  const variants = names.length > 1
-    ? [{ label: `{${names.at(-1)}} of B`, params: { ...own, [names.at(-1)!]: theirs[names.at(-1)!] } }, { label: "every id of B", params: theirs }]
-    : [{ label: `{${names[0]}} of B`, params: theirs }];
+  const variants =
+    names.length > 1
+      ? [
+          { label: `{${names.at(-1)}} of B`, params: { ...own, [names.at(-1)!]: theirs[names.at(-1)!] } },
+          { label: "every id of B", params: theirs },
+        ]
+      : [{ label: `{${names[0]}} of B`, params: theirs }];
   for (const v of variants) {
     counts.pathProbes++;
     const what = `${opName(op)} ${v.label}`;
     const r = await rest(what, op.method, pathOf(op, v.params, base.query), base.body);
-    if (r.status !== 404 || r.body?.error?.type !== "NotFoundHttpException") problems.pathIds.push(`${what} → ${brief(r)}`);
+    if (r.status !== 404 || r.body?.error?.type !== "NotFoundHttpException")
+      problems.pathIds.push(`${what} → ${brief(r)}`);
   }
   // The public field doing the same, with every id of B: a lookup (a row, a nested connection's parent) is null with no
   // error, as a missing row is; a mutation is NOT_FOUND.
@@ -147,7 +179,8 @@ async function pathProbes(op: Operation, base: Planned): Promise<void> {
   // A's own row through the same field is found: the null above is B's id, not a broken request.
   if (req.root === "query") {
     const mine = await gql(`${opName(op)} A's ids (${req.field})`, request(op, own, base.body)!);
-    if (mine.body?.errors || mine.body?.data?.result == null) problems.gqlPathIds.push(`${opName(op)} A's own ids (${req.field}) → ${brief(mine)}`);
+    if (mine.body?.errors || mine.body?.data?.result == null)
+      problems.gqlPathIds.push(`${opName(op)} A's own ids (${req.field}) → ${brief(mine)}`);
   }
 }
 
@@ -156,7 +189,8 @@ async function pathProbes(op: Operation, base: Planned): Promise<void> {
 /** The body of `op` with `attrs` set on the (first) row it writes; `pivot` sets link columns instead. */
 function bodyWith(op: Operation, base: Planned, attrs: Record<string, unknown>, pivot = false): unknown {
   const body = structuredClone(base.body) as Record<string, unknown> & { resources: Array<Record<string, unknown>> };
-  const apply = (item: Record<string, unknown>) => (pivot ? { ...item, pivot: { ...(item.pivot as object), ...attrs } } : { ...item, ...attrs });
+  const apply = (item: Record<string, unknown>) =>
+    pivot ? { ...item, pivot: { ...(item.pivot as object), ...attrs } } : { ...item, ...attrs };
   switch (op.kind) {
     case "create":
       return apply(body);
@@ -200,12 +234,19 @@ function bodyProbes(op: Operation): BodyProbe[] {
   const fixed = g ? fixedColumns(g) : [];
   if (["create", "update", "batchCreate", "batchUpdate"].includes(op.kind)) {
     // Every foreign key on creates; on updates and batches, one per operation in turn (the same validation runs for all).
-    const fks = Object.entries(op.def.fields).filter(([name, f]) => f.references && f.writable !== false && !f.hidden && !fixed.includes(name));
-    const turn = (fkTurns.get(op.def.name) ?? 0);
+    const fks = Object.entries(op.def.fields).filter(
+      ([name, f]) => f.references && f.writable !== false && !f.hidden && !fixed.includes(name),
+    );
+    const turn = fkTurns.get(op.def.name) ?? 0;
     if (op.kind !== "create" && fks.length) fkTurns.set(op.def.name, turn + 1);
     for (const [name, f] of op.kind === "create" ? fks : fks.slice(turn % Math.max(fks.length, 1)).slice(0, 1)) {
       const key = snake(name);
-      probes.push({ label: key, foreign: { [key]: B.id(resourceNamed(f.references!)) }, missing: { [key]: MISSING }, keys: [key] });
+      probes.push({
+        label: key,
+        foreign: { [key]: B.id(resourceNamed(f.references!)) },
+        missing: { [key]: MISSING },
+        keys: [key],
+      });
     }
     const morph = morphOf(op.def);
     if (morph && !fixed.includes("modelType")) {
@@ -215,8 +256,10 @@ function bodyProbes(op: Operation): BodyProbe[] {
       morphTurns.set(op.def.name, turn + 1);
       for (const owner of [owners[turn]]) {
         probes.push({
-          label: `model ${owner.name}`, keys: ["model_id", "model_type"],
-          foreign: { model_type: owner.morphClass, model_id: B.id(owner) }, missing: { model_type: owner.morphClass, model_id: MISSING },
+          label: `model ${owner.name}`,
+          keys: ["model_id", "model_type"],
+          foreign: { model_type: owner.morphClass, model_id: B.id(owner) },
+          missing: { model_type: owner.morphClass, model_id: MISSING },
         });
       }
     }
@@ -226,7 +269,13 @@ function bodyProbes(op: Operation): BodyProbe[] {
     for (const [name, f] of Object.entries(pivot.fields)) {
       if (!f.references) continue;
       const key = snake(name);
-      probes.push({ label: `pivot ${key}`, pivot: true, foreign: { [key]: B.id(resourceNamed(f.references)) }, missing: { [key]: MISSING }, keys: [key] });
+      probes.push({
+        label: `pivot ${key}`,
+        pivot: true,
+        foreign: { [key]: B.id(resourceNamed(f.references)) },
+        missing: { [key]: MISSING },
+        keys: [key],
+      });
     }
   }
   return probes;
@@ -244,17 +293,24 @@ async function bodyIdProbes(op: Operation, base: Planned): Promise<void> {
     const named = keys.some((k) => p.keys.includes(k.split(".").at(-1)!));
     const ids = Object.values(p.foreign).filter((v): v is number => typeof v === "number");
     if (r.status !== 422 || !named) problems.bodyIds.push(`${what} → ${brief(r)}`);
-    else if (normalised(r, ...ids) !== normalised(twin, MISSING)) problems.bodyIds.push(`${what}: ${normalised(r, ...ids)} differs from a missing id's ${normalised(twin, MISSING)}`);
+    else if (normalised(r, ...ids) !== normalised(twin, MISSING))
+      problems.bodyIds.push(
+        `${what}: ${normalised(r, ...ids)} differs from a missing id's ${normalised(twin, MISSING)}`,
+      );
     // The public mutation validates its input with the same rules: VALIDATION, with the same probe's missing id too.
     const req = request(op, base.params, foreign);
     if (!req) continue;
     counts.gqlBodyProbes++;
     const g = await gql(`${what} (${req.field})`, req);
-    const gTwin = await gql(`${what} (${req.field}, missing id)`, request(op, base.params, bodyWith(op, base, p.missing, p.pivot))!);
+    const gTwin = await gql(
+      `${what} (${req.field}, missing id)`,
+      request(op, base.params, bodyWith(op, base, p.missing, p.pivot))!,
+    );
     // The error names the attribute by its input path (`input.rankId`, `inputs.0.modelId`, `items.0.userId`).
     const gKeys = Object.keys(g.body?.errors?.[0]?.extensions?.errors ?? {});
     const gNamed = gKeys.some((k) => p.keys.map(camel).includes(k.split(".").at(-1)!));
-    if (gqlCode(g) !== "VALIDATION" || !gNamed || gqlCode(gTwin) !== "VALIDATION") problems.gqlBodyIds.push(`${what} (${req.field}) → ${brief(g)}; missing id → ${brief(gTwin)}`);
+    if (gqlCode(g) !== "VALIDATION" || !gNamed || gqlCode(gTwin) !== "VALIDATION")
+      problems.gqlBodyIds.push(`${what} (${req.field}) → ${brief(g)}; missing id → ${brief(gTwin)}`);
   }
 }
 
@@ -292,7 +348,8 @@ async function linkIdProbes(op: Operation, base: Planned): Promise<void> {
   const r = await rest(what, op.method, url, foreign);
   const twin = await rest(`${what} (missing id)`, op.method, url, linkBody(op, MISSING, base));
   if (r.status !== 404 && r.status !== 422) problems.linkIds.push(`${what} → ${brief(r)}`);
-  else if (normalised(r, theirs) !== normalised(twin, MISSING)) problems.linkIds.push(`${what}: ${normalised(r, theirs)} differs from a missing id's ${normalised(twin, MISSING)}`);
+  else if (normalised(r, theirs) !== normalised(twin, MISSING))
+    problems.linkIds.push(`${what}: ${normalised(r, theirs)} differs from a missing id's ${normalised(twin, MISSING)}`);
   const req = request(op, base.params, foreign);
   if (!req) return;
   counts.gqlLinkProbes++;
@@ -308,7 +365,18 @@ async function searchProbes(op: Operation, base: Planned): Promise<void> {
   const theirs = bRowOf(op);
   const bodies: Array<[string, unknown]> = [
     ["id = B's row", { filters: [{ field: "id", operator: "=", value: theirs }] }],
-    ["id in B's rows", { filters: [{ field: "id", operator: "in", value: [...new Set([theirs, ...(bRowsBefore[op.def.model] ?? []).map((r) => (r as { id: number }).id)])] }] }],
+    [
+      "id in B's rows",
+      {
+        filters: [
+          {
+            field: "id",
+            operator: "in",
+            value: [...new Set([theirs, ...(bRowsBefore[op.def.model] ?? []).map((r) => (r as { id: number }).id)])],
+          },
+        ],
+      },
+    ],
     [`text search for "${MARK}"`, { search: { value: MARK } }],
   ];
   for (const [label, body] of bodies) {
@@ -324,7 +392,14 @@ async function searchProbes(op: Operation, base: Planned): Promise<void> {
   const wheres: Array<[string, unknown]> = [
     ["where rowId equals B's row", { rowId: { equals: theirs } }],
     ["where rowId in B's rows", { rowId: { in: ids } }],
-    ...(strings.length ? [[`where a text column contains "${MARK}"`, { OR: strings.map((c) => ({ [c]: { contains: MARK } })) }] as [string, unknown]] : []),
+    ...(strings.length
+      ? [
+          [`where a text column contains "${MARK}"`, { OR: strings.map((c) => ({ [c]: { contains: MARK } })) }] as [
+            string,
+            unknown,
+          ],
+        ]
+      : []),
   ];
   for (const [label, where] of wheres) {
     const req = request(op, base.params, undefined, { where });
@@ -374,8 +449,10 @@ async function includeReads(op: Operation, base: Planned): Promise<void> {
   if (op.root !== "query" || op.kind === "search") return;
   const values = op.includes.filter((v) => v.split(".").length <= (h.config.includeMaxDepth ?? Infinity));
   const count = h.config.includeMaxCount ?? Infinity;
-  for (let i = 0; i < Math.max(values.length, 1); i += count) await restIncludeRead(op, base, values.slice(i, i + count));
-  if (op.kind === "list" && publicFieldOf(h.app.schema, op)) await gqlRelationRead(op, base, relationFieldsOfType(rowTypeOf(h.app.schema, op)));
+  for (let i = 0; i < Math.max(values.length, 1); i += count)
+    await restIncludeRead(op, base, values.slice(i, i + count));
+  if (op.kind === "list" && publicFieldOf(h.app.schema, op))
+    await gqlRelationRead(op, base, relationFieldsOfType(rowTypeOf(h.app.schema, op)));
 }
 
 // ── 6. Global ids: node and nodes ──────────────────────────────────────────────────────────────────
@@ -386,15 +463,38 @@ async function nodeProbes(): Promise<void> {
   for (const def of typed) {
     counts.gqlNodeProbes++;
     const query = `query Client($id: ID!) { result: node(id: $id) { id ... on ${pascal(def.name)} { rowId } } }`;
-    const theirs = await gql(`node(id:) of B's ${def.name}`, { field: "node", root: "query", operationName: "Client", query, variables: { id: globalId(def, B.id(def)) } });
+    const theirs = await gql(`node(id:) of B's ${def.name}`, {
+      field: "node",
+      root: "query",
+      operationName: "Client",
+      query,
+      variables: { id: globalId(def, B.id(def)) },
+    });
     if (!isNullRead(theirs)) problems.gqlNodes.push(`node(id:) of B's ${def.name} → ${brief(theirs)}`);
-    const own = await gql(`node(id:) of A's ${def.name}`, { field: "node", root: "query", operationName: "Client", query, variables: { id: globalId(def, A.id(def)) } });
-    if (own.body?.errors || own.body?.data?.result?.rowId !== A.id(def)) problems.gqlNodes.push(`node(id:) of A's own ${def.name} → ${brief(own)}`);
+    const own = await gql(`node(id:) of A's ${def.name}`, {
+      field: "node",
+      root: "query",
+      operationName: "Client",
+      query,
+      variables: { id: globalId(def, A.id(def)) },
+    });
+    if (own.body?.errors || own.body?.data?.result?.rowId !== A.id(def))
+      problems.gqlNodes.push(`node(id:) of A's own ${def.name} → ${brief(own)}`);
   }
   counts.gqlNodeProbes++;
   const ids = typed.map((def) => globalId(def, B.id(def)));
-  const all = await gql("nodes(ids:) of B's rows", { field: "nodes", root: "query", operationName: "Client", query: "query Client($ids: [ID!]!) { result: nodes(ids: $ids) { id } }", variables: { ids } });
-  if (all.body?.errors || all.body?.data?.result?.length !== ids.length || all.body.data.result.some((n: unknown) => n !== null)) {
+  const all = await gql("nodes(ids:) of B's rows", {
+    field: "nodes",
+    root: "query",
+    operationName: "Client",
+    query: "query Client($ids: [ID!]!) { result: nodes(ids: $ids) { id } }",
+    variables: { ids },
+  });
+  if (
+    all.body?.errors ||
+    all.body?.data?.result?.length !== ids.length ||
+    all.body.data.result.some((n: unknown) => n !== null)
+  ) {
     problems.gqlNodes.push(`nodes(ids:) of B's rows → ${brief(all)}`);
   }
 }
@@ -413,9 +513,21 @@ async function relationWhereProbes(): Promise<void> {
       const ids = (target && (bRowsBefore[target.model] ?? []).map((r) => (r as { id: number }).id)) || [];
       const quantifier = rel.toMany ? "some" : "is";
       const wheres: Array<[string, unknown]> = [
-        ...(ids.length ? [[`${rel.key}.${quantifier}.rowId in B's rows`, { [rel.key]: { [quantifier]: { rowId: { in: ids } } } }] as [string, unknown]] : []),
+        ...(ids.length
+          ? [
+              [
+                `${rel.key}.${quantifier}.rowId in B's rows`,
+                { [rel.key]: { [quantifier]: { rowId: { in: ids } } } },
+              ] as [string, unknown],
+            ]
+          : []),
         ...(rel.stringColumns.length
-          ? [[`${rel.key}.${quantifier} text contains "${MARK}"`, { [rel.key]: { [quantifier]: { OR: rel.stringColumns.map((c) => ({ [c]: { contains: MARK } })) } } }] as [string, unknown]]
+          ? [
+              [
+                `${rel.key}.${quantifier} text contains "${MARK}"`,
+                { [rel.key]: { [quantifier]: { OR: rel.stringColumns.map((c) => ({ [c]: { contains: MARK } })) } } },
+              ] as [string, unknown],
+            ]
           : []),
       ];
       for (const [label, where] of wheres) {
@@ -464,8 +576,8 @@ beforeAll(async () => {
   await relationWhereProbes();
   bRowsAfter = await accountRows(h.db.store, bAccount);
   console.log(
-    `isolation matrix: ${operations.length} operations, ${counts.rest} REST and ${counts.graphql} GraphQL requests in ${Date.now() - seeded} ms`
-      + ` (${Math.round(process.cpuUsage(cpu).user / 1000)} ms CPU; seed ${seeded - started} ms): ${JSON.stringify(counts)}`,
+    `isolation matrix: ${operations.length} operations, ${counts.rest} REST and ${counts.graphql} GraphQL requests in ${Date.now() - seeded} ms` +
+      ` (${Math.round(process.cpuUsage(cpu).user / 1000)} ms CPU; seed ${seeded - started} ms): ${JSON.stringify(counts)}`,
   );
 }, 180_000);
 afterAll(() => h?.close());
@@ -475,7 +587,9 @@ describe(`account isolation on every operation of the catalogue (${operations.le
     expect(covered.size).toBe(operations.length);
     // Every public root field (but node, nodes and me, probed on their own) does what some operation does.
     const fields = new Set([...publicOps].map((op) => publicFieldOf(h.app.schema, op)));
-    const roots = [h.app.schema.getQueryType()!, h.app.schema.getMutationType()!].flatMap((t) => Object.keys(t.getFields()));
+    const roots = [h.app.schema.getQueryType()!, h.app.schema.getMutationType()!].flatMap((t) =>
+      Object.keys(t.getFields()),
+    );
     expect(roots.filter((f) => !fields.has(f) && !["node", "nodes", "me"].includes(f))).toEqual([]);
     expect(counts.gqlRelationWhereProbes).toBeGreaterThan(50);
     expect(sanity.bSeesOwnMarker).toBe(true);

@@ -87,18 +87,30 @@ test("a key of another account cannot read, change or link records through the 1
   const own = await b.graphql(`query($rowId: Int!) { user(rowId: $rowId) { rowId } }`, { rowId: mine.user.id });
   expect(own.body).toEqual({ data: { user: { rowId: mine.user.id } } });
   // Writes through the public mutations: another account's row is not found, and its foreign keys are refused.
-  const update = await b.graphql(`mutation($rowId: Int!) { updateRank(rowId: $rowId, input: { name: "Hacked" }) { rank { rowId } } }`, { rowId: s.private_.id });
+  const update = await b.graphql(
+    `mutation($rowId: Int!) { updateRank(rowId: $rowId, input: { name: "Hacked" }) { rank { rowId } } }`,
+    { rowId: s.private_.id },
+  );
   expect(update.body.errors[0].extensions.code).toBe("NOT_FOUND");
-  const remove = await b.graphql(`mutation($rowId: Int!) { deleteSpecialty(rowId: $rowId) { specialty { rowId } } }`, { rowId: s.specialty.id });
+  const remove = await b.graphql(`mutation($rowId: Int!) { deleteSpecialty(rowId: $rowId) { specialty { rowId } } }`, {
+    rowId: s.specialty.id,
+  });
   expect(remove.body.errors[0].extensions.code).toBe("NOT_FOUND");
   const planted = await b.graphql(
     `mutation($user: Int!, $rank: Int!) { createRankRecord(input: { userId: $user, rankId: $rank, type: PROMOTION }) { rankRecord { rowId } } }`,
     { user: mine.user.id, rank: s.private_.id },
   );
-  expect(planted.body.errors[0].extensions).toMatchObject({ code: "VALIDATION", errors: { "input.rankId": expect.any(Array) } });
-  const linked = await b.graphql(`mutation($form: Int!, $field: Int!) { attachFormFields(rowId: $form, items: [{ rowId: $field }]) { form { rowId } } }`, {
-    form: mine.form.id, field: s.field.id,
+  expect(planted.body.errors[0].extensions).toMatchObject({
+    code: "VALIDATION",
+    errors: { "input.rankId": expect.any(Array) },
   });
+  const linked = await b.graphql(
+    `mutation($form: Int!, $field: Int!) { attachFormFields(rowId: $form, items: [{ rowId: $field }]) { form { rowId } } }`,
+    {
+      form: mine.form.id,
+      field: s.field.id,
+    },
+  );
   // As REST's sync of the same field under B's own form: 422.
   expect(linked.body.errors?.[0]?.extensions?.code).toBe("VALIDATION");
   expect(await snapshot()).toEqual(before);

@@ -18,7 +18,11 @@ async function storedInPostgres(needle: string): Promise<boolean> {
     "SELECT table_name::text AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
   );
   const union = tables.map(({ name }) => `SELECT 1 FROM "${name}" t WHERE strpos(t::text, $1) > 0`).join(" UNION ALL ");
-  return (await h.db.prisma.$queryRawUnsafe<unknown[]>(`SELECT EXISTS(${union}) AS found`, needle) as Array<{ found: boolean }>)[0].found;
+  return (
+    (await h.db.prisma.$queryRawUnsafe<unknown[]>(`SELECT EXISTS(${union}) AS found`, needle)) as Array<{
+      found: boolean;
+    }>
+  )[0].found;
 }
 
 beforeAll(async () => {
@@ -33,11 +37,17 @@ test("only the key's hash is stored: the key text appears nowhere in the databas
   // Read by another process: opening and closing the file here would drop this process's SQLite locks
   // (POSIX record locks belong to the process, and closing any descriptor of the file releases them).
   // PostgreSQL has no file of its own to read: every row of every table is searched as text instead.
-  const stored = h.db.provider === "postgresql" ? storedInPostgres : (needle: string) => {
-    const path = h.config.databaseUrl.slice("file:".length);
-    const files = [path, `${path}-wal`].filter(existsSync);
-    return run("grep", ["-qF", needle, ...files]).then(() => true, (e: Error & { code: number }) => (e.code === 1 ? false : Promise.reject(e)));
-  };
+  const stored =
+    h.db.provider === "postgresql"
+      ? storedInPostgres
+      : (needle: string) => {
+          const path = h.config.databaseUrl.slice("file:".length);
+          const files = [path, `${path}-wal`].filter(existsSync);
+          return run("grep", ["-qF", needle, ...files]).then(
+            () => true,
+            (e: Error & { code: number }) => (e.code === 1 ? false : Promise.reject(e)),
+          );
+        };
   expect(await stored(row.hash)).toBe(true);
   expect(await stored(created.key)).toBe(false);
   expect(await stored(created.key.slice(12))).toBe(false);
@@ -73,26 +83,39 @@ test("a key records when it was last used, and keys:list shows it without showin
 });
 
 test("an expired key is refused with a 401 that says when it expired, on REST and GraphQL; one expiring later works until then", async () => {
-  const expired = await createApiKey(h.db.store, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
+  const expired = await createApiKey(h.db.store, {
+    account: "alpha",
+    scopes: "*",
+    expiresAt: new Date(Date.now() + 3_600_000),
+  });
   const expiredAt = new Date(Date.now() - 60_000);
   await h.db.prisma.apiKey.update({ where: { id: expired.id }, data: { expiresAt: expiredAt } });
   const rest = await client(h, expired.key).get("/v2/ranks");
   expect(rest.status).toBe(401);
   expect(rest.body.error.type).toBe("AuthenticationException");
-  expect(rest.body.error.message).toBe(`The API key expired on ${expiredAt.toISOString()}. Ask an administrator for a new key.`);
+  expect(rest.body.error.message).toBe(
+    `The API key expired on ${expiredAt.toISOString()}. Ask an administrator for a new key.`,
+  );
   const graphql = await client(h, expired.key).graphql("{ ranks { nodes { id } } }");
   expect(graphql.body.errors[0].message).toContain(`expired on ${expiredAt.toISOString()}`);
   expect(graphql.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
   // An unknown key still gets PERSCOM's generic message: nothing is said about keys that never existed.
   const unknown = await client(h, "mst_nope").get("/v2/ranks");
   expect(unknown.body.error.message).toMatch(/^You are not authenticated/);
-  const later = await createApiKey(h.db.store, { account: "alpha", scopes: "*", expiresAt: new Date(Date.now() + 3_600_000) });
+  const later = await createApiKey(h.db.store, {
+    account: "alpha",
+    scopes: "*",
+    expiresAt: new Date(Date.now() + 3_600_000),
+  });
   expect((await client(h, later.key).get("/v2/ranks")).status).toBe(200);
 });
 
 test("keys:revoke with no or an unknown id is one line and a non-zero exit", async () => {
   for (const args of [["keys:revoke"], ["keys:revoke", "99999"]]) {
-    const failed = await cli(...args).then(() => null, (e: { code: number; stderr: string }) => e);
+    const failed = await cli(...args).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(failed?.code).toBe(1);
     expect(failed?.stderr.trim().split("\n")).toHaveLength(1);
   }
@@ -102,8 +125,12 @@ test("requests arriving together with a key last used over a minute ago record t
   const created = await createApiKey(h.db.store, { account: "alpha", scopes: "*" });
   await h.db.prisma.apiKey.update({ where: { id: created.id }, data: { lastUsedAt: new Date(Date.now() - 120_000) } });
   const updates: string[] = [];
-  const listener = (e: { query: string }) => void (/^UPDATE\b.*ApiKey.*lastUsedAt/i.test(e.query) && updates.push(e.query));
-  (h.db.prisma as unknown as { $on(event: "query", listener: (e: { query: string }) => void): void }).$on("query", listener);
+  const listener = (e: { query: string }) =>
+    void (/^UPDATE\b.*ApiKey.*lastUsedAt/i.test(e.query) && updates.push(e.query));
+  (h.db.prisma as unknown as { $on(event: "query", listener: (e: { query: string }) => void): void }).$on(
+    "query",
+    listener,
+  );
   const before = Date.now();
   const answers = await Promise.all(Array.from({ length: 32 }, () => client(h, created.key).get("/v2/ranks")));
   expect(answers.map((a) => a.status)).toEqual(Array(32).fill(200));

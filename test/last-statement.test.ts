@@ -17,9 +17,16 @@ describe("a transaction's last statement, with its COMMIT", () => {
   let n = 0;
   const fresh = (what: string) => `last-${run}-${what}-${++n}`;
   const insert = `INSERT INTO "SystemFlag" ("name", "value", "updatedAt") VALUES (${pg ? "$1, $2, $3" : "?, ?, ?"}) RETURNING "name", "value"`;
-  const values = (name: string, value = "x") => [name, value, pg ? new Date().toISOString().slice(0, 23) : new Date().toISOString()];
+  const values = (name: string, value = "x") => [
+    name,
+    value,
+    pg ? new Date().toISOString().slice(0, 23) : new Date().toISOString(),
+  ];
   const flagged = async (...names: string[]) => {
-    const rows = await h.db.read(`SELECT "name" FROM "SystemFlag" WHERE "name" IN (${names.map((_, i) => (pg ? `$${i + 1}` : "?")).join(", ")})`, names);
+    const rows = await h.db.read(
+      `SELECT "name" FROM "SystemFlag" WHERE "name" IN (${names.map((_, i) => (pg ? `$${i + 1}` : "?")).join(", ")})`,
+      names,
+    );
     return rows.map((r) => r[0]).sort();
   };
   const unique = /unique/i;
@@ -30,7 +37,8 @@ describe("a transaction's last statement, with its COMMIT", () => {
   afterAll(() => h?.close());
 
   for (const direct of [true, false]) {
-    const transaction = <T>(work: (tx: StoreTransaction) => Promise<T>) => h.db.store.transaction(mayRunTwice(work), { direct });
+    const transaction = <T>(work: (tx: StoreTransaction) => Promise<T>) =>
+      h.db.store.transaction(mayRunTwice(work), { direct });
 
     describe(direct ? "direct transaction" : "Prisma's transaction", () => {
       it("answers the last statement's rows once the transaction has committed, with the writes before it", async () => {
@@ -61,10 +69,12 @@ describe("a transaction's last statement, with its COMMIT", () => {
         for (let i = 0; i < 12; i++) {
           const before = fresh("before");
           let answered: Promise<unknown[][]> | undefined;
-          await expect(transaction(async (tx) => {
-            await tx.sql.all(insert, values(before));
-            answered = tx.atCommit(insert, values(taken));
-          })).rejects.toThrow(unique);
+          await expect(
+            transaction(async (tx) => {
+              await tx.sql.all(insert, values(before));
+              answered = tx.atCommit(insert, values(taken));
+            }),
+          ).rejects.toThrow(unique);
           await expect(answered).rejects.toThrow(unique);
           expect(await flagged(before)).toEqual([]);
         }
@@ -79,7 +89,8 @@ describe("a transaction's last statement, with its COMMIT", () => {
       it("fails alone when it is the only statement, leaving the connections sound", async () => {
         const taken = fresh("taken-alone");
         await transaction(async (tx) => void (await tx.sql.all(insert, values(taken))));
-        for (let i = 0; i < 12; i++) await expect(transaction(async (tx) => void tx.atCommit(insert, values(taken)))).rejects.toThrow(unique);
+        for (let i = 0; i < 12; i++)
+          await expect(transaction(async (tx) => void tx.atCommit(insert, values(taken)))).rejects.toThrow(unique);
         const after = fresh("after-alone");
         await transaction(async (tx) => void (await tx.sql.all(insert, values(after))));
         expect(await flagged(after)).toEqual([after]);
@@ -88,49 +99,60 @@ describe("a transaction's last statement, with its COMMIT", () => {
       it("leaves nothing when the work fails after asking for it: the transaction rolls back and the statement's answer is that failure", async () => {
         const [written, last] = [fresh("written"), fresh("never")];
         let answered: Promise<unknown[][]> | undefined;
-        await expect(transaction(async (tx) => {
-          await tx.sql.all(insert, values(written));
-          answered = tx.atCommit(insert, values(last));
-          throw new Error("the work failed");
-        })).rejects.toThrow("the work failed");
+        await expect(
+          transaction(async (tx) => {
+            await tx.sql.all(insert, values(written));
+            answered = tx.atCommit(insert, values(last));
+            throw new Error("the work failed");
+          }),
+        ).rejects.toThrow("the work failed");
         await expect(answered).rejects.toThrow("the work failed");
         expect(await flagged(written, last)).toEqual([]);
       });
 
       it("is one per transaction", async () => {
         const [first, second] = [fresh("one"), fresh("two")];
-        await expect(transaction(async (tx) => {
-          void tx.atCommit(insert, values(first));
-          void tx.atCommit(insert, values(second));
-        })).rejects.toThrow("one last statement");
+        await expect(
+          transaction(async (tx) => {
+            void tx.atCommit(insert, values(first));
+            void tx.atCommit(insert, values(second));
+          }),
+        ).rejects.toThrow("one last statement");
         expect(await flagged(first, second)).toEqual([]);
       });
     });
   }
 
-  it.runIf(pg)("sends the last statement and COMMIT in one write, with BEGIN too when it is the only statement", async () => {
-    const proxy = await countingProxy(h.config.databaseUrl);
-    const db = await openDatabase(proxy.url);
-    try {
-      const sent = async (work: (tx: StoreTransaction) => Promise<void>) => {
-        await db.store.transaction(mayRunTwice(work), { direct: true });
-        const before = proxy.chunks();
-        await db.store.transaction(mayRunTwice(work), { direct: true });
-        return proxy.chunks() - before;
-      };
-      // BEGIN with the first statement, then the second; then the last with COMMIT, or the last and COMMIT apart.
-      expect(await sent(async (tx) => {
-        await tx.sql.all(insert, values(fresh("trip")));
-        void tx.atCommit(insert, values(fresh("trip")));
-      })).toBe(2);
-      expect(await sent(async (tx) => {
-        await tx.sql.all(insert, values(fresh("trip")));
-        await tx.sql.all(insert, values(fresh("trip")));
-      })).toBe(3);
-      expect(await sent(async (tx) => void tx.atCommit(insert, values(fresh("trip"))))).toBe(1);
-    } finally {
-      await db.close();
-      proxy.close();
-    }
-  });
+  it.runIf(pg)(
+    "sends the last statement and COMMIT in one write, with BEGIN too when it is the only statement",
+    async () => {
+      const proxy = await countingProxy(h.config.databaseUrl);
+      const db = await openDatabase(proxy.url);
+      try {
+        const sent = async (work: (tx: StoreTransaction) => Promise<void>) => {
+          await db.store.transaction(mayRunTwice(work), { direct: true });
+          const before = proxy.chunks();
+          await db.store.transaction(mayRunTwice(work), { direct: true });
+          return proxy.chunks() - before;
+        };
+        // BEGIN with the first statement, then the second; then the last with COMMIT, or the last and COMMIT apart.
+        expect(
+          await sent(async (tx) => {
+            await tx.sql.all(insert, values(fresh("trip")));
+            void tx.atCommit(insert, values(fresh("trip")));
+          }),
+        ).toBe(2);
+        expect(
+          await sent(async (tx) => {
+            await tx.sql.all(insert, values(fresh("trip")));
+            await tx.sql.all(insert, values(fresh("trip")));
+          }),
+        ).toBe(3);
+        expect(await sent(async (tx) => void tx.atCommit(insert, values(fresh("trip"))))).toBe(1);
+      } finally {
+        await db.close();
+        proxy.close();
+      }
+    },
+  );
 });

@@ -5,20 +5,51 @@ import path from "node:path";
 import type { Client as LibsqlClient, Config as LibsqlConfig } from "@libsql/client";
 import { encodeGlobalID } from "@pothos/plugin-relay";
 import { PrismaPg } from "@prisma/adapter-pg";
-import { buildSchema, execute, GraphQLError, parse, type GraphQLField, type GraphQLObjectType, type GraphQLSchema } from "graphql";
+import {
+  buildSchema,
+  execute,
+  GraphQLError,
+  parse,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+} from "graphql";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { TransactionTrackingPool } from "../src/db/adapter-pg-checkout.ts";
 import { LibsqlAdapterFactory, type AdapterClient } from "../src/db/libsql-client.ts";
 import {
-  connectionOf, cork, isPrepared, isPreparedOrSent, PgSubmittable, prepareValue, sendBind, sendDescribePortal, sendExecute, sendParse, sendSync,
-  sendUnnamed, submitToClient, submitToPool, uncork, type DataRowMessage, type PgConnection, type RowDescriptionMessage,
+  connectionOf,
+  cork,
+  isPrepared,
+  isPreparedOrSent,
+  PgSubmittable,
+  prepareValue,
+  sendBind,
+  sendDescribePortal,
+  sendExecute,
+  sendParse,
+  sendSync,
+  sendUnnamed,
+  submitToClient,
+  submitToPool,
+  uncork,
+  type DataRowMessage,
+  type PgConnection,
+  type RowDescriptionMessage,
 } from "../src/db/pg-protocol.ts";
 import { SqliteAdapterFactory, SqliteClient } from "../src/db/sqlite.ts";
 import type { Account } from "../src/generated/prisma/client.ts";
 import { createBuilder } from "../src/graphql/builder.ts";
 import * as graphqlJs from "../src/graphql/graphql-js-internals.ts";
-import { argMappersOf, definedResolver, exposedColumn, loadedCheckOf, prismaSelectExtension, readsPreloaded } from "../src/graphql/pothos-internals.ts";
+import {
+  argMappersOf,
+  definedResolver,
+  exposedColumn,
+  loadedCheckOf,
+  prismaSelectExtension,
+  readsPreloaded,
+} from "../src/graphql/pothos-internals.ts";
 import { testPostgresUrl, testProvider } from "./harness.ts";
 import { requireService } from "./services.ts";
 
@@ -40,42 +71,63 @@ const adapters = [
 
 /** The `Checked against:` line of a module's header, as [package, version] pairs. */
 function checkedAgainst(file: string): Array<[string, string]> {
-  const line = read(file).split("\n").find((l) => l.startsWith(" * Checked against: "));
+  const line = read(file)
+    .split("\n")
+    .find((l) => l.startsWith(" * Checked against: "));
   if (!line) throw new Error(`${file}: no " * Checked against: <package> <version>, ..." line in its header`);
-  return line.slice(" * Checked against: ".length).split(",").map((entry) => {
-    const [name, version, ...rest] = entry.trim().split(/\s+/);
-    if (!name || !version || rest.length) throw new Error(`${file}: "${entry.trim()}" is not "<package> <version>"`);
-    return [name, version];
-  });
+  return line
+    .slice(" * Checked against: ".length)
+    .split(",")
+    .map((entry) => {
+      const [name, version, ...rest] = entry.trim().split(/\s+/);
+      if (!name || !version || rest.length) throw new Error(`${file}: "${entry.trim()}" is not "<package> <version>"`);
+      return [name, version];
+    });
 }
 
 describe("each adapter's header names the versions it was checked against", () => {
-  const pkg = JSON.parse(read("package.json")) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  const pkg = JSON.parse(read("package.json")) as {
+    dependencies?: Record<string, string>;
+    devDependencies?: Record<string, string>;
+  };
   const pinned = { ...pkg.devDependencies, ...pkg.dependencies };
-  const installed = (name: string) => (JSON.parse(read(`node_modules/${name}/package.json`)) as { version: string }).version;
+  const installed = (name: string) =>
+    (JSON.parse(read(`node_modules/${name}/package.json`)) as { version: string }).version;
 
   test.each(adapters)("%s: the versions are the pinned (or, for a transitive package, installed) ones", (file) => {
     const versions = checkedAgainst(file);
     expect(versions.length).toBeGreaterThan(0);
     for (const [name, version] of versions) {
       const expected = pinned[name] ?? installed(name);
-      expect(version, `${file} was checked against ${name} ${version}, package.json has ${expected}: check the module again, then its header`).toBe(expected);
+      expect(
+        version,
+        `${file} was checked against ${name} ${version}, package.json has ${expected}: check the module again, then its header`,
+      ).toBe(expected);
       expect(installed(name), `node_modules has another ${name} than package.json pins: npm ci`).toBe(expected);
     }
   });
 
-  test.each(adapters)("%s: its header says why the public API did not do, and docs/architecture.md lists it", (file) => {
-    expect(read(file)).toMatch(/\* Why (the|pg's|no) public API did( not do)?[:]/);
-    const section = read("docs/architecture.md").split("\n## Borrowed internals\n")[1]?.split("\n## ")[0] ?? "";
-    const row = section.split("\n").find((l) => l.startsWith(`| \`${file}\` |`));
-    expect(row, `docs/architecture.md, "Borrowed internals", has no row for ${file}`).toBeDefined();
-    expect(row).toContain(checkedAgainst(file).map(([name, version]) => `${name} ${version}`).join(", "));
-  });
+  test.each(adapters)(
+    "%s: its header says why the public API did not do, and docs/architecture.md lists it",
+    (file) => {
+      expect(read(file)).toMatch(/\* Why (the|pg's|no) public API did( not do)?[:]/);
+      const section = read("docs/architecture.md").split("\n## Borrowed internals\n")[1]?.split("\n## ")[0] ?? "";
+      const row = section.split("\n").find((l) => l.startsWith(`| \`${file}\` |`));
+      expect(row, `docs/architecture.md, "Borrowed internals", has no row for ${file}`).toBeDefined();
+      expect(row).toContain(
+        checkedAgainst(file)
+          .map(([name, version]) => `${name} ${version}`)
+          .join(", "),
+      );
+    },
+  );
 });
 
 describe("graphql-js's internal modules (src/graphql/graphql-js-internals.ts)", () => {
   const schema = buildSchema(`type Query { a: Int b(x: Int): String o: O } type O { c: Int d: Int }`);
-  const document = parse(`query Q($skip: Boolean!) { ...F b(x: 1) o { c ... on O { d } } a @skip(if: $skip) } fragment F on Query { a }`);
+  const document = parse(
+    `query Q($skip: Boolean!) { ...F b(x: 1) o { c ... on O { d } } a @skip(if: $skip) } fragment F on Query { a }`,
+  );
   const query = schema.getQueryType()!;
   const contextOf = (variableValues: Record<string, unknown>) => {
     const context = graphqlJs.buildExecutionContext({ schema, document, variableValues, contextValue: { ours: true } });
@@ -85,7 +137,14 @@ describe("graphql-js's internal modules (src/graphql/graphql-js-internals.ts)", 
 
   test("each function we take is exported, with the arity we call it with", () => {
     // collectFields's sixth parameter (`onSelectionSet`) is optional; we pass five.
-    const arities = { buildExecutionContext: 1, buildResolveInfo: 5, collectFields: 6, collectSubfields: 5, addPath: 3, pathToArray: 1 };
+    const arities = {
+      buildExecutionContext: 1,
+      buildResolveInfo: 5,
+      collectFields: 6,
+      collectSubfields: 5,
+      addPath: 3,
+      pathToArray: 1,
+    };
     for (const [name, arity] of Object.entries(arities)) {
       const fn = (graphqlJs as Record<string, unknown>)[name];
       expect(typeof fn, name).toBe("function");
@@ -109,19 +168,37 @@ describe("graphql-js's internal modules (src/graphql/graphql-js-internals.ts)", 
   test("collectFields and collectSubfields: response keys in document order, fragments and @skip applied", () => {
     for (const skip of [true, false]) {
       const context = contextOf({ skip });
-      const fields = graphqlJs.collectFields(schema, context.fragments, context.variableValues, query, context.operation.selectionSet);
+      const fields = graphqlJs.collectFields(
+        schema,
+        context.fragments,
+        context.variableValues,
+        query,
+        context.operation.selectionSet,
+      );
       expect(fields).toBeInstanceOf(Map);
       expect([...fields.keys()]).toEqual(["a", "b", "o"]);
       expect(fields.get("a")!.length).toBe(skip ? 1 : 2);
       const o = schema.getType("O") as GraphQLObjectType;
-      const subfields = graphqlJs.collectSubfields(schema, context.fragments, context.variableValues, o, fields.get("o")!);
+      const subfields = graphqlJs.collectSubfields(
+        schema,
+        context.fragments,
+        context.variableValues,
+        o,
+        fields.get("o")!,
+      );
       expect([...subfields.keys()]).toEqual(["c", "d"]);
     }
   });
 
   test("buildResolveInfo, addPath and pathToArray: graphql-js's resolve info and response paths", () => {
     const context = contextOf({ skip: false });
-    const fields = graphqlJs.collectFields(schema, context.fragments, context.variableValues, query, context.operation.selectionSet);
+    const fields = graphqlJs.collectFields(
+      schema,
+      context.fragments,
+      context.variableValues,
+      query,
+      context.operation.selectionSet,
+    );
     const path = graphqlJs.addPath(undefined, "b", "Query");
     const info = graphqlJs.buildResolveInfo(context, query.getFields().b, fields.get("b")!, query, path);
     expect(info.fieldName).toBe("b");
@@ -131,7 +208,10 @@ describe("graphql-js's internal modules (src/graphql/graphql-js-internals.ts)", 
     expect(info.operation).toBe(context.operation);
     expect(info.variableValues).toBe(context.variableValues);
     expect(info.schema).toBe(schema);
-    expect(graphqlJs.pathToArray(graphqlJs.addPath(graphqlJs.addPath(undefined, "o", "Query"), 0, undefined))).toEqual(["o", 0]);
+    expect(graphqlJs.pathToArray(graphqlJs.addPath(graphqlJs.addPath(undefined, "o", "Query"), 0, undefined))).toEqual([
+      "o",
+      0,
+    ]);
   });
 });
 
@@ -145,7 +225,9 @@ describe("Pothos's field extensions (src/graphql/pothos-internals.ts)", () => {
   beforeAll(() => {
     // Our builder (its plugins and options), with a small schema of its own.
     const builder = createBuilder();
-    const KeyPage = builder.objectRef<{ total: number }>("KeyPage").implement({ fields: (t) => ({ total: t.exposeInt("total"), more: t.boolean({ resolve: () => false }) }) });
+    const KeyPage = builder
+      .objectRef<{ total: number }>("KeyPage")
+      .implement({ fields: (t) => ({ total: t.exposeInt("total"), more: t.boolean({ resolve: () => false }) }) });
     builder.prismaObject("ApiKey", { fields: (t) => ({ name: t.exposeString("name") }) });
     builder.prismaObject("Account", {
       fields: (t) => ({
@@ -159,10 +241,17 @@ describe("Pothos's field extensions (src/graphql/pothos-internals.ts)", () => {
           }),
           resolve: ownResolve,
         }),
-        byGlobalId: t.string({ args: { ref: t.arg.globalID({ required: true }) }, resolve: (_row, args) => JSON.stringify(args) }),
+        byGlobalId: t.string({
+          args: { ref: t.arg.globalID({ required: true }) },
+          resolve: (_row, args) => JSON.stringify(args),
+        }),
       }),
     });
-    builder.queryType({ fields: (t) => ({ accounts: t.prismaField({ type: ["Account"], resolve: () => [{ id: 7, name: "seven" } as Account] }) }) });
+    builder.queryType({
+      fields: (t) => ({
+        accounts: t.prismaField({ type: ["Account"], resolve: () => [{ id: 7, name: "seven" } as Account] }),
+      }),
+    });
     schema = builder.toSchema();
     account = schema.getType("Account") as GraphQLObjectType;
   });
@@ -196,7 +285,9 @@ describe("Pothos's field extensions (src/graphql/pothos-internals.ts)", () => {
   test("argument mappers: what the wrapped resolver applies first (relay's global ids decoded)", () => {
     const mappers = argMappersOf(field("byGlobalId"));
     expect(mappers.length).toBeGreaterThan(0);
-    const mapped = mappers.reduce<unknown>((args, map) => map(args as Record<string, unknown>, {}, {} as never), { ref: encodeGlobalID("Account", 7) });
+    const mapped = mappers.reduce<unknown>((args, map) => map(args as Record<string, unknown>, {}, {} as never), {
+      ref: encodeGlobalID("Account", 7),
+    });
     expect(mapped).toEqual({ ref: { typename: "Account", id: "7" } });
     expect(argMappersOf(field("name"))).toEqual([]);
   });
@@ -255,7 +346,11 @@ describe("@prisma/adapter-libsql's client (src/db/libsql-client.ts)", () => {
     const adapter = await factory.connect();
     expect(factory.configs.map((c) => c.url)).toEqual([url]);
     await adapter.executeScript("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL)");
-    await adapter.executeRaw({ sql: "INSERT INTO t (name) VALUES (?)", args: ["a"], argTypes: [{ scalarType: "string", arity: "scalar" }] });
+    await adapter.executeRaw({
+      sql: "INSERT INTO t (name) VALUES (?)",
+      args: ["a"],
+      argTypes: [{ scalarType: "string", arity: "scalar" }],
+    });
     const tx = await adapter.startTransaction();
     await tx.executeRaw({ sql: "INSERT INTO t (name) VALUES ('b')", ...none });
     expect((await tx.queryRaw({ sql: "SELECT count(*) FROM t", ...none })).rows).toEqual([[2]]);
@@ -265,7 +360,10 @@ describe("@prisma/adapter-libsql's client (src/db/libsql-client.ts)", () => {
     await rolledBack.rollback();
     const result = await adapter.queryRaw({ sql: "SELECT id, name FROM t ORDER BY id", ...none });
     expect(result.columnNames).toEqual(["id", "name"]);
-    expect(result.rows).toEqual([[1, "a"], [2, "b"]]);
+    expect(result.rows).toEqual([
+      [1, "a"],
+      [2, "b"],
+    ]);
     await adapter.dispose();
     const shadow = await factory.connectToShadowDb();
     expect(factory.configs.map((c) => c.url)).toEqual([url, ":memory:"]);
@@ -275,7 +373,9 @@ describe("@prisma/adapter-libsql's client (src/db/libsql-client.ts)", () => {
     expect(new Set(factory.clientReads)).toEqual(new Set(adapterClient));
     expect(factory.modes).toEqual(["deferred", "deferred"]);
     // `then`: awaiting the transaction asks whether it is a promise.
-    expect(new Set(factory.transactionReads.filter((name) => name !== "then"))).toEqual(new Set(["execute", "commit", "rollback"]));
+    expect(new Set(factory.transactionReads.filter((name) => name !== "then"))).toEqual(
+      new Set(["execute", "commit", "rollback"]),
+    );
   });
 
   test("the service's factory: a client of our own, whose rows are plain arrays, read by index", async () => {
@@ -287,7 +387,10 @@ describe("@prisma/adapter-libsql's client (src/db/libsql-client.ts)", () => {
     await adapter.executeRaw({ sql: "INSERT INTO t (name) VALUES ('a'), ('b')", ...none });
     const result = await adapter.queryRaw({ sql: "SELECT id, name FROM t ORDER BY id", ...none });
     expect(result.columnNames).toEqual(["id", "name"]);
-    expect(result.rows).toEqual([[1, "a"], [2, "b"]]);
+    expect(result.rows).toEqual([
+      [1, "a"],
+      [2, "b"],
+    ]);
     await adapter.dispose();
   });
 });
@@ -298,9 +401,12 @@ const postgres = await requireService(`PostgreSQL at ${testPostgresUrl}`, async 
   await probe.end();
 });
 
-test.runIf(testProvider === "postgresql")("PostgreSQL is reachable for the PostgreSQL contracts (MUSTER_TEST_DATABASE=postgresql)", () => {
-  expect(postgres.reason).toBeNull();
-});
+test.runIf(testProvider === "postgresql")(
+  "PostgreSQL is reachable for the PostgreSQL contracts (MUSTER_TEST_DATABASE=postgresql)",
+  () => {
+    expect(postgres.reason).toBeNull();
+  },
+);
 
 /** A submittable that runs `send` and records what pg hands it, settling on ReadyForQuery. */
 class Probe extends PgSubmittable {
@@ -312,7 +418,11 @@ class Probe extends PgSubmittable {
   readonly done: Promise<void>;
   #settle!: () => void;
 
-  constructor(readonly send: (connection: PgConnection) => void, readonly name?: string, readonly text?: string) {
+  constructor(
+    readonly send: (connection: PgConnection) => void,
+    readonly name?: string,
+    readonly text?: string,
+  ) {
     super();
     this.done = new Promise((resolve) => (this.#settle = resolve));
   }
@@ -405,14 +515,20 @@ postgres.describe("pg's protocol (src/db/pg-protocol.ts)", () => {
     const connection = connectionOf(client);
     expect(isPreparedOrSent(connection, name)).toBe(false);
     let sentBeforeAnswer: [boolean, boolean] | undefined;
-    const first = await run(new Probe((c) => {
-      sendParse(c, text, name);
-      sentBeforeAnswer = [isPreparedOrSent(c, name), isPrepared(c, name)];
-      sendBind(c, name, [prepareValue(7)]);
-      sendDescribePortal(c);
-      sendExecute(c);
-      sendSync(c);
-    }, name, text));
+    const first = await run(
+      new Probe(
+        (c) => {
+          sendParse(c, text, name);
+          sentBeforeAnswer = [isPreparedOrSent(c, name), isPrepared(c, name)];
+          sendBind(c, name, [prepareValue(7)]);
+          sendDescribePortal(c);
+          sendExecute(c);
+          sendSync(c);
+        },
+        name,
+        text,
+      ),
+    );
     expect(sentBeforeAnswer).toEqual([true, false]);
     expect(first.errors).toEqual([]);
     expect(first.events).toEqual(["RowDescription", "DataRow", "CommandComplete", "ReadyForQuery"]);
@@ -421,55 +537,80 @@ postgres.describe("pg's protocol (src/db/pg-protocol.ts)", () => {
     expect(isPrepared(connection, name)).toBe(true);
 
     // Prepared, its columns known: Bind and Execute alone, and PostgreSQL sends no RowDescription without a Describe.
-    const again = await run(new Probe((c) => {
-      sendBind(c, name, [prepareValue(8)]);
-      sendExecute(c);
-      sendSync(c);
-    }));
+    const again = await run(
+      new Probe((c) => {
+        sendBind(c, name, [prepareValue(8)]);
+        sendExecute(c);
+        sendSync(c);
+      }),
+    );
     expect(again.events).toEqual(["DataRow", "CommandComplete", "ReadyForQuery"]);
     expect(again.rows).toEqual([["8", null]]);
 
     // Several statements and BEGIN/COMMIT in one write, one Sync: each answered in order, one ReadyForQuery.
-    const batch = await run(new Probe((c) => {
-      sendUnnamed(c, "BEGIN");
-      for (const value of [1, 2]) {
-        sendBind(c, name, [prepareValue(value)]);
-        sendExecute(c);
-      }
-      sendUnnamed(c, "COMMIT");
-      sendSync(c);
-    }));
-    expect(batch.events).toEqual(["CommandComplete", "DataRow", "CommandComplete", "DataRow", "CommandComplete", "CommandComplete", "ReadyForQuery"]);
-    expect(batch.rows).toEqual([["1", null], ["2", null]]);
+    const batch = await run(
+      new Probe((c) => {
+        sendUnnamed(c, "BEGIN");
+        for (const value of [1, 2]) {
+          sendBind(c, name, [prepareValue(value)]);
+          sendExecute(c);
+        }
+        sendUnnamed(c, "COMMIT");
+        sendSync(c);
+      }),
+    );
+    expect(batch.events).toEqual([
+      "CommandComplete",
+      "DataRow",
+      "CommandComplete",
+      "DataRow",
+      "CommandComplete",
+      "CommandComplete",
+      "ReadyForQuery",
+    ]);
+    expect(batch.rows).toEqual([
+      ["1", null],
+      ["2", null],
+    ]);
   });
 
   test("a failed statement: handleError with PostgreSQL's error and no ReadyForQuery after it; pg forgets a named one it sent", async () => {
     const name = `muster_contract_${randomBytes(4).toString("hex")}`;
-    const failed = await run(new Probe((c) => {
-      sendParse(c, "SELECT no_such_column", name);
-      sendBind(c, name, []);
-      sendExecute(c);
-      sendSync(c);
-    }, name, "SELECT no_such_column"));
+    const failed = await run(
+      new Probe(
+        (c) => {
+          sendParse(c, "SELECT no_such_column", name);
+          sendBind(c, name, []);
+          sendExecute(c);
+          sendSync(c);
+        },
+        name,
+        "SELECT no_such_column",
+      ),
+    );
     expect(failed.errors[0].code).toBe("42703");
     expect(isPreparedOrSent(connectionOf(client), name)).toBe(false);
     // The client's next submittable runs once PostgreSQL is ready again; the failed one heard nothing more.
-    const next = await run(new Probe((c) => {
-      sendUnnamed(c, "SELECT 1");
-      sendSync(c);
-    }));
+    const next = await run(
+      new Probe((c) => {
+        sendUnnamed(c, "SELECT 1");
+        sendSync(c);
+      }),
+    );
     expect(next.events).toEqual(["DataRow", "CommandComplete", "ReadyForQuery"]);
     expect(failed.events).toEqual(["Error"]);
   });
 
   test("COPY FROM STDIN, which our statements never send, is refused through handleCopyInResponse", async () => {
     await client.query("CREATE TEMP TABLE IF NOT EXISTS muster_contract_copy (n int)");
-    const copy = await run(new Probe((c) => {
-      sendParse(c, "COPY muster_contract_copy FROM STDIN", "");
-      sendBind(c, "", []);
-      sendExecute(c);
-      sendSync(c);
-    }));
+    const copy = await run(
+      new Probe((c) => {
+        sendParse(c, "COPY muster_contract_copy FROM STDIN", "");
+        sendBind(c, "", []);
+        sendExecute(c);
+        sendSync(c);
+      }),
+    );
     expect(copy.events).toEqual(["Error"]);
     expect(copy.errors[0].message).toMatch(/No source stream defined/);
   });

@@ -47,8 +47,14 @@ const withSample = (op: Operation, params: Record<string, number> = {}) => {
 /** A body as its resource is best sent: multipart/form-data when it carries files, JSON otherwise. */
 const wire = (built: Built) => (built.files.length ? asForm(built) : asJson(built));
 /** A write's answer as later reads show it: an attribute shown once (a new webhook's secret) is null there. */
-const asRead = (def: ResourceDef, row: Row): Row =>
-  ({ ...row, ...Object.fromEntries(Object.entries(def.computed ?? {}).filter(([, c]) => c.once).map(([name]) => [snake(name), null])) });
+const asRead = (def: ResourceDef, row: Row): Row => ({
+  ...row,
+  ...Object.fromEntries(
+    Object.entries(def.computed ?? {})
+      .filter(([, c]) => c.once)
+      .map(([name]) => [snake(name), null]),
+  ),
+});
 /** A row without its embedded relations. */
 const own = (row: Row, includes: readonly string[]) => {
   const embedded = new Set(includes.map((i) => i.split(".")[0]));
@@ -98,7 +104,11 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
       const changes = await factory.build(def, { variant: 1, scalarsOnly: true });
       const updated = data(await api.patch(withSample(update, param(id)), asJson(changes)), "update");
       expectWritten(changes, updated, "update");
-      expectWritten({ ...built, attrs: Object.fromEntries(Object.entries(built.attrs).filter(([k]) => !(k in changes.attrs))) }, updated, "update keeps the rest");
+      expectWritten(
+        { ...built, attrs: Object.fromEntries(Object.entries(built.attrs).filter(([k]) => !(k in changes.attrs))) },
+        updated,
+        "update keeps the rest",
+      );
       expectIncluded(def, sampleIncludes(update), updated, "update");
       if (show) {
         current = data(await api.get(withIncludes(show, param(id))), "show after update");
@@ -123,7 +133,10 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const search = op("search");
     if (search) {
       for (const values of includeGroups(search)) {
-        const found = data<Row[]>(await api.post(pathOf(search), byIds(search, [id], values)), `search, includes ${values}`);
+        const found = data<Row[]>(
+          await api.post(pathOf(search), byIds(search, [id], values)),
+          `search, includes ${values}`,
+        );
         expect(found.map((r: Row) => r.id)).toEqual([id]);
         expectIncluded(def, values, found[0], "search");
         expect(own(found[0], embedded)).toEqual(own(current, embedded));
@@ -149,9 +162,19 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const show = op("show");
     if (!batchCreate) return;
     const before = await total(api, list);
-    const bodies = [await factory.build(def, { full: true }), ...(await Promise.all(Array.from({ length: BATCH_MAX }, () => factory.build(def))))];
-    rejected(await api.post(pathOf(batchCreate), { resources: bodies.map(asJson) }), ["resources"], "batch create over the cap");
-    const made = data<Row[]>(await api.post(withSample(batchCreate), { resources: bodies.slice(0, BATCH_MAX).map(asJson) }), "batch create");
+    const bodies = [
+      await factory.build(def, { full: true }),
+      ...(await Promise.all(Array.from({ length: BATCH_MAX }, () => factory.build(def)))),
+    ];
+    rejected(
+      await api.post(pathOf(batchCreate), { resources: bodies.map(asJson) }),
+      ["resources"],
+      "batch create over the cap",
+    );
+    const made = data<Row[]>(
+      await api.post(withSample(batchCreate), { resources: bodies.slice(0, BATCH_MAX).map(asJson) }),
+      "batch create",
+    );
     expect(made).toHaveLength(BATCH_MAX);
     bodies.slice(0, BATCH_MAX).forEach((b, i) => expectWritten(b, made[i], `batch create item ${i}`));
     for (const row of made) expectIncluded(def, sampleIncludes(batchCreate), row, "batch create");
@@ -161,23 +184,41 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
 
     const batchUpdate = op("batchUpdate");
     if (batchUpdate) {
-      rejected(await api.patch(pathOf(batchUpdate), { resources: [...ids, ids[0] + 1000] }), ["resources"], "batch update over the cap");
+      rejected(
+        await api.patch(pathOf(batchUpdate), { resources: [...ids, ids[0] + 1000] }),
+        ["resources"],
+        "batch update over the cap",
+      );
       const changes = await Promise.all(ids.map((_, i) => factory.build(def, { variant: i + 1, scalarsOnly: true })));
       const updated = data<Row[]>(
-        await api.patch(withSample(batchUpdate), { resources: Object.fromEntries(ids.map((id, i) => [id, asJson(changes[i])])) }),
+        await api.patch(withSample(batchUpdate), {
+          resources: Object.fromEntries(ids.map((id, i) => [id, asJson(changes[i])])),
+        }),
         "batch update",
       );
       expect(updated.map((r: Row) => r.id)).toEqual(ids);
       changes.forEach((c, i) => expectWritten(c, updated[i], `batch update item ${i}`));
       for (const row of updated) expectIncluded(def, sampleIncludes(batchUpdate), row, "batch update");
-      if (show) expectWritten(changes.at(-1)!, data(await api.get(pathOf(show, param(ids.at(-1)!)))), "show after batch update");
+      if (show)
+        expectWritten(
+          changes.at(-1)!,
+          data(await api.get(pathOf(show, param(ids.at(-1)!)))),
+          "show after batch update",
+        );
     }
 
     const batchDelete = op("batchDelete");
     if (batchDelete) {
-      rejected(await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0] + 1000] }), ["resources"], "batch delete over the cap");
+      rejected(
+        await api.delete(pathOf(batchDelete), { resources: [...ids, ids[0] + 1000] }),
+        ["resources"],
+        "batch delete over the cap",
+      );
       // Deleting an id that is gone is a 422, so this succeeding also shows the batch over the cap deleted nothing.
-      const deleted = data<Row[]>(await api.delete(withSample(batchDelete), { resources: [...ids].reverse() }), "batch delete");
+      const deleted = data<Row[]>(
+        await api.delete(withSample(batchDelete), { resources: [...ids].reverse() }),
+        "batch delete",
+      );
       for (const row of deleted) expectIncluded(def, sampleIncludes(batchDelete), row, "batch delete");
       expect(deleted.map((r: Row) => r.id)).toEqual([...ids].reverse());
       expect(await total(api, list)).toBe(before);
@@ -191,9 +232,13 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const before = await total(api, list);
     const good = asJson(await factory.build(def));
     const bad = invalidAttribute(def);
-    rejected(await api.post(pathOf(batchCreate), { resources: [good, { ...asJson(await factory.build(def)), [bad.key]: bad.value }] }), [
-      `resources.1.${bad.key}`,
-    ], "batch create with a bad second item");
+    rejected(
+      await api.post(pathOf(batchCreate), {
+        resources: [good, { ...asJson(await factory.build(def)), [bad.key]: bad.value }],
+      }),
+      [`resources.1.${bad.key}`],
+      "batch create with a bad second item",
+    );
     const required = Object.entries(def.fields).find(([, f]) => f.required && f.writable !== false);
     if (required) {
       const { [snake(required[0])]: _, ...missing } = asJson(await factory.build(def));
@@ -206,27 +251,46 @@ describe.each(creatable().map((def) => [def.name, def] as const))("%s", (_name, 
     const batchUpdate = op("batchUpdate");
     const show = op("show");
     if (batchUpdate && show) {
-      const rows: Row[] = data<Row[]>(await api.post(pathOf(batchCreate), { resources: [good, asJson(await factory.build(def))] }), "batch create").map((row: Row) => asRead(def, row));
+      const rows: Row[] = data<Row[]>(
+        await api.post(pathOf(batchCreate), { resources: [good, asJson(await factory.build(def))] }),
+        "batch create",
+      ).map((row: Row) => asRead(def, row));
       const change = await factory.build(def, { variant: 1, scalarsOnly: true });
-      rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0].id]: asJson(change), [rows[1].id]: { [bad.key]: bad.value } } }), [
-        `resources.${rows[1].id}.${bad.key}`,
-      ], "batch update with a bad second item");
-      rejected(await api.patch(pathOf(batchUpdate), { resources: { [rows[0].id]: asJson(change), 2147483000: asJson(change) } }), ["resources.2147483000"]);
+      rejected(
+        await api.patch(pathOf(batchUpdate), {
+          resources: { [rows[0].id]: asJson(change), [rows[1].id]: { [bad.key]: bad.value } },
+        }),
+        [`resources.${rows[1].id}.${bad.key}`],
+        "batch update with a bad second item",
+      );
+      rejected(
+        await api.patch(pathOf(batchUpdate), {
+          resources: { [rows[0].id]: asJson(change), 2147483000: asJson(change) },
+        }),
+        ["resources.2147483000"],
+      );
       const batchDelete = op("batchDelete");
       if (batchDelete) {
-        rejected(await api.delete(pathOf(batchDelete), { resources: [rows[0].id, 2147483000] }), ["resources.2147483000"], "batch delete of an unknown id");
+        rejected(
+          await api.delete(pathOf(batchDelete), { resources: [rows[0].id, 2147483000] }),
+          ["resources.2147483000"],
+          "batch delete of an unknown id",
+        );
       }
-      for (const row of rows) expect(data(await api.get(pathOf(show, param(row.id)))), "unchanged after the failed batches").toEqual(row);
+      for (const row of rows)
+        expect(data(await api.get(pathOf(show, param(row.id)))), "unchanged after the failed batches").toEqual(row);
     }
   });
-
 });
 
 describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (_key, g: NestedGroup) => {
   const op = (kind: OperationKind) => g.ops.get(kind);
   const fixed = fixedColumns(g);
   const parentParam = g.parent.param;
-  const at = (parentId: number, id?: number) => ({ [parentParam]: parentId, ...(id === undefined ? {} : { [g.route.param]: id }) });
+  const at = (parentId: number, id?: number) => ({
+    [parentParam]: parentId,
+    ...(id === undefined ? {} : { [g.route.param]: id }),
+  });
   /** The row belongs to the parent: its foreign key, or its polymorphic owner, names it. */
   const ownedBy = (row: Row, parentId: number) => {
     if (g.relation.kind === "hasMany") expect(row[snake(g.relation.foreignKey)]).toBe(parentId);
@@ -265,7 +329,9 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
       const updated = data(await api.patch(withSample(update, at(parent.id, id)), asJson(changes)), "nested update");
       expectWritten(changes, updated, "nested update");
       ownedBy(updated, parent.id);
-      expect((await api.patch(pathOf(update, at(other.id, id)), asJson(changes))).status, "another parent's row").toBe(404);
+      expect((await api.patch(pathOf(update, at(other.id, id)), asJson(changes))).status, "another parent's row").toBe(
+        404,
+      );
     }
     const list = op("list");
     if (list) {
@@ -280,7 +346,9 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
       const found = data<Row[]>(await api.post(pathOf(search, at(parent.id)), byIds(search, [id])), "nested search");
       expect(found.map((r: Row) => r.id)).toEqual([id]);
       expectIncluded(g.def, includeGroups(search)[0], found[0], "nested search");
-      expect(data(await api.post(pathOf(search, at(other.id)), byIds(search, [id])), "nested search of another parent")).toEqual([]);
+      expect(
+        data(await api.post(pathOf(search, at(other.id)), byIds(search, [id])), "nested search of another parent"),
+      ).toEqual([]);
     }
     const remove = op("delete");
     if (remove) {
@@ -293,8 +361,14 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
   test("batch create, update and delete under the parent: in request order, all or nothing", async () => {
     const batchCreate = op("batchCreate");
     if (!batchCreate) return;
-    const bodies = [await factory.build(g.def, { omit: fixed }), await factory.build(g.def, { omit: fixed, full: true })];
-    const made = data<Row[]>(await api.post(withSample(batchCreate, at(parent.id)), { resources: bodies.map(asJson) }), "nested batch create");
+    const bodies = [
+      await factory.build(g.def, { omit: fixed }),
+      await factory.build(g.def, { omit: fixed, full: true }),
+    ];
+    const made = data<Row[]>(
+      await api.post(withSample(batchCreate, at(parent.id)), { resources: bodies.map(asJson) }),
+      "nested batch create",
+    );
     for (const row of made) expectIncluded(g.def, sampleIncludes(batchCreate), row, "nested batch create");
     expect(made).toHaveLength(2);
     bodies.forEach((b, i) => expectWritten(b, made[i], `nested batch create item ${i}`));
@@ -305,31 +379,66 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     const bad = invalidAttribute(g.def, fixed);
     if (list) {
       const before = await total(api, list, at(parent.id));
-      rejected(await api.post(pathOf(batchCreate, at(parent.id)), { resources: [asJson(bodies[0]), { ...asJson(bodies[0]), [bad.key]: bad.value }] }), [
-        `resources.1.${bad.key}`,
-      ]);
-      rejected(await api.post(pathOf(batchCreate, at(parent.id)), { resources: Array.from({ length: BATCH_MAX + 1 }, () => asJson(bodies[0])) }), ["resources"]);
+      rejected(
+        await api.post(pathOf(batchCreate, at(parent.id)), {
+          resources: [asJson(bodies[0]), { ...asJson(bodies[0]), [bad.key]: bad.value }],
+        }),
+        [`resources.1.${bad.key}`],
+      );
+      rejected(
+        await api.post(pathOf(batchCreate, at(parent.id)), {
+          resources: Array.from({ length: BATCH_MAX + 1 }, () => asJson(bodies[0])),
+        }),
+        ["resources"],
+      );
       expect(await total(api, list, at(parent.id))).toBe(before);
     }
 
     const batchUpdate = op("batchUpdate");
     if (batchUpdate) {
-      const changes = [await factory.build(g.def, { variant: 1, scalarsOnly: true, omit: fixed }), await factory.build(g.def, { variant: 2, scalarsOnly: true, omit: fixed })];
-      const updated = data<Row[]>(await api.patch(withSample(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[0]), [ids[1]]: asJson(changes[1]) } }), "nested batch update");
+      const changes = [
+        await factory.build(g.def, { variant: 1, scalarsOnly: true, omit: fixed }),
+        await factory.build(g.def, { variant: 2, scalarsOnly: true, omit: fixed }),
+      ];
+      const updated = data<Row[]>(
+        await api.patch(withSample(batchUpdate, at(parent.id)), {
+          resources: { [ids[0]]: asJson(changes[0]), [ids[1]]: asJson(changes[1]) },
+        }),
+        "nested batch update",
+      );
       expect(updated.map((r: Row) => r.id)).toEqual(ids);
       changes.forEach((c, i) => expectWritten(c, updated[i], `nested batch update item ${i}`));
-      rejected(await api.patch(pathOf(batchUpdate, at(other.id)), { resources: { [ids[0]]: asJson(changes[0]) } }), [`resources.${ids[0]}`], "another parent's rows");
-      rejected(await api.patch(pathOf(batchUpdate, at(parent.id)), { resources: { [ids[0]]: asJson(changes[1]), [ids[1]]: { [bad.key]: bad.value } } }), [
-        `resources.${ids[1]}.${bad.key}`,
-      ]);
+      rejected(
+        await api.patch(pathOf(batchUpdate, at(other.id)), { resources: { [ids[0]]: asJson(changes[0]) } }),
+        [`resources.${ids[0]}`],
+        "another parent's rows",
+      );
+      rejected(
+        await api.patch(pathOf(batchUpdate, at(parent.id)), {
+          resources: { [ids[0]]: asJson(changes[1]), [ids[1]]: { [bad.key]: bad.value } },
+        }),
+        [`resources.${ids[1]}.${bad.key}`],
+      );
       const show = op("show");
-      if (show) expectWritten(changes[0], data(await api.get(pathOf(show, at(parent.id, ids[0])))), "unchanged after a failed batch");
+      if (show)
+        expectWritten(
+          changes[0],
+          data(await api.get(pathOf(show, at(parent.id, ids[0])))),
+          "unchanged after a failed batch",
+        );
     }
 
     const batchDelete = op("batchDelete");
     if (batchDelete) {
-      rejected(await api.delete(pathOf(batchDelete, at(other.id)), { resources: ids }), ids.map((id) => `resources.${id}`), "another parent's rows");
-      const deleted = data<Row[]>(await api.delete(withSample(batchDelete, at(parent.id)), { resources: [ids[1], ids[0]] }), "nested batch delete");
+      rejected(
+        await api.delete(pathOf(batchDelete, at(other.id)), { resources: ids }),
+        ids.map((id) => `resources.${id}`),
+        "another parent's rows",
+      );
+      const deleted = data<Row[]>(
+        await api.delete(withSample(batchDelete, at(parent.id)), { resources: [ids[1], ids[0]] }),
+        "nested batch delete",
+      );
       expect(deleted.map((r: Row) => r.id)).toEqual([ids[1], ids[0]]);
       if (list) expect(await allIds(api, list, at(parent.id))).not.toContain(ids[0]);
     }
@@ -341,7 +450,10 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
     const list = op("list")!;
     if (!associate && !dissociate) return;
     const create = op("create")!;
-    const row = data(await api.post(pathOf(create, at(other.id)), wire(await factory.build(g.def, { omit: fixed }))), "create under the other parent");
+    const row = data(
+      await api.post(pathOf(create, at(other.id)), wire(await factory.build(g.def, { omit: fixed }))),
+      "create under the other parent",
+    );
     if (associate) {
       const moved = data(await api.post(withSample(associate, at(parent.id)), { related_key: row.id }), "associate");
       expectIncluded(g.def, sampleIncludes(associate), moved, "associate");
@@ -357,7 +469,11 @@ describe.each(childCollections().map((g) => [g.key, g] as const))("nested %s", (
       const required = fixed.some((column) => g.def.fields[column]?.nullable === false);
       const r = await api.delete(withSample(dissociate, at(owner.id, row.id)));
       if (required) {
-        rejected(r, [snake(fixed.find((c) => g.def.fields[c]?.nullable === false)!)], "dissociate of a row that needs its parent");
+        rejected(
+          r,
+          [snake(fixed.find((c) => g.def.fields[c]?.nullable === false)!)],
+          "dissociate of a row that needs its parent",
+        );
         expect(await allIds(api, list, at(owner.id))).toContain(row.id);
       } else {
         const released = data(r, "dissociate");

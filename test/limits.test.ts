@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, startHarness, type Client, type Harness } from "./harness.ts";
 
 /** The error a GraphQL document gets when it breaks a shape limit: code VALIDATION, naming the limit. */
-const limitError = (body: { data?: unknown; errors: Array<{ extensions: unknown; message: string }> }, pattern: RegExp) => {
+const limitError = (
+  body: { data?: unknown; errors: Array<{ extensions: unknown; message: string }> },
+  pattern: RegExp,
+) => {
   expect(body.data ?? null).toBeNull();
   expect(body.errors[0].extensions).toMatchObject({ code: "VALIDATION", status: 422, type: "ValidationException" });
   expect(body.errors[0].message).toMatch(pattern);
@@ -19,9 +22,13 @@ describe("with the default limits", () => {
   afterAll(() => h.close());
 
   test("GraphQL depth, aliases and tokens are capped with a 422-coded error, before anything runs", async () => {
-    const deep = "{ users { nodes { rank { image { model { ... on Rank { image { model { ... on Rank { image { model { ... on Rank { image { id } } } } } } } } } } } } } }";
+    const deep =
+      "{ users { nodes { rank { image { model { ... on Rank { image { model { ... on Rank { image { model { ... on Rank { image { id } } } } } } } } } } } } } }";
     limitError((await api.graphql(deep)).body, /depth limit of 10/);
-    limitError((await api.graphql(`{ ${Array.from({ length: 31 }, (_, i) => `a${i}: ranks { totalCount }`).join(" ")} }`)).body, /Aliases limit of 30/);
+    limitError(
+      (await api.graphql(`{ ${Array.from({ length: 31 }, (_, i) => `a${i}: ranks { totalCount }`).join(" ")} }`)).body,
+      /Aliases limit of 30/,
+    );
     limitError((await api.graphql(`{ ranks { nodes { ${"id ".repeat(5001)} } } }`)).body, /Token limit of 5000/);
     expect((await api.graphql("{ ranks { nodes { id name } } }")).body.data.ranks.nodes).toHaveLength(1);
   });
@@ -37,14 +44,38 @@ describe("with the default limits", () => {
   });
 
   test("include: at most 20 values of at most 4 levels", async () => {
-    const many = await api.get(`/v2/users?include=${["assignment_records", "attachments", "award_records", "combat_records", "fields", "position",
-      "qualification_records", "rank", "rank_records", "service_records", "specialty", "status", "training_records", "unit", "primary_assignment_records",
-      "secondary_assignment_records", "rank.image", "unit.users", "unit.image", "rank_records.rank", "award_records.award"].join(",")}`);
+    const many = await api.get(
+      `/v2/users?include=${[
+        "assignment_records",
+        "attachments",
+        "award_records",
+        "combat_records",
+        "fields",
+        "position",
+        "qualification_records",
+        "rank",
+        "rank_records",
+        "service_records",
+        "specialty",
+        "status",
+        "training_records",
+        "unit",
+        "primary_assignment_records",
+        "secondary_assignment_records",
+        "rank.image",
+        "unit.users",
+        "unit.image",
+        "rank_records.rank",
+        "award_records.award",
+      ].join(",")}`,
+    );
     expect(many.status).toBe(422);
     expect(many.body.error.errors.include).toEqual(["At most 20 include values may be given at once."]);
     const deep = await api.get("/v2/users?include=award_records.award.image.model.image");
     expect(deep.status).toBe(422);
-    expect(deep.body.error.errors.include).toEqual(["The award_records.award.image.model.image include is nested deeper than 4 levels."]);
+    expect(deep.body.error.errors.include).toEqual([
+      "The award_records.award.image.model.image include is nested deeper than 4 levels.",
+    ]);
     expect((await api.get("/v2/users?include=award_records.award.image.model")).status).toBe(200);
   });
 
@@ -86,18 +117,27 @@ describe("operations in flight (MAX_CONCURRENT_OPERATIONS for reads, MAX_CONCURR
   }
 
   /** Runs `scenario` (and a health check) on 100 ranks under `limits`; the order the answers came in. */
-  async function finishingOrder(limits: { maxConcurrentOperations: number; maxConcurrentWrites?: number }, scenario: (api: Client) => Scenario) {
+  async function finishingOrder(
+    limits: { maxConcurrentOperations: number; maxConcurrentWrites?: number },
+    scenario: (api: Client) => Scenario,
+  ) {
     const h = await startHarness(limits);
     try {
       const api = client(h, await h.key());
       const { first, statements, then } = scenario(api);
-      await api.post("/v2/ranks/batch", { resources: Array.from({ length: 100 }, (_, i) => ({ name: `Seeded ${i}` })) });
+      await api.post("/v2/ranks/batch", {
+        resources: Array.from({ length: 100 }, (_, i) => ({ name: `Seeded ${i}` })),
+      });
       const done: string[] = [];
       const track = ([name, send]: Sent) => send().then((r) => (done.push(name), expect(r.status).toBe(200)));
       const before = h.db.statements.count;
       const running = track(first);
       while (h.db.statements.count < before + statements) await new Promise((resolve) => setImmediate(resolve));
-      await Promise.all([running, ...then.map(track), track(["health", async () => h.app.yoga.fetch("http://muster.test/health")])]);
+      await Promise.all([
+        running,
+        ...then.map(track),
+        track(["health", async () => h.app.yoga.fetch("http://muster.test/health")]),
+      ]);
       return done;
     } finally {
       await h.close();
@@ -106,9 +146,15 @@ describe("operations in flight (MAX_CONCURRENT_OPERATIONS for reads, MAX_CONCURR
 
   /** A 300-row batch create (once five of its statements have run), then a one-row create and a one-row read. */
   const longWrite = (api: Client): Scenario => ({
-    first: ["batch", () => api.post("/v2/ranks/batch", { resources: Array.from({ length: 300 }, (_, i) => ({ name: `Rank ${i}` })) })],
+    first: [
+      "batch",
+      () => api.post("/v2/ranks/batch", { resources: Array.from({ length: 300 }, (_, i) => ({ name: `Rank ${i}` })) }),
+    ],
     statements: 5,
-    then: [["write", () => api.post("/v2/ranks", { name: "One more" })], ["read", () => api.get("/v2/ranks?limit=1")]],
+    then: [
+      ["write", () => api.post("/v2/ranks", { name: "One more" })],
+      ["read", () => api.get("/v2/ranks?limit=1")],
+    ],
   });
   /** Ranks with their images (two statements, one after the other; the read is sent once the first has gone out), then a one-row read. */
   const longRead = (api: Client): Scenario => ({
@@ -144,9 +190,14 @@ describe("operations in flight (MAX_CONCURRENT_OPERATIONS for reads, MAX_CONCURR
           finish = () => (controller.enqueue(encoder.encode(' rank"}')), controller.close());
         },
       });
-      const slow = Promise.resolve(h.app.yoga.fetch("http://muster.test/v2/ranks", {
-        method: "POST", body, duplex: "half", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      } as RequestInit));
+      const slow = Promise.resolve(
+        h.app.yoga.fetch("http://muster.test/v2/ranks", {
+          method: "POST",
+          body,
+          duplex: "half",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        } as RequestInit),
+      );
       expect((await client(h, key).post("/v2/ranks", { name: "Quick rank" })).status).toBe(200);
       finish();
       const created = await slow;

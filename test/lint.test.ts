@@ -56,12 +56,18 @@ describe("Prettier", () => {
 
   it("the same file with one line left unformatted fails the check", async () => {
     const options = await prettier.resolveConfig(file);
-    expect(await prettier.check(`${source}export const probe = {a:1,  b : 2}\n`, { ...options, filepath: file })).toBe(false);
+    expect(await prettier.check(`${source}export const probe = {a:1,  b : 2}\n`, { ...options, filepath: file })).toBe(
+      false,
+    );
   });
 
   it("generated and vendored files are not checked", async () => {
     for (const ignored of ["src/generated/pothos-types.ts", "schema/openapi.json", "package-lock.json", "README.md"]) {
-      expect((await prettier.getFileInfo(path.join(root, ignored), { ignorePath: path.join(root, ".prettierignore") })).ignored, ignored).toBe(true);
+      expect(
+        (await prettier.getFileInfo(path.join(root, ignored), { ignorePath: path.join(root, ".prettierignore") }))
+          .ignored,
+        ignored,
+      ).toBe(true);
     }
   });
 });

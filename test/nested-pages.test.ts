@@ -28,12 +28,23 @@ beforeAll(async () => {
   other = client(h, await h.key("beta"));
   ids = await seed(api);
   for (let i = 0; i < 3; i++) {
-    const made = await api.post(`/v2/users/${ids.user.id}/rank-records`, { rank_id: ids.corporal.id, type: 0, text: `Record ${i}` });
+    const made = await api.post(`/v2/users/${ids.user.id}/rank-records`, {
+      rank_id: ids.corporal.id,
+      type: 0,
+      text: `Record ${i}`,
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
   }
   const theirs = await other.post("/v2/users", { name: "Cara Diaz", email: "cara@example.com" });
   foreignUser = theirs.body.data.id;
-  expect((await other.post(`/v2/users/${foreignUser}/rank-records`, { type: 0, rank_id: (await other.post("/v2/ranks", { name: "Major" })).body.data.id })).status).toBe(200);
+  expect(
+    (
+      await other.post(`/v2/users/${foreignUser}/rank-records`, {
+        type: 0,
+        rank_id: (await other.post("/v2/ranks", { name: "Major" })).body.data.id,
+      })
+    ).status,
+  ).toBe(200);
 }, 120_000);
 afterAll(() => h.close());
 
@@ -52,7 +63,11 @@ describe("nested pages read their parent only when empty", () => {
   });
 
   test("a missing parent and another account's parent are 404, even with a page past the end", async () => {
-    for (const url of [`/v2/users/${foreignUser}/rank-records`, `/v2/users/999999/rank-records`, `/v2/users/${foreignUser}/rank-records?page=5`]) {
+    for (const url of [
+      `/v2/users/${foreignUser}/rank-records`,
+      `/v2/users/999999/rank-records`,
+      `/v2/users/${foreignUser}/rank-records?page=5`,
+    ]) {
       const { reply } = await statementsOf(url);
       expect(reply.status, url).toBe(404);
       expect(reply.body.error).toBeTruthy();

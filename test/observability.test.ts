@@ -24,10 +24,23 @@ function capture() {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** An app on `h`'s database with a log of its own (and whatever else `extra` says). */
-function appOn(h: Harness, config: Partial<Config> = {}, extra: Parameters<typeof createApp>[0] extends infer O ? Partial<O> : never = {}) {
+function appOn(
+  h: Harness,
+  config: Partial<Config> = {},
+  extra: Parameters<typeof createApp>[0] extends infer O ? Partial<O> : never = {},
+) {
   const log = capture();
-  const app = createApp({ db: h.db, config: { ...h.config, logLevel: "info", ...config }, logStream: log.stream, ...extra });
-  return { app, log, as: (key: string | null, headers: Record<string, string> = {}) => client({ ...h, app }, key, headers) };
+  const app = createApp({
+    db: h.db,
+    config: { ...h.config, logLevel: "info", ...config },
+    logStream: log.stream,
+    ...extra,
+  });
+  return {
+    app,
+    log,
+    as: (key: string | null, headers: Record<string, string> = {}) => client({ ...h, app }, key, headers),
+  };
 }
 
 /** The value of one sample of a metric in Prometheus text, or undefined. */
@@ -50,16 +63,27 @@ afterAll(() => h.close());
 describe("configuration", () => {
   test("LOG_LEVEL, METRICS_TOKEN and the OpenTelemetry switches", () => {
     const none = loadConfig({});
-    expect(none).toMatchObject({ logLevel: "info", metricsToken: null, tracing: false, otlpTracesUrl: null, serviceName: "muster" });
+    expect(none).toMatchObject({
+      logLevel: "info",
+      metricsToken: null,
+      tracing: false,
+      otlpTracesUrl: null,
+      serviceName: "muster",
+    });
     expect(loadConfig({ LOG_LEVEL: "DEBUG" }).logLevel).toBe("debug");
     expect(() => loadConfig({ LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
     expect(loadConfig({ METRICS_TOKEN: "s3cret" }).metricsToken).toBe("s3cret");
     expect(loadConfig({ OTEL_TRACING: "1" })).toMatchObject({ tracing: true, otlpTracesUrl: null });
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).toMatchObject({
-      tracing: true, otlpTracesUrl: "http://collector:4318/v1/traces",
+      tracing: true,
+      otlpTracesUrl: "http://collector:4318/v1/traces",
     });
-    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/traces", OTEL_SERVICE_NAME: "muster-eu" })).toMatchObject({
-      tracing: true, otlpTracesUrl: "http://c:4318/traces", serviceName: "muster-eu",
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/traces", OTEL_SERVICE_NAME: "muster-eu" }),
+    ).toMatchObject({
+      tracing: true,
+      otlpTracesUrl: "http://c:4318/traces",
+      serviceName: "muster-eu",
     });
   });
 
@@ -67,7 +91,9 @@ describe("configuration", () => {
     expect(loadConfig({}).trustProxy).toBe(false);
     expect(loadConfig({ TRUST_PROXY: "true" }).trustProxy).toBe(true);
     expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
-    expect(() => loadConfig({ TRUST_PROXY: "yes" })).toThrow('TRUST_PROXY must be true, false or a number of proxies, got "yes"');
+    expect(() => loadConfig({ TRUST_PROXY: "yes" })).toThrow(
+      'TRUST_PROXY must be true, false or a number of proxies, got "yes"',
+    );
   });
   test("the test harness logs nothing", () => {
     expect(h.config.logLevel).toBe("silent");
@@ -105,7 +131,12 @@ describe("request log", () => {
     ];
     replies.forEach((reply, i) => {
       const line = lines[i + 1];
-      expect(line).toMatchObject({ level: "info", msg: "request", method: expected[i].route.startsWith("GET") ? "GET" : "POST", ...expected[i] });
+      expect(line).toMatchObject({
+        level: "info",
+        msg: "request",
+        method: expected[i].route.startsWith("GET") ? "GET" : "POST",
+        ...expected[i],
+      });
       expect(line.request_id).toBe(reply.headers.get("x-perscom-request-id"));
       expect(line.trace_id).toBe(reply.headers.get("x-perscom-trace-id"));
       expect(line.duration_ms).toEqual(expect.any(Number));
@@ -122,19 +153,27 @@ describe("request log", () => {
 
   test("a 500 is logged in full at error level with the ids the client was given (REST and GraphQL), never its key", async () => {
     // A request reads through a store of its own (`withBudget`): that one fails too.
-    const failingStore = (store: typeof h.db.store): typeof h.db.store => new Proxy(store, {
-      get(target, prop) {
-        if (prop === "withBudget") return (budget: RowBudget) => failingStore(target.withBudget(budget));
-        if (prop === "findMany" || prop === "findPage") {
-          return (model: string, args: object) => (model === "Rank" ? Promise.reject(new Error("disk on fire")) : (target[prop] as (model: string, args: object) => Promise<unknown>)(model, args));
-        }
-        const value = Reflect.get(target, prop);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    const failingStore = (store: typeof h.db.store): typeof h.db.store =>
+      new Proxy(store, {
+        get(target, prop) {
+          if (prop === "withBudget") return (budget: RowBudget) => failingStore(target.withBudget(budget));
+          if (prop === "findMany" || prop === "findPage") {
+            return (model: string, args: object) =>
+              model === "Rank"
+                ? Promise.reject(new Error("disk on fire"))
+                : (target[prop] as (model: string, args: object) => Promise<unknown>)(model, args);
+          }
+          const value = Reflect.get(target, prop);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
     const failing = failingStore(h.db.store);
     const log = capture();
-    const app = createApp({ db: { ...h.db, store: failing }, config: { ...h.config, logLevel: "info" }, logStream: log.stream });
+    const app = createApp({
+      db: { ...h.db, store: failing },
+      config: { ...h.config, logLevel: "info" },
+      logStream: log.stream,
+    });
     const key = await h.key("failing");
     const api = client({ ...h, app }, key);
     const rest = await api.get(`/v2/ranks?apikey=${key}`);
@@ -144,11 +183,17 @@ describe("request log", () => {
     const errors = log.lines().filter((l) => l.level === "error" && l.msg !== "request");
     expect(errors).toHaveLength(2);
     expect(errors[0]).toMatchObject({
-      msg: "disk on fire", request_id: rest.body.error.request_id, trace_id: rest.body.error.trace_id,
-      method: "GET", url: "/v2/ranks?apikey=%5BRedacted%5D", err: { message: "disk on fire", stack: expect.stringContaining("disk on fire") },
+      msg: "disk on fire",
+      request_id: rest.body.error.request_id,
+      trace_id: rest.body.error.trace_id,
+      method: "GET",
+      url: "/v2/ranks?apikey=%5BRedacted%5D",
+      err: { message: "disk on fire", stack: expect.stringContaining("disk on fire") },
     });
     expect(errors[1]).toMatchObject({
-      msg: "disk on fire", request_id: graphql.headers.get("x-perscom-request-id"), trace_id: graphql.headers.get("x-perscom-trace-id"),
+      msg: "disk on fire",
+      request_id: graphql.headers.get("x-perscom-request-id"),
+      trace_id: graphql.headers.get("x-perscom-trace-id"),
       err: { stack: expect.stringContaining("disk on fire") },
     });
     const requests = log.lines().filter((l) => l.msg === "request");
@@ -206,10 +251,16 @@ describe("/health and /ready", () => {
       const [last] = await p.db.prisma.$queryRawUnsafe<Array<{ migration_name: string }>>(
         `SELECT migration_name FROM "_prisma_migrations" ORDER BY migration_name DESC LIMIT 1`,
       );
-      await p.db.prisma.$executeRawUnsafe(`DELETE FROM "_prisma_migrations" WHERE migration_name = '${last.migration_name}'`);
+      await p.db.prisma.$executeRawUnsafe(
+        `DELETE FROM "_prisma_migrations" WHERE migration_name = '${last.migration_name}'`,
+      );
       const ready = await api.get("/ready");
       expect(ready.status).toBe(503);
-      expect(ready.body).toEqual({ status: "unavailable", reason: "1 migration(s) not applied", pending_migrations: [last.migration_name] });
+      expect(ready.body).toEqual({
+        status: "unavailable",
+        reason: "1 migration(s) not applied",
+        pending_migrations: [last.migration_name],
+      });
       expect((await api.get("/health")).status).toBe(200);
     } finally {
       await p.close();
@@ -252,7 +303,9 @@ describe("/metrics", () => {
       expect(sample(text, "http_requests_total", { route: "/graphql", method: "POST", status: "200" })).toBe(1);
       expect(text).not.toMatch(new RegExp(`route="/v2/ranks/${rank.id}"`));
       expect(sample(text, "http_request_duration_seconds_count", { route: "/v2/ranks/{rank}", method: "GET" })).toBe(2);
-      expect(sample(text, "http_request_duration_seconds_bucket", { route: "/v2/ranks/{rank}", method: "GET", le: "+Inf" })).toBe(2);
+      expect(
+        sample(text, "http_request_duration_seconds_bucket", { route: "/v2/ranks/{rank}", method: "GET", le: "+Inf" }),
+      ).toBe(2);
       expect(sample(text, "graphql_operations_total", { operation: "Counted", type: "query" })).toBe(1);
       expect(sample(text, "graphql_operations_total", { operation: "Rest_createRank", type: "mutation" })).toBe(1);
       expect(sample(text, "graphql_operations_total", { operation: "Rest_rank", type: "query" })).toBe(2);
@@ -281,7 +334,10 @@ describe("/metrics", () => {
   test("operations run without a valid key count under one name, whatever names the client makes up", async () => {
     const { app, as } = appOn(h, { logLevel: "silent" });
     for (const key of [null, "mst_not_a_key"]) {
-      for (let i = 0; i < 5; i++) expect((await as(key).graphql(`query Flood${key ? "Keyed" : ""}${i} { ranks { nodes { id } } }`)).status).toBe(401);
+      for (let i = 0; i < 5; i++)
+        expect((await as(key).graphql(`query Flood${key ? "Keyed" : ""}${i} { ranks { nodes { id } } }`)).status).toBe(
+          401,
+        );
     }
     await as(await h.key("named-operations")).graphql("query Named { ranks { nodes { id } } }");
     const text = await (await app.yoga.fetch("http://muster.test/metrics")).text();
@@ -326,7 +382,11 @@ describe("tracing", () => {
     expect(server).toBeDefined();
     expect(missing.headers.get("x-perscom-trace-id")).toBe(uuidOf(server.spanContext().traceId));
     expect(missing.body.error.trace_id).toBe(uuidOf(server.spanContext().traceId));
-    expect(server.attributes).toMatchObject({ "http.request.method": "GET", "http.route": "/v2/ranks/{rank}", "http.response.status_code": 404 });
+    expect(server.attributes).toMatchObject({
+      "http.request.method": "GET",
+      "http.route": "/v2/ranks/{rank}",
+      "http.response.status_code": 404,
+    });
     const operation = spans.find((s) => s.name === "graphql.query Rest_rank")!;
     expect(operation.spanContext().traceId).toBe(server.spanContext().traceId);
     expect(operation.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
@@ -339,17 +399,23 @@ describe("tracing", () => {
   test("an incoming traceparent is continued", async () => {
     exporter.reset();
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-    const reply = await client({ ...h, app }, key, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` }).get("/v2/ranks");
+    const reply = await client({ ...h, app }, key, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` }).get(
+      "/v2/ranks",
+    );
     expect(reply.headers.get("x-perscom-trace-id")).toBe("4bf92f35-77b3-4da6-a3ce-929d0e0e4736");
     const server = exporter.getFinishedSpans().find((s) => s.name === "GET /v2/ranks")!;
     expect(server.spanContext().traceId).toBe(traceId);
     expect(server.parentSpanContext?.spanId).toBe("00f067aa0ba902b7");
-    const invalid = await client({ ...h, app }, key, { traceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01" }).get("/v2/ranks");
+    const invalid = await client({ ...h, app }, key, {
+      traceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+    }).get("/v2/ranks");
     expect(invalid.headers.get("x-perscom-trace-id")).not.toBe("00000000-0000-0000-0000-000000000000");
   });
 
   test("tracing off: no spans, trace ids stay independent random UUIDs", async () => {
-    const reply = await client(h, key, { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" }).get("/v2/ranks");
+    const reply = await client(h, key, { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" }).get(
+      "/v2/ranks",
+    );
     expect(reply.headers.get("x-perscom-trace-id")).toMatch(UUID);
     expect(reply.headers.get("x-perscom-trace-id")).not.toBe("4bf92f35-77b3-4da6-a3ce-929d0e0e4736");
     expect(h.app.observability.tracing).toBeNull();
@@ -376,7 +442,12 @@ describe("over real HTTP", () => {
     const reply = await fetch(`${base}/v2/ranks`, { headers: { authorization: `Bearer ${key}` } });
     expect(reply.status).toBe(200);
     const line = log.lines().find((l) => l.request_id === reply.headers.get("x-perscom-request-id"));
-    expect(line).toMatchObject({ route: "GET /v2/ranks", status: 200, key_id: expect.any(Number), account: expect.any(Number) });
+    expect(line).toMatchObject({
+      route: "GET /v2/ranks",
+      status: 200,
+      key_id: expect.any(Number),
+      account: expect.any(Number),
+    });
     const text = await (await fetch(`${base}/metrics`)).text();
     expect(sample(text, "http_requests_total", { route: "/v2/ranks", method: "GET", status: "200" })).toBe(1);
     expect(sample(text, "http_requests_total", { route: "/health", method: "GET", status: "200" })).toBe(1);

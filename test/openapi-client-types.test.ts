@@ -33,7 +33,8 @@ function untypedProperties(value: unknown, at = ""): string[] {
       for (const [name, schema] of Object.entries(child as Record<string, unknown>)) {
         const s = schema as Record<string, unknown>;
         // A search value, which may be anything a column holds, says so in words of its own.
-        if (s && typeof s === "object" && Object.keys(s).length === 1 && s.description === "Any JSON value.") found.push(`${at}/properties/${name}`);
+        if (s && typeof s === "object" && Object.keys(s).length === 1 && s.description === "Any JSON value.")
+          found.push(`${at}/properties/${name}`);
       }
     }
     found.push(...untypedProperties(child, `${at}/${key}`));
@@ -74,13 +75,26 @@ test("a client generated with openapi-typescript reads field.options[0].label an
   await writeFile(path.join(dir, "openapi.d.ts"), types);
   await writeFile(path.join(dir, "client.ts"), client);
   const program = ts.createProgram([path.join(dir, "client.ts")], {
-    strict: true, noEmit: true, noUncheckedIndexedAccess: false, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext,
-    moduleResolution: ts.ModuleResolutionKind.Bundler, skipLibCheck: true, types: [],
+    strict: true,
+    noEmit: true,
+    noUncheckedIndexedAccess: false,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    skipLibCheck: true,
+    types: [],
   });
   const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
   expect(problems).toEqual([]);
   // The check itself catches an untyped value: the same client against `unknown` properties fails.
   await writeFile(path.join(dir, "openapi.d.ts"), types.replace(/options: \{[\s\S]*?\}\[\];/g, "options: unknown;"));
-  const loose = ts.createProgram([path.join(dir, "client.ts")], { strict: true, noEmit: true, skipLibCheck: true, types: [], moduleResolution: ts.ModuleResolutionKind.Bundler, module: ts.ModuleKind.ESNext });
+  const loose = ts.createProgram([path.join(dir, "client.ts")], {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    module: ts.ModuleKind.ESNext,
+  });
   expect(ts.getPreEmitDiagnostics(loose).length).toBeGreaterThan(0);
 }, 120_000);

@@ -42,7 +42,10 @@ interface Json {
 const doc = buildOpenApi() as unknown as Json;
 const resolve = (node: Json): Json => {
   if (typeof node.$ref !== "string") return node;
-  const target = (node.$ref).slice(2).split("/").reduce((at: Json, key) => at?.[key] as Json, doc);
+  const target = node.$ref
+    .slice(2)
+    .split("/")
+    .reduce((at: Json, key) => at?.[key] as Json, doc);
   if (!target) throw new Error(`dangling reference ${node.$ref}`);
   return resolve(target);
 };
@@ -70,7 +73,8 @@ describe("OpenAPI document", () => {
   });
 
   test("every component schema is valid JSON Schema 2020-12 whose references resolve", () => {
-    for (const name of Object.keys(doc.components.schemas)) expect(() => schemaAt(`#/components/schemas/${name}`), name).not.toThrow();
+    for (const name of Object.keys(doc.components.schemas))
+      expect(() => schemaAt(`#/components/schemas/${name}`), name).not.toThrow();
   });
 
   test("every operation of the catalogue appears with its method, path, scopes and GraphQL field as operationId", () => {
@@ -78,15 +82,23 @@ describe("OpenAPI document", () => {
     for (const op of operations) {
       const documented = operationOf(op.method, op.path);
       expect(documented, `${op.method} ${op.path}`).toBeDefined();
-      const shared = operations.some((o) => o !== op && o.field === op.field && operations.indexOf(o) < operations.indexOf(op));
-      expect(documented.operationId).toBe(shared ? `${op.kind}${op.field.charAt(0).toUpperCase()}${op.field.slice(1)}` : op.field);
+      const shared = operations.some(
+        (o) => o !== op && o.field === op.field && operations.indexOf(o) < operations.indexOf(op),
+      );
+      expect(documented.operationId).toBe(
+        shared ? `${op.kind}${op.field.charAt(0).toUpperCase()}${op.field.slice(1)}` : op.field,
+      );
       expect(documented["x-operation-kind"]).toBe(op.kind);
       expect(documented.security).toEqual([{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }]);
     }
   });
 
   test("every route the server answers is documented, and operation ids are unique", () => {
-    for (const route of routes) expect(operationOf(route.method, `/${route.segments.join("/")}`), `${route.method} ${route.segments.join("/")}`).toBeDefined();
+    for (const route of routes)
+      expect(
+        operationOf(route.method, `/${route.segments.join("/")}`),
+        `${route.method} ${route.segments.join("/")}`,
+      ).toBeDefined();
     const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((o) => o.operationId));
     expect(new Set(ids).size).toBe(ids.length);
   });
@@ -108,14 +120,22 @@ describe("OpenAPI document", () => {
         expect(include, op.field).toBeUndefined();
         continue;
       }
-      expect(include, op.field).toMatchObject({ in: "query", style: "form", explode: false, schema: { type: "array" } });
+      expect(include, op.field).toMatchObject({
+        in: "query",
+        style: "form",
+        explode: false,
+        schema: { type: "array" },
+      });
       expect(include!.schema.items.enum, op.field).toEqual(expect.arrayContaining(op.includes));
     }
   });
 
   test("lists and searches take page and limit", () => {
     for (const op of operations.filter((o) => o.kind === "list" || o.kind === "search")) {
-      expect(parametersOf(op).map((p) => p.name), op.field).toEqual(expect.arrayContaining(["page", "limit"]));
+      expect(
+        parametersOf(op).map((p) => p.name),
+        op.field,
+      ).toEqual(expect.arrayContaining(["page", "limit"]));
     }
   });
 
@@ -129,7 +149,9 @@ describe("OpenAPI document", () => {
         for (const status of statuses.filter((s) => s >= 400)) {
           const response = resolve(documented.responses[status]);
           expect(response.description, where).toBeTruthy();
-          expect(response.content["application/json"].schema, `${where} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
+          expect(response.content["application/json"].schema, `${where} ${status}`).toEqual({
+            $ref: "#/components/schemas/Error",
+          });
         }
         const hasBody = documented.requestBody !== undefined;
         const hasInclude = documented.parameters.map(resolve).some((p) => p.name === "include");
@@ -147,7 +169,10 @@ describe("OpenAPI document", () => {
     const bodyOf = (op: Operation) => operationOf(op.method, op.path).requestBody as Json | undefined;
     for (const op of operations) {
       const body = bodyOf(op);
-      if (["list", "show", "delete", "dissociate", "command", "feed"].includes(op.kind) || (op.kind === "action" && !op.action!.input)) {
+      if (
+        ["list", "show", "delete", "dissociate", "command", "feed"].includes(op.kind) ||
+        (op.kind === "action" && !op.action!.input)
+      ) {
         expect(body, op.field).toBeUndefined();
         continue;
       }
@@ -157,7 +182,12 @@ describe("OpenAPI document", () => {
       }
       if (op.kind === "pivot") expect(schema.required).toEqual(["pivot"]);
       if (op.kind === "associate") expect(schema.required).toEqual(["related_key"]);
-      if (op.kind === "action") expect(schema.required, op.field).toEqual(Object.entries(op.action!.input!).filter(([, f]) => f.required).map(([k]) => snake(k)));
+      if (op.kind === "action")
+        expect(schema.required, op.field).toEqual(
+          Object.entries(op.action!.input!)
+            .filter(([, f]) => f.required)
+            .map(([k]) => snake(k)),
+        );
       if (op.kind === "attach") expect(schema.properties.duplicates.type).toBe("boolean");
       if (op.kind === "sync") expect(schema.properties.detaching.type).toBe("boolean");
       if ((op.kind === "create" || op.kind === "update") && Object.keys(op.def.uploads ?? {}).length) {
@@ -191,7 +221,8 @@ describe("a document every renderer can expand", () => {
   const refsOf = (node: unknown) => {
     const names = new Set<string>();
     walk(node, (n) => {
-      if (typeof n.$ref === "string" && n.$ref.startsWith("#/components/schemas/")) names.add(n.$ref.split("/").at(-1)!);
+      if (typeof n.$ref === "string" && n.$ref.startsWith("#/components/schemas/"))
+        names.add(n.$ref.split("/").at(-1)!);
     });
     return names;
   };
@@ -227,7 +258,8 @@ describe("a document every renderer can expand", () => {
     return schema.type === "array" ? resolve(schema.items) : schema;
   };
   const rowOf = (method: string, path: string) => {
-    const data = resolve(resolve(operationOf(method, path).responses[200]).content["application/json"].schema).properties.data;
+    const data = resolve(resolve(operationOf(method, path).responses[200]).content["application/json"].schema)
+      .properties.data;
     return resolve(data.type === "array" ? data.items : data);
   };
 
@@ -235,7 +267,9 @@ describe("a document every renderer can expand", () => {
     const user = rowOf("GET", "/users/{user}");
     // rank.* embeds the rank's image; award_records.award.* the award's image under each award record.
     expect(Object.keys(propertyOf(propertyOf(user, "rank"), "image").properties)).toContain("path");
-    expect(propertyOf(propertyOf(propertyOf(user, "award_records"), "award"), "image").properties).toHaveProperty("path");
+    expect(propertyOf(propertyOf(propertyOf(user, "award_records"), "award"), "image").properties).toHaveProperty(
+      "path",
+    );
     // rank_records.* embeds the relations of a rank record one level down, not theirs.
     const rankRecord = propertyOf(user, "rank_records");
     expect(rankRecord.properties).toHaveProperty("rank");
@@ -257,14 +291,34 @@ describe("a document every renderer can expand", () => {
     expect(Object.keys(printed.components.securitySchemes)).toEqual(["bearerAuth", "apiKeyQuery"]);
     expect(printed.security).toEqual([{ bearerAuth: [] }, { apiKeyQuery: [] }]);
     expect(printed.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
-    expect(printed.components.securitySchemes.apiKeyQuery).toMatchObject({ type: "apiKey", in: "query", name: "apikey" });
+    expect(printed.components.securitySchemes.apiKeyQuery).toMatchObject({
+      type: "apiKey",
+      in: "query",
+      name: "apikey",
+    });
     expect(printed.components.securitySchemes.apiKeyQuery.description).toMatch(/discouraged.*logs/i);
   });
 });
 
 describe("patterns", () => {
   test("every field pattern, written without flags, accepts what the registry's expression accepts", () => {
-    const samples = ["abc", "ABC", "aBc-9", "a_b", "a__b", "A-b_C", "", " a", "a b", "ann@example.com", "Ann@Example.COM", "x@y", "-a", "#ff00AA", "12"];
+    const samples = [
+      "abc",
+      "ABC",
+      "aBc-9",
+      "a_b",
+      "a__b",
+      "A-b_C",
+      "",
+      " a",
+      "a b",
+      "ann@example.com",
+      "Ann@Example.COM",
+      "x@y",
+      "-a",
+      "#ff00AA",
+      "12",
+    ];
     const patterns = resources.flatMap((r) => Object.values(r.fields)).flatMap((f) => (f.pattern ? [f.pattern] : []));
     expect(patterns.length).toBeGreaterThan(0);
     for (const re of patterns) {
@@ -288,7 +342,9 @@ describe("GET /openapi.json", () => {
   afterAll(() => h.close());
 
   test("answers the document without an API key, readable from any origin", async () => {
-    const response = await h.app.yoga.fetch("http://muster.test/openapi.json", { headers: { origin: "https://docs.example" } });
+    const response = await h.app.yoga.fetch("http://muster.test/openapi.json", {
+      headers: { origin: "https://docs.example" },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     expect(response.headers.get("access-control-allow-origin")).toBeTruthy();
@@ -314,7 +370,15 @@ describe("GET /openapi.json", () => {
   /** Checks a request body against the documented request schema. */
   const accepted = (method: string, path: string, body: unknown) => {
     expect(operationOf(method, path)?.requestBody, `${method} ${path}`).toBeDefined();
-    const pointer = ["paths", `/{version}${path}`, method.toLowerCase(), "requestBody", "content", "application/json", "schema"];
+    const pointer = [
+      "paths",
+      `/{version}${path}`,
+      method.toLowerCase(),
+      "requestBody",
+      "content",
+      "application/json",
+      "schema",
+    ];
     const validate = schemaAt(`#/${pointer.map((k) => k.replace(/~/g, "~0").replace(/\//g, "~1")).join("/")}`);
     const ok = validate(body);
     expect(validate.errors ?? [], `${method} ${path} request`).toEqual([]);
@@ -322,7 +386,11 @@ describe("GET /openapi.json", () => {
   };
 
   test("live searches and batches match their documented schemas", async () => {
-    const query = { filters: [{ field: "name", operator: "like", value: "%o%" }], sort: [{ field: "name", direction: "desc" }], includes: [{ relation: "image" }] };
+    const query = {
+      filters: [{ field: "name", operator: "like", value: "%o%" }],
+      sort: [{ field: "name", direction: "desc" }],
+      includes: [{ relation: "image" }],
+    };
     accepted("POST", "/ranks/search", query);
     const found = await api.post("/v2/ranks/search", query);
     expect(found.status).toBe(200);

@@ -48,7 +48,14 @@ describe("outbox", () => {
     expect(r.status).toBe(200);
     const [event, ...more] = await eventsSince(mark);
     expect(more).toEqual([]);
-    expect(event).toMatchObject({ type: "rank.created", resource: "rank", recordId: r.body.data.id, changes: null, notify: true, accountId });
+    expect(event).toMatchObject({
+      type: "rank.created",
+      resource: "rank",
+      recordId: r.body.data.id,
+      changes: null,
+      notify: true,
+      accountId,
+    });
     expect(event.data).toEqual(r.body.data);
     expect(event.requestId).toBe(r.headers.get("x-perscom-request-id"));
     expect(event.traceId).toBe(r.headers.get("x-perscom-trace-id"));
@@ -72,7 +79,10 @@ describe("outbox", () => {
     const events = await eventsSince(mark);
     expect(summary(events)).toEqual([`user.updated ${ids.other.id}`]);
     // Attributes computed from the name change with it, as REST shows them.
-    expect(events[0].changes).toMatchObject({ name: { old: "Bob Jones", new: "Robert Jones" }, display_name: { old: "Bob Jones", new: "Robert Jones" } });
+    expect(events[0].changes).toMatchObject({
+      name: { old: "Bob Jones", new: "Robert Jones" },
+      display_name: { old: "Bob Jones", new: "Robert Jones" },
+    });
     expect(Object.keys(events[0].changes!).sort()).toEqual(["display_name", "name", "profile_photo_url"]);
     expect(events[0].data).toMatchObject({ id: ids.other.id, name: "Robert Jones" });
     expect((await api.patch(`/v2/users/${ids.other.id}`, { name: "Robert Jones" })).status).toBe(200);
@@ -81,20 +91,36 @@ describe("outbox", () => {
 
   test("a rank record records its side effects in order: the user's new rank, the record, the newsfeed item", async () => {
     const mark = await count();
-    const r = await api.post("/v2/rank-records", { user_id: ids.user.id, rank_id: ids.corporal.id, type: 0, text: "Promoted" });
+    const r = await api.post("/v2/rank-records", {
+      user_id: ids.user.id,
+      rank_id: ids.corporal.id,
+      type: 0,
+      text: "Promoted",
+    });
     expect(r.status).toBe(200);
     const events = await eventsSince(mark);
     expect(events.map((e) => e.type)).toEqual(["user.updated", "rankrecord.created", "newsfeeditem.created"]);
     expect(events[0].changes).toEqual({ rank_id: { old: ids.private_.id, new: ids.corporal.id } });
     expect(events[1].recordId).toBe(r.body.data.id);
-    expect(events[2].data).toMatchObject({ subject_type: "App\\Models\\RankRecord", subject_id: r.body.data.id, text: "Promoted" });
+    expect(events[2].data).toMatchObject({
+      subject_type: "App\\Models\\RankRecord",
+      subject_id: r.body.data.id,
+      text: "Promoted",
+    });
     expect(new Set(events.map((e) => e.requestId))).toEqual(new Set([r.headers.get("x-perscom-request-id")]));
   });
 
   test("rank records written side by side each get the newsfeed item that names them", async () => {
     const texts = Array.from({ length: 12 }, (_, i) => `side by side ${i}`);
     const replies = await Promise.all(
-      texts.map((text, i) => api.post("/v2/rank-records", { user_id: i % 2 ? ids.user.id : ids.other.id, rank_id: ids.corporal.id, type: 0, text })),
+      texts.map((text, i) =>
+        api.post("/v2/rank-records", {
+          user_id: i % 2 ? ids.user.id : ids.other.id,
+          rank_id: ids.corporal.id,
+          type: 0,
+          text,
+        }),
+      ),
     );
     expect(replies.map((r) => r.status)).toEqual(texts.map(() => 200));
     const feed = (await api.get("/v2/newsfeed?limit=50")).body.data as Array<{ text: string; subject_id: number }>;
@@ -105,7 +131,13 @@ describe("outbox", () => {
 
   test("a delete records a tombstone with the record's last state; a batch records one event per record in request order", async () => {
     let mark = await count();
-    const created = await api.post("/v2/statuses/batch", { resources: [{ name: "A", color: "#a00" }, { name: "B", color: "#b00" }, { name: "C", color: "#c00" }] });
+    const created = await api.post("/v2/statuses/batch", {
+      resources: [
+        { name: "A", color: "#a00" },
+        { name: "B", color: "#b00" },
+        { name: "C", color: "#c00" },
+      ],
+    });
     expect(created.status).toBe(200);
     const statusIds = created.body.data.map((s: { id: number }) => s.id);
     expect(summary(await eventsSince(mark))).toEqual(statusIds.map((id: number) => `status.created ${id}`));
@@ -134,9 +166,13 @@ describe("outbox", () => {
     expect(link[0].data).toMatchObject({ user_id: ids.user.id, task_id: task.id });
     mark = await count();
     expect((await api.delete(`/v2/users/${ids.user.id}/tasks/detach`, { resources: [task.id] })).status).toBe(200);
-    expect((await eventsSince(mark)).map((e) => `${e.type} ${e.recordId}`)).toEqual([`taskassignment.deleted ${link[0].recordId}`]);
+    expect((await eventsSince(mark)).map((e) => `${e.type} ${e.recordId}`)).toEqual([
+      `taskassignment.deleted ${link[0].recordId}`,
+    ]);
     mark = await count();
-    const g = await api.graphql(`mutation { updateTask(rowId: ${task.id}, input: { title: "Clean all rifles" }) { task { title } } }`);
+    const g = await api.graphql(
+      `mutation { updateTask(rowId: ${task.id}, input: { title: "Clean all rifles" }) { task { title } } }`,
+    );
     expect(g.body.errors).toBeUndefined();
     const events = await eventsSince(mark);
     expect(summary(events)).toEqual([`task.updated ${task.id}`]);
@@ -145,7 +181,7 @@ describe("outbox", () => {
 
   test("X-Perscom-Notifications: false records the events, marked to call no webhook", async () => {
     const mark = await count();
-    const quiet = client(h, (await h.key("outbox")), { "x-perscom-notifications": "false" });
+    const quiet = client(h, await h.key("outbox"), { "x-perscom-notifications": "false" });
     expect((await quiet.post("/v2/ranks", { name: "Major" })).status).toBe(200);
     const events = await eventsSince(mark);
     expect(events.map((e) => [e.type, e.notify])).toEqual([["rank.created", false]]);
@@ -171,7 +207,10 @@ describe("outbox", () => {
   test("events older than the retention period are pruned; newer ones stay", async () => {
     const all = await eventsSince(0);
     const old = all.slice(0, 3).map((e) => e.id);
-    await h.db.prisma.changeEvent.updateMany({ where: { id: { in: old } }, data: { createdAt: new Date(Date.now() - 31 * 86_400_000) } });
+    await h.db.prisma.changeEvent.updateMany({
+      where: { id: { in: old } },
+      data: { createdAt: new Date(Date.now() - 31 * 86_400_000) },
+    });
     expect(await pruneEvents(h.db, { eventRetentionDays: 30 })).toBe(3);
     const left = (await eventsSince(0)).map((e) => e.id);
     expect(left).toEqual(all.slice(3).map((e) => e.id));
@@ -182,12 +221,16 @@ describe("outbox", () => {
     const ranks: number[] = [];
     for (let i = 0; i < 6; i++) ranks.push((await api.post("/v2/ranks", { name: `Rank ${i}` })).body.data.id);
     const mark = await count();
-    const writes = await Promise.all(Array.from({ length: 24 }, (_, i) =>
-      api.post(`/v2/users/${ids.other.id}/rank-records`, { rank_id: ranks[i % ranks.length], type: 0 })));
+    const writes = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        api.post(`/v2/users/${ids.other.id}/rank-records`, { rank_id: ranks[i % ranks.length], type: 0 }),
+      ),
+    );
     expect(writes.map((r) => r.status)).toEqual(writes.map(() => 200));
     const updates = (await eventsSince(mark)).filter((e) => e.type === "user.updated" && e.recordId === ids.other.id);
     expect(updates.length).toBeGreaterThan(0);
-    for (let i = 1; i < updates.length; i++) expect(updates[i].changes!.rank_id.old).toBe(updates[i - 1].changes!.rank_id.new);
+    for (let i = 1; i < updates.length; i++)
+      expect(updates[i].changes!.rank_id.old).toBe(updates[i - 1].changes!.rank_id.new);
     const user = (await api.get(`/v2/users/${ids.other.id}`)).body.data;
     expect(updates.at(-1)!.data.rank_id).toBe(user.rank_id);
   });
@@ -199,7 +242,10 @@ describe.runIf(testProvider === "postgresql")("PostgreSQL: events of transaction
     const account = (await h.db.prisma.account.findFirstOrThrow({ where: { name: "horizon" } })).id;
     const insert = `INSERT INTO "ChangeEvent" ("accountId", "type", "resource", "recordId", "data", "requestId", "traceId", "notify", "txid", "createdAt")
       VALUES ($1, 'rank.created', 'rank', $2, '{}'::jsonb, 'test', 'test', true, ${POSTGRES_EVENT_HORIZON}, now()) RETURNING "id"`;
-    const [first, second] = [new pg.Client({ connectionString: h.config.databaseUrl }), new pg.Client({ connectionString: h.config.databaseUrl })];
+    const [first, second] = [
+      new pg.Client({ connectionString: h.config.databaseUrl }),
+      new pg.Client({ connectionString: h.config.databaseUrl }),
+    ];
     await Promise.all([first.connect(), second.connect()]);
     try {
       // The first takes the lower transaction id and writes its event; the second writes and commits after it.
@@ -229,7 +275,11 @@ describe("with REDIS_URL set and Redis unreachable", () => {
   test("writes succeed and record their events; the failed announcement is logged once, and nothing is left unhandled", async () => {
     const lines: string[] = [];
     const logStream = new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) });
-    const app = createApp({ db: h.db, config: { ...h.config, redisUrl: "redis://127.0.0.1:1", logLevel: "warn" }, logStream });
+    const app = createApp({
+      db: h.db,
+      config: { ...h.config, redisUrl: "redis://127.0.0.1:1", logLevel: "warn" },
+      logStream,
+    });
     try {
       const writer = client({ ...h, app }, await h.key("no-redis"));
       for (const name of ["One", "Two"]) expect((await writer.post("/v2/ranks", { name })).status).toBe(200);

@@ -14,11 +14,28 @@ import { Ajv, type ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { sqlitePlan, startHarness, testProvider, type Harness } from "./harness.ts";
 import {
-  clone, editProperty, flatten, loadReference, nullable, requireIn, toJsonSchema, unrequire, type JsonSchema, type RefOp,
+  clone,
+  editProperty,
+  flatten,
+  loadReference,
+  nullable,
+  requireIn,
+  toJsonSchema,
+  unrequire,
+  type JsonSchema,
+  type RefOp,
 } from "./perscom/reference.ts";
 import { Organisation, SetupError } from "./perscom/organisation.ts";
 import { planOperation } from "./perscom/plan.ts";
-import { ajvErrors, groupByCause, normalise, replyCause, schemaCause, writeReport, type Outcome } from "./perscom/report.ts";
+import {
+  ajvErrors,
+  groupByCause,
+  normalise,
+  replyCause,
+  schemaCause,
+  writeReport,
+  type Outcome,
+} from "./perscom/report.ts";
 
 /** ajv-formats as either module system hands it over: the plugin itself, or a namespace whose default it is. */
 const formatsModule = addFormatsModule as unknown as ((ajv: Ajv) => unknown) & { default?: (ajv: Ajv) => unknown };
@@ -46,8 +63,21 @@ interface Deviation {
 const action = (op: RefOp) => op.notes.app.orionAction;
 const refersTo = (op: RefOp, component: string) => JSON.stringify(op.successSchema).includes(`/${component}"`);
 const FIELD_TYPES = [
-  "component_text", "boolean", "code", "color", "country", "date", "datetime-local", "email", "file", "number", "password", "select", "text",
-  "textarea", "timezone",
+  "component_text",
+  "boolean",
+  "code",
+  "color",
+  "country",
+  "date",
+  "datetime-local",
+  "email",
+  "file",
+  "number",
+  "password",
+  "select",
+  "text",
+  "textarea",
+  "timezone",
 ];
 
 /**
@@ -65,21 +95,26 @@ const DEVIATIONS: Deviation[] = [
     id: "create-answers-200",
     ops: (op) => op.documentedStatus === 201,
     differs: "success status 200 instead of the documented 201 (every single-entity store, top-level and nested)",
-    reason: "Our spec (personnel-api.md, Endpoints) answers every success with 200, creates included (operations 4, 5, 6, 11); PERSCOM answers 201 (behaviour §2.1).",
+    reason:
+      "Our spec (personnel-api.md, Endpoints) answers every success with 200, creates included (operations 4, 5, 6, 11); PERSCOM answers 201 (behaviour §2.1).",
     status: 200,
   },
   {
     id: "pagination-neighbours-null",
     ops: (op) => op.notes.success.shape === "collection+paginated",
-    differs: "links.prev and links.next are null when there is no previous or next page (ResourceLinks types them as non-null URIs)",
-    reason: "behaviour §2.3: the envelope is Laravel's LengthAwarePaginator, whose example shows \"prev\": null on the first page.",
-    response: (s) => editProperty(s, "prev", nullable, "ResourceLinks") + editProperty(s, "next", nullable, "ResourceLinks"),
+    differs:
+      "links.prev and links.next are null when there is no previous or next page (ResourceLinks types them as non-null URIs)",
+    reason:
+      'behaviour §2.3: the envelope is Laravel\'s LengthAwarePaginator, whose example shows "prev": null on the first page.',
+    response: (s) =>
+      editProperty(s, "prev", nullable, "ResourceLinks") + editProperty(s, "next", nullable, "ResourceLinks"),
   },
   {
     id: "attachment-file-is-input",
     ops: (op) => refersTo(op, "AttachmentResource"),
     differs: "AttachmentResource: `file` is not required in responses (read as writeOnly, as SPEC marks Image.image)",
-    reason: "behaviour §3.1 Attachment: `file` is the upload, which sets `path` and `filename`; an attachment is returned with filename, path and attachment_url.",
+    reason:
+      "behaviour §3.1 Attachment: `file` is the upload, which sets `path` and `filename`; an attachment is returned with filename, path and attachment_url.",
     response: (s) => unrequire(s, "file", "Attachment"),
   },
   {
@@ -92,36 +127,46 @@ const DEVIATIONS: Deviation[] = [
   {
     id: "roster-image-null",
     ops: ["GET /{version}/roster", "GET /{version}/roster/{roster}"],
-    differs: "RosterGroup.image and RosterUnit.image are null for a group or unit without an image (SPEC: a non-null Image)",
-    reason: "behaviour §3.1 Roster: `image` and `units.image` are always-loaded one-to-one relations; a missing one serialises as null.",
-    response: (s) => editProperty(s, "image", nullable, "RosterGroup") + editProperty(s, "image", nullable, "RosterUnit"),
+    differs:
+      "RosterGroup.image and RosterUnit.image are null for a group or unit without an image (SPEC: a non-null Image)",
+    reason:
+      "behaviour §3.1 Roster: `image` and `units.image` are always-loaded one-to-one relations; a missing one serialises as null.",
+    response: (s) =>
+      editProperty(s, "image", nullable, "RosterGroup") + editProperty(s, "image", nullable, "RosterUnit"),
   },
   {
     id: "dissociated-key-null",
     ops: (op) => action(op) === "dissociate" && !op.path.includes("/image/"),
-    differs: "the dissociated row comes back with its parent key null: `user_id` (users/*-records) or `form_id` (forms/submissions)",
-    reason: "behaviour §2.8: dissociate sets the child's foreign key to null and returns the child; SPEC types these keys as non-null integers.",
+    differs:
+      "the dissociated row comes back with its parent key null: `user_id` (users/*-records) or `form_id` (forms/submissions)",
+    reason:
+      "behaviour §2.8: dissociate sets the child's foreign key to null and returns the child; SPEC types these keys as non-null integers.",
     response: (s, op) => editProperty(s, op.path.startsWith("/{version}/users/") ? "user_id" : "form_id", nullable),
   },
   {
     id: "newsfeed-causer-id-integer",
     ops: ["GET /{version}/newsfeed"],
     differs: "NewsfeedResource.causer_id is an integer (or null), not a string",
-    reason: "behaviour §3.1 Newsfeed and §7.2 #11: items are the raw activity-log rows, whose causer_id is the integer key of the causing user (like subject_id, which SPEC types integer).",
+    reason:
+      "behaviour §3.1 Newsfeed and §7.2 #11: items are the raw activity-log rows, whose causer_id is the integer key of the causing user (like subject_id, which SPEC types integer).",
     response: (s) => editProperty(s, "causer_id", () => ({ type: ["integer", "null"] }), "NewsfeedResource"),
   },
   {
     id: "message-recipients-null",
     ops: (op) => refersTo(op, "MessageResource"),
     differs: "MessageResource.recipients is null for a message to everyone (SPEC: always an array)",
-    reason: "behaviour §3.1 Message: recipients is an array of user ids, null meaning everyone (SPEC's own description: \"Defaults to everyone if no recipients are provided\").",
+    reason:
+      'behaviour §3.1 Message: recipients is an array of user ids, null meaning everyone (SPEC\'s own description: "Defaults to everyone if no recipients are provided").',
     response: (s) => editProperty(s, "recipients", nullable, "Message"),
   },
   {
     id: "message-channels-single",
-    ops: (op) => op.path.startsWith("/{version}/messages") && ["store", "update", "batchStore", "batchUpdate"].includes(action(op)),
+    ops: (op) =>
+      op.path.startsWith("/{version}/messages") &&
+      ["store", "update", "batchStore", "batchUpdate"].includes(action(op)),
     differs: "request `channels` is one channel name (a string), not an array of them",
-    reason: "behaviour §7.2 #9 and §3.1 Message: the rule is a single NotificationChannel value; an array fails validation.",
+    reason:
+      "behaviour §7.2 #9 and §3.1 Message: the rule is a single NotificationChannel value; an array fails validation.",
     request: (s) => editProperty(s, "channels", (p) => clone(p.items!), "Message"),
   },
   {
@@ -135,14 +180,19 @@ const DEVIATIONS: Deviation[] = [
     id: "field-create-required",
     ops: ["POST /{version}/users/{user}/fields", "POST /{version}/users/{user}/fields/batch"],
     differs: "request: `name`, `key` and `type` are required on create, and `type` is one of PERSCOM's field types",
-    reason: "behaviour §3.1 Field: name, key and type are required on create; type is an enum. SPEC's Field lists no required attribute.",
-    request: (s) => requireIn(s, "Field", ["name", "key", "type"]) + editProperty(s, "type", (p) => ({ ...p, enum: FIELD_TYPES }), "Field"),
+    reason:
+      "behaviour §3.1 Field: name, key and type are required on create; type is an enum. SPEC's Field lists no required attribute.",
+    request: (s) =>
+      requireIn(s, "Field", ["name", "key", "type"]) +
+      editProperty(s, "type", (p) => ({ ...p, enum: FIELD_TYPES }), "Field"),
   },
   {
     id: "assignment-type-required",
     ops: [
-      "POST /{version}/assignment-records", "POST /{version}/assignment-records/batch",
-      "POST /{version}/users/{user}/assignment-records", "POST /{version}/users/{user}/assignment-records/batch",
+      "POST /{version}/assignment-records",
+      "POST /{version}/assignment-records/batch",
+      "POST /{version}/users/{user}/assignment-records",
+      "POST /{version}/users/{user}/assignment-records/batch",
     ],
     differs: "request: `type` (primary|secondary) is required on create",
     reason: "behaviour §3.1 AssignmentRecord: type is required on create.",
@@ -151,18 +201,24 @@ const DEVIATIONS: Deviation[] = [
   {
     id: "associate-body",
     ops: (op) => action(op) === "associate",
-    differs: "request body {\"related_key\": <id>}; SPEC documents no request body",
+    differs: 'request body {"related_key": <id>}; SPEC documents no request body',
     reason: "behaviour §2.8: associate reads the required `related_key`, the id of the row to tie to the parent.",
     requestSchema: { type: "object", required: ["related_key"], properties: { related_key: { type: "integer" } } },
   },
   {
     id: "link-resources-shape",
     ops: (op) => ["attach", "detach", "sync", "toggle"].includes(action(op)),
-    differs: "request `resources` is a list of ids, or an object keyed by id whose values are pivot attributes; not SPEC's array of key-value objects",
-    reason: "behaviour §2.7: resources is read as a list of ids, an object {id: pivot}, or one id; an array of objects would be read as ids 0, 1, ...",
-    request: (s) => editProperty(s, "resources", () => ({
-      anyOf: [{ type: "array", items: { type: "integer" } }, { type: "object", additionalProperties: { type: "object" } }],
-    })),
+    differs:
+      "request `resources` is a list of ids, or an object keyed by id whose values are pivot attributes; not SPEC's array of key-value objects",
+    reason:
+      "behaviour §2.7: resources is read as a list of ids, an object {id: pivot}, or one id; an array of objects would be read as ids 0, 1, ...",
+    request: (s) =>
+      editProperty(s, "resources", () => ({
+        anyOf: [
+          { type: "array", items: { type: "integer" } },
+          { type: "object", additionalProperties: { type: "object" } },
+        ],
+      })),
   },
   {
     id: "update-keeps-file",
@@ -217,14 +273,23 @@ function prepare(op: RefOp, index: number): Prepared {
   for (const d of DEVIATIONS.filter((d) => matches(d, op))) {
     deviationUse.get(d.id)!.push(op.key);
     if (d.status !== undefined) expectedStatus = d.status;
-    if (d.response && d.response(success, op) === 0) deviationProblems.push(`${d.id}: changes nothing in the success schema of ${op.key}`);
+    if (d.response && d.response(success, op) === 0)
+      deviationProblems.push(`${d.id}: changes nothing in the success schema of ${op.key}`);
     if (d.requestSchema) {
       if (request) deviationProblems.push(`${d.id}: ${op.key} documents a request schema already`);
       request = clone(d.requestSchema);
     }
-    if (d.request && (!request || d.request(request, op) === 0)) deviationProblems.push(`${d.id}: changes nothing in the request schema of ${op.key}`);
+    if (d.request && (!request || d.request(request, op) === 0))
+      deviationProblems.push(`${d.id}: changes nothing in the request schema of ${op.key}`);
   }
-  return { op, index, expectedStatus, validate: compile(success), request, validateRequest: request && compile(request) };
+  return {
+    op,
+    index,
+    expectedStatus,
+    validate: compile(success),
+    request,
+    validateRequest: request && compile(request),
+  };
 }
 
 const prepared = ref.ops.map(prepare);
@@ -247,7 +312,12 @@ function includeFor(op: RefOp): string | undefined {
 }
 
 const urlPattern = (op: RefOp) =>
-  new RegExp(`^${op.path.replace("{version}", "v2").replace(/\{\w+\}/g, "[1-9]\\d*").replace(/[/.]/g, "\\$&")}(\\?.*)?$`);
+  new RegExp(
+    `^${op.path
+      .replace("{version}", "v2")
+      .replace(/\{\w+\}/g, "[1-9]\\d*")
+      .replace(/[/.]/g, "\\$&")}(\\?.*)?$`,
+  );
 
 let h: Harness;
 let org: Organisation;
@@ -263,7 +333,7 @@ function runOrder(): Prepared[] {
   const seed = Number(process.env.PERSCOM_SURFACE_SHUFFLE ?? "");
   if (!seed) return prepared;
   let state = seed >>> 0;
-  const random = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const random = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   const order = [...prepared];
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -286,9 +356,11 @@ async function exercise(p: Prepared): Promise<Outcome> {
     if (!(e instanceof SetupError)) throw e;
     return { ...outcome, cause: `setup: ${normalise(e.message)}`, detail: e.message };
   }
-  if (plan.method !== op.method || !urlPattern(op).test(plan.url)) throw new Error(`${op.key}: planned ${plan.method} ${plan.url}`);
+  if (plan.method !== op.method || !urlPattern(op).test(plan.url))
+    throw new Error(`${op.key}: planned ${plan.method} ${plan.url}`);
   outcome.url = plan.url;
-  if (p.validateRequest && plan.body !== undefined && !p.validateRequest(plan.body)) outcome.requestProblems = ajvErrors(p.validateRequest.errors);
+  if (p.validateRequest && plan.body !== undefined && !p.validateRequest(plan.body))
+    outcome.requestProblems = ajvErrors(p.validateRequest.errors);
   try {
     const r = await org.api.send(plan.method, plan.url, plan.body);
     outcome.status = r.status;
@@ -353,18 +425,43 @@ beforeAll(async () => {
     served,
     total: ref.ops.length,
     seconds: (Date.now() - started) / 1000,
-    answered5xx: outcomes.filter((o) => (o.status ?? 0) >= 500).map((o) => ({ method: o.method, path: o.path, url: o.url, status: o.status, detail: o.detail })),
+    answered5xx: outcomes
+      .filter((o) => (o.status ?? 0) >= 500)
+      .map((o) => ({ method: o.method, path: o.path, url: o.url, status: o.status, detail: o.detail })),
     seedErrors: org.seedErrors,
     setup5xx: org.setup5xx,
     cleanupErrors,
-    requestProblems: outcomes.filter((o) => o.requestProblems).map((o) => ({ key: o.key, url: o.url, problems: o.requestProblems })),
-    deviations: DEVIATIONS.map((d) => ({ id: d.id, differs: d.differs, reason: d.reason, operations: deviationUse.get(d.id) })),
+    requestProblems: outcomes
+      .filter((o) => o.requestProblems)
+      .map((o) => ({ key: o.key, url: o.url, problems: o.requestProblems })),
+    deviations: DEVIATIONS.map((d) => ({
+      id: d.id,
+      differs: d.differs,
+      reason: d.reason,
+      operations: deviationUse.get(d.id),
+    })),
     notServedBy: {
-      action: countBy(outcomes.filter((o) => !o.served), (o) => byKey.get(o.key)!.op.notes.app.orionAction),
-      tag: countBy(outcomes.filter((o) => !o.served), (o) => byKey.get(o.key)!.op.notes.tag ?? "(untagged)"),
+      action: countBy(
+        outcomes.filter((o) => !o.served),
+        (o) => byKey.get(o.key)!.op.notes.app.orionAction,
+      ),
+      tag: countBy(
+        outcomes.filter((o) => !o.served),
+        (o) => byKey.get(o.key)!.op.notes.tag ?? "(untagged)",
+      ),
     },
     causes,
-    ...(verbose ? { exchanges: outcomes.map((o) => ({ key: o.key, url: o.url, status: o.status, served: o.served, ...o.exchange })) } : {}),
+    ...(verbose
+      ? {
+          exchanges: outcomes.map((o) => ({
+            key: o.key,
+            url: o.url,
+            status: o.status,
+            served: o.served,
+            ...o.exchange,
+          })),
+        }
+      : {}),
   });
   console.log(`served ${served}/${ref.ops.length}`);
   for (const c of causes.slice(0, 12)) console.log(`  ${String(c.count).padStart(3)}  ${c.cause.slice(0, 160)}`);
@@ -383,12 +480,18 @@ describe("PERSCOM v2 surface (reference OpenAPI, 483 operations)", () => {
       const fields = op.notes.request?.fields;
       if (!fields || !op.requestSchema) continue;
       const { properties, required } = flatten(toJsonSchema(op.requestSchema, ref.components, "request"));
-      const expected = Object.entries(fields).filter(([, f]) => f.required && !f.readOnly).map(([name]) => name).sort();
-      if (JSON.stringify([...required].sort()) !== JSON.stringify(expected)) disagreements.push(`${op.key}: required ${required} vs ${expected}`);
+      const expected = Object.entries(fields)
+        .filter(([, f]) => f.required && !f.readOnly)
+        .map(([name]) => name)
+        .sort();
+      if (JSON.stringify([...required].sort()) !== JSON.stringify(expected))
+        disagreements.push(`${op.key}: required ${required} vs ${expected}`);
       for (const [name, f] of Object.entries(fields)) {
         const type = properties[name]?.type;
-        if (!(Array.isArray(type) ? type.includes(f.type) : type === f.type)) disagreements.push(`${op.key}: ${name} is ${JSON.stringify(type)} vs ${f.type}`);
-        if (Array.isArray(type) !== Boolean(f.nullable)) disagreements.push(`${op.key}: ${name} nullable ${Array.isArray(type)} vs ${Boolean(f.nullable)}`);
+        if (!(Array.isArray(type) ? type.includes(f.type) : type === f.type))
+          disagreements.push(`${op.key}: ${name} is ${JSON.stringify(type)} vs ${f.type}`);
+        if (Array.isArray(type) !== Boolean(f.nullable))
+          disagreements.push(`${op.key}: ${name} nullable ${Array.isArray(type)} vs ${Boolean(f.nullable)}`);
       }
     }
     expect(disagreements).toEqual([]);
@@ -421,7 +524,8 @@ describe("PERSCOM v2 surface (reference OpenAPI, 483 operations)", () => {
       const derived = new Set(plan.map((line) => /^(?:CO-ROUTINE|MATERIALIZE) (\S+)/.exec(line)?.[1]));
       for (const line of plan) {
         const scanned = /^SCAN (\S+)/.exec(line)?.[1];
-        if (scanned && scanned !== "CONSTANT" && !derived.has(scanned) && !/^(json_each|\(subquery)/.test(scanned)) scans.push(`${line} ← ${sql.slice(0, 300)}`);
+        if (scanned && scanned !== "CONSTANT" && !derived.has(scanned) && !/^(json_each|\(subquery)/.test(scanned))
+          scans.push(`${line} ← ${sql.slice(0, 300)}`);
       }
     }
     expect(statements.size).toBeGreaterThan(300);

@@ -22,7 +22,8 @@ let ids: Json & { users: number[] };
 
 async function send(app: App, document: string, variables: Json, bearer: string) {
   const response = await app.yoga.fetch("http://muster.test/graphql", {
-    method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", accept: "application/json" },
+    method: "POST",
+    headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify({ query: document, variables }),
   });
   // Each request has ids of its own; everything else must match.
@@ -36,7 +37,10 @@ async function compare(document: string, variables: Json = {}, bearer = key) {
   const statements0 = h.db.statements.count;
   const planned = await send(h.app, document, variables, bearer);
   const plannedStatements = h.db.statements.count - statements0;
-  const ran = { planned: plannedExecutionStats.planned - before.planned, rerun: plannedExecutionStats.rerun - before.rerun };
+  const ran = {
+    planned: plannedExecutionStats.planned - before.planned,
+    rerun: plannedExecutionStats.rerun - before.rerun,
+  };
   const statements1 = h.db.statements.count;
   const graphqlJs = await send(reference, document, variables, bearer);
   const graphqlJsStatements = h.db.statements.count - statements1;
@@ -59,11 +63,30 @@ beforeAll(async () => {
     return r.body.data;
   };
   const users = [s.user, s.other];
-  for (let i = 0; i < 4; i++) users.push(await post("/v2/users", { name: `Person ${i}`, email: `p${i}@example.com`, rank_id: i % 2 ? s.corporal.id : s.private_.id }));
+  for (let i = 0; i < 4; i++)
+    users.push(
+      await post("/v2/users", {
+        name: `Person ${i}`,
+        email: `p${i}@example.com`,
+        rank_id: i % 2 ? s.corporal.id : s.private_.id,
+      }),
+    );
   for (const [n, user] of users.entries()) {
     for (let r = 0; r < 3 + n; r++) {
-      const record = await post("/v2/rank-records", { user_id: user.id, rank_id: r % 2 ? s.corporal.id : s.private_.id, type: r % 4, text: `Record ${n}.${r}`, document_id: r % 3 ? s.document.id : undefined, author_id: s.user.id });
-      for (let c = 0; c < r % 3; c++) await post("/v2/comments", { comment: `On ${record.id}: ${c}`, model_type: "App\\Models\\RankRecord", model_id: record.id });
+      const record = await post("/v2/rank-records", {
+        user_id: user.id,
+        rank_id: r % 2 ? s.corporal.id : s.private_.id,
+        type: r % 4,
+        text: `Record ${n}.${r}`,
+        document_id: r % 3 ? s.document.id : undefined,
+        author_id: s.user.id,
+      });
+      for (let c = 0; c < r % 3; c++)
+        await post("/v2/comments", {
+          comment: `On ${record.id}: ${c}`,
+          model_type: "App\\Models\\RankRecord",
+          model_id: record.id,
+        });
     }
   }
   const unit = await post("/v2/units", { name: "Alpha" });
@@ -86,31 +109,62 @@ describe("planned execution answers as graphql-js does", () => {
       expect(body.data, JSON.stringify(body)).toBeTruthy();
     });
 
-  planned("a page of users with their newest records, ranks and authors (the bench's W2)",
+  planned(
+    "a page of users with their newest records, ranks and authors (the bench's W2)",
     "query W2($offset: Int) { users(first: 5, offset: $offset) { nodes { rowId name rankRecords(first: 3) { nodes { rowId type rank { name image { path } } author { name } } } } } }",
-    () => ({ offset: 1 }));
-  planned("edges, cursors, page info and counts, at the root and nested",
+    () => ({ offset: 1 }),
+  );
+  planned(
+    "edges, cursors, page info and counts, at the root and nested",
     `{ users(first: 2, orderBy: [{ name: desc }]) { totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
-       edges { cursor node { id rowId label rankRecords(last: 2, orderBy: [{ createdAt: asc }]) { totalCount pageInfo { hasPreviousPage endCursor } edges { cursor node { text createdAt updatedAt } } } } } } }`);
-  planned("a cursor walk's second page", "query($after: String) { users(first: 2, after: $after) { nodes { rowId } pageInfo { endCursor hasNextPage } } }",
-    () => ({ after: null }));
-  planned("typed filters through relations, case-insensitive text, enums",
+       edges { cursor node { id rowId label rankRecords(last: 2, orderBy: [{ createdAt: asc }]) { totalCount pageInfo { hasPreviousPage endCursor } edges { cursor node { text createdAt updatedAt } } } } } } }`,
+  );
+  planned(
+    "a cursor walk's second page",
+    "query($after: String) { users(first: 2, after: $after) { nodes { rowId } pageInfo { endCursor hasNextPage } } }",
+    () => ({ after: null }),
+  );
+  planned(
+    "typed filters through relations, case-insensitive text, enums",
     `{ rankRecords(where: { type: { in: [PROMOTION, DEMOTION] }, user: { is: { name: { contains: "PERSON", mode: INSENSITIVE } } } }, orderBy: [{ rank: { name: asc } }, { rowId: desc }]) {
-       nodes { rowId type user { name rank { abbreviation } } document { name } } } }`);
-  planned("aliases, named and inline fragments, __typename",
+       nodes { rowId type user { name rank { abbreviation } } document { name } } } }`,
+  );
+  planned(
+    "aliases, named and inline fragments, __typename",
     `query { first: users(first: 1) { ...Page } second: users(first: 1, offset: 1) { ...Page } }
      fragment Page on UserConnection { __typename nodes { __typename ... on User { who: name rowId } ...Records } }
-     fragment Records on User { rankRecords(first: 1) { nodes { __typename kind: type } } }`);
-  planned("@skip and @include with variables", "query($full: Boolean!) { users(first: 3) { nodes { name email @include(if: $full) rank @skip(if: $full) { name } } } }",
-    () => ({ full: true }));
-  planned("lookups by row id: a row, a missing one, another account's is null", `query($id: Int!) { user(rowId: $id) { name lastRankChangeDate rankRecords { totalCount } } missing: user(rowId: 999999) { name } me { name } }`,
-    () => ({ id: ids.users[2] }));
-  planned("many-to-many connections with their link columns on the edges", `{ groups { nodes { name units { totalCount edges { linkedAt node { name } } } } } }`);
-  planned("polymorphic children: the comments of each record", `{ users(first: 6) { nodes { name rankRecords(first: 3) { nodes { text comments(first: 1) { totalCount nodes { comment } } } } } } }`);
-  planned("a nested connection with a bad argument is null with its error, its parents stand",
-    `{ users(first: 2) { nodes { name rankRecords(first: -1) { totalCount } } } }`);
-  planned("a root field with a bad argument fails alone", `{ users(first: 100000) { totalCount } ranks(first: 1) { nodes { name } } }`);
-  planned("a cursor from elsewhere is refused at its own path", `{ ranks(first: 1, after: "not a cursor") { nodes { name } } statuses { nodes { name } } }`);
+     fragment Records on User { rankRecords(first: 1) { nodes { __typename kind: type } } }`,
+  );
+  planned(
+    "@skip and @include with variables",
+    "query($full: Boolean!) { users(first: 3) { nodes { name email @include(if: $full) rank @skip(if: $full) { name } } } }",
+    () => ({ full: true }),
+  );
+  planned(
+    "lookups by row id: a row, a missing one, another account's is null",
+    `query($id: Int!) { user(rowId: $id) { name lastRankChangeDate rankRecords { totalCount } } missing: user(rowId: 999999) { name } me { name } }`,
+    () => ({ id: ids.users[2] }),
+  );
+  planned(
+    "many-to-many connections with their link columns on the edges",
+    `{ groups { nodes { name units { totalCount edges { linkedAt node { name } } } } } }`,
+  );
+  planned(
+    "polymorphic children: the comments of each record",
+    `{ users(first: 6) { nodes { name rankRecords(first: 3) { nodes { text comments(first: 1) { totalCount nodes { comment } } } } } } }`,
+  );
+  planned(
+    "a nested connection with a bad argument is null with its error, its parents stand",
+    `{ users(first: 2) { nodes { name rankRecords(first: -1) { totalCount } } } }`,
+  );
+  planned(
+    "a root field with a bad argument fails alone",
+    `{ users(first: 100000) { totalCount } ranks(first: 1) { nodes { name } } }`,
+  );
+  planned(
+    "a cursor from elsewhere is refused at its own path",
+    `{ ranks(first: 1, after: "not a cursor") { nodes { name } } statuses { nodes { name } } }`,
+  );
 
   test("a key without a relation's scope gets the same answer either way", async () => {
     const { body } = await compare(`{ users(first: 2) { nodes { name rankRecords { totalCount } } } }`, {}, narrowKey);
@@ -122,10 +176,15 @@ describe("planned execution answers as graphql-js does", () => {
       const { planned } = await compare(document);
       expect(planned, "left to graphql-js").toBe(false);
     });
-  graphqlJs("global ids through node and nodes (an interface)", `{ users(first: 2) { nodes { id } } node(id: "VXNlcjox") { id ... on User { name } } }`);
+  graphqlJs(
+    "global ids through node and nodes (an interface)",
+    `{ users(first: 2) { nodes { id } } node(id: "VXNlcjox") { id ... on User { name } } }`,
+  );
   graphqlJs("introspection", `{ __schema { queryType { name } } }`);
-  graphqlJs("one relation under two aliases with different arguments",
-    `{ users(first: 2) { nodes { newest: rankRecords(first: 1) { nodes { rowId } } oldest: rankRecords(last: 1) { nodes { rowId } } } } }`);
+  graphqlJs(
+    "one relation under two aliases with different arguments",
+    `{ users(first: 2) { nodes { newest: rankRecords(first: 1) { nodes { rowId } } oldest: rankRecords(last: 1) { nodes { rowId } } } } }`,
+  );
   graphqlJs("a mutation", `mutation { createRank(input: { name: "Sergeant" }) { rank { name } } }`);
 });
 
@@ -158,7 +217,9 @@ describe("every resource's fields answer the same on both executors", async () =
       if (isLeafType(named)) {
         if (field.args.length === 0) parts.push(field.name);
       } else if (isObjectType(named) && named.name.endsWith("Connection")) {
-        parts.push(`${field.name}(first: 2) { totalCount nodes { __typename ${rowIdOf(getNamedType(named.getFields().nodes.type) as ObjectType)} } }`);
+        parts.push(
+          `${field.name}(first: 2) { totalCount nodes { __typename ${rowIdOf(getNamedType(named.getFields().nodes.type) as ObjectType)} } }`,
+        );
       } else if (isObjectType(named) && field.args.length === 0) {
         parts.push(`${field.name} { __typename ${rowIdOf(named)} }`);
       }
@@ -167,11 +228,14 @@ describe("every resource's fields answer the same on both executors", async () =
   };
   for (const field of Object.values(query.getFields())) {
     const named = getNamedType(field.type);
-    if (!isObjectType(named) || !named.name.endsWith("Connection") || !field.args.some((a) => a.name === "first")) continue;
+    if (!isObjectType(named) || !named.name.endsWith("Connection") || !field.args.some((a) => a.name === "first"))
+      continue;
     const nodeType = getNamedType(named.getFields().nodes.type);
     if (!isObjectType(nodeType)) continue;
     test(field.name, async () => {
-      const { planned } = await compare(`{ ${field.name}(first: 3) { totalCount nodes { ${selectionOf(nodeType)} } } }`);
+      const { planned } = await compare(
+        `{ ${field.name}(first: 3) { totalCount nodes { ${selectionOf(nodeType)} } } }`,
+      );
       expect(planned, "the planned executor ran it").toBe(true);
     });
   }

@@ -23,7 +23,10 @@ const lists = operations.filter((op) => op.kind === "list");
 /** The op's include values, deepest first, within the per-request cap; `x.*` wildcards left out (they name no single relation). */
 function deepestIncludes(op: Operation, cap: number): string[] {
   const values = op.includes.filter((v) => !v.includes("*"));
-  return values.sort((a, b) => b.split(".").length - a.split(".").length || a.localeCompare(b)).slice(0, cap).sort();
+  return values
+    .sort((a, b) => b.split(".").length - a.split(".").length || a.localeCompare(b))
+    .slice(0, cap)
+    .sort();
 }
 
 const treePaths = (tree: IncludeTree, prefix = ""): string[] =>
@@ -36,7 +39,11 @@ const ROWS = 10;
 async function fillList(op: Operation): Promise<void> {
   if (op.view) return;
   const g = groupOf(op);
-  const create = operations.find((o) => o.kind === "create" && (g ? o.parent?.route === op.parent?.route && o.parent?.def === op.parent?.def : !o.parent && o.def === op.def));
+  const create = operations.find(
+    (o) =>
+      o.kind === "create" &&
+      (g ? o.parent?.route === op.parent?.route && o.parent?.def === op.parent?.def : !o.parent && o.def === op.def),
+  );
   if (!create) return;
   const parent = g ? { id: w.pair(g).parent } : undefined;
   for (let i = 0; i < ROWS - 1; i++) await w.factory.create(op.def, { full: true, ...(parent ? { parent } : {}) });
@@ -68,14 +75,21 @@ describe("SQL statements per list request do not grow with the page", () => {
       const many = await statements(pathOf(op, params, `${query}limit=${ROWS}`));
       const bare = await statements(pathOf(op, params, `limit=${ROWS}`));
       const pivot = pivotOf(op);
-      const tree = includes.length ? includeTree(pivot ? resourceNamed(pivot.related) : op.def, includes, pivot ? [pivot.as] : []) : new Map();
+      const tree = includes.length
+        ? includeTree(pivot ? resourceNamed(pivot.related) : op.def, includes, pivot ? [pivot.as] : [])
+        : new Map();
       const paths = treePaths(tree);
       // Users bring two grouped look-ups (last rank and assignment change); a polymorphic owner one per owner type.
-      const users = paths.filter((p) => /(^|\.)(user|users|author|instructor|likes)$/.test(p)).length + (op.def.name === "user" ? 1 : 0);
+      const users =
+        paths.filter((p) => /(^|\.)(user|users|author|instructor|likes)$/.test(p)).length +
+        (op.def.name === "user" ? 1 : 0);
       const morphs = paths.filter((p) => /(^|\.)(model|commentable)$/.test(p)).length;
       const ownerTypes = Math.max(...["image", "comment", "attachment"].map((t) => morphOwnersOf(t).length));
       const conditional = 2 * users + (ownerTypes - 1) * morphs;
-      if (!op.view && many.rows === ROWS) expect(many.count - one.count, `page of ${many.rows} vs page of ${one.rows}`).toBeLessThanOrEqual(Math.min(conditional, ROWS - 2));
+      if (!op.view && many.rows === ROWS)
+        expect(many.count - one.count, `page of ${many.rows} vs page of ${one.rows}`).toBeLessThanOrEqual(
+          Math.min(conditional, ROWS - 2),
+        );
       expect(many.count, includes.join(",")).toBeLessThanOrEqual(bare.count + 2 * nodes(tree) + conditional);
     });
   }
@@ -102,23 +116,46 @@ describe("GraphQL: one statement per level for all parents, whatever the page si
     return { count: h.db.statements.count - before, sql, data: reply.body.data };
   }
   /** The statements that read `table` (its FROM), beside the key and flag look-up every request makes. */
-  const reading = (sql: string[], table: string) => sql.filter((s) => s.startsWith("SELECT") && new RegExp(`FROM "${table}"`).test(s));
+  const reading = (sql: string[], table: string) =>
+    sql.filter((s) => s.startsWith("SELECT") && new RegExp(`FROM "${table}"`).test(s));
 
-  const page = (users: number, records: number, extra = "") => `{ users(first: ${users}, where: { name: { startsWith: "Tallied " } }, orderBy: [{ name: asc }]) {
+  const page = (
+    users: number,
+    records: number,
+    extra = "",
+  ) => `{ users(first: ${users}, where: { name: { startsWith: "Tallied " } }, orderBy: [{ name: asc }]) {
     ${extra} nodes { rowId rankRecords(first: ${records}, orderBy: [{ createdAt: desc }]) { nodes { rowId rank { name image { path } } author { name } } } } } }`;
 
   beforeAll(async () => {
     const api = w.api;
     rankName = `Counted rank ${Date.now()}`;
     const rank = (await api.post("/v2/ranks", { name: rankName })).body.data;
-    const image = await api.post(`/v2/ranks/${rank.id}/image`, { name: "Chevron", image: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" });
+    const image = await api.post(`/v2/ranks/${rank.id}/image`, {
+      name: "Chevron",
+      image:
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    });
     expect(image.status, JSON.stringify(image.body)).toBe(200);
     const status = (await api.post("/v2/statuses", { name: "Counted status", color: "#123456" })).body.data;
-    const users = (await api.post("/v2/users/batch", {
-      resources: Array.from({ length: USERS }, (_, i) => ({ name: `Tallied ${String(i).padStart(3, "0")}`, email: `tallied${i}@example.com`, status_id: status.id })),
-    })).body.data as Array<{ id: number }>;
+    const users = (
+      await api.post("/v2/users/batch", {
+        resources: Array.from({ length: USERS }, (_, i) => ({
+          name: `Tallied ${String(i).padStart(3, "0")}`,
+          email: `tallied${i}@example.com`,
+          status_id: status.id,
+        })),
+      })
+    ).body.data as Array<{ id: number }>;
     expect(users).toHaveLength(USERS);
-    const records = users.flatMap((u) => Array.from({ length: RECORDS }, (_, n) => ({ user_id: u.id, rank_id: rank.id, type: n % 2, text: `r${n}`, author_id: w.user.id })));
+    const records = users.flatMap((u) =>
+      Array.from({ length: RECORDS }, (_, n) => ({
+        user_id: u.id,
+        rank_id: rank.id,
+        type: n % 2,
+        text: `r${n}`,
+        author_id: w.user.id,
+      })),
+    );
     const made = await api.post("/v2/rank-records/batch", { resources: records });
     expect(made.status, JSON.stringify(made.body).slice(0, 300)).toBe(200);
   }, 120_000);
@@ -130,7 +167,12 @@ describe("GraphQL: one statement per level for all parents, whatever the page si
     expect(large.data.users.nodes).toHaveLength(50);
     for (const user of large.data.users.nodes) {
       expect(user.rankRecords.nodes).toHaveLength(5);
-      expect(user.rankRecords.nodes.every((r: { rank: { name: string; image: { path: string } }; author: { name: string } }) => r.rank.name === rankName && r.rank.image.path && r.author.name)).toBe(true);
+      expect(
+        user.rankRecords.nodes.every(
+          (r: { rank: { name: string; image: { path: string } }; author: { name: string } }) =>
+            r.rank.name === rankName && r.rank.image.path && r.author.name,
+        ),
+      ).toBe(true);
     }
     // Newest first, per user: the window keeps each parent's own first five.
     expect(large.data.users.nodes[0].rankRecords.nodes.map((r: { rowId: number }) => r.rowId)).toEqual(
@@ -154,7 +196,9 @@ describe("GraphQL: one statement per level for all parents, whatever the page si
     const nested = `{ users(first: 50, where: { name: { startsWith: "Tallied " } }) { nodes { rowId rankRecords(first: 5) { totalCount nodes { rowId } } } } }`;
     const nestedBare = await measured(nested.replace("totalCount ", ""));
     const counted = await measured(nested);
-    expect(counted.data.users.nodes.map((u: { rankRecords: { totalCount: number } }) => u.rankRecords.totalCount)).toEqual(Array(50).fill(RECORDS));
+    expect(
+      counted.data.users.nodes.map((u: { rankRecords: { totalCount: number } }) => u.rankRecords.totalCount),
+    ).toEqual(Array(50).fill(RECORDS));
     expect(counted.count - nestedBare.count, counted.sql.join("\n")).toBe(1);
     const extra = counted.sql.filter((s) => !nestedBare.sql.includes(s));
     expect(extra, counted.sql.join("\n")).toHaveLength(1);
@@ -174,8 +218,15 @@ describe("GraphQL: one statement per level for all parents, whatever the page si
     expect(large.data.statuses.nodes).toHaveLength(1);
     const users = large.data.statuses.nodes[0].users;
     expect(users.pageInfo).toEqual({ hasNextPage: true, endCursor: users.edges[2].cursor });
-    expect(users.edges.map((e: { node: { name: string } }) => e.node.name)).toEqual([`Tallied 0${USERS - 1}`, `Tallied 0${USERS - 2}`, `Tallied 0${USERS - 3}`]);
-    for (const edge of users.edges) expect(edge.node.rankRecords.nodes).toEqual(["r4", "r3", "r2"].map((text) => ({ text, rank: { name: rankName } })));
+    expect(users.edges.map((e: { node: { name: string } }) => e.node.name)).toEqual([
+      `Tallied 0${USERS - 1}`,
+      `Tallied 0${USERS - 2}`,
+      `Tallied 0${USERS - 3}`,
+    ]);
+    for (const edge of users.edges)
+      expect(edge.node.rankRecords.nodes).toEqual(
+        ["r4", "r3", "r2"].map((text) => ({ text, rank: { name: rankName } })),
+      );
     expect(large.count, large.sql.join("\n")).toBe(small.count);
     expect(reading(large.sql, "RankRecord"), large.sql.join("\n")).toHaveLength(1);
     expect(reading(large.sql, "Status"), large.sql.join("\n")).toHaveLength(1);
@@ -195,7 +246,8 @@ describe("a write reads each row once", () => {
     }
     return seen;
   }
-  const reads = (statements: string[], table: string) => statements.filter((sql) => sql.startsWith("SELECT") && sql.includes(`FROM "${table}"`)).length;
+  const reads = (statements: string[], table: string) =>
+    statements.filter((sql) => sql.startsWith("SELECT") && sql.includes(`FROM "${table}"`)).length;
 
   test("a rank record under its user: the key with the maintenance flag, the user and the rank once each, no read-back", async () => {
     const api = w.api;
@@ -213,7 +265,10 @@ describe("a write reads each row once", () => {
     // Answered from the inserted row, it is what a read gives, and the headline has the names read for the checks.
     expect((await api.get(`/v2/rank-records/${reply!.body.data.id}`)).body.data).toEqual(reply!.body.data);
     const item = (await api.get("/v2/newsfeed")).body.data[0];
-    expect(item).toMatchObject({ subject_id: reply!.body.data.id, headline: "Once Read received a promotion to Sergeant Major" });
+    expect(item).toMatchObject({
+      subject_id: reply!.body.data.id,
+      headline: "Once Read received a promotion to Sergeant Major",
+    });
   });
 
   test("a name changed before the write is the one the headline uses", async () => {
@@ -225,6 +280,9 @@ describe("a write reads each row once", () => {
     await api.patch(`/v2/users/${user.id}`, { name: "Renamed Now" });
     const record = (await api.post("/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 1 })).body.data;
     const item = (await api.get("/v2/newsfeed")).body.data[0];
-    expect(item).toMatchObject({ subject_id: record.id, headline: "Renamed Now received a demotion to Chief Warrant Officer" });
+    expect(item).toMatchObject({
+      subject_id: record.id,
+      headline: "Renamed Now received a demotion to Chief Warrant Officer",
+    });
   });
 });

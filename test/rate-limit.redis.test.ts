@@ -25,7 +25,12 @@ async function serve(app: App): Promise<{ server: Server; base: string }> {
 async function call(base: string, key: string, path: string, init: RequestInit = {}) {
   const response = await fetch(`${base}${path}`, {
     ...init,
-    headers: { accept: "application/json", authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers },
+    headers: {
+      accept: "application/json",
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      ...init.headers,
+    },
   });
   return { status: response.status, body: await response.json(), headers: response.headers };
 }
@@ -96,12 +101,16 @@ redisService.describe("rate limits shared through Redis by two instances", () =>
     });
     expect(graphql.status).toBe(200);
     expect(remaining(graphql)).toBe(LIMIT - 2);
-    expect(remaining(await call(b.base, key, "/v2/ranks", { method: "POST", body: JSON.stringify({ name: "Major" }) }))).toBe(LIMIT - 3);
+    expect(
+      remaining(await call(b.base, key, "/v2/ranks", { method: "POST", body: JSON.stringify({ name: "Major" }) })),
+    ).toBe(LIMIT - 3);
     // What B wrote, A reads: the instances share the database, not just the allowance.
     const read = await call(a.base, key, "/v2/ranks");
     expect(read.body.data.map((r: { name: string }) => r.name)).toContain("Major");
     expect(remaining(read)).toBe(LIMIT - 4);
-    const ttl = await redis.pttl(`${PREFIX}:rl:key:${(await h.db.prisma.apiKey.findFirst({ orderBy: { id: "desc" } }))!.id}`);
+    const ttl = await redis.pttl(
+      `${PREFIX}:rl:key:${(await h.db.prisma.apiKey.findFirst({ orderBy: { id: "desc" } }))!.id}`,
+    );
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(60_000);
   });

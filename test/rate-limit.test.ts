@@ -16,7 +16,12 @@ function expectHeaders(reply: Reply, remaining: number) {
 function expectThrottled(reply: Reply) {
   expect(reply.status).toBe(429);
   expect(reply.body).toEqual({
-    error: { message: THROTTLED, type: "ThrottleRequestsException", request_id: expect.any(String), trace_id: expect.any(String) },
+    error: {
+      message: THROTTLED,
+      type: "ThrottleRequestsException",
+      request_id: expect.any(String),
+      trace_id: expect.any(String),
+    },
   });
   expect(reply.body.error.request_id).toBe(reply.headers.get("x-perscom-request-id"));
   expectHeaders(reply, 0);
@@ -87,7 +92,11 @@ describe("rate limits", () => {
     // The refused root field is null and its error says 429 (the response has data: GraphQL over HTTP makes it a 200).
     expect(graphql.status).toBe(200);
     expect(graphql.body.data).toEqual({ ranks: null });
-    expect(graphql.body.errors[0]).toMatchObject({ message: THROTTLED, path: ["ranks"], extensions: { code: "RATE_LIMITED", status: 429, type: "ThrottleRequestsException" } });
+    expect(graphql.body.errors[0]).toMatchObject({
+      message: THROTTLED,
+      path: ["ranks"],
+      extensions: { code: "RATE_LIMITED", status: 429, type: "ThrottleRequestsException" },
+    });
     expect(graphql.headers.get("retry-after")).toMatch(/^\d+$/);
     expectHeaders(graphql, 0);
     // Nothing ran: the refused write left no rank behind.
@@ -132,7 +141,9 @@ describe("rate limits", () => {
     const over = await api.graphql("{ a: ranks { totalCount } b: ranks { totalCount } c: ranks { totalCount } }");
     expect(over.status).toBe(200);
     expect(over.body.data).toEqual({ a: { totalCount: 0 }, b: { totalCount: 0 }, c: null });
-    expect(over.body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path, e.extensions.code])).toEqual([[["c"], "RATE_LIMITED"]]);
+    expect(
+      over.body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path, e.extensions.code]),
+    ).toEqual([[["c"], "RATE_LIMITED"]]);
     expectHeaders(over, 0);
     expect(over.headers.get("retry-after")).toMatch(/^\d+$/);
     expectThrottled(await api.get("/v2/ranks"));
@@ -140,11 +151,17 @@ describe("rate limits", () => {
 
   test("mutations in one document are counted one by one and stop at the limit", async () => {
     const api = client(h, await h.key("mutations"));
-    const doc = Array.from({ length: LIMIT + 2 }, (_, i) => `m${i}: createRank(input: { name: "R${i}" }) { rank { rowId } }`).join(" ");
+    const doc = Array.from(
+      { length: LIMIT + 2 },
+      (_, i) => `m${i}: createRank(input: { name: "R${i}" }) { rank { rowId } }`,
+    ).join(" ");
     const r = await api.graphql(`mutation { ${doc} }`);
     // Each mutation past the allowance is refused on its own; the five before it committed and keep their ids.
-    expect(r.body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path, e.extensions.code])).toEqual([
-      [[`m${LIMIT}`], "RATE_LIMITED"], [[`m${LIMIT + 1}`], "RATE_LIMITED"],
+    expect(
+      r.body.errors.map((e: { path: string[]; extensions: { code: string } }) => [e.path, e.extensions.code]),
+    ).toEqual([
+      [[`m${LIMIT}`], "RATE_LIMITED"],
+      [[`m${LIMIT + 1}`], "RATE_LIMITED"],
     ]);
     expect(r.status).toBe(200);
     const ids = Object.values(r.body.data).map((m) => (m as { rank: { rowId: number } } | null)?.rank.rowId ?? null);
@@ -152,7 +169,13 @@ describe("rate limits", () => {
     expect(ids.slice(LIMIT)).toEqual([null, null]);
     expectHeaders(r, 0);
     const reader = client(h, await h.key("mutations"));
-    expect((await reader.get("/v2/ranks?limit=100")).body.data.map((r: { name: string }) => r.name)).toEqual(["R0", "R1", "R2", "R3", "R4"]);
+    expect((await reader.get("/v2/ranks?limit=100")).body.data.map((r: { name: string }) => r.name)).toEqual([
+      "R0",
+      "R1",
+      "R2",
+      "R3",
+      "R4",
+    ]);
   });
 });
 
@@ -177,7 +200,11 @@ describe("rate limits without a key", () => {
       return { status: response.status, body: await response.json(), headers: response.headers } as Reply;
     };
     const graphql = async (query: string) => {
-      const response = await fetch(`${base}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+      const response = await fetch(`${base}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query }),
+      });
       return { status: response.status, body: await response.json(), headers: response.headers } as Reply;
     };
     for (let i = 1; i < LIMIT; i++) {

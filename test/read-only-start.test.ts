@@ -1,6 +1,16 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
 import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -44,11 +54,19 @@ afterAll(() => {
 
 function mirrorNodeModules(): string | null {
   const closed = closedToOthers(tmpdir());
-  if (closed) return `the temporary folder ${tmpdir()} is closed to nobody (${closed} has no search bit for others): set TMPDIR to a folder all may enter`;
+  if (closed)
+    return `the temporary folder ${tmpdir()} is closed to nobody (${closed} has no search bit for others): set TMPDIR to a folder all may enter`;
   mirrorDir = mkdtempSync(path.join(tmpdir(), "muster-ro-modules-"));
   chmodSync(mirrorDir, 0o755);
-  const probe = spawnSync("npm", ["--version"], { cwd: mirrorDir, uid: NOBODY, gid: NOBODY, encoding: "utf8", env: { ...process.env, HOME: mirrorDir } });
-  if (probe.status !== 0) return `npm does not run as nobody here (${probe.error?.message ?? `exit ${probe.status}: ${probe.stderr.trim()}`})`;
+  const probe = spawnSync("npm", ["--version"], {
+    cwd: mirrorDir,
+    uid: NOBODY,
+    gid: NOBODY,
+    encoding: "utf8",
+    env: { ...process.env, HOME: mirrorDir },
+  });
+  if (probe.status !== 0)
+    return `npm does not run as nobody here (${probe.error?.message ?? `exit ${probe.status}: ${probe.stderr.trim()}`})`;
   nodeModules = path.join(mirrorDir, "node_modules");
   mirrorTree(path.join(root, "node_modules"), nodeModules);
   return null;
@@ -82,11 +100,20 @@ async function npmStart(checkout: string, writable: string) {
   const database = await createTestDatabase(writable);
   cleanup.push(() => database.drop());
   const child = spawn("npm", ["start"], {
-    cwd: checkout, detached: true, stdio: ["ignore", "pipe", "pipe"],
+    cwd: checkout,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
     ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
     env: {
-      ...process.env, HOME: writable, npm_config_cache: path.join(writable, ".npm"), PORT: String(await freePort()), HOST: "127.0.0.1",
-      DATABASE_URL: database.url, STORAGE_DIR: path.join(writable, "files"), NODE_ENV: "production", LOG_LEVEL: "warn",
+      ...process.env,
+      HOME: writable,
+      npm_config_cache: path.join(writable, ".npm"),
+      PORT: String(await freePort()),
+      HOST: "127.0.0.1",
+      DATABASE_URL: database.url,
+      STORAGE_DIR: path.join(writable, "files"),
+      NODE_ENV: "production",
+      LOG_LEVEL: "warn",
     },
   });
   let out = "";
@@ -110,7 +137,8 @@ test("with dist/ current, npm start serves from a checkout it cannot write", { t
   const deadline = Date.now() + 60_000;
   let listening: RegExpExecArray | null = null;
   while (!(listening = /listening on (http:\/\/\S+)/.exec(output()))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not start the server:\n${output()}`);
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`npm start did not start the server:\n${output()}`);
     await sleep(50);
   }
   expect(output()).toContain("dist/ is current");
@@ -119,16 +147,31 @@ test("with dist/ current, npm start serves from a checkout it cannot write", { t
   await exited;
 });
 
-test("with dist/ stale and the checkout read-only, npm start says what to do in one line and exits non-zero", { timeout: 90_000 }, async (context) => {
-  if (unavailable) context.skip(unavailable);
-  // One of the files the bundles were built from (dist/build-stamp.json lists them), whatever the layout of src/.
-  const { checkout, writable } = readOnlyCheckout((dir) => {
-    const inputs = Object.keys((JSON.parse(readFileSync(path.join(dir, "dist/build-stamp.json"), "utf8")) as { inputs: Record<string, string> }).inputs);
-    appendFileSync(path.join(dir, inputs.find((input) => input.startsWith("src/"))!), "\n// edited after the build\n");
-  });
-  const { exited, output } = await npmStart(checkout, writable);
-  expect(await exited).not.toBe(0);
-  const lines = output().split("\n").filter((l) => l.includes("dist/"));
-  expect(lines.some((l) => /dist\/ is out of date and cannot be rebuilt here .*npm run build/.test(l))).toBe(true);
-  expect(output()).not.toMatch(/\n\s+at /);
-});
+test(
+  "with dist/ stale and the checkout read-only, npm start says what to do in one line and exits non-zero",
+  { timeout: 90_000 },
+  async (context) => {
+    if (unavailable) context.skip(unavailable);
+    // One of the files the bundles were built from (dist/build-stamp.json lists them), whatever the layout of src/.
+    const { checkout, writable } = readOnlyCheckout((dir) => {
+      const inputs = Object.keys(
+        (
+          JSON.parse(readFileSync(path.join(dir, "dist/build-stamp.json"), "utf8")) as {
+            inputs: Record<string, string>;
+          }
+        ).inputs,
+      );
+      appendFileSync(
+        path.join(dir, inputs.find((input) => input.startsWith("src/"))!),
+        "\n// edited after the build\n",
+      );
+    });
+    const { exited, output } = await npmStart(checkout, writable);
+    expect(await exited).not.toBe(0);
+    const lines = output()
+      .split("\n")
+      .filter((l) => l.includes("dist/"));
+    expect(lines.some((l) => /dist\/ is out of date and cannot be rebuilt here .*npm run build/.test(l))).toBe(true);
+    expect(output()).not.toMatch(/\n\s+at /);
+  },
+);

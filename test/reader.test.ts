@@ -23,7 +23,21 @@ let accountId: number;
 /** An account whose users' names and notes hold LIKE's wildcards and escape (`%`, `_`, `\`) in both cases. */
 let patterns: number;
 const ids: Record<string, number[]> = {};
-const patternNames = ["50% off", "50x off", "5_0", "a\\b", "A\\B", "a%b", "AXB", "x_y%z", "back\\%slash", "Plain", "plain text", "%lead", "trail_"];
+const patternNames = [
+  "50% off",
+  "50x off",
+  "5_0",
+  "a\\b",
+  "A\\B",
+  "a%b",
+  "AXB",
+  "x_y%z",
+  "back\\%slash",
+  "Plain",
+  "plain text",
+  "%lead",
+  "trail_",
+];
 
 beforeAll(async () => {
   h = await startHarness();
@@ -33,41 +47,89 @@ beforeAll(async () => {
   const at = (day: number) => new Date(Date.UTC(2025, 0, day, 12, 30, 15, 250));
   ids.ranks = [];
   for (const [i, name] of ["Private", "Corporal", "sergeant", "Captain"].entries()) {
-    ids.ranks.push((await p.rank.create({ data: { accountId, name, order: i % 3, abbreviation: i % 2 ? null : name.slice(0, 3), createdAt: at(i + 1) } })).id);
+    ids.ranks.push(
+      (
+        await p.rank.create({
+          data: { accountId, name, order: i % 3, abbreviation: i % 2 ? null : name.slice(0, 3), createdAt: at(i + 1) },
+        })
+      ).id,
+    );
   }
   ids.users = [];
   const names = ["Alice Able", "bob baker", "Carol Cook", "Dave Dunn", "Eve Early", "alice Again"];
   for (const [i, name] of names.entries()) {
-    ids.users.push((await p.user.create({
-      data: {
-        accountId, name, email: `u${i}@example.com`, rankId: i === 5 ? null : ids.ranks[i % 4], approved: i % 2 === 0,
-        notes: i % 3 ? `note ${i}` : null, lastSeenAt: i % 2 ? at(10 + i) : null, createdAt: at(i + 1),
-      },
-    })).id);
+    ids.users.push(
+      (
+        await p.user.create({
+          data: {
+            accountId,
+            name,
+            email: `u${i}@example.com`,
+            rankId: i === 5 ? null : ids.ranks[i % 4],
+            approved: i % 2 === 0,
+            notes: i % 3 ? `note ${i}` : null,
+            lastSeenAt: i % 2 ? at(10 + i) : null,
+            createdAt: at(i + 1),
+          },
+        })
+      ).id,
+    );
   }
   await p.user.create({ data: { accountId: other, name: "Alice Other", email: "o@example.com" } });
   ids.documents = [];
-  for (let i = 0; i < 3; i++) ids.documents.push((await p.document.create({ data: { accountId, name: `Doc ${i}`, content: "c", authorId: i === 2 ? null : ids.users[i] } })).id);
+  for (let i = 0; i < 3; i++)
+    ids.documents.push(
+      (
+        await p.document.create({
+          data: { accountId, name: `Doc ${i}`, content: "c", authorId: i === 2 ? null : ids.users[i] },
+        })
+      ).id,
+    );
   for (let i = 0; i < 15; i++) {
     await p.rankRecord.create({
       data: {
-        accountId, userId: ids.users[i % 5], rankId: i % 4 === 3 ? null : ids.ranks[i % 4], authorId: i % 3 === 0 ? null : ids.users[(i + 1) % 6],
-        documentId: i % 2 ? ids.documents[i % 3] : null, type: i % 4, text: i % 5 ? `Record ${i}` : null, createdAt: at(20 - (i % 7)),
+        accountId,
+        userId: ids.users[i % 5],
+        rankId: i % 4 === 3 ? null : ids.ranks[i % 4],
+        authorId: i % 3 === 0 ? null : ids.users[(i + 1) % 6],
+        documentId: i % 2 ? ids.documents[i % 3] : null,
+        type: i % 4,
+        text: i % 5 ? `Record ${i}` : null,
+        createdAt: at(20 - (i % 7)),
       },
     });
   }
-  for (const [i, rankId] of ids.ranks.entries()) await p.image.create({ data: { accountId, name: `img ${i}`, path: `ranks/${i}.png`, modelType: "App\\Models\\Rank", modelId: rankId } });
+  for (const [i, rankId] of ids.ranks.entries())
+    await p.image.create({
+      data: { accountId, name: `img ${i}`, path: `ranks/${i}.png`, modelType: "App\\Models\\Rank", modelId: rankId },
+    });
   ids.tags = [];
   for (const name of ["red", "green", "blue"]) ids.tags.push((await p.tag.create({ data: { accountId, name } })).id);
   await p.documentTag.create({ data: { documentId: ids.documents[0], tagId: ids.tags[0] } });
   await p.documentTag.create({ data: { documentId: ids.documents[0], tagId: ids.tags[1] } });
   await p.documentTag.create({ data: { documentId: ids.documents[1], tagId: ids.tags[1] } });
-  await p.message.create({ data: { accountId, message: "m1", channels: ["email", "discord"], recipients: { all: true }, repeats: true, sendAt: at(3) } });
+  await p.message.create({
+    data: {
+      accountId,
+      message: "m1",
+      channels: ["email", "discord"],
+      recipients: { all: true },
+      repeats: true,
+      sendAt: at(3),
+    },
+  });
   // A JSON column set to null as the reader sees it written (Prisma's input types ask for DbNull).
   await loosePrisma().message.create({ data: { accountId, message: "m2", channels: null } });
   patterns = (await p.account.create({ data: { name: "patterns" } })).id;
   for (const [i, name] of patternNames.entries()) {
-    await p.user.create({ data: { accountId: patterns, name, email: `p${i}@example.com`, notes: i % 3 === 0 ? null : patternNames[(i * 5) % patternNames.length].toUpperCase() } });
+    await p.user.create({
+      data: {
+        accountId: patterns,
+        name,
+        email: `p${i}@example.com`,
+        notes: i % 3 === 0 ? null : patternNames[(i * 5) % patternNames.length].toUpperCase(),
+      },
+    });
   }
 });
 
@@ -85,7 +147,10 @@ async function both<T = Array<Record<string, unknown>>>(model: string, method: s
   h.db.onReaderStatement.add(listener);
   try {
     const before = h.db.statements.count;
-    const routed = (await (h.db.store as unknown as LooseStore)[method](model.charAt(0).toUpperCase() + model.slice(1), args)) as T;
+    const routed = (await (h.db.store as unknown as LooseStore)[method](
+      model.charAt(0).toUpperCase() + model.slice(1),
+      args,
+    )) as T;
     const all = h.db.statements.count - before;
     const prisma = (await loosePrisma()[model][method](args)) as T;
     return { routed, prisma, translated: statements.length > 0, statements, all };
@@ -121,7 +186,10 @@ describe("the SQL reader answers as Prisma does", () => {
       { where: { accountId, id: { notIn: [] } }, orderBy: { id: "asc" } },
       { where: { accountId, approved: true }, orderBy: { id: "asc" } },
       { where: { accountId, approved: { not: true } }, orderBy: { id: "asc" } },
-      { where: { accountId, createdAt: { gte: new Date(Date.UTC(2025, 0, 3)), lt: new Date(Date.UTC(2025, 0, 6)) } }, orderBy: { createdAt: "desc" } },
+      {
+        where: { accountId, createdAt: { gte: new Date(Date.UTC(2025, 0, 3)), lt: new Date(Date.UTC(2025, 0, 6)) } },
+        orderBy: { createdAt: "desc" },
+      },
       { where: { accountId, lastSeenAt: { gt: "2025-01-12T00:00:00.000Z" } }, orderBy: { id: "asc" } },
       { where: { accountId, OR: [{ id: userIds[0] }, { name: { contains: "Eve" } }] }, orderBy: { id: "asc" } },
       { where: { accountId, AND: [] }, orderBy: { id: "asc" }, take: 2, skip: 1 },
@@ -144,9 +212,32 @@ describe("the SQL reader answers as Prisma does", () => {
       }
       return value;
     };
-    const userSelect = frozen({ id: true, name: true, approved: true, lastSeenAt: true, notes: true, rankId: true, createdAt: true, rank: { select: { id: true, name: true, order: true } } });
-    const messageSelect = frozen({ id: true, channels: true, recipients: true, repeats: true, sendAt: true, createdAt: true });
-    const recordSelect = frozen({ id: true, type: true, text: true, createdAt: true, author: { select: { id: true, name: true, lastSeenAt: true, approved: true } }, document: { select: { id: true, name: true } } });
+    const userSelect = frozen({
+      id: true,
+      name: true,
+      approved: true,
+      lastSeenAt: true,
+      notes: true,
+      rankId: true,
+      createdAt: true,
+      rank: { select: { id: true, name: true, order: true } },
+    });
+    const messageSelect = frozen({
+      id: true,
+      channels: true,
+      recipients: true,
+      repeats: true,
+      sendAt: true,
+      createdAt: true,
+    });
+    const recordSelect = frozen({
+      id: true,
+      type: true,
+      text: true,
+      createdAt: true,
+      author: { select: { id: true, name: true, lastSeenAt: true, approved: true } },
+      document: { select: { id: true, name: true } },
+    });
     for (let round = 0; round < 2; round++) {
       await same("user", "findMany", { where: { accountId }, select: userSelect, orderBy: { id: "asc" } });
       await same("message", "findMany", { where: { accountId }, select: messageSelect, orderBy: { id: "asc" } });
@@ -161,10 +252,36 @@ describe("the SQL reader answers as Prisma does", () => {
   it("a page with its total in one statement: filters with parameters before and after the count's, includes, orders by a relation, past the end", async () => {
     const cases: Array<Record<string, unknown>> = [
       { where: { accountId }, orderBy: [{ id: "asc" }], skip: 1, take: 2 },
-      { where: { accountId, name: { contains: "a", ...insensitive }, rankId: { in: [ids.ranks[0], ids.ranks[1]] } }, orderBy: [{ name: "asc" }, { id: "asc" }], skip: 0, take: 2 },
-      { where: { accountId, OR: [{ approved: true }, { notes: { contains: "note" } }], rank: { is: { name: { startsWith: "C" } } } }, orderBy: [{ id: "desc" }], skip: 0, take: 10 },
-      { where: { accountId, lastSeenAt: { gt: "2025-01-12T00:00:00.000Z" } }, include: { rank: true }, orderBy: [{ id: "asc" }], skip: 1, take: 1 },
-      { where: { accountId }, include: { rank: { select: { id: true, name: true } } }, orderBy: [{ rank: { name: "asc" } }, { id: "asc" }], skip: 2, take: 3 },
+      {
+        where: { accountId, name: { contains: "a", ...insensitive }, rankId: { in: [ids.ranks[0], ids.ranks[1]] } },
+        orderBy: [{ name: "asc" }, { id: "asc" }],
+        skip: 0,
+        take: 2,
+      },
+      {
+        where: {
+          accountId,
+          OR: [{ approved: true }, { notes: { contains: "note" } }],
+          rank: { is: { name: { startsWith: "C" } } },
+        },
+        orderBy: [{ id: "desc" }],
+        skip: 0,
+        take: 10,
+      },
+      {
+        where: { accountId, lastSeenAt: { gt: "2025-01-12T00:00:00.000Z" } },
+        include: { rank: true },
+        orderBy: [{ id: "asc" }],
+        skip: 1,
+        take: 1,
+      },
+      {
+        where: { accountId },
+        include: { rank: { select: { id: true, name: true } } },
+        orderBy: [{ rank: { name: "asc" } }, { id: "asc" }],
+        skip: 2,
+        take: 3,
+      },
       { where: { accountId, approved: true }, orderBy: [{ id: "asc" }], skip: 0, take: 0 },
       { where: { accountId, name: "nobody" }, orderBy: [{ id: "asc" }], skip: 0, take: 5 },
       { where: { accountId }, orderBy: [{ id: "asc" }], skip: 100, take: 5 },
@@ -178,7 +295,9 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(page.rows, JSON.stringify(args)).toEqual(await p.user.findMany(args));
       expect(page.total, JSON.stringify(args)).toBe(await p.user.count({ where: args.where }));
       // The count goes apart only when no row came back to carry it and rows were skipped or none asked for.
-      expect(statements.length, statements.join("\n")).toBe(page.rows.length === 0 && ((args.skip as number) > 0 || args.take === 0) ? 2 : 1);
+      expect(statements.length, statements.join("\n")).toBe(
+        page.rows.length === 0 && ((args.skip as number) > 0 || args.take === 0) ? 2 : 1,
+      );
     }
   });
 
@@ -191,7 +310,16 @@ describe("the SQL reader answers as Prisma does", () => {
       ["user", { where: { accountId, rankRecords: { some: { type: 2 } } }, orderBy: { id: "asc" } }],
       ["user", { where: { accountId, rankRecords: { none: { rankId: null } } }, orderBy: { id: "asc" } }],
       ["user", { where: { accountId, rankRecords: { every: { type: { lt: 3 } } } }, orderBy: { id: "asc" } }],
-      ["document", { where: { accountId, tags: { some: { tag: { OR: [{ id: { in: [ids.tags[0]] } }, { name: { in: ["green"] } }] } } } }, orderBy: { id: "asc" } }],
+      [
+        "document",
+        {
+          where: {
+            accountId,
+            tags: { some: { tag: { OR: [{ id: { in: [ids.tags[0]] } }, { name: { in: ["green"] } }] } } },
+          },
+          orderBy: { id: "asc" },
+        },
+      ],
       ["document", { where: { accountId, tags: { none: {} } }, orderBy: { id: "asc" } }],
     ];
     for (const [model, args] of cases) await same(model, "findMany", args);
@@ -199,18 +327,40 @@ describe("the SQL reader answers as Prisma does", () => {
 
   it("nested to-one and to-many relations, with their own filters and orders", async () => {
     await same("rankRecord", "findMany", {
-      where: { accountId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-      include: { author: true, rank: true, document: { include: { author: { include: { rank: true } } } }, user: { select: { id: true, name: true } } },
+      where: { accountId },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      include: {
+        author: true,
+        rank: true,
+        document: { include: { author: { include: { rank: true } } } },
+        user: { select: { id: true, name: true } },
+      },
     });
     await same("user", "findMany", {
-      where: { accountId }, orderBy: { id: "asc" },
-      include: { rankRecords: { orderBy: [{ createdAt: "desc" }, { id: "desc" }], include: { rank: true } }, rank: { include: { users: { orderBy: { id: "asc" } } } } },
+      where: { accountId },
+      orderBy: { id: "asc" },
+      include: {
+        rankRecords: { orderBy: [{ createdAt: "desc" }, { id: "desc" }], include: { rank: true } },
+        rank: { include: { users: { orderBy: { id: "asc" } } } },
+      },
     });
     await same("user", "findMany", {
-      where: { accountId }, orderBy: { id: "asc" },
-      select: { id: true, rankRecords: { where: { type: { in: [0, 1] } }, orderBy: { id: "asc" }, select: { id: true, type: true, author: { select: { name: true } } } } },
+      where: { accountId },
+      orderBy: { id: "asc" },
+      select: {
+        id: true,
+        rankRecords: {
+          where: { type: { in: [0, 1] } },
+          orderBy: { id: "asc" },
+          select: { id: true, type: true, author: { select: { name: true } } },
+        },
+      },
     });
-    await same("rank", "findMany", { where: { accountId }, orderBy: { order: "asc" }, include: { users: { orderBy: { id: "asc" }, include: { rankRecords: { orderBy: { id: "asc" } } } } } });
+    await same("rank", "findMany", {
+      where: { accountId },
+      orderBy: { order: "asc" },
+      include: { users: { orderBy: { id: "asc" }, include: { rankRecords: { orderBy: { id: "asc" } } } } },
+    });
   });
 
   describe("nested take and skip: each parent's page, for all parents in one statement per level", () => {
@@ -232,32 +382,70 @@ describe("the SQL reader answers as Prisma does", () => {
 
     it("own and to-one relation orders, where, skip, take 0, skip past the end, parents without children", async () => {
       for (const orderBy of byRecordOrders) {
-        for (const [take, skip] of [[2, undefined], [1, 1], [2, 2], [0, undefined], [undefined, 1], [3, 10], [undefined, undefined]] as const) {
+        for (const [take, skip] of [
+          [2, undefined],
+          [1, 1],
+          [2, 2],
+          [0, undefined],
+          [undefined, 1],
+          [3, 10],
+          [undefined, undefined],
+        ] as const) {
           const { statements, routed } = await paged("user", {
-            where: { accountId }, orderBy: { id: "asc" },
-            include: { rankRecords: { orderBy, take, skip, include: { rank: true, author: { select: { name: true } } } } },
+            where: { accountId },
+            orderBy: { id: "asc" },
+            include: {
+              rankRecords: { orderBy, take, skip, include: { rank: true, author: { select: { name: true } } } },
+            },
           });
           // The users, then (unless no rows can come) all their rank records in one statement, pages cut by row number.
           expect(statements).toHaveLength(take === 0 ? 1 : 2);
-          if (take !== 0) expect(statements[1]).toContain(take === undefined && !skip ? "FROM \"RankRecord\"" : "ROW_NUMBER() OVER (PARTITION BY");
+          if (take !== 0)
+            expect(statements[1]).toContain(
+              take === undefined && !skip ? 'FROM "RankRecord"' : "ROW_NUMBER() OVER (PARTITION BY",
+            );
           expect(routed.at(-1)!.rankRecords).toEqual([]); // alice Again has none
         }
       }
       // With the children's own where, and selected columns that leave the join column out.
       await paged("user", {
-        where: { accountId }, orderBy: { id: "desc" },
-        select: { id: true, rankRecords: { where: { type: { in: [0, 1, 3] }, rank: { isNot: null } }, orderBy: [{ rank: { name: "asc" } }, { id: "desc" }], take: 1, skip: 1, select: { id: true, type: true } } },
+        where: { accountId },
+        orderBy: { id: "desc" },
+        select: {
+          id: true,
+          rankRecords: {
+            where: { type: { in: [0, 1, 3] }, rank: { isNot: null } },
+            orderBy: [{ rank: { name: "asc" } }, { id: "desc" }],
+            take: 1,
+            skip: 1,
+            select: { id: true, type: true },
+          },
+        },
       });
-      await paged("document", { where: { accountId }, orderBy: { id: "asc" }, include: { tags: { take: 1, orderBy: [{ tag: { name: "asc" } }, { id: "asc" }], include: { tag: true } } } });
+      await paged("document", {
+        where: { accountId },
+        orderBy: { id: "asc" },
+        include: { tags: { take: 1, orderBy: [{ tag: { name: "asc" } }, { id: "asc" }], include: { tag: true } } },
+      });
     });
 
     it("two levels deep, each with its own page: one statement per level", async () => {
       const { statements } = await paged("rank", {
-        where: { accountId }, orderBy: { id: "asc" },
+        where: { accountId },
+        orderBy: { id: "asc" },
         include: {
           users: {
-            take: 2, skip: 0, orderBy: [{ name: "desc" }, { id: "asc" }],
-            include: { rankRecords: { take: 2, skip: 1, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: { id: true, createdAt: true, rank: { select: { name: true } } } } },
+            take: 2,
+            skip: 0,
+            orderBy: [{ name: "desc" }, { id: "asc" }],
+            include: {
+              rankRecords: {
+                take: 2,
+                skip: 1,
+                orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+                select: { id: true, createdAt: true, rank: { select: { name: true } } },
+              },
+            },
           },
         },
       });
@@ -265,14 +453,21 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(statements.slice(1).every((sql) => sql.includes("ROW_NUMBER()"))).toBe(true);
       // A page under a to-one relation's own to-many relation.
       const { statements: under } = await paged("rankRecord", {
-        where: { accountId }, orderBy: { id: "asc" },
-        include: { user: { include: { authoredRankRecords: { take: 1, orderBy: [{ createdAt: "desc" }, { id: "desc" }] } } } },
+        where: { accountId },
+        orderBy: { id: "asc" },
+        include: {
+          user: { include: { authoredRankRecords: { take: 1, orderBy: [{ createdAt: "desc" }, { id: "desc" }] } } },
+        },
       });
       expect(under).toHaveLength(2);
     });
 
     it("the row budget counts the rows read: each parent's page, not every child", async () => {
-      const args = { where: { accountId }, orderBy: { id: "asc" }, include: { rankRecords: { take: 1, orderBy: { id: "asc" } } } };
+      const args = {
+        where: { accountId },
+        orderBy: { id: "asc" },
+        include: { rankRecords: { take: 1, orderBy: { id: "asc" } } },
+      };
       // 6 users and one rank record for each of the 5 that have any (Prisma would read all 15).
       const answer = await h.db.store.withBudget(rowBudget(11)).findMany(USER, args);
       expect(answer.map((u) => (u.rankRecords as unknown[]).length)).toEqual([1, 1, 1, 1, 1, 0]);
@@ -281,16 +476,26 @@ describe("the SQL reader answers as Prisma does", () => {
 
     it("the store's fallback: arguments the reader does not translate are Prisma's, with no statement of the reader's, and its rows are counted", async () => {
       // `distinct` is not in the reader's subset: Prisma answers, and the rows it read count against the budget.
-      const args = { where: { accountId }, orderBy: { id: "asc" as const }, distinct: ["approved" as const], include: { rankRecords: true } };
+      const args = {
+        where: { accountId },
+        orderBy: { id: "asc" as const },
+        distinct: ["approved" as const],
+        include: { rankRecords: true },
+      };
       const seen: string[] = [];
       const listener = (sql: string) => void seen.push(sql);
       h.db.onReaderStatement.add(listener);
-      const answer = await h.db.store.withBudget(rowBudget(1000)).findMany("User", args).finally(() => h.db.onReaderStatement.delete(listener));
+      const answer = await h.db.store
+        .withBudget(rowBudget(1000))
+        .findMany("User", args)
+        .finally(() => h.db.onReaderStatement.delete(listener));
       expect(seen).toEqual([]);
       expect(answer).toEqual(await h.db.prisma.user.findMany(args));
       const rows = answer.length + answer.reduce((n, u) => n + (u.rankRecords as unknown[]).length, 0);
       await expect(h.db.store.withBudget(rowBudget(rows)).findMany("User", args)).resolves.toHaveLength(answer.length);
-      await expect(h.db.store.withBudget(rowBudget(rows - 1)).findMany("User", args)).rejects.toBeInstanceOf(RowCapExceeded);
+      await expect(h.db.store.withBudget(rowBudget(rows - 1)).findMany("User", args)).rejects.toBeInstanceOf(
+        RowCapExceeded,
+      );
     });
 
     it("random pages, orders and filters of the children (property)", async () => {
@@ -303,13 +508,26 @@ describe("the SQL reader answers as Prisma does", () => {
       );
       const count = fc.option(fc.integer({ min: 0, max: 4 }), { nil: undefined });
       await fc.assert(
-        fc.asyncProperty(where, fc.constantFrom(...byRecordOrders), count, count, fc.boolean(), async (w, orderBy, take, skip, byAuthor) => {
-          const relation = byAuthor ? "authoredRankRecords" : "rankRecords";
-          const { statements } = await paged("user", {
-            where: { accountId }, orderBy: { id: "asc" }, select: { id: true, name: true, [relation]: { where: w, orderBy, take, skip, select: { id: true, rank: true } } },
-          });
-          expect(statements).toHaveLength(take === 0 ? 1 : 2);
-        }),
+        fc.asyncProperty(
+          where,
+          fc.constantFrom(...byRecordOrders),
+          count,
+          count,
+          fc.boolean(),
+          async (w, orderBy, take, skip, byAuthor) => {
+            const relation = byAuthor ? "authoredRankRecords" : "rankRecords";
+            const { statements } = await paged("user", {
+              where: { accountId },
+              orderBy: { id: "asc" },
+              select: {
+                id: true,
+                name: true,
+                [relation]: { where: w, orderBy, take, skip, select: { id: true, rank: true } },
+              },
+            });
+            expect(statements).toHaveLength(take === 0 ? 1 : 2);
+          },
+        ),
         { numRuns: 80 },
       );
     });
@@ -323,7 +541,12 @@ describe("the SQL reader answers as Prisma does", () => {
     const cases: Array<{ by: string[]; [arg: string]: unknown }> = [
       { by: ["userId"], where: { accountId }, _count: { _all: true } },
       { by: ["userId"], where: { accountId, userId: { in: ids.users } }, _count: true },
-      { by: ["userId", "type"], where: { accountId, type: { gte: 1 } }, _count: { _all: true, text: true, rankId: false }, _max: { createdAt: true } },
+      {
+        by: ["userId", "type"],
+        where: { accountId, type: { gte: 1 } },
+        _count: { _all: true, text: true, rankId: false },
+        _max: { createdAt: true },
+      },
       { by: ["authorId"], where: { accountId }, _count: { authorId: true }, _min: { id: true } },
       { by: ["userId"], where: { accountId: -1 }, _count: { _all: true } },
     ];
@@ -360,11 +583,16 @@ describe("the SQL reader answers as Prisma does", () => {
       ["rankRecord", { NOT: { author: { is: { NOT: { rank: { abbreviation: "Pri" } } } } } }],
       ["rankRecord", { document: { isNot: { author: { isNot: null } } } }],
     ];
-    for (const [model, where] of cases) await same(model, "findMany", { where: { AND: [{ accountId }, where] }, orderBy: { id: "asc" } });
+    for (const [model, where] of cases)
+      await same(model, "findMany", { where: { AND: [{ accountId }, where] }, orderBy: { id: "asc" } });
   });
 
   describe("LIKE's wildcards and escape in a value, and mode: insensitive", () => {
-    const userPatterns = (where: Record<string, unknown>) => ({ where: { accountId: patterns, ...where }, orderBy: { id: "asc" }, select: { id: true, name: true } });
+    const userPatterns = (where: Record<string, unknown>) => ({
+      where: { accountId: patterns, ...where },
+      orderBy: { id: "asc" },
+      select: { id: true, name: true },
+    });
 
     it("contains, startsWith, endsWith, equals and not with %, _ and \\ answer as Prisma's (wildcards included)", async () => {
       const values = ["%", "_", "\\", "0%", "0_", "\\%", "a\\b", "%l", "X_Y", "5_0", "50% off", "PLAIN"];
@@ -372,7 +600,14 @@ describe("the SQL reader answers as Prisma does", () => {
         for (const op of ["contains", "startsWith", "endsWith", "equals", "not"]) {
           for (const mode of testProvider === "postgresql" ? [undefined, "insensitive"] : [undefined]) {
             const args = userPatterns({ name: { [op]: value, mode } });
-            const pattern = op === "contains" ? `%${value}%` : op === "startsWith" ? `${value}%` : op === "endsWith" ? `%${value}` : value;
+            const pattern =
+              op === "contains"
+                ? `%${value}%`
+                : op === "startsWith"
+                  ? `${value}%`
+                  : op === "endsWith"
+                    ? `%${value}`
+                    : value;
             const like = mode !== undefined || (op !== "equals" && op !== "not");
             if (like && (testProvider === "postgresql" || mode) && /(^|[^\\])(\\\\)*\\$/.test(pattern)) {
               // PostgreSQL refuses a pattern that ends in its escape: Prisma's error, from Prisma.
@@ -385,11 +620,17 @@ describe("the SQL reader answers as Prisma does", () => {
         }
       }
       // The wildcards match as wildcards, as in Prisma (prisma/prisma#19506): `%` alone matches every name.
-      expect((await same("user", "findMany", userPatterns({ name: { contains: "%" } }))).length).toBe(patternNames.length);
+      expect((await same("user", "findMany", userPatterns({ name: { contains: "%" } }))).length).toBe(
+        patternNames.length,
+      );
     });
 
     /** The rows `filter` on `column` selects, by the documented meaning of insensitive mode (ASCII values). */
-    function expected(column: "name" | "notes", filter: Record<string, unknown>, rows: Array<{ id: number; name: string; notes: string | null }>): number[] {
+    function expected(
+      column: "name" | "notes",
+      filter: Record<string, unknown>,
+      rows: Array<{ id: number; name: string; notes: string | null }>,
+    ): number[] {
       const lower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
       const likeRe = (pattern: string) => {
         let re = "";
@@ -408,59 +649,140 @@ describe("the SQL reader answers as Prisma does", () => {
       const test = (v: string | null): boolean => {
         if (v === null) return op === "notIn" && list.length === 0;
         switch (op) {
-          case "equals": return like(v, value);
-          case "not": return !like(v, value);
-          case "contains": return like(v, `%${value}%`);
-          case "startsWith": return like(v, `${value}%`);
-          case "endsWith": return like(v, `%${value}`);
-          case "in": return list.map(lower).includes(lower(v));
-          case "notIn": return !list.map(lower).includes(lower(v));
-          case "lt": return lower(v) < lower(value);
-          case "lte": return lower(v) <= lower(value);
-          case "gt": return lower(v) > lower(value);
-          default: return lower(v) >= lower(value);
+          case "equals":
+            return like(v, value);
+          case "not":
+            return !like(v, value);
+          case "contains":
+            return like(v, `%${value}%`);
+          case "startsWith":
+            return like(v, `${value}%`);
+          case "endsWith":
+            return like(v, `%${value}`);
+          case "in":
+            return list.map(lower).includes(lower(v));
+          case "notIn":
+            return !list.map(lower).includes(lower(v));
+          case "lt":
+            return lower(v) < lower(value);
+          case "lte":
+            return lower(v) <= lower(value);
+          case "gt":
+            return lower(v) > lower(value);
+          default:
+            return lower(v) >= lower(value);
         }
       };
       return rows.filter((r) => test(r[column])).map((r) => r.id);
     }
 
     it("insensitive mode: Prisma's meaning on PostgreSQL, and the same on SQLite (where only the reader answers it) (property)", async () => {
-      const rows = await h.db.prisma.user.findMany({ where: { accountId: patterns }, orderBy: { id: "asc" }, select: { id: true, name: true, notes: true } });
-      const value = fc.constantFrom("%", "_", "\\%", "\\_", "a\\\\b", "A%B", "50%", "5_0", "x_Y", "PLAIN", "plain text", "Back", "%LEAD", "TRAIL_", "off", "a", "");
-      const op = fc.constantFrom("equals", "not", "contains", "startsWith", "endsWith", "lt", "lte", "gt", "gte", "in", "notIn");
+      const rows = await h.db.prisma.user.findMany({
+        where: { accountId: patterns },
+        orderBy: { id: "asc" },
+        select: { id: true, name: true, notes: true },
+      });
+      const value = fc.constantFrom(
+        "%",
+        "_",
+        "\\%",
+        "\\_",
+        "a\\\\b",
+        "A%B",
+        "50%",
+        "5_0",
+        "x_Y",
+        "PLAIN",
+        "plain text",
+        "Back",
+        "%LEAD",
+        "TRAIL_",
+        "off",
+        "a",
+        "",
+      );
+      const op = fc.constantFrom(
+        "equals",
+        "not",
+        "contains",
+        "startsWith",
+        "endsWith",
+        "lt",
+        "lte",
+        "gt",
+        "gte",
+        "in",
+        "notIn",
+      );
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom<"name" | "notes">("name", "notes"), op, value, fc.subarray(["%", "5_0", "PLAIN", "a\\b", "Axb", "aXb"]), async (column, op, value, values) => {
-          const arg = op === "in" || op === "notIn" ? values : value;
-          const pattern = op === "contains" ? `%${value}%` : op === "startsWith" ? `${value}%` : op === "endsWith" ? `%${value}` : value;
-          fc.pre(!["equals", "not", "contains", "startsWith", "endsWith"].includes(op) || !/(^|[^\\])(\\\\)*\\$/.test(pattern));
-          const filter = { [op]: arg, mode: "insensitive" };
-          const args = { where: { accountId: patterns, [column]: filter }, orderBy: { id: "asc" }, select: { id: true } };
-          const statements: string[] = [];
-          const listener = (sql: string) => void statements.push(sql);
-          h.db.onReaderStatement.add(listener);
-          const routed = await h.db.store.findMany(USER, args).finally(() => h.db.onReaderStatement.delete(listener));
-          expect(statements).toHaveLength(1);
-          const ids = routed.map((r) => r.id);
-          if (testProvider === "postgresql") expect(routed).toEqual(await loosePrisma().user.findMany(args));
-          // PostgreSQL orders strings by its collation; the other operators mean the same on both databases.
-          if (testProvider === "sqlite" || !["lt", "lte", "gt", "gte"].includes(op)) expect(ids).toEqual(expected(column, filter, rows));
-        }),
+        fc.asyncProperty(
+          fc.constantFrom<"name" | "notes">("name", "notes"),
+          op,
+          value,
+          fc.subarray(["%", "5_0", "PLAIN", "a\\b", "Axb", "aXb"]),
+          async (column, op, value, values) => {
+            const arg = op === "in" || op === "notIn" ? values : value;
+            const pattern =
+              op === "contains"
+                ? `%${value}%`
+                : op === "startsWith"
+                  ? `${value}%`
+                  : op === "endsWith"
+                    ? `%${value}`
+                    : value;
+            fc.pre(
+              !["equals", "not", "contains", "startsWith", "endsWith"].includes(op) ||
+                !/(^|[^\\])(\\\\)*\\$/.test(pattern),
+            );
+            const filter = { [op]: arg, mode: "insensitive" };
+            const args = {
+              where: { accountId: patterns, [column]: filter },
+              orderBy: { id: "asc" },
+              select: { id: true },
+            };
+            const statements: string[] = [];
+            const listener = (sql: string) => void statements.push(sql);
+            h.db.onReaderStatement.add(listener);
+            const routed = await h.db.store.findMany(USER, args).finally(() => h.db.onReaderStatement.delete(listener));
+            expect(statements).toHaveLength(1);
+            const ids = routed.map((r) => r.id);
+            if (testProvider === "postgresql") expect(routed).toEqual(await loosePrisma().user.findMany(args));
+            // PostgreSQL orders strings by its collation; the other operators mean the same on both databases.
+            if (testProvider === "sqlite" || !["lt", "lte", "gt", "gte"].includes(op))
+              expect(ids).toEqual(expected(column, filter, rows));
+          },
+        ),
         { numRuns: 300 },
       );
     });
 
     it("insensitive mode on SQLite, where Prisma refuses it: the reader answers; a pattern ending in an escape is Prisma's refusal", async () => {
-      const names = async (where: Record<string, unknown>) => (await h.db.store.findMany(USER, userPatterns(where))).map((u) => u.name);
+      const names = async (where: Record<string, unknown>) =>
+        (await h.db.store.findMany(USER, userPatterns(where))).map((u) => u.name);
       expect(await names({ name: { equals: "plain", mode: "insensitive" } })).toEqual(["Plain"]);
       expect(await names({ name: { startsWith: "PLAIN", mode: "insensitive" } })).toEqual(["Plain", "plain text"]);
-      expect(await names({ name: { contains: "\\%", mode: "insensitive" } })).toEqual(["50% off", "a%b", "x_y%z", "back\\%slash", "%lead"]);
+      expect(await names({ name: { contains: "\\%", mode: "insensitive" } })).toEqual([
+        "50% off",
+        "a%b",
+        "x_y%z",
+        "back\\%slash",
+        "%lead",
+      ]);
       expect(await names({ name: { equals: "A\\\\B", mode: "insensitive" } })).toEqual(["a\\b", "A\\B"]);
       expect(await names({ name: { in: ["PLAIN", "axb"], mode: "insensitive" } })).toEqual(["AXB", "Plain"]);
       expect(await names({ NOT: { name: { contains: "_", mode: "insensitive" } } })).toEqual([]);
-      const refused = await h.db.store.findMany(USER, userPatterns({ name: { endsWith: "\\", mode: "insensitive" } })).catch((e: Error) => e);
+      const refused = await h.db.store
+        .findMany(USER, userPatterns({ name: { endsWith: "\\", mode: "insensitive" } }))
+        .catch((e: Error) => e);
       expect(refused).toBeInstanceOf(Error);
       if (testProvider === "sqlite") {
-        expect(String(await loosePrisma().user.findMany(userPatterns({ name: { equals: "plain", mode: "insensitive" } })).catch((e: Error) => e))).toMatch(/Unknown argument `mode`/);
+        expect(
+          String(
+            await loosePrisma()
+              .user.findMany(userPatterns({ name: { equals: "plain", mode: "insensitive" } }))
+              .catch((e: Error) => e),
+          ),
+        ).toMatch(/Unknown argument `mode`/);
       }
     });
   });
@@ -473,7 +795,11 @@ describe("the SQL reader answers as Prisma does", () => {
     await same("user", "count", { where: { accountId, approved: false } });
     await same("user", "count", {});
     await same("message", "findMany", { where: { accountId }, orderBy: { id: "asc" } });
-    const grouped = await same("rankRecord", "groupBy", { by: ["userId"], where: { accountId, type: { in: [0, 2] } }, _max: { createdAt: true } });
+    const grouped = await same("rankRecord", "groupBy", {
+      by: ["userId"],
+      where: { accountId, type: { in: [0, 2] } },
+      _max: { createdAt: true },
+    });
     expect(grouped.length).toBeGreaterThan(0);
   });
 
@@ -481,12 +807,44 @@ describe("the SQL reader answers as Prisma does", () => {
     const cases: Array<[string, string, unknown]> = [
       ["user", "findMany", { where: { accountId }, cursor: { id: ids.users[2] }, orderBy: { id: "asc" } }],
       // A negative nested take is Prisma's last rows; a nested cursor or distinct, Prisma's too.
-      ["user", "findMany", { where: { accountId }, include: { rankRecords: { take: -1, orderBy: { id: "asc" } } }, orderBy: { id: "asc" } }],
-      ["user", "findMany", { where: { accountId }, include: { rankRecords: { cursor: { id: 1 }, take: 2 } }, orderBy: { id: "asc" } }],
+      [
+        "user",
+        "findMany",
+        {
+          where: { accountId },
+          include: { rankRecords: { take: -1, orderBy: { id: "asc" } } },
+          orderBy: { id: "asc" },
+        },
+      ],
+      [
+        "user",
+        "findMany",
+        { where: { accountId }, include: { rankRecords: { cursor: { id: 1 }, take: 2 } }, orderBy: { id: "asc" } },
+      ],
       // Found while planning, before any statement runs, however deep: the whole read is Prisma's.
-      ["rank", "findMany", { where: { accountId }, include: { users: { take: 1, include: { rankRecords: { where: { OR: [] } } } } }, orderBy: { id: "asc" } }],
-      ["rankRecord", "groupBy", { by: ["userId"], where: { accountId }, _count: { _all: true }, orderBy: { userId: "asc" } }],
-      ["user", "findMany", { where: { accountId }, select: { id: true, _count: { select: { rankRecords: true } } }, orderBy: { id: "asc" } }],
+      [
+        "rank",
+        "findMany",
+        {
+          where: { accountId },
+          include: { users: { take: 1, include: { rankRecords: { where: { OR: [] } } } } },
+          orderBy: { id: "asc" },
+        },
+      ],
+      [
+        "rankRecord",
+        "groupBy",
+        { by: ["userId"], where: { accountId }, _count: { _all: true }, orderBy: { userId: "asc" } },
+      ],
+      [
+        "user",
+        "findMany",
+        {
+          where: { accountId },
+          select: { id: true, _count: { select: { rankRecords: true } } },
+          orderBy: { id: "asc" },
+        },
+      ],
       ["message", "findMany", { where: { accountId, channels: { equals: ["email", "discord"] } } }],
       ["user", "count", { where: { accountId }, take: 2 }],
       ["user", "findMany", { where: { accountId, OR: [] } }],
@@ -509,12 +867,43 @@ describe("the SQL reader answers as Prisma does", () => {
   it("random filters and orders over users (property)", async () => {
     const userIds = ids.users;
     const leaf = fc.oneof(
-      fc.record({ id: fc.oneof(fc.constantFrom(...userIds), fc.record({ in: fc.subarray(userIds) }), fc.record({ gt: fc.constantFrom(...userIds) })) }),
-      fc.record({ name: fc.oneof(fc.constantFrom("Alice Able", "bob baker"), fc.record({ contains: fc.constantFrom("a", "li", "B", "e ") }), fc.record({ startsWith: fc.constantFrom("a", "C", "b") })) }),
-      fc.record({ notes: fc.oneof(fc.constant(null), fc.record({ not: fc.constant(null) }), fc.record({ not: fc.constantFrom("note 1", "note 2") })) }),
-      fc.record({ rankId: fc.oneof(fc.constant(null), fc.constantFrom(...ids.ranks), fc.record({ notIn: fc.subarray(ids.ranks) })) }),
+      fc.record({
+        id: fc.oneof(
+          fc.constantFrom(...userIds),
+          fc.record({ in: fc.subarray(userIds) }),
+          fc.record({ gt: fc.constantFrom(...userIds) }),
+        ),
+      }),
+      fc.record({
+        name: fc.oneof(
+          fc.constantFrom("Alice Able", "bob baker"),
+          fc.record({ contains: fc.constantFrom("a", "li", "B", "e ") }),
+          fc.record({ startsWith: fc.constantFrom("a", "C", "b") }),
+        ),
+      }),
+      fc.record({
+        notes: fc.oneof(
+          fc.constant(null),
+          fc.record({ not: fc.constant(null) }),
+          fc.record({ not: fc.constantFrom("note 1", "note 2") }),
+        ),
+      }),
+      fc.record({
+        rankId: fc.oneof(
+          fc.constant(null),
+          fc.constantFrom(...ids.ranks),
+          fc.record({ notIn: fc.subarray(ids.ranks) }),
+        ),
+      }),
       fc.record({ approved: fc.boolean() }),
-      fc.record({ lastSeenAt: fc.oneof(fc.constant(null), fc.record({ lte: fc.date({ min: new Date("2025-01-01"), max: new Date("2025-01-31"), noInvalidDate: true }) })) }),
+      fc.record({
+        lastSeenAt: fc.oneof(
+          fc.constant(null),
+          fc.record({
+            lte: fc.date({ min: new Date("2025-01-01"), max: new Date("2025-01-31"), noInvalidDate: true }),
+          }),
+        ),
+      }),
       fc.record({ rank: fc.record({ is: fc.record({ order: fc.integer({ min: 0, max: 2 }) }) }) }),
       fc.record({ rankRecords: fc.record({ some: fc.record({ type: fc.integer({ min: 0, max: 3 }) }) }) }),
     );
@@ -529,17 +918,34 @@ describe("the SQL reader answers as Prisma does", () => {
     })).w;
     // Degenerate combinations (an empty OR, NOT of nothing) go to Prisma; the rest must be the reader's.
     const runs = { all: 0, translated: 0 };
-    const order = fc.constantFrom<unknown[]>([{ id: "asc" }], [{ name: "desc" }, { id: "asc" }], [{ lastSeenAt: { sort: "desc", nulls: "last" } }, { id: "desc" }], [{ rank: { order: "asc" } }, { id: "asc" }]);
+    const order = fc.constantFrom<unknown[]>(
+      [{ id: "asc" }],
+      [{ name: "desc" }, { id: "asc" }],
+      [{ lastSeenAt: { sort: "desc", nulls: "last" } }, { id: "desc" }],
+      [{ rank: { order: "asc" } }, { id: "asc" }],
+    );
     await fc.assert(
-      fc.asyncProperty(where, order, fc.option(fc.integer({ min: 0, max: 7 })), fc.integer({ min: 0, max: 3 }), async (w, orderBy, take, skip) => {
-        const args = { where: { AND: [{ accountId }, w] }, orderBy, take: take ?? undefined, skip, include: { rank: true } };
-        const { routed, prisma, translated } = await both("user", "findMany", args);
-        if (translated) runs.translated++;
-        runs.all++;
-        expect(routed).toEqual(prisma);
-        const counted = await both("user", "count", { where: args.where });
-        expect(counted.routed).toBe(counted.prisma);
-      }),
+      fc.asyncProperty(
+        where,
+        order,
+        fc.option(fc.integer({ min: 0, max: 7 })),
+        fc.integer({ min: 0, max: 3 }),
+        async (w, orderBy, take, skip) => {
+          const args = {
+            where: { AND: [{ accountId }, w] },
+            orderBy,
+            take: take ?? undefined,
+            skip,
+            include: { rank: true },
+          };
+          const { routed, prisma, translated } = await both("user", "findMany", args);
+          if (translated) runs.translated++;
+          runs.all++;
+          expect(routed).toEqual(prisma);
+          const counted = await both("user", "count", { where: args.where });
+          expect(counted.routed).toBe(counted.prisma);
+        },
+      ),
       { numRuns: 150 },
     );
     expect(runs.translated / runs.all).toBeGreaterThan(0.6);
@@ -563,7 +969,12 @@ describe("the SQL reader answers as Prisma does", () => {
     };
 
     it("create and update answer and store what Prisma's do, defaults and JSON included", async () => {
-      const data = { accountId, description: "created", headline: "h", properties: { headline: "h", list: [1, "two", null], nested: { ok: true } } };
+      const data = {
+        accountId,
+        description: "created",
+        headline: "h",
+        properties: { headline: "h", list: [1, "two", null], nested: { ok: true } },
+      };
       const before = Date.now();
       const { value: created, direct } = await inTx((tx) => tx.create("NewsfeedItem", { data }));
       expect(direct).toBeGreaterThan(0);
@@ -577,19 +988,26 @@ describe("the SQL reader answers as Prisma does", () => {
       const { value: made } = await inTx((tx) => tx.create("User", { data: user }));
       expect(made.approved).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 5));
-      const { value: updated } = await inTx((tx) => tx.update("User", { where: { id: made.id }, data: { notes: "n", rankId: ids.ranks[1], lastSeenAt: new Date("2025-03-04T05:06:07.089Z") } }));
+      const { value: updated } = await inTx((tx) =>
+        tx.update("User", {
+          where: { id: made.id },
+          data: { notes: "n", rankId: ids.ranks[1], lastSeenAt: new Date("2025-03-04T05:06:07.089Z") },
+        }),
+      );
       expect((updated.updatedAt as Date).getTime()).toBeGreaterThan((made.updatedAt as Date).getTime());
       expect(await h.db.prisma.user.findUnique({ where: { id: made.id } })).toEqual(updated);
     });
 
     it("reads in the transaction see its writes; reads outside do not until it commits; a rollback undoes them", async () => {
       let outside: unknown = "unset";
-      const error = await h.db.store.transaction(async (tx) => {
-        const rank = await tx.create("Rank", { data: { accountId, name: "Uncommitted" } });
-        expect(await tx.findFirst("Rank", { where: { id: rank.id } })).toEqual(rank);
-        outside = await h.db.store.findFirst("Rank", { where: { name: "Uncommitted" } });
-        throw new Error("roll back");
-      }).catch((e: Error) => e);
+      const error = await h.db.store
+        .transaction(async (tx) => {
+          const rank = await tx.create("Rank", { data: { accountId, name: "Uncommitted" } });
+          expect(await tx.findFirst("Rank", { where: { id: rank.id } })).toEqual(rank);
+          outside = await h.db.store.findFirst("Rank", { where: { name: "Uncommitted" } });
+          throw new Error("roll back");
+        })
+        .catch((e: Error) => e);
       expect(String(error)).toMatch(/roll back/);
       expect(outside).toBeNull();
       expect(await h.db.prisma.rank.findFirst({ where: { name: "Uncommitted" } })).toBeNull();
@@ -612,22 +1030,33 @@ describe("the SQL reader answers as Prisma does", () => {
       const read = barrier();
       // A batch transaction started among them holds a connection of its own that must not be paired with any of them.
       const batch = h.db.store.batch([h.db.prisma.rank.create({ data: { accountId, name: "Batch beside them" } })]);
-      const outcomes = await Promise.all(Array.from({ length: count }, (_, i) =>
-        h.db.store.transaction(async (tx) => {
-          const rank = await tx.create("Rank", { data: { accountId, name: `Side by side ${i}` } });
-          await written(); // every transaction has written, none has committed
-          const seen = await tx.findMany("Rank", { where: { name: { startsWith: "Side by side" } }, select: { id: true } });
-          await read(); // none commits before all have read
-          expect(seen).toEqual([{ id: rank.id }]);
-          if (i % 2) throw new Error(`roll back ${i}`);
-          return rank.id;
-        }).catch((e: Error) => e.message)));
+      const outcomes = await Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          h.db.store
+            .transaction(async (tx) => {
+              const rank = await tx.create("Rank", { data: { accountId, name: `Side by side ${i}` } });
+              await written(); // every transaction has written, none has committed
+              const seen = await tx.findMany("Rank", {
+                where: { name: { startsWith: "Side by side" } },
+                select: { id: true },
+              });
+              await read(); // none commits before all have read
+              expect(seen).toEqual([{ id: rank.id }]);
+              if (i % 2) throw new Error(`roll back ${i}`);
+              return rank.id;
+            })
+            .catch((e: Error) => e.message),
+        ),
+      );
       h.db.onReaderStatement.delete(listener);
       expect(((await batch)[0] as { name: string }).name).toBe("Batch beside them");
       // The writes and reads went to the transactions' own connections, not back to Prisma.
       expect(direct.filter((sql) => sql.startsWith('INSERT INTO "Rank"'))).toHaveLength(count);
       expect(outcomes.filter((o) => typeof o === "string")).toEqual(["roll back 1", "roll back 3"]);
-      const kept = await h.db.prisma.rank.findMany({ where: { name: { startsWith: "Side by side" } }, orderBy: { id: "asc" } });
+      const kept = await h.db.prisma.rank.findMany({
+        where: { name: { startsWith: "Side by side" } },
+        orderBy: { id: "asc" },
+      });
       expect(kept.map((r: { name: string }) => r.name)).toEqual(["Side by side 0", "Side by side 2", "Side by side 4"]);
     });
 
@@ -635,8 +1064,12 @@ describe("the SQL reader answers as Prisma does", () => {
       const warnings: string[] = [];
       const onWarning = (w: Error) => void warnings.push(w.message);
       process.on("warning", onWarning);
-      const ids = (await h.db.prisma.user.findMany({ where: { accountId }, select: { id: true }, take: 6, orderBy: { id: "asc" } })).map((u) => u.id);
-      const found = await h.db.store.transaction((tx) => Promise.all(ids.map((id) => tx.findUnique("User", { where: { id }, select: { id: true } }))));
+      const ids = (
+        await h.db.prisma.user.findMany({ where: { accountId }, select: { id: true }, take: 6, orderBy: { id: "asc" } })
+      ).map((u) => u.id);
+      const found = await h.db.store.transaction((tx) =>
+        Promise.all(ids.map((id) => tx.findUnique("User", { where: { id }, select: { id: true } }))),
+      );
       await new Promise((resolve) => setImmediate(resolve));
       process.off("warning", onWarning);
       expect(found.map((u) => u!.id)).toEqual(ids);
@@ -645,14 +1078,17 @@ describe("the SQL reader answers as Prisma does", () => {
     });
 
     describe("a direct transaction (BEGIN and COMMIT without Prisma)", () => {
-      const direct = <T>(work: (tx: StoreTransaction) => Promise<T>) => h.db.store.transaction(mayRunTwice(work), { direct: true });
+      const direct = <T>(work: (tx: StoreTransaction) => Promise<T>) =>
+        h.db.store.transaction(mayRunTwice(work), { direct: true });
       const named = (name: string) => h.db.prisma.rank.count({ where: { accountId, name } });
 
       it("runs its statements on a connection of its own (SQLite: the adapter's, held) and commits them", async () => {
         const seen: string[] = [];
         const listener = (sql: string) => void seen.push(sql);
         h.db.onReaderStatement.add(listener);
-        const rank = await direct((tx) => tx.create("Rank", { data: { accountId, name: "Direct" } })).finally(() => h.db.onReaderStatement.delete(listener));
+        const rank = await direct((tx) => tx.create("Rank", { data: { accountId, name: "Direct" } })).finally(() =>
+          h.db.onReaderStatement.delete(listener),
+        );
         expect(seen[0]).toBe("BEGIN");
         expect(seen.at(-1)).toBe("COMMIT");
         expect(seen.filter((sql) => sql.startsWith('INSERT INTO "Rank"'))).toHaveLength(1);
@@ -684,15 +1120,23 @@ describe("the SQL reader answers as Prisma does", () => {
         await inside;
         const [plain, inPrisma, raw] = await Promise.all([
           h.db.prisma.rank.create({ data: { accountId, name: "Prisma, meanwhile" } }),
-          h.db.store.transaction((tx) => tx.prisma.rank.create({ data: { accountId, name: "Prisma transaction, meanwhile" } })),
+          h.db.store.transaction((tx) =>
+            tx.prisma.rank.create({ data: { accountId, name: "Prisma transaction, meanwhile" } }),
+          ),
           // A statement of its own (no transaction of Prisma's around it).
-          h.db.prisma.$executeRawUnsafe(`UPDATE "Rank" SET "description" = 'raw, meanwhile' WHERE "id" = ${touched.id}`),
+          h.db.prisma.$executeRawUnsafe(
+            `UPDATE "Rank" SET "description" = 'raw, meanwhile' WHERE "id" = ${touched.id}`,
+          ),
         ]);
         expect(await rolledBack).toBe("rolled back");
         expect(raw).toBe(1);
         expect((await h.db.prisma.rank.findUnique({ where: { id: touched.id } }))?.description).toBe("raw, meanwhile");
         expect([plain.name, inPrisma.name]).toEqual(["Prisma, meanwhile", "Prisma transaction, meanwhile"]);
-        expect([await named("Direct, rolled back"), await named("Prisma, meanwhile"), await named("Prisma transaction, meanwhile")]).toEqual([0, 1, 1]);
+        expect([
+          await named("Direct, rolled back"),
+          await named("Prisma, meanwhile"),
+          await named("Prisma transaction, meanwhile"),
+        ]).toEqual([0, 1, 1]);
       });
 
       it("an error rolls it back, a refused write keeps Prisma's code, and the connections stay usable", async () => {
@@ -701,24 +1145,37 @@ describe("the SQL reader answers as Prisma does", () => {
           throw new Error("changed my mind");
         }).catch((e: Error) => e.message);
         expect(failed).toBe("changed my mind");
-        const refused = await direct((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: { code: string }) => e);
+        const refused = await direct((tx) =>
+          tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } }),
+        ).catch((e: { code: string }) => e);
         expect(refused.code).toBe("P2002");
         expect([await named("Rolled back"), await h.db.prisma.user.count({ where: { name: "Dup" } })]).toEqual([0, 0]);
         // One that runs no statement sends none: BEGIN goes out with the first statement.
         expect(await direct(async () => "nothing to write")).toBe("nothing to write");
         // More direct transactions than the pool has connections: none was left checked out or in a transaction.
-        const ranks = await Promise.all(Array.from({ length: 25 }, (_, i) => direct((tx) => tx.create("Rank", { data: { accountId, name: `After ${i}` } }))));
+        const ranks = await Promise.all(
+          Array.from({ length: 25 }, (_, i) =>
+            direct((tx) => tx.create("Rank", { data: { accountId, name: `After ${i}` } })),
+          ),
+        );
         expect(ranks).toHaveLength(25);
       });
     });
 
     it("a write the database refuses, or that finds no row, gets Prisma's own error and changes nothing", async () => {
       // On PostgreSQL a failed statement aborts the transaction: the writer's savepoint keeps it usable for Prisma's retry.
-      const duplicate = await h.db.store.transaction((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } })).catch((e: { code: string }) => e);
+      const duplicate = await h.db.store
+        .transaction((tx) => tx.create("User", { data: { accountId, name: "Dup", email: "u0@example.com" } }))
+        .catch((e: { code: string }) => e);
       expect(duplicate.code).toBe("P2002");
-      const missing = await h.db.store.transaction((tx) => tx.update("User", { where: { id: 987654 }, data: { name: "Nobody" } })).catch((e: { code: string }) => e);
+      const missing = await h.db.store
+        .transaction((tx) => tx.update("User", { where: { id: 987654 }, data: { name: "Nobody" } }))
+        .catch((e: { code: string }) => e);
       expect(missing.code).toBe("P2025");
-      const noRank = await h.db.store.transaction((tx) => tx.create("User", { data: { accountId, name: "Orphan", email: "orphan@example.com", rankId: 999999 } }))
+      const noRank = await h.db.store
+        .transaction((tx) =>
+          tx.create("User", { data: { accountId, name: "Orphan", email: "orphan@example.com", rankId: 999999 } }),
+        )
         .catch((e: { code: string }) => e);
       expect(noRank.code).toBe("P2003");
       expect(await h.db.prisma.user.count({ where: { name: { in: ["Orphan", "Dup", "Nobody"] } } })).toBe(0);

@@ -18,7 +18,8 @@ import { spawnServer, type ServerProcess } from "./support/spawn-server.ts";
 const readme = readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8");
 /** The `### GraphQL` section, up to the next `##` heading. */
 const graphqlSection = /\n### GraphQL\n([\s\S]*?)\n##? /.exec(readme)?.[1] ?? "";
-const blocks = (lang: string) => [...readme.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
+const blocks = (lang: string) =>
+  [...readme.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]);
 
 /** Each command of the `sh` blocks that is a curl call, continuation lines joined, in README order. */
 const curls = blocks("sh")
@@ -26,7 +27,12 @@ const curls = blocks("sh")
   .map((line) => line.trim())
   .filter((line) => line.startsWith("curl "));
 /** Each document of the `graphql` blocks (a new one starts at each line beginning with query, mutation or `{`). */
-const documents = blocks("graphql").flatMap((block) => block.split(/\n(?=query|mutation|\{)/).map((d) => d.trim()).filter(Boolean));
+const documents = blocks("graphql").flatMap((block) =>
+  block
+    .split(/\n(?=query|mutation|\{)/)
+    .map((d) => d.trim())
+    .filter(Boolean),
+);
 
 const run = promisify(execFile);
 let server: ServerProcess;
@@ -41,8 +47,16 @@ afterAll(() => server?.stop());
 
 test("the README has the examples this test runs", () => {
   expect(curls.length).toBeGreaterThanOrEqual(5);
-  for (const task of ["-X POST localhost:8080/v2/ranks", "/rank-records -H", "rank-records?include=", "/v2/users/search"]) {
-    expect(curls.some((c) => c.includes(task)), task).toBe(true);
+  for (const task of [
+    "-X POST localhost:8080/v2/ranks",
+    "/rank-records -H",
+    "rank-records?include=",
+    "/v2/users/search",
+  ]) {
+    expect(
+      curls.some((c) => c.includes(task)),
+      task,
+    ).toBe(true);
   }
   expect(documents.length).toBeGreaterThanOrEqual(2);
   // The graph's shapes: a connection paged by cursor, typed where/orderBy, a Relay node lookup, payload mutations.
@@ -72,77 +86,117 @@ test.each(curls.map((c, i) => [i + 1, c]))("curl example %i runs: %s", { timeout
   expect(JSON.parse(body).data, body).toBeDefined();
 });
 
-test.each(documents.map((d, i) => [i + 1, d]))("GraphQL example %i runs: %s", { timeout: 30_000 }, async (_n, query) => {
-  // A cursor or a global id is copied from an answer, never made up: it must be one an earlier example was given.
-  for (const [, literal] of query.matchAll(/\b(?:after|before|id): "([^"]*)"/g)) expect(answered, literal).toContain(literal);
-  const response = await fetch(`${server.base}/graphql`, {
-    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ query }),
-  });
-  const body = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown };
-  expect(response.status, JSON.stringify(body)).toBe(200);
-  expect(body.errors).toBeUndefined();
-  expect(Object.values(body.data ?? {}).every((v) => v !== null)).toBe(true);
-  collect(body.data);
-});
+test.each(documents.map((d, i) => [i + 1, d]))(
+  "GraphQL example %i runs: %s",
+  { timeout: 30_000 },
+  async (_n, query) => {
+    // A cursor or a global id is copied from an answer, never made up: it must be one an earlier example was given.
+    for (const [, literal] of query.matchAll(/\b(?:after|before|id): "([^"]*)"/g))
+      expect(answered, literal).toContain(literal);
+    const response = await fetch(`${server.base}/graphql`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ query }),
+    });
+    const body = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown };
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(body.errors).toBeUndefined();
+    expect(Object.values(body.data ?? {}).every((v) => v !== null)).toBe(true);
+    collect(body.data);
+  },
+);
 
 test("the GraphQL section states the configured defaults of the caps and the budget", () => {
   const config = loadConfig({});
   expect(graphqlSection).toContain("REST API above is unchanged");
   for (const [value, name] of [
-    [config.graphqlDefaultFirst, "GRAPHQL_DEFAULT_FIRST"], [config.maxPageSize, "MAX_PAGE_SIZE"],
-    [config.graphqlMaxComplexity, "GRAPHQL_MAX_COMPLEXITY"], [config.maxRowsPerRequest, "MAX_ROWS_PER_REQUEST"],
+    [config.graphqlDefaultFirst, "GRAPHQL_DEFAULT_FIRST"],
+    [config.maxPageSize, "MAX_PAGE_SIZE"],
+    [config.graphqlMaxComplexity, "GRAPHQL_MAX_COMPLEXITY"],
+    [config.maxRowsPerRequest, "MAX_ROWS_PER_REQUEST"],
   ] as const) {
     expect(graphqlSection, name).toMatch(new RegExp(`\\b${value}\\s+\\(\`${name}\``));
   }
   expect(graphqlSection).toContain("`GRAPHQL_LIST_ESTIMATE`");
 });
 
-test("as the GraphQL section says, a first above MAX_PAGE_SIZE makes its field null with an error naming first", { timeout: 30_000 }, async () => {
-  expect(graphqlSection).toContain("above it the field is `null` with a `VALIDATION` error, status 422, naming `first`");
-  const over = loadConfig({}).maxPageSize + 1;
-  const response = await fetch(`${server.base}/graphql`, {
-    method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ query: `{ ranks(first: 1) { totalCount } user(rowId: 2) { rankRecords(first: ${over}) { totalCount } } }` }),
-  });
-  const body = (await response.json()) as { data: { ranks: { totalCount: number }; user: { rankRecords: unknown } }; errors: Array<{ path: string[]; extensions: { code: string; status: number; errors: object } }> };
-  expect(response.status).toBe(200);
-  expect(body.data.ranks.totalCount).toBeGreaterThan(0);
-  expect(body.data.user.rankRecords).toBeNull();
-  expect(body.errors).toHaveLength(1);
-  expect(body.errors[0]).toMatchObject({ path: ["user", "rankRecords"], extensions: { code: "VALIDATION", status: 422 } });
-  expect(Object.keys(body.errors[0].extensions.errors)).toEqual(["first"]);
-});
-
-test("the GraphQL section's cost examples: the estimate it states, one run and one refused by the server", { timeout: 30_000 }, async () => {
-  const examples = [...graphqlSection.matchAll(/`(statuses[^`]*)` is\s+([\d\s+×()]+?) = ([\d,]+)(?: rows)?\s+and\s+(runs|is refused)/g)];
-  expect(examples.map((m) => m[4])).toEqual(["runs", "is refused"]);
-  const config = loadConfig({});
-  for (const [, selection, arithmetic, total, outcome] of examples) {
-    const stated = Number(total.replaceAll(",", ""));
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- evaluates the README's own arithmetic (digits, +, ×, parentheses)
-    expect(Function(`return ${arithmetic.replaceAll("×", "*")}`)(), arithmetic).toBe(stated);
-    expect(estimateRows(getSchema(), parse(`{ ${selection} }`), null, {}, { config }), selection).toBe(stated);
+test(
+  "as the GraphQL section says, a first above MAX_PAGE_SIZE makes its field null with an error naming first",
+  { timeout: 30_000 },
+  async () => {
+    expect(graphqlSection).toContain(
+      "above it the field is `null` with a `VALIDATION` error, status 422, naming `first`",
+    );
+    const over = loadConfig({}).maxPageSize + 1;
     const response = await fetch(`${server.base}/graphql`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify({ query: `{ ${selection} }` }),
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({
+        query: `{ ranks(first: 1) { totalCount } user(rowId: 2) { rankRecords(first: ${over}) { totalCount } } }`,
+      }),
     });
-    const body = (await response.json()) as { data?: { statuses?: unknown }; errors?: Array<{ message: string; extensions: { code: string } }> };
-    if (outcome === "runs") {
-      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
-      expect(body.data?.statuses).toBeTruthy();
-    } else {
-      expect(response.status).toBe(422);
-      expect(body.errors?.[0]?.extensions.code).toBe("VALIDATION");
-      expect(body.errors?.[0]?.message).toContain(`about ${stated} rows, over the budget of ${config.graphqlMaxComplexity} (GRAPHQL_MAX_COMPLEXITY)`);
+    const body = (await response.json()) as {
+      data: { ranks: { totalCount: number }; user: { rankRecords: unknown } };
+      errors: Array<{ path: string[]; extensions: { code: string; status: number; errors: object } }>;
+    };
+    expect(response.status).toBe(200);
+    expect(body.data.ranks.totalCount).toBeGreaterThan(0);
+    expect(body.data.user.rankRecords).toBeNull();
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors[0]).toMatchObject({
+      path: ["user", "rankRecords"],
+      extensions: { code: "VALIDATION", status: 422 },
+    });
+    expect(Object.keys(body.errors[0].extensions.errors)).toEqual(["first"]);
+  },
+);
+
+test(
+  "the GraphQL section's cost examples: the estimate it states, one run and one refused by the server",
+  { timeout: 30_000 },
+  async () => {
+    const examples = [
+      ...graphqlSection.matchAll(
+        /`(statuses[^`]*)` is\s+([\d\s+×()]+?) = ([\d,]+)(?: rows)?\s+and\s+(runs|is refused)/g,
+      ),
+    ];
+    expect(examples.map((m) => m[4])).toEqual(["runs", "is refused"]);
+    const config = loadConfig({});
+    for (const [, selection, arithmetic, total, outcome] of examples) {
+      const stated = Number(total.replaceAll(",", ""));
+      // eslint-disable-next-line @typescript-eslint/no-implied-eval -- evaluates the README's own arithmetic (digits, +, ×, parentheses)
+      expect(Function(`return ${arithmetic.replaceAll("×", "*")}`)(), arithmetic).toBe(stated);
+      expect(estimateRows(getSchema(), parse(`{ ${selection} }`), null, {}, { config }), selection).toBe(stated);
+      const response = await fetch(`${server.base}/graphql`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ query: `{ ${selection} }` }),
+      });
+      const body = (await response.json()) as {
+        data?: { statuses?: unknown };
+        errors?: Array<{ message: string; extensions: { code: string } }>;
+      };
+      if (outcome === "runs") {
+        expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+        expect(body.data?.statuses).toBeTruthy();
+      } else {
+        expect(response.status).toBe(422);
+        expect(body.errors?.[0]?.extensions.code).toBe("VALIDATION");
+        expect(body.errors?.[0]?.message).toContain(
+          `about ${stated} rows, over the budget of ${config.graphqlMaxComplexity} (GRAPHQL_MAX_COMPLEXITY)`,
+        );
+      }
     }
-  }
-});
+  },
+);
 
 test("the typed-client example imports what the client preset generates", async () => {
   const example = blocks("ts").find((b) => b.includes("src/generated/client"));
   expect(example).toBeDefined();
-  const imported = /import \{([^}]*)\} from "\.\/src\/generated\/client\/graphql\.ts"/.exec(example!)![1].split(",").map((n) => n.trim());
+  const imported = /import \{([^}]*)\} from "\.\/src\/generated\/client\/graphql\.ts"/
+    .exec(example!)![1]
+    .split(",")
+    .map((n) => n.trim());
   const generated = readFileSync(path.resolve(import.meta.dirname, "../src/generated/client/graphql.ts"), "utf8");
   for (const name of imported) {
     const bare = name.replace(/^type\s+/, "");

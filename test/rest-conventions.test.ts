@@ -18,18 +18,28 @@ beforeAll(async () => {
   s = await seed(api);
   for (let i = 0; i < 60; i++) {
     await api.post(`/v2/users/${s.user.id}/rank-records`, {
-      rank_id: i % 2 ? s.corporal.id : s.private_.id, type: i % 4, text: `record ${i}`, document_id: s.document.id,
+      rank_id: i % 2 ? s.corporal.id : s.private_.id,
+      type: i % 4,
+      text: `record ${i}`,
+      document_id: s.document.id,
       created_at: "2024-05-01T13:45:12.123456Z",
     });
   }
   const records = (await api.get(`/v2/users/${s.user.id}/rank-records?limit=100`)).body.data;
   for (const record of records.slice(0, 40)) {
-    await api.post("/v2/comments", { comment: `on ${record.id}`, model_type: "App\\Models\\RankRecord", model_id: record.id });
+    await api.post("/v2/comments", {
+      comment: `on ${record.id}`,
+      model_type: "App\\Models\\RankRecord",
+      model_id: record.id,
+    });
   }
   const upload = new FormData();
   upload.set("name", "Badge");
   upload.set("image", new Blob([Buffer.from("89504e470d0a1a0a", "hex")], { type: "image/png" }), "b.png");
-  const image = await api.post(`/v2/qualifications/${s.qualification.id}/image`, { name: "Badge", image: `data:image/png;base64,${Buffer.from("89504e470d0a1a0a", "hex").toString("base64")}` });
+  const image = await api.post(`/v2/qualifications/${s.qualification.id}/image`, {
+    name: "Badge",
+    image: `data:image/png;base64,${Buffer.from("89504e470d0a1a0a", "hex").toString("base64")}`,
+  });
   expect(image.status).toBe(200);
 });
 afterAll(() => h.close());
@@ -78,7 +88,12 @@ describe("pagination", () => {
   });
   test("paging walks every record exactly once, even when ordering values tie", async () => {
     const seen: number[] = [];
-    for (let page = 1; page <= 7; page++) seen.push(...(await api.get(`/v2/users/${s.user.id}/rank-records?limit=9&page=${page}`)).body.data.map((r: { id: number }) => r.id));
+    for (let page = 1; page <= 7; page++)
+      seen.push(
+        ...(await api.get(`/v2/users/${s.user.id}/rank-records?limit=9&page=${page}`)).body.data.map(
+          (r: { id: number }) => r.id,
+        ),
+      );
     expect(seen).toHaveLength(60);
     expect(new Set(seen).size).toBe(60);
   });
@@ -101,7 +116,11 @@ describe("request handling", () => {
     }
   });
   test("malformed JSON is 400, a non-object body 422, never 500", async () => {
-    const bad = await client(h, await h.key("alpha", "*"), { "content-type": "application/json" }).send("POST", "/v2/ranks", "{not json");
+    const bad = await client(h, await h.key("alpha", "*"), { "content-type": "application/json" }).send(
+      "POST",
+      "/v2/ranks",
+      "{not json",
+    );
     expect(bad.status).toBe(400);
     // The same text without a JSON content type is not read as JSON at all.
     expect((await api.send("POST", "/v2/ranks", "{not json")).status).toBe(415);
@@ -110,10 +129,20 @@ describe("request handling", () => {
   });
   test("read-only attributes, relation objects and unknown keys are ignored; timestamps are writable", async () => {
     const r = await api.post("/v2/ranks", {
-      name: "Sergeant", id: 999, label: "x", image: { id: 3 }, bogus: true, created_at: "2020-01-02T03:04:05.123456Z", updated_at: "2020-01-02 03:04:05",
+      name: "Sergeant",
+      id: 999,
+      label: "x",
+      image: { id: 3 },
+      bogus: true,
+      created_at: "2020-01-02T03:04:05.123456Z",
+      updated_at: "2020-01-02 03:04:05",
     });
     expect(r.status).toBe(200);
-    expect(r.body.data).toMatchObject({ name: "Sergeant", created_at: "2020-01-02T03:04:05.123000Z", updated_at: "2020-01-02T03:04:05.000000Z" });
+    expect(r.body.data).toMatchObject({
+      name: "Sergeant",
+      created_at: "2020-01-02T03:04:05.123000Z",
+      updated_at: "2020-01-02T03:04:05.000000Z",
+    });
     expect(r.body.data.id).not.toBe(999);
     expect(r.body.data).not.toHaveProperty("bogus");
     expect((await api.post("/v2/ranks", { name: "X", created_at: "yesterday" })).status).toBe(422);
@@ -129,9 +158,15 @@ describe("request handling", () => {
     const q = (await api.get(`/v2/qualifications/${s.qualification.id}?include=image`)).body.data;
     expect(q.image.image_url).toMatch(/^http:\/\/muster\.test\/files\/images\/.+\.png$/);
     expect((await h.app.yoga.fetch(q.image.image_url)).headers.get("content-type")).toBe("image/png");
-    const again = await api.post(`/v2/qualifications/${s.qualification.id}/image`, { name: "Second", image: "data:image/png;base64,iVBORw0K" });
+    const again = await api.post(`/v2/qualifications/${s.qualification.id}/image`, {
+      name: "Second",
+      image: "data:image/png;base64,iVBORw0K",
+    });
     expect(again.status).toBe(409);
-    expect((await api.post(`/v2/qualifications/${s.qualification.id}/image`, { name: "x", image: "data:text/plain,hello" })).status).toBe(409);
+    expect(
+      (await api.post(`/v2/qualifications/${s.qualification.id}/image`, { name: "x", image: "data:text/plain,hello" }))
+        .status,
+    ).toBe(409);
   });
 });
 
@@ -162,27 +197,51 @@ describe("REST and GraphQL agree", () => {
     const rest = await api.get(`/v2/users/${s.user.id}/rank-records?include=rank.image,author&limit=20&page=2`);
     const document = readFileSync("test/operations/rank-records.graphql", "utf8");
     parse(document);
-    const query = (variables: UserRankRecordsQueryVariables) => api.send("POST", "/graphql", { query: document, operationName: "UserRankRecords", variables });
+    const query = (variables: UserRankRecordsQueryVariables) =>
+      api.send("POST", "/graphql", { query: document, operationName: "UserRankRecords", variables });
     // REST's page 2 of 20 is `offset: 20, first: 20`, and the page after the first 20 by cursor.
     const byOffset = await query({ user: s.user.id, offset: 20, first: 20 });
     expect(byOffset.status).toBe(200);
     const pageOne = (await query({ user: s.user.id, first: 20 })).body.data as UserRankRecordsQuery;
     const byCursor = await query({ user: s.user.id, first: 20, after: pageOne.user!.rankRecords!.pageInfo.endCursor });
     const types = ["PROMOTION", "DEMOTION", "LATERAL", "TRANSFER"];
-    const expected = rest.body.data.map((r: RestRecord) => [r.id, r.text, types[r.type], r.created_at, r.rank?.name, r.rank?.image?.path ?? null, r.author?.name]);
+    const expected = rest.body.data.map((r: RestRecord) => [
+      r.id,
+      r.text,
+      types[r.type],
+      r.created_at,
+      r.rank?.name,
+      r.rank?.image?.path ?? null,
+      r.author?.name,
+    ]);
     expect(expected).toHaveLength(20);
     for (const gql of [byOffset, byCursor]) {
       const data = gql.body.data as UserRankRecordsQuery;
       expect(data.user!.rowId).toBe(s.user.id);
       expect(data.user!.rankRecords!.totalCount).toBe(rest.body.meta.total);
       expect(data.user!.rankRecords!.pageInfo.hasNextPage).toBe(true);
-      expect(data.user!.rankRecords!.nodes.map((n) => [n.rowId, n.text, n.type, n.createdAt, n.rank?.name, n.rank?.image?.path ?? null, n.author?.name])).toEqual(expected);
+      expect(
+        data.user!.rankRecords!.nodes.map((n) => [
+          n.rowId,
+          n.text,
+          n.type,
+          n.createdAt,
+          n.rank?.name,
+          n.rank?.image?.path ?? null,
+          n.author?.name,
+        ]),
+      ).toEqual(expected);
     }
   });
   test("GraphQL errors carry the same code, status and request ids", async () => {
     const r = await api.graphql("mutation { deleteRank(rowId: 999999) { rank { id } } }");
     expect(r.status).toBe(200);
-    expect(r.body.errors[0].extensions).toMatchObject({ code: "NOT_FOUND", status: 404, type: "NotFoundHttpException", request_id: expect.any(String) });
+    expect(r.body.errors[0].extensions).toMatchObject({
+      code: "NOT_FOUND",
+      status: 404,
+      type: "NotFoundHttpException",
+      request_id: expect.any(String),
+    });
     const anonymous = await client(h, null).graphql("query { ranks { totalCount } }");
     expect(anonymous.body.errors[0].extensions.code).toBe("UNAUTHENTICATED");
   });

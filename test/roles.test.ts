@@ -76,9 +76,17 @@ describe("built-in roles", () => {
 
 describe("CRUD", () => {
   test("create, read, update and delete a role with known permissions", async () => {
-    const made = await api.post("/v2/roles", { name: "Recruiter", description: "Handles applications", permissions: ["view:user", "create:user", "view:user"] });
+    const made = await api.post("/v2/roles", {
+      name: "Recruiter",
+      description: "Handles applications",
+      permissions: ["view:user", "create:user", "view:user"],
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
-    expect(made.body.data).toMatchObject({ name: "Recruiter", permissions: ["view:user", "create:user"], built_in: false });
+    expect(made.body.data).toMatchObject({
+      name: "Recruiter",
+      permissions: ["view:user", "create:user"],
+      built_in: false,
+    });
     const id = made.body.data.id as number;
     expect((await api.get(`/v2/roles/${id}`)).body.data.name).toBe("Recruiter");
     expect((await other.get(`/v2/roles/${id}`)).status).toBe(404);
@@ -135,7 +143,9 @@ describe("people and roles", () => {
     expect(synced.body.attached).toEqual([admin.id]);
     expect(synced.body.detached.length).toBe(2);
 
-    const graph = await api.graphql(`query($id: Int!) { user(rowId: $id) { roles { nodes { name permissions } } } }`, { id: person.id });
+    const graph = await api.graphql(`query($id: Int!) { user(rowId: $id) { roles { nodes { name permissions } } } }`, {
+      id: person.id,
+    });
     expect(graph.body.errors).toBeUndefined();
     expect(graph.body.data.user.roles.nodes).toEqual([{ name: "Admin", permissions: ["*"] }]);
 
@@ -149,20 +159,30 @@ describe("people and roles", () => {
     const foreign = await roleNamed(other, "Admin");
     const r = await api.post(`/v2/users/${person.id}/roles/attach`, { resources: [foreign.id] });
     expect(r.status).toBe(422);
-    expect(((await api.get(`/v2/users/${person.id}/roles`)).body.data as RoleBody[]).map((x) => x.name)).toEqual(["User"]);
+    expect(((await api.get(`/v2/users/${person.id}/roles`)).body.data as RoleBody[]).map((x) => x.name)).toEqual([
+      "User",
+    ]);
   });
 
   test("the default_roles setting decides what a new person gets; a name no role has is skipped", async () => {
-    const setting = (await api.get("/v2/settings?limit=100")).body.data.find((s: { name: string }) => s.name === "default_roles");
+    const setting = (await api.get("/v2/settings?limit=100")).body.data.find(
+      (s: { name: string }) => s.name === "default_roles",
+    );
     expect(setting.payload).toEqual(["User"]);
     const set = async (payload: unknown) => {
-      const r = await h.db.store.prisma.setting.update({ where: { id: setting.id }, data: { payload: payload as object } });
+      const r = await h.db.store.prisma.setting.update({
+        where: { id: setting.id },
+        data: { payload: payload as object },
+      });
       expect(r.id).toBe(setting.id);
     };
     await set(["Medic", "Nobody"]);
     try {
-      const person = (await api.post("/v2/users", { name: "Medic Recruit", email: "medic.recruit@example.com" })).body.data;
-      expect(((await api.get(`/v2/users/${person.id}/roles`)).body.data as RoleBody[]).map((r) => r.name)).toEqual(["Medic"]);
+      const person = (await api.post("/v2/users", { name: "Medic Recruit", email: "medic.recruit@example.com" })).body
+        .data;
+      expect(((await api.get(`/v2/users/${person.id}/roles`)).body.data as RoleBody[]).map((r) => r.name)).toEqual([
+        "Medic",
+      ]);
       await set([]);
       const bare = (await api.post("/v2/users", { name: "No Roles", email: "no.roles@example.com" })).body.data;
       expect((await api.get(`/v2/users/${bare.id}/roles`)).body.data).toEqual([]);
@@ -172,17 +192,27 @@ describe("people and roles", () => {
   });
 
   test("GraphQL creates a role and lists the account's roles", async () => {
-    const made = await api.graphql(`mutation { createRole(input: { name: "Quartermaster", permissions: ["view:award"] }) { role { name permissions builtIn } } }`);
+    const made = await api.graphql(
+      `mutation { createRole(input: { name: "Quartermaster", permissions: ["view:award"] }) { role { name permissions builtIn } } }`,
+    );
     expect(made.body.errors).toBeUndefined();
-    expect(made.body.data.createRole.role).toEqual({ name: "Quartermaster", permissions: ["view:award"], builtIn: false });
-    const bad = await api.graphql(`mutation { createRole(input: { name: "Typo", permissions: ["update:rnak"] }) { role { name } } }`);
+    expect(made.body.data.createRole.role).toEqual({
+      name: "Quartermaster",
+      permissions: ["view:award"],
+      builtIn: false,
+    });
+    const bad = await api.graphql(
+      `mutation { createRole(input: { name: "Typo", permissions: ["update:rnak"] }) { role { name } } }`,
+    );
     expect(bad.body.errors[0].extensions.code).toBe("VALIDATION");
   });
 });
 
 test("the CLI: a new account has the built-in roles", async () => {
   const run = promisify(execFile);
-  await run(process.execPath, [...cliArgs, "accounts:create", "--name", "gamma"], { env: { ...process.env, DATABASE_URL: h.config.databaseUrl } });
+  await run(process.execPath, [...cliArgs, "accounts:create", "--name", "gamma"], {
+    env: { ...process.env, DATABASE_URL: h.config.databaseUrl },
+  });
   const gamma = client(h, await h.key("gamma"));
   expect(((await gamma.get("/v2/roles")).body.data as RoleBody[]).map((r) => r.name)).toEqual(["Admin", "User"]);
 });

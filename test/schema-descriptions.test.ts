@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
-  buildSchema as parseSchema, isEnumType, isInputObjectType, isInterfaceType, isIntrospectionType, isObjectType, isSpecifiedScalarType,
+  buildSchema as parseSchema,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isIntrospectionType,
+  isObjectType,
+  isSpecifiedScalarType,
   type GraphQLSchema,
 } from "graphql";
 import { readFileSync } from "node:fs";
@@ -20,10 +26,12 @@ function undescribed(schema: GraphQLSchema): string[] {
     if (isObjectType(type) || isInterfaceType(type) || isInputObjectType(type)) {
       for (const field of Object.values(type.getFields())) {
         if (blank(field.description)) missing.push(`${type.name}.${field.name}`);
-        for (const arg of "args" in field ? field.args : []) if (blank(arg.description)) missing.push(`${type.name}.${field.name}(${arg.name})`);
+        for (const arg of "args" in field ? field.args : [])
+          if (blank(arg.description)) missing.push(`${type.name}.${field.name}(${arg.name})`);
       }
     }
-    if (isEnumType(type)) for (const value of type.getValues()) if (blank(value.description)) missing.push(`${type.name}.${value.name}`);
+    if (isEnumType(type))
+      for (const value of type.getValues()) if (blank(value.description)) missing.push(`${type.name}.${value.name}`);
   }
   return missing;
 }
@@ -46,15 +54,25 @@ describe("schema descriptions", () => {
       type Rank { id: Int! }
       enum Direction { """Up""" ASC DESC }
     `);
-    expect(undescribed(schema).sort()).toEqual(["Direction", "Direction.DESC", "Query.ranks(limit)", "Rank", "Rank.id"]);
+    expect(undescribed(schema).sort()).toEqual([
+      "Direction",
+      "Direction.DESC",
+      "Query.ranks(limit)",
+      "Rank",
+      "Rank.id",
+    ]);
     expect(undescribed(parseSchema(`type Query { """Ranks""" ranks: Int }`))).toEqual(["Query"]);
   });
 
   it("says what a root field does before naming its REST route and scopes", () => {
     const query = published().getQueryType()!.getFields();
-    expect(query.ranks.description).toMatch(/^The ranks of the account, a page at a time.*\n\nREST: GET \/\{version\}\/ranks \(and POST \/ranks\/search\) — scopes: view:rank$/s);
+    expect(query.ranks.description).toMatch(
+      /^The ranks of the account, a page at a time.*\n\nREST: GET \/\{version\}\/ranks \(and POST \/ranks\/search\) — scopes: view:rank$/s,
+    );
     const mutation = published().getMutationType()!.getFields();
-    expect(mutation.createRank.description).toMatch(/^Creates a rank\..*\n\nREST: POST \/\{version\}\/ranks — scopes: create:rank$/s);
+    expect(mutation.createRank.description).toMatch(
+      /^Creates a rank\..*\n\nREST: POST \/\{version\}\/ranks — scopes: create:rank$/s,
+    );
   });
 
   it("takes a column's, a computed field's and a relation's description from the registry", () => {
@@ -64,7 +82,9 @@ describe("schema descriptions", () => {
     expect(fields.rank.description).toBe("The user's current rank; set by their latest rank record.");
     expect(fields.lastRankChangeDate.description).toBe("When the user's latest rank record was created, or null.");
     expect(fields.email.description).toMatch(/email address/);
-    expect(fields.primaryAssignmentRecords.description).toBe(relationDescription(resourceNamed("user"), resourceNamed("user").relations.primary_assignment_records));
+    expect(fields.primaryAssignmentRecords.description).toBe(
+      relationDescription(resourceNamed("user"), resourceNamed("user").relations.primary_assignment_records),
+    );
     expect(user.description).toMatch(/member of the organisation/);
   });
 

@@ -19,7 +19,8 @@ import { buildSchemas, printedSchema } from "../src/graphql/schema.ts";
  * (suffix Payload). Keep this list explicit: a new output type without an id must be added here on purpose, with why.
  */
 const typesWithoutIdentity: Record<string, string> = {
-  FieldOption: "issue 41: one choice inside a custom field's `options` JSON column (its label and value), not a row of its own",
+  FieldOption:
+    "issue 41: one choice inside a custom field's `options` JSON column (its label and value), not a row of its own",
 };
 
 /** Suffixes of output types that are wrappers, not entities: Relay connections/edges, mutation payloads, PageInfo. */
@@ -33,18 +34,43 @@ const idExceptSuffixes = ["Connection", "Edge", "Payload", "PageInfo"];
  */
 /** JSON columns whose shape (src/resources/json-shapes.ts) is a list: the column's value, not a to-many relation. */
 const jsonListColumns = new Set([
-  "Event.notificationsChannels", "Event.notificationsInterval", "Field.options", "Message.channels", "Message.recipients", "Schedule.byDay",
-  "Role.permissions", "Schedule.byMonth", "Schedule.byMonthDay", "Schedule.bySetPosition", "Schedule.byYearDay", "Webhook.events",
+  "Event.notificationsChannels",
+  "Event.notificationsInterval",
+  "Field.options",
+  "Message.channels",
+  "Message.recipients",
+  "Schedule.byDay",
+  "Role.permissions",
+  "Schedule.byMonth",
+  "Schedule.byMonthDay",
+  "Schedule.bySetPosition",
+  "Schedule.byYearDay",
+  "Webhook.events",
 ]);
 
 const designedLists: Array<{ allows: (coordinate: string) => boolean; why: string }> = [
-  { allows: (c) => jsonListColumns.has(c), why: "issue 41: a JSON column holding a list (a webhook's events, a field's options) is typed as that list" },
-  { allows: (c) => /^\w+Connection\.nodes$/.test(c), why: "issue 16: every connection carries `nodes` beside `edges` (the edges' nodes without cursors)" },
-  { allows: (c) => c === "Query.nodes", why: "issue 16: root `nodes(ids: [ID!]!)` answers the nodes of the given global ids, in order" },
-  { allows: (c) => /^\w+LinksPayload\.(attached|detached|updated)RowIds$/.test(c), why: "issue 16: link mutations answer the row ids they attached, detached, updated" },
+  {
+    allows: (c) => jsonListColumns.has(c),
+    why: "issue 41: a JSON column holding a list (a webhook's events, a field's options) is typed as that list",
+  },
+  {
+    allows: (c) => /^\w+Connection\.nodes$/.test(c),
+    why: "issue 16: every connection carries `nodes` beside `edges` (the edges' nodes without cursors)",
+  },
+  {
+    allows: (c) => c === "Query.nodes",
+    why: "issue 16: root `nodes(ids: [ID!]!)` answers the nodes of the given global ids, in order",
+  },
+  {
+    allows: (c) => /^\w+LinksPayload\.(attached|detached|updated)RowIds$/.test(c),
+    why: "issue 16: link mutations answer the row ids they attached, detached, updated",
+  },
   {
     // `CreateRanksPayload.ranks`, `UpdateRanksPayload.ranks`, `DeleteRanksPayload.ranks`: a batch payload's field is its plural, lower-camel.
-    allows: (c) => { const m = /^(?:Create|Update|Delete)(\w+)Payload\.(\w+)$/.exec(c); return !!m && m[2] === m[1][0].toLowerCase() + m[1].slice(1); },
+    allows: (c) => {
+      const m = /^(?:Create|Update|Delete)(\w+)Payload\.(\w+)$/.exec(c);
+      return !!m && m[2] === m[1][0].toLowerCase() + m[1].slice(1);
+    },
     why: "issue 16: batch mutations (`createRanks(inputs) { ranks }`, updateRanks, deleteRanks) answer their rows in request order",
   },
 ];
@@ -56,46 +82,74 @@ const designedLists: Array<{ allows: (coordinate: string) => boolean; why: strin
 const prismaCombinators = "^(AND|OR|NOT)$";
 
 const rules: Linter.RulesRecord = {
-  "@graphql-eslint/require-description": ["error", {
-    types: true, FieldDefinition: true, InputValueDefinition: true, EnumValueDefinition: true, rootField: true,
-  }],
+  "@graphql-eslint/require-description": [
+    "error",
+    {
+      types: true,
+      FieldDefinition: true,
+      InputValueDefinition: true,
+      EnumValueDefinition: true,
+      rootField: true,
+    },
+  ],
   "@graphql-eslint/relay-connection-types": "error",
-  "@graphql-eslint/relay-edge-types": ["error", { withEdgeSuffix: true, shouldImplementNode: true, listTypeCanWrapOnlyEdgeType: true }],
+  "@graphql-eslint/relay-edge-types": [
+    "error",
+    { withEdgeSuffix: true, shouldImplementNode: true, listTypeCanWrapOnlyEdgeType: true },
+  ],
   "@graphql-eslint/relay-page-info": "error",
   "@graphql-eslint/relay-arguments": ["error", { includeBoth: true }],
-  "@graphql-eslint/naming-convention": ["error", {
-    types: "PascalCase",
-    FieldDefinition: "camelCase",
-    // Arguments of fields are InputValueDefinitions too (the rule's `Argument` kind is for operations' arguments).
-    InputValueDefinition: { style: "camelCase", ignorePattern: prismaCombinators },
-    // The issue specifies `SortOrder` as `asc | desc` (Prisma's spelling); every other enum value is UPPER_CASE.
-    "EnumValueDefinition[parent.name.value!=SortOrder]": "UPPER_CASE",
-    "EnumValueDefinition[parent.name.value=SortOrder]": { requiredPattern: /^(asc|desc)$/ },
-  }],
+  "@graphql-eslint/naming-convention": [
+    "error",
+    {
+      types: "PascalCase",
+      FieldDefinition: "camelCase",
+      // Arguments of fields are InputValueDefinitions too (the rule's `Argument` kind is for operations' arguments).
+      InputValueDefinition: { style: "camelCase", ignorePattern: prismaCombinators },
+      // The issue specifies `SortOrder` as `asc | desc` (Prisma's spelling); every other enum value is UPPER_CASE.
+      "EnumValueDefinition[parent.name.value!=SortOrder]": "UPPER_CASE",
+      "EnumValueDefinition[parent.name.value=SortOrder]": { requiredPattern: /^(asc|desc)$/ },
+    },
+  ],
   "@graphql-eslint/no-unreachable-types": "error",
-  "@graphql-eslint/strict-id-in-types": ["error", {
-    acceptedIdNames: ["id"],
-    acceptedIdTypes: ["ID"],
-    // (ESLint's option schema refuses an empty `types` array.)
-    exceptions: { ...(Object.keys(typesWithoutIdentity).length > 0 && { types: Object.keys(typesWithoutIdentity) }), suffixes: idExceptSuffixes },
-  }],
+  "@graphql-eslint/strict-id-in-types": [
+    "error",
+    {
+      acceptedIdNames: ["id"],
+      acceptedIdTypes: ["ID"],
+      // (ESLint's option schema refuses an empty `types` array.)
+      exceptions: {
+        ...(Object.keys(typesWithoutIdentity).length > 0 && { types: Object.keys(typesWithoutIdentity) }),
+        suffixes: idExceptSuffixes,
+      },
+    },
+  ],
 };
 
 async function lint(sdl: string): Promise<Linter.LintMessage[]> {
   const eslint = new ESLint({
     overrideConfigFile: true,
-    overrideConfig: [{
-      files: ["**/*.graphql"],
-      languageOptions: { parser: graphqlPlugin.parser, parserOptions: { schemaSdl: sdl } },
-      plugins: { "@graphql-eslint": graphqlPlugin as unknown as ESLint.Plugin },
-      rules,
-    }],
+    overrideConfig: [
+      {
+        files: ["**/*.graphql"],
+        languageOptions: { parser: graphqlPlugin.parser, parserOptions: { schemaSdl: sdl } },
+        plugins: { "@graphql-eslint": graphqlPlugin as unknown as ESLint.Plugin },
+        rules,
+      },
+    ],
   });
   const [result] = await eslint.lintText(sdl, { filePath: "schema.graphql" });
   return result.messages;
 }
 
-interface Violation { rule: string; coordinate: string; line: number; column: number; message: string; text: string }
+interface Violation {
+  rule: string;
+  coordinate: string;
+  line: number;
+  column: number;
+  message: string;
+  text: string;
+}
 
 /**
  * The schema coordinate (`Type`, `Type.field`) of a line of printed SDL: the enclosing definition, and the field or
@@ -117,11 +171,21 @@ function violations(messages: Linter.LintMessage[], sdl: string): Violation[] {
   const lines = sdl.split("\n");
   return messages
     .map((m) => ({
-      rule: (m.ruleId ?? "(parser)").replace("@graphql-eslint/", ""), coordinate: coordinate(lines, m.line),
-      line: m.line, column: m.column, message: m.message, text: (lines[m.line - 1] ?? "").trim(),
+      rule: (m.ruleId ?? "(parser)").replace("@graphql-eslint/", ""),
+      coordinate: coordinate(lines, m.line),
+      line: m.line,
+      column: m.column,
+      message: m.message,
+      text: (lines[m.line - 1] ?? "").trim(),
     }))
-    .filter((v) => !(v.rule === "relay-edge-types" && v.message === "A list type should only wrap an edge type."
-      && designedLists.some((d) => d.allows(v.coordinate))))
+    .filter(
+      (v) =>
+        !(
+          v.rule === "relay-edge-types" &&
+          v.message === "A list type should only wrap an edge type." &&
+          designedLists.some((d) => d.allows(v.coordinate))
+        ),
+    )
     .sort((a, b) => a.rule.localeCompare(b.rule) || a.line - b.line || a.column - b.column);
 }
 
@@ -158,7 +222,10 @@ describe("schema lint (@graphql-eslint schema rules)", () => {
     const bad = print(parse(badSource)); // one definition member a line, as printed SDL is
     const found = violations(await lint(bad), bad);
     const has = (rule: string, coordinate: string) =>
-      expect(found.some((v) => v.rule === rule && v.coordinate === coordinate), `${rule} at ${coordinate}\n${found.map(format).join("\n")}`).toBe(true);
+      expect(
+        found.some((v) => v.rule === rule && v.coordinate === coordinate),
+        `${rule} at ${coordinate}\n${found.map(format).join("\n")}`,
+      ).toBe(true);
     has("require-description", "Thing");
     has("require-description", "Query.things");
     has("relay-connection-types", "BrokenConnection");
@@ -174,7 +241,12 @@ describe("schema lint (@graphql-eslint schema rules)", () => {
     has("no-unreachable-types", "Orphan");
     has("strict-id-in-types", "Thing");
     // What the configuration allows: SortOrder's asc/desc, Prisma's AND/OR/NOT, a connection's `nodes`.
-    expect(found.filter((v) => v.rule === "naming-convention" && /^(SortOrder\.(asc|desc)|ThingWhere\.(AND|OR|NOT))$/.test(v.coordinate))).toEqual([]);
+    expect(
+      found.filter(
+        (v) =>
+          v.rule === "naming-convention" && /^(SortOrder\.(asc|desc)|ThingWhere\.(AND|OR|NOT))$/.test(v.coordinate),
+      ),
+    ).toEqual([]);
   });
 
   test("the public schema has no violations", async () => {
@@ -182,7 +254,9 @@ describe("schema lint (@graphql-eslint schema rules)", () => {
     if (found.length > 0) {
       const byRule = new Map<string, number>();
       for (const v of found) byRule.set(v.rule, (byRule.get(v.rule) ?? 0) + 1);
-      console.log(`${found.length} schema lint violation(s) (${[...byRule].map(([r, n]) => `${r}: ${n}`).join(", ")}):\n${found.map(format).join("\n")}`);
+      console.log(
+        `${found.length} schema lint violation(s) (${[...byRule].map(([r, n]) => `${r}: ${n}`).join(", ")}):\n${found.map(format).join("\n")}`,
+      );
     }
     expect(found.map(format)).toEqual([]);
   });

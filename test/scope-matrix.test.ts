@@ -29,7 +29,15 @@ import { PNG } from "./support/factory.ts";
 import { planValid, urlOf, type Planned } from "./support/plans.ts";
 import { pascal } from "../src/core/names.ts";
 import { resources } from "../src/resources/index.ts";
-import { globalId, gqlCode, publicRequest, publicRootOperations, relationFiltersOf, resultRows, sendGraphql } from "./support/graphql.ts";
+import {
+  globalId,
+  gqlCode,
+  publicRequest,
+  publicRootOperations,
+  relationFiltersOf,
+  resultRows,
+  sendGraphql,
+} from "./support/graphql.ts";
 
 const opName = (op: Operation) => `${op.method} ${op.path}`;
 /** Every scope some operation needs. */
@@ -55,7 +63,10 @@ function includeFor(op: Operation, maxDepth: number): string {
  */
 function relationScopesOf(op: Operation, include: string): string[] {
   if (op.returns === "changes" || op.returns === "status") return [];
-  const values = [...(include ? [decodeURIComponent(include.replace(/^include=/, ""))] : []), ...(op.view?.alwaysIncludes ?? [])];
+  const values = [
+    ...(include ? [decodeURIComponent(include.replace(/^include=/, ""))] : []),
+    ...(op.view?.alwaysIncludes ?? []),
+  ];
   const needed = new Set<string>();
   const add = (def: ResourceDef) => {
     if (ALL_SCOPES.includes(`view:${def.scope}`)) needed.add(`view:${def.scope}`);
@@ -87,22 +98,29 @@ function relationScopesOf(op: Operation, include: string): string[] {
 
 /** PERSCOM's 401 and 403 (perscom-behaviour.md §5), written out here so that the engine's table is checked, not trusted. */
 const UNAUTHENTICATED = {
-  type: "AuthenticationException", message: "You are not authenticated. Please provide a valid API key that contains your PERSCOM ID to continue.",
+  type: "AuthenticationException",
+  message: "You are not authenticated. Please provide a valid API key that contains your PERSCOM ID to continue.",
 };
 /** A body wrong for every kind of operation. */
 const MALFORMED = { resources: "not-an-id", related_key: "x", pivot: "x", filters: "x", name: ["x"], email: 5 };
 const FORBIDDEN = {
-  type: "HttpException", message: "The API key provided does not have the correct permissions and/or scopes to perform the requested action.",
+  type: "HttpException",
+  message: "The API key provided does not have the correct permissions and/or scopes to perform the requested action.",
 };
 /** What a reply says, for failure lists: status and error type and message, or the body. */
-const said = (r: Reply) => `${r.status} ${(r.body?.error ? `${r.body.error.type}: ${r.body.error.message}` : JSON.stringify(r.body)).slice(0, 160)}`;
+const said = (r: Reply) =>
+  `${r.status} ${(r.body?.error ? `${r.body.error.type}: ${r.body.error.message}` : JSON.stringify(r.body)).slice(0, 160)}`;
 /**
  * Checks that do not depend on the route (the key's account, authentication before validation) run on
  * one operation of each kind at each place (top level, nested, view): the first of each in the catalogue.
  */
-const SAMPLE = new Set(
-  [...new Map(operations.map((op) => [`${op.kind}|${op.view ? "view" : op.parent ? op.parent.relation.kind : "top"}`, op] as const).reverse()).values()],
-);
+const SAMPLE = new Set([
+  ...new Map(
+    operations
+      .map((op) => [`${op.kind}|${op.view ? "view" : op.parent ? op.parent.relation.kind : "top"}`, op] as const)
+      .reverse(),
+  ).values(),
+]);
 
 let h: Harness;
 let w: World;
@@ -134,7 +152,8 @@ let relationChecked = 0;
 
 const isUnauthenticated = (r: Reply) =>
   r.status === 401 && r.body?.error?.type === UNAUTHENTICATED.type && r.body.error.message === UNAUTHENTICATED.message;
-const isForbidden = (r: Reply) => r.status === 403 && r.body?.error?.type === FORBIDDEN.type && r.body.error.message === FORBIDDEN.message;
+const isForbidden = (r: Reply) =>
+  r.status === 403 && r.body?.error?.type === FORBIDDEN.type && r.body.error.message === FORBIDDEN.message;
 const send = (api: Client, p: Planned) => api.send(p.method, urlOf(p), p.body);
 
 async function exercise(op: Operation, anonymous: Client, wrongAccount: Client): Promise<void> {
@@ -145,7 +164,11 @@ async function exercise(op: Operation, anonymous: Client, wrongAccount: Client):
   if (!isUnauthenticated(none)) problems.noKey.push(`${name} → ${said(none)}`);
   // Authentication comes first (behaviour §4.4): no key is a 401 however bad the rest of the request is.
   if (SAMPLE.has(op)) {
-    const malformed = await anonymous.send(op.method, urlOf(plan, "include=no_such_relation&page=0&limit=-1"), op.method === "GET" ? undefined : MALFORMED);
+    const malformed = await anonymous.send(
+      op.method,
+      urlOf(plan, "include=no_such_relation&page=0&limit=-1"),
+      op.method === "GET" ? undefined : MALFORMED,
+    );
     if (!isUnauthenticated(malformed)) problems.noKeyMalformed.push(`${name} → ${said(malformed)}`);
   }
   if (SAMPLE.has(op)) {
@@ -170,15 +193,24 @@ async function exercise(op: Operation, anonymous: Client, wrongAccount: Client):
   const relationScopes = relationScopesOf(op, plan.query ?? "");
   const exactScopes = [...op.scopes, ...relationScopes];
   const exact = await send(await w.client(exactScopes.length ? exactScopes.join(" ") : unrelatedScope(op)), plan);
-  if (exact.status !== 200) problems.exact.push(`${name}?${plan.query ?? ""} with ${exactScopes.join(" ") || "(none)"} → ${said(exact)}`);
+  if (exact.status !== 200)
+    problems.exact.push(`${name}?${plan.query ?? ""} with ${exactScopes.join(" ") || "(none)"} → ${said(exact)}`);
   if (relationScopes.length) {
     relationChecked++;
     // The operation's own scopes without those of the relations its include reads: a 403 that names one of them.
     const r = await send(await w.client(op.scopes.length ? op.scopes.join(" ") : unrelatedScope(op)), plan);
     const message: string = r.body?.error?.message ?? "";
     const named = /Missing scopes?: (.*)\.$/.exec(message)?.[1]?.split(", ") ?? [];
-    if (r.status !== 403 || r.body.error.type !== FORBIDDEN.type || !message.startsWith(FORBIDDEN.message) || !named.length || named.some((s) => !relationScopes.includes(s))) {
-      problems.relationForbidden.push(`${name}?${plan.query ?? ""} with ${op.scopes.join(" ")}, lacking ${relationScopes.join(" ")} → ${said(r)}`);
+    if (
+      r.status !== 403 ||
+      r.body.error.type !== FORBIDDEN.type ||
+      !message.startsWith(FORBIDDEN.message) ||
+      !named.length ||
+      named.some((s) => !relationScopes.includes(s))
+    ) {
+      problems.relationForbidden.push(
+        `${name}?${plan.query ?? ""} with ${op.scopes.join(" ")}, lacking ${relationScopes.join(" ")} → ${said(r)}`,
+      );
     }
   }
   if (op.root === "query") {
@@ -193,9 +225,11 @@ async function exercise(op: Operation, anonymous: Client, wrongAccount: Client):
 
 /** The public root field doing what `op` does, if it is one of its own (no search, nested read or view show). */
 let publicRoots: Map<Operation, string>;
-const gqlSaid = (r: Reply) => `${r.status} ${gqlCode(r)} ${JSON.stringify(r.body?.errors?.[0]?.message ?? r.body?.data ?? r.body).slice(0, 200)}`;
+const gqlSaid = (r: Reply) =>
+  `${r.status} ${gqlCode(r)} ${JSON.stringify(r.body?.errors?.[0]?.message ?? r.body?.data ?? r.body).slice(0, 200)}`;
 const isGqlForbidden = (r: Reply) => gqlCode(r) === "FORBIDDEN" && r.body.errors[0].message === FORBIDDEN.message;
-const keyOf = (scopes: readonly string[], op: Operation) => w.client(scopes.length ? scopes.join(" ") : unrelatedScope(op));
+const keyOf = (scopes: readonly string[], op: Operation) =>
+  w.client(scopes.length ? scopes.join(" ") : unrelatedScope(op));
 
 async function exercisePublic(op: Operation, anonymous: Client): Promise<void> {
   const field = publicRoots.get(op);
@@ -214,7 +248,8 @@ async function exercisePublic(op: Operation, anonymous: Client): Promise<void> {
   }
   if (op.scopes.length) {
     const gUnrelated = await sendGraphql(await w.client(unrelatedScope(op)), request);
-    if (!isGqlForbidden(gUnrelated)) problems.gqlForbidden.push(`${field} with ${unrelatedScope(op)} → ${gqlSaid(gUnrelated)}`);
+    if (!isGqlForbidden(gUnrelated))
+      problems.gqlForbidden.push(`${field} with ${unrelatedScope(op)} → ${gqlSaid(gUnrelated)}`);
   }
   if (op.scopes.length > 1) {
     for (const missing of op.scopes) {
@@ -225,7 +260,9 @@ async function exercisePublic(op: Operation, anonymous: Client): Promise<void> {
   }
   const exact = await sendGraphql(await keyOf(op.scopes, op), op.root === "query" ? request : await fresh());
   if (exact.status !== 200 || exact.body.errors || exact.body.data?.result == null) {
-    (op.root === "query" ? problems.gqlExact : problems.gqlMutationExact).push(`${field} with ${op.scopes.join(" ") || "(none)"} → ${exact.status} ${JSON.stringify(exact.body).slice(0, 300)}`);
+    (op.root === "query" ? problems.gqlExact : problems.gqlMutationExact).push(
+      `${field} with ${op.scopes.join(" ") || "(none)"} → ${exact.status} ${JSON.stringify(exact.body).slice(0, 300)}`,
+    );
   }
   if (op.kind === "list") await relationWheres(op, field);
 }
@@ -245,11 +282,15 @@ async function relationWheres(op: Operation, field: string): Promise<void> {
     const own = await sendGraphql(await keyOf(op.scopes, op), request);
     if (needed) {
       const message: string = own.body?.errors?.[0]?.message ?? "";
-      if (gqlCode(own) !== "FORBIDDEN" || !message.includes(scope)) problems.gqlRelationWhere.push(`${what} with ${op.scopes.join(" ")}, lacking ${scope} → ${gqlSaid(own)}`);
+      if (gqlCode(own) !== "FORBIDDEN" || !message.includes(scope))
+        problems.gqlRelationWhere.push(`${what} with ${op.scopes.join(" ")}, lacking ${scope} → ${gqlSaid(own)}`);
       const both = await sendGraphql(await keyOf([...op.scopes, scope], op), request);
-      if (both.body?.errors || !resultRows(both)) problems.gqlRelationWhere.push(`${what} with ${[...op.scopes, scope].join(" ")} → ${gqlSaid(both)}`);
+      if (both.body?.errors || !resultRows(both))
+        problems.gqlRelationWhere.push(`${what} with ${[...op.scopes, scope].join(" ")} → ${gqlSaid(both)}`);
     } else if (own.body?.errors || !resultRows(own)) {
-      problems.gqlRelationWhere.push(`${what} with ${op.scopes.join(" ") || "(none)"} (${rel.target} needs no scope of its own here) → ${gqlSaid(own)}`);
+      problems.gqlRelationWhere.push(
+        `${what} with ${op.scopes.join(" ") || "(none)"} (${rel.target} needs no scope of its own here) → ${gqlSaid(own)}`,
+      );
     }
   }
 }
@@ -257,20 +298,24 @@ async function relationWheres(op: Operation, field: string): Promise<void> {
 /** `node(id:)` of a row of every type: FORBIDDEN without the type's view scope, the row with it; `me` with any key. */
 async function nodeAndMe(): Promise<void> {
   for (const def of resources.filter((d) => !d.link && w.rows.has(d.name) && h.app.schema.getType(pascal(d.name)))) {
-    const show = operations.find((op) => op.def === def && !op.parent && !op.view && (op.kind === "show" || op.kind === "list"))
-      ?? operations.find((op) => op.def === def && op.kind === "list")!;
+    const show =
+      operations.find((op) => op.def === def && !op.parent && !op.view && (op.kind === "show" || op.kind === "list")) ??
+      operations.find((op) => op.def === def && op.kind === "list")!;
     // Selected on the row's type only: a field on the Node interface itself reads every type (see the report on node).
     const query = `query Client($id: ID!) { result: node(id: $id) { ... on ${pascal(def.name)} { id rowId } } }`;
     const request = { query, operationName: "Client", variables: { id: globalId(def, w.id(def)) } };
     if (show?.scopes.length) {
       const r = await sendGraphql(await w.client(unrelatedScope(show)), request);
-      if (gqlCode(r) !== "FORBIDDEN") problems.gqlNode.push(`node(id:) of a ${def.name} with ${unrelatedScope(show)} → ${gqlSaid(r)}`);
+      if (gqlCode(r) !== "FORBIDDEN")
+        problems.gqlNode.push(`node(id:) of a ${def.name} with ${unrelatedScope(show)} → ${gqlSaid(r)}`);
     }
     const r = await sendGraphql(await keyOf(show?.scopes ?? [], show), request);
-    if (r.body?.errors || r.body?.data?.result?.rowId !== w.id(def)) problems.gqlNode.push(`node(id:) of a ${def.name} with ${show?.scopes.join(" ")} → ${gqlSaid(r)}`);
+    if (r.body?.errors || r.body?.data?.result?.rowId !== w.id(def))
+      problems.gqlNode.push(`node(id:) of a ${def.name} with ${show?.scopes.join(" ")} → ${gqlSaid(r)}`);
   }
   const me = await sendGraphql(await w.client("view:rank"), { query: "{ me { rowId } }" });
-  if (me.body?.errors || me.body?.data?.me?.rowId !== w.user.id) problems.gqlMe.push(`me with view:rank → ${gqlSaid(me)}`);
+  if (me.body?.errors || me.body?.data?.me?.rowId !== w.user.id)
+    problems.gqlMe.push(`me with view:rank → ${gqlSaid(me)}`);
 }
 
 beforeAll(async () => {
@@ -299,8 +344,9 @@ beforeAll(async () => {
     if (r.status !== 200) problems.wildcard.push(`${opName(op)} → ${said(r)}`);
   }
   console.log(`scope matrix: ${relationChecked} operations read relations beyond their scopes`);
-  console.log(`scope matrix: ${operations.length} operations in ${Date.now() - started} ms (${Math.round(process.cpuUsage(cpu).user / 1000)} ms CPU; seed ${started - seeded} ms)`);
-
+  console.log(
+    `scope matrix: ${operations.length} operations in ${Date.now() - started} ms (${Math.round(process.cpuUsage(cpu).user / 1000)} ms CPU; seed ${started - seeded} ms)`,
+  );
 }, 120_000);
 afterAll(() => h?.close());
 
@@ -338,7 +384,9 @@ describe(`scopes of every operation of the catalogue (${operations.length})`, ()
     expect(problems.wildcard).toEqual([]);
   });
   test("GraphQL: every public root field (but node, nodes, me) is exercised as the operation it does", () => {
-    const roots = [h.app.schema.getQueryType()!, h.app.schema.getMutationType()!].flatMap((t) => Object.keys(t.getFields()));
+    const roots = [h.app.schema.getQueryType()!, h.app.schema.getMutationType()!].flatMap((t) =>
+      Object.keys(t.getFields()),
+    );
     expect(roots.filter((f) => !gqlFields.has(f) && !["node", "nodes", "me"].includes(f))).toEqual([]);
   });
   test(`GraphQL: no key → UNAUTHENTICATED (${SAMPLE.size} operations sampled, one of each kind; every field's guard is shown by the FORBIDDEN test)`, () => {

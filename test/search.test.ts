@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { getNamedType, isEnumType, isObjectType, type GraphQLField, type GraphQLInputObjectType } from "graphql";
-import { relationField, type FieldDef, type FieldType, type PivotDef, type ResourceDef } from "../src/resources/define.ts";
+import {
+  relationField,
+  type FieldDef,
+  type FieldType,
+  type PivotDef,
+  type ResourceDef,
+} from "../src/resources/define.ts";
 import { operations, pivotOf, type Operation } from "../src/resources/operations.ts";
 import { resourceNamed } from "../src/resources/index.ts";
 import { getSchema } from "../src/server/app.ts";
@@ -9,7 +15,16 @@ import { startHarness, type Client, type Harness } from "./harness.ts";
 import { account, asJson, fresh, scalarValue, type Attrs, type Factory, type Row } from "./support/factory.ts";
 import { fixedColumns, pathOf, topOp } from "./support/registry.ts";
 import { data, rejected } from "./support/checks.ts";
-import { ordered, selects, typedFilters, typedSort, type Filter, type OrionFilter, type TypedColumn, type TypedWhere } from "./support/oracle.ts";
+import {
+  ordered,
+  selects,
+  typedFilters,
+  typedSort,
+  type Filter,
+  type OrionFilter,
+  type TypedColumn,
+  type TypedWhere,
+} from "./support/oracle.ts";
 
 let h: Harness;
 beforeAll(async () => {
@@ -48,27 +63,51 @@ const searches = operations.filter((o) => o.kind === "search");
 const kindOf = (op: Operation) => (!op.parent ? "top" : pivotOf(op) ? "link" : "child");
 /** The operation of `kind` on the same collection as a search route (`/users/{user}/tasks` for `/users/{user}/tasks/search`). */
 const sibling = (op: Operation, kind: Operation["kind"]) =>
-  operations.find((o) => o.kind === kind && o.def === op.def && o.path === op.path.replace(/\/search$/, "") && !o.view && o.parent?.route === op.parent?.route);
+  operations.find(
+    (o) =>
+      o.kind === kind &&
+      o.def === op.def &&
+      o.path === op.path.replace(/\/search$/, "") &&
+      !o.view &&
+      o.parent?.route === op.parent?.route,
+  );
 
 /** Rows of a related resource by id, read through its own list, for `rel.<column>` filters and sorts. */
 type Related = Map<string, Map<number, Row>>;
 
-function columnsOf(def: ResourceDef, pivot: PivotDef | undefined, accessor: string | undefined, related: Related): Column[] {
+function columnsOf(
+  def: ResourceDef,
+  pivot: PivotDef | undefined,
+  accessor: string | undefined,
+  related: Related,
+): Column[] {
   const plain = (name: string, type: FieldType): Column => ({ name, type, read: (row) => row[name] });
   const own: Column[] = [plain("id", "int"), plain("created_at", "datetime"), plain("updated_at", "datetime")];
-  for (const [name, f] of Object.entries(def.fields)) if (!f.hidden && f.type !== "json") own.push(plain(snake(name), f.type));
+  for (const [name, f] of Object.entries(def.fields))
+    if (!f.hidden && f.type !== "json") own.push(plain(snake(name), f.type));
   for (const [key, rel] of Object.entries(def.relations)) {
     if (rel.kind !== "belongsTo" || def.fields[rel.foreignKey]?.hidden) continue;
     own.push({ name: `${key}.id`, type: "int", read: (row) => row[snake(rel.foreignKey)] });
     const rows = related.get(rel.target);
-    const text = Object.entries(resourceNamed(rel.target).fields).find(([, f]) => f.type === "string" && !f.hidden)?.[0];
-    if (rows && text) own.push({ name: `${key}.${snake(text)}`, type: "string", read: (row) => rows.get(row[snake(rel.foreignKey)] as number)?.[snake(text)] ?? null });
+    const text = Object.entries(resourceNamed(rel.target).fields).find(
+      ([, f]) => f.type === "string" && !f.hidden,
+    )?.[0];
+    if (rows && text)
+      own.push({
+        name: `${key}.${snake(text)}`,
+        type: "string",
+        read: (row) => rows.get(row[snake(rel.foreignKey)] as number)?.[snake(text)] ?? null,
+      });
   }
   if (pivot && accessor) {
     const fields: Record<string, FieldDef> = { id: { type: "int" }, created_at: { type: "datetime" }, ...pivot.fields };
     for (const [name, f] of Object.entries(fields)) {
       if (f.type === "json") continue;
-      own.push({ name: `pivot.${snake(name)}`, type: f.type, read: (row) => (row[accessor] as Record<string, unknown> | undefined)?.[snake(name)] });
+      own.push({
+        name: `pivot.${snake(name)}`,
+        type: f.type,
+        read: (row) => (row[accessor] as Record<string, unknown> | undefined)?.[snake(name)],
+      });
     }
   }
   return own;
@@ -82,19 +121,33 @@ async function setUp(op: Operation): Promise<Setup> {
   if (op.parent) params[op.parent.def.param] = (await factory.any(op.parent.def)).id;
   const pivot = pivotOf(op);
   const list = sibling(op, "list")!;
-  const accessor = pivot && Object.keys(pivot.fields).length && (pivot.always || list.includes.includes(pivot.as)) ? pivot.as : undefined;
+  const accessor =
+    pivot && Object.keys(pivot.fields).length && (pivot.always || list.includes.includes(pivot.as))
+      ? pivot.as
+      : undefined;
   const bodyIncludes = accessor && !pivot!.always ? [{ relation: accessor }] : [];
   const create = sibling(op, "create");
   const mine: Row[] = [];
   if (create) {
     for (let i = 0; i < 3; i++) {
-      const built = await factory.build(def, { full: i < 2, variant: i, omit: op.parent ? fixedColumns(op.parent) : [], reuse: i !== 1 });
+      const built = await factory.build(def, {
+        full: i < 2,
+        variant: i,
+        omit: op.parent ? fixedColumns(op.parent) : [],
+        reuse: i !== 1,
+      });
       const body: Attrs = { ...asJson(built), created_at: `202${i + 1}-0${i + 3}-1${i}T1${i}:30:00.000000Z` };
       if (pivot && Object.keys(pivot.fields).length && i < 2) {
         const day = fresh();
         body.pivot = Object.fromEntries(
-          await Promise.all(Object.entries(pivot.fields).map(async ([n, f]) =>
-            [snake(n), f.references ? (await factory.reference(resourceNamed(f.references), 1, true)).id : scalarValue(n, f, fresh(), i, day)])),
+          await Promise.all(
+            Object.entries(pivot.fields).map(async ([n, f]) => [
+              snake(n),
+              f.references
+                ? (await factory.reference(resourceNamed(f.references), 1, true)).id
+                : scalarValue(n, f, fresh(), i, day),
+            ]),
+          ),
         );
       }
       mine.push(data(await api.post(pathOf(create, params), body), `create through ${create.path}`));
@@ -113,12 +166,24 @@ async function setUp(op: Operation): Promise<Setup> {
     related.set(rel.target, new Map(rows.map((r) => [r.id, r])));
   }
   return {
-    api, def, factory, accountId, params, mine: mine.map((m) => all.find((r: Row) => r.id === m.id) ?? m), all, columns: columnsOf(def, pivot, accessor, related), bodyIncludes,
+    api,
+    def,
+    factory,
+    accountId,
+    params,
+    mine: mine.map((m) => all.find((r: Row) => r.id === m.id) ?? m),
+    all,
+    columns: columnsOf(def, pivot, accessor, related),
+    bodyIncludes,
   };
 }
 
 /** Sends a search and returns the rows (limit 100), or the reply when it is not a 200. */
-async function search(s: Setup, op: Operation, body: Record<string, unknown>): Promise<Row[] | { status: number; body: { error?: { errors?: unknown; message?: string } } | null }> {
+async function search(
+  s: Setup,
+  op: Operation,
+  body: Record<string, unknown>,
+): Promise<Row[] | { status: number; body: { error?: { errors?: unknown; message?: string } } | null }> {
   const r = await s.api.post(pathOf(op, s.params), { limit: 100, includes: s.bodyIncludes, ...body });
   return r.status === 200 ? (r.body.data as Row[]) : { status: r.status, body: r.body };
 }
@@ -133,11 +198,20 @@ function filterCases(s: Setup, light: boolean, leader: boolean): Filter[] {
   const sampled = new Set<string>();
   const sample = (f: Filter) => {
     const c = s.columns.find((x) => x.name === f.field)!;
-    const wanted = f.field === "id" ? f.operator === "="
-      : f.field === "created_at" ? f.operator === ">="
-      : f.field.startsWith("pivot.") ? f.operator === "="
-      : f.field.includes(".") ? (c.type === "string" ? f.operator === "like" : f.operator === "=")
-      : f.value === null || (Array.isArray(f.value) && f.value.includes(null)) || ["=", "like"].includes(f.operator);
+    const wanted =
+      f.field === "id"
+        ? f.operator === "="
+        : f.field === "created_at"
+          ? f.operator === ">="
+          : f.field.startsWith("pivot.")
+            ? f.operator === "="
+            : f.field.includes(".")
+              ? c.type === "string"
+                ? f.operator === "like"
+                : f.operator === "="
+              : f.value === null ||
+                (Array.isArray(f.value) && f.value.includes(null)) ||
+                ["=", "like"].includes(f.operator);
     const key = `${f.field} ${f.operator} ${f.value === null}`;
     if (!wanted || sampled.has(key)) return false;
     sampled.add(key);
@@ -147,8 +221,20 @@ function filterCases(s: Setup, light: boolean, leader: boolean): Filter[] {
   if (!light) return all;
   const seen = new Set<string>();
   return all.filter((f) => {
-    const kind = f.field.startsWith("pivot.") ? f.field + f.operator : f.field.includes(".") ? `relation ${f.field.endsWith(".id")} ${f.operator}` : f.value === null ? "null" : f.field === "id" ? `id${f.operator}` : f.operator;
-    if (seen.has(kind) || !(f.field.includes(".") || f.value === null || ["=", "in", "like", "not in"].includes(f.operator))) return false;
+    const kind = f.field.startsWith("pivot.")
+      ? f.field + f.operator
+      : f.field.includes(".")
+        ? `relation ${f.field.endsWith(".id")} ${f.operator}`
+        : f.value === null
+          ? "null"
+          : f.field === "id"
+            ? `id${f.operator}`
+            : f.operator;
+    if (
+      seen.has(kind) ||
+      !(f.field.includes(".") || f.value === null || ["=", "in", "like", "not in"].includes(f.operator))
+    )
+      return false;
     seen.add(kind);
     return true;
   });
@@ -160,13 +246,26 @@ function fullFilterCases(s: Setup): Filter[] {
   const [m0, m1, m2] = s.mine;
   const value = (c: Column, row: Row | undefined) => (row ? c.read(row) : undefined);
   const id = col("id");
-  for (const operator of ["=", "!=", "<", "<=", ">", ">="]) cases.push({ field: "id", operator, value: value(id, m1 ?? m0) });
-  cases.push({ field: "id", operator: "in", value: s.mine.map((m) => m.id) }, { field: "id", operator: "not in", value: [m0.id] });
+  for (const operator of ["=", "!=", "<", "<=", ">", ">="])
+    cases.push({ field: "id", operator, value: value(id, m1 ?? m0) });
+  cases.push(
+    { field: "id", operator: "in", value: s.mine.map((m) => m.id) },
+    { field: "id", operator: "not in", value: [m0.id] },
+  );
   const created = value(col("created_at"), m1 ?? m0) as string;
   for (const operator of ["=", "!=", "<", ">="]) cases.push({ field: "created_at", operator, value: created });
-  cases.push({ field: "created_at", operator: "=", value: created.slice(0, 10) }, { field: "created_at", operator: "!=", value: created.slice(0, 10) });
+  cases.push(
+    { field: "created_at", operator: "=", value: created.slice(0, 10) },
+    { field: "created_at", operator: "!=", value: created.slice(0, 10) },
+  );
 
-  const text = s.columns.find((c) => (c.type === "string" || c.type === "text") && !c.name.includes(".") && typeof value(c, m0) === "string" && (value(c, m0) as string).length >= 4);
+  const text = s.columns.find(
+    (c) =>
+      (c.type === "string" || c.type === "text") &&
+      !c.name.includes(".") &&
+      typeof value(c, m0) === "string" &&
+      (value(c, m0) as string).length >= 4,
+  );
   if (text) {
     const v = value(text, m0) as string;
     const other = s.mine.map((m) => value(text, m)).find((x) => typeof x === "string" && x !== v) ?? "zzz";
@@ -181,7 +280,10 @@ function fullFilterCases(s: Setup): Filter[] {
       { field: text.name, operator: "not like", value: `%${v.slice(1, -1)}%` },
     );
   }
-  const nullable = s.columns.find((c) => !c.name.startsWith("pivot.") && s.all.some((r) => c.read(r) === null) && s.all.some((r) => c.read(r) != null));
+  const nullable = s.columns.find(
+    (c) =>
+      !c.name.startsWith("pivot.") && s.all.some((r) => c.read(r) === null) && s.all.some((r) => c.read(r) != null),
+  );
   if (nullable) {
     const v = s.all.map((r) => nullable.read(r)).find((x) => x != null);
     cases.push(
@@ -194,7 +296,12 @@ function fullFilterCases(s: Setup): Filter[] {
     );
   }
   const flag = s.columns.find((c) => c.type === "boolean" && !c.name.includes("."));
-  if (flag) cases.push({ field: flag.name, operator: "=", value: true }, { field: flag.name, operator: "!=", value: true }, { field: flag.name, operator: "=", value: false });
+  if (flag)
+    cases.push(
+      { field: flag.name, operator: "=", value: true },
+      { field: flag.name, operator: "!=", value: true },
+      { field: flag.name, operator: "=", value: false },
+    );
   for (const c of s.columns.filter((c) => c.name.includes(".") && !c.name.startsWith("pivot."))) {
     const v = s.all.map((r) => c.read(r)).find((x) => x != null);
     if (v === undefined) continue;
@@ -217,12 +324,18 @@ function combinationCases(s: Setup, leader: boolean): Array<[OrionFilter[], numb
   if (c === undefined) return [];
   const id = (value: number, type = "and", operator = "=") => ({ field: "id", operator, value, type });
   const cases: Array<[OrionFilter[], number[]]> = [
-    [[id(a), id(b, "or")], [a, b]],
+    [
+      [id(a), id(b, "or")],
+      [a, b],
+    ],
     [[id(a), id(b, "or"), id(c, "and")], [a]],
     [[{ nested: [id(a), id(b, "or")] }, id(a, "and", "!=")], [b]],
     [[id(a, "and", ">="), { type: "and", nested: [id(a), id(c, "or")] }], [a, c].sort((x, y) => x - y)],
     [[id(a), { type: "or", nested: [id(b), id(b, "and", "!=")] }], [a]],
-    [[id(a, "and", "in"), { type: "or", nested: [id(c)] }].map((f, i) => (i === 0 ? { ...f, value: [a, b] } : f)), [a, b, c].sort((x, y) => x - y)],
+    [
+      [id(a, "and", "in"), { type: "or", nested: [id(c)] }].map((f, i) => (i === 0 ? { ...f, value: [a, b] } : f)),
+      [a, b, c].sort((x, y) => x - y),
+    ],
   ];
   return leader ? cases : cases.slice(2, 3);
 }
@@ -230,10 +343,19 @@ function combinationCases(s: Setup, leader: boolean): Array<[OrionFilter[], numb
 /** The columns the sort cases run on: every one on a top-level leader, one per kind on a nested leader, a sample elsewhere. */
 function sortColumns(s: Setup, light: boolean, leader: boolean): Column[] {
   const kinds = new Set<string>();
-  if (!leader) return s.columns.filter((c) => c.name.includes(".") || c === s.columns.find((x) => x.type === "string" && !x.name.includes(".")));
+  if (!leader)
+    return s.columns.filter(
+      (c) => c.name.includes(".") || c === s.columns.find((x) => x.type === "string" && !x.name.includes(".")),
+    );
   if (!light) return s.columns;
   return s.columns.filter((c) => {
-    const kind = c.name.startsWith("pivot.") ? c.name : c.name.includes(".") ? `relation ${c.type}` : c.name === "id" ? "id" : c.type;
+    const kind = c.name.startsWith("pivot.")
+      ? c.name
+      : c.name.includes(".")
+        ? `relation ${c.type}`
+        : c.name === "id"
+          ? "id"
+          : c.type;
     if (kinds.has(kind)) return false;
     kinds.add(kind);
     return true;
@@ -251,7 +373,8 @@ interface PublicList {
 
 function publicList(op: Operation): PublicList | undefined {
   const schema = getSchema();
-  const withWhere = (f: GraphQLField<unknown, unknown> | undefined) => (f?.args.some((a) => a.name === "where") ? f : undefined);
+  const withWhere = (f: GraphQLField<unknown, unknown> | undefined) =>
+    f?.args.some((a) => a.name === "where") ? f : undefined;
   const typesOf = (f: GraphQLField<unknown, unknown>) => ({
     whereType: getNamedType(f.args.find((a) => a.name === "where")!.type) as GraphQLInputObjectType,
     orderByType: getNamedType(f.args.find((a) => a.name === "orderBy")!.type).name,
@@ -279,17 +402,24 @@ function typedColumnOf(s: Setup, list: PublicList): (name: string) => TypedColum
     const typedName = (column: string) => (column === "id" ? "rowId" : camel(column));
     if (col === undefined) path = [typedName(head)];
     else {
-      const rel = Object.entries(def.relations).find(([key, r]) => camel(key) === camel(head) || r.field === camel(head))?.[1];
+      const rel = Object.entries(def.relations).find(
+        ([key, r]) => camel(key) === camel(head) || r.field === camel(head),
+      )?.[1];
       if (!rel || rel.kind !== "belongsTo") return undefined;
       path = [rel.field, typedName(col)];
     }
     let filter = list.whereType.getFields()[path[0]]?.type;
     if (filter && path.length === 2) filter = (getNamedType(filter) as GraphQLInputObjectType).getFields().is?.type;
-    if (filter && path.length === 2) filter = (getNamedType(filter) as GraphQLInputObjectType).getFields()[path[1]]?.type;
+    if (filter && path.length === 2)
+      filter = (getNamedType(filter) as GraphQLInputObjectType).getFields()[path[1]]?.type;
     if (!filter) return undefined;
     const equals = (getNamedType(filter) as GraphQLInputObjectType).getFields().equals?.type;
     const named = equals && getNamedType(equals);
-    return { path, enumOf: isEnumType(named) ? named : undefined, datetime: s.columns.find((c) => c.name === name)?.type === "datetime" };
+    return {
+      path,
+      enumOf: isEnumType(named) ? named : undefined,
+      datetime: s.columns.find((c) => c.name === name)?.type === "datetime",
+    };
   };
 }
 
@@ -303,7 +433,11 @@ interface ParityCase {
 }
 
 /** The row ids and totalCount each case's public connection returns, 25 aliases a document. */
-async function publicAnswers(s: Setup, list: PublicList, cases: ParityCase[]): Promise<Array<{ ids: number[]; totalCount: number } | { errors: unknown }>> {
+async function publicAnswers(
+  s: Setup,
+  list: PublicList,
+  cases: ParityCase[],
+): Promise<Array<{ ids: number[]; totalCount: number } | { errors: unknown }>> {
   const out: Array<{ ids: number[]; totalCount: number } | { errors: unknown }> = [];
   for (let from = 0; from < cases.length; from += 25) {
     const chunk = cases.slice(from, from + 25);
@@ -355,7 +489,13 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
     for (const f of filterCases(s, light, leader)) {
       const got = await search(s, op, { filters: [f] });
       const want = expectedIds(f);
-      if (!Array.isArray(got)) mismatches.push({ filter: f, want, status: got.status, error: got.body?.error?.errors ?? got.body?.error?.message });
+      if (!Array.isArray(got))
+        mismatches.push({
+          filter: f,
+          want,
+          status: got.status,
+          error: got.body?.error?.errors ?? got.body?.error?.message,
+        });
       else if (sortedIds(got).join() !== want.join()) mismatches.push({ filter: f, want, got: sortedIds(got) });
     }
     expect(mismatches).toEqual([]);
@@ -368,21 +508,33 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       expect(Array.isArray(got) ? sortedIds(got) : got, JSON.stringify(filters)).toEqual(want);
     }
     if (s.mine.length < 3) return;
-    const deep = await s.api.post(pathOf(op, s.params), { filters: [{ nested: [{ nested: [{ field: "id", value: a }] }] }] });
+    const deep = await s.api.post(pathOf(op, s.params), {
+      filters: [{ nested: [{ nested: [{ field: "id", value: a }] }] }],
+    });
     expect(deep.status).toBe(422);
     expect(JSON.stringify(deep.body.error.errors)).toContain("Max nested depth 1 is exceeded");
   });
 
   test("sort: every column, ascending and descending, orders the rows and drops none", async () => {
     const mismatches: unknown[] = [];
-    const relationOnPostgres = (name: string) => process.env.MUSTER_TEST_DATABASE === "postgresql" && name.includes(".") && !name.startsWith("pivot.");
+    const relationOnPostgres = (name: string) =>
+      process.env.MUSTER_TEST_DATABASE === "postgresql" && name.includes(".") && !name.startsWith("pivot.");
     for (const [index, c] of sortColumns(s, light, leader).entries()) {
       // Both directions on ids and to-one and link columns of each kind's first route; elsewhere one, alternating, keeps the request count down.
       const both = leader && (c.name === "id" || c.name.includes("."));
       for (const direction of (both ? ["asc", "desc"] : [index % 2 ? "desc" : "asc"]) as Array<"asc" | "desc">) {
         const got = await search(s, op, { sort: [{ field: c.name, direction }] });
-        if (!Array.isArray(got)) mismatches.push({ sort: c.name, direction, status: got.status, error: got.body?.error });
-        else if (sortedIds(got).join() !== sortedIds(s.all).join() || !ordered(c.type, got.map((r) => c.read(r)), direction, relationOnPostgres(c.name))) {
+        if (!Array.isArray(got))
+          mismatches.push({ sort: c.name, direction, status: got.status, error: got.body?.error });
+        else if (
+          sortedIds(got).join() !== sortedIds(s.all).join() ||
+          !ordered(
+            c.type,
+            got.map((r) => c.read(r)),
+            direction,
+            relationOnPostgres(c.name),
+          )
+        ) {
           mismatches.push({ sort: c.name, direction, got: got.map((r) => [r.id, c.read(r)]) });
         }
       }
@@ -396,17 +548,32 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
         const sameFirst = JSON.stringify(p[0]) === JSON.stringify(q[0]);
         if (sameFirst && (p[1] as number) > (q[1] as number)) mismatches.push({ sort: [flag.name, "id"], at: i });
       }
-      if (!ordered(flag.type, two.map((r) => flag.read(r)), "desc")) mismatches.push({ sort: [flag.name, "id"], order: "first key" });
+      if (
+        !ordered(
+          flag.type,
+          two.map((r) => flag.read(r)),
+          "desc",
+        )
+      )
+        mismatches.push({ sort: [flag.name, "id"], order: "first key" });
     } else mismatches.push({ sort: [flag.name, "id"], status: two.status });
     expect(mismatches).toEqual([]);
   });
 
   test("search {value, case_sensitive: false}: rows with the value in any text column", async () => {
     const texts = s.columns.filter((c) => (c.type === "string" || c.type === "text") && !c.name.includes("."));
-    const source = texts.map((c) => s.mine[0][c.name]).find((v) => typeof v === "string" && v.length > 3) as string | undefined;
+    const source = texts.map((c) => s.mine[0][c.name]).find((v) => typeof v === "string" && v.length > 3) as
+      | string
+      | undefined;
     if (!source) return;
     const token = source.slice(1, -1);
-    const want = sortedIds(s.all.filter((r) => texts.some((c) => typeof r[c.name] === "string" && (r[c.name] as string).toLowerCase().includes(token.toLowerCase()))));
+    const want = sortedIds(
+      s.all.filter((r) =>
+        texts.some(
+          (c) => typeof r[c.name] === "string" && (r[c.name] as string).toLowerCase().includes(token.toLowerCase()),
+        ),
+      ),
+    );
     for (const value of leader ? [token, token.toUpperCase()] : [token.toUpperCase()]) {
       const got = await search(s, op, { search: { value, case_sensitive: false } });
       expect(Array.isArray(got) ? sortedIds(got) : got, value).toEqual(want);
@@ -420,14 +587,23 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
 
   test("scopes: each exposed scope selects what its definition selects; an unknown scope or missing parameters is 422", async () => {
     for (const [name, scope] of Object.entries(def.scopes ?? {})) {
-      const parameters = scope.parameters === undefined ? ["1"] : Array.from({ length: scope.parameters }, (_, i) => (i === 0 ? "2000-01-01" : "2100-01-01"));
+      const parameters =
+        scope.parameters === undefined
+          ? ["1"]
+          : Array.from({ length: scope.parameters }, (_, i) => (i === 0 ? "2000-01-01" : "2100-01-01"));
       const inScope = await h.db.store.findMany(def.model, {
-        where: { AND: [scope.where(parameters, {} as never), { accountId: s.accountId }] }, select: { id: true },
+        where: { AND: [scope.where(parameters, {} as never), { accountId: s.accountId }] },
+        select: { id: true },
       });
       const ids = new Set(inScope.map((r) => r.id));
       const got = await search(s, op, { scopes: [{ name, parameters }] });
       expect(Array.isArray(got) ? sortedIds(got) : got, name).toEqual(sortedIds(s.all.filter((r) => ids.has(r.id))));
-      if (scope.parameters) rejected(await s.api.post(pathOf(op, s.params), { scopes: [{ name, parameters: [] }] }), ["scopes.0.parameters"], name);
+      if (scope.parameters)
+        rejected(
+          await s.api.post(pathOf(op, s.params), { scopes: [{ name, parameters: [] }] }),
+          ["scopes.0.parameters"],
+          name,
+        );
     }
     rejected(await s.api.post(pathOf(op, s.params), { scopes: [{ name: "noSuchScope" }] }), ["scopes.0.name"]);
   });
@@ -436,7 +612,8 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
     const includes = op.includes.filter((i) => !i.includes("*")).slice(0, h.config.includeMaxCount);
     const withIncludes = await search(s, op, { includes: includes.map((relation) => ({ relation })) });
     expect(Array.isArray(withIncludes), JSON.stringify(withIncludes)).toBe(true);
-    for (const row of withIncludes as Row[]) for (const relation of includes) expect(row, relation).toHaveProperty(relation.split(".")[0]);
+    for (const row of withIncludes as Row[])
+      for (const relation of includes) expect(row, relation).toHaveProperty(relation.split(".")[0]);
     // The list read at set-up holds every row in the default order: page 2 of size 1 is its second row.
     const second = [s.all[1]?.id].filter((id) => id !== undefined);
     const r = await s.api.post(pathOf(op, s.params), { page: 2, limit: 1, includes: s.bodyIncludes });
@@ -461,7 +638,21 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       [{ filters: [{ field: "created_at", operator: ">", value: "not a date" }] }, ["filters.0.value"]],
       [{ filters: [{ field: "id", operator: ">", value: null }] }, ["filters.0.value"]],
       [{ filters: [{ value: 1 }] }, ["filters.0.field"]],
-      [{ filters: [{ field: "id", value: 1 }, { type: "or", nested: [{ field: "id", value: 1 }, { field: "nope", value: 1 }] }] }, ["filters.1.nested.1.field"]],
+      [
+        {
+          filters: [
+            { field: "id", value: 1 },
+            {
+              type: "or",
+              nested: [
+                { field: "id", value: 1 },
+                { field: "nope", value: 1 },
+              ],
+            },
+          ],
+        },
+        ["filters.1.nested.1.field"],
+      ],
       [{ filters: [{ field: "nope" }, { field: "id", operator: "~" }] }, ["filters.0.field", "filters.1.operator"]],
       [{ filters: { field: "id" } }, ["filters"]],
       [{ sort: [{ field: "no_such_column" }] }, ["sort.0.field"]],
@@ -474,12 +665,16 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
       [{ limit: "x" }, ["limit"]],
     ];
     const relevant = leader ? cases : cases.filter((_, i) => i === 2 || i === 15 || i === 17);
-    for (const [body, keys] of relevant) rejected(await s.api.post(pathOf(op, s.params), body), keys, JSON.stringify(body));
+    for (const [body, keys] of relevant)
+      rejected(await s.api.post(pathOf(op, s.params), body), keys, JSON.stringify(body));
     if (!leader) return;
     const aggregates = await s.api.post(pathOf(op, s.params), { aggregates: [{ relation: "x", type: "count" }] });
     expect(aggregates.status).toBe(422);
-    expect((await s.api.post(pathOf(op, s.params), { filters: [], sort: [], scopes: [], search: { value: null } })).status).toBe(200);
-    if (op.parent) expect((await s.api.post(pathOf(op, { ...s.params, [op.parent.def.param]: BAD_ID }), {})).status).toBe(404);
+    expect(
+      (await s.api.post(pathOf(op, s.params), { filters: [], sort: [], scopes: [], search: { value: null } })).status,
+    ).toBe(200);
+    if (op.parent)
+      expect((await s.api.post(pathOf(op, { ...s.params, [op.parent.def.param]: BAD_ID }), {})).status).toBe(404);
   });
 
   const list = publicList(op);
@@ -494,8 +689,15 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
         else untranslated.push(f);
       }
       // Only what the typed vocabulary has no word for stays REST-only.
-      expect(untranslated.filter((f) => !f.field.startsWith("pivot.") && !(f.operator.includes("like") && /[%_]/.test(String(f.value).replace(/^%|%$/g, ""))))).toEqual([]);
-      for (const [filters] of combinationCases(s, leader)) cases.push({ label: filters, body: { filters }, where: typedFilters(filters, columnOf)! });
+      expect(
+        untranslated.filter(
+          (f) =>
+            !f.field.startsWith("pivot.") &&
+            !(f.operator.includes("like") && /[%_]/.test(String(f.value).replace(/^%|%$/g, ""))),
+        ),
+      ).toEqual([]);
+      for (const [filters] of combinationCases(s, leader))
+        cases.push({ label: filters, body: { filters }, where: typedFilters(filters, columnOf)! });
       for (const [index, c] of sortColumns(s, light, leader).entries()) {
         if (c.name.startsWith("pivot.")) continue;
         const both = leader && (c.name === "id" || c.name.includes("."));
@@ -505,14 +707,32 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
         }
       }
       const flag = s.columns.find((c) => c.type === "boolean") ?? s.columns.find((c) => c.name === "created_at")!;
-      const twoKeys = [{ field: flag.name, direction: "desc" }, { field: "id", direction: "asc" }];
+      const twoKeys = [
+        { field: flag.name, direction: "desc" },
+        { field: "id", direction: "asc" },
+      ];
       cases.push({ label: twoKeys, body: { sort: twoKeys }, orderBy: typedSort(twoKeys, columnOf)!, first: flag });
       const mine = s.mine.map((m) => m.id);
       const both = {
-        filters: [{ field: "id", operator: "in", value: mine }, { type: "or", nested: [{ field: "created_at", operator: ">=", value: "2000-01-01" }, { field: "id", operator: "!=", value: BAD_ID }] }],
+        filters: [
+          { field: "id", operator: "in", value: mine },
+          {
+            type: "or",
+            nested: [
+              { field: "created_at", operator: ">=", value: "2000-01-01" },
+              { field: "id", operator: "!=", value: BAD_ID },
+            ],
+          },
+        ],
         sort: [{ field: "created_at", direction: "desc" }],
       };
-      cases.push({ label: both, body: both, where: typedFilters(both.filters, columnOf)!, orderBy: typedSort(both.sort, columnOf)!, first: s.columns.find((c) => c.name === "created_at") });
+      cases.push({
+        label: both,
+        body: both,
+        where: typedFilters(both.filters, columnOf)!,
+        orderBy: typedSort(both.sort, columnOf)!,
+        first: s.columns.find((c) => c.name === "created_at"),
+      });
 
       const mismatches: unknown[] = [];
       const answers = await publicAnswers(s, list, cases);
@@ -530,7 +750,14 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
         const got = answers[i];
         if ("errors" in got) mismatches.push({ case: c.label, where: c.where, orderBy: c.orderBy, errors: got.errors });
         else if (JSON.stringify(got.ids) !== JSON.stringify(want) || got.totalCount !== rest.body.meta.total) {
-          mismatches.push({ case: c.label, where: c.where, orderBy: c.orderBy, want, got: got.ids, total: [rest.body.meta.total, got.totalCount] });
+          mismatches.push({
+            case: c.label,
+            where: c.where,
+            orderBy: c.orderBy,
+            want,
+            got: got.ids,
+            total: [rest.body.meta.total, got.totalCount],
+          });
         }
       }
       expect(mismatches).toEqual([]);
@@ -540,8 +767,15 @@ describe.each(searches.map((op) => [op.path, op] as const))("POST %s", (_path, o
 });
 
 describe("operator details, on the first searchable resource with a text column", () => {
-  const op = searches.find((o) => !o.parent && sibling(o, "create") && Object.values(o.def.fields).some((f) => f.type === "string" && !f.pattern && !f.oneOf && f.required))!;
-  const column = Object.entries(op.def.fields).find(([, f]) => f.type === "string" && !f.pattern && !f.oneOf && f.required)![0];
+  const op = searches.find(
+    (o) =>
+      !o.parent &&
+      sibling(o, "create") &&
+      Object.values(o.def.fields).some((f) => f.type === "string" && !f.pattern && !f.oneOf && f.required),
+  )!;
+  const column = Object.entries(op.def.fields).find(
+    ([, f]) => f.type === "string" && !f.pattern && !f.oneOf && f.required,
+  )![0];
   const key = snake(column);
   let s: Setup;
   let rows: Row[];
@@ -554,7 +788,8 @@ describe("operator details, on the first searchable resource with a text column"
       rows.push(data(await s.api.post(pathOf(create), { ...asJson(built), [key]: text }), "create"));
     }
   });
-  const ids = (got: Row[] | { status: number }) => (Array.isArray(got) ? sortedIds(got).filter((id) => rows.some((r) => r.id === id)) : got);
+  const ids = (got: Row[] | { status: number }) =>
+    Array.isArray(got) ? sortedIds(got).filter((id) => rows.some((r) => r.id === id)) : got;
   const named = (...texts: string[]) => sortedIds(rows.filter((r) => texts.includes(r[key] as string)));
 
   test(`like follows SQL LIKE on ${op.path} ${key}: % and _ wildcards, ASCII case ignored`, async () => {
@@ -575,24 +810,37 @@ describe("operator details, on the first searchable resource with a text column"
   });
 
   test(`search with case_sensitive: true matches the exact case only, on ${op.path}`, async () => {
-    expect(ids(await search(s, op, { search: { value: "alpha", case_sensitive: true } }))).toEqual(named("alphaXbravo"));
-    expect(ids(await search(s, op, { search: { value: "ALPHA", case_sensitive: true } }))).toEqual(named("ALPHA BRAVO 100%"));
-    expect(ids(await search(s, op, { search: { value: "ALPHA", case_sensitive: false } }))).toEqual(named("Alpha_Bravo", "alphaXbravo", "ALPHA BRAVO 100%"));
+    expect(ids(await search(s, op, { search: { value: "alpha", case_sensitive: true } }))).toEqual(
+      named("alphaXbravo"),
+    );
+    expect(ids(await search(s, op, { search: { value: "ALPHA", case_sensitive: true } }))).toEqual(
+      named("ALPHA BRAVO 100%"),
+    );
+    expect(ids(await search(s, op, { search: { value: "ALPHA", case_sensitive: false } }))).toEqual(
+      named("Alpha_Bravo", "alphaXbravo", "ALPHA BRAVO 100%"),
+    );
   });
 
   test("= on text is exact and case-sensitive; != excludes it; in takes a list", async () => {
     expect(ids(await search(s, op, { filters: [{ field: key, value: "charlie" }] }))).toEqual(named("charlie"));
     expect(ids(await search(s, op, { filters: [{ field: key, value: "Charlie" }] }))).toEqual([]);
-    expect(ids(await search(s, op, { filters: [{ field: key, operator: "!=", value: "charlie" }] }))).toEqual(named("Alpha_Bravo", "alphaXbravo", "ALPHA BRAVO 100%"));
-    expect(ids(await search(s, op, { filters: [{ field: key, operator: "in", value: ["charlie", "alphaXbravo"] }] }))).toEqual(named("charlie", "alphaXbravo"));
+    expect(ids(await search(s, op, { filters: [{ field: key, operator: "!=", value: "charlie" }] }))).toEqual(
+      named("Alpha_Bravo", "alphaXbravo", "ALPHA BRAVO 100%"),
+    );
+    expect(
+      ids(await search(s, op, { filters: [{ field: key, operator: "in", value: ["charlie", "alphaXbravo"] }] })),
+    ).toEqual(named("charlie", "alphaXbravo"));
   });
 });
 
-describe.each(searches.filter((op) => !publicList(op)).map((op) => [op.path, op] as const))("POST %s, with no public connection", (_path, op) => {
-  test("is a to-one relation (REST lists it; the graph has a single field): the only search route the parity cases skip", () => {
-    expect(op.parent?.relation.kind).toBe("morphOne");
-  });
-});
+describe.each(searches.filter((op) => !publicList(op)).map((op) => [op.path, op] as const))(
+  "POST %s, with no public connection",
+  (_path, op) => {
+    test("is a to-one relation (REST lists it; the graph has a single field): the only search route the parity cases skip", () => {
+      expect(op.parent?.relation.kind).toBe("morphOne");
+    });
+  },
+);
 
 describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mode, literal % and _, empty columns", () => {
   let api: Client;
@@ -601,19 +849,33 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
     ({ api } = await account(h));
     const rank = async (name: string) => data(await api.post("/v2/ranks", { name }), "rank").id;
     const [privateRank, sergeant] = [await rank("Private"), await rank("Sergeant")];
-    const users: Array<[string, string | null]> = [["Alpha_Bravo", "d1"], ["alphaXbravo", null], ["ALPHA 100%", null], ["charlie", "d4"]];
+    const users: Array<[string, string | null]> = [
+      ["Alpha_Bravo", "d1"],
+      ["alphaXbravo", null],
+      ["ALPHA 100%", null],
+      ["charlie", "d4"],
+    ];
     for (const [i, [name, discord]] of users.entries()) {
-      ids[name] = data(await api.post("/v2/users", { name, email: `typed-${fresh()}-${i}@example.test`, discord_user_id: discord }), "user").id;
+      ids[name] = data(
+        await api.post("/v2/users", { name, email: `typed-${fresh()}-${i}@example.test`, discord_user_id: discord }),
+        "user",
+      ).id;
     }
-    const record = async (user: string, rank_id: number, type: number) => data(await api.post(`/v2/users/${ids[user]}/rank-records`, { rank_id, type }), "rank record");
+    const record = async (user: string, rank_id: number, type: number) =>
+      data(await api.post(`/v2/users/${ids[user]}/rank-records`, { rank_id, type }), "rank record");
     await record("Alpha_Bravo", privateRank, 0);
     await record("alphaXbravo", sergeant, 0);
     await record("alphaXbravo", privateRank, 1);
     await record("charlie", sergeant, 0);
     // Records set the user's rank; the last one written is the one kept. ALPHA 100% has neither rank nor records.
     const shown = data<Row[]>(await api.get("/v2/users?limit=100"), "users");
-    expect(Object.fromEntries(Object.entries(ids).map(([name, id]) => [name, shown.find((u) => u.id === id)?.rank_id]))).toEqual({
-      Alpha_Bravo: privateRank, alphaXbravo: privateRank, "ALPHA 100%": null, charlie: sergeant,
+    expect(
+      Object.fromEntries(Object.entries(ids).map(([name, id]) => [name, shown.find((u) => u.id === id)?.rank_id])),
+    ).toEqual({
+      Alpha_Bravo: privateRank,
+      alphaXbravo: privateRank,
+      "ALPHA 100%": null,
+      charlie: sergeant,
     });
   });
   const names = async (where: unknown) => {
@@ -633,7 +895,9 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
     expect(await names({ name: { in: ["ALPHA 100%", "Charlie"] } })).toEqual(["ALPHA 100%"]);
     // DEFAULT: case-sensitive on PostgreSQL, SQLite's ASCII case-insensitive LIKE (the QueryMode description).
     expect(await names({ name: { contains: "BRAVO" } })).toEqual(sqlite ? ["Alpha_Bravo", "alphaXbravo"] : []);
-    expect(await names({ name: { startsWith: "alpha" } })).toEqual(sqlite ? ["Alpha_Bravo", "alphaXbravo", "ALPHA 100%"] : ["alphaXbravo"]);
+    expect(await names({ name: { startsWith: "alpha" } })).toEqual(
+      sqlite ? ["Alpha_Bravo", "alphaXbravo", "ALPHA 100%"] : ["alphaXbravo"],
+    );
   });
 
   test("contains, startsWith and endsWith take % and _ literally, on both databases", async () => {
@@ -647,8 +911,13 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
 
   test("NOT, and OR inside it", async () => {
     expect(await names({ NOT: { name: { startsWith: "alpha", mode: "INSENSITIVE" } } })).toEqual(["charlie"]);
-    expect(await names({ NOT: { OR: [{ name: { equals: "charlie" } }, { name: { contains: "_" } }] } })).toEqual(["alphaXbravo", "ALPHA 100%"]);
-    expect(await names({ AND: [{ NOT: { name: { equals: "charlie" } } }, { NOT: { discordUserId: { equals: null } } }] })).toEqual(["Alpha_Bravo"]);
+    expect(await names({ NOT: { OR: [{ name: { equals: "charlie" } }, { name: { contains: "_" } }] } })).toEqual([
+      "alphaXbravo",
+      "ALPHA 100%",
+    ]);
+    expect(
+      await names({ AND: [{ NOT: { name: { equals: "charlie" } } }, { NOT: { discordUserId: { equals: null } } }] }),
+    ).toEqual(["Alpha_Bravo"]);
   });
 
   test("to-one: is, isNot, is: null and isNot: null", async () => {
@@ -657,7 +926,9 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
     expect(await names({ rank: { isNot: null } })).toEqual(["Alpha_Bravo", "alphaXbravo", "charlie"]);
     // Prisma's isNot: the rows whose related row does not match, a row without one included (as Prisma answers it).
     const prisma = await h.db.prisma.user.findMany({
-      where: { id: { in: Object.values(ids) }, rank: { isNot: { name: { equals: "Private" } } } }, orderBy: { id: "asc" }, select: { name: true },
+      where: { id: { in: Object.values(ids) }, rank: { isNot: { name: { equals: "Private" } } } },
+      orderBy: { id: "asc" },
+      select: { name: true },
     });
     expect(await names({ rank: { isNot: { name: { equals: "Private" } } } })).toEqual(prisma.map((u) => u.name));
     expect(prisma.map((u) => u.name)).toContain("charlie");
@@ -665,8 +936,15 @@ describe("typed where beyond Orion, on users: NOT, to-many every/none, isNot, mo
 
   test("to-many: some, every (true when there are none) and none; enum values by name", async () => {
     expect(await names({ rankRecords: { some: { type: { equals: "DEMOTION" } } } })).toEqual(["alphaXbravo"]);
-    expect(await names({ rankRecords: { every: { type: { equals: "PROMOTION" } } } })).toEqual(["Alpha_Bravo", "ALPHA 100%", "charlie"]);
-    expect(await names({ rankRecords: { none: { rank: { is: { name: { equals: "Private" } } } } } })).toEqual(["ALPHA 100%", "charlie"]);
+    expect(await names({ rankRecords: { every: { type: { equals: "PROMOTION" } } } })).toEqual([
+      "Alpha_Bravo",
+      "ALPHA 100%",
+      "charlie",
+    ]);
+    expect(await names({ rankRecords: { none: { rank: { is: { name: { equals: "Private" } } } } } })).toEqual([
+      "ALPHA 100%",
+      "charlie",
+    ]);
     expect(await names({ rankRecords: { some: {} } })).toEqual(["Alpha_Bravo", "alphaXbravo", "charlie"]);
     expect(await names({ rankRecords: { none: {} } })).toEqual(["ALPHA 100%"]);
   });

@@ -55,9 +55,12 @@ describe.runIf(testProvider === "sqlite")("SQLite: reading past a cursor", () =>
   test("changes(last:, before:) in GraphQL", async () => {
     const newest = await api.graphql(`{ changes(last: 2) { pageInfo { startCursor } nodes { rowId } } }`);
     const plans = await plansOn("ChangeEvent", async () => {
-      const before = await api.graphql(`query($before: String) { changes(last: 2, before: $before) { nodes { rowId } } }`, {
-        before: newest.body.data.changes.pageInfo.startCursor,
-      });
+      const before = await api.graphql(
+        `query($before: String) { changes(last: 2, before: $before) { nodes { rowId } } }`,
+        {
+          before: newest.body.data.changes.pageInfo.startCursor,
+        },
+      );
       expect(before.body.data.changes.nodes.length).toBe(2);
     });
     for (const plan of plans) expect(seeksPast(plan, "<"), plan.join("\n")).toBe(true);
@@ -74,21 +77,34 @@ describe.runIf(testProvider === "sqlite")("SQLite: reading past a cursor", () =>
   test("pruning: the rows older than the retention period, found by their time", async () => {
     for (const table of ["ChangeEvent", "WebhookDelivery"] as const) {
       const plan = await planOf(deleteOlderThanSql(table, 5000).replace("$1", "?"));
-      expect(plan.some((line) => line.includes("INDEX") && line.includes("(createdAt<?)")), plan.join("\n")).toBe(true);
-      expect(plan.filter((line) => line.startsWith("SCAN")), plan.join("\n")).toEqual([]);
+      expect(
+        plan.some((line) => line.includes("INDEX") && line.includes("(createdAt<?)")),
+        plan.join("\n"),
+      ).toBe(true);
+      expect(
+        plan.filter((line) => line.startsWith("SCAN")),
+        plan.join("\n"),
+      ).toEqual([]);
     }
   });
 
   test("a connection's page after a cursor", async () => {
     const page = (after: string | null) =>
-      api.graphql(`query($after: String) { ranks(first: 2, after: $after) { pageInfo { endCursor } nodes { rowId } } }`, { after });
+      api.graphql(
+        `query($after: String) { ranks(first: 2, after: $after) { pageInfo { endCursor } nodes { rowId } } }`,
+        { after },
+      );
     const first = await page(null);
     const plans = await plansOn("Rank", async () => {
       const next = await page(first.body.data.ranks.pageInfo.endCursor);
       expect(next.body.data.ranks.nodes.length).toBe(2);
     });
     // The list's order (its own, then the id) starts at the cursor's first key: a range on that column.
-    for (const plan of plans) expect(plan.some((line) => /\(accountId=\? AND "?\w+"?[<>]\?\)/.test(line)), plan.join("\n")).toBe(true);
+    for (const plan of plans)
+      expect(
+        plan.some((line) => /\(accountId=\? AND "?\w+"?[<>]\?\)/.test(line)),
+        plan.join("\n"),
+      ).toBe(true);
   });
 });
 
@@ -98,22 +114,29 @@ describe("a connection walked by cursor, with ties in its first key", () => {
   beforeAll(async () => {
     h = await startHarness();
     api = client(h, await h.key("walks"));
-    for (const name of ["Tie", "Alpha", "Tie", "Zulu", "Tie", "Alpha", "Mike", "Tie"]) expect((await api.post("/v2/ranks", { name })).status).toBe(200);
+    for (const name of ["Tie", "Alpha", "Tie", "Zulu", "Tie", "Alpha", "Mike", "Tie"])
+      expect((await api.post("/v2/ranks", { name })).status).toBe(200);
   });
   afterAll(async () => {
     await h?.close();
   });
 
   const order = `orderBy: [{ name: desc }]`;
-  const all = async () => (await api.graphql(`{ ranks(first: 100, ${order}) { nodes { rowId name } } }`)).body.data.ranks.nodes;
+  const all = async () =>
+    (await api.graphql(`{ ranks(first: 100, ${order}) { nodes { rowId name } } }`)).body.data.ranks.nodes;
 
   /** The whole list, three rows a page: forward (`first`/`after`) or backward (`last`/`before`). */
   async function walk(forward: boolean): Promise<unknown[]> {
-    const [size, cursor, more, next] = forward ? ["first", "after", "hasNextPage", "endCursor"] : ["last", "before", "hasPreviousPage", "startCursor"];
+    const [size, cursor, more, next] = forward
+      ? ["first", "after", "hasNextPage", "endCursor"]
+      : ["last", "before", "hasPreviousPage", "startCursor"];
     const rows: unknown[] = [];
     let at: string | null = null;
     for (let pages = 0; pages < 20; pages++) {
-      const r = await api.graphql(`query($at: String) { ranks(${size}: 3, ${cursor}: $at, ${order}) { pageInfo { ${more} ${next} } nodes { rowId name } } }`, { at });
+      const r = await api.graphql(
+        `query($at: String) { ranks(${size}: 3, ${cursor}: $at, ${order}) { pageInfo { ${more} ${next} } nodes { rowId name } } }`,
+        { at },
+      );
       const { nodes, pageInfo } = r.body.data.ranks;
       if (forward) rows.push(...nodes);
       else rows.unshift(...nodes);
@@ -145,12 +168,24 @@ describe("foreign keys", () => {
 
   test("every one leads an index: a parent's rows (and the check when a parent is deleted) are found by seeking, not by reading the table", async () => {
     const sqlite = testProvider === "sqlite";
-    const keys = pairs(await h.db.read(sqlite
-      ? `SELECT m."name", f."from" FROM "sqlite_master" AS m, pragma_foreign_key_list(m."name") AS f WHERE m."type" = 'table'`
-      : `SELECT c.conrelid::regclass::text, a.attname FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace`, []));
-    const leading = new Set(pairs(await h.db.read(sqlite
-      ? `SELECT m."name", i."name" FROM "sqlite_master" AS m, pragma_index_list(m."name") AS l, pragma_index_info(l."name") AS i WHERE m."type" = 'table' AND i."seqno" = 0`
-      : `SELECT x.indrelid::regclass::text, a.attname FROM pg_index x JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] JOIN pg_class t ON t.oid = x.indrelid WHERE t.relnamespace = 'public'::regnamespace`, [])));
+    const keys = pairs(
+      await h.db.read(
+        sqlite
+          ? `SELECT m."name", f."from" FROM "sqlite_master" AS m, pragma_foreign_key_list(m."name") AS f WHERE m."type" = 'table'`
+          : `SELECT c.conrelid::regclass::text, a.attname FROM pg_constraint c JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace`,
+        [],
+      ),
+    );
+    const leading = new Set(
+      pairs(
+        await h.db.read(
+          sqlite
+            ? `SELECT m."name", i."name" FROM "sqlite_master" AS m, pragma_index_list(m."name") AS l, pragma_index_info(l."name") AS i WHERE m."type" = 'table' AND i."seqno" = 0`
+            : `SELECT x.indrelid::regclass::text, a.attname FROM pg_index x JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] JOIN pg_class t ON t.oid = x.indrelid WHERE t.relnamespace = 'public'::regnamespace`,
+          [],
+        ),
+      ),
+    );
     expect(keys.length).toBeGreaterThan(40);
     expect(keys.filter((key) => !leading.has(key))).toEqual([]);
   });

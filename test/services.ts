@@ -52,7 +52,12 @@ export const testRedisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:637
 export async function requireRedis(): Promise<Service> {
   const { Redis } = await import("ioredis");
   return requireService(`Redis at ${testRedisUrl}`, async () => {
-    const probe = new Redis(testRedisUrl, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const probe = new Redis(testRedisUrl, {
+      lazyConnect: true,
+      connectTimeout: 2000,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     let cause: Error | undefined;
     probe.on("error", (error: Error) => (cause ??= error));
     try {

@@ -49,7 +49,10 @@ function load(base: string, key: string, clients: number) {
   function send(kind: Outcome["kind"], agent: Agent | false): Promise<Outcome> {
     return new Promise((resolve) => {
       const outcome: Outcome = { sentBeforeSignal: false, kind, started: false, complete: false, reusedSocket: false };
-      const headers: Record<string, string> = { authorization: `Bearer ${key}`, ...(agent ? {} : { connection: "close" }) };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${key}`,
+        ...(agent ? {} : { connection: "close" }),
+      };
       const req: ClientRequest = request(url, { agent, headers }, (res) => {
         outcome.started = true;
         outcome.status = res.statusCode;
@@ -118,7 +121,13 @@ async function until(condition: () => boolean, what: string) {
 
 describe.each([1, 2])("SIGTERM with WORKERS=%i", (workers) => {
   test("every request written before the signal is answered in full; later ones are refused, never cut; exit 0", async () => {
-    server = await spawnServer({ WORKERS: String(workers), NODE_ENV: "production", RATE_LIMIT_PER_MINUTE: "1000000", SHUTDOWN_GRACE_MS: "30000", LOG_LEVEL: "info" });
+    server = await spawnServer({
+      WORKERS: String(workers),
+      NODE_ENV: "production",
+      RATE_LIMIT_PER_MINUTE: "1000000",
+      SHUTDOWN_GRACE_MS: "30000",
+      LOG_LEVEL: "info",
+    });
     const { child } = server;
     const key = await apiKey(server.databaseUrl);
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
@@ -133,7 +142,8 @@ describe.each([1, 2])("SIGTERM with WORKERS=%i", (workers) => {
     const before = traffic.outcomes.filter((o) => o.sentBeforeSignal);
     const after = traffic.outcomes.filter((o) => !o.sentBeforeSignal);
     const failed = (list: Outcome[]) => list.filter((o) => !o.complete || o.status !== 200);
-    const summary = (list: Outcome[]) => list.map((o) => `${o.kind} ${o.status ?? "-"} ${o.error ?? ""}${o.reusedSocket ? " (reused)" : ""}`);
+    const summary = (list: Outcome[]) =>
+      list.map((o) => `${o.kind} ${o.status ?? "-"} ${o.error ?? ""}${o.reusedSocket ? " (reused)" : ""}`);
     expect(code, server.output()).toBe(0);
     expect(before.filter((o) => o.kind === "keep-alive").length).toBeGreaterThan(0);
     expect(before.filter((o) => o.kind === "per-request").length).toBeGreaterThan(0);
@@ -143,21 +153,32 @@ describe.each([1, 2])("SIGTERM with WORKERS=%i", (workers) => {
     // accept and the listening socket's close, or a kept-alive socket the server closed as idle as the request left).
     expect(summary(after.filter((o) => o.started && !o.complete)), "responses cut").toEqual([]);
     const unanswered = after.filter((o) => !o.started);
-    expect(summary(unanswered.filter((o) => !["ECONNREFUSED", "ECONNRESET", "EPIPE"].includes(o.error ?? "")))).toEqual([]);
+    expect(summary(unanswered.filter((o) => !["ECONNREFUSED", "ECONNRESET", "EPIPE"].includes(o.error ?? "")))).toEqual(
+      [],
+    );
     expect(server.output()).not.toMatch(/grace period/);
 
     // The log is written asynchronously: every answered request is in it by the time the process has exited, and
     // every line is whole (the workers share standard output with the primary).
     await server.closed;
-    const lines = server.stdout().trimEnd().split("\n").map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return line;
-      }
-    });
-    expect(lines.filter((line) => typeof line === "string"), "lines that are not whole JSON objects").toEqual([]);
-    const logged = lines.filter((line) => typeof line === "object" && line.msg === "request" && line.path === "/v2/ranks" && line.status === 200);
+    const lines = server
+      .stdout()
+      .trimEnd()
+      .split("\n")
+      .map((line) => {
+        try {
+          return JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          return line;
+        }
+      });
+    expect(
+      lines.filter((line) => typeof line === "string"),
+      "lines that are not whole JSON objects",
+    ).toEqual([]);
+    const logged = lines.filter(
+      (line) => typeof line === "object" && line.msg === "request" && line.path === "/v2/ranks" && line.status === 200,
+    );
     expect(logged.length).toBeGreaterThanOrEqual(traffic.outcomes.filter((o) => o.complete && o.status === 200).length);
   }, 120_000);
 });

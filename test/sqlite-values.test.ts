@@ -14,8 +14,13 @@ describe("SQLite values", () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "muster-values-"));
     connection = new NativeConnection(path.join(dir, "values.db"));
-    await connection.execute(`CREATE TABLE "T" ("id" INTEGER PRIMARY KEY, "n" INTEGER, "big" BIGINT, "bytes" BLOB, "text" TEXT, "real" REAL)`);
-    await connection.execute({ sql: `INSERT INTO "T" VALUES (1, ?, ?, ?, ?, ?)`, args: [42, 7, new Uint8Array([1, 2, 3]).buffer, "a", 1.5] });
+    await connection.execute(
+      `CREATE TABLE "T" ("id" INTEGER PRIMARY KEY, "n" INTEGER, "big" BIGINT, "bytes" BLOB, "text" TEXT, "real" REAL)`,
+    );
+    await connection.execute({
+      sql: `INSERT INTO "T" VALUES (1, ?, ?, ?, ?, ?)`,
+      args: [42, 7, new Uint8Array([1, 2, 3]).buffer, "a", 1.5],
+    });
     await connection.execute(`INSERT INTO "T" ("id", "big") VALUES (2, 9007199254740993)`);
   });
   afterAll(() => {
@@ -24,7 +29,9 @@ describe("SQLite values", () => {
   });
 
   test("integers are numbers, blobs ArrayBuffers, text and reals as stored; the rows are arrays in column order", async () => {
-    const { rows, columns } = await connection.execute(`SELECT "id", "n", "big", "bytes", "text", "real", "n" * 2 AS "twice" FROM "T" WHERE "id" = 1`);
+    const { rows, columns } = await connection.execute(
+      `SELECT "id", "n", "big", "bytes", "text", "real", "n" * 2 AS "twice" FROM "T" WHERE "id" = 1`,
+    );
     expect(columns).toEqual(["id", "n", "big", "bytes", "text", "real", "twice"]);
     const [row] = rows as unknown as unknown[][];
     expect(row.slice(0, 3)).toEqual([1, 42, 7]);

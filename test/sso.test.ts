@@ -19,7 +19,9 @@ let personId: number;
 let email: string;
 
 async function rotate(account: string): Promise<string> {
-  const { stdout } = await run(process.execPath, [...cliArgs, "sso:rotate", "--account", account], { env: { ...process.env, DATABASE_URL: h.config.databaseUrl } });
+  const { stdout } = await run(process.execPath, [...cliArgs, "sso:rotate", "--account", account], {
+    env: { ...process.env, DATABASE_URL: h.config.databaseUrl },
+  });
   return stdout.trim().split("\n").at(-1)!;
 }
 
@@ -69,13 +71,16 @@ describe("accepted", () => {
   });
 
   test("the token's scopes within the person's role permissions: `scopes`, `scope` or `*`", async () => {
-    const role = (await admin.post("/v2/roles", { name: "Forum Reader", permissions: ["view:user", "view:rank"] })).body.data;
+    const role = (await admin.post("/v2/roles", { name: "Forum Reader", permissions: ["view:user", "view:rank"] })).body
+      .data;
     expect((await admin.post(`/v2/users/${personId}/roles/attach`, { resources: [role.id] })).status).toBe(200);
     try {
       const listed = await as(await mint({ sub: String(personId), scopes: ["view:user"] })).get("/v2/users");
       expect(listed.status).toBe(200);
       // Asked for, but no role of the person's gives it.
-      expect((await as(await mint({ sub: String(personId), scopes: ["view:award"] })).get("/v2/awards")).status).toBe(403);
+      expect((await as(await mint({ sub: String(personId), scopes: ["view:award"] })).get("/v2/awards")).status).toBe(
+        403,
+      );
       // `*` asks for everything: what the roles give.
       const all = as(await mint({ sub: email, scopes: ["*"] }));
       expect((await all.get("/v2/ranks")).status).toBe(200);
@@ -83,7 +88,9 @@ describe("accepted", () => {
       const spaced = as(await mint({ sub: String(personId), scope: "view:rank view:user" }));
       expect((await spaced.get("/v2/ranks")).status).toBe(200);
       // Not asked for: refused though the role gives it.
-      expect((await as(await mint({ sub: String(personId), scopes: ["view:user"] })).get("/v2/ranks")).status).toBe(403);
+      expect((await as(await mint({ sub: String(personId), scopes: ["view:user"] })).get("/v2/ranks")).status).toBe(
+        403,
+      );
       // Removing the role takes effect on the next request.
       await admin.delete(`/v2/users/${personId}/roles/detach`, { resources: [role.id] });
       expect((await as(await mint({ sub: String(personId), scopes: ["*"] })).get("/v2/ranks")).status).toBe(403);
@@ -93,7 +100,10 @@ describe("accepted", () => {
   });
 
   test("X-Perscom-Id names the account when the token has no tenant claim", async () => {
-    const token = await new SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject(String(personId)).setExpirationTime("5m")
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(String(personId))
+      .setExpirationTime("5m")
       .sign(new TextEncoder().encode(secret));
     expect((await as(token, { "x-perscom-id": String(accountId) }).get("/v2/me")).status).toBe(200);
     expect((await as(token).get("/v2/me")).body.error.message).toMatch(/needs its account/);
@@ -108,11 +118,22 @@ describe("refused with 401, saying why", () => {
   };
 
   test("a bad signature, another algorithm, expired, not yet valid, no exp, an unknown person", async () => {
-    expect(await refusal(await mint({ sub: String(personId) }, "sso_not-the-secret-at-all-xxxxxxxxxxxxxxxxxxxxx"))).toMatch(/signature does not verify/);
-    expect(await refusal(await mint({ sub: String(personId) }, secret + secret, "HS512"))).toMatch(/must be signed with HS256/);
-    expect(await refusal(await mint({ sub: String(personId), exp: Math.floor(Date.now() / 1000) - 60 }))).toMatch(/has expired/);
-    expect(await refusal(await mint({ sub: String(personId), nbf: Math.floor(Date.now() / 1000) + 600 }))).toMatch(/not valid yet/);
-    const noExp = await new SignJWT({ tenant: String(accountId) }).setProtectedHeader({ alg: "HS256" }).setSubject(String(personId)).sign(new TextEncoder().encode(secret));
+    expect(
+      await refusal(await mint({ sub: String(personId) }, "sso_not-the-secret-at-all-xxxxxxxxxxxxxxxxxxxxx")),
+    ).toMatch(/signature does not verify/);
+    expect(await refusal(await mint({ sub: String(personId) }, secret + secret, "HS512"))).toMatch(
+      /must be signed with HS256/,
+    );
+    expect(await refusal(await mint({ sub: String(personId), exp: Math.floor(Date.now() / 1000) - 60 }))).toMatch(
+      /has expired/,
+    );
+    expect(await refusal(await mint({ sub: String(personId), nbf: Math.floor(Date.now() / 1000) + 600 }))).toMatch(
+      /not valid yet/,
+    );
+    const noExp = await new SignJWT({ tenant: String(accountId) })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(String(personId))
+      .sign(new TextEncoder().encode(secret));
     expect(await refusal(noExp)).toMatch(/exp claim is missing/);
     expect(await refusal(await mint({ sub: "nobody@example.com" }))).toMatch(/no person of this account/);
     expect(await refusal(await mint({ sub: "999999" }))).toMatch(/no person of this account/);
@@ -122,7 +143,8 @@ describe("refused with 401, saying why", () => {
     const token = await mint({ sub: String(personId) });
     expect(await refusal(token, { "x-perscom-id": String(accountId + 1000) })).toMatch(/tenant is not the account/);
     const betaAdmin = client(h, await h.key("beta"));
-    const betaPerson = (await betaAdmin.post("/v2/users", { name: "Beta Member", email: "beta.member@example.com" })).body.data;
+    const betaPerson = (await betaAdmin.post("/v2/users", { name: "Beta Member", email: "beta.member@example.com" }))
+      .body.data;
     expect(await refusal(await mint({ sub: String(betaPerson.id) }))).toMatch(/no person of this account/);
     const betaId = (await h.db.store.prisma.account.findUniqueOrThrow({ where: { name: "beta" } })).id;
     expect(await refusal(await mint({ sub: String(betaPerson.id), tenant: String(betaId) }))).toMatch(/no SSO secret/);

@@ -45,10 +45,17 @@ test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", 
   cleanup.push(() => database.drop());
   // Its own process group (npm → sh → node), so that one signal reaches the server as it would under a supervisor.
   const child: ChildProcess = spawn("npm", ["start"], {
-    cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"],
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
     env: {
-      ...process.env, PORT: String(await freePort()), HOST: "127.0.0.1", DATABASE_URL: database.url,
-      STORAGE_DIR: path.join(dir, "files"), NODE_ENV: "production", LOG_LEVEL: "warn",
+      ...process.env,
+      PORT: String(await freePort()),
+      HOST: "127.0.0.1",
+      DATABASE_URL: database.url,
+      STORAGE_DIR: path.join(dir, "files"),
+      NODE_ENV: "production",
+      LOG_LEVEL: "warn",
     },
   });
   let out = "";
@@ -67,12 +74,15 @@ test("npm start builds dist/, serves it with plain node, and stops on SIGTERM", 
   const deadline = Date.now() + 60_000;
   let listening: RegExpExecArray | null = null;
   while (!(listening = /listening on (http:\/\/\S+)/.exec(out))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`npm start did not start the server:\n${out}`);
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`npm start did not start the server:\n${out}`);
     await sleep(50);
   }
   // Built at the start of the test run, so prestart normally finds it current; test/read-only-start.test.ts pins that.
   expect(out).toMatch(/dist\/ is current|Built dist\/server\.mjs/);
-  expect(out).toMatch(/node --enable-source-maps --max-old-space-size=\S+ --max-semi-space-size=\d+ --heap-growing-percent=\S+ dist\/server\.mjs/);
+  expect(out).toMatch(
+    /node --enable-source-maps --max-old-space-size=\S+ --max-semi-space-size=\d+ --heap-growing-percent=\S+ dist\/server\.mjs/,
+  );
   expect(out).toMatch(/Applied migrations: \d+_init/);
   // glibc reads MALLOC_ARENA_MAX once, when the process starts, so npm start must hand it to node's own environment.
   expect(environmentOf(serverProcessOf(child.pid!))).toContain("MALLOC_ARENA_MAX=2");

@@ -28,7 +28,16 @@ afterAll(async () => {
 
 async function start(env: Record<string, string>): Promise<{ code: number | null; lines: string[]; output: string }> {
   const child = spawn(process.execPath, serverArgs, {
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(await freePort()), DATABASE_URL: `file:${path.join(dir, `${Math.random()}.db`)}`, STORAGE_DIR: path.join(dir, "files"), LOG_LEVEL: "info", NODE_ENV: "development", ...env },
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: String(await freePort()),
+      DATABASE_URL: `file:${path.join(dir, `${Math.random()}.db`)}`,
+      STORAGE_DIR: path.join(dir, "files"),
+      LOG_LEVEL: "info",
+      NODE_ENV: "development",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -60,7 +69,9 @@ test("malformed numbers and unknown values name their variable", async () => {
 test("an unsupported database URL scheme is one line, the password masked", async () => {
   const r = await start({ DATABASE_URL: "mysql://admin:hunter2@db.example/muster" });
   expect(r.code).toBe(1);
-  expect(r.lines).toEqual(['DATABASE_URL must be a file: URL (SQLite) or a postgresql:// URL (PostgreSQL), got "mysql://admin:***@db.example/muster"']);
+  expect(r.lines).toEqual([
+    'DATABASE_URL must be a file: URL (SQLite) or a postgresql:// URL (PostgreSQL), got "mysql://admin:***@db.example/muster"',
+  ]);
   expect(r.output).not.toContain("hunter2");
 });
 
@@ -71,21 +82,28 @@ test("a PostgreSQL database that does not exist, or a server that cannot be reac
   const r = await start({ DATABASE_URL: missing.toString() });
   expect(r.code).toBe(1);
   expect(r.lines).toHaveLength(1);
-  expect(last(r)).toMatch(/^The database in DATABASE_URL does not exist \(postgresql:\/\/[^:]*:\*\*\*@.*\/muster_no_such_database\)/);
+  expect(last(r)).toMatch(
+    /^The database in DATABASE_URL does not exist \(postgresql:\/\/[^:]*:\*\*\*@.*\/muster_no_such_database\)/,
+  );
   expect(r.output).not.toContain("s3cret");
   noStack(r);
 
   const port = await freePort();
   const unreachable = await start({ DATABASE_URL: `postgresql://muster:pw@127.0.0.1:${port}/muster` });
   expect(unreachable.code).toBe(1);
-  expect(unreachable.lines).toEqual([`Cannot reach the database server in DATABASE_URL (postgresql://muster:***@127.0.0.1:${port}/muster): connect ECONNREFUSED 127.0.0.1:${port}`]);
+  expect(unreachable.lines).toEqual([
+    `Cannot reach the database server in DATABASE_URL (postgresql://muster:***@127.0.0.1:${port}/muster): connect ECONNREFUSED 127.0.0.1:${port}`,
+  ]);
   noStack(unreachable);
 });
 
 test("a port in use is one line naming PORT; with LOG_LEVEL=debug the stack follows", async () => {
   const r = await start({ PORT: String(occupiedPort), NODE_ENV: "production" });
   expect(r.code).toBe(1);
-  expect(JSON.parse(last(r))).toMatchObject({ level: "error", msg: `Port ${occupiedPort} is already in use (127.0.0.1:${occupiedPort}): stop the other server or set PORT to a free port` });
+  expect(JSON.parse(last(r))).toMatchObject({
+    level: "error",
+    msg: `Port ${occupiedPort} is already in use (127.0.0.1:${occupiedPort}): stop the other server or set PORT to a free port`,
+  });
   noStack(r);
   const debug = await start({ PORT: String(occupiedPort), LOG_LEVEL: "debug" });
   expect(debug.code).toBe(1);
@@ -97,22 +115,37 @@ test("in production, standard output is JSON lines only, and an empty database s
   const database = await createTestDatabase(dir);
   try {
     const child = spawn(process.execPath, serverArgs, {
-      env: { ...process.env, HOST: "127.0.0.1", PORT: String(await freePort()), DATABASE_URL: database.url, STORAGE_DIR: path.join(dir, "files"), NODE_ENV: "production", LOG_LEVEL: "info" },
+      env: {
+        ...process.env,
+        HOST: "127.0.0.1",
+        PORT: String(await freePort()),
+        DATABASE_URL: database.url,
+        STORAGE_DIR: path.join(dir, "files"),
+        NODE_ENV: "production",
+        LOG_LEVEL: "info",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
     const deadline = Date.now() + 45_000;
-    while (!/listening on/.test(stdout) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    while (!/listening on/.test(stdout) && Date.now() < deadline && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 50));
     const base = /listening on (http:\/\/[\d.:]+)/.exec(stdout)![1];
     await (await fetch(`${base}/v2/ranks`)).arrayBuffer();
     child.kill("SIGTERM");
     await new Promise((resolve) => child.on("close", resolve));
-    const lines = stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { msg: string; level: string; pid: number });
-    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining([
-      'No account yet: create one and its first key with: npm run cli -- keys:create --account "My Unit" --scopes "*"',
-      "request", "Stopped",
-    ]));
+    const lines = stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { msg: string; level: string; pid: number });
+    expect(lines.map((l) => l.msg)).toEqual(
+      expect.arrayContaining([
+        'No account yet: create one and its first key with: npm run cli -- keys:create --account "My Unit" --scopes "*"',
+        "request",
+        "Stopped",
+      ]),
+    );
     expect(lines.every((l) => l.pid === child.pid)).toBe(true);
   } finally {
     await database.drop();

@@ -12,7 +12,9 @@ import { cruise, type ICruiseResult, type IForbiddenRuleType } from "dependency-
  */
 
 const root = path.resolve(import.meta.dirname, "..");
-const { forbidden } = createRequire(import.meta.url)(path.join(root, ".dependency-cruiser.cjs")) as { forbidden: IForbiddenRuleType[] };
+const { forbidden } = createRequire(import.meta.url)(path.join(root, ".dependency-cruiser.cjs")) as {
+  forbidden: IForbiddenRuleType[];
+};
 const made: string[] = [];
 afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
@@ -56,7 +58,8 @@ describe("layers", () => {
 
   it("a type-only import of a layer above fails too", async () => {
     const dir = tree({
-      "src/resources/define.ts": 'import type { Context } from "../graphql/context.ts";\nexport type Hook = (ctx: Context) => void;\n',
+      "src/resources/define.ts":
+        'import type { Context } from "../graphql/context.ts";\nexport type Hook = (ctx: Context) => void;\n',
       "src/graphql/context.ts": "export interface Context { id: number }\n",
     });
     expect(await violations(dir)).toEqual(["layer-resources: src/resources/define.ts → src/graphql/context.ts"]);

@@ -41,7 +41,13 @@ interface Row {
 /** A REST call on a connection of its own (with WORKERS=2 consecutive calls go to different workers). */
 async function rest(base: string, key: string, method: string, path: string, body?: unknown): Promise<Row> {
   const response = await fetch(`${base}${path}`, {
-    method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json", connection: "close" },
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      accept: "application/json",
+      connection: "close",
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = (await response.json()) as { data: Row };
@@ -59,7 +65,13 @@ function wsClient(base: string, auth: { params?: Record<string, unknown>; header
         }
       }
     : WebSocket;
-  return createClient({ url: `${base.replace(/^http/, "ws")}/graphql`, webSocketImpl: Impl, connectionParams: auth.params, retryAttempts: 0, lazy: true });
+  return createClient({
+    url: `${base.replace(/^http/, "ws")}/graphql`,
+    webSocketImpl: Impl,
+    connectionParams: auth.params,
+    retryAttempts: 0,
+    lazy: true,
+  });
 }
 
 /** What the subscriptions below select of a change (each a part of it). */
@@ -68,7 +80,12 @@ interface Change {
   action?: string;
   rowId: number;
   deletedId?: string | null;
-  rankRecord?: { rowId: number; text: string; rank: { name: string }; user: { name: string; rank: { name: string } | null } } | null;
+  rankRecord?: {
+    rowId: number;
+    text: string;
+    rank: { name: string };
+    user: { name: string; rank: { name: string } | null };
+  } | null;
   rank?: { name: string };
 }
 
@@ -104,10 +121,17 @@ async function first(iterator: AsyncIterator<Result>): Promise<Result> {
  * A subscription starts on the server a moment after the client sends it (the key is checked, Redis subscribed to):
  * writes with `write` until `iterator` yields, and returns the first result with every write made.
  */
-async function firstAfterWrites<T, R = Result>(iterator: AsyncIterator<R>, write: () => Promise<T>, outputs: ServerProcess[] = []) {
+async function firstAfterWrites<T, R = Result>(
+  iterator: AsyncIterator<R>,
+  write: () => Promise<T>,
+  outputs: ServerProcess[] = [],
+) {
   let received: { value: R } | null = null;
   let refused: unknown;
-  const pending = iterator.next().then((r) => (received = { value: r.value }), (error: unknown) => (refused = error ?? "closed"));
+  const pending = iterator.next().then(
+    (r) => (received = { value: r.value }),
+    (error: unknown) => (refused = error ?? "closed"),
+  );
   const written: T[] = [];
   // Writes go on until the subscription has one: on a loaded machine it can take seconds to be in place, and a write
   // before that is not its to see.
@@ -150,19 +174,36 @@ describe("one server of two workers: graphql-ws and SSE", () => {
   test("over WebSocket (key in connectionParams), a rank record created through REST arrives typed, with nested relations", async () => {
     const client = open({ params: { authorization: `Bearer ${key}` } });
     const changes = client.iterate<Data>({ query: RANK_RECORDS });
-    const { value, written } = await firstAfterWrites(changes, () =>
-      rest(server.base, key, "POST", "/v2/rank-records", { user_id: ids.user, rank_id: ids.rank, type: 0, text: "Enlisted" }), [server]);
+    const { value, written } = await firstAfterWrites(
+      changes,
+      () =>
+        rest(server.base, key, "POST", "/v2/rank-records", {
+          user_id: ids.user,
+          rank_id: ids.rank,
+          type: 0,
+          text: "Enlisted",
+        }),
+      [server],
+    );
     const change = dataOf(value).rankRecordChanged;
     expect(written.map((r) => r.id)).toContain(change.rowId);
     expect(change).toMatchObject({
-      type: "rankrecord.created", action: "CREATED", deletedId: null,
-      rankRecord: { rowId: change.rowId, text: "Enlisted", rank: { name: "Private" }, user: { name: "Ann Smith", rank: { name: "Private" } } },
+      type: "rankrecord.created",
+      action: "CREATED",
+      deletedId: null,
+      rankRecord: {
+        rowId: change.rowId,
+        text: "Enlisted",
+        rank: { name: "Private" },
+        user: { name: "Ann Smith", rank: { name: "Private" } },
+      },
     });
     // Once started, every write arrives: a deletion with its id and no record.
     const last = written.at(-1)!.id;
     await rest(server.base, key, "DELETE", `/v2/rank-records/${last}`);
     let deleted: Change;
-    do deleted = dataOf((await changes.next()).value as Result).rankRecordChanged; while (deleted.action !== "DELETED");
+    do deleted = dataOf((await changes.next()).value as Result).rankRecordChanged;
+    while (deleted.action !== "DELETED");
     expect(deleted).toMatchObject({ type: "rankrecord.deleted", rowId: last, rankRecord: null });
     expect(Buffer.from(deleted.deletedId ?? "", "base64").toString()).toBe(`RankRecord:${last}`);
     await changes.return?.();
@@ -172,9 +213,15 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     const client = open({ headers: { authorization: `Bearer ${key}` } });
     const ranks = await first(client.iterate<Data>({ query: "{ ranks { nodes { name } } }" }));
     expect(ranks).toEqual({ data: { ranks: { nodes: [{ name: "Private" }] } } });
-    const created = await first(client.iterate<Data>({ query: 'mutation { createRank(input: { name: "Socket", abbreviation: "SKT" }) { rank { name } } }' }));
+    const created = await first(
+      client.iterate<Data>({
+        query: 'mutation { createRank(input: { name: "Socket", abbreviation: "SKT" }) { rank { name } } }',
+      }),
+    );
     expect(created).toEqual({ data: { createRank: { rank: { name: "Socket" } } } });
-    const changes = client.iterate<Data>({ query: "subscription { rankChanged(where: { actions: [UPDATED] }) { action rank { name } } }" });
+    const changes = client.iterate<Data>({
+      query: "subscription { rankChanged(where: { actions: [UPDATED] }) { action rank { name } } }",
+    });
     const { value } = await firstAfterWrites(changes, async () => {
       const rank = await rest(server.base, key, "POST", "/v2/ranks", { name: "Temp", abbreviation: "TMP" });
       return rest(server.base, key, "PATCH", `/v2/ranks/${rank.id}`, { name: "Temp, renamed" });
@@ -188,7 +235,11 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     expect(codeOf(keyless)).toBe("UNAUTHENTICATED");
 
     const usersOnly = await newKey(server.databaseUrl, "alpha", "view:user");
-    const forbidden = await first(open({ params: { authorization: `Bearer ${usersOnly}` } }).iterate<Data>({ query: "subscription { rankRecordChanged { rowId } }" }));
+    const forbidden = await first(
+      open({ params: { authorization: `Bearer ${usersOnly}` } }).iterate<Data>({
+        query: "subscription { rankRecordChanged { rowId } }",
+      }),
+    );
     expect(codeOf(forbidden)).toBe("FORBIDDEN");
     expect(forbidden.errors?.[0]?.message).toContain("view:rankrecord");
 
@@ -199,7 +250,11 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     const db = await openDatabase(server.databaseUrl);
     await setMaintenance(db.prisma, true);
     try {
-      const down = await first(open({ params: { authorization: `Bearer ${key}` } }).iterate<Data>({ query: "subscription { rankChanged { rowId } }" }));
+      const down = await first(
+        open({ params: { authorization: `Bearer ${key}` } }).iterate<Data>({
+          query: "subscription { rankChanged { rowId } }",
+        }),
+      );
       expect(codeOf(down)).toBe("MAINTENANCE");
     } finally {
       await setMaintenance(db.prisma, false);
@@ -208,13 +263,20 @@ describe("one server of two workers: graphql-ws and SSE", () => {
 
     const capped = await newKey(server.databaseUrl, "alpha");
     const client = open({ params: { authorization: `Bearer ${capped}` } });
-    const held = [client.iterate<Data>({ query: "subscription { rankChanged { rowId } }" }), client.iterate<Data>({ query: "subscription { userChanged { rowId } }" })];
+    const held = [
+      client.iterate<Data>({ query: "subscription { rankChanged { rowId } }" }),
+      client.iterate<Data>({ query: "subscription { userChanged { rowId } }" }),
+    ];
     const results = held.map((it) => it.next());
     // Both are open once each has received an event.
-    await firstAfterWrites({ next: async () => ({ value: await Promise.all(results) }) }, async () => {
-      const rank = await rest(server.base, key, "POST", "/v2/ranks", { name: "Cap", abbreviation: "CAP" });
-      await rest(server.base, key, "PATCH", `/v2/users/${ids.user}`, { name: `Ann ${rank.id}` });
-    }, [server]);
+    await firstAfterWrites(
+      { next: async () => ({ value: await Promise.all(results) }) },
+      async () => {
+        const rank = await rest(server.base, key, "POST", "/v2/ranks", { name: "Cap", abbreviation: "CAP" });
+        await rest(server.base, key, "PATCH", `/v2/users/${ids.user}`, { name: `Ann ${rank.id}` });
+      },
+      [server],
+    );
     const refused = await first(client.iterate<Data>({ query: "subscription { rankChanged { rowId } }" }));
     expect(codeOf(refused)).toBe("RATE_LIMITED");
     expect(refused.errors?.[0]?.message).toContain("SUBSCRIPTIONS_PER_KEY=2");
@@ -223,7 +285,13 @@ describe("one server of two workers: graphql-ws and SSE", () => {
     let reopened: Result | "open" | undefined;
     for (let attempt = 0; attempt < 40; attempt++) {
       const again = client.iterate<Data>({ query: "subscription { rankChanged { rowId } }" });
-      const result = await Promise.race([again.next().then((r) => r.value, (errors) => ({ errors })), sleep(300).then(() => "open")]);
+      const result = await Promise.race([
+        again.next().then(
+          (r) => r.value,
+          (errors) => ({ errors }),
+        ),
+        sleep(300).then(() => "open"),
+      ]);
       await again.return?.();
       if (result === "open" || !result.errors) {
         reopened = result;
@@ -237,24 +305,36 @@ describe("one server of two workers: graphql-ws and SSE", () => {
   test("a subscription receives the writes of both workers (they pass their events on through the primary)", async () => {
     const client = open({ params: { authorization: `Bearer ${key}` } });
     const changes = client.iterate<Data>({ query: "subscription { rankChanged { rowId } }" });
-    await firstAfterWrites(changes, () => rest(server.base, key, "POST", "/v2/ranks", { name: "Warm", abbreviation: "W" }), [server]);
+    await firstAfterWrites(
+      changes,
+      () => rest(server.base, key, "POST", "/v2/ranks", { name: "Warm", abbreviation: "W" }),
+      [server],
+    );
     // One connection per write: the primary hands them to the workers in turn, so half are written by the other worker.
     const made: number[] = [];
-    for (let i = 0; i < 6; i++) made.push((await rest(server.base, key, "POST", "/v2/ranks", { name: `Rank ${i}`, abbreviation: `R${i}` })).id);
+    for (let i = 0; i < 6; i++)
+      made.push((await rest(server.base, key, "POST", "/v2/ranks", { name: `Rank ${i}`, abbreviation: `R${i}` })).id);
     const seen: number[] = [];
-    while (!made.every((id) => seen.includes(id))) seen.push(dataOf((await changes.next()).value as Result).rankChanged.rowId);
+    while (!made.every((id) => seen.includes(id)))
+      seen.push(dataOf((await changes.next()).value as Result).rankChanged.rowId);
     await changes.return?.();
   });
 
   test("SIGTERM with a WebSocket and an SSE subscription open: both end and the server exits 0", async () => {
     const client = open({ params: { authorization: `Bearer ${key}` } });
     const socketChanges = client.iterate<Data>({ query: "subscription { rankChanged { rowId } }" });
-    await firstAfterWrites(socketChanges, () => rest(server.base, key, "POST", "/v2/ranks", { name: "R", abbreviation: "R" }), [server]);
-    const sse = readEventStream(await fetch(`${server.base}/graphql`, {
-      method: "POST",
-      headers: { accept: "text/event-stream", "content-type": "application/json", authorization: `Bearer ${key}` },
-      body: JSON.stringify({ query: "subscription { rankChanged { rowId } }" }),
-    }));
+    await firstAfterWrites(
+      socketChanges,
+      () => rest(server.base, key, "POST", "/v2/ranks", { name: "R", abbreviation: "R" }),
+      [server],
+    );
+    const sse = readEventStream(
+      await fetch(`${server.base}/graphql`, {
+        method: "POST",
+        headers: { accept: "text/event-stream", "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query: "subscription { rankChanged { rowId } }" }),
+      }),
+    );
     expect(sse.status).toBe(200);
     const socketEnded = (async () => {
       try {
@@ -318,16 +398,37 @@ redisAndPostgres.describe("two instances on one PostgreSQL database, fanned out 
     const user = await rest(a.base, key, "POST", "/v2/users", { name: "Ann Smith", email: "ann@example.com" });
     const changes = onB.iterate<Data>({ query: RANK_RECORDS });
     const bravoChanges = bravoOnB.iterate<Data>({ query: RANK_RECORDS });
-    const { value, written } = await firstAfterWrites(changes, () =>
-      rest(a.base, key, "POST", "/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0, text: "Through A" }), [a, b]);
+    const { value, written } = await firstAfterWrites(
+      changes,
+      () =>
+        rest(a.base, key, "POST", "/v2/rank-records", {
+          user_id: user.id,
+          rank_id: rank.id,
+          type: 0,
+          text: "Through A",
+        }),
+      [a, b],
+    );
     expect(written.map((r) => r.id)).toContain(dataOf(value).rankRecordChanged.rowId);
-    expect(dataOf(value).rankRecordChanged).toMatchObject({ action: "CREATED", rankRecord: { text: "Through A", rank: { name: "Private" }, user: { name: "Ann Smith" } } });
+    expect(dataOf(value).rankRecordChanged).toMatchObject({
+      action: "CREATED",
+      rankRecord: { text: "Through A", rank: { name: "Private" }, user: { name: "Ann Smith" } },
+    });
 
     // Bravo's subscription on B: the first event it receives is bravo's own, written through A after alpha's.
     const bravoRank = await rest(a.base, bravo, "POST", "/v2/ranks", { name: "Bravo", abbreviation: "B" });
     const bravoUser = await rest(a.base, bravo, "POST", "/v2/users", { name: "Bo Bravo", email: "bo@example.com" });
-    const mine = await firstAfterWrites(bravoChanges, () =>
-      rest(a.base, bravo, "POST", "/v2/rank-records", { user_id: bravoUser.id, rank_id: bravoRank.id, type: 0, text: "Bravo's own" }), [a, b]);
+    const mine = await firstAfterWrites(
+      bravoChanges,
+      () =>
+        rest(a.base, bravo, "POST", "/v2/rank-records", {
+          user_id: bravoUser.id,
+          rank_id: bravoRank.id,
+          type: 0,
+          text: "Bravo's own",
+        }),
+      [a, b],
+    );
     expect(dataOf(mine.value).rankRecordChanged.rankRecord?.text).toBe("Bravo's own");
     await Promise.all([changes.return?.(), bravoChanges.return?.()]);
     await Promise.all([onB.dispose(), bravoOnB.dispose()]);
@@ -344,13 +445,15 @@ services[0].describe("the event bus over Redis", () => {
     const publisher = createEventBus(config);
     const buses = Array.from({ length: 60 }, () => createEventBus(config));
     try {
-      const heard = await Promise.all(buses.map(async (bus, i) => {
-        for (let turn = 0; turn < i; turn++) await new Promise((resolve) => setImmediate(resolve));
-        const batches = bus.subscribe();
-        const listening = { batches, first: null as CommittedEvents | null };
-        void batches.next().then((r) => (listening.first = r.value as CommittedEvents));
-        return listening;
-      }));
+      const heard = await Promise.all(
+        buses.map(async (bus, i) => {
+          for (let turn = 0; turn < i; turn++) await new Promise((resolve) => setImmediate(resolve));
+          const batches = bus.subscribe();
+          const listening = { batches, first: null as CommittedEvents | null };
+          void batches.next().then((r) => (listening.first = r.value as CommittedEvents));
+          return listening;
+        }),
+      );
       const batch: CommittedEvents = { accountId: 1, events: [] };
       const deadline = Date.now() + 20_000;
       while (heard.some((h) => !h.first) && Date.now() < deadline) {

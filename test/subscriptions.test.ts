@@ -16,7 +16,12 @@ let api: Client;
 let ids: { rank: number; corporal: number; user: number };
 
 /** Opens a subscription over SSE: POST /graphql with `Accept: text/event-stream` (or GET with the query in the URL). */
-async function subscribe(apiKey: string | null, query: string, variables?: Record<string, unknown>, method: "POST" | "GET" = "POST"): Promise<EventStream> {
+async function subscribe(
+  apiKey: string | null,
+  query: string,
+  variables?: Record<string, unknown>,
+  method: "POST" | "GET" = "POST",
+): Promise<EventStream> {
   const headers: Record<string, string> = { accept: "text/event-stream" };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
   const url = new URL("http://muster.test/graphql");
@@ -63,13 +68,24 @@ describe("change streams over SSE", () => {
     const stream = await subscribe(key, RANK_RECORDS);
     expect(stream.status).toBe(200);
     expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const created = await ok(api.post("/v2/rank-records", { user_id: ids.user, rank_id: ids.corporal, type: 0, text: "Promoted" }));
+    const created = await ok(
+      api.post("/v2/rank-records", { user_id: ids.user, rank_id: ids.corporal, type: 0, text: "Promoted" }),
+    );
     const { data, errors } = await stream.next();
     expect(errors).toBeUndefined();
     const change = data.rankRecordChanged;
     expect(change).toMatchObject({
-      type: "rankrecord.created", action: "CREATED", rowId: created.id, deletedId: null, changes: null,
-      rankRecord: { rowId: created.id, text: "Promoted", rank: { name: "Corporal" }, user: { name: "Ann Smith", rank: { name: "Corporal" } } },
+      type: "rankrecord.created",
+      action: "CREATED",
+      rowId: created.id,
+      deletedId: null,
+      changes: null,
+      rankRecord: {
+        rowId: created.id,
+        text: "Promoted",
+        rank: { name: "Corporal" },
+        user: { name: "Ann Smith", rank: { name: "Corporal" } },
+      },
     });
     expect(change.data).toMatchObject({ id: created.id, user_id: ids.user, rank_id: ids.corporal, text: "Promoted" });
     expect(decodeCursor(change.cursor)).toMatchObject({ id: change.eventId });
@@ -83,18 +99,31 @@ describe("change streams over SSE", () => {
 
   test("an update carries its changes and the record as it is when pushed; GET works as POST does", async () => {
     const user = await ok(api.post("/v2/users", { name: "Cal Smith", email: "cal@example.com", rank_id: ids.rank }));
-    const stream = await subscribe(key, "subscription($ids: [Int!]) { userChanged(where: { rowIds: $ids }) { action changes user { name rankRecords { totalCount } } } }", { ids: [user.id] }, "GET");
+    const stream = await subscribe(
+      key,
+      "subscription($ids: [Int!]) { userChanged(where: { rowIds: $ids }) { action changes user { name rankRecords { totalCount } } } }",
+      { ids: [user.id] },
+      "GET",
+    );
     expect(stream.status).toBe(200);
     await ok(api.patch(`/v2/users/${user.id}`, { name: "Cal Jones" }));
     const first = (await stream.next()).data.userChanged;
     // The name changes the attributes computed from it too, as REST shows them.
-    expect(first).toMatchObject({ action: "UPDATED", changes: { name: { old: "Cal Smith", new: "Cal Jones" }, display_name: { old: "Cal Smith", new: "Cal Jones" } }, user: { name: "Cal Jones", rankRecords: { totalCount: 0 } } });
+    expect(first).toMatchObject({
+      action: "UPDATED",
+      changes: { name: { old: "Cal Smith", new: "Cal Jones" }, display_name: { old: "Cal Smith", new: "Cal Jones" } },
+      user: { name: "Cal Jones", rankRecords: { totalCount: 0 } },
+    });
     expect(Object.keys(first.changes).sort()).toEqual(["display_name", "name", "profile_photo_url"]);
     // A rank record sets the user's rank: the user's update is pushed, its records counted again (a count cached for
     // the first event would still say 0: each event runs with a context of its own).
     await ok(api.post("/v2/rank-records", { user_id: user.id, rank_id: ids.corporal, type: 0 }));
     const second = (await stream.next()).data.userChanged;
-    expect(second).toEqual({ action: "UPDATED", changes: { rank_id: { old: ids.rank, new: ids.corporal } }, user: { name: "Cal Jones", rankRecords: { totalCount: 1 } } });
+    expect(second).toEqual({
+      action: "UPDATED",
+      changes: { rank_id: { old: ids.rank, new: ids.corporal } },
+      user: { name: "Cal Jones", rankRecords: { totalCount: 1 } },
+    });
     await stream.close();
   });
 
@@ -103,16 +132,28 @@ describe("change streams over SSE", () => {
     const stream = await subscribe(key, "subscription { rankChanged { action rowId deletedId data rank { name } } }");
     await ok(api.delete(`/v2/ranks/${rank.id}`));
     const change = (await stream.next()).data.rankChanged;
-    expect(change).toMatchObject({ action: "DELETED", rowId: rank.id, rank: null, data: { id: rank.id, name: "Sergeant" } });
+    expect(change).toMatchObject({
+      action: "DELETED",
+      rowId: rank.id,
+      rank: null,
+      data: { id: rank.id, name: "Sergeant" },
+    });
     expect(Buffer.from(change.deletedId, "base64").toString()).toBe(`Rank:${rank.id}`);
     await stream.close();
   });
 
   test("where: only the actions and the row ids asked for are pushed", async () => {
-    const deletions = await subscribe(key, "subscription { rankChanged(where: { actions: [DELETED] }) { action rowId } }");
+    const deletions = await subscribe(
+      key,
+      "subscription { rankChanged(where: { actions: [DELETED] }) { action rowId } }",
+    );
     const rank = await ok(api.post("/v2/ranks", { name: "Major", abbreviation: "MAJ" }));
     const other = await ok(api.post("/v2/ranks", { name: "Colonel", abbreviation: "COL" }));
-    const oneRank = await subscribe(key, "subscription($ids: [Int!]) { rankChanged(where: { rowIds: $ids }) { action rowId } }", { ids: [other.id] });
+    const oneRank = await subscribe(
+      key,
+      "subscription($ids: [Int!]) { rankChanged(where: { rowIds: $ids }) { action rowId } }",
+      { ids: [other.id] },
+    );
     await ok(api.patch(`/v2/ranks/${rank.id}`, { name: "Major General" }));
     await ok(api.patch(`/v2/ranks/${other.id}`, { name: "Colonel General" }));
     await ok(api.delete(`/v2/ranks/${rank.id}`));
@@ -126,10 +167,15 @@ describe("change streams over SSE", () => {
   });
 
   test("newsfeedItemAdded pushes the item a new announcement adds to the newsfeed", async () => {
-    const stream = await subscribe(key, "subscription { newsfeedItemAdded { action type newsfeedItem { headline text } } }");
+    const stream = await subscribe(
+      key,
+      "subscription { newsfeedItemAdded { action type newsfeedItem { headline text } } }",
+    );
     await ok(api.post("/v2/announcements", { title: "Muster at dawn", content: "Bring boots.", color: "info" }));
     expect((await stream.next()).data.newsfeedItemAdded).toEqual({
-      action: "CREATED", type: "newsfeeditem.created", newsfeedItem: { headline: "Muster at dawn", text: "Bring boots." },
+      action: "CREATED",
+      type: "newsfeeditem.created",
+      newsfeedItem: { headline: "Muster at dawn", text: "Bring boots." },
     });
     await stream.close();
   });
@@ -154,11 +200,17 @@ describe("who sees what", () => {
     const { errors } = await refused.next();
     expect(errors[0].extensions.code).toBe("FORBIDDEN");
     expect(errors[0].message).toContain("view:rankrecord");
-    expect(errors[0].extensions).toMatchObject({ status: 403, request_id: refused.headers.get("x-perscom-request-id") });
+    expect(errors[0].extensions).toMatchObject({
+      status: 403,
+      request_id: refused.headers.get("x-perscom-request-id"),
+    });
     await refused.completed();
 
     const recordsOnly = await h.key("alpha", "view:rankrecord");
-    const throughUser = await subscribe(recordsOnly, "subscription { rankRecordChanged { rankRecord { user { name } } } }");
+    const throughUser = await subscribe(
+      recordsOnly,
+      "subscription { rankRecordChanged { rankRecord { user { name } } } }",
+    );
     expect(throughUser.status).toBe(403);
     const relation = await throughUser.next();
     expect(relation.errors[0].extensions.code).toBe("FORBIDDEN");
@@ -166,7 +218,9 @@ describe("who sees what", () => {
 
     const allowed = await subscribe(recordsOnly, "subscription { rankRecordChanged { rankRecord { rowId text } } }");
     expect(allowed.status).toBe(200);
-    const created = await ok(api.post("/v2/rank-records", { user_id: ids.user, rank_id: ids.rank, type: 1, text: "Demoted" }));
+    const created = await ok(
+      api.post("/v2/rank-records", { user_id: ids.user, rank_id: ids.rank, type: 1, text: "Demoted" }),
+    );
     expect((await allowed.next()).data.rankRecordChanged.rankRecord).toEqual({ rowId: created.id, text: "Demoted" });
     await allowed.close();
   });
@@ -242,10 +296,22 @@ describe("the row budget (MAX_ROWS_PER_REQUEST) of a subscription", () => {
     const rank = await ok(rest.post("/v2/ranks", { name: "Private", abbreviation: "PVT" }));
     const corporal = await ok(rest.post("/v2/ranks", { name: "Corporal", abbreviation: "CPL" }));
     const user = await ok(rest.post("/v2/users", { name: "Dee Smith", email: "dee@example.com", rank_id: rank.id }));
-    for (let i = 0; i < 3; i++) await ok(rest.post("/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0 }));
-    const headers = { accept: "text/event-stream", authorization: `Bearer ${cappedKey}`, "content-type": "application/json" };
-    const query = "subscription($ids: [Int!]) { userChanged(where: { rowIds: $ids }) { user { name rankRecords(first: 10) { nodes { rowId } } } } }";
-    const stream = readEventStream(await capped.app.yoga.fetch("http://muster.test/graphql", { method: "POST", headers, body: JSON.stringify({ query, variables: { ids: [user.id] } }) }));
+    for (let i = 0; i < 3; i++)
+      await ok(rest.post("/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0 }));
+    const headers = {
+      accept: "text/event-stream",
+      authorization: `Bearer ${cappedKey}`,
+      "content-type": "application/json",
+    };
+    const query =
+      "subscription($ids: [Int!]) { userChanged(where: { rowIds: $ids }) { user { name rankRecords(first: 10) { nodes { rowId } } } } }";
+    const stream = readEventStream(
+      await capped.app.yoga.fetch("http://muster.test/graphql", {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ query, variables: { ids: [user.id] } }),
+      }),
+    );
     expect(stream.status).toBe(200);
     // Each event reads the user and their records: 1 + 3 rows, twice 4 for two events, more than 6 if they shared a budget.
     for (const name of ["Dee Jones", "Dee Brown"]) {
@@ -257,7 +323,10 @@ describe("the row budget (MAX_ROWS_PER_REQUEST) of a subscription", () => {
     }
     // A record of another rank changes the user's rank: 1 + 4, then 1 + 5 rows pass; 1 + 6 is more than 6 and that
     // event is refused, not truncated.
-    for (const [records, rankId] of [[4, corporal.id], [5, rank.id]]) {
+    for (const [records, rankId] of [
+      [4, corporal.id],
+      [5, rank.id],
+    ]) {
       await ok(rest.post("/v2/rank-records", { user_id: user.id, rank_id: rankId, type: 0 }));
       const { data, errors } = await stream.next();
       expect(errors).toBeUndefined();

@@ -4,13 +4,26 @@ import { formatDate } from "../src/core/dates.ts";
 
 /** Times from year 100 to 9999, each millisecond digit pattern, and the edges of months and leap days. */
 const times = [
-  ...Array.from({ length: 500 }, (_, i) => Date.UTC(100, 0, 1) + Math.floor(((i * 7_919_633) % 1_000_003) / 1_000_003 * (Date.UTC(9999, 11, 31) - Date.UTC(100, 0, 1)))),
-  Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2025, 0, 1), Date.UTC(1970, 0, 1), Date.UTC(1969, 11, 31, 23, 59, 59, 1),
+  ...Array.from(
+    { length: 500 },
+    (_, i) =>
+      Date.UTC(100, 0, 1) +
+      Math.floor((((i * 7_919_633) % 1_000_003) / 1_000_003) * (Date.UTC(9999, 11, 31) - Date.UTC(100, 0, 1))),
+  ),
+  Date.UTC(2024, 1, 29, 23, 59, 59, 999),
+  Date.UTC(2025, 0, 1),
+  Date.UTC(1970, 0, 1),
+  Date.UTC(1969, 11, 31, 23, 59, 59, 1),
 ];
 
 describe("PERSCOM's dates written from their fields", () => {
   it("match toISOString with microseconds added, for every year", () => {
-    for (const time of [...times, Date.UTC(-5, 0, 1), Date.UTC(12_345, 5, 6, 7, 8, 9, 10), Date.UTC(999, 11, 31, 23, 59, 59, 999)]) {
+    for (const time of [
+      ...times,
+      Date.UTC(-5, 0, 1),
+      Date.UTC(12_345, 5, 6, 7, 8, 9, 10),
+      Date.UTC(999, 11, 31, 23, 59, 59, 999),
+    ]) {
       const iso = new Date(time).toISOString();
       expect(formatDate(new Date(time)), iso).toBe(iso.replace(/\.(\d{3})Z$/, ".$1000Z"));
     }
@@ -71,8 +84,16 @@ describe("dates shown as they were read", () => {
   });
 
   it("fields out of range are not copied from the text: the date shows what Date's parser made of it", () => {
-    for (const text of ["2025-02-30T00:00:00.000+00:00", "2023-02-29T00:00:00.000+00:00", "2025-04-31T12:00:00.000+00:00", "2025-13-01T00:00:00.000+00:00",
-      "2025-01-01T24:00:00.000+00:00", "2025-01-01T23:60:00.000+00:00", "2025-01-01T23:59:60.000+00:00", "2025-00-10T00:00:00.000+00:00"]) {
+    for (const text of [
+      "2025-02-30T00:00:00.000+00:00",
+      "2023-02-29T00:00:00.000+00:00",
+      "2025-04-31T12:00:00.000+00:00",
+      "2025-13-01T00:00:00.000+00:00",
+      "2025-01-01T24:00:00.000+00:00",
+      "2025-01-01T23:60:00.000+00:00",
+      "2025-01-01T23:59:60.000+00:00",
+      "2025-00-10T00:00:00.000+00:00",
+    ]) {
       const date = parseSqliteDate(text);
       if (Number.isNaN(date.getTime())) {
         expect(() => formatDate(date), text).toThrow(RangeError);

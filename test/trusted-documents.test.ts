@@ -21,7 +21,11 @@ const arbitraryQuery = "query { users(orderBy: [{ name: asc }]) { nodes { name }
 async function post(h: Harness, key: string | null, body: unknown): Promise<Reply> {
   const headers: Record<string, string> = { accept: "application/json", "content-type": "application/json" };
   if (key) headers.authorization = `Bearer ${key}`;
-  const response = await h.app.yoga.fetch("http://muster.test/graphql", { method: "POST", headers, body: JSON.stringify(body) });
+  const response = await h.app.yoga.fetch("http://muster.test/graphql", {
+    method: "POST",
+    headers,
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: await response.json(), headers: response.headers };
 }
 
@@ -47,7 +51,9 @@ test("GRAPHQL_TRUSTED_DOCUMENTS_ONLY is off by default and takes true/false only
   expect(loadConfig({}).graphqlTrustedDocumentsOnly).toBe(false);
   expect(loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS_ONLY: "true" }).graphqlTrustedDocumentsOnly).toBe(true);
   expect(loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS_ONLY: "0" }).graphqlTrustedDocumentsOnly).toBe(false);
-  expect(() => loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS_ONLY: "yes" })).toThrow(/GRAPHQL_TRUSTED_DOCUMENTS_ONLY must be true or false, got "yes"/);
+  expect(() => loadConfig({ GRAPHQL_TRUSTED_DOCUMENTS_ONLY: "yes" })).toThrow(
+    /GRAPHQL_TRUSTED_DOCUMENTS_ONLY must be true or false, got "yes"/,
+  );
 });
 
 describe("with arbitrary documents allowed (the default)", () => {
@@ -71,7 +77,10 @@ describe("with arbitrary documents allowed (the default)", () => {
     expect(byId.status).toBe(200);
     expect(byId.body).toEqual(byText.body);
 
-    const byGet = await get(h, narrow, { documentId: idOf(SearchUsersDocument), variables: JSON.stringify(searchVariables) });
+    const byGet = await get(h, narrow, {
+      documentId: idOf(SearchUsersDocument),
+      variables: JSON.stringify(searchVariables),
+    });
     expect(byGet.body).toEqual(byText.body);
 
     const apollo = { persistedQuery: { version: 1, sha256Hash: idOf(SearchUsersDocument).replace(/^sha256:/, "") } };
@@ -80,10 +89,16 @@ describe("with arbitrary documents allowed (the default)", () => {
   });
 
   test("a mutation runs by documentId, and is scoped like its text", async () => {
-    const created = await post(h, key, { documentId: idOf(CreateRankDocument), variables: { input: { name: "Major", abbreviation: "MAJ" } } });
+    const created = await post(h, key, {
+      documentId: idOf(CreateRankDocument),
+      variables: { input: { name: "Major", abbreviation: "MAJ" } },
+    });
     expect(created.status).toBe(200);
     expect(created.body.data.createRank.rank).toMatchObject({ name: "Major" });
-    const refused = await post(h, narrow, { documentId: idOf(CreateRankDocument), variables: { input: { name: "Colonel", abbreviation: "COL" } } });
+    const refused = await post(h, narrow, {
+      documentId: idOf(CreateRankDocument),
+      variables: { input: { name: "Colonel", abbreviation: "COL" } },
+    });
     expect(code(refused)).toBe("FORBIDDEN");
   });
 
@@ -93,7 +108,11 @@ describe("with arbitrary documents allowed (the default)", () => {
     expect(r.body.data).toBeUndefined();
     expect(r.body.errors).toHaveLength(1);
     expect(r.body.errors[0].message).toMatch(/^No trusted document has the id "sha256:0000"/);
-    expect(r.body.errors[0].extensions).toMatchObject({ code: "PERSISTED_QUERY_NOT_FOUND", status: 404, type: "NotFoundHttpException" });
+    expect(r.body.errors[0].extensions).toMatchObject({
+      code: "PERSISTED_QUERY_NOT_FOUND",
+      status: 404,
+      type: "NotFoundHttpException",
+    });
     expect(r.body.errors[0].extensions.request_id).toBe(r.headers.get("x-perscom-request-id"));
     expect(r.body.errors[0].extensions.trace_id).toBe(r.headers.get("x-perscom-trace-id"));
 
@@ -136,24 +155,38 @@ describe("with GRAPHQL_TRUSTED_DOCUMENTS_ONLY on", () => {
     expect(r.status).toBe(403);
     expect(r.body.data).toBeUndefined();
     expect(r.body.errors).toHaveLength(1);
-    expect(r.body.errors[0].extensions).toMatchObject({ code: "TRUSTED_DOCUMENTS_ONLY", status: 403, type: "HttpException" });
+    expect(r.body.errors[0].extensions).toMatchObject({
+      code: "TRUSTED_DOCUMENTS_ONLY",
+      status: 403,
+      type: "HttpException",
+    });
     expect(r.body.errors[0].extensions.request_id).toBe(r.headers.get("x-perscom-request-id"));
-    expect(r.body.errors[0].message).toMatch(/only trusted documents \(`documentId`.*graphql:arbitrary scope \(or \*\)/);
+    expect(r.body.errors[0].message).toMatch(
+      /only trusted documents \(`documentId`.*graphql:arbitrary scope \(or \*\)/,
+    );
 
     const viaGet = await get(h, narrow, { query: arbitraryQuery });
     expect(viaGet.status).toBe(403);
     expect(code(viaGet)).toBe("TRUSTED_DOCUMENTS_ONLY");
     // The text of a trusted document is refused too: the key sends ids.
-    expect(code(await post(h, narrow, { query: SearchUsersDocument.toString(), variables: searchVariables }))).toBe("TRUSTED_DOCUMENTS_ONLY");
+    expect(code(await post(h, narrow, { query: SearchUsersDocument.toString(), variables: searchVariables }))).toBe(
+      "TRUSTED_DOCUMENTS_ONLY",
+    );
   });
 
   test("the same key's documentId runs, queries and mutations", async () => {
     const search = await post(h, narrow, { documentId: idOf(SearchUsersDocument), variables: searchVariables });
     expect(search.status).toBe(200);
     expect(search.body.data.users.nodes.map((u: { name: string }) => u.name)).toEqual(["Ann Smith"]);
-    const created = await post(h, narrow, { documentId: idOf(CreateRankDocument), variables: { input: { name: "Major", abbreviation: "MAJ" } } });
+    const created = await post(h, narrow, {
+      documentId: idOf(CreateRankDocument),
+      variables: { input: { name: "Major", abbreviation: "MAJ" } },
+    });
     expect(created.body.data.createRank.rank).toMatchObject({ name: "Major" });
-    const viaGet = await get(h, narrow, { documentId: idOf(SearchUsersDocument), variables: JSON.stringify(searchVariables) });
+    const viaGet = await get(h, narrow, {
+      documentId: idOf(SearchUsersDocument),
+      variables: JSON.stringify(searchVariables),
+    });
     expect(viaGet.body).toEqual(search.body);
   });
 
@@ -163,7 +196,9 @@ describe("with GRAPHQL_TRUSTED_DOCUMENTS_ONLY on", () => {
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body.data.users.nodes.map((u: { name: string }) => u.name)).toEqual(["Ann Smith", "Bob Jones"]);
     }
-    const introspection = await post(h, arbitrary, { query: "query IntrospectionQuery { __schema { queryType { name } } }" });
+    const introspection = await post(h, arbitrary, {
+      query: "query IntrospectionQuery { __schema { queryType { name } } }",
+    });
     expect(introspection.body.data.__schema.queryType.name).toBe("Query");
   });
 
@@ -182,7 +217,9 @@ describe("with GRAPHQL_TRUSTED_DOCUMENTS_ONLY on", () => {
     const one = await api.get(`/v2/users/${ids.user.id}`);
     expect(one.status).toBe(200);
     expect(one.body.data.name).toBe("Ann Smith");
-    const search = await api.post("/v2/users/search", { filters: [{ field: "name", operator: "like", value: "Bob%" }] });
+    const search = await api.post("/v2/users/search", {
+      filters: [{ field: "name", operator: "like", value: "Bob%" }],
+    });
     expect(search.status).toBe(200);
     expect(search.body.data.map((u: { name: string }) => u.name)).toEqual(["Bob Jones"]);
     const rank = await api.post("/v2/ranks", { name: "Captain", abbreviation: "CPT" });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { mayRunTwice, type Store, type StoreTransaction } from "../src/db/store.ts";
-import { belongsTo, defineResource, hasMany, string, type ActionRun, type ColumnOf, type ModelRow } from "../src/resources/define.ts";
+import {
+  belongsTo,
+  defineResource,
+  hasMany,
+  string,
+  type ActionRun,
+  type ColumnOf,
+  type ModelRow,
+} from "../src/resources/define.ts";
 import type { InsertedId } from "../src/db/writer.ts";
 
 /*
@@ -99,6 +107,10 @@ export function typedRows() {
 
 describe("type contracts", () => {
   it("are checked by tsc; this file only has to load", () => {
-    expect([typeof directTransactions, typeof registry, typeof typedRows]).toEqual(["function", "function", "function"]);
+    expect([typeof directTransactions, typeof registry, typeof typedRows]).toEqual([
+      "function",
+      "function",
+      "function",
+    ]);
   });
 });

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, expect, expectTypeOf, test } from "vitest";
 import { graphql } from "../src/generated/client/index.ts";
-import { CreateRankDocument, CreateUserDocument, PromoteUserDocument, SearchUsersDocument, UserRankRecordsDocument } from "../src/generated/client/graphql.ts";
+import {
+  CreateRankDocument,
+  CreateUserDocument,
+  PromoteUserDocument,
+  SearchUsersDocument,
+  UserRankRecordsDocument,
+} from "../src/generated/client/graphql.ts";
 import type { TypedDocumentString } from "../src/generated/client/graphql.ts";
 import { startHarness, type Harness } from "./harness.ts";
 
@@ -51,13 +57,21 @@ const RanksByOrder = graphql(`
 `);
 
 test("typed documents from test/operations: create, promote, read back by cursor, search", async () => {
-  const { createRank: { rank: private_ } } = await execute(CreateRankDocument, { input: { name: "Private", abbreviation: "PVT" } });
-  const { createRank: { rank: sergeant } } = await execute(CreateRankDocument, { input: { name: "Sergeant", abbreviation: "SGT" } });
+  const {
+    createRank: { rank: private_ },
+  } = await execute(CreateRankDocument, { input: { name: "Private", abbreviation: "PVT" } });
+  const {
+    createRank: { rank: sergeant },
+  } = await execute(CreateRankDocument, { input: { name: "Sergeant", abbreviation: "SGT" } });
   expectTypeOf(sergeant!.rowId).toEqualTypeOf<number>();
   expectTypeOf(sergeant!.id).toEqualTypeOf<string>();
-  const { createUser: { user } } = await execute(CreateUserDocument, { input: { name: "Jane Doe", email: "jane@example.com" } });
+  const {
+    createUser: { user },
+  } = await execute(CreateUserDocument, { input: { name: "Jane Doe", email: "jane@example.com" } });
   await execute(PromoteUserDocument, { user: user!.rowId, rank: private_!.rowId, text: "Enlisted" });
-  const { createRankRecord: { rankRecord: promotion } } = await execute(PromoteUserDocument, { user: user!.rowId, rank: sergeant!.rowId, text: "Promoted" });
+  const {
+    createRankRecord: { rankRecord: promotion },
+  } = await execute(PromoteUserDocument, { user: user!.rowId, rank: sergeant!.rowId, text: "Promoted" });
   expectTypeOf(promotion!.type).toEqualTypeOf<"DEMOTION" | "LATERAL" | "PROMOTION" | "TRANSFER">();
   expect(promotion!.type).toBe("PROMOTION");
   expect(promotion!.rank?.name).toBe("Sergeant");
@@ -71,7 +85,11 @@ test("typed documents from test/operations: create, promote, read back by cursor
   expect(first.id).toBe(user!.id);
   expect(first.rankRecords!.totalCount).toBe(2);
   expect(first.rankRecords!.pageInfo.hasNextPage).toBe(true);
-  const { user: second } = await execute(UserRankRecordsDocument, { user: user!.rowId, first: 1, after: first.rankRecords!.pageInfo.endCursor });
+  const { user: second } = await execute(UserRankRecordsDocument, {
+    user: user!.rowId,
+    first: 1,
+    after: first.rankRecords!.pageInfo.endCursor,
+  });
   expect(second.rankRecords!.pageInfo.hasNextPage).toBe(false);
   const records = [...first.rankRecords!.nodes, ...second.rankRecords!.nodes];
   expect(records.map((r) => r.rank?.name).sort()).toEqual(["Private", "Sergeant"]);
@@ -79,7 +97,9 @@ test("typed documents from test/operations: create, promote, read back by cursor
   expect(new Set(records.map((r) => r.rowId)).size).toBe(2);
 
   const { users } = await execute(SearchUsersDocument, {
-    where: { rank: { is: { name: { startsWith: "Serg" } } } }, orderBy: [{ name: "asc" }], first: 10,
+    where: { rank: { is: { name: { startsWith: "Serg" } } } },
+    orderBy: [{ name: "asc" }],
+    first: 10,
   });
   expect(users.totalCount).toBe(1);
   expect(users.nodes.map((u) => [u.name, u.rank?.abbreviation])).toEqual([["Jane Doe", "SGT"]]);

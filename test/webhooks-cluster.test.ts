@@ -28,8 +28,15 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
   /** An instance on the shared database (production: no demo data); WEBHOOK_TIMEOUT_MS=1000 makes its leases 5 s. */
   async function instance(): Promise<ServerProcess> {
     const server = await spawnServer({
-      DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: `muster-test:${path.basename(dir)}`, WEBHOOKS_ALLOW_PRIVATE: "true", WEBHOOK_POLL_MS: "100", WEBHOOK_RETRY_BASE_MS: "50",
-      WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), RATE_LIMIT_PER_MINUTE: "100000", NODE_ENV: "production",
+      DATABASE_URL: database.url,
+      REDIS_URL,
+      REDIS_PREFIX: `muster-test:${path.basename(dir)}`,
+      WEBHOOKS_ALLOW_PRIVATE: "true",
+      WEBHOOK_POLL_MS: "100",
+      WEBHOOK_RETRY_BASE_MS: "50",
+      WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+      RATE_LIMIT_PER_MINUTE: "100000",
+      NODE_ENV: "production",
     });
     servers.push(server);
     return server;
@@ -47,18 +54,23 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
 
   const post = async (server: ServerProcess, key: string, path: string, body: unknown) => {
     const response = await fetch(`${server.base}${path}`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify(body),
     });
     expect(response.status).toBe(200);
     return (await response.json()).data as { id: number };
   };
-  const webhook = (server: ServerProcess, key: string, url: string) => post(server, key, "/v2/webhooks", { url, events: ["*"] });
-  const write = (server: ServerProcess, key: string, name: string) => post(server, key, "/v2/ranks", { name, abbreviation: name.slice(0, 3) });
+  const webhook = (server: ServerProcess, key: string, url: string) =>
+    post(server, key, "/v2/webhooks", { url, events: ["*"] });
+  const write = (server: ServerProcess, key: string, name: string) =>
+    post(server, key, "/v2/ranks", { name, abbreviation: name.slice(0, 3) });
 
   /** The account's events in the order webhooks get them: (txid, id). */
   const eventOrder = async (accountId: number) =>
-    (await db.prisma.changeEvent.findMany({ where: { accountId }, orderBy: [{ txid: "asc" }, { id: "asc" }] })).map((e) => e.id);
+    (await db.prisma.changeEvent.findMany({ where: { accountId }, orderBy: [{ txid: "asc" }, { id: "asc" }] })).map(
+      (e) => e.id,
+    );
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "muster-webhooks-"));
@@ -91,7 +103,11 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
     for (const [i, r] of [first, second].entries()) {
       await r.until((list) => new Set(list.map((x) => x.headers["x-muster-delivery"])).size === WRITES);
       // Once the cursor is at the last event, nothing more of these can come.
-      await expect.poll(() => db.prisma.webhook.findUniqueOrThrow({ where: { id: hooks[i].id } }).then((w) => w.cursorId), { timeout: 20_000 }).toBe(order.at(-1));
+      await expect
+        .poll(() => db.prisma.webhook.findUniqueOrThrow({ where: { id: hooks[i].id } }).then((w) => w.cursorId), {
+          timeout: 20_000,
+        })
+        .toBe(order.at(-1));
     }
     for (const [i, r] of [first, second].entries()) {
       const ids = r.received.map((x) => x.headers["x-muster-delivery"]);
@@ -99,10 +115,12 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
       expect(await db.prisma.webhookDelivery.count({ where: { webhookId: hooks[i].id } })).toBe(WRITES);
     }
     // Each instance counts its own attempts; together, one per event and webhook.
-    const delivered = await Promise.all([a, b].map(async (s) => {
-      const text = await (await fetch(`${s.base}/metrics`)).text();
-      return Number(/^webhook_deliveries_total\{outcome="delivered"\} (\d+)$/m.exec(text)?.[1] ?? 0);
-    }));
+    const delivered = await Promise.all(
+      [a, b].map(async (s) => {
+        const text = await (await fetch(`${s.base}/metrics`)).text();
+        return Number(/^webhook_deliveries_total\{outcome="delivered"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+      }),
+    );
     expect(delivered[0] + delivered[1]).toBe(2 * WRITES);
   });
 
@@ -129,8 +147,12 @@ redis.describe(`webhook delivery by two instances on one ${testProvider} databas
     const got = await r.until((list) => list.length === 2);
     expect(got.map((x) => x.body.record_id)).toEqual([rank.id, rank.id]);
     expect(got[1].headers["x-muster-delivery"]).toBe(got[0].headers["x-muster-delivery"]);
-    await expect.poll(() => db.prisma.webhookDelivery.findMany({ where: { webhookId: hook.id } }).then((log) => log.map((x) => [x.attempt, x.statusCode, x.succeeded]))).toEqual([
-      [1, 200, true],
-    ]);
+    await expect
+      .poll(() =>
+        db.prisma.webhookDelivery
+          .findMany({ where: { webhookId: hook.id } })
+          .then((log) => log.map((x) => [x.attempt, x.statusCode, x.succeeded])),
+      )
+      .toEqual([[1, 200, true]]);
   });
 });

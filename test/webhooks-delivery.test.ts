@@ -11,7 +11,12 @@ let h: Harness;
 const cleanup: (() => Promise<unknown>)[] = [];
 
 beforeAll(async () => {
-  h = await startHarness({ webhooksAllowPrivate: true, webhookPollMs: 50, webhookRetryBaseMs: 20, webhookTimeoutMs: 300 });
+  h = await startHarness({
+    webhooksAllowPrivate: true,
+    webhookPollMs: 50,
+    webhookRetryBaseMs: 20,
+    webhookTimeoutMs: 300,
+  });
 });
 afterEach(async () => {
   while (cleanup.length) await cleanup.pop()!();
@@ -32,10 +37,17 @@ async function receiver(): Promise<Receiver> {
 }
 
 /** The logger the dispatcher is given: what it warns about is kept for the assertions. */
-function dispatch(overrides: Partial<Config> = {}): { dispatcher: Dispatcher; warnings: { fields: object; message: string }[] } {
+function dispatch(overrides: Partial<Config> = {}): {
+  dispatcher: Dispatcher;
+  warnings: { fields: object; message: string }[];
+} {
   const warnings: { fields: object; message: string }[] = [];
   const errors: unknown[] = [];
-  const logger = { info: () => {}, warn: (fields: object, message: string) => void warnings.push({ fields, message }), error: (fields: object) => void errors.push(fields) };
+  const logger = {
+    info: () => {},
+    warn: (fields: object, message: string) => void warnings.push({ fields, message }),
+    error: (fields: object) => void errors.push(fields),
+  };
   const dispatcher = startDispatcher({ db: h.db, config: { ...h.config, ...overrides }, bus: h.app.events, logger });
   cleanup.push(async () => {
     await dispatcher.stop();
@@ -57,9 +69,11 @@ async function webhook(api: Client, url: string, events: string[] = ["*"]): Prom
   return created;
 }
 
-const newRank = (api: Client, name: string) => ok(api.post("/v2/ranks", { name, abbreviation: name.slice(0, 3).toUpperCase() }));
+const newRank = (api: Client, name: string) =>
+  ok(api.post("/v2/ranks", { name, abbreviation: name.slice(0, 3).toUpperCase() }));
 
-const attemptsOf = (webhookId: number) => h.db.prisma.webhookDelivery.findMany({ where: { webhookId }, orderBy: { id: "asc" } });
+const attemptsOf = (webhookId: number) =>
+  h.db.prisma.webhookDelivery.findMany({ where: { webhookId }, orderBy: { id: "asc" } });
 /** The delivery log once it has `count` rows: an attempt is logged just after the receiver answered it. */
 async function logOf(webhookId: number, count: number) {
   await expect.poll(() => attemptsOf(webhookId).then((log) => log.length)).toBe(count);
@@ -80,7 +94,10 @@ test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body
 
   const got = await r.until((list) => list.length >= 6);
   expect(got.map((x) => [x.body.event, x.body.record_id])).toEqual([
-    ["rank.created", rank.id], ["rank.updated", rank.id], ...others.map((o) => ["rank.created", o.id]), ["rank.deleted", rank.id],
+    ["rank.created", rank.id],
+    ["rank.updated", rank.id],
+    ...others.map((o) => ["rank.created", o.id]),
+    ["rank.deleted", rank.id],
   ]);
   const ids = got.map((x) => x.body.id);
   expect([...ids].sort((a, b) => a - b)).toEqual(ids);
@@ -92,7 +109,17 @@ test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body
     expect(x.headers["x-muster-event"]).toBe(x.body.event);
     expect(x.headers["x-muster-delivery"]).toBe(`wh${hook.id}-ev${x.body.id}`);
     expect(Number(x.headers["x-muster-timestamp"])).toBeGreaterThan(Date.now() / 1000 - 600);
-    expect(Object.keys(x.body).sort()).toEqual(["changes", "created", "data", "event", "id", "record_id", "request_id", "resource", "trace_id"]);
+    expect(Object.keys(x.body).sort()).toEqual([
+      "changes",
+      "created",
+      "data",
+      "event",
+      "id",
+      "record_id",
+      "request_id",
+      "resource",
+      "trace_id",
+    ]);
   }
   const log = await logOf(hook.id, got.length);
   expect(log.map((a) => [a.eventId, a.eventType, a.deliveryId, a.attempt, a.statusCode, a.succeeded, a.error])).toEqual(
@@ -117,7 +144,10 @@ test("a receiver answering 500 gets the event again, with backoff, until it take
   expect(new Set(got.slice(0, 3).map((x) => x.headers["x-muster-delivery"])).size).toBe(1);
   const log = await logOf(hook.id, 4);
   expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded, a.error])).toEqual([
-    [1, 500, false, "HTTP 500"], [2, 500, false, "HTTP 500"], [3, 200, true, null], [1, 200, true, null],
+    [1, 500, false, "HTTP 500"],
+    [2, 500, false, "HTTP 500"],
+    [3, 200, true, null],
+    [1, 200, true, null],
   ]);
   const row = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   expect([row.attempts, row.failingSince, row.nextAttemptAt, row.enabled]).toEqual([0, null, null, true]);
@@ -134,7 +164,10 @@ test("a receiver that does not answer in time gets the event again", async () =>
   const got = await r.until((list) => list.length >= 2);
   expect(got.map((x) => x.body.record_id)).toEqual([rank.id, rank.id]);
   const log = await logOf(hook.id, 2);
-  expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([[1, null, false], [2, 204, true]]);
+  expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([
+    [1, null, false],
+    [2, 204, true],
+  ]);
   expect(log[0].error).toBe("timed out after 300 ms");
 });
 
@@ -150,9 +183,17 @@ test("after webhookMaxAttempts failures the event is given up on (logged) and th
   const got = await r.until((list) => list.some((x) => x.body.data.name === "Fine"));
   expect(got.map((x) => x.body.data.name)).toEqual(["Poison", "Poison", "Poison", "Fine"]);
   const log = await logOf(hook.id, 4);
-  expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([[1, 503, false], [2, 503, false], [3, 503, false], [1, 200, true]]);
+  expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([
+    [1, 503, false],
+    [2, 503, false],
+    [3, 503, false],
+    [1, 200, true],
+  ]);
   expect(warnings).toEqual([
-    { fields: expect.objectContaining({ webhook: hook.id, event: got[0].body.id, attempts: 3, error: "HTTP 503" }), message: "Webhook gave up on an event after its last attempt" },
+    {
+      fields: expect.objectContaining({ webhook: hook.id, event: got[0].body.id, attempts: 3, error: "HTTP 503" }),
+      message: "Webhook gave up on an event after its last attempt",
+    },
   ]);
   expect(got[0].body.record_id).toBe(poison.id);
   const row = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
@@ -167,7 +208,11 @@ test("a webhook whose deliveries keep failing for webhookDisableAfterMs is disab
   const { warnings } = dispatch({ webhookMaxAttempts: 100, webhookDisableAfterMs: 400 });
 
   await newRank(api, "Doomed");
-  await expect.poll(() => h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } }).then((w) => w.enabled), { timeout: 20_000 }).toBe(false);
+  await expect
+    .poll(() => h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } }).then((w) => w.enabled), {
+      timeout: 20_000,
+    })
+    .toBe(false);
   const row = await h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } });
   expect(row.disabledReason).toMatch(/^Deliveries failed for \d+(\.\d)? (ms|s); last error: HTTP 500$/);
   expect(row.claimedBy).toBeNull();
@@ -200,8 +245,14 @@ test("a write sent with X-Perscom-Notifications: false calls no webhook; the nex
   const got = await r.until((list) => list.some((x) => x.body.record_id === loud.id));
   expect(got.map((x) => [x.body.event, x.body.record_id])).toEqual([["rank.created", loud.id]]);
   // The quiet writes were recorded, with notify off.
-  const recorded = await h.db.prisma.changeEvent.findMany({ where: { accountId, recordId: silent.id }, orderBy: { id: "asc" } });
-  expect(recorded.map((e) => [e.type, e.notify])).toEqual([["rank.created", false], ["rank.updated", false]]);
+  const recorded = await h.db.prisma.changeEvent.findMany({
+    where: { accountId, recordId: silent.id },
+    orderBy: { id: "asc" },
+  });
+  expect(recorded.map((e) => [e.type, e.notify])).toEqual([
+    ["rank.created", false],
+    ["rank.updated", false],
+  ]);
 });
 
 test("a webhook subscribed to rankrecord.created gets those alone", async () => {
@@ -214,19 +265,34 @@ test("a webhook subscribed to rankrecord.created gets those alone", async () => 
 
   const rank = await newRank(api, "Lieutenant");
   const user = await ok(api.post("/v2/users", { name: "Ann Smith", email: "ann@example.com" }));
-  const first = await ok(api.post("/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0, text: "Promoted" }));
+  const first = await ok(
+    api.post("/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0, text: "Promoted" }),
+  );
   await ok(api.patch(`/v2/rank-records/${first.id}`, { text: "Promoted, with honours" }));
   await ok(api.patch(`/v2/users/${user.id}`, { name: "Ann Smith-Jones" }));
   const second = await ok(api.post("/v2/rank-records", { user_id: user.id, rank_id: rank.id, type: 0, text: "Again" }));
   await newRank(api, "Captain");
 
   const everything = await all.until((list) => list.some((x) => x.body.data.name === "Captain"));
-  expect(everything.map((x) => x.body.event)).toEqual(expect.arrayContaining(["rank.created", "user.created", "rankrecord.created", "rankrecord.updated", "user.updated"]));
+  expect(everything.map((x) => x.body.event)).toEqual(
+    expect.arrayContaining([
+      "rank.created",
+      "user.created",
+      "rankrecord.created",
+      "rankrecord.updated",
+      "user.updated",
+    ]),
+  );
   const got = await r.until((list) => list.some((x) => x.body.record_id === second.id));
-  expect(got.map((x) => [x.body.event, x.body.record_id])).toEqual([["rankrecord.created", first.id], ["rankrecord.created", second.id]]);
+  expect(got.map((x) => [x.body.event, x.body.record_id])).toEqual([
+    ["rankrecord.created", first.id],
+    ["rankrecord.created", second.id],
+  ]);
   // The cursor moves past the events it does not take, so they are not read again.
   const last = everything.at(-1)!.body.id;
-  await expect.poll(() => h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } }).then((w) => w.cursorId)).toBe(last);
+  await expect
+    .poll(() => h.db.prisma.webhook.findUniqueOrThrow({ where: { id: hook.id } }).then((w) => w.cursorId))
+    .toBe(last);
   expect(r.received.length).toBe(2);
 });
 
@@ -255,8 +321,16 @@ test("delivery-log rows older than eventRetentionDays are pruned; newer ones are
   const r = await receiver();
   const hook = await webhook(api, r.url);
   const row = (daysAgo: number) => ({
-    webhookId: hook.id, accountId, eventId: null, eventType: "webhook.test", deliveryId: `old-${daysAgo}`, attempt: 1, statusCode: 200, durationMs: 1,
-    succeeded: true, createdAt: new Date(Date.now() - daysAgo * 86_400_000),
+    webhookId: hook.id,
+    accountId,
+    eventId: null,
+    eventType: "webhook.test",
+    deliveryId: `old-${daysAgo}`,
+    attempt: 1,
+    statusCode: 200,
+    durationMs: 1,
+    succeeded: true,
+    createdAt: new Date(Date.now() - daysAgo * 86_400_000),
   });
   await h.db.prisma.webhookDelivery.createMany({ data: [row(3), row(2.5), row(1)] });
   dispatch({ eventRetentionDays: 2 });

@@ -15,8 +15,13 @@ beforeAll(async () => {
 afterAll(() => receiver?.close());
 
 const delivery = (url: string, allowPrivate: boolean): Delivery => ({
-  url, secret: "whsec_test", body: JSON.stringify({ event: "rank.created", data: { id: 1 } }), eventType: "rank.created",
-  deliveryId: "wh1-ev1", timeoutMs: 2000, allowPrivate,
+  url,
+  secret: "whsec_test",
+  body: JSON.stringify({ event: "rank.created", data: { id: 1 } }),
+  eventType: "rank.created",
+  deliveryId: "wh1-ev1",
+  timeoutMs: 2000,
+  allowPrivate,
 });
 
 test("a host name that resolves to a loopback address is refused when connecting, and nothing is sent", async () => {

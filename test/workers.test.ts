@@ -24,7 +24,8 @@ async function newKey(account: string) {
 /** One request on a connection of its own: the next one goes to the other worker. */
 const call = (key: string, method: string, path: string, body?: unknown) =>
   fetch(`${server.base}${path}`, {
-    method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", connection: "close" },
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", connection: "close" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
@@ -65,7 +66,9 @@ test(`RATE_LIMIT_PER_MINUTE=${LIMIT} is one allowance for both workers: ${LIMIT}
 
 test("the workers share the database, and stop together on SIGTERM", async () => {
   const key = await newKey("workers");
-  const created = await Promise.all(Array.from({ length: 10 }, (_, i) => call(key, "POST", "/v2/ranks", { name: `Rank ${i}` })));
+  const created = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => call(key, "POST", "/v2/ranks", { name: `Rank ${i}` })),
+  );
   expect(created.map((r) => r.status)).toEqual(Array(10).fill(200));
   const listed = await (await call(key, "GET", "/v2/ranks")).json();
   expect(listed.meta.total).toBe(10);

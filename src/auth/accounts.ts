@@ -4,7 +4,16 @@ import { generateKey, parseScopes } from "./keys.ts";
 import { defaultSettings } from "../resources/communication.ts";
 import { builtInRoles } from "../resources/role.ts";
 
-export const subscriptionStates = ["active", "trialing", "past_due", "incomplete", "incomplete_expired", "canceled", "unpaid", "none"];
+export const subscriptionStates = [
+  "active",
+  "trialing",
+  "past_due",
+  "incomplete",
+  "incomplete_expired",
+  "canceled",
+  "unpaid",
+  "none",
+];
 
 /** The account named `name`; a new one starts with PERSCOM's default settings and the built-in roles. All of it Prisma's, in a transaction of the store's. */
 export async function ensureAccount(store: Store, name: string) {
@@ -18,7 +27,14 @@ export async function ensureAccount(store: Store, name: string) {
       });
     }
     if ((await tx.role.count({ where: { accountId: account.id, builtIn: true } })) === 0) {
-      await tx.role.createMany({ data: builtInRoles.map((r) => ({ ...r, permissions: [...r.permissions], builtIn: true, accountId: account.id })) });
+      await tx.role.createMany({
+        data: builtInRoles.map((r) => ({
+          ...r,
+          permissions: [...r.permissions],
+          builtIn: true,
+          accountId: account.id,
+        })),
+      });
     }
     return account;
   });
@@ -44,22 +60,33 @@ export async function requireAccount(prisma: PrismaClient, name: string) {
  * account's own: another account's user would show that account their name and email.
  */
 export async function createApiKey(
-  store: Store, options: { account: string; scopes: string; name?: string; userId?: number | null; expiresAt?: Date | null },
+  store: Store,
+  options: { account: string; scopes: string; name?: string; userId?: number | null; expiresAt?: Date | null },
 ): Promise<NewKey> {
   const scopes = parseScopes(options.scopes);
   if (scopes.length === 0) throw new Error("Give at least one scope, or * for all");
   const prisma = store.prisma;
   if (options.userId != null) {
     const existing = await prisma.account.findUnique({ where: { name: options.account } });
-    const user = existing && (await prisma.user.findFirst({ where: { id: options.userId, accountId: existing.id }, select: { id: true } }));
-    if (!user) throw new Error(`Account "${options.account}" has no user ${options.userId}: a key can act only as a user of its own account`);
+    const user =
+      existing &&
+      (await prisma.user.findFirst({ where: { id: options.userId, accountId: existing.id }, select: { id: true } }));
+    if (!user)
+      throw new Error(
+        `Account "${options.account}" has no user ${options.userId}: a key can act only as a user of its own account`,
+      );
   }
   const account = await ensureAccount(store, options.account);
   const { key, hash, prefix } = generateKey();
   const row = await prisma.apiKey.create({
     data: {
-      accountId: account.id, name: options.name ?? "API key", hash, prefix, scopes: JSON.stringify(scopes),
-      userId: options.userId ?? null, expiresAt: options.expiresAt ?? null,
+      accountId: account.id,
+      name: options.name ?? "API key",
+      hash,
+      prefix,
+      scopes: JSON.stringify(scopes),
+      userId: options.userId ?? null,
+      expiresAt: options.expiresAt ?? null,
     },
   });
   return { key, id: row.id, accountId: account.id, userId: row.userId };
@@ -81,15 +108,25 @@ export interface KeySummary {
 type KeyRow = Prisma.ApiKeyGetPayload<{ include: { account: true } }>;
 
 const summaryOf = (k: KeyRow): KeySummary => ({
-  id: k.id, account: k.account.name, name: k.name, prefix: k.prefix, scopes: JSON.parse(k.scopes) as string[], userId: k.userId,
-  createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, expiresAt: k.expiresAt, revokedAt: k.revokedAt,
+  id: k.id,
+  account: k.account.name,
+  name: k.name,
+  prefix: k.prefix,
+  scopes: JSON.parse(k.scopes) as string[],
+  userId: k.userId,
+  createdAt: k.createdAt,
+  lastUsedAt: k.lastUsedAt,
+  expiresAt: k.expiresAt,
+  revokedAt: k.revokedAt,
 });
 
 /** Keys as an operator sees them: never the key text or its hash, only the prefix that names it. An unknown account is an error. */
 export async function listKeys(prisma: PrismaClient, account?: string): Promise<KeySummary[]> {
   const accountId = account === undefined ? undefined : (await requireAccount(prisma, account)).id;
   const rows = await prisma.apiKey.findMany({
-    where: accountId === undefined ? {} : { accountId }, include: { account: true }, orderBy: [{ accountId: "asc" }, { id: "asc" }],
+    where: accountId === undefined ? {} : { accountId },
+    include: { account: true },
+    orderBy: [{ accountId: "asc" }, { id: "asc" }],
   });
   return rows.map(summaryOf);
 }

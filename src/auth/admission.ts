@@ -34,7 +34,13 @@ const apiKey = models.get("ApiKey")!;
 const SQL =
   `SELECT f."value", ${KEY_COLUMNS.map((c) => `k."${c}"`).join(", ")}, a."subscriptionStatus" FROM (SELECT 1 AS "one") AS x ` +
   `LEFT JOIN "SystemFlag" AS f ON f."name" = ? LEFT JOIN "ApiKey" AS k ON k."hash" = ? LEFT JOIN "Account" AS a ON a."id" = k."accountId"`;
-const POSTGRES_SQL = SQL.replace(/\?/g, (() => { let n = 0; return () => `$${++n}`; })());
+const POSTGRES_SQL = SQL.replace(
+  /\?/g,
+  (() => {
+    let n = 0;
+    return () => `$${++n}`;
+  })(),
+);
 
 /** The bearer key of a request (header, or PERSCOM's `?apikey=`). */
 export function bearerOf(request: Request, url: URL): string | null {
@@ -57,9 +63,14 @@ export function admissionOf(db: Database, request: Request, url: URL = new URL(r
 
 async function readAdmission(db: Database, bearer: string | null): Promise<Admission> {
   const dialect = db.provider;
-  const [row] = await db.lookup(dialect === "postgresql" ? POSTGRES_SQL : SQL, [MAINTENANCE_FLAG, bearer === null ? null : hashKey(bearer)]);
+  const [row] = await db.lookup(dialect === "postgresql" ? POSTGRES_SQL : SQL, [
+    MAINTENANCE_FLAG,
+    bearer === null ? null : hashKey(bearer),
+  ]);
   const [flag, ...rest] = row;
   if (rest[0] == null) return { maintenance: flag === "on", key: null };
-  const key = Object.fromEntries(KEY_COLUMNS.map((c, i) => [c, decode(dialect, apiKey.scalarByName.get(c)!, rest[i])])) as Omit<KeyRow, "subscriptionStatus">;
+  const key = Object.fromEntries(
+    KEY_COLUMNS.map((c, i) => [c, decode(dialect, apiKey.scalarByName.get(c)!, rest[i])]),
+  ) as Omit<KeyRow, "subscriptionStatus">;
   return { maintenance: flag === "on", key: { ...key, subscriptionStatus: rest[KEY_COLUMNS.length] as string } };
 }

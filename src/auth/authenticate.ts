@@ -50,15 +50,26 @@ export async function authenticate(db: Database, config: Config, request: Reques
   if (!found || found.revokedAt) return unauthenticated();
   // A key that was valid says why it no longer is, so its owner knows to ask for a new one rather than debug the request.
   if (found.expiresAt && found.expiresAt <= now) {
-    return { auth: null, failure: new ApiError("UNAUTHENTICATED", `The API key expired on ${found.expiresAt.toISOString()}. Ask an administrator for a new key.`) };
+    return {
+      auth: null,
+      failure: new ApiError(
+        "UNAUTHENTICATED",
+        `The API key expired on ${found.expiresAt.toISOString()}. Ask an administrator for a new key.`,
+      ),
+    };
   }
   const claimed = request.headers.get("x-perscom-id");
   if (claimed !== null && claimed.trim() !== String(found.accountId)) return unauthenticated();
-  if (config.subscriptionsEnforced && !subscribed.has(found.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
+  if (config.subscriptionsEnforced && !subscribed.has(found.subscriptionStatus))
+    return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
   await recordUse(db, found, now);
   return {
     auth: {
-      accountId: found.accountId, keyId: found.id, userId: found.userId, scopes: new Set(JSON.parse(found.scopes) as string[]), credential: `key:${found.id}`,
+      accountId: found.accountId,
+      keyId: found.id,
+      userId: found.userId,
+      scopes: new Set(JSON.parse(found.scopes) as string[]),
+      credential: `key:${found.id}`,
     },
     failure: null,
   };
@@ -67,6 +78,11 @@ export async function authenticate(db: Database, config: Config, request: Reques
 /** An SSO token's result, refused with 402 when subscriptions are enforced and its account has none. */
 async function subscribedOnly(db: Database, config: Config, result: AuthResult): Promise<AuthResult> {
   if (!result.auth || !config.subscriptionsEnforced) return result;
-  const account = await db.prisma.account.findUnique({ where: { id: result.auth.accountId }, select: { subscriptionStatus: true } });
-  return account && subscribed.has(account.subscriptionStatus) ? result : { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
+  const account = await db.prisma.account.findUnique({
+    where: { id: result.auth.accountId },
+    select: { subscriptionStatus: true },
+  });
+  return account && subscribed.has(account.subscriptionStatus)
+    ? result
+    : { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
 }

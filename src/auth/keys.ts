@@ -12,7 +12,8 @@ export function generateKey(): { key: string; hash: string; prefix: string } {
 }
 
 /** Whether a key with `scopes` may send any GraphQL document while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on. */
-export const maySendAnyDocument = (scopes: ReadonlySet<string>): boolean => scopes.has("*") || scopes.has(ARBITRARY_DOCUMENTS_SCOPE);
+export const maySendAnyDocument = (scopes: ReadonlySet<string>): boolean =>
+  scopes.has("*") || scopes.has(ARBITRARY_DOCUMENTS_SCOPE);
 
 const known = new Set(knownScopes);
 
@@ -21,7 +22,9 @@ export function parseScopes(text: string): string[] {
   const scopes = [...new Set(text.split(/[\s,]+/).filter(Boolean))];
   for (const scope of scopes) {
     if (scope !== "*" && !known.has(scope)) {
-      throw new Error(`Unknown scope "${scope}": did you mean ${closestScopes(scope).join(" or ")}? (keys:create --help lists them all)`);
+      throw new Error(
+        `Unknown scope "${scope}": did you mean ${closestScopes(scope).join(" or ")}? (keys:create --help lists them all)`,
+      );
     }
   }
   return scopes;

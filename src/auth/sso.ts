@@ -24,7 +24,8 @@ export async function rotateSsoSecret(store: Store, accountId: number): Promise<
 }
 
 /** Whether a bearer credential is a JWT (three base64url parts) rather than an API key. */
-export const isJwt = (bearer: string): boolean => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(bearer) && bearer.startsWith("eyJ");
+export const isJwt = (bearer: string): boolean =>
+  /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(bearer) && bearer.startsWith("eyJ");
 
 const refused = (why: string) => ({ auth: null, failure: new ApiError("UNAUTHENTICATED", why) }) as const;
 
@@ -58,13 +59,22 @@ export async function authenticateSso(db: Database, request: Request, token: str
   const header = request.headers.get("x-perscom-id")?.trim();
   const tenant = unverified.tenant;
   const claimed = header || (typeof tenant === "string" || typeof tenant === "number" ? String(tenant) : "");
-  if (!/^\d{1,15}$/.test(claimed)) return refused("An SSO token needs its account: a `tenant` claim or the X-Perscom-Id header.");
-  if (header && tenant != null && String(tenant) !== header) return refused("The SSO token's tenant is not the account X-Perscom-Id names.");
-  const account = await db.prisma.account.findUnique({ where: { id: Number(claimed) }, select: { id: true, ssoSecret: true } });
-  if (!account?.ssoSecret) return refused("The account takes no SSO tokens: it has no SSO secret (sso:rotate makes one).");
+  if (!/^\d{1,15}$/.test(claimed))
+    return refused("An SSO token needs its account: a `tenant` claim or the X-Perscom-Id header.");
+  if (header && tenant != null && String(tenant) !== header)
+    return refused("The SSO token's tenant is not the account X-Perscom-Id names.");
+  const account = await db.prisma.account.findUnique({
+    where: { id: Number(claimed) },
+    select: { id: true, ssoSecret: true },
+  });
+  if (!account?.ssoSecret)
+    return refused("The account takes no SSO tokens: it has no SSO secret (sso:rotate makes one).");
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(token, new TextEncoder().encode(account.ssoSecret), { algorithms: ["HS256"], requiredClaims: ["exp", "sub"] }));
+    ({ payload } = await jwtVerify(token, new TextEncoder().encode(account.ssoSecret), {
+      algorithms: ["HS256"],
+      requiredClaims: ["exp", "sub"],
+    }));
   } catch (error) {
     return refused(whyRefused(error));
   }
@@ -74,16 +84,25 @@ export async function authenticateSso(db: Database, request: Request, token: str
     select: { id: true, roleLinks: { select: { role: { select: { permissions: true } } } } },
   });
   if (!person) return refused("The SSO token's subject is no person of this account.");
-  const permitted = person.roleLinks.flatMap((link) => (Array.isArray(link.role.permissions) ? link.role.permissions.filter((p): p is string => typeof p === "string") : []));
+  const permitted = person.roleLinks.flatMap((link) =>
+    Array.isArray(link.role.permissions) ? link.role.permissions.filter((p): p is string => typeof p === "string") : [],
+  );
   return {
-    auth: { accountId: account.id, keyId: null, userId: person.id, scopes: effectiveScopes(askedScopes(payload), permitted), credential: `sso:${account.id}:${person.id}` },
+    auth: {
+      accountId: account.id,
+      keyId: null,
+      userId: person.id,
+      scopes: effectiveScopes(askedScopes(payload), permitted),
+      credential: `sso:${account.id}:${person.id}`,
+    },
     failure: null,
   };
 }
 
 function whyRefused(error: unknown): string {
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return "SSO tokens must be signed with HS256.";
-  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "The SSO token's signature does not verify with the account's SSO secret.";
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed)
+    return "The SSO token's signature does not verify with the account's SSO secret.";
   if (error instanceof joseErrors.JWTExpired) return "The SSO token has expired.";
   if (error instanceof joseErrors.JWTClaimValidationFailed) {
     if (error.claim === "nbf") return "The SSO token is not valid yet (nbf).";

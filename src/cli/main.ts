@@ -4,7 +4,14 @@ import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 
 import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../db/prisma.ts";
 import { migrate } from "../db/migrate.ts";
-import { createApiKey, ensureAccount, listKeys, requireAccount, revokeKey, subscriptionStates } from "../auth/accounts.ts";
+import {
+  createApiKey,
+  ensureAccount,
+  listKeys,
+  requireAccount,
+  revokeKey,
+  subscriptionStates,
+} from "../auth/accounts.ts";
 import { knownScopes } from "../auth/keys.ts";
 import { rotateSsoSecret } from "../auth/sso.ts";
 import { parseDate } from "../core/dates.ts";
@@ -26,12 +33,14 @@ const withDatabase = async <T>(work: (db: Awaited<ReturnType<typeof openDatabase
 // Argument parsers: commander reports what they throw as "option '--users <count>' argument '-5' is invalid. <message>".
 const positiveInteger = (text: string): number => {
   const value = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(value) || value < 1) throw new InvalidArgumentError("Expected a positive integer.");
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(value) || value < 1)
+    throw new InvalidArgumentError("Expected a positive integer.");
   return value;
 };
 const integer = (text: string): number => {
   const value = Number(text);
-  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isSafeInteger(value)) throw new InvalidArgumentError("Expected an integer.");
+  if (!/^\s*-?\d+\s*$/.test(text) || !Number.isSafeInteger(value))
+    throw new InvalidArgumentError("Expected an integer.");
   return value;
 };
 const nonEmpty = (text: string): string => {
@@ -61,7 +70,13 @@ function scopesHelp(): string {
     const model = scope.split(":")[1];
     byModel.set(model, [...(byModel.get(model) ?? []), scope]);
   }
-  const lines = [...byModel.keys()].sort().map((model) => `  ${byModel.get(model)!.sort((a, b) => order(a) - order(b)).join("  ")}`);
+  const lines = [...byModel.keys()].sort().map(
+    (model) =>
+      `  ${byModel
+        .get(model)!
+        .sort((a, b) => order(a) - order(b))
+        .join("  ")}`,
+  );
   return ["", "Scopes: * (all of them), or any of these, separated by commas or spaces:", ...lines].join("\n");
 }
 
@@ -74,7 +89,8 @@ function required<T>(value: T | undefined, flag: string): T {
   return value;
 }
 
-const print = (text: string, out: string | undefined) => (out === undefined ? process.stdout.write(text) : writeFileSync(out, text));
+const print = (text: string, out: string | undefined) =>
+  out === undefined ? process.stdout.write(text) : writeFileSync(out, text);
 
 const program = new Command("npm run cli --")
   .description("Muster's admin commands. Errors are one line on stderr and exit 1.")
@@ -87,7 +103,11 @@ program
   .command("keys:create")
   .description("Create an API key (and the account, if new); prints the key alone on the last line")
   .option("--account <name>", "(required) the account the key belongs to (created if new)", nonEmpty)
-  .option("--scopes <scopes>", '(required) the scopes it holds, separated by commas or spaces, or "*" (listed below)', nonEmpty)
+  .option(
+    "--scopes <scopes>",
+    '(required) the scopes it holds, separated by commas or spaces, or "*" (listed below)',
+    nonEmpty,
+  )
   .option("--name <label>", "a label, shown by keys:list", "API key")
   .option("--user <id>", "the account's user it acts as (the author of what it writes, /me)", positiveInteger)
   .option("--expires <date>", "when it stops working (ISO 8601, in the future); never if not given", futureDate)
@@ -96,7 +116,13 @@ program
     const account = required(options.account, "--account <name>");
     const scopes = required(options.scopes, "--scopes <scopes>");
     return withDatabase(async ({ store }) => {
-      const created = await createApiKey(store, { account, scopes, name: options.name, userId: options.user ?? null, expiresAt: options.expires ?? null });
+      const created = await createApiKey(store, {
+        account,
+        scopes,
+        name: options.name,
+        userId: options.user ?? null,
+        expiresAt: options.expires ?? null,
+      });
       console.log(`Created key ${created.id} for account ${created.accountId}. Store it now: it is not shown again.`);
       console.log(created.key);
     });
@@ -112,7 +138,19 @@ program
       const when = (d: Date | null) => (d ? d.toISOString() : "-");
       console.log(["id", "account", "prefix", "name", "scopes", "user", "last used", "expires", "revoked"].join("\t"));
       for (const k of keys) {
-        console.log([k.id, k.account, `${k.prefix}…`, k.name, k.scopes.join(","), k.userId ?? "-", when(k.lastUsedAt), when(k.expiresAt), when(k.revokedAt)].join("\t"));
+        console.log(
+          [
+            k.id,
+            k.account,
+            `${k.prefix}…`,
+            k.name,
+            k.scopes.join(","),
+            k.userId ?? "-",
+            when(k.lastUsedAt),
+            when(k.expiresAt),
+            when(k.revokedAt),
+          ].join("\t"),
+        );
       }
     }),
   );
@@ -146,7 +184,10 @@ program
   .description("List accounts: id, name, subscription state and number of API keys")
   .action(() =>
     withDatabase(async ({ prisma }) => {
-      const accounts = await prisma.account.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { apiKeys: true } } } });
+      const accounts = await prisma.account.findMany({
+        orderBy: { id: "asc" },
+        include: { _count: { select: { apiKeys: true } } },
+      });
       console.log(["id", "name", "subscription", "keys"].join("\t"));
       for (const a of accounts) console.log([a.id, a.name, a.subscriptionStatus, a._count.apiKeys].join("\t"));
     }),
@@ -161,7 +202,12 @@ program
   .action((options: { account?: string; users: number; seed: number }) => {
     const account = required(options.account, "--account <name>");
     return withDatabase(async ({ store }) => {
-      const summary = await seedDemo(store, { account, users: options.users, seed: options.seed, progress: (total) => progressBar("Seeding", total) });
+      const summary = await seedDemo(store, {
+        account,
+        users: options.users,
+        seed: options.seed,
+        progress: (total) => progressBar("Seeding", total),
+      });
       console.log(formatSummary(account, summary));
     });
   });
@@ -186,7 +232,9 @@ program
 
 program
   .command("sso:rotate")
-  .description("Give an account a new SSO secret, printed on the last line: other sites sign SSO tokens (HS256 JWTs) with it; tokens signed with the old one stop working")
+  .description(
+    "Give an account a new SSO secret, printed on the last line: other sites sign SSO tokens (HS256 JWTs) with it; tokens signed with the old one stop working",
+  )
   .option("--account <name>", "(required) an existing account", nonEmpty)
   .action((options: { account?: string }) => {
     const name = required(options.account, "--account <name>");
@@ -219,21 +267,49 @@ interface Delivery {
  * as a request with a key of the account. A field error is thrown as one line, naming the fields (`url: ...`).
  */
 async function asAccount<T>(
-  db: Db, accountId: number, query: string, variables: Record<string, unknown> = {},
+  db: Db,
+  accountId: number,
+  query: string,
+  variables: Record<string, unknown> = {},
 ): Promise<T> {
-  const [{ buildSchemas }, { execute, parse }, { createLocalEventBus }] = await Promise.all([import("../graphql/schema.ts"), import("graphql"), import("../events/bus.ts")]);
+  const [{ buildSchemas }, { execute, parse }, { createLocalEventBus }] = await Promise.all([
+    import("../graphql/schema.ts"),
+    import("graphql"),
+    import("../events/bus.ts"),
+  ]);
   const config = loadConfig();
   const events = createLocalEventBus();
   const contextValue = {
-    store: db.store, prisma: db.prisma, provider: db.provider, config, auth: { accountId, keyId: null, userId: null, scopes: new Set(["*"]), credential: "cli" }, authFailure: null,
-    baseUrl: config.publicUrl ?? `http://localhost:${config.port}`, requestId: randomUUID(), traceId: randomUUID(), loaders: new Map(), events, notify: true,
+    store: db.store,
+    prisma: db.prisma,
+    provider: db.provider,
+    config,
+    auth: { accountId, keyId: null, userId: null, scopes: new Set(["*"]), credential: "cli" },
+    authFailure: null,
+    baseUrl: config.publicUrl ?? `http://localhost:${config.port}`,
+    requestId: randomUUID(),
+    traceId: randomUUID(),
+    loaders: new Map(),
+    events,
+    notify: true,
   };
-  const result = await execute({ schema: buildSchemas().public, document: parse(query), variableValues: variables, contextValue });
+  const result = await execute({
+    schema: buildSchemas().public,
+    document: parse(query),
+    variableValues: variables,
+    contextValue,
+  });
   await events.close();
   const error = result.errors?.[0];
   if (error) {
     const fields = error.extensions?.errors as Record<string, string[]> | undefined;
-    throw new Error(fields ? Object.entries(fields).map(([field, messages]) => `${field}: ${messages.join(" ")}`).join("; ") : error.message);
+    throw new Error(
+      fields
+        ? Object.entries(fields)
+            .map(([field, messages]) => `${field}: ${messages.join(" ")}`)
+            .join("; ")
+        : error.message,
+    );
   }
   return result.data as T;
 }
@@ -253,17 +329,24 @@ const eventList = (text: string): string[] => {
 
 program
   .command("webhooks:list")
-  .description("List an account's webhooks: id, url, event types, enabled, why the service disabled it; never the secrets")
+  .description(
+    "List an account's webhooks: id, url, event types, enabled, why the service disabled it; never the secrets",
+  )
   .option("--account <name>", "(required) an existing account", nonEmpty)
   .action((options: { account?: string }) => {
     const name = required(options.account, "--account <name>");
     return withDatabase(async (db) => {
       const account = await requireAccount(db.prisma, name);
       const webhooks = await db.prisma.webhook.findMany({
-        where: { accountId: account.id }, orderBy: { id: "asc" }, select: { id: true, url: true, events: true, enabled: true, disabledReason: true },
+        where: { accountId: account.id },
+        orderBy: { id: "asc" },
+        select: { id: true, url: true, events: true, enabled: true, disabledReason: true },
       });
       console.log(["id", "url", "events", "enabled", "disabled reason"].join("\t"));
-      for (const w of webhooks) console.log([w.id, w.url, (w.events as string[]).join(","), w.enabled ? "yes" : "no", w.disabledReason ?? "-"].join("\t"));
+      for (const w of webhooks)
+        console.log(
+          [w.id, w.url, (w.events as string[]).join(","), w.enabled ? "yes" : "no", w.disabledReason ?? "-"].join("\t"),
+        );
     });
   });
 
@@ -272,22 +355,38 @@ program
   .description("Create a webhook; prints its signing secret alone on the last line (shown only this once)")
   .option("--account <name>", "(required) an existing account", nonEmpty)
   .option("--url <url>", "(required) where events are POSTed (http or https)", nonEmpty)
-  .option("--events <types>", '(required) event types separated by commas (rankrecord.created,user.updated), or "*" for all', eventList)
+  .option(
+    "--events <types>",
+    '(required) event types separated by commas (rankrecord.created,user.updated), or "*" for all',
+    eventList,
+  )
   .option("--description <text>", "what it is for")
   .option("--disabled", "create it disabled")
-  .action((options: { account?: string; url?: string; events?: string[]; description?: string; disabled?: boolean }) => {
-    const name = required(options.account, "--account <name>");
-    const input = {
-      url: required(options.url, "--url <url>"), events: required(options.events, "--events <types>"), description: options.description ?? null, enabled: !options.disabled,
-    };
-    return withDatabase(async (db) => {
-      const account = await requireAccount(db.prisma, name);
-      const { createWebhook } = await asAccount<{ createWebhook: { webhook: WebhookAnswer } }>(db, account.id, "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { webhook { rowId url secret } } }", { input });
-      const { rowId, url, secret } = createWebhook.webhook;
-      console.log(`Created webhook ${rowId} for account ${account.name}: ${url}. Store its secret now: it is not shown again.`);
-      console.log(secret);
-    });
-  });
+  .action(
+    (options: { account?: string; url?: string; events?: string[]; description?: string; disabled?: boolean }) => {
+      const name = required(options.account, "--account <name>");
+      const input = {
+        url: required(options.url, "--url <url>"),
+        events: required(options.events, "--events <types>"),
+        description: options.description ?? null,
+        enabled: !options.disabled,
+      };
+      return withDatabase(async (db) => {
+        const account = await requireAccount(db.prisma, name);
+        const { createWebhook } = await asAccount<{ createWebhook: { webhook: WebhookAnswer } }>(
+          db,
+          account.id,
+          "mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { webhook { rowId url secret } } }",
+          { input },
+        );
+        const { rowId, url, secret } = createWebhook.webhook;
+        console.log(
+          `Created webhook ${rowId} for account ${account.name}: ${url}. Store its secret now: it is not shown again.`,
+        );
+        console.log(secret);
+      });
+    },
+  );
 
 program
   .command("webhooks:delete")
@@ -295,7 +394,12 @@ program
   .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
   .action((id: number) =>
     withDatabase(async (db) => {
-      const { deleteWebhook } = await asAccount<{ deleteWebhook: { webhook: WebhookAnswer } }>(db, await webhookAccount(db, id), "mutation($id: Int!) { deleteWebhook(rowId: $id) { webhook { rowId url } } }", { id });
+      const { deleteWebhook } = await asAccount<{ deleteWebhook: { webhook: WebhookAnswer } }>(
+        db,
+        await webhookAccount(db, id),
+        "mutation($id: Int!) { deleteWebhook(rowId: $id) { webhook { rowId url } } }",
+        { id },
+      );
       console.log(`Deleted webhook ${id} (${deleteWebhook.webhook.url})`);
     }),
   );
@@ -306,8 +410,15 @@ program
   .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
   .action((id: number) =>
     withDatabase(async (db) => {
-      const { rotateWebhookSecret } = await asAccount<{ rotateWebhookSecret: { webhook: WebhookAnswer } }>(db, await webhookAccount(db, id), "mutation($id: Int!) { rotateWebhookSecret(rowId: $id) { webhook { secret } } }", { id });
-      console.log(`Rotated the secret of webhook ${id}: deliveries are signed with this one from now on. Store it now: it is not shown again.`);
+      const { rotateWebhookSecret } = await asAccount<{ rotateWebhookSecret: { webhook: WebhookAnswer } }>(
+        db,
+        await webhookAccount(db, id),
+        "mutation($id: Int!) { rotateWebhookSecret(rowId: $id) { webhook { secret } } }",
+        { id },
+      );
+      console.log(
+        `Rotated the secret of webhook ${id}: deliveries are signed with this one from now on. Store it now: it is not shown again.`,
+      );
       console.log(rotateWebhookSecret.webhook.secret);
     }),
   );
@@ -318,10 +429,16 @@ program
   .addArgument(new Argument("<id>", "the webhook's id (see webhooks:list)").argParser(positiveInteger))
   .action((id: number) =>
     withDatabase(async (db) => {
-      const { testWebhook } = await asAccount<{ testWebhook: { webhookDelivery: Delivery } }>(db, await webhookAccount(db, id),
-        "mutation($id: Int!) { testWebhook(rowId: $id) { webhookDelivery { deliveryId statusCode durationMs error succeeded } } }", { id });
+      const { testWebhook } = await asAccount<{ testWebhook: { webhookDelivery: Delivery } }>(
+        db,
+        await webhookAccount(db, id),
+        "mutation($id: Int!) { testWebhook(rowId: $id) { webhookDelivery { deliveryId statusCode durationMs error succeeded } } }",
+        { id },
+      );
       const d = testWebhook.webhookDelivery;
-      console.log(`${d.succeeded ? "Delivered" : "Failed"}: ${d.statusCode === null ? "no answer" : `HTTP ${d.statusCode}`} in ${d.durationMs} ms${d.error ? ` (${d.error})` : ""}; delivery ${d.deliveryId}`);
+      console.log(
+        `${d.succeeded ? "Delivered" : "Failed"}: ${d.statusCode === null ? "no answer" : `HTTP ${d.statusCode}`} in ${d.durationMs} ms${d.error ? ` (${d.error})` : ""}; delivery ${d.deliveryId}`,
+      );
     }),
   );
 
@@ -333,10 +450,25 @@ program
   .action((id: number, options: { limit: number }) =>
     withDatabase(async (db) => {
       await webhookAccount(db, id);
-      const deliveries = await db.prisma.webhookDelivery.findMany({ where: { webhookId: id }, orderBy: { id: "desc" }, take: options.limit });
+      const deliveries = await db.prisma.webhookDelivery.findMany({
+        where: { webhookId: id },
+        orderBy: { id: "desc" },
+        take: options.limit,
+      });
       console.log(["id", "created", "event", "event id", "attempt", "status", "ms", "error"].join("\t"));
       for (const d of deliveries) {
-        console.log([d.id, d.createdAt.toISOString(), d.eventType, d.eventId ?? "-", d.attempt, d.statusCode ?? "-", d.durationMs, d.error ?? "-"].join("\t"));
+        console.log(
+          [
+            d.id,
+            d.createdAt.toISOString(),
+            d.eventType,
+            d.eventId ?? "-",
+            d.attempt,
+            d.statusCode ?? "-",
+            d.durationMs,
+            d.error ?? "-",
+          ].join("\t"),
+        );
       }
     }),
   );
@@ -365,7 +497,10 @@ program
   .description("Print the GraphQL schema (or write it with --out)")
   .option("--out <file>", "write it to this file instead", nonEmpty)
   .action(async (options: { out?: string }) => {
-    const [{ getSchema }, { printedSchema }] = await Promise.all([import("../server/app.ts"), import("../graphql/schema.ts")]);
+    const [{ getSchema }, { printedSchema }] = await Promise.all([
+      import("../server/app.ts"),
+      import("../graphql/schema.ts"),
+    ]);
     print(printedSchema(getSchema()), options.out);
   });
 

@@ -4,5 +4,8 @@ import { distance } from "fastest-levenshtein";
 export function closestNames(name: string, candidates: readonly string[], count = 3): string[] {
   const scored = candidates.map((candidate) => ({ candidate, d: distance(name, candidate) }));
   const best = Math.min(...scored.map((s) => s.d));
-  return scored.filter((s) => s.d === best).slice(0, count).map((s) => s.candidate);
+  return scored
+    .filter((s) => s.d === best)
+    .slice(0, count)
+    .map((s) => s.candidate);
 }

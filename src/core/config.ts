@@ -114,7 +114,8 @@ export type StorageDriver = (typeof storageDrivers)[number];
 
 function storageDriver(value: string | undefined): StorageDriver {
   if (value === undefined || value === "") return "disk";
-  if (!(storageDrivers as readonly string[]).includes(value)) throw new ConfigError(`STORAGE_DRIVER must be one of ${storageDrivers.join(", ")}, got "${value}"`);
+  if (!(storageDrivers as readonly string[]).includes(value))
+    throw new ConfigError(`STORAGE_DRIVER must be one of ${storageDrivers.join(", ")}, got "${value}"`);
   return value as StorageDriver;
 }
 
@@ -124,7 +125,8 @@ export type LogLevel = (typeof logLevels)[number];
 function logLevel(value: string | undefined): LogLevel {
   if (value === undefined || value === "") return "info";
   const level = value.toLowerCase() as LogLevel;
-  if (!logLevels.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(", ")}, got "${value}"`);
+  if (!logLevels.includes(level))
+    throw new ConfigError(`LOG_LEVEL must be one of ${logLevels.join(", ")}, got "${value}"`);
   return level;
 }
 
@@ -146,7 +148,9 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Numbe
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
   if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n <= 0 || n > max) {
-    throw new ConfigError(`${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ""}, got "${value}"`);
+    throw new ConfigError(
+      `${name} must be a positive integer${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ""}, got "${value}"`,
+    );
   }
   return n;
 }
@@ -169,14 +173,16 @@ function trustProxy(value: string | undefined): boolean | number {
   if (value === undefined || value === "" || value === "false" || value === "0") return false;
   if (value === "true") return true;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new ConfigError(`TRUST_PROXY must be true, false or a number of proxies, got "${value}"`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
+    throw new ConfigError(`TRUST_PROXY must be true, false or a number of proxies, got "${value}"`);
   return n;
 }
 
 /** `REDIS_PREFIX`: letters, digits and `:_.-`, up to 64; unset, `muster`. */
 function redisPrefix(value: string | undefined): string {
   if (value === undefined || value === "") return "muster";
-  if (!/^[\w:.-]{1,64}$/.test(value)) throw new ConfigError(`REDIS_PREFIX must be 1 to 64 letters, digits or ":_.-", got "${value}"`);
+  if (!/^[\w:.-]{1,64}$/.test(value))
+    throw new ConfigError(`REDIS_PREFIX must be 1 to 64 letters, digits or ":_.-", got "${value}"`);
   return value;
 }
 
@@ -188,7 +194,9 @@ export function maskedUrl(url: string): string {
 function databaseUrl(value: string | undefined): string {
   const url = value || defaultDatabaseUrl();
   if (!/^file:/i.test(url) && !/^postgres(ql)?:\/\//i.test(url)) {
-    throw new ConfigError(`DATABASE_URL must be a file: URL (SQLite) or a postgresql:// URL (PostgreSQL), got "${maskedUrl(url)}"`);
+    throw new ConfigError(
+      `DATABASE_URL must be a file: URL (SQLite) or a postgresql:// URL (PostgreSQL), got "${maskedUrl(url)}"`,
+    );
   }
   return url;
 }
@@ -235,7 +243,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConcurrentWrites: int(env, "MAX_CONCURRENT_WRITES", 16),
     workers: int(env, "WORKERS", 1),
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 30_000),
-    corsOrigins: (env.CORS_ORIGINS ?? "*").split(",").map((o) => o.trim()).filter(Boolean),
+    corsOrigins: (env.CORS_ORIGINS ?? "*")
+      .split(",")
+      .map((o) => o.trim())
+      .filter(Boolean),
     trustProxy: trustProxy(env.TRUST_PROXY),
     logLevel: logLevel(env.LOG_LEVEL),
     metricsToken: env.METRICS_TOKEN || null,

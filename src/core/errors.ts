@@ -13,26 +13,41 @@ export const errorKinds = {
     type: "AuthenticationException",
     message: "You are not authenticated. Please provide a valid API key that contains your PERSCOM ID to continue.",
   },
-  PAYMENT_REQUIRED: { status: 402, type: "HttpException", message: "A valid subscription is required to complete this request." },
+  PAYMENT_REQUIRED: {
+    status: 402,
+    type: "HttpException",
+    message: "A valid subscription is required to complete this request.",
+  },
   FORBIDDEN: {
     status: 403,
     type: "HttpException",
-    message: "The API key provided does not have the correct permissions and/or scopes to perform the requested action.",
+    message:
+      "The API key provided does not have the correct permissions and/or scopes to perform the requested action.",
   },
-  NOT_FOUND: { status: 404, type: "NotFoundHttpException", message: "The requested resource or endpoint could not be found." },
-  METHOD_NOT_ALLOWED: { status: 405, type: "MethodNotAllowedHttpException", message: "The method is not supported for this route." },
+  NOT_FOUND: {
+    status: 404,
+    type: "NotFoundHttpException",
+    message: "The requested resource or endpoint could not be found.",
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    type: "MethodNotAllowedHttpException",
+    message: "The method is not supported for this route.",
+  },
   REQUEST_TIMEOUT: { status: 408, type: "HttpException", message: "The request body was not received in time." },
   CONFLICT: { status: 409, type: "HttpException", message: "Entity already exists." },
   CURSOR_EXPIRED: {
     status: 410,
     type: "GoneHttpException",
-    message: "The cursor is older than the event retention period, so events after it may have been pruned: read the resources again in full, then follow the change feed from a new cursor.",
+    message:
+      "The cursor is older than the event retention period, so events after it may have been pruned: read the resources again in full, then follow the change feed from a new cursor.",
   },
   PAYLOAD_TOO_LARGE: { status: 413, type: "HttpException", message: "The request body is too large." },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     type: "UnsupportedMediaTypeHttpException",
-    message: "The request body must be JSON (application/json), multipart/form-data or application/x-www-form-urlencoded.",
+    message:
+      "The request body must be JSON (application/json), multipart/form-data or application/x-www-form-urlencoded.",
   },
   VALIDATION: { status: 422, type: "ValidationException", message: "The given data was invalid." },
   RATE_LIMITED: {
@@ -40,9 +55,21 @@ export const errorKinds = {
     type: "ThrottleRequestsException",
     message: "You have exceeded the API rate limit. Please wait a minute before trying again.",
   },
-  TIMEOUT: { status: 503, type: "HttpException", message: "The request took too long to complete. Please try again, or ask for less at once." },
-  INTERNAL: { status: 500, type: "HttpException", message: "There was a server error with your last request. Please try again." },
-  MAINTENANCE: { status: 503, type: "HttpException", message: "The API is currently down for maintenance. Please check back later." },
+  TIMEOUT: {
+    status: 503,
+    type: "HttpException",
+    message: "The request took too long to complete. Please try again, or ask for less at once.",
+  },
+  INTERNAL: {
+    status: 500,
+    type: "HttpException",
+    message: "There was a server error with your last request. Please try again.",
+  },
+  MAINTENANCE: {
+    status: 503,
+    type: "HttpException",
+    message: "The API is currently down for maintenance. Please check back later.",
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorKinds;
@@ -57,7 +84,13 @@ export class ApiError extends GraphQLError {
   ) {
     const kind = errorKinds[code];
     super(message ?? kind.message, {
-      extensions: { code, status: kind.status, type: kind.type, ...(fieldErrors ? { errors: fieldErrors } : {}), http: { status: kind.status } },
+      extensions: {
+        code,
+        status: kind.status,
+        type: kind.type,
+        ...(fieldErrors ? { errors: fieldErrors } : {}),
+        http: { status: kind.status },
+      },
     });
   }
 }
@@ -66,7 +99,10 @@ export class ApiError extends GraphQLError {
 export function validationError(fieldErrors: FieldErrors): ApiError {
   const messages = Object.values(fieldErrors).flat();
   const more = messages.length - 1;
-  const message = more > 0 ? `${messages[0]} (and ${more} more error${more > 1 ? "s" : ""})` : messages[0] ?? errorKinds.VALIDATION.message;
+  const message =
+    more > 0
+      ? `${messages[0]} (and ${more} more error${more > 1 ? "s" : ""})`
+      : (messages[0] ?? errorKinds.VALIDATION.message);
   return new ApiError("VALIDATION", message, fieldErrors);
 }
 

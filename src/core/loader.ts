@@ -13,7 +13,11 @@ export interface KeyedLoader<K, V> {
 /** A loader of any keys and values, as a request keeps them side by side (`Context.loaders`). */
 export type AnyLoader = KeyedLoader<never, unknown>;
 
-export function loader<K, V>(ctx: { loaders: Map<string, AnyLoader> }, key: string, batch: (keys: readonly K[]) => Promise<V[]>): KeyedLoader<K, V> {
+export function loader<K, V>(
+  ctx: { loaders: Map<string, AnyLoader> },
+  key: string,
+  batch: (keys: readonly K[]) => Promise<V[]>,
+): KeyedLoader<K, V> {
   let found = ctx.loaders.get(key) as KeyedLoader<K, V> | undefined;
   if (!found) {
     // Bounded `IN (...)` lists: a page is at most 100 rows, but a batch response may carry 1000.

@@ -35,7 +35,8 @@ function utcTime(value: string, millis: number): number {
   const hours = digits(value, 11, 13);
   const minutes = digits(value, 14, 16);
   const seconds = digits(value, 17, 19);
-  if (!(month >= 1 && month <= 12 && day >= 1 && day <= 31 && hours <= 23 && minutes <= 59 && seconds <= 59)) return NaN;
+  if (!(month >= 1 && month <= 12 && day >= 1 && day <= 31 && hours <= 23 && minutes <= 59 && seconds <= 59))
+    return NaN;
   const time = Date.UTC(digits(value, 0, 4), month - 1, day, hours, minutes, seconds, millis);
   // Only the 29th to the 31st can roll over into the next month.
   return day > 28 && new Date(time).getUTCDate() !== day ? NaN : time;
@@ -55,8 +56,16 @@ function readDate(time: number, text: string): Date {
  */
 export function parseTimestamp(value: string): Date {
   const fraction = value.length - 20;
-  if (value.length >= 19 && value.length <= 23 && value.charCodeAt(10) === 32 && (fraction < 0 || value.charCodeAt(19) === 46)) {
-    const time = utcTime(value, fraction > 0 ? digits(value, 20, value.length) * (fraction === 1 ? 100 : fraction === 2 ? 10 : 1) : 0);
+  if (
+    value.length >= 19 &&
+    value.length <= 23 &&
+    value.charCodeAt(10) === 32 &&
+    (fraction < 0 || value.charCodeAt(19) === 46)
+  ) {
+    const time = utcTime(
+      value,
+      fraction > 0 ? digits(value, 20, value.length) * (fraction === 1 ? 100 : fraction === 2 ? 10 : 1) : 0,
+    );
     if (!Number.isNaN(time)) return readDate(time, value);
   }
   return new Date(`${value.replace(" ", "T")}Z`);
@@ -92,7 +101,9 @@ const postgresEnds = [".000000Z", "000000Z", "00000Z", "0000Z", "000Z"];
 export function isoMicroseconds(date: Date): string {
   const text = (date as ReadDate)[STORED_TEXT];
   if (text !== undefined && (date as ReadDate)[STORED_TIME] === date.getTime()) {
-    return text.length === 29 ? `${text.slice(0, 23)}000Z` : `${text.replace(" ", "T")}${postgresEnds[text.length - 19]}`;
+    return text.length === 29
+      ? `${text.slice(0, 23)}000Z`
+      : `${text.replace(" ", "T")}${postgresEnds[text.length - 19]}`;
   }
   const year = date.getUTCFullYear();
   if (!(year >= 1000 && year <= 9999)) return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");

@@ -16,7 +16,13 @@ export const owned = (ctx: Context, def: ResourceDef, where: Record<string, unkn
   def.link ? where : { ...where, accountId: ctx.auth!.accountId };
 
 /** The row `id` of `def` in the caller's account, read through `reads` (the store, or a transaction); 404 when there is none. */
-export async function findOwned(ctx: Context, reads: StoreReads, def: ResourceDef, id: number, query: object = {}): Promise<StoredRow> {
+export async function findOwned(
+  ctx: Context,
+  reads: StoreReads,
+  def: ResourceDef,
+  id: number,
+  query: object = {},
+): Promise<StoredRow> {
   const row = await reads.findFirst(def.model, { ...query, where: owned(ctx, def, { id }) });
   if (!row) throw notFound();
   rememberName(reads, def.model, row);
@@ -25,14 +31,17 @@ export async function findOwned(ctx: Context, reads: StoreReads, def: ResourceDe
 }
 
 /** What a write reads of a row it refers to: its key, and its name where it has one (for a headline). */
-export const keyAndName = (def: ResourceDef) => ({ select: "name" in def.fields ? { id: true, name: true } : { id: true } });
+export const keyAndName = (def: ResourceDef) => ({
+  select: "name" in def.fields ? { id: true, name: true } : { id: true },
+});
 
 /**
  * The parent row `id` of `def` a write in `tx` goes under; 404 when there is none. Every column where the transaction
  * remembers whole rows for its updates' events (`trackRows`: a hook's update of the parent then reads it no more), else
  * only what `keyAndName` reads.
  */
-export const findParent = (ctx: Context, tx: StoreReads, def: ResourceDef, id: number) => findOwned(ctx, tx, def, id, tracksRows(tx) ? {} : keyAndName(def));
+export const findParent = (ctx: Context, tx: StoreReads, def: ResourceDef, id: number) =>
+  findOwned(ctx, tx, def, id, tracksRows(tx) ? {} : keyAndName(def));
 
 export interface Page<T = unknown> {
   nodes: T[];
@@ -45,8 +54,10 @@ export interface Page<T = unknown> {
 export function pageArgs(ctx: Context, page?: number | null, limit?: number | null) {
   const perPage = Math.min(limit ?? ctx.config.defaultPageSize, ctx.config.maxPageSize);
   const current = page ?? 1;
-  if (!Number.isInteger(current) || current < 1) throw new ApiError("VALIDATION", "The page must be at least 1.", { page: ["The page must be at least 1."] });
-  if (!Number.isInteger(perPage) || perPage < 1) throw new ApiError("VALIDATION", "The limit must be at least 1.", { limit: ["The limit must be at least 1."] });
+  if (!Number.isInteger(current) || current < 1)
+    throw new ApiError("VALIDATION", "The page must be at least 1.", { page: ["The page must be at least 1."] });
+  if (!Number.isInteger(perPage) || perPage < 1)
+    throw new ApiError("VALIDATION", "The limit must be at least 1.", { limit: ["The limit must be at least 1."] });
   return { page: current, perPage };
 }
 
@@ -56,16 +67,29 @@ export function stableOrder(orderBy: Record<string, unknown>[] = []) {
 }
 
 export async function findPage(
-  ctx: Context, model: string, where: object, orderBy: Record<string, unknown>[], page: { page: number; perPage: number }, query: object,
+  ctx: Context,
+  model: string,
+  where: object,
+  orderBy: Record<string, unknown>[],
+  page: { page: number; perPage: number },
+  query: object,
 ): Promise<Page> {
-  const { rows, total } = await ctx.store.findPage(model, { ...query, where, orderBy: stableOrder(orderBy), skip: (page.page - 1) * page.perPage, take: page.perPage });
+  const { rows, total } = await ctx.store.findPage(model, {
+    ...query,
+    where,
+    orderBy: stableOrder(orderBy),
+    skip: (page.page - 1) * page.perPage,
+    take: page.perPage,
+  });
   return { nodes: rows, totalCount: () => Promise.resolve(total), ...page };
 }
 
 /** Lists of items a request works through are capped: one request must not hold a transaction for unbounded work. */
 export function capped<T>(ctx: Context, items: T[], field = "resources"): T[] {
   if (items.length > ctx.config.batchMaxItems) {
-    throw validationError({ [field]: [`The ${field} field must not have more than ${ctx.config.batchMaxItems} items.`] });
+    throw validationError({
+      [field]: [`The ${field} field must not have more than ${ctx.config.batchMaxItems} items.`],
+    });
   }
   return items;
 }

@@ -8,32 +8,41 @@ import type { Row } from "../db/store.ts";
 type Serialize = (value: unknown) => unknown;
 
 const serializers: Record<FieldType, Serialize> = {
-  string: GraphQLString.serialize, text: GraphQLString.serialize, int: GraphQLInt.serialize, boolean: GraphQLBoolean.serialize,
-  datetime: (value) => formatDate(value as Date | string), json: (value) => value,
+  string: GraphQLString.serialize,
+  text: GraphQLString.serialize,
+  int: GraphQLInt.serialize,
+  boolean: GraphQLBoolean.serialize,
+  datetime: (value) => formatDate(value as Date | string),
+  json: (value) => value,
 };
 
-export const everyColumn = (model: string) => Object.fromEntries(
-  (getDatamodel().datamodel.models as unknown as Record<string, { fields: Array<{ name: string; kind: string }> }>)[model].fields
-    .filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => [f.name, true]),
-);
+export const everyColumn = (model: string) =>
+  Object.fromEntries(
+    (getDatamodel().datamodel.models as unknown as Record<string, { fields: Array<{ name: string; kind: string }> }>)[
+      model
+    ].fields
+      .filter((f) => f.kind === "scalar" || f.kind === "enum")
+      .map((f) => [f.name, true]),
+  );
 
 /** Whether rows of `model` keep when they last changed: an append-only log (webhook deliveries) has no `updatedAt`. */
 export const hasUpdatedAt = (model: string): boolean => withUpdatedAt.has(model);
 const withUpdatedAt = new Set(
   Object.entries(getDatamodel().datamodel.models as unknown as Record<string, { fields: Array<{ name: string }> }>)
-    .filter(([, m]) => m.fields.some((f) => f.name === "updatedAt")).map(([name]) => name),
+    .filter(([, m]) => m.fields.some((f) => f.name === "updatedAt"))
+    .map(([name]) => name),
 );
 
 /** `Rank Record: 12`: the `label` every non-link row shows. */
 export const labelOf = (def: ResourceDef, row: Row) => `${def.label}: ${row.id}`;
 
 /** One attribute: where its value comes from and how it is shown (the serialisation its GraphQL field has). */
-type Attribute = { key: string; type: FieldType } & (
+type Attribute = { key: string; type: FieldType } &
   /** A column's value, read from the row. */
-  | { column: string; value?: undefined }
-  /** A computed value. */
-  | { column?: undefined; value: (row: Row, ctx: Context) => unknown }
-);
+  (| { column: string; value?: undefined }
+    /** A computed value. */
+    | { column?: undefined; value: (row: Row, ctx: Context) => unknown }
+  );
 
 /**
  * The attributes of `def`'s rows in the order REST shows them: id, label, the visible columns, the computed fields,
@@ -44,7 +53,8 @@ function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] 
   const list: Attribute[] = [column("id", "int")];
   if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), type: "json" });
   for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));
-  for (const [name, c] of Object.entries(def.computed ?? {})) if (otherRows || !c.readsOtherRows) list.push({ key: snake(name), value: c.resolve, type: c.type });
+  for (const [name, c] of Object.entries(def.computed ?? {}))
+    if (otherRows || !c.readsOtherRows) list.push({ key: snake(name), value: c.resolve, type: c.type });
   list.push(column("createdAt", "datetime"));
   if (hasUpdatedAt(def.model)) list.push(column("updatedAt", "datetime"));
   return list;
@@ -52,8 +62,12 @@ function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] 
 
 /** A value already in its shown form needs no serialiser call: the test for each type, as an expression on `v`. */
 const shownAsIs: Record<FieldType, string | null> = {
-  string: `typeof v === "string"`, text: `typeof v === "string"`, boolean: `typeof v === "boolean"`,
-  int: `typeof v === "number" && (v | 0) === v`, datetime: null, json: "true",
+  string: `typeof v === "string"`,
+  text: `typeof v === "string"`,
+  boolean: `typeof v === "boolean"`,
+  int: `typeof v === "number" && (v | 0) === v`,
+  datetime: null,
+  json: "true",
 };
 
 type Attributes = (row: Row, ctx: Context) => Row | Promise<Row>;
@@ -72,13 +86,16 @@ function compileAttributes(attributes: Attribute[]): Attributes {
   attributes.forEach((a, i) => {
     const read = a.column ? `row[${JSON.stringify(a.column)}]` : `value${i}(row, ctx)`;
     const asIs = shownAsIs[a.type];
-    const shown = (v: string) => `(${v} == null ? null : ${asIs === "true" ? v : asIs ? `((v = ${v}), ${asIs}) ? v : serialize${i}(v)` : `serialize${i}(${v})`})`;
+    const shown = (v: string) =>
+      `(${v} == null ? null : ${asIs === "true" ? v : asIs ? `((v = ${v}), ${asIs}) ? v : serialize${i}(v)` : `serialize${i}(${v})`})`;
     if (a.column) {
       entries.push(`${JSON.stringify(a.key)}: ${shown(read)}`);
     } else {
       lines.push(`const raw${i} = ${read};`, `const later${i} = isPromise(raw${i});`);
       entries.push(`${JSON.stringify(a.key)}: later${i} ? null : ${shown(`raw${i}`)}`);
-      settle.push(`if (later${i}) (pending ??= []).push(raw${i}.then((loaded) => { out[${JSON.stringify(a.key)}] = ${shown("loaded")}; }));`);
+      settle.push(
+        `if (later${i}) (pending ??= []).push(raw${i}.then((loaded) => { out[${JSON.stringify(a.key)}] = ${shown("loaded")}; }));`,
+      );
     }
   });
   const source = [
@@ -114,10 +131,12 @@ export function eventAttributes(def: ResourceDef): (row: Row, ctx: Context) => R
 export function spreadAttribute(out: Row, key: string): void {
   const values = out[key];
   delete out[key];
-  if (values && typeof values === "object") for (const [k, v] of Object.entries(values)) if (!Object.hasOwn(out, k)) out[k] = v;
+  if (values && typeof values === "object")
+    for (const [k, v] of Object.entries(values)) if (!Object.hasOwn(out, k)) out[k] = v;
 }
 
-const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | null)?.then === "function";
+const isPromise = (value: unknown): value is Promise<unknown> =>
+  typeof (value as Promise<unknown> | null)?.then === "function";
 
 /**
  * Resolver of the `attributes` field: every attribute of a row in one JSON object, as its own GraphQL fields would
@@ -127,4 +146,3 @@ const isPromise = (value: unknown): value is Promise<unknown> => typeof (value a
 export function attributesResolver(def: ResourceDef): Attributes {
   return compileAttributes(attributesOf(def));
 }
-

@@ -29,7 +29,8 @@ function decide(op: Operation): boolean {
   if (parent) {
     // A child reached through a foreign key to its parent; polymorphic children and link rows have none.
     const rel = parent.relation;
-    if (rel.kind !== "hasMany" || isOneToOne(op) || !hasForeignKey(op.def.model, rel.foreignKey, parent.def.model)) return false;
+    if (rel.kind !== "hasMany" || isOneToOne(op) || !hasForeignKey(op.def.model, rel.foreignKey, parent.def.model))
+      return false;
   }
   return independent(op.def);
 }
@@ -48,5 +49,7 @@ function independent(def: ResourceDef): boolean {
 
 /** Whether `model.column` is a foreign key to `target.id`. */
 export function hasForeignKey(model: string, column: string, target: string): boolean {
-  return [...(models.get(model)?.relations.values() ?? [])].some((r) => !r.list && r.from === column && r.to === "id" && r.target === target);
+  return [...(models.get(model)?.relations.values() ?? [])].some(
+    (r) => !r.list && r.from === column && r.to === "id" && r.target === target,
+  );
 }

@@ -66,12 +66,25 @@ function contentOf(ctx: Context, event: PendingEvent): Pick<ChangeEventRecord, "
     if (BOOKKEEPING.has(key)) continue;
     const before = old[key];
     // Most attributes are strings, numbers or null: equal ones are compared without encoding them.
-    if (value !== before && JSON.stringify(value) !== JSON.stringify(before)) changes[key] = { old: before ?? null, new: value };
+    if (value !== before && JSON.stringify(value) !== JSON.stringify(before))
+      changes[key] = { old: before ?? null, new: value };
   }
   return Object.keys(changes).length ? { data, changes } : null;
 }
 
-const COLUMNS = ["accountId", "type", "resource", "recordId", "data", "changes", "requestId", "traceId", "notify", "txid", "createdAt"];
+const COLUMNS = [
+  "accountId",
+  "type",
+  "resource",
+  "recordId",
+  "data",
+  "changes",
+  "requestId",
+  "traceId",
+  "notify",
+  "txid",
+  "createdAt",
+];
 /** Rows per INSERT: 11 parameters each stays under both databases' limits on parameters per statement. */
 const ROWS_PER_STATEMENT = 500;
 
@@ -83,7 +96,8 @@ const ROWS_PER_STATEMENT = 500;
  * later-numbered event of the same horizon and move past this one before it committed (a webhook delivery was lost
  * that way under 32 concurrent writes in `npm run bench`).
  */
-export const POSTGRES_EVENT_HORIZON = "GREATEST(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_current_xact_id()::text::bigint + 1)";
+export const POSTGRES_EVENT_HORIZON =
+  "GREATEST(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, pg_current_xact_id()::text::bigint + 1)";
 
 /** The events of a transaction as stored, known once it has committed. */
 export interface WrittenEvents {
@@ -119,8 +133,18 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
     chunk.forEach((event, i) => {
       const [id, txid] = rows[i];
       stored.push({
-        id: Number(id), accountId, type: eventTypeOf(event.def, event.action), resource: event.def.name, recordId: event.row.id, data: event.data,
-        changes: event.changes, requestId: ctx.requestId, traceId: ctx.traceId, notify: ctx.notify, txid: String(txid), createdAt,
+        id: Number(id),
+        accountId,
+        type: eventTypeOf(event.def, event.action),
+        resource: event.def.name,
+        recordId: event.row.id,
+        data: event.data,
+        changes: event.changes,
+        requestId: ctx.requestId,
+        traceId: ctx.traceId,
+        notify: ctx.notify,
+        txid: String(txid),
+        createdAt,
       });
     });
   };
@@ -130,9 +154,15 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
     const param = (value: unknown, cast = "") => (params.push(value), pg ? `$${params.length}${cast}` : "?");
     const values = chunk.map((event) => {
       const row = [
-        param(accountId), param(eventTypeOf(event.def, event.action)), param(event.def.name), param(event.row.id),
-        param(JSON.stringify(event.data), "::jsonb"), event.changes ? param(JSON.stringify(event.changes), "::jsonb") : "NULL",
-        param(ctx.requestId), param(ctx.traceId), pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
+        param(accountId),
+        param(eventTypeOf(event.def, event.action)),
+        param(event.def.name),
+        param(event.row.id),
+        param(JSON.stringify(event.data), "::jsonb"),
+        event.changes ? param(JSON.stringify(event.changes), "::jsonb") : "NULL",
+        param(ctx.requestId),
+        param(ctx.traceId),
+        pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
         pg ? POSTGRES_EVENT_HORIZON : "0",
         param(storedDateTime(sql.dialect, createdAt), pg ? "::timestamp(3)" : ""),
       ];

@@ -37,7 +37,22 @@ export interface SearchArgs {
 /** Search sizes: bounded so no statement outgrows what the databases take (SQLite: 999 parameters, 50 000-byte patterns). */
 export const searchLimits = { conditions: 100, listValues: 500, textLength: 1000 };
 
-export const operators = ["<", "<=", ">", ">=", "=", "!=", "like", "not like", "ilike", "not ilike", "in", "not in", "all in", "any in"] as const;
+export const operators = [
+  "<",
+  "<=",
+  ">",
+  ">=",
+  "=",
+  "!=",
+  "like",
+  "not like",
+  "ilike",
+  "not ilike",
+  "in",
+  "not in",
+  "all in",
+  "any in",
+] as const;
 type Where = Record<string, unknown>;
 type Order = Record<string, unknown>;
 
@@ -64,7 +79,8 @@ const builtIn: Record<string, FieldDef> = {
 /** Columns by name in a Map: a name a client sends (`constructor`, `__proto__`) finds only what is there. */
 export const columnsOf = (def: ResourceDef): Map<string, FieldDef> =>
   new Map([...Object.entries(builtIn), ...Object.entries(def.fields).filter(([, f]) => !f.hidden)]);
-export const pivotColumnsOf = (pivot: PivotDef): Map<string, FieldDef> => new Map([...Object.entries(builtIn), ...Object.entries(pivot.fields)]);
+export const pivotColumnsOf = (pivot: PivotDef): Map<string, FieldDef> =>
+  new Map([...Object.entries(builtIn), ...Object.entries(pivot.fields)]);
 
 /**
  * What a list's rows expose to `filters` and `sort`: the resource's columns, `rel.<column>` of
@@ -74,7 +90,12 @@ export const pivotColumnsOf = (pivot: PivotDef): Map<string, FieldDef> => new Ma
 function resolveColumn(def: ResourceDef, pivot: PivotDef | undefined, name: string): Column | null {
   const path = name.split(".").map(camel);
   const onRelated = (where: unknown): Where => (pivot ? { [pivot.related]: where } : (where as Where));
-  const column = (owner: ResourceDef | PivotDef, f: FieldDef | undefined, col: string, toRow: (w: Where) => Where): Column | null => {
+  const column = (
+    owner: ResourceDef | PivotDef,
+    f: FieldDef | undefined,
+    col: string,
+    toRow: (w: Where) => Where,
+  ): Column | null => {
     if (!f) return null;
     const model = owner.model;
     const accountScoped = !("link" in owner && owner.link) && !("parentKey" in owner);
@@ -136,16 +157,33 @@ async function containsCondition(ctx: Context, column: Column, term: string, cas
 /** Text GLOB takes literally: its own specials bracketed. */
 const globLiteral = (text: string) => text.replace(/[*?[\]]/g, (c) => `[${c}]`);
 /** A LIKE pattern (no escape character, as the databases default) as a GLOB pattern: `%`→`*`, `_`→`?`. */
-const globOf = (like: string) => like.split(/([%_])/).map((p) => (p === "%" ? "*" : p === "_" ? "?" : globLiteral(p))).join("");
+const globOf = (like: string) =>
+  like
+    .split(/([%_])/)
+    .map((p) => (p === "%" ? "*" : p === "_" ? "?" : globLiteral(p)))
+    .join("");
 
 /**
  * The ids of the rows whose column matches a LIKE pattern (`isGlob`: a GLOB pattern, case-sensitive on SQLite), read
  * through the store on committed data. A case-sensitive match on SQLite is GLOB's, whose pattern the LIKE pattern becomes.
  */
-async function idsMatching(ctx: Context, column: Column, pattern: string, ignoreCase: boolean, isGlob = false): Promise<number[]> {
+async function idsMatching(
+  ctx: Context,
+  column: Column,
+  pattern: string,
+  ignoreCase: boolean,
+  isGlob = false,
+): Promise<number[]> {
   const glob = ctx.provider === "sqlite" && !ignoreCase && !isGlob;
   const accountId = column.accountScoped ? ctx.auth!.accountId : undefined;
-  const { sql, params } = idsMatchingSql(ctx.provider, column.model, column.name, glob ? globOf(pattern) : pattern, ignoreCase, accountId);
+  const { sql, params } = idsMatchingSql(
+    ctx.provider,
+    column.model,
+    column.name,
+    glob ? globOf(pattern) : pattern,
+    ignoreCase,
+    accountId,
+  );
   const rows = await ctx.store.readKeys(sql, params);
   return rows.map((row) => Number(row[0]));
 }
@@ -175,13 +213,25 @@ function typed(f: FieldDef, value: unknown): unknown {
   }
 }
 
-const dateOnly = (value: unknown) => typeof value === "string" && /^\d{4}-\d{2}-\d{2}(?:[ T]00:00(?::00(?:\.0+)?)?Z?)?$/.test(value.trim());
+const dateOnly = (value: unknown) =>
+  typeof value === "string" && /^\d{4}-\d{2}-\d{2}(?:[ T]00:00(?::00(?:\.0+)?)?Z?)?$/.test(value.trim());
 
-async function condition(ctx: Context, column: Column, operator: string, raw: unknown, key: string, bag: FieldErrorBag): Promise<Where | null> {
+async function condition(
+  ctx: Context,
+  column: Column,
+  operator: string,
+  raw: unknown,
+  key: string,
+  bag: FieldErrorBag,
+): Promise<Where | null> {
   const f = column.def;
   const ofType = (value: unknown, at = key) => {
     const v = typed(f, value);
-    if (v === undefined) bag.add(`${at}.value`, `The value is not a valid ${f.type === "datetime" ? "date" : f.type === "int" ? "integer" : f.type}.`);
+    if (v === undefined)
+      bag.add(
+        `${at}.value`,
+        `The value is not a valid ${f.type === "datetime" ? "date" : f.type === "int" ? "integer" : f.type}.`,
+      );
     return v;
   };
   const list = (op: string) => {
@@ -224,7 +274,10 @@ async function condition(ctx: Context, column: Column, operator: string, raw: un
       const values = list(operator);
       if (!values) return null;
       if (f.type !== "json" || ctx.provider !== "postgresql") {
-        bag.add(`${key}.operator`, `The ${operator} operator applies to JSON list fields${ctx.provider === "postgresql" ? "" : " on PostgreSQL"} only.`);
+        bag.add(
+          `${key}.operator`,
+          `The ${operator} operator applies to JSON list fields${ctx.provider === "postgresql" ? "" : " on PostgreSQL"} only.`,
+        );
         return null;
       }
       return operator === "all in"
@@ -247,7 +300,9 @@ async function condition(ctx: Context, column: Column, operator: string, raw: un
         }
         return operator === "=" ? column.wrap(null) : { NOT: column.wrap(null) };
       }
-      const prisma = ({ "<": "lt", "<=": "lte", ">": "gt", ">=": "gte", "=": "equals", "!=": "not" } as const)[operator as "<"];
+      const prisma = ({ "<": "lt", "<=": "lte", ">": "gt", ">=": "gte", "=": "equals", "!=": "not" } as const)[
+        operator as "<"
+      ];
       return column.wrap({ [prisma]: value });
     }
   }
@@ -265,7 +320,13 @@ function combine(items: Array<{ type: string; where: Where }>): Where {
 }
 
 async function filtersWhere(
-  ctx: Context, def: ResourceDef, pivot: PivotDef | undefined, filters: FilterArg[], prefix: string, depth: number, bag: FieldErrorBag,
+  ctx: Context,
+  def: ResourceDef,
+  pivot: PivotDef | undefined,
+  filters: FilterArg[],
+  prefix: string,
+  depth: number,
+  bag: FieldErrorBag,
 ): Promise<Where | null> {
   const items: Array<{ type: string; where: Where }> = [];
   for (const [index, filter] of filters.entries()) {
@@ -295,7 +356,10 @@ async function filtersWhere(
     }
     const column = /^[\w.\->]+$/.test(filter.field) ? resolveColumn(def, pivot, filter.field) : null;
     if (!column) {
-      bag.add(`${key}.field`, `The ${filter.field} field is not filterable. Filterable: ${filterableFields(def, pivot).join(", ")}.`);
+      bag.add(
+        `${key}.field`,
+        `The ${filter.field} field is not filterable. Filterable: ${filterableFields(def, pivot).join(", ")}.`,
+      );
       continue;
     }
     const operator = (filter.operator ?? "=").toLowerCase();
@@ -310,16 +374,23 @@ async function filtersWhere(
 }
 
 /** Turns `filters`, `scopes` and `search` into a Prisma `where`, and `sort` into an `orderBy`; 422 naming each bad entry. */
-export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchArgs, pivot?: PivotDef): Promise<{ where: Where | null; orderBy: Order[] }> {
+export async function searchQuery(
+  ctx: Context,
+  def: ResourceDef,
+  args: SearchArgs,
+  pivot?: PivotDef,
+): Promise<{ where: Where | null; orderBy: Order[] }> {
   const bag = new FieldErrorBag();
   const parts: Where[] = [];
-  const conditions = (filters: FilterArg[] = []): number => filters.reduce((n, f) => n + 1 + conditions(f.nested ?? []), 0);
+  const conditions = (filters: FilterArg[] = []): number =>
+    filters.reduce((n, f) => n + 1 + conditions(f.nested ?? []), 0);
   if (conditions(args.filters ?? []) > searchLimits.conditions) {
     bag.add("filters", `At most ${searchLimits.conditions} filters (nested ones included) may be given.`);
     bag.throwIfAny();
   }
   if ((args.sort?.length ?? 0) > 20) bag.add("sort", "At most 20 sort fields may be given.");
-  if ((args.search?.value?.length ?? 0) > searchLimits.textLength) bag.add("search.value", `The search value is at most ${searchLimits.textLength} characters.`);
+  if ((args.search?.value?.length ?? 0) > searchLimits.textLength)
+    bag.add("search.value", `The search value is at most ${searchLimits.textLength} characters.`);
   bag.throwIfAny();
   if (args.filters?.length) {
     const where = await filtersWhere(ctx, def, pivot, args.filters, "filters", 0, bag);
@@ -329,7 +400,10 @@ export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchAr
     const exposed = ownEntry(def.scopes, scope.name);
     if (!exposed) {
       const names = Object.keys(def.scopes ?? {});
-      bag.add(`scopes.${index}.name`, `The ${scope.name} scope is not allowed. Allowed: ${names.length ? names.join(", ") : "none"}.`);
+      bag.add(
+        `scopes.${index}.name`,
+        `The ${scope.name} scope is not allowed. Allowed: ${names.length ? names.join(", ") : "none"}.`,
+      );
       continue;
     }
     const parameters = scope.parameters ?? [];
@@ -344,16 +418,22 @@ export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchAr
   if (term != null && term !== "") {
     const names = [...columnsOf(def)].filter(([, f]) => f.type === "string" || f.type === "text").map(([k]) => k);
     const columns = names.map((name) => resolveColumn(def, pivot, snake(name))!);
-    const matches = await Promise.all(columns.map((column) => containsCondition(ctx, column, term, args.search?.caseSensitive === true)));
+    const matches = await Promise.all(
+      columns.map((column) => containsCondition(ctx, column, term, args.search?.caseSensitive === true)),
+    );
     parts.push(matches.length ? { OR: matches } : { id: -1 });
   }
   const orderBy: Order[] = [];
   for (const [index, sort] of (args.sort ?? []).entries()) {
     const direction = (sort.direction ?? "asc").toLowerCase();
-    if (direction !== "asc" && direction !== "desc") bag.add(`sort.${index}.direction`, "The direction must be asc or desc.");
+    if (direction !== "asc" && direction !== "desc")
+      bag.add(`sort.${index}.direction`, "The direction must be asc or desc.");
     const column = /^[\w.\->]+$/.test(sort.field) ? resolveColumn(def, pivot, sort.field) : null;
     if (!column) {
-      bag.add(`sort.${index}.field`, `The ${sort.field} field is not sortable. Sortable: ${filterableFields(def, pivot).join(", ")}.`);
+      bag.add(
+        `sort.${index}.field`,
+        `The ${sort.field} field is not sortable. Sortable: ${filterableFields(def, pivot).join(", ")}.`,
+      );
       continue;
     }
     orderBy.push(sortOrder(column, direction as "asc" | "desc"));
@@ -365,7 +445,8 @@ export async function searchQuery(ctx: Context, def: ResourceDef, args: SearchAr
 /** `Model.field` of every optional scalar column: the ones whose NULLs need an explicit place in a sort. */
 const optionalColumns = new Set(
   Object.entries(getDatamodel().datamodel.models).flatMap(([model, { fields }]) =>
-    fields.filter((f) => f.kind === "scalar" && !f.isRequired).map((f) => `${model}.${f.name}`)),
+    fields.filter((f) => f.kind === "scalar" && !f.isRequired).map((f) => `${model}.${f.name}`),
+  ),
 );
 
 /**

@@ -15,7 +15,12 @@ import { forgetRow, rememberedRow, rememberRow } from "../db/transaction-names.t
  * Inserts a row. `before`: writes asked for just before it and not yet answered; their events come first, and the
  * row's INSERT fails with them (PostgreSQL skips what follows a failed statement in the same write).
  */
-export async function createTracked(tx: StoreTransaction, def: ResourceDef, data: Row, before?: Promise<unknown>): Promise<StoredRow> {
+export async function createTracked(
+  tx: StoreTransaction,
+  def: ResourceDef,
+  data: Row,
+  before?: Promise<unknown>,
+): Promise<StoredRow> {
   const inserted = tx.create(def.model, { data });
   if (before) {
     inserted.catch(() => undefined);
@@ -33,9 +38,21 @@ const hasEveryColumn = (model: string, row: Row) => models.get(model)!.scalars.e
  * Updates the row `before.id` (or `id`) with `data`. `before` is the row as it is now, every column; without it the
  * row is read, locked on PostgreSQL, so the change recorded starts from the value this transaction replaces.
  */
-export async function updateTracked(ctx: Context, tx: StoreTransaction, def: ResourceDef, id: number, data: Row, known?: Row): Promise<StoredRow | null> {
+export async function updateTracked(
+  ctx: Context,
+  tx: StoreTransaction,
+  def: ResourceDef,
+  id: number,
+  data: Row,
+  known?: Row,
+): Promise<StoredRow | null> {
   const remembered = rememberedRow(tx, def.model, id);
-  const before = known && hasEveryColumn(def.model, known) ? known : remembered && hasEveryColumn(def.model, remembered) ? remembered : undefined;
+  const before =
+    known && hasEveryColumn(def.model, known)
+      ? known
+      : remembered && hasEveryColumn(def.model, remembered)
+        ? remembered
+        : undefined;
   if (!before) {
     const updated = await tx.updateWithOld(def.model, id, data);
     if (updated) {
@@ -53,7 +70,12 @@ export async function updateTracked(ctx: Context, tx: StoreTransaction, def: Res
 }
 
 /** Deletes the rows `where` selects and records them, as they were, in `order` (ids) or in id order. */
-export async function deleteTracked(tx: StoreTransaction, def: ResourceDef, where: Row, order?: number[]): Promise<StoredRow[]> {
+export async function deleteTracked(
+  tx: StoreTransaction,
+  def: ResourceDef,
+  where: Row,
+  order?: number[],
+): Promise<StoredRow[]> {
   const rows = await tx.findMany(def.model, { where, orderBy: { id: "asc" } });
   if (!rows.length) return rows;
   await delegateOf(tx.prisma, def.model).deleteMany({ where: { id: { in: rows.map((r) => r.id) } } });

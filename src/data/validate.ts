@@ -9,7 +9,12 @@ import { keyAndName } from "./access.ts";
 import { shapeProblem } from "../resources/json-shapes.ts";
 
 const kindWord: Record<FieldDef["type"], string> = {
-  string: "a string", text: "a string", int: "an integer", boolean: "true or false", datetime: "a valid date", json: "valid JSON",
+  string: "a string",
+  text: "a string",
+  int: "an integer",
+  boolean: "true or false",
+  datetime: "a valid date",
+  json: "valid JSON",
 };
 
 export interface ValidateOptions {
@@ -29,7 +34,11 @@ export interface ValidateOptions {
  * reported at once as a 422; nothing is written when any check fails.
  */
 export async function validateFields(
-  ctx: Context, reads: StoreReads, fields: Record<string, FieldDef>, input: Record<string, unknown>, options: ValidateOptions,
+  ctx: Context,
+  reads: StoreReads,
+  fields: Record<string, FieldDef>,
+  input: Record<string, unknown>,
+  options: ValidateOptions,
 ): Promise<Record<string, unknown>> {
   const bag = new FieldErrorBag();
   const data: Record<string, unknown> = {};
@@ -45,7 +54,11 @@ export async function validateFields(
     }
     if (value === null) {
       if (f.nullable && !(f.required && options.mode === "create")) data[name] = null;
-      else bag.add(key(name), f.required ? `The ${label} field is required.` : `The ${label} field must be ${kindWord[f.type]}.`);
+      else
+        bag.add(
+          key(name),
+          f.required ? `The ${label} field is required.` : `The ${label} field must be ${kindWord[f.type]}.`,
+        );
       continue;
     }
     if (typeof value === "string" && f.max !== undefined && value.length > f.max) {
@@ -71,7 +84,10 @@ export async function validateFields(
         else if (f.invalid) bag.add([key(name), ...problem.path].join("."), f.invalid(problem));
         else {
           const at = [snake(name), ...problem.path].join(".");
-          bag.add(options.prefix ? `${options.prefix}.${at}` : at, `The ${problem.path.length ? at : label} field ${problem.problem}.`);
+          bag.add(
+            options.prefix ? `${options.prefix}.${at}` : at,
+            `The ${problem.path.length ? at : label} field ${problem.problem}.`,
+          );
         }
         continue;
       }
@@ -90,7 +106,13 @@ export async function validateFields(
     if (f.unique && options.model) {
       lookups.push(
         reads
-          .count(options.model, { where: { [name]: value, accountId: ctx.auth!.accountId, ...(options.existingId ? { NOT: { id: options.existingId } } : {}) } })
+          .count(options.model, {
+            where: {
+              [name]: value,
+              accountId: ctx.auth!.accountId,
+              ...(options.existingId ? { NOT: { id: options.existingId } } : {}),
+            },
+          })
           .then((n: number) => {
             if (n > 0) bag.add(key(name), `The ${label} has already been taken.`);
           }),
@@ -103,21 +125,38 @@ export async function validateFields(
   return data;
 }
 
-export async function validateResource(ctx: Context, reads: StoreReads, def: ResourceDef, input: Record<string, unknown>, options: ValidateOptions) {
+export async function validateResource(
+  ctx: Context,
+  reads: StoreReads,
+  def: ResourceDef,
+  input: Record<string, unknown>,
+  options: ValidateOptions,
+) {
   return validateFields(ctx, reads, def.fields, input, { ...options, model: def.model });
 }
 
 /** Polymorphic owner given in a body (`model_type`, `model_id`) must be a known type and a row of the caller's account. */
-export async function validateMorphOwner(ctx: Context, reads: StoreReads, data: Record<string, unknown>, allowed: ResourceDef[]): Promise<void> {
+export async function validateMorphOwner(
+  ctx: Context,
+  reads: StoreReads,
+  data: Record<string, unknown>,
+  allowed: ResourceDef[],
+): Promise<void> {
   if (data.modelType === undefined && data.modelId === undefined) return;
   const bag = new FieldErrorBag();
-  const owner = allowed.find((r) => r.morphClass === data.modelType || r.name === data.modelType || r.model === data.modelType);
+  const owner = allowed.find(
+    (r) => r.morphClass === data.modelType || r.name === data.modelType || r.model === data.modelType,
+  );
   if (data.modelType != null && !owner) bag.add("model_type", "The selected model type is invalid.");
   if (owner) data.modelType = owner.morphClass;
   if (owner && data.modelId != null) {
     const n = await reads.count(owner.model, { where: { id: data.modelId, accountId: ctx.auth!.accountId } });
     if (n === 0) bag.add("model_id", "The selected model id is invalid.");
   }
-  if ((data.modelType == null) !== (data.modelId == null)) bag.add(data.modelType == null ? "model_type" : "model_id", "The model type and model id fields must be given together.");
+  if ((data.modelType == null) !== (data.modelId == null))
+    bag.add(
+      data.modelType == null ? "model_type" : "model_id",
+      "The model type and model id fields must be given together.",
+    );
   bag.throwIfAny();
 }

@@ -34,7 +34,11 @@ function filesOf(tx: StoreTransaction): FileChanges {
   return files;
 }
 
-export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction) => Promise<T>, options: { independent?: boolean } = {}): Promise<T> {
+export async function inTransaction<T>(
+  ctx: Context,
+  work: (tx: StoreTransaction) => Promise<T>,
+  options: { independent?: boolean } = {},
+): Promise<T> {
   // The request is answered 503 once it has run `executionTimeoutMs`: a transaction never commits after that.
   const deadline = Date.now() + ctx.config.executionTimeoutMs;
   // SQLite runs one write transaction at a time (BEGIN IMMEDIATE, src/db/sqlite.ts); PostgreSQL is made to, except for
@@ -60,9 +64,10 @@ export async function inTransaction<T>(ctx: Context, work: (tx: StoreTransaction
     };
     // An independent write runs without Prisma's interactive transaction as long as its statements
     // translate (`direct`, src/db/store.ts); it stores no file, so running it again under Prisma leaves none behind.
-    const result = (await (options.independent
-      ? ctx.store.transaction(mayRunTwice(run), { ...transactionOptions, direct: true })
-      : ctx.store.transaction(run, transactionOptions)
+    const result = (await (
+      options.independent
+        ? ctx.store.transaction(mayRunTwice(run), { ...transactionOptions, direct: true })
+        : ctx.store.transaction(run, transactionOptions)
     ).catch(async (error: unknown) => {
       await files?.rolledBack();
       throw error;
@@ -90,10 +95,19 @@ interface WriteChecks {
 }
 
 async function prepare(
-  ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown>, existing?: Row,
+  ctx: Context,
+  tx: StoreTransaction,
+  def: ResourceDef,
+  input: Record<string, unknown>,
+  fixed: Record<string, unknown>,
+  existing?: Row,
   { alongside }: WriteChecks = {},
 ) {
-  const validated = validateResource(ctx, tx, def, input, { mode: existing ? "update" : "create", fixed, existingId: existing?.id as number | undefined });
+  const validated = validateResource(ctx, tx, def, input, {
+    mode: existing ? "update" : "create",
+    fixed,
+    existingId: existing?.id as number | undefined,
+  });
   let data: Record<string, unknown>;
   if (alongside) {
     const [check, validation] = await Promise.allSettled([alongside, validated]);
@@ -110,7 +124,12 @@ async function prepare(
     const file = input[name];
     const key = snake(name);
     if (isFile(file)) {
-      const stored = await storeFile(ctx.config, filesOf(tx), file, { dir: upload.dir, field: key, image: upload.image, accountId: ctx.auth!.accountId });
+      const stored = await storeFile(ctx.config, filesOf(tx), file, {
+        dir: upload.dir,
+        field: key,
+        image: upload.image,
+        accountId: ctx.auth!.accountId,
+      });
       data[upload.column] = stored.path;
       if (upload.filenameColumn) data[upload.filenameColumn] = stored.filename;
       if (existing?.[upload.column]) await filesOf(tx).delete([existing[upload.column] as string]);
@@ -122,7 +141,16 @@ async function prepare(
     }
   }
   if (def.spread && input[def.spread] !== undefined) data[def.spread] = input[def.spread];
-  await def.hooks?.beforeWrite?.({ data, fixed, existing, ctx, tx, writes: recordWrites(ctx, tx), registry: resources, scopes: knownScopes });
+  await def.hooks?.beforeWrite?.({
+    data,
+    fixed,
+    existing,
+    ctx,
+    tx,
+    writes: recordWrites(ctx, tx),
+    registry: resources,
+    scopes: knownScopes,
+  });
   return data;
 }
 
@@ -131,7 +159,12 @@ async function prepare(
  * `checks.alongside` passes.
  */
 export async function createRow(
-  ctx: Context, tx: StoreTransaction, def: ResourceDef, input: Record<string, unknown>, fixed: Record<string, unknown> = {}, checks: WriteChecks = {},
+  ctx: Context,
+  tx: StoreTransaction,
+  def: ResourceDef,
+  input: Record<string, unknown>,
+  fixed: Record<string, unknown> = {},
+  checks: WriteChecks = {},
 ) {
   const data = await prepare(ctx, tx, def, input, fixed, undefined, checks);
   await applyCreateDefaults(ctx, tx, def.model, def.fields, data, fixed, { accountId: ctx.auth!.accountId });
@@ -153,7 +186,12 @@ export async function createRow(
 
 /** Fills what a create leaves out: the caller as author, `order` after the last one in `scope`. */
 export async function applyCreateDefaults(
-  ctx: Context, tx: StoreTransaction, model: string, fields: Record<string, FieldDef>, data: Record<string, unknown>, fixed: Record<string, unknown>,
+  ctx: Context,
+  tx: StoreTransaction,
+  model: string,
+  fields: Record<string, FieldDef>,
+  data: Record<string, unknown>,
+  fixed: Record<string, unknown>,
   scope: Record<string, unknown>,
 ): Promise<void> {
   for (const [name, f] of Object.entries(fields)) {
@@ -167,7 +205,11 @@ export async function applyCreateDefaults(
 
 /** Updates `existing` (the row as read, every column) with `input`; answers it as it is now (`existing` if unchanged). */
 export async function updateRow<R extends Row>(
-  ctx: Context, tx: StoreTransaction, def: ResourceDef, existing: R, input: Record<string, unknown>,
+  ctx: Context,
+  tx: StoreTransaction,
+  def: ResourceDef,
+  existing: R,
+  input: Record<string, unknown>,
 ): Promise<R | StoredRow> {
   const data = await prepare(ctx, tx, def, input, {}, existing);
   if (Object.keys(data).length === 0) return existing;
@@ -178,9 +220,11 @@ export async function updateRow<R extends Row>(
 
 /** Resources whose rows point at `def` polymorphically: deleted with it, files included. */
 const morphChildren = (def: ResourceDef) =>
-  [...new Set(Object.values(def.relations).flatMap((r) => (r.kind === "morphOne" || r.kind === "morphMany" ? [r.target] : [])))].map(
-    (name) => resources.find((r) => r.name === name)!,
-  );
+  [
+    ...new Set(
+      Object.values(def.relations).flatMap((r) => (r.kind === "morphOne" || r.kind === "morphMany" ? [r.target] : [])),
+    ),
+  ].map((name) => resources.find((r) => r.name === name)!);
 
 export async function deleteRows(ctx: Context, tx: StoreTransaction, def: ResourceDef, ids: number[]) {
   if (ids.length === 0) return;
@@ -199,5 +243,7 @@ async function doomStoredFiles(tx: StoreTransaction, def: ResourceDef, where: ob
   const columns = Object.values(def.uploads ?? {}).map((u) => u.column);
   if (columns.length === 0) return;
   const rows = await tx.findMany(def.model, { where, select: Object.fromEntries(columns.map((c) => [c, true])) });
-  await filesOf(tx).delete(rows.flatMap((row) => columns.map((c) => row[c]).filter((p): p is string => typeof p === "string" && !!p)));
+  await filesOf(tx).delete(
+    rows.flatMap((row) => columns.map((c) => row[c]).filter((p): p is string => typeof p === "string" && !!p)),
+  );
 }

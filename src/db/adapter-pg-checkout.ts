@@ -37,7 +37,11 @@ function heard(client: pg.PoolClient): pg.PoolClient {
 }
 
 /** pg's callback form of `Pool.connect`: `done(release)` gives the client back (an error or true destroys it). */
-type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void;
+type ConnectCallback = (
+  err: Error | undefined,
+  client: pg.PoolClient | undefined,
+  done: (release?: unknown) => void,
+) => void;
 
 /**
  * The pool handed to Prisma's adapter, which checks a client out with `connect()` to start each transaction (its plain
@@ -60,7 +64,9 @@ export class TransactionTrackingPool extends pg.Pool {
    * taken for the client of a Prisma transaction starting meanwhile.
    */
   checkout(): Promise<pg.PoolClient> {
-    return new Promise((resolve, reject) => super.connect((error, client) => (error ? reject(error) : resolve(heard(client!)))));
+    return new Promise((resolve, reject) =>
+      super.connect((error, client) => (error ? reject(error) : resolve(heard(client!)))),
+    );
   }
 
   /** Waits until no other transaction is starting; `client()` is then the client the starting one checked out. */

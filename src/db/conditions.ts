@@ -26,12 +26,14 @@ function scalarFilter(sql: Statement, column: string, field: Scalar, filter: unk
   if (filter === null) return `${column} IS NULL`;
   if (!isPlainObject(filter)) return `${column} = ${sql.param(sql.value(field, filter))}`;
   const mode = filter.mode;
-  if (mode !== undefined && (field.type !== "String" || (mode !== "default" && mode !== "insensitive"))) unsupported("mode");
+  if (mode !== undefined && (field.type !== "String" || (mode !== "default" && mode !== "insensitive")))
+    unsupported("mode");
   const insensitive = mode === "insensitive";
   const like = (value: unknown, pattern: (s: string) => string) => {
     if (typeof value !== "string" || field.type !== "String") return unsupported("pattern on a non-string");
     // Prisma's own error: PostgreSQL refuses such a pattern.
-    if ((insensitive || sql.dialect === "postgresql") && endsInEscape.test(pattern(value))) unsupported("pattern ending in an escape");
+    if ((insensitive || sql.dialect === "postgresql") && endsInEscape.test(pattern(value)))
+      unsupported("pattern ending in an escape");
     const p = sql.param(pattern(value));
     if (!insensitive) return `${column} LIKE ${p}`;
     return sql.dialect === "postgresql" ? `${column} ILIKE ${p}` : `LOWER(${column}) LIKE LOWER(${p}) ESCAPE '\\'`;
@@ -49,7 +51,8 @@ function scalarFilter(sql: Statement, column: string, field: Scalar, filter: unk
         break;
       case "not":
         if (arg === null) parts.push(`${column} IS NOT NULL`);
-        else if (isPlainObject(arg)) parts.push(`NOT (${scalarFilter(sql, column, field, insensitive ? { mode, ...arg } : arg)})`);
+        else if (isPlainObject(arg))
+          parts.push(`NOT (${scalarFilter(sql, column, field, insensitive ? { mode, ...arg } : arg)})`);
         else parts.push(insensitive ? `NOT (${like(arg, (s) => s)})` : compare("<>", arg));
         break;
       case "in":
@@ -89,13 +92,19 @@ function scalarFilter(sql: Statement, column: string, field: Scalar, filter: unk
 function relationFilter(sql: Statement, alias: string, rel: Relation, filter: unknown, exact: boolean): string {
   const target = models.get(rel.target)!;
   /** `<select> FROM target WHERE <it relates to this row> AND <where, as `test` puts it>`. */
-  const related = (select: (condition: string) => string, where: unknown, exact: boolean, test: (condition: string) => string) => {
+  const related = (
+    select: (condition: string) => string,
+    where: unknown,
+    exact: boolean,
+    test: (condition: string) => string,
+  ) => {
     const inner = sql.alias();
     const condition = whereSql(sql, target, inner, where, exact);
     const join = `${quote(inner)}.${quote(rel.to)} = ${quote(alias)}.${quote(rel.from)}`;
     return `SELECT ${select(condition)} FROM ${quote(target.name)} AS ${quote(inner)} WHERE ${join}${test(condition)}`;
   };
-  const exists = (where: unknown, test = (c: string) => ` AND (${c})`, exact = false) => `EXISTS (${related(() => "1", where, exact, test)})`;
+  const exists = (where: unknown, test = (c: string) => ` AND (${c})`, exact = false) =>
+    `EXISTS (${related(() => "1", where, exact, test)})`;
   if (!rel.list) {
     // At most one related row: this side holds its key, or (a relation from the id) the other side's key is unique.
     const present = rel.from === "id" ? exists({}, () => "") : `${quote(alias)}.${quote(rel.from)} IS NOT NULL`;
@@ -108,9 +117,15 @@ function relationFilter(sql: Statement, alias: string, rel: Relation, filter: un
     for (const [op, where] of ops) {
       if (where === null) parts.push(op === "is" ? `NOT (${present})` : present);
       else if (!isPlainObject(where)) unsupported(`to-one ${op}`);
-      else if (!exact) parts.push(op === "is" ? exists(where) : `NOT ${exists(where, (c) => ` AND (${c}) IS NOT FALSE`, true)}`);
+      else if (!exact)
+        parts.push(op === "is" ? exists(where) : `NOT ${exists(where, (c) => ` AND (${c}) IS NOT FALSE`, true)}`);
       else {
-        const truth = `(${related((c) => `(${c})`, where, true, () => "")})`;
+        const truth = `(${related(
+          (c) => `(${c})`,
+          where,
+          true,
+          () => "",
+        )})`;
         parts.push(op === "is" ? `(${present} AND ${truth})` : `(NOT (${present}) OR NOT ${truth})`);
       }
     }
@@ -139,7 +154,8 @@ export function whereSql(sql: Statement, model: Model, alias: string, where: unk
       const items = list(value).map((w) => `(${whereSql(sql, model, alias, w, exact || key === "NOT")})`);
       // Prisma drops empty conditions before it combines them (`NOT: {}` matches every row), and an empty OR matches
       // nothing at the top level but everything under AND: such conditions get Prisma's answer, not logic's.
-      if (key !== "AND" && (!items.length || items.some((i) => !i.includes(`${quote(alias)}.`)))) unsupported(`constant condition under ${key}`);
+      if (key !== "AND" && (!items.length || items.some((i) => !i.includes(`${quote(alias)}.`))))
+        unsupported(`constant condition under ${key}`);
       if (key === "AND") parts.push(items.length ? items.join(" AND ") : "1=1");
       else if (key === "OR") parts.push(items.join(" OR "));
       else parts.push(items.map((i) => `NOT ${i}`).join(" AND "));
@@ -169,16 +185,24 @@ export function orderSql(sql: Statement, model: Model, alias: string, orderBy: u
       if (model.scalarByName.has(key)) {
         const column = `${quote(alias)}.${quote(key)}`;
         if (value === "asc" || value === "desc") terms.push(`${column} ${value.toUpperCase()}`);
-        else if (isPlainObject(value) && (value.sort === "asc" || value.sort === "desc") && Object.keys(value).every((k) => k === "sort" || k === "nulls")) {
+        else if (
+          isPlainObject(value) &&
+          (value.sort === "asc" || value.sort === "desc") &&
+          Object.keys(value).every((k) => k === "sort" || k === "nulls")
+        ) {
           if (value.nulls !== undefined && value.nulls !== "first" && value.nulls !== "last") unsupported("nulls");
-          terms.push(`${column} ${value.sort.toUpperCase()}${value.nulls ? ` NULLS ${value.nulls.toUpperCase()}` : ""}`);
+          terms.push(
+            `${column} ${value.sort.toUpperCase()}${value.nulls ? ` NULLS ${value.nulls.toUpperCase()}` : ""}`,
+          );
         } else unsupported("order direction");
         continue;
       }
       const rel = model.relations.get(key);
       if (!rel || rel.list || !isPlainObject(value)) return unsupported(`orderBy ${key}`);
       const joined = sql.alias();
-      joins.push(`LEFT JOIN ${quote(rel.target)} AS ${quote(joined)} ON ${quote(joined)}.${quote(rel.to)} = ${quote(alias)}.${quote(rel.from)}`);
+      joins.push(
+        `LEFT JOIN ${quote(rel.target)} AS ${quote(joined)} ON ${quote(joined)}.${quote(rel.to)} = ${quote(alias)}.${quote(rel.from)}`,
+      );
       terms.push(...orderSql(sql, models.get(rel.target)!, joined, value, joins));
     }
   }

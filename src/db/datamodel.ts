@@ -47,18 +47,31 @@ function loadModels(): Map<string, Model> {
   const source = getDatamodel().datamodel.models as unknown as Record<string, { fields: DatamodelField[] }>;
   const models = new Map<string, Model>();
   for (const [name, { fields }] of Object.entries(source)) {
-    const scalars: Scalar[] = fields.filter((f) => f.kind === "scalar" || f.kind === "enum").map((f) => ({
-      name: f.name, type: f.type, required: f.isRequired,
-      generated: f.isUpdatedAt ? "updatedAt" : !f.hasDefaultValue ? null : f.type === "DateTime" ? "now" : "default",
-    }));
+    const scalars: Scalar[] = fields
+      .filter((f) => f.kind === "scalar" || f.kind === "enum")
+      .map((f) => ({
+        name: f.name,
+        type: f.type,
+        required: f.isRequired,
+        generated: f.isUpdatedAt ? "updatedAt" : !f.hasDefaultValue ? null : f.type === "DateTime" ? "now" : "default",
+      }));
     const relations = new Map<string, Relation>();
     for (const f of fields.filter((f) => f.kind === "object")) {
       if (f.relationFromFields?.length === 1) {
         relations.set(f.name, { name: f.name, target: f.type, list: false, from: f.relationFromFields[0], to: "id" });
         continue;
       }
-      const other = source[f.type]?.fields.find((o) => o.kind === "object" && o.relationName === f.relationName && o.relationFromFields?.length === 1);
-      if (other) relations.set(f.name, { name: f.name, target: f.type, list: f.isList, from: "id", to: other.relationFromFields![0] });
+      const other = source[f.type]?.fields.find(
+        (o) => o.kind === "object" && o.relationName === f.relationName && o.relationFromFields?.length === 1,
+      );
+      if (other)
+        relations.set(f.name, {
+          name: f.name,
+          target: f.type,
+          list: f.isList,
+          from: "id",
+          to: other.relationFromFields![0],
+        });
     }
     models.set(name, { name, scalars, scalarByName: new Map(scalars.map((s) => [s.name, s])), relations });
   }

@@ -22,12 +22,21 @@ export const quote = (identifier: string) => `"${identifier}"`;
  * given. PostgreSQL: LIKE, or ILIKE to ignore case, with no escape character (`ESCAPE ''`). SQLite: LIKE to ignore case
  * (its LIKE ignores ASCII case, and has no escape character unless given one); else GLOB, whose pattern `pattern` is.
  */
-export function idsMatchingSql(dialect: Dialect, table: string, column: string, pattern: string, ignoreCase: boolean, accountId?: number): SqlStatement {
+export function idsMatchingSql(
+  dialect: Dialect,
+  table: string,
+  column: string,
+  pattern: string,
+  ignoreCase: boolean,
+  accountId?: number,
+): SqlStatement {
   const pg = dialect === "postgresql";
   const param = (n: number) => (pg ? `$${n}` : "?");
   const test = pg
     ? `${quote(column)} ${ignoreCase ? "ILIKE" : "LIKE"} ${param(1)} ESCAPE ''`
-    : ignoreCase ? `${quote(column)} LIKE ${param(1)}` : `${quote(column)} GLOB ${param(1)}`;
+    : ignoreCase
+      ? `${quote(column)} LIKE ${param(1)}`
+      : `${quote(column)} GLOB ${param(1)}`;
   const params: unknown[] = [pattern];
   let sql = `SELECT "id" FROM ${quote(table)} WHERE ${test}`;
   if (accountId !== undefined) {
@@ -64,14 +73,17 @@ export class Statement {
   value(field: Scalar, value: unknown): unknown {
     switch (field.type) {
       case "Int":
-        return Number.isInteger(value) && (value as number) >= INT_MIN && (value as number) <= INT_MAX ? value : unsupported(`${field.name}: not an Int`);
+        return Number.isInteger(value) && (value as number) >= INT_MIN && (value as number) <= INT_MAX
+          ? value
+          : unsupported(`${field.name}: not an Int`);
       case "String":
         return typeof value === "string" ? value : unsupported(`${field.name}: not a String`);
       case "Boolean":
         if (typeof value !== "boolean") unsupported(`${field.name}: not a Boolean`);
         return this.dialect === "sqlite" ? (value ? 1 : 0) : value;
       case "DateTime": {
-        const date = value instanceof Date ? value : typeof value === "string" && isoDateTime.test(value) ? new Date(value) : null;
+        const date =
+          value instanceof Date ? value : typeof value === "string" && isoDateTime.test(value) ? new Date(value) : null;
         if (!date || Number.isNaN(date.getTime())) return unsupported(`${field.name}: not a DateTime`);
         return storedDateTime(this.dialect, date);
       }
@@ -98,7 +110,8 @@ export class Statement {
   /** `column IN (…)` over the values of the list parameter `param`. */
   inParam(column: string, param: string, negate: boolean, lower = false): string {
     if (this.dialect === "postgresql") {
-      if (lower) return `LOWER(${column}) ${negate ? "NOT IN" : "IN"} (SELECT LOWER(v) FROM unnest(${param}::text[]) AS v)`;
+      if (lower)
+        return `LOWER(${column}) ${negate ? "NOT IN" : "IN"} (SELECT LOWER(v) FROM unnest(${param}::text[]) AS v)`;
       return `${negate ? "NOT " : ""}${column} = ANY(${param})`;
     }
     const values = `SELECT ${lower ? "LOWER(value)" : "value"} FROM json_each(${param})`;

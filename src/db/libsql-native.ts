@@ -4,7 +4,9 @@ import { converted, StatementCache, toSql } from "./sqlite-rows.mjs";
 
 function libsqlError(error: unknown): unknown {
   const e = error as { message?: string; code?: string; rawCode?: number };
-  return typeof e?.code === "string" ? new LibsqlError(e.message ?? String(error), e.code, e.rawCode, error as Error) : error;
+  return typeof e?.code === "string"
+    ? new LibsqlError(e.message ?? String(error), e.code, e.rawCode, error as Error)
+    : error;
 }
 
 /**
@@ -27,7 +29,8 @@ export class NativeConnection {
 
   async execute(stmt: InStatement): Promise<ResultSet> {
     const { sql, args } = typeof stmt === "string" ? { sql: stmt, args: [] as unknown[] } : stmt;
-    if (args !== undefined && !Array.isArray(args)) throw new TypeError("Named arguments are not supported on this connection");
+    if (args !== undefined && !Array.isArray(args))
+      throw new TypeError("Named arguments are not supported on this connection");
     try {
       const { statement, columns, columnTypes } = this.#statements.get(sql);
       const values = (args ?? []).map(toSql);
@@ -71,8 +74,21 @@ export class NativeConnection {
   }
 }
 
-function result(columns: string[], columnTypes: string[], rows: Row[], rowsAffected: number, lastInsertRowid: bigint | undefined): ResultSet {
-  return { columns, columnTypes, rows, rowsAffected, lastInsertRowid, toJSON: () => ({ columns, columnTypes, rows, rowsAffected }) };
+function result(
+  columns: string[],
+  columnTypes: string[],
+  rows: Row[],
+  rowsAffected: number,
+  lastInsertRowid: bigint | undefined,
+): ResultSet {
+  return {
+    columns,
+    columnTypes,
+    rows,
+    rowsAffected,
+    lastInsertRowid,
+    toJSON: () => ({ columns, columnTypes, rows, rowsAffected }),
+  };
 }
 
 export const openNativeConnection = (file: string) => new NativeConnection(file) as unknown as Client;

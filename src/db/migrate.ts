@@ -43,7 +43,9 @@ export async function migrate(url: string): Promise<string[]> {
       "id" TEXT PRIMARY KEY NOT NULL, "checksum" TEXT NOT NULL, "finished_at" DATETIME,
       "migration_name" TEXT NOT NULL, "logs" TEXT, "rolled_back_at" DATETIME,
       "started_at" DATETIME NOT NULL DEFAULT current_timestamp, "applied_steps_count" INTEGER UNSIGNED NOT NULL DEFAULT 0)`);
-    const done = await client.execute(`SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`);
+    const done = await client.execute(
+      `SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+    );
     const applied = new Set(done.rows.map((r) => String(r.migration_name)));
     const ran: string[] = [];
     for (const migration of listMigrations()) {
@@ -97,7 +99,10 @@ async function migratePostgres(url: string, dir = pgMigrationsDir): Promise<stri
         await client.query("COMMIT");
       } catch (error) {
         await client.query("ROLLBACK").catch(() => {});
-        throw new Error(`Migration ${migration.name} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new Error(
+          `Migration ${migration.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
       }
       ran.push(migration.name);
     }

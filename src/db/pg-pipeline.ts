@@ -1,8 +1,24 @@
 import pg from "pg";
 import { parseTimestamp } from "../core/timestamps.ts";
 import {
-  connectionOf, cork, isPrepared, isPreparedOrSent, PgSubmittable, prepareValue, sendBind, sendDescribePortal, sendExecute, sendParse, sendSync,
-  sendUnnamed, submitToClient, submitToPool, uncork, type DataRowMessage, type PgConnection, type RowDescriptionMessage,
+  connectionOf,
+  cork,
+  isPrepared,
+  isPreparedOrSent,
+  PgSubmittable,
+  prepareValue,
+  sendBind,
+  sendDescribePortal,
+  sendExecute,
+  sendParse,
+  sendSync,
+  sendUnnamed,
+  submitToClient,
+  submitToPool,
+  uncork,
+  type DataRowMessage,
+  type PgConnection,
+  type RowDescriptionMessage,
 } from "./pg-protocol.ts";
 
 /**
@@ -17,7 +33,8 @@ const NAMED_STATEMENTS = 500;
 
 const TIMESTAMP = 1114;
 const types = {
-  getTypeParser: (oid: number, format?: "text" | "binary") => (oid === TIMESTAMP ? parseTimestamp : pg.types.getTypeParser(oid, format as "text")),
+  getTypeParser: (oid: number, format?: "text" | "binary") =>
+    oid === TIMESTAMP ? parseTimestamp : pg.types.getTypeParser(oid, format as "text"),
 };
 
 /** One statement name per SQL text across every connection (PostgreSQL prepares a named statement per connection). */
@@ -49,7 +66,13 @@ class ArrayQuery extends PgSubmittable {
    * `begin`: BEGIN goes out ahead of the statement, `commit`: COMMIT after it, in the same write, answered by the same
    * round trip (one Sync: if the statement fails, PostgreSQL skips the COMMIT and the transaction stays open, aborted).
    */
-  constructor(readonly text: string, readonly values: unknown[], readonly name: string | undefined, readonly begin = false, readonly commit = false) {
+  constructor(
+    readonly text: string,
+    readonly values: unknown[],
+    readonly name: string | undefined,
+    readonly begin = false,
+    readonly commit = false,
+  ) {
     super();
     this.#parsers = name ? parsersOf.get(name) : undefined;
   }
@@ -135,7 +158,12 @@ class StatementBatch extends PgSubmittable {
   #next = 0;
   #beginAnswered: boolean;
 
-  constructor(readonly statements: Batched[], readonly begin: boolean, readonly settled: () => void, readonly skipped?: (statements: BatchStatement[]) => void) {
+  constructor(
+    readonly statements: Batched[],
+    readonly begin: boolean,
+    readonly settled: () => void,
+    readonly skipped?: (statements: BatchStatement[]) => void,
+  ) {
     super();
     this.#beginAnswered = !begin;
   }
@@ -197,7 +225,8 @@ class StatementBatch extends PgSubmittable {
 
   handleReadyForQuery() {
     // Ordinarily every statement has completed by now; an Error (and its stack) only for one that has not.
-    if (this.#next < this.statements.length) this.handleError(new Error("PostgreSQL answered a batch of statements without completing each"));
+    if (this.#next < this.statements.length)
+      this.handleError(new Error("PostgreSQL answered a batch of statements without completing each"));
   }
 }
 
@@ -217,7 +246,12 @@ export function batchable(client: pg.PoolClient, sql: string): boolean {
  * each answered through its own `resolve` or `reject` with its rows as arrays; settles once every one is. After a
  * failed statement, the ones PostgreSQL skipped go to `skipped` when given, else fail with its error.
  */
-export function queryBatch(client: pg.PoolClient, statements: BatchStatement[], begin: boolean, skipped?: (statements: BatchStatement[]) => void): Promise<void> {
+export function queryBatch(
+  client: pg.PoolClient,
+  statements: BatchStatement[],
+  begin: boolean,
+  skipped?: (statements: BatchStatement[]) => void,
+): Promise<void> {
   const batched = statements.map((statement): Batched => {
     const name = statementNames.get(statement.sql)!;
     return { statement, name, parsers: parsersOf.get(name)!, rows: [], failure: null };
@@ -229,9 +263,16 @@ export function queryBatch(client: pg.PoolClient, statements: BatchStatement[], 
  * One statement on a pool or a client, rows as arrays. `begin`: BEGIN goes out ahead of it, `commit`: COMMIT after it,
  * in the same write, answered by the same round trip.
  */
-export const query = (on: Queryable, sql: string, params: unknown[], begin = false, commit = false): Promise<unknown[][]> => {
+export const query = (
+  on: Queryable,
+  sql: string,
+  params: unknown[],
+  begin = false,
+  commit = false,
+): Promise<unknown[][]> => {
   let name = statementNames.get(sql);
-  if (!name && statementNames.size < NAMED_STATEMENTS) statementNames.set(sql, (name = `muster_read_${statementNames.size}`));
+  if (!name && statementNames.size < NAMED_STATEMENTS)
+    statementNames.set(sql, (name = `muster_read_${statementNames.size}`));
   const statement = new ArrayQuery(sql, params, name, begin, commit);
   // A pool checks a client out, answers through the callback it sets, and releases the client; a client is given one.
   if (on instanceof pg.Pool) return submitToPool(on, statement) as Promise<unknown[][]>;

@@ -61,10 +61,12 @@ export interface DataRowMessage {
 export const prepareValue: (value: unknown) => unknown = pgUtils.prepareValue;
 
 /** The protocol connection of a client checked out of a pool. */
-export const connectionOf = (client: pg.PoolClient): PgConnection => (client as unknown as { connection: PgConnection }).connection;
+export const connectionOf = (client: pg.PoolClient): PgConnection =>
+  (client as unknown as { connection: PgConnection }).connection;
 
 /** Whether the named statement `name` is prepared on `connection` (PostgreSQL has answered its Parse). */
-export const isPrepared = (connection: PgConnection, name: string): boolean => connection.parsedStatements[name] !== undefined;
+export const isPrepared = (connection: PgConnection, name: string): boolean =>
+  connection.parsedStatements[name] !== undefined;
 
 /** Whether the named statement `name` is prepared on `connection` or its Parse already sent. */
 export const isPreparedOrSent = (connection: PgConnection, name: string): boolean =>
@@ -77,7 +79,8 @@ export function sendParse(connection: PgConnection, text: string, name: string):
 }
 
 /** Bind of the statement `name` to the unnamed portal. */
-export const sendBind = (connection: PgConnection, name: string, values: unknown[]): void => connection.bind({ statement: name, values });
+export const sendBind = (connection: PgConnection, name: string, values: unknown[]): void =>
+  connection.bind({ statement: name, values });
 
 /** Describe of the unnamed portal: PostgreSQL answers with a RowDescription (or NoData). */
 export const sendDescribePortal = (connection: PgConnection): void => connection.describe({ type: "P", name: "" });
@@ -124,7 +127,9 @@ export abstract class PgSubmittable {
  * `submittable` on a pool, which checks a client out, sets the submittable's `callback` and releases the client when
  * it is called; the promise settles with what the callback is given.
  */
-export const submitToPool = (pool: pg.Pool, submittable: PgSubmittable): Promise<unknown> => pool.query(submittable as never) as unknown as Promise<unknown>;
+export const submitToPool = (pool: pg.Pool, submittable: PgSubmittable): Promise<unknown> =>
+  pool.query(submittable as never) as unknown as Promise<unknown>;
 
 /** `submittable` on a client: its own `callback`, if any, is what answers. */
-export const submitToClient = (client: pg.PoolClient, submittable: PgSubmittable): void => void client.query(submittable as never);
+export const submitToClient = (client: pg.PoolClient, submittable: PgSubmittable): void =>
+  void client.query(submittable as never);

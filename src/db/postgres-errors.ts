@@ -16,9 +16,14 @@ export function refusedWriteError(error: unknown): unknown {
   const known = typeof state === "string" ? prismaCodeOf[state] : undefined;
   if (!known) return error;
   const { constraint, detail } = error as { constraint?: string; detail?: string };
-  return new Prisma.PrismaClientKnownRequestError(`${known.message}${constraint ? ` on the constraint: \`${constraint}\`` : ""}`, {
-    code: known.code, clientVersion: Prisma.prismaVersion.client, meta: { constraint, detail },
-  });
+  return new Prisma.PrismaClientKnownRequestError(
+    `${known.message}${constraint ? ` on the constraint: \`${constraint}\`` : ""}`,
+    {
+      code: known.code,
+      clientVersion: Prisma.prismaVersion.client,
+      meta: { constraint, detail },
+    },
+  );
 }
 
 /**

@@ -5,7 +5,11 @@ export { sqliteFileOf };
 import type { ReadDriver } from "./driver.ts";
 import { SqlReader } from "./reader.ts";
 import {
-  postgresDirectTransaction, postgresReadDriver, postgresTransactionDriver, sqliteReadDriver, type DirectTransactionDriver,
+  postgresDirectTransaction,
+  postgresReadDriver,
+  postgresTransactionDriver,
+  sqliteReadDriver,
+  type DirectTransactionDriver,
 } from "./read-drivers.ts";
 import { TransactionTrackingPool } from "./adapter-pg-checkout.ts";
 import { Store, type DirectConnection, type TransactionStart } from "./store.ts";
@@ -40,9 +44,16 @@ export interface Database {
 }
 
 function assemble(
-  client: PrismaClient, provider: Database["provider"], driver: ReadDriver, statements: { count: number }, close: () => Promise<void>,
+  client: PrismaClient,
+  provider: Database["provider"],
+  driver: ReadDriver,
+  statements: { count: number },
+  close: () => Promise<void>,
   transactionDriver: () => Promise<{ driver(): ReadDriver | null; started(): void }>,
-  directDriver?: (timeoutMs?: number, awaitCompany?: boolean) => Promise<DirectTransactionDriver & { release(broken?: Error): void }>,
+  directDriver?: (
+    timeoutMs?: number,
+    awaitCompany?: boolean,
+  ) => Promise<DirectTransactionDriver & { release(broken?: Error): void }>,
 ): Database {
   const onReaderStatement = new Set<(sql: string) => void>();
   const options = {
@@ -61,21 +72,23 @@ function assemble(
       started: start.started,
     };
   };
-  const direct = directDriver && (async (timeoutMs?: number, awaitCompany?: boolean): Promise<DirectConnection> => {
-    const { driver: tx, begin, end, release, sendsLastWithCommit } = await directDriver(timeoutMs, awaitCompany);
-    return {
-      reader: new SqlReader(tx, options),
-      writer: new SqlWriter(tx, options),
-      begin: () => (options.onStatement("BEGIN"), begin()),
-      end: (sql, last) => {
-        if (last) options.onStatement(last.sql);
-        options.onStatement(sql);
-        return end(sql, last);
-      },
-      sendsLastWithCommit,
-      release,
-    };
-  });
+  const direct =
+    directDriver &&
+    (async (timeoutMs?: number, awaitCompany?: boolean): Promise<DirectConnection> => {
+      const { driver: tx, begin, end, release, sendsLastWithCommit } = await directDriver(timeoutMs, awaitCompany);
+      return {
+        reader: new SqlReader(tx, options),
+        writer: new SqlWriter(tx, options),
+        begin: () => (options.onStatement("BEGIN"), begin()),
+        end: (sql, last) => {
+          if (last) options.onStatement(last.sql);
+          options.onStatement(sql);
+          return end(sql, last);
+        },
+        sendsLastWithCommit,
+        release,
+      };
+    });
   const read = async (sql: string, params: unknown[], budget: RowBudget | null = null) => {
     options.onStatement(sql);
     const rows = await driver.all(sql, params);
@@ -88,7 +101,13 @@ function assemble(
   };
   const store = new Store(client, { provider, reader: new SqlReader(driver, options), transaction, direct, read });
   return {
-    store, prisma: client, provider, statements, onReaderStatement, read, lookup,
+    store,
+    prisma: client,
+    provider,
+    statements,
+    onReaderStatement,
+    read,
+    lookup,
     close: async () => (await driver.close(), await close()),
   };
 }
@@ -137,14 +156,22 @@ async function openPostgres(url: string): Promise<Database> {
     return { ...postgresDirectTransaction(client), release: (broken?: Error) => client.release(broken) };
   };
   return assemble(
-    prisma, "postgresql", postgresReadDriver(pool), statements, async () => (await prisma.$disconnect(), await pool.end()), transactionDriver, directDriver,
+    prisma,
+    "postgresql",
+    postgresReadDriver(pool),
+    statements,
+    async () => (await prisma.$disconnect(), await pool.end()),
+    transactionDriver,
+    directDriver,
   );
 }
 
 export async function openDatabase(url: string): Promise<Database> {
   if (isPostgresUrl(url)) return openPostgres(url);
   if (!url.startsWith("file:")) {
-    throw new Error(`Unsupported DATABASE_URL "${url.replace(/\/\/[^@]*@/, "//***@")}": use a file: URL for SQLite or postgresql:// for PostgreSQL`);
+    throw new Error(
+      `Unsupported DATABASE_URL "${url.replace(/\/\/[^@]*@/, "//***@")}": use a file: URL for SQLite or postgresql:// for PostgreSQL`,
+    );
   }
   const statements = { count: 0 };
   const adapter = new SqliteAdapterFactory({ url });
@@ -160,11 +187,22 @@ export async function openDatabase(url: string): Promise<Database> {
   // once it answers, so there is nothing left for `begin` to send.
   const directDriver = async (timeoutMs?: number, awaitCompany?: boolean) => {
     const tx = await adapter.client!.directTransaction(timeoutMs, awaitCompany);
-    return { driver: tx.driver, begin: () => {}, end: async (sql: "COMMIT" | "ROLLBACK") => (await tx.end(sql), []), sendsLastWithCommit: false, release: () => tx.release() };
+    return {
+      driver: tx.driver,
+      begin: () => {},
+      end: async (sql: "COMMIT" | "ROLLBACK") => (await tx.end(sql), []),
+      sendsLastWithCommit: false,
+      release: () => tx.release(),
+    };
   };
   const database = assemble(
-    prisma, "sqlite", sqliteReadDriver(sqliteFileOf(url)!), statements, () => prisma.$disconnect(),
-    async () => ({ driver: () => adapter.transactionDriver(), started: () => {} }), directDriver,
+    prisma,
+    "sqlite",
+    sqliteReadDriver(sqliteFileOf(url)!),
+    statements,
+    () => prisma.$disconnect(),
+    async () => ({ driver: () => adapter.transactionDriver(), started: () => {} }),
+    directDriver,
   );
   return { ...database, commits: adapter.client!.commits };
 }

@@ -84,7 +84,10 @@ export class ReadPipeline {
     this.#queued = [];
     const writes = Math.ceil(queued.length / MAX_READS_PER_WRITE);
     for (let i = 0; i < writes; i++) {
-      const statements = queued.slice(Math.floor((i * queued.length) / writes), Math.floor(((i + 1) * queued.length) / writes));
+      const statements = queued.slice(
+        Math.floor((i * queued.length) / writes),
+        Math.floor(((i + 1) * queued.length) / writes),
+      );
       if (statements.length === 1) this.#alone(statements[0]);
       else this.#together(statements);
     }
@@ -109,7 +112,10 @@ export class ReadPipeline {
    */
   async #on(client: pg.PoolClient, statements: BatchStatement[]): Promise<unknown> {
     let failure: unknown;
-    const answered = (s: BatchStatement): BatchStatement => ({ ...s, reject: (error) => ((failure ??= error), s.reject(error)) });
+    const answered = (s: BatchStatement): BatchStatement => ({
+      ...s,
+      reject: (error) => ((failure ??= error), s.reject(error)),
+    });
     const ready = statements.filter((s) => batchable(client, s.sql));
     const unprepared = statements.filter((s) => !ready.includes(s));
     // A batch of one is a statement alone.
@@ -119,7 +125,8 @@ export class ReadPipeline {
       else await query(client, s.sql, s.params).then(s.resolve, answered(s).reject);
     }
     if (failure) together.forEach((s) => this.#alone(s));
-    else if (together.length) await queryBatch(client, together.map(answered), false, (skipped) => skipped.forEach((s) => this.#alone(s)));
+    else if (together.length)
+      await queryBatch(client, together.map(answered), false, (skipped) => skipped.forEach((s) => this.#alone(s)));
     return failure;
   }
 }
@@ -164,7 +171,8 @@ export function postgresDirectTransaction(client: pg.PoolClient, batching = true
     return begin;
   };
   const send = async (statements: BatchStatement[]) => {
-    if (statements.length > 1 && statements.every((s) => batchable(client, s.sql))) return queryBatch(client, statements, takeBegin());
+    if (statements.length > 1 && statements.every((s) => batchable(client, s.sql)))
+      return queryBatch(client, statements, takeBegin());
     for (const s of statements) await query(client, s.sql, s.params, takeBegin()).then(s.resolve, s.reject);
   };
   const flush = () => {

@@ -47,7 +47,8 @@ function shapeOf(model: Model, args: Args): Shape {
     if (value !== true && !isPlainObject(value)) unsupported("relation argument");
     const nested: Args = value === true ? {} : value;
     const allowed = rel.list ? ["select", "include", "where", "orderBy", "take", "skip"] : ["select", "include"];
-    for (const [k, v] of Object.entries(nested)) if (v !== undefined && !allowed.includes(k)) unsupported(`${k} on ${key}`);
+    for (const [k, v] of Object.entries(nested))
+      if (v !== undefined && !allowed.includes(k)) unsupported(`${k} on ${key}`);
     relations.push({ rel, args: nested });
   };
   if (select) {
@@ -102,18 +103,33 @@ interface Children extends Planned {
 class Select {
   readonly columns: string[] = [];
   readonly joins: string[] = [];
-  constructor(readonly sql: Statement, readonly children: (rel: Relation, args: Args, shape: Shape) => Children) {}
+  constructor(
+    readonly sql: Statement,
+    readonly children: (rel: Relation, args: Args, shape: Shape) => Children,
+  ) {}
 
   /** Adds `shape` at `alias` (its columns, its joins) and returns how to read it from a row. */
   add(shape: Shape, alias: string): Reader {
     const keys = new Set([...shape.relations.map((r) => r.rel.from), "id", ...(shape.keys ?? [])]);
     const fetched = [...shape.scalars];
-    for (const key of keys) if (!fetched.some((s) => s.name === key) && shape.model.scalarByName.has(key)) fetched.push(shape.model.scalarByName.get(key)!);
+    for (const key of keys)
+      if (!fetched.some((s) => s.name === key) && shape.model.scalarByName.has(key))
+        fetched.push(shape.model.scalarByName.get(key)!);
     const start = this.columns.length;
     for (const s of fetched) this.columns.push(`${quote(alias)}.${quote(s.name)}`);
     const at = new Map(fetched.map((f, i) => [f.name, i]));
     const make = rowMaker(this.sql.dialect, shape, start);
-    const reader: Reader = { shape, start, fetched, output: shape.scalars.length, make, idAt: at.get("id") ?? -1, at, toOne: [], toMany: [] };
+    const reader: Reader = {
+      shape,
+      start,
+      fetched,
+      output: shape.scalars.length,
+      make,
+      idAt: at.get("id") ?? -1,
+      at,
+      toOne: [],
+      toMany: [],
+    };
     for (const { rel, args } of shape.relations) {
       const target = models.get(rel.target)!;
       const nested = shapeOf(target, args);
@@ -122,7 +138,9 @@ class Select {
         continue;
       }
       const joined = this.sql.alias();
-      this.joins.push(`LEFT JOIN ${quote(target.name)} AS ${quote(joined)} ON ${quote(joined)}.${quote(rel.to)} = ${quote(alias)}.${quote(rel.from)}`);
+      this.joins.push(
+        `LEFT JOIN ${quote(target.name)} AS ${quote(joined)} ON ${quote(joined)}.${quote(rel.to)} = ${quote(alias)}.${quote(rel.from)}`,
+      );
       reader.toOne.push({ rel, reader: this.add(nested, joined) });
     }
     return reader;
@@ -168,7 +186,10 @@ const TOTAL = "__total";
 type RowMaker = (row: unknown[]) => Row;
 
 /** Row makers by dialect, list of columns and start. */
-const rowMakers = { sqlite: new WeakMap<Scalar[], Map<number, RowMaker>>(), postgresql: new WeakMap<Scalar[], Map<number, RowMaker>>() };
+const rowMakers = {
+  sqlite: new WeakMap<Scalar[], Map<number, RowMaker>>(),
+  postgresql: new WeakMap<Scalar[], Map<number, RowMaker>>(),
+};
 
 /**
  * The function that makes the object of the columns `scalars`, read from a row at `start`, as one object literal: three
@@ -198,7 +219,10 @@ function rowMaker(dialect: Dialect, { scalars, lasting }: Shape, start: number):
 const isCount = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
 
 export class SqlReader {
-  constructor(readonly driver: ReadDriver, readonly options: ReadOptions = {}) {}
+  constructor(
+    readonly driver: ReadDriver,
+    readonly options: ReadOptions = {},
+  ) {}
 
   /** The model a delegate name (`rankRecord`) stands for, or undefined. */
   static modelOf(delegate: string): string | undefined {
@@ -222,7 +246,8 @@ export class SqlReader {
         case "findUnique":
         case "findFirstOrThrow":
         case "findUniqueOrThrow": {
-          if (args.take !== undefined || args.cursor !== undefined || args.distinct !== undefined) unsupported("findFirst with take");
+          if (args.take !== undefined || args.cursor !== undefined || args.distinct !== undefined)
+            unsupported("findFirst with take");
           const many = this.#findMany(m, { ...args, take: 1 });
           return async (budget: RowBudget | null) => (await many(budget))[0] ?? null;
         }
@@ -241,7 +266,10 @@ export class SqlReader {
    * scalar subquery, which both databases evaluate once), or null when the reader does not translate `args`. The total
    * is null when no row came back to carry it and rows were skipped (a page past the end) or none asked for: count those apart.
    */
-  planPage(model: string, args: Args): ((budget: RowBudget | null) => Promise<{ rows: Row[]; total: number | null }>) | null {
+  planPage(
+    model: string,
+    args: Args,
+  ): ((budget: RowBudget | null) => Promise<{ rows: Row[]; total: number | null }>) | null {
     return plannedOrNull(() => {
       const m = models.get(model) ?? unsupported(model);
       if (!isPlainObject(args)) unsupported("arguments");
@@ -267,7 +295,13 @@ export class SqlReader {
     const { take, skip } = args;
     if (take !== undefined && !isCount(take)) unsupported("take");
     if (skip !== undefined && !isCount(skip)) unsupported("skip");
-    return this.#select(model, shapeOf(model, args), (sql, alias) => whereSql(sql, model, alias, args.where), args.orderBy, { take, skip, total });
+    return this.#select(
+      model,
+      shapeOf(model, args),
+      (sql, alias) => whereSql(sql, model, alias, args.where),
+      args.orderBy,
+      { take, skip, total },
+    );
   }
 
   #findMany(model: Model, args: Args): (budget: RowBudget | null) => Promise<Row[]> {
@@ -284,7 +318,14 @@ export class SqlReader {
    * or with `partition` a page of each partition's (the children of each parent): a window numbers the rows of each
    * partition in order, and the page is cut by those numbers, so every parent's page comes from the one statement.
    */
-  #select(model: Model, shape: Shape, where: (sql: Statement, alias: string) => string, orderBy: unknown, range: Range, partition?: string): Planned {
+  #select(
+    model: Model,
+    shape: Shape,
+    where: (sql: Statement, alias: string) => string,
+    orderBy: unknown,
+    range: Range,
+    partition?: string,
+  ): Planned {
     const sql = new Statement(this.driver.dialect);
     const alias = sql.alias();
     const select = new Select(sql, (rel, args, nested) => this.#children(rel, args, nested));
@@ -299,7 +340,8 @@ export class SqlReader {
     const condition = where(sql, alias);
     const orderJoins: string[] = [];
     const order = orderSql(sql, model, alias, orderBy, orderJoins);
-    if (!order.some((t) => t.startsWith(`${quote(alias)}."id" `)) && model.scalarByName.has("id")) order.push(`${quote(alias)}."id" ASC`);
+    if (!order.some((t) => t.startsWith(`${quote(alias)}."id" `)) && model.scalarByName.has("id"))
+      order.push(`${quote(alias)}."id" ASC`);
     const { take, skip } = range;
     const paged = take !== undefined || !!skip;
     const table = `${quote(model.name)} AS ${quote(alias)}`;
@@ -312,17 +354,23 @@ export class SqlReader {
       // Each parent's page, cut before the to-one relations are joined (as a page of the whole is, below).
       const numbered = `SELECT ${quote(alias)}.*, ROW_NUMBER() OVER (PARTITION BY ${quote(alias)}.${quote(partition)}${ordered}) AS ${quote(ROW_NUMBER)}`;
       const row = `${quote(alias)}.${quote(ROW_NUMBER)}`;
-      const bounds = [...(skip ? [`${row} > ${sql.param(skip)}`] : []), ...(take !== undefined ? [`${row} <= ${sql.param((skip ?? 0) + take)}`] : [])];
-      text = `SELECT ${columns} FROM (${numbered} FROM ${table}${joins(orderJoins)}${filtered}) AS ${quote(alias)}${joins(select.joins)}` +
+      const bounds = [
+        ...(skip ? [`${row} > ${sql.param(skip)}`] : []),
+        ...(take !== undefined ? [`${row} <= ${sql.param((skip ?? 0) + take)}`] : []),
+      ];
+      text =
+        `SELECT ${columns} FROM (${numbered} FROM ${table}${joins(orderJoins)}${filtered}) AS ${quote(alias)}${joins(select.joins)}` +
         ` WHERE ${bounds.join(" AND ")} ORDER BY ${quote(alias)}.${quote(partition)}, ${row}`;
     } else {
       let limit = "";
       if (take !== undefined) limit = ` LIMIT ${sql.param(take)}${skip ? ` OFFSET ${sql.param(skip)}` : ""}`;
-      else if (skip) limit = sql.dialect === "sqlite" ? ` LIMIT -1 OFFSET ${sql.param(skip)}` : ` OFFSET ${sql.param(skip)}`;
+      else if (skip)
+        limit = sql.dialect === "sqlite" ? ` LIMIT -1 OFFSET ${sql.param(skip)}` : ` OFFSET ${sql.param(skip)}`;
       // A page is cut before its to-one relations are joined: OFFSET would otherwise join every row it skips.
-      text = paged && select.joins.length && !orderJoins.length
-        ? `SELECT ${columns} FROM (SELECT ${quote(alias)}.* FROM ${table}${filtered}${ordered}${limit}) AS ${quote(alias)}${joins(select.joins)}${ordered}`
-        : `SELECT ${columns} FROM ${table}${joins([...select.joins, ...orderJoins])}${filtered}${ordered}${limit}`;
+      text =
+        paged && select.joins.length && !orderJoins.length
+          ? `SELECT ${columns} FROM (SELECT ${quote(alias)}.* FROM ${table}${filtered}${ordered}${limit}) AS ${quote(alias)}${joins(select.joins)}${ordered}`
+          : `SELECT ${columns} FROM ${table}${joins([...select.joins, ...orderJoins])}${filtered}${ordered}${limit}`;
     }
     return { text, params: sql.params, reader, ...(total ? { totalAt: select.columns.length } : {}) };
   }
@@ -338,14 +386,22 @@ export class SqlReader {
     // The join column is read even when the selection leaves it out (then it is not put on the rows: deleting a
     // property would leave each row object in V8's slow dictionary mode).
     let keysAt = -1;
-    const planned = this.#select(target, { ...shape, keys: [rel.to] }, (sql, alias) => {
-      keysAt = sql.params.length;
-      const keys = sql.inParam(`${quote(alias)}.${quote(rel.to)}`, sql.param(null), false);
-      const condition = whereSql(sql, target, alias, args.where);
-      return condition === "1=1" ? keys : `${keys} AND (${condition})`;
-    }, args.orderBy, { take, skip }, rel.to);
+    const planned = this.#select(
+      target,
+      { ...shape, keys: [rel.to] },
+      (sql, alias) => {
+        keysAt = sql.params.length;
+        const keys = sql.inParam(`${quote(alias)}.${quote(rel.to)}`, sql.param(null), false);
+        const condition = whereSql(sql, target, alias, args.where);
+        return condition === "1=1" ? keys : `${keys} AND (${condition})`;
+      },
+      args.orderBy,
+      { take, skip },
+      rel.to,
+    );
     const dialect = this.driver.dialect;
-    const bind = (keys: unknown[]) => planned.params.map((p, i) => (i === keysAt ? new Statement(dialect).list(key, keys) : p));
+    const bind = (keys: unknown[]) =>
+      planned.params.map((p, i) => (i === keysAt ? new Statement(dialect).list(key, keys) : p));
     return { ...planned, rel, bind, groupAt: planned.reader.at.get(rel.to)!, none: take === 0 };
   }
 
@@ -353,7 +409,13 @@ export class SqlReader {
    * Reads `planned`'s rows into `into`; with `groupAt`, each row's value of that fetched column into `keys`. Answers the
    * count of a planned `total`, or null when it was not planned or there is no row to carry it.
    */
-  async #run({ text, params, reader, totalAt }: Planned, into: Row[], budget: RowBudget | null, groupAt = -1, keys: unknown[] = []): Promise<number | null> {
+  async #run(
+    { text, params, reader, totalAt }: Planned,
+    into: Row[],
+    budget: RowBudget | null,
+    groupAt = -1,
+    keys: unknown[] = [],
+  ): Promise<number | null> {
     const rows = await this.#all(text, params);
     // Counted before they become objects, and before the next level of relations is read.
     takeRows(budget, rows.length);
@@ -429,8 +491,11 @@ export class SqlReader {
    * `_all` and columns, each counting its non-null values), shaped as Prisma answers it.
    */
   #groupBy(model: Model, args: Args): () => Promise<Row[]> {
-    for (const [k, v] of Object.entries(args)) if (v !== undefined && !["by", "where", "_max", "_min", "_count"].includes(k)) unsupported(`groupBy ${k}`);
-    const by = list(args.by).map((name) => model.scalarByName.get(name as string) ?? unsupported(`groupBy ${String(name)}`));
+    for (const [k, v] of Object.entries(args))
+      if (v !== undefined && !["by", "where", "_max", "_min", "_count"].includes(k)) unsupported(`groupBy ${k}`);
+    const by = list(args.by).map(
+      (name) => model.scalarByName.get(name as string) ?? unsupported(`groupBy ${String(name)}`),
+    );
     if (!by.length) unsupported("groupBy by nothing");
     const sql = new Statement(this.driver.dialect);
     const alias = sql.alias();
@@ -454,13 +519,21 @@ export class SqlReader {
       for (const [name, on] of Object.entries(count)) {
         if (on === undefined || on === false) continue;
         if (on !== true) unsupported("_count value");
-        aggregates.push({ fn: "_count", name, sql: name === "_all" ? "COUNT(*)" : `COUNT(${column(model.scalarByName.get(name) ?? unsupported(`_count ${name}`))})` });
+        aggregates.push({
+          fn: "_count",
+          name,
+          sql:
+            name === "_all"
+              ? "COUNT(*)"
+              : `COUNT(${column(model.scalarByName.get(name) ?? unsupported(`_count ${name}`))})`,
+        });
       }
       // Prisma refuses a `_count` that counts nothing.
       if (aggregates.length === before) unsupported("empty _count");
     }
     const condition = whereSql(sql, model, alias, args.where);
-    const text = `SELECT ${[...by.map(column), ...aggregates.map((a) => a.sql)].join(", ")} FROM ${quote(model.name)} AS ${quote(alias)}` +
+    const text =
+      `SELECT ${[...by.map(column), ...aggregates.map((a) => a.sql)].join(", ")} FROM ${quote(model.name)} AS ${quote(alias)}` +
       `${condition === "1=1" ? "" : ` WHERE ${condition}`} GROUP BY ${by.map(column).join(", ")}`;
     const dialect = this.driver.dialect;
     return async () =>

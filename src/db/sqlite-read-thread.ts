@@ -59,7 +59,8 @@ export class SqliteReadThread {
         text = sql;
       }
       // Statements asked for in the same tick (a request's loaders dispatch together) go in one message.
-      if (thread.outbox.push(text === undefined ? [id, number, args] : [id, number, args, text]) === 1) process.nextTick(flush, thread);
+      if (thread.outbox.push(text === undefined ? [id, number, args] : [id, number, args, text]) === 1)
+        process.nextTick(flush, thread);
     });
   }
 
@@ -72,7 +73,9 @@ export class SqliteReadThread {
   }
 
   #start(): Thread {
-    const worker = new Worker(new URL("./sqlite-read-worker.mjs", import.meta.url), { workerData: { file: this.file } });
+    const worker = new Worker(new URL("./sqlite-read-worker.mjs", import.meta.url), {
+      workerData: { file: this.file },
+    });
     const thread: Thread = { worker, waiting: new Map(), texts: new Map(), numbered: 0, outbox: [] };
     worker.unref();
     worker.on("message", (answers: Answer[]) => {
@@ -107,7 +110,9 @@ function flush(thread: Thread): void {
       } catch {
         // The thread never learnt this statement's text: it is sent again with the next statement that uses it.
         if (statement[3] !== undefined) thread.texts.delete(statement[3]);
-        settled(thread, statement[0])?.reject(new TypeError(`A statement argument cannot be sent to the read thread: ${(error as Error).message}`));
+        settled(thread, statement[0])?.reject(
+          new TypeError(`A statement argument cannot be sent to the read thread: ${(error as Error).message}`),
+        );
       }
     }
   }
@@ -128,8 +133,19 @@ function failAll(thread: Thread, error: unknown): void {
 }
 
 /** The thread's error as the driver's own: a LibsqlError with SQLite's code, or the JavaScript error it was. */
-function errorOf({ name, message, code, rawCode }: { name?: string; message: string; code?: unknown; rawCode?: unknown }): Error {
-  if (typeof code === "string") return new LibsqlError(message, code, typeof rawCode === "number" ? rawCode : undefined);
+function errorOf({
+  name,
+  message,
+  code,
+  rawCode,
+}: {
+  name?: string;
+  message: string;
+  code?: unknown;
+  rawCode?: unknown;
+}): Error {
+  if (typeof code === "string")
+    return new LibsqlError(message, code, typeof rawCode === "number" ? rawCode : undefined);
   if (name === "RangeError") return new RangeError(message);
   if (name === "TypeError") return new TypeError(message);
   return new Error(message);

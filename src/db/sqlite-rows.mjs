@@ -10,7 +10,8 @@ export function toSql(value) {
   if (typeof value === "boolean") return value ? 1 : 0;
   if (value instanceof Date) return value.valueOf();
   if (value instanceof ArrayBuffer) return Buffer.from(value);
-  if (value instanceof Uint8Array && !Buffer.isBuffer(value)) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof Uint8Array && !Buffer.isBuffer(value))
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   if (value === undefined) throw new TypeError("undefined cannot be passed as argument to the database");
   return value;
 }
@@ -68,7 +69,8 @@ export function isBusyError(error) {
   for (let e = error, depth = 0; e && depth < 5; e = e.cause, depth++) {
     if (typeof e.rawCode === "number" && ((e.rawCode & 0xff) === 5 || (e.rawCode & 0xff) === 6)) return true;
     if (typeof e.code === "string" && (/^SQLITE_(BUSY|LOCKED)/.test(e.code) || e.code === "P1008")) return true;
-    if (typeof e.message === "string" && /database is locked|database table is locked|SQLITE_BUSY/.test(e.message)) return true;
+    if (typeof e.message === "string" && /database is locked|database table is locked|SQLITE_BUSY/.test(e.message))
+      return true;
   }
   return false;
 }

@@ -4,7 +4,14 @@ import { isBusyError } from "./sqlite-rows.mjs";
 import { WriteQueue } from "./locks.ts";
 import { LibsqlAdapterFactory } from "./libsql-client.ts";
 import {
-  LibsqlError, type Client, type Config as LibsqlConfig, type InArgs, type InStatement, type ResultSet, type Transaction, type TransactionMode,
+  LibsqlError,
+  type Client,
+  type Config as LibsqlConfig,
+  type InArgs,
+  type InStatement,
+  type ResultSet,
+  type Transaction,
+  type TransactionMode,
 } from "@libsql/client";
 
 // Written in sqlite-rows.mjs, which the read thread loads without TypeScript; exported here for the rest of the app.
@@ -296,7 +303,12 @@ export class SqliteClient {
       }
       if (first && outcome === "ROLLBACK") {
         await this.#endGroup(undefined, "ROLLBACK");
-      } else if (failure !== undefined || busy || group.members >= GROUP_COMMIT_MAX || this.#transactions.waiting === 0) {
+      } else if (
+        failure !== undefined ||
+        busy ||
+        group.members >= GROUP_COMMIT_MAX ||
+        this.#transactions.waiting === 0
+      ) {
         await this.#endGroup(failure);
       }
       release();
@@ -340,7 +352,9 @@ export class SqliteClient {
         }
       });
       let settle!: (error?: unknown) => void;
-      const committed = new Promise<void>((resolve, reject) => (settle = (error) => (error === undefined ? resolve() : reject(error as Error))));
+      const committed = new Promise<void>(
+        (resolve, reject) => (settle = (error) => (error === undefined ? resolve() : reject(error as Error))),
+      );
       // Awaited by the transactions that committed into it only.
       committed.catch(() => undefined);
       return (this.#group = { connection, members: 0, commitBy: Infinity, committed, settle, replace: false, done });
@@ -362,7 +376,11 @@ export class SqliteClient {
     this.#group = null;
     let error = failure;
     if (end === "COMMIT" && error === undefined && Date.now() > group.commitBy) {
-      error = new LibsqlError("A transaction committing with this one ran past its time, and the group was rolled back", "SQLITE_BUSY", 5);
+      error = new LibsqlError(
+        "A transaction committing with this one ran past its time, and the group was rolled back",
+        "SQLITE_BUSY",
+        5,
+      );
     }
     if (end === "COMMIT" && error === undefined) {
       try {
@@ -374,7 +392,11 @@ export class SqliteClient {
       }
     }
     let rolledBack = true;
-    if (end === "ROLLBACK" || error !== undefined) rolledBack = await group.connection.execute("ROLLBACK").then(() => true, () => false);
+    if (end === "ROLLBACK" || error !== undefined)
+      rolledBack = await group.connection.execute("ROLLBACK").then(
+        () => true,
+        () => false,
+      );
     if (error !== undefined || !rolledBack || group.replace) this.#replace(group.connection);
     this.#direct = null;
     group.done();

@@ -70,7 +70,8 @@ function countRows<T>(model: string, result: T, budget: RowBudget | null): T {
     const relations = models.get(name)?.relations;
     for (const row of list) {
       rows++;
-      for (const rel of relations?.values() ?? []) if ((row as Row)[rel.name] != null) pending.push([rel.target, (row as Row)[rel.name]]);
+      for (const rel of relations?.values() ?? [])
+        if ((row as Row)[rel.name] != null) pending.push([rel.target, (row as Row)[rel.name]]);
     }
   }
   takeRows(budget, rows);
@@ -133,7 +134,10 @@ export abstract class StoreReads {
    * translates `args` (the count a scalar subquery beside the rows; counted apart only for a page past the end), else
    * Prisma's `findMany` and `count`, side by side. For a caller that always shows the total (REST's `meta.total`).
    */
-  async findPage<M extends string>(model: M, args: ArgsOf<M, "findMany">): Promise<{ rows: StoredRow[]; total: number }> {
+  async findPage<M extends string>(
+    model: M,
+    args: ArgsOf<M, "findMany">,
+  ): Promise<{ rows: StoredRow[]; total: number }> {
     const count = () => this.count(model, { where: (args as Args).where } as ArgsOf<M, "count">);
     const planned = this.reader?.planPage(model, args as Args);
     if (planned) {
@@ -198,7 +202,9 @@ export interface RerunnableWork<T> {
 }
 
 /** `work`, marked as work that may run twice (see `RerunnableWork`). */
-export const mayRunTwice = <T>(work: (tx: StoreTransaction) => Promise<T>): RerunnableWork<T> => ({ mayRunTwice: work });
+export const mayRunTwice = <T>(work: (tx: StoreTransaction) => Promise<T>): RerunnableWork<T> => ({
+  mayRunTwice: work,
+});
 
 /**
  * One write transaction. Its reads are the store's (on the transaction's connection); its single-row `create` and
@@ -281,7 +287,10 @@ export class StoreTransaction extends StoreReads {
   atCommit(sql: string, params: unknown[]): Promise<unknown[][]> {
     if (this.#last) throw new Error("A transaction has one last statement");
     let settle!: LastStatement["settle"];
-    const rows = new Promise<unknown[][]>((resolve, reject) => (settle = (error, value) => (error === undefined ? resolve(value!) : reject(error as Error))));
+    const rows = new Promise<unknown[][]>(
+      (resolve, reject) =>
+        (settle = (error, value) => (error === undefined ? resolve(value!) : reject(error as Error))),
+    );
     // Awaited after the transaction: if it fails, the transaction's own failure is what the caller sees first.
     rows.catch(() => undefined);
     if (this.sendsLastWithCommit) {
@@ -312,7 +321,8 @@ export class StoreTransaction extends StoreReads {
     }
     return {
       dialect: this.provider,
-      all: async (sql, params) => (await this.prisma.$queryRawUnsafe<Row[]>(sql, ...params)).map((row) => Object.values(row)),
+      all: async (sql, params) =>
+        (await this.prisma.$queryRawUnsafe<Row[]>(sql, ...params)).map((row) => Object.values(row)),
     };
   }
 
@@ -325,9 +335,14 @@ export class StoreTransaction extends StoreReads {
     const sql = this.sql;
     const scalars = models.get(model)!.scalars;
     const pg = sql.dialect === "postgresql";
-    const rows = await sql.all(`SELECT ${scalars.map((s) => quote(s.name)).join(", ")} FROM ${quote(model)} WHERE "id" = ${pg ? "$1" : "?"}${pg ? " FOR UPDATE" : ""}`, [id]);
+    const rows = await sql.all(
+      `SELECT ${scalars.map((s) => quote(s.name)).join(", ")} FROM ${quote(model)} WHERE "id" = ${pg ? "$1" : "?"}${pg ? " FOR UPDATE" : ""}`,
+      [id],
+    );
     const row = rows[0];
-    return row ? (Object.fromEntries(scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[i])])) as StoredRow) : null;
+    return row
+      ? (Object.fromEntries(scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[i])])) as StoredRow)
+      : null;
   }
 
   async #write(model: string, method: "create" | "update", args: unknown): Promise<StoredRow> {
@@ -489,10 +504,16 @@ export class Store extends StoreReads {
    * connection when the store can name it (SQLite: the adapter's open transaction; PostgreSQL: the client the pool
    * checked out as it started, `TransactionTrackingPool`).
    */
-  transaction<T>(work: (tx: StoreTransaction) => Promise<T>, options?: TransactionOptions & { direct?: false }): Promise<T>;
+  transaction<T>(
+    work: (tx: StoreTransaction) => Promise<T>,
+    options?: TransactionOptions & { direct?: false },
+  ): Promise<T>;
   /** A direct transaction's work may run twice: it says so in its type (`mayRunTwice`). */
   transaction<T>(work: RerunnableWork<T>, options?: TransactionOptions): Promise<T>;
-  async transaction<T>(given: ((tx: StoreTransaction) => Promise<T>) | RerunnableWork<T>, { direct, awaitCompany, ...options }: TransactionOptions = {}): Promise<T> {
+  async transaction<T>(
+    given: ((tx: StoreTransaction) => Promise<T>) | RerunnableWork<T>,
+    { direct, awaitCompany, ...options }: TransactionOptions = {},
+  ): Promise<T> {
     const work = typeof given === "function" ? given : given.mayRunTwice;
     if (direct && this.connections.direct) {
       const result = await this.#direct(() => this.connections.direct!(options.timeout, awaitCompany), work);
@@ -505,7 +526,13 @@ export class Store extends StoreReads {
       return await this.prisma.$transaction(async (prisma) => {
         const routes = start.routes();
         done();
-        const tx = new StoreTransaction(prisma, this.provider, routes?.reader ?? null, routes?.writer ?? null, this.budget);
+        const tx = new StoreTransaction(
+          prisma,
+          this.provider,
+          routes?.reader ?? null,
+          routes?.writer ?? null,
+          this.budget,
+        );
         let value: T;
         try {
           value = await work(tx);
@@ -541,15 +568,26 @@ export class Store extends StoreReads {
    * `work` on a connection of our own with BEGIN and COMMIT sent directly. Anything the reader and writer do not
    * translate (NeedsPrisma) rolls it back, and NEEDS_PRISMA tells the caller to run `work` again under Prisma.
    */
-  async #direct<T>(open: () => Promise<DirectConnection>, work: (tx: StoreTransaction) => Promise<T>): Promise<T | typeof NEEDS_PRISMA> {
+  async #direct<T>(
+    open: () => Promise<DirectConnection>,
+    work: (tx: StoreTransaction) => Promise<T>,
+  ): Promise<T | typeof NEEDS_PRISMA> {
     const connection = await open();
     let broken: Error | undefined;
-    const end = (sql: "COMMIT" | "ROLLBACK", last?: SqlStatement) => connection.end(sql, last).catch((error: Error) => {
-      if (error instanceof RolledBack) throw error.cause;
-      broken = error;
-      throw error;
-    });
-    const tx = new StoreTransaction(null, this.provider, connection.reader, connection.writer, this.budget, connection.sendsLastWithCommit);
+    const end = (sql: "COMMIT" | "ROLLBACK", last?: SqlStatement) =>
+      connection.end(sql, last).catch((error: Error) => {
+        if (error instanceof RolledBack) throw error.cause;
+        broken = error;
+        throw error;
+      });
+    const tx = new StoreTransaction(
+      null,
+      this.provider,
+      connection.reader,
+      connection.writer,
+      this.budget,
+      connection.sendsLastWithCommit,
+    );
     try {
       connection.begin();
       let value: T;

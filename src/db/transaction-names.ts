@@ -16,7 +16,11 @@ export function trackNames(tx: StoreTransaction): void {
 
 const namesOf = (reads: StoreReads) => (reads instanceof StoreTransaction ? reads.names : null);
 
-export function rememberName(reads: StoreReads, model: string, row: { id?: unknown; name?: unknown } | null | undefined): void {
+export function rememberName(
+  reads: StoreReads,
+  model: string,
+  row: { id?: unknown; name?: unknown } | null | undefined,
+): void {
   if (row?.id != null && typeof row.name === "string") namesOf(reads)?.set(`${model}:${row.id}`, row.name);
 }
 

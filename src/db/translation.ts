@@ -6,7 +6,8 @@
 /** Prisma's arguments of a call (`where`, `select`, `data`, ...), as the reader and writer take them: checked as read. */
 export type Args = Record<string, unknown>;
 
-export const isPlainObject = (value: unknown): value is Args => typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
+export const isPlainObject = (value: unknown): value is Args =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
 
 /** A value Prisma takes alone or in a list (`AND`, `orderBy`, `by`), as a list. */
 export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);

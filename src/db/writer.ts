@@ -26,7 +26,10 @@ export class InsertedId {
 }
 
 export class SqlWriter {
-  constructor(readonly driver: ReadDriver, readonly options: ReadOptions = {}) {}
+  constructor(
+    readonly driver: ReadDriver,
+    readonly options: ReadOptions = {},
+  ) {}
 
   plan(model: string, method: string, args: Args = {}): (() => Promise<Args | typeof FAILED>) | null {
     return plannedOrNull(() => {
@@ -44,7 +47,11 @@ export class SqlWriter {
    * read locked (`FOR UPDATE`, so no other transaction changes it between the two) in the UPDATE's own FROM; on SQLite,
    * one write transaction at a time, a SELECT then the UPDATE. Null when `data` is not one this writer translates.
    */
-  planUpdateWithOld(model: string, id: number, data: Args): (() => Promise<{ old: Args; row: Args } | typeof FAILED>) | null {
+  planUpdateWithOld(
+    model: string,
+    id: number,
+    data: Args,
+  ): (() => Promise<{ old: Args; row: Args } | typeof FAILED>) | null {
     return plannedOrNull(() => {
       const m = models.get(model) ?? unsupported(model);
       if (!isPlainObject(data) || !Object.values(data).some((v) => v !== undefined)) unsupported("data");
@@ -52,7 +59,8 @@ export class SqlWriter {
       const values = this.#values(sql, m, data, false);
       const set = values.map(([f, v]) => `${quote(f.name)} = ${v}`).join(", ");
       const columns = (alias: string) => m.scalars.map((s) => `${alias}.${quote(s.name)}`).join(", ");
-      const decodeRow = (row: unknown[], offset: number) => Object.fromEntries(m.scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[offset + i])]));
+      const decodeRow = (row: unknown[], offset: number) =>
+        Object.fromEntries(m.scalars.map((s, i) => [s.name, decode(sql.dialect, s, row[offset + i])]));
       const width = m.scalars.length;
       if (sql.dialect === "postgresql") {
         // The old row differs from the new one only in the columns SET names (no trigger or generated column writes
@@ -92,11 +100,19 @@ export class SqlWriter {
         set.push([field, `currval(pg_get_serial_sequence('${quote(value.model)}', 'id'))`]);
         continue;
       }
-      set.push([field, value === null ? (field.required ? unsupported(`${key}: null`) : "NULL") : sql.param(this.#encode(sql, field, value))]);
+      set.push([
+        field,
+        value === null
+          ? field.required
+            ? unsupported(`${key}: null`)
+            : "NULL"
+          : sql.param(this.#encode(sql, field, value)),
+      ]);
     }
     for (const field of model.scalars) {
       if (data[field.name] !== undefined) continue;
-      if (field.generated === "updatedAt" || (creating && field.generated === "now")) set.push([field, sql.param(sql.value(field, now))]);
+      if (field.generated === "updatedAt" || (creating && field.generated === "now"))
+        set.push([field, sql.param(sql.value(field, now))]);
       else if (creating && field.required && !field.generated) unsupported(`${field.name} missing`);
     }
     return set;
@@ -105,7 +121,10 @@ export class SqlWriter {
   #encode(sql: Statement, field: Scalar, value: unknown): unknown {
     if (field.type !== "Json") return sql.value(field, value);
     // Plain JSON only: Prisma's null markers (DbNull, JsonNull) are class instances and stay with Prisma.
-    const plain = Array.isArray(value) || ["string", "number", "boolean"].includes(typeof value) || (isPlainObject(value) && Object.getPrototypeOf(value) === Object.prototype);
+    const plain =
+      Array.isArray(value) ||
+      ["string", "number", "boolean"].includes(typeof value) ||
+      (isPlainObject(value) && Object.getPrototypeOf(value) === Object.prototype);
     if (!plain) unsupported("Json value");
     return JSON.stringify(value);
   }
@@ -122,7 +141,8 @@ export class SqlWriter {
   }
 
   #update(model: Model, where: unknown, data: Args) {
-    if (!isPlainObject(where) || Object.keys(where).length !== 1 || !Number.isInteger(where.id)) unsupported("update where");
+    if (!isPlainObject(where) || Object.keys(where).length !== 1 || !Number.isInteger(where.id))
+      unsupported("update where");
     if (!Object.values(data).some((v) => v !== undefined)) unsupported("empty update");
     const sql = new Statement(this.driver.dialect);
     const values = this.#values(sql, model, data, false);

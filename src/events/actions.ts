@@ -10,6 +10,7 @@ export const actionRunners: Readonly<Record<string, ActionRun>> = { ...webhookAc
 
 for (const def of resources) {
   for (const action of def.actions ?? []) {
-    if (!actionRunners[action.field]) throw new Error(`The action ${action.field} of ${def.name} has no runner in src/events/actions.ts`);
+    if (!actionRunners[action.field])
+      throw new Error(`The action ${action.field} of ${def.name} has no runner in src/events/actions.ts`);
   }
 }

@@ -18,7 +18,10 @@ export function createLocalEventBus(): EventBus & { deliver(batch: CommittedEven
  * `onUnavailable` is told when announcing fails because Redis is unreachable (once per outage): subscriptions on other
  * instances then miss events, which the change feed still has; webhooks are found by the dispatcher's poll.
  */
-export function createEventBus(config: Pick<Config, "redisUrl" | "redisPrefix">, onUnavailable: (error: unknown) => void = () => {}): EventBus {
+export function createEventBus(
+  config: Pick<Config, "redisUrl" | "redisPrefix">,
+  onUnavailable: (error: unknown) => void = () => {},
+): EventBus {
   if (!config.redisUrl) return createLocalEventBus();
   // The deployment's own channel: a deployment on another database numbers its accounts from 1 too.
   const channel = `${config.redisPrefix}:events`;
@@ -33,7 +36,11 @@ export function createEventBus(config: Pick<Config, "redisUrl" | "redisPrefix">,
   // until it restarted (ioredis 5.9; issue redis/ioredis#2037). A subscriber needs no such check: Redis answers
   // SUBSCRIBE while it loads its data set, and the messages come from PUBLISHes, not from the data set.
   const publishClient = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  const subscribeClient = new Redis(config.redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: null, enableReadyCheck: false });
+  const subscribeClient = new Redis(config.redisUrl, {
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: null,
+    enableReadyCheck: false,
+  });
   // An unreachable Redis is reported by the rate limiter and `onUnavailable`; an "error" event must not end the process.
   for (const client of [publishClient, subscribeClient]) client.on("error", () => {});
   let reported = false;

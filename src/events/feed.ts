@@ -43,7 +43,12 @@ export function decodeCursor(text: string): Cursor | null {
   const match = /^c1:(\d{1,19}):(\d{1,15}):(\d{1,15})$/.exec(Buffer.from(text, "base64url").toString("utf8"));
   if (!match) return null;
   const [, txid, id, createdAt] = match;
-  if (BigInt(txid) > 9223372036854775807n || !Number.isSafeInteger(Number(id)) || !Number.isSafeInteger(Number(createdAt))) return null;
+  if (
+    BigInt(txid) > 9223372036854775807n ||
+    !Number.isSafeInteger(Number(id)) ||
+    !Number.isSafeInteger(Number(createdAt))
+  )
+    return null;
   return { txid: BigInt(txid).toString(), id: Number(id), createdAt: Number(createdAt) };
 }
 
@@ -64,7 +69,8 @@ export interface ReadOptions {
  * Shown to readers on PostgreSQL: only events whose horizon every running transaction is past (see above). `alias` is
  * the ChangeEvent table's name in the statement, when it has one.
  */
-export const visibleOnPostgres = (alias = "") => `${alias ? `${alias}.` : ""}"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
+export const visibleOnPostgres = (alias = "") =>
+  `${alias ? `${alias}.` : ""}"txid" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
 
 type Reader = Pick<Database, "read" | "provider">;
 
@@ -95,9 +101,14 @@ function feedQuery(db: Reader, options: Pick<ReadOptions, "accountId" | "types" 
     const ordered = `ORDER BY "txid" ${order}, "id" ${order}`;
     let sql: string;
     if (!beyond) sql = `${select(conditions())} ${ordered}`;
-    else if (pg) sql = `${select([...conditions(), `("txid", "id") ${beyond.op} (${txid(beyond.position)}, ${param(beyond.position.id)})`])} ${ordered}`;
+    else if (pg)
+      sql = `${select([...conditions(), `("txid", "id") ${beyond.op} (${txid(beyond.position)}, ${param(beyond.position.id)})`])} ${ordered}`;
     else {
-      const sameTxid = select([...conditions(), `"txid" = ${txid(beyond.position)}`, `"id" ${beyond.op} ${param(beyond.position.id)}`]);
+      const sameTxid = select([
+        ...conditions(),
+        `"txid" = ${txid(beyond.position)}`,
+        `"id" ${beyond.op} ${param(beyond.position.id)}`,
+      ]);
       const laterTxids = select([...conditions(), `"txid" ${beyond.op} ${txid(beyond.position)}`]);
       sql = `SELECT * FROM (${sameTxid} UNION ALL ${laterTxids}) ${ordered}`;
     }
@@ -112,7 +123,9 @@ export async function readEvents(db: Reader, options: ReadOptions): Promise<Chan
 }
 
 function toRecord(pg: boolean, row: unknown[]): ChangeEventRecord {
-  const event: Record<string, unknown> = Object.fromEntries(model.scalars.map((s, i) => [s.name, decode(pg ? "postgresql" : "sqlite", s, row[i])]));
+  const event: Record<string, unknown> = Object.fromEntries(
+    model.scalars.map((s, i) => [s.name, decode(pg ? "postgresql" : "sqlite", s, row[i])]),
+  );
   event.txid = String(event.txid);
   // ChangeEvent's columns, decoded by the datamodel as every row of the store is.
   return event as unknown as ChangeEventRecord;
@@ -121,7 +134,10 @@ function toRecord(pg: boolean, row: unknown[]): ChangeEventRecord {
 /** The event with `id` in the account, or null (redelivery, tests). */
 export async function eventById(db: Reader, accountId: number, id: number): Promise<ChangeEventRecord | null> {
   const pg = db.provider === "postgresql";
-  const rows = await db.read(`SELECT ${columns} FROM "ChangeEvent" WHERE "accountId" = ${pg ? "$1" : "?"} AND "id" = ${pg ? "$2" : "?"}`, [accountId, id]);
+  const rows = await db.read(
+    `SELECT ${columns} FROM "ChangeEvent" WHERE "accountId" = ${pg ? "$1" : "?"} AND "id" = ${pg ? "$2" : "?"}`,
+    [accountId, id],
+  );
   return rows[0] ? toRecord(pg, rows[0]) : null;
 }
 
@@ -129,7 +145,10 @@ export async function eventById(db: Reader, accountId: number, id: number): Prom
  * The account's last `limit` events before `before` (the newest shown when absent), in order: the same events
  * `readEvents` shows, read from the other end (a change feed read backwards, `changes(last:)`).
  */
-export async function readEventsBefore(db: Reader, options: Omit<ReadOptions, "after"> & { before?: FeedPosition }): Promise<ChangeEventRecord[]> {
+export async function readEventsBefore(
+  db: Reader,
+  options: Omit<ReadOptions, "after"> & { before?: FeedPosition },
+): Promise<ChangeEventRecord[]> {
   const beyond = options.before && { op: "<" as const, position: options.before };
   return (await feedQuery(db, options).rows("DESC", options.limit, beyond)).reverse();
 }

@@ -7,7 +7,8 @@ const BATCH = 5000;
 const STEPS = 20;
 
 /** The oldest time a kept event (or delivery-log row) may have: older ones are pruned. */
-export const retentionCutoff = (config: Pick<Config, "eventRetentionDays">, now = Date.now()): Date => new Date(now - config.eventRetentionDays * 86_400_000);
+export const retentionCutoff = (config: Pick<Config, "eventRetentionDays">, now = Date.now()): Date =>
+  new Date(now - config.eventRetentionDays * 86_400_000);
 
 /**
  * The statement of one step: the oldest `limit` rows of `table` created before `$1`. Picked in `createdAt` order, a
@@ -18,12 +19,21 @@ export const deleteOlderThanSql = (table: "ChangeEvent" | "WebhookDelivery", lim
   `DELETE FROM "${table}" WHERE "id" IN (SELECT "id" FROM "${table}" WHERE "createdAt" < $1 ORDER BY "createdAt" LIMIT ${limit})`;
 
 /** One bounded step: deletes up to `limit` rows of `table` created before `before`; answers how many. */
-export function deleteOlderThan(client: Pick<Database["prisma"], "$executeRawUnsafe">, table: "ChangeEvent" | "WebhookDelivery", before: Date, limit: number): Promise<number> {
+export function deleteOlderThan(
+  client: Pick<Database["prisma"], "$executeRawUnsafe">,
+  table: "ChangeEvent" | "WebhookDelivery",
+  before: Date,
+  limit: number,
+): Promise<number> {
   return client.$executeRawUnsafe(deleteOlderThanSql(table, limit), before);
 }
 
 /** Deletes events older than the retention period; answers how many. */
-export async function pruneEvents(db: Pick<Database, "prisma">, config: Pick<Config, "eventRetentionDays">, now = Date.now()): Promise<number> {
+export async function pruneEvents(
+  db: Pick<Database, "prisma">,
+  config: Pick<Config, "eventRetentionDays">,
+  now = Date.now(),
+): Promise<number> {
   const before = retentionCutoff(config, now);
   let pruned = 0;
   for (let step = 0; step < STEPS; step++) {
@@ -37,7 +47,11 @@ export async function pruneEvents(db: Pick<Database, "prisma">, config: Pick<Con
 const HOUR = 3_600_000;
 
 /** Prunes now and every hour until stopped; a failed run is reported and the next one tries again. */
-export function startEventPruning(db: Pick<Database, "prisma">, config: Pick<Config, "eventRetentionDays">, onError: (error: unknown) => void) {
+export function startEventPruning(
+  db: Pick<Database, "prisma">,
+  config: Pick<Config, "eventRetentionDays">,
+  onError: (error: unknown) => void,
+) {
   let running: Promise<unknown> = Promise.resolve();
   const run = () => {
     running = pruneEvents(db, config).catch(onError);

@@ -11,7 +11,10 @@ export class FileChanges {
   readonly #stored: string[] = [];
   readonly #doomed: string[] = [];
 
-  constructor(readonly storage: FileStorage, readonly tx: StoreTransaction) {}
+  constructor(
+    readonly storage: FileStorage,
+    readonly tx: StoreTransaction,
+  ) {}
 
   async put(file: FileToStore): Promise<void> {
     if (this.storage.transactional) return this.storage.put(file, this.tx);

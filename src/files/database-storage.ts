@@ -14,14 +14,21 @@ export class DatabaseFileStorage implements FileStorage {
   /** On the transaction's writer when it translates the INSERT (src/db/store.ts `create`), else Prisma's. */
   async put(file: FileToStore, tx: StoreTransaction): Promise<void> {
     await tx.create("StoredFile", {
-      data: { path: file.path, accountId: file.accountId, contentType: file.contentType, size: file.bytes.byteLength, bytes: file.bytes },
+      data: {
+        path: file.path,
+        accountId: file.accountId,
+        contentType: file.contentType,
+        size: file.bytes.byteLength,
+        bytes: file.bytes,
+      },
     });
   }
 
   async get(path: string): Promise<StoredFileContent | null> {
-    const row = (await this.store.findUnique("StoredFile", { where: { path }, select: { contentType: true, size: true, bytes: true } })) as
-      | { contentType: string; size: number; bytes: unknown }
-      | null;
+    const row = (await this.store.findUnique("StoredFile", {
+      where: { path },
+      select: { contentType: true, size: true, bytes: true },
+    })) as { contentType: string; size: number; bytes: unknown } | null;
     if (!row) return null;
     const bytes = asBytes(row.bytes);
     return { contentType: row.contentType, size: bytes.byteLength, body: () => bytes };
@@ -34,7 +41,8 @@ export class DatabaseFileStorage implements FileStorage {
 
 /** A blob as the drivers hand it back: Prisma's Uint8Array, pg's Buffer or an ArrayBuffer from SQLite's reader. */
 function asBytes(value: unknown): Uint8Array<ArrayBuffer> {
-  if (value instanceof Uint8Array) return value.buffer instanceof ArrayBuffer ? (value as Uint8Array<ArrayBuffer>) : new Uint8Array(value);
+  if (value instanceof Uint8Array)
+    return value.buffer instanceof ArrayBuffer ? (value as Uint8Array<ArrayBuffer>) : new Uint8Array(value);
   if (value instanceof ArrayBuffer) return new Uint8Array(value);
   throw new TypeError(`A stored file's bytes came back as ${typeof value}`);
 }

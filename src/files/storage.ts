@@ -15,7 +15,11 @@ export function fileStorage(config: Config, prisma: FileStoreClient): FileStorag
 }
 
 const imageTypes: Record<string, string> = {
-  "image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp", "image/bmp": "bmp",
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/bmp": "bmp",
 };
 
 /**
@@ -23,11 +27,15 @@ const imageTypes: Record<string, string> = {
  * parser hands to GraphQL variables.
  */
 export const isFile = (value: unknown): value is File =>
-  typeof value === "object" && value !== null && typeof (value as File).arrayBuffer === "function" &&
-  typeof (value as File).size === "number" && typeof (value as File).type === "string";
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as File).arrayBuffer === "function" &&
+  typeof (value as File).size === "number" &&
+  typeof (value as File).type === "string";
 
 /** Where the disk driver keeps a stored relative path, or null when it would escape `STORAGE_DIR`. */
-export const storedFilePath = (config: Config, relative: string): string | null => pathInside(config.storageDir, relative);
+export const storedFilePath = (config: Config, relative: string): string | null =>
+  pathInside(config.storageDir, relative);
 
 /** Where an upload is kept and who owns it. */
 export interface UploadTarget {
@@ -45,27 +53,41 @@ export interface UploadTarget {
  * under `dir` with a random name; returns its relative path and the client's file name.
  */
 export async function storeFile(
-  config: Config, store: { put(file: FileToStore): Promise<void> }, file: File, { dir, field, image, accountId }: UploadTarget,
+  config: Config,
+  store: { put(file: FileToStore): Promise<void> },
+  file: File,
+  { dir, field, image, accountId }: UploadTarget,
 ): Promise<{ path: string; filename: string }> {
   const human = field.replace(/_/g, " ");
   if (file.size > config.uploadMaxBytes) {
-    throw new ApiError("PAYLOAD_TOO_LARGE", `The ${human} field must not be greater than ${Math.floor(config.uploadMaxBytes / 1024)} kilobytes.`);
+    throw new ApiError(
+      "PAYLOAD_TOO_LARGE",
+      `The ${human} field must not be greater than ${Math.floor(config.uploadMaxBytes / 1024)} kilobytes.`,
+    );
   }
-  if (file.size === 0) throw new ApiError("VALIDATION", `The ${human} field must not be empty.`, { [field]: [`The ${human} field must not be empty.`] });
+  if (file.size === 0)
+    throw new ApiError("VALIDATION", `The ${human} field must not be empty.`, {
+      [field]: [`The ${human} field must not be empty.`],
+    });
   const bytes = Buffer.from(await file.arrayBuffer());
   let ext = safeExtension(file.name);
   if (image) {
     const declared = imageTypes[file.type.split(";")[0].trim().toLowerCase()];
     const sniffed = sniffImage(bytes);
     if (!declared || !sniffed || (declared !== sniffed && !(declared === "jpg" && sniffed === "jpg"))) {
-      throw new ApiError("VALIDATION", `The ${human} field must be an image.`, { [field]: [`The ${human} field must be an image.`] });
+      throw new ApiError("VALIDATION", `The ${human} field must be an image.`, {
+        [field]: [`The ${human} field must be an image.`],
+      });
     }
     ext = sniffed;
   }
   const relative = `${dir}/${randomUUID()}${ext ? `.${ext}` : ""}`;
   await store.put({ path: relative, bytes, contentType: contentTypeOf(relative), accountId });
   // The client's file name is kept for display: control characters and lone surrogates (unstorable on PostgreSQL) dropped.
-  const name = (file.name ?? "").replace(/[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "");
+  const name = (file.name ?? "").replace(
+    /[\u0000-\u001f\u007f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+    "",
+  );
   return { path: relative, filename: name || path.basename(relative) };
 }
 

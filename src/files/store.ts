@@ -41,11 +41,17 @@ export interface FileStorage {
 }
 
 const contentTypes: Record<string, string> = {
-  ".png": "image/png", ".jpg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp", ".svg": "image/svg+xml", ".bmp": "image/bmp",
+  ".png": "image/png",
+  ".jpg": "image/jpeg",
+  ".gif": "image/gif",
+  ".webp": "image/webp",
+  ".svg": "image/svg+xml",
+  ".bmp": "image/bmp",
 };
 
 /**
  * The type a stored file is served with, from the extension its path was given: images as themselves, anything else
  * as a download (never a client's declared type, which could make an upload a page of this origin).
  */
-export const contentTypeOf = (relative: string): string => contentTypes[path.extname(relative).toLowerCase()] ?? "application/octet-stream";
+export const contentTypeOf = (relative: string): string =>
+  contentTypes[path.extname(relative).toLowerCase()] ?? "application/octet-stream";

@@ -24,23 +24,42 @@ export function actionInputType(builder: Builder, op: Operation): unknown {
   if (!made) inputTypes.set(builder, (made = new Map()));
   const name = `${pascal(op.field)}Input`;
   if (!made.has(name)) {
-    made.set(name, dynamic(builder).inputType(name, {
-      description: `What ${op.field} takes besides the row id. Required: ${Object.entries(input).filter(([, f]) => f.required).map(([k]) => k).join(", ") || "none"}.`,
-      // Optional in the type, checked by the action: a missing attribute is a 422 naming it, as on every write.
-      fields: (t) => Object.fromEntries(Object.entries(input).map(([key, f]) => [
-        key, t.field({ type: scalarOf(f), required: false, description: fieldDescription(op.subject!, key, f) }),
-      ])),
-    }));
+    made.set(
+      name,
+      dynamic(builder).inputType(name, {
+        description: `What ${op.field} takes besides the row id. Required: ${
+          Object.entries(input)
+            .filter(([, f]) => f.required)
+            .map(([k]) => k)
+            .join(", ") || "none"
+        }.`,
+        // Optional in the type, checked by the action: a missing attribute is a 422 naming it, as on every write.
+        fields: (t) =>
+          Object.fromEntries(
+            Object.entries(input).map(([key, f]) => [
+              key,
+              t.field({ type: scalarOf(f), required: false, description: fieldDescription(op.subject!, key, f) }),
+            ]),
+          ),
+      }),
+    );
   }
   return made.get(name);
 }
 
 /** Runs the action on the caller's row `rowId` (another account's is not found); answers the id of the row to show. */
-export async function runAction(op: Operation, rowId: number, input: Record<string, unknown> | null | undefined, ctx: Context): Promise<number> {
+export async function runAction(
+  op: Operation,
+  rowId: number,
+  input: Record<string, unknown> | null | undefined,
+  ctx: Context,
+): Promise<number> {
   guard(ctx, op.scopes);
   const action = op.action!;
   const run = actionRunners[action.field];
   const row = await findOwned(ctx, ctx.store, op.subject!, rowId);
-  const values = action.input ? await validateFields(ctx, ctx.store, action.input, input ?? {}, { mode: "create" }) : {};
+  const values = action.input
+    ? await validateFields(ctx, ctx.store, action.input, input ?? {}, { mode: "create" })
+    : {};
   return run({ row, input: values, ctx });
 }

@@ -13,13 +13,16 @@ export function addAttributesFields(builder: Builder, refs: ObjectRefs): void {
   const b = dynamic(builder);
   for (const def of resources) {
     const attributes = attributesResolver(def);
-    b.prismaObjectField(refs.objects.get(def.name), "attributes", (t) => t.field({
-      // Every column: the attributes, the computed fields' inputs, and a custom-field column REST spreads.
-      select: everyColumn(def.model),
-      type: "JSON",
-      subGraphs: ["internal"],
-      description: "The row's columns and computed fields in one object, as the REST API shows them: snake_case keys, PERSCOM dates.",
-      resolve: (row: Row, _args: unknown, ctx: Context) => attributes(row, ctx),
-    }));
+    b.prismaObjectField(refs.objects.get(def.name), "attributes", (t) =>
+      t.field({
+        // Every column: the attributes, the computed fields' inputs, and a custom-field column REST spreads.
+        select: everyColumn(def.model),
+        type: "JSON",
+        subGraphs: ["internal"],
+        description:
+          "The row's columns and computed fields in one object, as the REST API shows them: snake_case keys, PERSCOM dates.",
+        resolve: (row: Row, _args: unknown, ctx: Context) => attributes(row, ctx),
+      }),
+    );
   }
 }

@@ -21,7 +21,13 @@ export type Scalars = {
  */
 export type SubGraph = "public" | "internal";
 
-type SchemaTypes = { PrismaTypes: PrismaTypes; Context: Context; Scalars: Scalars; DefaultFieldNullability: false; SubGraphs: SubGraph };
+type SchemaTypes = {
+  PrismaTypes: PrismaTypes;
+  Context: Context;
+  Scalars: Scalars;
+  DefaultFieldNullability: false;
+  SubGraphs: SubGraph;
+};
 
 export type Builder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>>;
 
@@ -40,11 +46,20 @@ export function createBuilder(): Builder {
       // node and nodes are ours (src/graphql/nodes.ts): they check the account and the type's view scope.
       nodeQueryOptions: false,
       nodesQueryOptions: false,
-      nodeTypeOptions: { description: "A row of any resource, found by its global id (Relay Global Object Identification)." },
-      idFieldOptions: { description: "The row's global id: opaque, unique across every type; `node(id:)` finds it again." },
-      pageInfoTypeOptions: { description: "Where a page sits in its list: whether rows come before or after it, and the cursors of its ends." },
+      nodeTypeOptions: {
+        description: "A row of any resource, found by its global id (Relay Global Object Identification).",
+      },
+      idFieldOptions: {
+        description: "The row's global id: opaque, unique across every type; `node(id:)` finds it again.",
+      },
+      pageInfoTypeOptions: {
+        description:
+          "Where a page sits in its list: whether rows come before or after it, and the cursors of its ends.",
+      },
       hasNextPageFieldOptions: { description: "Whether rows follow this page (ask again with `after: endCursor`)." },
-      hasPreviousPageFieldOptions: { description: "Whether rows precede this page (ask again with `before: startCursor`)." },
+      hasPreviousPageFieldOptions: {
+        description: "Whether rows precede this page (ask again with `before: startCursor`).",
+      },
       startCursorFieldOptions: { description: "The cursor of the page's first row; null when the page is empty." },
       endCursorFieldOptions: { description: "The cursor of the page's last row; null when the page is empty." },
     },

@@ -29,13 +29,21 @@ export interface ConnectionArgs {
 /** The arguments of every connection field. */
 export function connectionArgs(t: DynamicFieldBuilder, filters: FilterRefs, def: ResourceDef, rows: string) {
   return {
-    first: t.arg.int({ description: `At most this many ${rows} from the start (after \`after\`): 20 when neither first nor last is given; at most the server's page maximum.` }),
-    after: t.arg.string({ description: "Only rows after this cursor (an `endCursor` or an edge's `cursor` of the same list and order)." }),
+    first: t.arg.int({
+      description: `At most this many ${rows} from the start (after \`after\`): 20 when neither first nor last is given; at most the server's page maximum.`,
+    }),
+    after: t.arg.string({
+      description: "Only rows after this cursor (an `endCursor` or an edge's `cursor` of the same list and order).",
+    }),
     last: t.arg.int({ description: `At most this many ${rows} from the end (before \`before\`).` }),
     before: t.arg.string({ description: "Only rows before this cursor." }),
     offset: t.arg.int({ description: "Skip this many rows first (after the cursor when one is given)." }),
     where: t.arg({ type: filters.where(def), description: `Conditions the ${rows} must meet.` }),
-    orderBy: t.arg({ type: [filters.orderBy(def)], description: "Sort keys, before the list's default order (ties are broken by the default order, then the row id)." }),
+    orderBy: t.arg({
+      type: [filters.orderBy(def)],
+      description:
+        "Sort keys, before the list's default order (ties are broken by the default order, then the row id).",
+    }),
   };
 }
 
@@ -59,7 +67,10 @@ const ID_FIELD: FieldDef = { type: "int" };
 
 /** `{ a: { b: value } }` for path [a, b]. */
 const nest = (path: string[], value: unknown): Where =>
-  path.reduceRight<unknown>((inner, key, i) => (i === path.length - 1 ? { [key]: inner } : { [key]: { is: inner } }), value) as Where;
+  path.reduceRight<unknown>(
+    (inner, key, i) => (i === path.length - 1 ? { [key]: inner } : { [key]: { is: inner } }),
+    value,
+  ) as Where;
 const orderNest = (path: string[], value: unknown): Record<string, unknown> =>
   path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as Record<string, unknown>;
 
@@ -69,7 +80,8 @@ function valueAt(row: Row, path: string[]): unknown {
   return value ?? null;
 }
 
-const encode = (values: unknown[]) => Buffer.from(JSON.stringify(values.map((v) => (v instanceof Date ? v.toISOString() : v)))).toString("base64url");
+const encode = (values: unknown[]) =>
+  Buffer.from(JSON.stringify(values.map((v) => (v instanceof Date ? v.toISOString() : v)))).toString("base64url");
 
 function decode(cursor: string, terms: SortTerm[], arg: string): unknown[] {
   const bad = () => validationError({ [arg]: [`The ${arg} cursor does not belong to this list and order.`] });
@@ -88,7 +100,8 @@ function decode(cursor: string, terms: SortTerm[], arg: string): unknown[] {
       if (!date || Number.isNaN(date.getTime())) throw bad();
       return date;
     }
-    if (f.type === "int" ? !Number.isInteger(v) : f.type === "boolean" ? typeof v !== "boolean" : typeof v !== "string") throw bad();
+    if (f.type === "int" ? !Number.isInteger(v) : f.type === "boolean" ? typeof v !== "boolean" : typeof v !== "string")
+      throw bad();
     return v;
   });
 }
@@ -107,14 +120,16 @@ function keyset(terms: SortTerm[], values: unknown[], forward: boolean): Where {
     } else if (!forward) {
       beyond.push(notNullAt(path));
     }
-    if (i === terms.length - 1) return beyond.length === 1 ? beyond[0] : { OR: beyond.length ? beyond : [{ id: { in: [] } }] };
+    if (i === terms.length - 1)
+      return beyond.length === 1 ? beyond[0] : { OR: beyond.length ? beyond : [{ id: { in: [] } }] };
     const same = value === null ? nullAt(path) : nest(path, { equals: value });
     return { OR: [...beyond, { AND: [same, at(i + 1)] }] };
   };
   // `a > x OR (a = x AND …)` is no index range to SQLite or PostgreSQL: a page deep in a long list read every row
   // before its cursor. With the first key's bound `a >= x` beside it, the read starts at the cursor.
   const [first] = terms;
-  if (terms.length > 1 && values[0] !== null && !nullableAt(first)) return { AND: [nest(first.path, { [ascendingAt(0) ? "gte" : "lte"]: values[0] }), at(0)] };
+  if (terms.length > 1 && values[0] !== null && !nullableAt(first))
+    return { AND: [nest(first.path, { [ascendingAt(0) ? "gte" : "lte"]: values[0] }), at(0)] };
   return at(0);
 }
 
@@ -133,12 +148,19 @@ const notNullAt = (path: string[]): Where => nest(path, { not: null });
  * `prefix`: where the client's columns sit from the listed row (a many-to-many list reads link rows).
  */
 export function planPage(
-  ctx: Context, def: ResourceDef, args: ConnectionArgs, base: Array<{ column: string; direction: "asc" | "desc"; field: FieldDef }>, prefix: string[] = [],
+  ctx: Context,
+  def: ResourceDef,
+  args: ConnectionArgs,
+  base: Array<{ column: string; direction: "asc" | "desc"; field: FieldDef }>,
+  prefix: string[] = [],
 ): PagePlan {
   const { first, last, after, before } = args;
   const max = ctx.config.maxPageSize;
   const bag: Record<string, string[]> = Object.create(null);
-  for (const [name, value] of [["first", first], ["last", last]] as const) {
+  for (const [name, value] of [
+    ["first", first],
+    ["last", last],
+  ] as const) {
     if (value != null && (value < 0 || value > max)) bag[name] = [`${name} must be between 0 and ${max}.`];
   }
   if (first != null && last != null) bag.last = ["Give first or last, not both."];
@@ -168,9 +190,23 @@ export function planPage(
   const orderBy = terms.map((t) => {
     const nullable = nullableAt(t);
     // Empty values last in the page's order; read backwards, they come first.
-    return orderNest(t.path, nullable ? { sort: flip(t.direction), nulls: backwards ? "first" : "last" } : flip(t.direction));
+    return orderNest(
+      t.path,
+      nullable ? { sort: flip(t.direction), nulls: backwards ? "first" : "last" } : flip(t.direction),
+    );
   });
-  return { where, filter, orderBy, take: size + 1, skip: offset, backwards, size, terms, offset, hasCursor: after != null || before != null };
+  return {
+    where,
+    filter,
+    orderBy,
+    take: size + 1,
+    skip: offset,
+    backwards,
+    size,
+    terms,
+    offset,
+    hasCursor: after != null || before != null,
+  };
 }
 
 /** A Prisma `select` of columns (`true`) and of to-one relations' columns. */
@@ -223,14 +259,23 @@ export interface ConnectionValue {
 
 /** One edge of a page: its cursor is written when read (a page read through `nodes` needs none). */
 class Edge {
-  constructor(readonly node: Row, readonly edge: Row, private readonly cursorOf: (row: Row) => string) {}
+  constructor(
+    readonly node: Row,
+    readonly edge: Row,
+    private readonly cursorOf: (row: Row) => string,
+  ) {}
   get cursor(): string {
     return this.cursorOf(this.edge);
   }
 }
 
 /** The connection of a page read with `plan` (its `take` rows); `node` picks the node from a listed row (a link row's related row). */
-export function connectionOf(rows: Row[], plan: PagePlan, totalCount: () => Promise<number>, node?: (row: Row) => Row): ConnectionValue {
+export function connectionOf(
+  rows: Row[],
+  plan: PagePlan,
+  totalCount: () => Promise<number>,
+  node?: (row: Row) => Row,
+): ConnectionValue {
   const more = rows.length > plan.size;
   const page = more ? rows.slice(0, plan.size) : rows;
   if (plan.backwards) page.reverse();
@@ -246,31 +291,65 @@ export function connectionOf(rows: Row[], plan: PagePlan, totalCount: () => Prom
     pageInfo: {
       hasNextPage: plan.backwards ? false : more,
       hasPreviousPage: plan.backwards ? more : plan.offset > 0,
-      get startCursor() { return page.length ? cursorOf(page[0]) : null; },
-      get endCursor() { return page.length ? cursorOf(page.at(-1)!) : null; },
+      get startCursor() {
+        return page.length ? cursorOf(page[0]) : null;
+      },
+      get endCursor() {
+        return page.length ? cursorOf(page.at(-1)!) : null;
+      },
     },
     totalCount,
   };
 }
 
 /** `XConnection` and `XEdge` of a node type; `edgeFields` adds link columns to the edge (a many-to-many list). */
-export function connectionType(builder: Builder, name: string, nodeRef: TypeRef, rows: string, edgeFields?: (t: DynamicFieldBuilder) => FieldMap) {
+export function connectionType(
+  builder: Builder,
+  name: string,
+  nodeRef: TypeRef,
+  rows: string,
+  edgeFields?: (t: DynamicFieldBuilder) => FieldMap,
+) {
   const b = dynamic(builder);
   const edge = b.objectRef(`${name}Edge`).implement({
     description: `One of the ${rows} of a page, with its cursor${edgeFields ? " and the columns of its link" : ""}.`,
     fields: (t) => ({
-      cursor: t.string({ description: "Where this row is in the list: pass it as `after` or `before` to page from here.", resolve: (e: ConnectionValue["edges"][number]) => e.cursor }),
-      node: t.field({ type: nodeRef, description: "The row.", resolve: (e: ConnectionValue["edges"][number]) => e.node }),
+      cursor: t.string({
+        description: "Where this row is in the list: pass it as `after` or `before` to page from here.",
+        resolve: (e: ConnectionValue["edges"][number]) => e.cursor,
+      }),
+      node: t.field({
+        type: nodeRef,
+        description: "The row.",
+        resolve: (e: ConnectionValue["edges"][number]) => e.node,
+      }),
       ...(edgeFields ? edgeFields(t) : {}),
     }),
   });
   return b.objectRef(`${name}Connection`).implement({
     description: `A page of ${rows} (Relay connection), with the total count and the cursors to page on.`,
     fields: (t) => ({
-      totalCount: t.int({ description: `How many ${rows} match, over all pages (counted only when selected).`, resolve: (c: ConnectionValue) => c.totalCount() }),
-      pageInfo: t.field({ type: b.pageInfoRef(), description: "Whether more rows come before or after this page, and its cursors.", resolve: (c: ConnectionValue) => c.pageInfo }),
-      edges: t.field({ type: [edge], complexity: sizedElsewhere, description: `The ${rows} of this page with their cursors, in order.`, resolve: (c: ConnectionValue) => c.edges }),
-      nodes: t.field({ type: [nodeRef], complexity: sizedElsewhere, description: `The ${rows} of this page, in order.`, resolve: (c: ConnectionValue) => c.nodes }),
+      totalCount: t.int({
+        description: `How many ${rows} match, over all pages (counted only when selected).`,
+        resolve: (c: ConnectionValue) => c.totalCount(),
+      }),
+      pageInfo: t.field({
+        type: b.pageInfoRef(),
+        description: "Whether more rows come before or after this page, and its cursors.",
+        resolve: (c: ConnectionValue) => c.pageInfo,
+      }),
+      edges: t.field({
+        type: [edge],
+        complexity: sizedElsewhere,
+        description: `The ${rows} of this page with their cursors, in order.`,
+        resolve: (c: ConnectionValue) => c.edges,
+      }),
+      nodes: t.field({
+        type: [nodeRef],
+        complexity: sizedElsewhere,
+        description: `The ${rows} of this page, in order.`,
+        resolve: (c: ConnectionValue) => c.nodes,
+      }),
     }),
   });
 }

@@ -1,4 +1,14 @@
-import { getNamedType, isLeafType, isListType, isNonNullType, Kind, type DocumentNode, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from "graphql";
+import {
+  getNamedType,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  Kind,
+  type DocumentNode,
+  type GraphQLField,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+} from "graphql";
 import { complexityFromQuery } from "@pothos/plugin-complexity";
 import type { Config } from "../core/config.ts";
 
@@ -14,7 +24,10 @@ import type { Config } from "../core/config.ts";
  * HTTP 200) and would also cost the REST facade's prepared documents, which are bounded by their include caps and
  * the row cap instead.
  */
-export type CostConfig = Pick<Config, "defaultPageSize" | "maxPageSize" | "graphqlListEstimate" | "graphqlDefaultFirst">;
+export type CostConfig = Pick<
+  Config,
+  "defaultPageSize" | "maxPageSize" | "graphqlListEstimate" | "graphqlDefaultFirst"
+>;
 
 /** Arguments that bound a list: a connection's `first`/`last` (default GRAPHQL_DEFAULT_FIRST), REST's `limit`. */
 const SIZE_ARGUMENTS = ["first", "last", "limit"] as const;
@@ -26,11 +39,17 @@ const listed = (type: GraphQLOutputType): boolean => isListType(isNonNullType(ty
  * The plugin adds a field's cost once and multiplies only what is selected below it, so a field of objects costs
  * its multiplier: the rows it returns.
  */
-export function fieldCost(args: Record<string, unknown>, ctx: { config: CostConfig }, field: GraphQLField<unknown, unknown>) {
+export function fieldCost(
+  args: Record<string, unknown>,
+  ctx: { config: CostConfig },
+  field: GraphQLField<unknown, unknown>,
+) {
   const rows = (multiplier: number) => ({ field: isLeafType(getNamedType(field.type)) ? 0 : multiplier, multiplier });
   const sizes = SIZE_ARGUMENTS.filter((name) => field.args.some((a) => a.name === name));
   if (sizes.length) {
-    const asked = sizes.map((name) => args[name]).find((value) => typeof value === "number" && value >= 0) as number | undefined;
+    const asked = sizes.map((name) => args[name]).find((value) => typeof value === "number" && value >= 0) as
+      | number
+      | undefined;
     const size = asked ?? (sizes.includes("first") ? ctx.config.graphqlDefaultFirst : ctx.config.defaultPageSize);
     // The page is read with one row more, to tell whether another follows.
     return rows(Math.min(size, ctx.config.maxPageSize) + (sizes.includes("first") ? 1 : 0));
@@ -43,7 +62,10 @@ export const sizedElsewhere = { field: 0, multiplier: 1 };
 
 /** The estimated rows of the operation `operationName` names (or the only one) with these variables. */
 export function estimateRows(
-  schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown> | undefined,
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown> | undefined,
   ctx: { config: CostConfig },
 ): number {
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);

@@ -12,10 +12,15 @@ export function enumRef(builder: Builder, set: EnumDef): unknown {
   let made = refs.get(builder);
   if (!made) refs.set(builder, (made = new Map()));
   if (!made.has(set.name)) {
-    made.set(set.name, dynamic(builder).enumType(set.name, {
-      description: set.description,
-      values: Object.fromEntries(Object.entries(set.values).map(([name, v]) => [name, { value: v.value, description: v.description }])),
-    }));
+    made.set(
+      set.name,
+      dynamic(builder).enumType(set.name, {
+        description: set.description,
+        values: Object.fromEntries(
+          Object.entries(set.values).map(([name, v]) => [name, { value: v.value, description: v.description }]),
+        ),
+      }),
+    );
   }
   return made.get(set.name);
 }

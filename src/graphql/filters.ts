@@ -48,12 +48,18 @@ const opDescriptions: Record<string, string> = {
  */
 export function filterableColumns(def: ResourceDef): Array<[string, FieldDef]> {
   // REST's search columns (src/data/search.ts), less JSON (no typed filter speaks it).
-  return [...columnsOf(def)].filter(([key, f]) => f.type !== "json" && (key !== "updatedAt" || hasUpdatedAt(def.model))).map(([key, f]) => (key === "id" ? [ROW_ID, rowIdColumn] : [key, f]));
+  return [...columnsOf(def)]
+    .filter(([key, f]) => f.type !== "json" && (key !== "updatedAt" || hasUpdatedAt(def.model)))
+    .map(([key, f]) => (key === "id" ? [ROW_ID, rowIdColumn] : [key, f]));
 }
 const rowIdColumn: FieldDef = { type: "int", description: "The row id (`rowId`: the integer REST shows as `id`)." };
 
-const toOne = (def: ResourceDef) => Object.values(def.relations).filter((r): r is Extract<RelationDef, { kind: "belongsTo" }> => r.kind === "belongsTo");
-const toMany = (def: ResourceDef) => Object.values(def.relations).filter((r): r is Extract<RelationDef, { kind: "hasMany" }> => r.kind === "hasMany" && !r.filter);
+const toOne = (def: ResourceDef) =>
+  Object.values(def.relations).filter((r): r is Extract<RelationDef, { kind: "belongsTo" }> => r.kind === "belongsTo");
+const toMany = (def: ResourceDef) =>
+  Object.values(def.relations).filter(
+    (r): r is Extract<RelationDef, { kind: "hasMany" }> => r.kind === "hasMany" && !r.filter,
+  );
 
 export interface FilterRefs {
   where(def: ResourceDef): InputRef;
@@ -75,32 +81,66 @@ export function addFilterTypes(builder: Builder): FilterRefs {
   const queryMode = b.enumType("QueryMode", {
     description: "How text is compared.",
     values: {
-      DEFAULT: { value: "default", description: "As the database compares it (case-sensitive on PostgreSQL; ASCII case-insensitive LIKE on SQLite)." },
+      DEFAULT: {
+        value: "default",
+        description:
+          "As the database compares it (case-sensitive on PostgreSQL; ASCII case-insensitive LIKE on SQLite).",
+      },
       INSENSITIVE: { value: "insensitive", description: "Ignoring case." },
     },
   });
   const sortOrder = b.enumType("SortOrder", {
     description: "The direction of a sort key.",
-    values: { asc: { value: "asc", description: "Smallest first; empty values last." }, desc: { value: "desc", description: "Largest first; empty values last." } },
+    values: {
+      asc: { value: "asc", description: "Smallest first; empty values last." },
+      desc: { value: "desc", description: "Largest first; empty values last." },
+    },
   });
   const scalarFilter = (f: FieldDef) => {
     if (f.enum) {
       const ref = enumRef(builder, f.enum);
-      return once(`${f.enum.name}Filter`, () => b.prismaFilter(ref, { name: `${f.enum!.name}Filter`, description: `Conditions on a ${f.enum!.name} value.`, ops: ops(["equals", "not", "in", "notIn"]) }));
+      return once(`${f.enum.name}Filter`, () =>
+        b.prismaFilter(ref, {
+          name: `${f.enum!.name}Filter`,
+          description: `Conditions on a ${f.enum!.name} value.`,
+          ops: ops(["equals", "not", "in", "notIn"]),
+        }),
+      );
     }
     switch (f.type) {
       case "string":
       case "text":
-        return once("StringFilter", () => b.prismaFilter("String", {
-          name: "StringFilter", description: "Conditions on a text value; all given must hold.",
-          ops: ops([...COMPARE, "contains", "startsWith", "endsWith", "mode"], { mode: { type: queryMode } }),
-        }));
+        return once("StringFilter", () =>
+          b.prismaFilter("String", {
+            name: "StringFilter",
+            description: "Conditions on a text value; all given must hold.",
+            ops: ops([...COMPARE, "contains", "startsWith", "endsWith", "mode"], { mode: { type: queryMode } }),
+          }),
+        );
       case "int":
-        return once("IntFilter", () => b.prismaFilter("Int", { name: "IntFilter", description: "Conditions on a whole number; all given must hold.", ops: ops(COMPARE) }));
+        return once("IntFilter", () =>
+          b.prismaFilter("Int", {
+            name: "IntFilter",
+            description: "Conditions on a whole number; all given must hold.",
+            ops: ops(COMPARE),
+          }),
+        );
       case "boolean":
-        return once("BooleanFilter", () => b.prismaFilter("Boolean", { name: "BooleanFilter", description: "Conditions on a true/false value.", ops: ops(["equals", "not"]) }));
+        return once("BooleanFilter", () =>
+          b.prismaFilter("Boolean", {
+            name: "BooleanFilter",
+            description: "Conditions on a true/false value.",
+            ops: ops(["equals", "not"]),
+          }),
+        );
       case "datetime":
-        return once("DateTimeFilter", () => b.prismaFilter("DateTime", { name: "DateTimeFilter", description: "Conditions on a date and time; all given must hold.", ops: ops(COMPARE) }));
+        return once("DateTimeFilter", () =>
+          b.prismaFilter("DateTime", {
+            name: "DateTimeFilter",
+            description: "Conditions on a date and time; all given must hold.",
+            ops: ops(COMPARE),
+          }),
+        );
       default:
         throw new Error(`No filter for ${f.type}`);
     }
@@ -108,60 +148,89 @@ export function addFilterTypes(builder: Builder): FilterRefs {
 
   function where(def: ResourceDef): InputRef {
     const name = `${pascal(def.name)}Where`;
-    return once(name, () => b.prismaWhere(def.model, {
+    return once(name, () =>
+      b.prismaWhere(def.model, {
         name,
         description: `Conditions on ${def.label.toLowerCase()}s; every condition given must hold.`,
         fields: (t) => {
           const ref = made.get(name);
           const fields: InputFieldMap = {};
-          for (const [key, f] of filterableColumns(def)) fields[key] = t.field({ type: scalarFilter(f), description: f.description ?? `Conditions on \`${key}\`.` });
-          for (const rel of toOne(def)) fields[rel.field] = t.field({ type: relationFilter(resourceNamed(rel.target)), description: `Conditions on the ${resourceNamed(rel.target).label.toLowerCase()} (\`${rel.field}\`).` });
-          for (const rel of toMany(def)) fields[rel.field] = t.field({ type: listFilter(resourceNamed(rel.target)), description: `Conditions on the related ${resourceNamed(rel.target).label.toLowerCase()}s (\`${rel.field}\`).` });
+          for (const [key, f] of filterableColumns(def))
+            fields[key] = t.field({ type: scalarFilter(f), description: f.description ?? `Conditions on \`${key}\`.` });
+          for (const rel of toOne(def))
+            fields[rel.field] = t.field({
+              type: relationFilter(resourceNamed(rel.target)),
+              description: `Conditions on the ${resourceNamed(rel.target).label.toLowerCase()} (\`${rel.field}\`).`,
+            });
+          for (const rel of toMany(def))
+            fields[rel.field] = t.field({
+              type: listFilter(resourceNamed(rel.target)),
+              description: `Conditions on the related ${resourceNamed(rel.target).label.toLowerCase()}s (\`${rel.field}\`).`,
+            });
           fields.AND = t.field({ type: [ref], description: "Every one of these holds." });
           fields.OR = t.field({ type: [ref], description: "At least one of these holds." });
           fields.NOT = t.field({ type: ref, description: "This does not hold." });
           return fields;
         },
-      }));
+      }),
+    );
   }
 
   function relationFilter(def: ResourceDef) {
     const name = `${pascal(def.name)}RelationFilter`;
-    return once(name, () => b.inputType(name, {
-      description: `Conditions on a related ${def.label.toLowerCase()}.`,
-      fields: (t) => ({
-        is: t.field({ type: where(def), required: false, description: "The related row exists and matches (null: there is none)." }),
-        isNot: t.field({ type: where(def), required: false, description: "There is no related row matching (null: there is one)." }),
+    return once(name, () =>
+      b.inputType(name, {
+        description: `Conditions on a related ${def.label.toLowerCase()}.`,
+        fields: (t) => ({
+          is: t.field({
+            type: where(def),
+            required: false,
+            description: "The related row exists and matches (null: there is none).",
+          }),
+          isNot: t.field({
+            type: where(def),
+            required: false,
+            description: "There is no related row matching (null: there is one).",
+          }),
+        }),
       }),
-    }));
+    );
   }
 
   function listFilter(def: ResourceDef) {
-    return once(`${pascal(def.name)}ListFilter`, () => b.prismaListFilter(where(def), {
-      name: `${pascal(def.name)}ListFilter`,
-      description: `Conditions on a set of related ${def.label.toLowerCase()}s.`,
-      ops: {
-        some: { description: "At least one related row matches." },
-        every: { description: "Every related row matches (true when there are none)." },
-        none: { description: "No related row matches." },
-      },
-    }));
+    return once(`${pascal(def.name)}ListFilter`, () =>
+      b.prismaListFilter(where(def), {
+        name: `${pascal(def.name)}ListFilter`,
+        description: `Conditions on a set of related ${def.label.toLowerCase()}s.`,
+        ops: {
+          some: { description: "At least one related row matches." },
+          every: { description: "Every related row matches (true when there are none)." },
+          none: { description: "No related row matches." },
+        },
+      }),
+    );
   }
 
   function orderBy(def: ResourceDef): InputRef {
     const name = `${pascal(def.name)}OrderBy`;
-    return once(name, () => b.prismaOrderBy(def.model, {
-      name,
-      description: `One sort key of a list of ${def.label.toLowerCase()}s: give one field per item; earlier items sort first, then the list's default order.`,
-      fields: () => {
-        const fields: OrderByFields = {};
-        for (const [key, f] of filterableColumns(def)) fields[key] = () => ({ type: sortOrder, description: f.description ?? `Sort by \`${key}\`.` });
-        for (const rel of toOne(def)) {
-          fields[rel.field] = () => ({ type: orderBy(resourceNamed(rel.target)), description: `Sort by a column of the ${resourceNamed(rel.target).label.toLowerCase()}.` });
-        }
-        return fields;
-      },
-    }));
+    return once(name, () =>
+      b.prismaOrderBy(def.model, {
+        name,
+        description: `One sort key of a list of ${def.label.toLowerCase()}s: give one field per item; earlier items sort first, then the list's default order.`,
+        fields: () => {
+          const fields: OrderByFields = {};
+          for (const [key, f] of filterableColumns(def))
+            fields[key] = () => ({ type: sortOrder, description: f.description ?? `Sort by \`${key}\`.` });
+          for (const rel of toOne(def)) {
+            fields[rel.field] = () => ({
+              type: orderBy(resourceNamed(rel.target)),
+              description: `Sort by a column of the ${resourceNamed(rel.target).label.toLowerCase()}.`,
+            });
+          }
+          return fields;
+        },
+      }),
+    );
   }
 
   // Made now, before the schema is built: once it is, a type's fields are read as it is made, and two resources that
@@ -188,7 +257,7 @@ export function checkedWhere(ctx: Context, def: ResourceDef, input: unknown, pat
       if (v === undefined) continue;
       const here = `${at}.${key}`;
       if (key === "AND" || key === "OR") {
-        const mapped = (v as Where[] | null ?? []).map((w, i) => walk(d, w, `${here}.${i}`));
+        const mapped = ((v as Where[] | null) ?? []).map((w, i) => walk(d, w, `${here}.${i}`));
         out[key] = key === "AND" ? [...((out.AND as Where[] | undefined) ?? []), ...mapped] : mapped;
         continue;
       }
@@ -215,7 +284,12 @@ export function checkedWhere(ctx: Context, def: ResourceDef, input: unknown, pat
         if (w === undefined) continue;
         if (w === null) {
           if (rel.kind === "belongsTo" && d.fields[rel.foreignKey]?.nullable) nested[op] = null;
-          else bag[`${here}.${op}`] = [rel.kind === "belongsTo" ? `Every ${d.label.toLowerCase()} has a ${target.label.toLowerCase()}: ${op}: null matches nothing to ask for.` : `${op} cannot be null.`];
+          else
+            bag[`${here}.${op}`] = [
+              rel.kind === "belongsTo"
+                ? `Every ${d.label.toLowerCase()} has a ${target.label.toLowerCase()}: ${op}: null matches nothing to ask for.`
+                : `${op} cannot be null.`,
+            ];
           continue;
         }
         nested[op] = walk(target, w as Where, `${here}.${op}`);
@@ -246,11 +320,16 @@ export function checkedWhere(ctx: Context, def: ResourceDef, input: unknown, pat
         continue;
       }
       if (v === null && !((op === "equals" || op === "not") && f.nullable)) {
-        bag[`${at}.${op}`] = [op === "equals" || op === "not" ? `The column is never empty: ${op}: null matches nothing to ask for.` : `${op} cannot be null.`];
+        bag[`${at}.${op}`] = [
+          op === "equals" || op === "not"
+            ? `The column is never empty: ${op}: null matches nothing to ask for.`
+            : `${op} cannot be null.`,
+        ];
         continue;
       }
       if (op === "not" && v !== null && typeof v === "object") out.not = scalar(f, v as Where, `${at}.not`);
-      else if ((op === "in" || op === "notIn") && (v as unknown[]).some((x) => x === null)) bag[`${at}.${op}`] = [`${op} cannot hold null.`];
+      else if ((op === "in" || op === "notIn") && (v as unknown[]).some((x) => x === null))
+        bag[`${at}.${op}`] = [`${op} cannot hold null.`];
       else out[op] = v;
     }
     return out;
@@ -267,7 +346,10 @@ function guardView(ctx: Context, def: ResourceDef, at: string) {
     guard(ctx, [`view:${def.scope}`]);
   } catch (error) {
     if (error instanceof ApiError && error.code === "FORBIDDEN") {
-      throw new ApiError("FORBIDDEN", `Filtering on ${def.label.toLowerCase()}s (${at}) needs the view:${def.scope} scope.`);
+      throw new ApiError(
+        "FORBIDDEN",
+        `Filtering on ${def.label.toLowerCase()}s (${at}) needs the view:${def.scope} scope.`,
+      );
     }
     throw error;
   }
@@ -304,7 +386,10 @@ export function sortTerms(ctx: Context, def: ResourceDef, input: OrderInput[] | 
       return found;
     };
     const found = collect(def, item, []);
-    if (found !== 1) bag[`orderBy.${i}`] = [found ? "Give one sort key per item: the order of keys inside an object is not kept." : "Give one sort key."];
+    if (found !== 1)
+      bag[`orderBy.${i}`] = [
+        found ? "Give one sort key per item: the order of keys inside an object is not kept." : "Give one sort key.",
+      ];
   }
   if (Object.keys(bag).length) throw validationError(bag);
   return terms;

@@ -28,7 +28,9 @@ const plans = new WeakMap<FieldNode, Map<string, unknown>>();
 export function markFixedSelections(document: DocumentNode): void {
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-    const below = definition.selectionSet.selections.flatMap((root) => (root.kind === Kind.FIELD ? (root.selectionSet?.selections ?? []) : [root]));
+    const below = definition.selectionSet.selections.flatMap((root) =>
+      root.kind === Kind.FIELD ? (root.selectionSet?.selections ?? []) : [root],
+    );
     if (!takesArguments(below)) fixedOperations.add(definition);
   }
 }

@@ -19,33 +19,63 @@ function once(builder: Builder, name: string, make: () => unknown): unknown {
 
 function typeOf(builder: Builder, shape: JsonShape, input: boolean): unknown {
   switch (shape.kind) {
-    case "string": return shape.enum ? enumRef(builder, shape.enum) : "String";
-    case "integer": return "Int";
-    case "number": return "Float";
-    case "boolean": return "Boolean";
-    case "list": return [typeOf(builder, shape.items, input)];
-    case "object": return input ? inputObject(builder, shape) : outputObject(builder, shape);
-    default: return "JSON";
+    case "string":
+      return shape.enum ? enumRef(builder, shape.enum) : "String";
+    case "integer":
+      return "Int";
+    case "number":
+      return "Float";
+    case "boolean":
+      return "Boolean";
+    case "list":
+      return [typeOf(builder, shape.items, input)];
+    case "object":
+      return input ? inputObject(builder, shape) : outputObject(builder, shape);
+    default:
+      return "JSON";
   }
 }
 
 function outputObject(builder: Builder, shape: ObjectShape): unknown {
-  return once(builder, shape.name, () => dynamic(builder).objectRef(shape.name).implement({
-    description: shape.description,
-    fields: (t) => Object.fromEntries(Object.entries(shape.properties).map(([key, p]) => [
-      key, t.field({ type: typeOf(builder, p.shape, false), nullable: !!p.nullable || !!p.optional, description: p.shape.description, resolve: (o: Row) => o[key] }),
-    ])),
-  }));
+  return once(builder, shape.name, () =>
+    dynamic(builder)
+      .objectRef(shape.name)
+      .implement({
+        description: shape.description,
+        fields: (t) =>
+          Object.fromEntries(
+            Object.entries(shape.properties).map(([key, p]) => [
+              key,
+              t.field({
+                type: typeOf(builder, p.shape, false),
+                nullable: !!p.nullable || !!p.optional,
+                description: p.shape.description,
+                resolve: (o: Row) => o[key],
+              }),
+            ]),
+          ),
+      }),
+  );
 }
 
 function inputObject(builder: Builder, shape: ObjectShape): unknown {
   const name = `${shape.name}Input`;
-  return once(builder, name, () => dynamic(builder).inputType(name, {
-    description: shape.description,
-    fields: (t) => Object.fromEntries(Object.entries(shape.properties).map(([key, p]) => [
-      key, t.field({ type: typeOf(builder, p.shape, true), required: !p.optional && !p.nullable, description: p.shape.description }),
-    ])),
-  }));
+  return once(builder, name, () =>
+    dynamic(builder).inputType(name, {
+      description: shape.description,
+      fields: (t) =>
+        Object.fromEntries(
+          Object.entries(shape.properties).map(([key, p]) => [
+            key,
+            t.field({
+              type: typeOf(builder, p.shape, true),
+              required: !p.optional && !p.nullable,
+              description: p.shape.description,
+            }),
+          ]),
+        ),
+    }),
+  );
 }
 
 /** The GraphQL type a JSON column is shown as: its shape's where closed, else `JSON`. */

@@ -13,7 +13,6 @@ import type { Row } from "./pothos-dynamic.ts";
 
 export const TYPE = Symbol("graphqlType");
 
-
 /**
  * Plans of selections that load no relations, by the field nodes graphql-js shares between every row of one
  * execution: planning them again for each row (queryFromInfo, then the loader key) gives the same empty plan. A plan
@@ -34,18 +33,46 @@ function remember(info: GraphQLResolveInfo, planned: { query: object; key: strin
  * Polymorphic children (`model_type`/`model_id`) of many parents in one query: an image, comments, attachments.
  * The nested selection below the field is planned into the same query.
  */
-export function loadMorphChildren(ctx: Context, parent: ResourceDef, target: ResourceDef, one: boolean, parentId: number, info: GraphQLResolveInfo) {
+export function loadMorphChildren(
+  ctx: Context,
+  parent: ResourceDef,
+  target: ResourceDef,
+  one: boolean,
+  parentId: number,
+  info: GraphQLResolveInfo,
+) {
   // Called for every parent row: what is already planned and made is looked up before anything is allocated.
-  const { query, key } = knownPlan(info) ?? remember(info, fixedPlan(info, "morph", () => morphChildrenPlan(ctx, parent, target, one, info)));
-  return ((ctx.loaders.get(key) as KeyedLoader<number, unknown> | undefined) ?? morphChildrenLoader(ctx, key, query, parent, target, one)).load(parentId);
+  const { query, key } =
+    knownPlan(info) ??
+    remember(
+      info,
+      fixedPlan(info, "morph", () => morphChildrenPlan(ctx, parent, target, one, info)),
+    );
+  return (
+    (ctx.loaders.get(key) as KeyedLoader<number, unknown> | undefined) ??
+    morphChildrenLoader(ctx, key, query, parent, target, one)
+  ).load(parentId);
 }
 
-function morphChildrenPlan(ctx: Context, parent: ResourceDef, target: ResourceDef, one: boolean, info: GraphQLResolveInfo) {
+function morphChildrenPlan(
+  ctx: Context,
+  parent: ResourceDef,
+  target: ResourceDef,
+  one: boolean,
+  info: GraphQLResolveInfo,
+) {
   const query = queryFromInfo({ context: ctx, info, typeName: pascal(target.name) });
   return { query, key: `morph:${parent.name}:${target.name}:${one}:${JSON.stringify(query)}` };
 }
 
-function morphChildrenLoader(ctx: Context, key: string, query: object, parent: ResourceDef, target: ResourceDef, one: boolean) {
+function morphChildrenLoader(
+  ctx: Context,
+  key: string,
+  query: object,
+  parent: ResourceDef,
+  target: ResourceDef,
+  one: boolean,
+) {
   return loader<number, unknown>(ctx, key, async (ids) => {
     const rows: Row[] = await ctx.store.findMany(target.model, {
       ...withColumns(query, { modelId: true }),
@@ -63,7 +90,13 @@ function morphChildrenLoader(ctx: Context, key: string, query: object, parent: R
 }
 
 /** The owner of a polymorphic row, batched per owner type; tagged with its GraphQL type for the union. */
-export function loadMorphOwner(ctx: Context, relation: string, modelType: string | null, modelId: number | null, info: GraphQLResolveInfo) {
+export function loadMorphOwner(
+  ctx: Context,
+  relation: string,
+  modelType: string | null,
+  modelId: number | null,
+  info: GraphQLResolveInfo,
+) {
   const owner = modelType ? byMorphClass.get(modelType) : undefined;
   if (!owner || modelId == null) return null;
   const typeName = pascal(owner.name);
@@ -74,7 +107,9 @@ export function loadMorphOwner(ctx: Context, relation: string, modelType: string
       ...query,
       where: { accountId: ctx.auth!.accountId, id: { in: [...ids] } },
     });
-    const byId = new Map(rows.map((r) => [r.id, (brandWithType(r, typeName as never), Object.assign(r, { [TYPE]: typeName }))]));
+    const byId = new Map(
+      rows.map((r) => [r.id, (brandWithType(r, typeName as never), Object.assign(r, { [TYPE]: typeName }))]),
+    );
     return ids.map((id) => byId.get(id) ?? null);
   }).load(modelId);
 }
@@ -97,8 +132,20 @@ export function countChildren(ctx: Context, model: string, foreignKey: string, w
 }
 
 /** The polymorphic children of many parents counted in one grouped statement. */
-export function countMorphChildren(ctx: Context, parent: ResourceDef, target: ResourceDef, where: object[], parentId: number) {
-  return countChildren(ctx, target.model, "modelId", [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass }, ...where], parentId);
+export function countMorphChildren(
+  ctx: Context,
+  parent: ResourceDef,
+  target: ResourceDef,
+  where: object[],
+  parentId: number,
+) {
+  return countChildren(
+    ctx,
+    target.model,
+    "modelId",
+    [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass }, ...where],
+    parentId,
+  );
 }
 
 function morphPagePlan(ctx: Context, parent: ResourceDef, target: ResourceDef, info: GraphQLResolveInfo) {
@@ -110,20 +157,36 @@ function morphPagePlan(ctx: Context, parent: ResourceDef, target: ResourceDef, i
  * One page of polymorphic children for each of many parents, in one statement: every parent's matching children are
  * read in the page's order and cut per parent here (the rows a parent has beyond its page count against the budget).
  */
-export function loadMorphPage(ctx: Context, parent: ResourceDef, target: ResourceDef, parentId: number, plan: PagePlan, info: GraphQLResolveInfo) {
+export function loadMorphPage(
+  ctx: Context,
+  parent: ResourceDef,
+  target: ResourceDef,
+  parentId: number,
+  plan: PagePlan,
+  info: GraphQLResolveInfo,
+) {
   const { query, key } = knownPlan(info) ?? remember(info, morphPagePlan(ctx, parent, target, info));
-  return loader<number, Row[]>(ctx, `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`, async (ids) => {
-    const rows: Row[] = await ctx.store.findMany(target.model, {
-      ...withColumns(query, { modelId: true, ...cursorSelection(plan) }),
-      where: { AND: [{ accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } }, ...plan.where] },
-      orderBy: plan.orderBy,
-    });
-    const grouped = new Map<number, Row[]>();
-    for (const row of rows) {
-      const list = grouped.get(row.modelId as number) ?? [];
-      if (list.length < plan.skip + plan.take) list.push(row);
-      grouped.set(row.modelId as number, list);
-    }
-    return ids.map((id) => (grouped.get(id) ?? []).slice(plan.skip));
-  }).load(parentId);
+  return loader<number, Row[]>(
+    ctx,
+    `${key}:${JSON.stringify([plan.where, plan.orderBy, plan.skip, plan.take])}`,
+    async (ids) => {
+      const rows: Row[] = await ctx.store.findMany(target.model, {
+        ...withColumns(query, { modelId: true, ...cursorSelection(plan) }),
+        where: {
+          AND: [
+            { accountId: ctx.auth!.accountId, modelType: parent.morphClass, modelId: { in: [...ids] } },
+            ...plan.where,
+          ],
+        },
+        orderBy: plan.orderBy,
+      });
+      const grouped = new Map<number, Row[]>();
+      for (const row of rows) {
+        const list = grouped.get(row.modelId as number) ?? [];
+        if (list.length < plan.skip + plan.take) list.push(row);
+        grouped.set(row.modelId as number, list);
+      }
+      return ids.map((id) => (grouped.get(id) ?? []).slice(plan.skip));
+    },
+  ).load(parentId);
 }

@@ -1,13 +1,35 @@
 import type { Page } from "../data/access.ts";
-import { relationField, type FieldDef, type PivotDef, type RelationDef, type ResourceDef } from "../resources/define.ts";
+import {
+  relationField,
+  type FieldDef,
+  type PivotDef,
+  type RelationDef,
+  type ResourceDef,
+} from "../resources/define.ts";
 import { linkResourceOf, morphOwnersOf, resourceNamed, resources } from "../resources/index.ts";
 import type { Builder } from "./builder.ts";
-import { countChildren, countMorphChildren, loadMorphChildren, loadMorphOwner, loadMorphPage, TYPE } from "./loaders.ts";
+import {
+  countChildren,
+  countMorphChildren,
+  loadMorphChildren,
+  loadMorphOwner,
+  loadMorphPage,
+  TYPE,
+} from "./loaders.ts";
 import type { Context } from "../request/context.ts";
 import { addFilterTypes, type FilterRefs } from "./filters.ts";
 import { enumRef } from "./enums.ts";
 import { jsonOutputType, typedJson } from "./json-shapes.ts";
-import { CONNECTION_PATHS, connectionArgs, connectionOf as connectionValue, connectionType, cursorSelection, planPage, type ConnectionArgs, type PagePlan } from "./connections.ts";
+import {
+  CONNECTION_PATHS,
+  connectionArgs,
+  connectionOf as connectionValue,
+  connectionType,
+  cursorSelection,
+  planPage,
+  type ConnectionArgs,
+  type PagePlan,
+} from "./connections.ts";
 import { withColumns } from "../data/access.ts";
 import { columnsOf, pivotColumnsOf } from "../data/search.ts";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
@@ -16,10 +38,17 @@ import { sizedElsewhere } from "./cost.ts";
 import { hasUpdatedAt, labelOf } from "../data/attributes.ts";
 import { prismaSelectExtension } from "./pothos-internals.ts";
 import { dynamic, type DynamicFieldBuilder, type FieldMap, type OutputRef, type Row } from "./pothos-dynamic.ts";
-import { computedDescription, fieldDescription, relationDescription, resourceDescription } from "../resources/descriptions.ts";
+import {
+  computedDescription,
+  fieldDescription,
+  relationDescription,
+  resourceDescription,
+} from "../resources/descriptions.ts";
 
 export const scalarOf = (f: Pick<FieldDef, "type">) =>
-  (({ string: "String", text: "String", int: "Int", boolean: "Boolean", datetime: "DateTime", json: "JSON" }) as const)[f.type];
+  (({ string: "String", text: "String", int: "Int", boolean: "Boolean", datetime: "DateTime", json: "JSON" }) as const)[
+    f.type
+  ];
 
 export interface ObjectRefs {
   objects: Map<string, OutputRef>;
@@ -35,14 +64,23 @@ export interface ObjectRefs {
 export const internalListField = (rel: RelationDef) => `${relationField(rel)}List`;
 const toManyKinds = new Set(["hasMany", "belongsToMany", "morphMany"]);
 /** The field a REST selection reads `rel` through: the internal full list of a to-many relation, or the relation itself. */
-export const restRelationField = (rel: RelationDef) => (toManyKinds.has(rel.kind) ? internalListField(rel) : relationField(rel));
-
+export const restRelationField = (rel: RelationDef) =>
+  toManyKinds.has(rel.kind) ? internalListField(rel) : relationField(rel);
 
 const plural = pluralWords;
 
 /** The default order of a list as sort terms on the listed rows' own columns. */
-export function baseOrder(orderBy: Record<string, "asc" | "desc">[] | undefined, columns: (name: string) => FieldDef | undefined) {
-  return (orderBy ?? []).flatMap((o) => Object.entries(o).map(([column, direction]) => ({ column, direction, field: columns(column) ?? { type: "int" as const } })));
+export function baseOrder(
+  orderBy: Record<string, "asc" | "desc">[] | undefined,
+  columns: (name: string) => FieldDef | undefined,
+) {
+  return (orderBy ?? []).flatMap((o) =>
+    Object.entries(o).map(([column, direction]) => ({
+      column,
+      direction,
+      field: columns(column) ?? { type: "int" as const },
+    })),
+  );
 }
 export const columnOf = (def: ResourceDef | PivotDef) => {
   const columns = "parentKey" in def ? pivotColumnsOf(def) : columnsOf(def);
@@ -64,34 +102,60 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
   for (const def of resources) {
     // Select mode: a row carries the columns its selected fields need, not every column of the table (a page of 2,000
     // records with their authors would otherwise read and decode some sixty columns a row).
-    const options = { name: pascal(def.name), description: resourceDescription(def), select: { id: true }, fields: (t: DynamicFieldBuilder) => fieldsOf(t, def) };
-    objects.set(def.name, def.link
-      ? b.prismaObject(def.model, { ...options, subGraphs: ["internal"] })
-      : b.prismaNode(def.model, { ...options, id: { field: "id" }, findUnique: (id: string) => ({ id: Number(id) }) }));
+    const options = {
+      name: pascal(def.name),
+      description: resourceDescription(def),
+      select: { id: true },
+      fields: (t: DynamicFieldBuilder) => fieldsOf(t, def),
+    };
+    objects.set(
+      def.name,
+      def.link
+        ? b.prismaObject(def.model, { ...options, subGraphs: ["internal"] })
+        : b.prismaNode(def.model, {
+            ...options,
+            id: { field: "id" },
+            findUnique: (id: string) => ({ id: Number(id) }),
+          }),
+    );
   }
 
   function connectionOf(def: ResourceDef) {
-    if (!connections.has(def.name)) connections.set(def.name, connectionType(builder, pascal(def.name), objects.get(def.name), plural(def)));
+    if (!connections.has(def.name))
+      connections.set(def.name, connectionType(builder, pascal(def.name), objects.get(def.name), plural(def)));
     return connections.get(def.name);
   }
   /** `GroupUnitsConnection`: the related rows of one many-to-many relation, its link's columns on the edges. */
-  function linkConnectionOf(def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "belongsToMany" }>) {
+  function linkConnectionOf(
+    def: ResourceDef,
+    relationKey: string,
+    rel: Extract<RelationDef, { kind: "belongsToMany" }>,
+  ) {
     const key = `${pascal(def.name)}${pascal(camel(relationKey))}`;
     if (!connections.has(key)) {
       const related = resourceNamed(rel.pivot.related);
       const link = linkResourceOf(rel.pivot);
-      connections.set(key, connectionType(builder, key, objects.get(related.name), plural(related), (t) => {
-        const fields: FieldMap = {
-          linkedAt: t.field({ type: "DateTime", description: "When the link was made.", resolve: (e: { edge: Row }) => e.edge.createdAt }),
-        };
-        for (const [key, f] of Object.entries(rel.pivot.fields)) {
-          fields[key] = t.field({
-            type: f.enum ? enumRef(builder, f.enum) : scalarOf(f), nullable: !!f.nullable || f.type === "json",
-            description: fieldDescription(link, key, f), resolve: (e: { edge: Row }) => e.edge[key],
-          });
-        }
-        return fields;
-      }));
+      connections.set(
+        key,
+        connectionType(builder, key, objects.get(related.name), plural(related), (t) => {
+          const fields: FieldMap = {
+            linkedAt: t.field({
+              type: "DateTime",
+              description: "When the link was made.",
+              resolve: (e: { edge: Row }) => e.edge.createdAt,
+            }),
+          };
+          for (const [key, f] of Object.entries(rel.pivot.fields)) {
+            fields[key] = t.field({
+              type: f.enum ? enumRef(builder, f.enum) : scalarOf(f),
+              nullable: !!f.nullable || f.type === "json",
+              description: fieldDescription(link, key, f),
+              resolve: (e: { edge: Row }) => e.edge[key],
+            });
+          }
+          return fields;
+        }),
+      );
     }
     return connections.get(key);
   }
@@ -99,21 +163,33 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
   function unionFor(target: string) {
     if (!unions.has(target)) {
       const owners = morphOwnersOf(target);
-      unions.set(target, b.unionType(`${pascal(target)}Owner`, {
-        description: `Any record that can own a ${target}.`,
-        types: owners.map((o) => objects.get(o.name)),
-        resolveType: (value: { [TYPE]: string }) => value[TYPE],
-      }));
+      unions.set(
+        target,
+        b.unionType(`${pascal(target)}Owner`, {
+          description: `Any record that can own a ${target}.`,
+          types: owners.map((o) => objects.get(o.name)),
+          resolveType: (value: { [TYPE]: string }) => value[TYPE],
+        }),
+      );
     }
     return unions.get(target);
   }
 
   /** A to-many relation as a connection: one query per level for every parent (per-parent windows), counts on demand. */
-  function relationConnection(t: DynamicFieldBuilder, def: ResourceDef, relationKey: string, rel: Extract<RelationDef, { kind: "hasMany" | "belongsToMany" }>, description: string) {
+  function relationConnection(
+    t: DynamicFieldBuilder,
+    def: ResourceDef,
+    relationKey: string,
+    rel: Extract<RelationDef, { kind: "hasMany" | "belongsToMany" }>,
+    description: string,
+  ) {
     const m2m = rel.kind === "belongsToMany";
     const target = resourceNamed(m2m ? rel.pivot.related : rel.target);
     const listed = m2m ? linkResourceOf(rel.pivot) : target;
-    const base = baseOrder(m2m ? rel.pivot.orderBy : (rel.orderBy ?? target.orderBy), columnOf(m2m ? rel.pivot : target));
+    const base = baseOrder(
+      m2m ? rel.pivot.orderBy : (rel.orderBy ?? target.orderBy),
+      columnOf(m2m ? rel.pivot : target),
+    );
     const prefix = m2m ? [rel.pivot.related] : [];
     const fixed = rel.filter?.where;
     const typeName = pascal(target.name);
@@ -138,20 +214,42 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         const names = selected ? [...selected()] : undefined;
         if (names?.every((name) => name === "totalCount" || name === "__typename")) return { select: { id: true } };
         const where = [...(fixed ? [fixed] : []), ...p.where];
-        const page = { where: where.length ? { AND: where } : undefined, orderBy: p.orderBy, take: p.take, skip: p.skip || undefined };
+        const page = {
+          where: where.length ? { AND: where } : undefined,
+          orderBy: p.orderBy,
+          take: p.take,
+          skip: p.skip || undefined,
+        };
         const cursors = cursorSelection(p, names);
-        if (!m2m) return { select: { [rel.field]: nested({ ...page, select: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }) } };
+        if (!m2m)
+          return {
+            select: {
+              [rel.field]: nested({ ...page, select: cursors }, { getType: () => typeName, paths: CONNECTION_PATHS }),
+            },
+          };
         const related = nested({}, { getType: () => typeName, paths: CONNECTION_PATHS });
         // Link rows come whole (include mode: their columns are the edge's); the related row as its fields select it.
         const relatedCursors = cursors[rel.pivot.related];
         const relatedColumns = (typeof relatedCursors === "object" ? relatedCursors.select : undefined) ?? {};
-        return { select: { [rel.field]: { ...page, include: { [rel.pivot.related]: withColumns(related as { select?: Row }, relatedColumns) } } } };
+        return {
+          select: {
+            [rel.field]: {
+              ...page,
+              include: { [rel.pivot.related]: withColumns(related as { select?: Row }, relatedColumns) },
+            },
+          },
+        };
       }),
       resolve: (row: Row, args: ConnectionArgs, ctx: Context, info: GraphQLResolveInfo) => {
         const p = planOnce(ctx, info, args, () => plan(args, ctx));
         const counted = [...(fixed ? [fixed] : []), ...p.filter];
         const total = () => countChildren(ctx, listed.model, foreignKey, counted, row.id as number);
-        return connectionValue((row[rel.field] ?? []) as Row[], p, total, m2m ? (link) => link[rel.pivot.related] as Row : undefined);
+        return connectionValue(
+          (row[rel.field] ?? []) as Row[],
+          p,
+          total,
+          m2m ? (link) => link[rel.pivot.related] as Row : undefined,
+        );
       },
     });
   }
@@ -160,19 +258,32 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     const fields: FieldMap = def.link
       ? { id: t.exposeInt("id", { description: `The link row's id.` }) }
       : {
-        rowId: t.exposeInt("id", { description: `The ${def.label.toLowerCase()}'s row id: the integer REST shows as \`id\`, unique within the account.` }),
-        label: t.string({ description: `A readable name of the row: "${def.label}: 12".`, resolve: (row: Row) => labelOf(def, row) }),
-      };
+          rowId: t.exposeInt("id", {
+            description: `The ${def.label.toLowerCase()}'s row id: the integer REST shows as \`id\`, unique within the account.`,
+          }),
+          label: t.string({
+            description: `A readable name of the row: "${def.label}: 12".`,
+            resolve: (row: Row) => labelOf(def, row),
+          }),
+        };
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.hidden) continue;
       const type = f.enum ? enumRef(builder, f.enum) : f.type === "json" ? jsonOutputType(builder, f) : scalarOf(f);
-      fields[key] = t.expose(key, { type, nullable: !!f.nullable || (f.type === "json" && !typedJson(f)), description: fieldDescription(def, key, f) });
+      fields[key] = t.expose(key, {
+        type,
+        nullable: !!f.nullable || (f.type === "json" && !typedJson(f)),
+        description: fieldDescription(def, key, f),
+      });
     }
     fields.createdAt = t.expose("createdAt", { type: "DateTime", description: "When the row was created (UTC)." });
-    if (hasUpdatedAt(def.model)) fields.updatedAt = t.expose("updatedAt", { type: "DateTime", description: "When the row last changed (UTC)." });
+    if (hasUpdatedAt(def.model))
+      fields.updatedAt = t.expose("updatedAt", { type: "DateTime", description: "When the row last changed (UTC)." });
     for (const [key, c] of Object.entries(def.computed ?? {})) {
       fields[key] = t.field({
-        type: c.type === "json" ? jsonOutputType(builder, c) : ({ boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],
+        type:
+          c.type === "json"
+            ? jsonOutputType(builder, c)
+            : ({ boolean: "Boolean", datetime: "DateTime", string: "String" } as const)[c.type],
         nullable: !!c.nullable,
         description: computedDescription(def, key, c),
         select: columns(c.needs),
@@ -188,10 +299,15 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
         case "hasMany":
         case "belongsToMany": {
           // A many-to-many connection lists the related rows (`fields`), not the link rows (`fieldLinks`).
-          if (!def.link) fields[rel.kind === "belongsToMany" && !rel.filter ? camel(relationKey) : relationField(rel)] = relationConnection(t, def, relationKey, rel, description);
+          if (!def.link)
+            fields[rel.kind === "belongsToMany" && !rel.filter ? camel(relationKey) : relationField(rel)] =
+              relationConnection(t, def, relationKey, rel, description);
           const orderBy = rel.kind === "hasMany" ? rel.orderBy : rel.pivot.orderBy;
           const query = orderBy ? { query: { orderBy } } : {};
-          const internal = { subGraphs: ["internal" as const], description: `${description} Every row, for REST includes.` };
+          const internal = {
+            subGraphs: ["internal" as const],
+            description: `${description} Every row, for REST includes.`,
+          };
           if (!rel.filter) {
             fields[internalListField(rel)] = t.relation(rel.field, { ...query, ...internal });
             break;
@@ -215,7 +331,8 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             type: objects.get(resourceNamed(rel.target).name),
             nullable: true,
             description,
-            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) => loadMorphChildren(ctx, def, resourceNamed(rel.target), true, row.id as number, info),
+            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
+              loadMorphChildren(ctx, def, resourceNamed(rel.target), true, row.id as number, info),
           });
           break;
         case "morphMany": {
@@ -237,7 +354,8 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             type: [objects.get(target.name)],
             subGraphs: ["internal"],
             description: `${description} Every row, for REST includes.`,
-            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) => loadMorphChildren(ctx, def, target, false, row.id as number, info),
+            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
+              loadMorphChildren(ctx, def, target, false, row.id as number, info),
           });
           break;
         }
@@ -259,15 +377,21 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
       if (f.hidden || name === key || name in fields || (!f.references && !f.morphType)) continue;
       fields[name] = f.references
         ? t.field({
-          type: objects.get(f.references), nullable: true, select: columns([key]), description: `The ${resourceNamed(f.references).label.toLowerCase()} \`${key}\` names, or null.`,
-          resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
-            loadMorphOwner(ctx, name, resourceNamed(f.references!).morphClass, row[key] as number | null, info),
-        })
+            type: objects.get(f.references),
+            nullable: true,
+            select: columns([key]),
+            description: `The ${resourceNamed(f.references).label.toLowerCase()} \`${key}\` names, or null.`,
+            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
+              loadMorphOwner(ctx, name, resourceNamed(f.references!).morphClass, row[key] as number | null, info),
+          })
         : t.field({
-          type: b.nodeInterfaceRef(), nullable: true, select: columns([key, f.morphType!]), description: `The row \`${f.morphType}\` and \`${key}\` name, of any type, or null.`,
-          resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
-            loadMorphOwner(ctx, name, row[f.morphType!] as string | null, row[key] as number | null, info),
-        });
+            type: b.nodeInterfaceRef(),
+            nullable: true,
+            select: columns([key, f.morphType!]),
+            description: `The row \`${f.morphType}\` and \`${key}\` name, of any type, or null.`,
+            resolve: (row: Row, _args: unknown, ctx: Context, info: GraphQLResolveInfo) =>
+              loadMorphOwner(ctx, name, row[f.morphType!] as string | null, row[key] as number | null, info),
+          });
     }
     return fields;
   }
@@ -296,11 +420,12 @@ function planOnce(ctx: Context, info: GraphQLResolveInfo, args: ConnectionArgs, 
 /** `{ a: true, b: true }`: a select of these columns. */
 export const columns = (names: readonly string[]) => Object.fromEntries(names.map((n) => [n, true]));
 
-
 /** Whether a row satisfies a relation filter: column equality, or `{ not: value }`. */
 function matches(row: Record<string, unknown>, where: Record<string, unknown>): boolean {
   return Object.entries(where).every(([key, wanted]) =>
-    wanted !== null && typeof wanted === "object" && "not" in wanted ? row[key] !== (wanted as { not: unknown }).not : row[key] === wanted,
+    wanted !== null && typeof wanted === "object" && "not" in wanted
+      ? row[key] !== (wanted as { not: unknown }).not
+      : row[key] === wanted,
   );
 }
 
@@ -309,17 +434,31 @@ export function pageType(builder: Builder, refs: ObjectRefs, def: ResourceDef) {
   if (!refs.pages.has(def.name)) {
     const b = dynamic(builder);
     const rows = `${def.label.toLowerCase()}s`;
-    refs.pages.set(def.name, b.objectType(b.objectRef(`${pascal(def.name)}Page`), {
-      subGraphs: ["internal"],
-      description: `One page of ${rows}, with the counts to page through the rest.`,
-      fields: (t) => ({
-        nodes: t.field({ type: [refs.objects.get(def.name)], complexity: sizedElsewhere, description: `The ${rows} of this page, in order.`, resolve: (p: Page) => p.nodes }),
-        totalCount: t.int({ description: `How many ${rows} match, over all pages.`, resolve: (p: Page) => p.totalCount() }),
-        page: t.exposeInt("page", { description: "This page's number, from 1." }),
-        perPage: t.exposeInt("perPage", { description: "The most rows a page holds (`limit`)." }),
-        lastPage: t.int({ description: "The number of the last page (at least 1).", resolve: async (p: Page) => Math.max(1, Math.ceil((await p.totalCount()) / p.perPage)) }),
+    refs.pages.set(
+      def.name,
+      b.objectType(b.objectRef(`${pascal(def.name)}Page`), {
+        subGraphs: ["internal"],
+        description: `One page of ${rows}, with the counts to page through the rest.`,
+        fields: (t) => ({
+          nodes: t.field({
+            type: [refs.objects.get(def.name)],
+            complexity: sizedElsewhere,
+            description: `The ${rows} of this page, in order.`,
+            resolve: (p: Page) => p.nodes,
+          }),
+          totalCount: t.int({
+            description: `How many ${rows} match, over all pages.`,
+            resolve: (p: Page) => p.totalCount(),
+          }),
+          page: t.exposeInt("page", { description: "This page's number, from 1." }),
+          perPage: t.exposeInt("perPage", { description: "The most rows a page holds (`limit`)." }),
+          lastPage: t.int({
+            description: "The number of the last page (at least 1).",
+            resolve: async (p: Page) => Math.max(1, Math.ceil((await p.totalCount()) / p.perPage)),
+          }),
+        }),
       }),
-    }));
+    );
   }
   return refs.pages.get(def.name);
 }

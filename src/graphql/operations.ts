@@ -31,11 +31,17 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
   function argsFor(t: DynamicFieldBuilder, op: Operation, words: Words) {
     const args: Record<string, unknown> = {};
     const kind = facadeKinds[op.kind];
-    if (op.parent) args[op.parent.def.param] = t.arg.int({ required: true, description: `Id of the parent ${op.parent.def.label.toLowerCase()}.` });
+    if (op.parent)
+      args[op.parent.def.param] = t.arg.int({
+        required: true,
+        description: `Id of the parent ${op.parent.def.label.toLowerCase()}.`,
+      });
     if (kind.addressesRow) {
       args[op.parent ? op.parent.route.param : op.def.param] = t.arg.int({
         required: !isOneToOne(op),
-        description: isOneToOne(op) ? `Id of the ${words.one}; optional, since the parent has at most one (a different id is not found).` : `Id of the ${words.one}.`,
+        description: isOneToOne(op)
+          ? `Id of the ${words.one}; optional, since the parent has at most one (a different id is not found).`
+          : `Id of the ${words.one}.`,
       });
     }
     return Object.assign(args, kind.args?.(t, op, made, words, builder));
@@ -47,14 +53,24 @@ export function addOperations(builder: Builder, refs: ObjectRefs): void {
     const rest = `REST: ${op.method} /{version}${op.path}${facadeKinds[op.kind].alsoRoutes?.(op) ?? ""} — scopes: ${
       op.scopes.join(", ") || "none"
     }`;
-    return facadeKinds[op.kind].field(t, op, { builder, refs, args, description: `${summaryOf(op, words)}\n\n${rest}`, rest, types });
+    return facadeKinds[op.kind].field(t, op, {
+      builder,
+      refs,
+      args,
+      description: `${summaryOf(op, words)}\n\n${rest}`,
+      rest,
+      types,
+    });
   }
 }
 
 function wordsOf(op: Operation): Words {
   const one = op.def.label.toLowerCase();
   return {
-    one, rows: `${one}s`, parent: op.parent ? op.parent.def.label.toLowerCase() : "", of: op.parent ? ` of a ${op.parent.def.label.toLowerCase()}` : "",
+    one,
+    rows: `${one}s`,
+    parent: op.parent ? op.parent.def.label.toLowerCase() : "",
+    of: op.parent ? ` of a ${op.parent.def.label.toLowerCase()}` : "",
     what: resourceDescription(op.def),
   };
 }

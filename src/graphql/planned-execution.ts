@@ -1,12 +1,48 @@
 import {
-  defaultFieldResolver, getArgumentValues, getNamedType, GraphQLError, isAbstractType, isLeafType, isListType, isNonNullType, isObjectType, Kind, locatedError, OperationTypeNode,
-  type DocumentNode, type ExecutionArgs, type ExecutionResult, type FieldNode, type GraphQLField, type GraphQLFieldResolver, type GraphQLObjectType,
-  type GraphQLOutputType, type GraphQLResolveInfo, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode,
+  defaultFieldResolver,
+  getArgumentValues,
+  getNamedType,
+  GraphQLError,
+  isAbstractType,
+  isLeafType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  locatedError,
+  OperationTypeNode,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+  type GraphQLField,
+  type GraphQLFieldResolver,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
 } from "graphql";
 import {
-  addPath, buildExecutionContext, buildResolveInfo, collectFields, collectSubfields, pathToArray, type ExecutionContext, type Path,
+  addPath,
+  buildExecutionContext,
+  buildResolveInfo,
+  collectFields,
+  collectSubfields,
+  pathToArray,
+  type ExecutionContext,
+  type Path,
 } from "./graphql-js-internals.ts";
-import { argMappersOf, definedResolver, exposedColumn, loadedCheckOf, readsPreloaded, type ArgMapper, type LoadedCheck } from "./pothos-internals.ts";
+import {
+  argMappersOf,
+  definedResolver,
+  exposedColumn,
+  loadedCheckOf,
+  readsPreloaded,
+  type ArgMapper,
+  type LoadedCheck,
+} from "./pothos-internals.ts";
 
 /*
  * Planned execution of read operations: our own executor for the queries whose every field is a column, a relation
@@ -78,7 +114,8 @@ interface Execution {
   waiters: Map<Promise<unknown>, Waiter[]>;
 }
 
-const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | null)?.then === "function";
+const isPromise = (value: unknown): value is Promise<unknown> =>
+  typeof (value as Promise<unknown> | null)?.then === "function";
 
 /**
  * Whether an operation can run here, decided once per document: a query whose fields are all planned kinds. A field
@@ -96,11 +133,19 @@ function canPlan(schema: GraphQLSchema, document: DocumentNode, operationName: s
 }
 
 function judge(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): boolean {
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+  const operations = document.definitions.filter(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION,
+  );
+  const operation = operationName
+    ? operations.find((o) => o.name?.value === operationName)
+    : operations.length === 1
+      ? operations[0]
+      : undefined;
   const query = schema.getQueryType();
   if (!operation || operation.operation !== OperationTypeNode.QUERY || !query) return false;
-  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+  const fragments = new Map(
+    document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])),
+  );
   const visiting = new Set<string>();
   const check = (type: GraphQLObjectType, selections: SelectionSetNode[], root: boolean): boolean => {
     // Every field of these selection sets on `type`, by name, with its response keys and nested selection sets.
@@ -148,7 +193,8 @@ function judge(schema: GraphQLSchema, document: DocumentNode, operationName: str
  * `graphqlJs`.
  */
 export function plannedExecute(
-  args: ExecutionArgs, graphqlJs: (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>,
+  args: ExecutionArgs,
+  graphqlJs: (args: ExecutionArgs) => ExecutionResult | Promise<ExecutionResult>,
 ): ExecutionResult | Promise<ExecutionResult> {
   if (!canPlan(args.schema, args.document, args.operationName)) {
     plannedExecutionStats.graphqlJs++;
@@ -165,10 +211,17 @@ export function plannedExecute(
   };
   try {
     const query = context.schema.getQueryType()!;
-    const roots = planFields(execution, query, collectFields(context.schema, context.fragments, context.variableValues, query, context.operation.selectionSet));
+    const roots = planFields(
+      execution,
+      query,
+      collectFields(context.schema, context.fragments, context.variableValues, query, context.operation.selectionSet),
+    );
     const data = executeFields(execution, query, context.rootValue, undefined, roots);
     if (!isPromise(data) && execution.pending.length === 0) return response(execution, data);
-    return settle(execution, data).then((value) => response(execution, value), (error) => (error instanceof NotPreloaded ? rerun(error) : response(execution, null, error)));
+    return settle(execution, data).then(
+      (value) => response(execution, value),
+      (error) => (error instanceof NotPreloaded ? rerun(error) : response(execution, null, error)),
+    );
   } catch (error) {
     return error instanceof NotPreloaded ? rerun(error) : response(execution, null, error);
   }
@@ -194,15 +247,34 @@ function pend(execution: Execution, promise: Promise<unknown>): void {
 
 function response(execution: Execution, data: unknown, error?: unknown): ExecutionResult {
   if (error !== undefined) execution.errors.push(error as GraphQLError);
-  return execution.errors.length === 0 ? { data: data as Record<string, unknown> } : { errors: execution.errors, data: data as Record<string, unknown> | null };
+  return execution.errors.length === 0
+    ? { data: data as Record<string, unknown> }
+    : { errors: execution.errors, data: data as Record<string, unknown> | null };
 }
 
-function planFields(execution: Execution, parentType: GraphQLObjectType, collected: Map<string, readonly FieldNode[]>): FieldPlan[] {
+function planFields(
+  execution: Execution,
+  parentType: GraphQLObjectType,
+  collected: Map<string, readonly FieldNode[]>,
+): FieldPlan[] {
   const plans: FieldPlan[] = [];
   for (const [responseKey, fieldNodes] of collected) {
     const fieldName = fieldNodes[0].name.value;
     if (fieldName === "__typename") {
-      plans.push({ responseKey, fieldName, fieldNodes, parentType, field: null as never, column: null, preloaded: false, loaded: null, resolve: () => parentType.name, argMappers: [], typename: true, nonNull: true });
+      plans.push({
+        responseKey,
+        fieldName,
+        fieldNodes,
+        parentType,
+        field: null as never,
+        column: null,
+        preloaded: false,
+        loaded: null,
+        resolve: () => parentType.name,
+        argMappers: [],
+        typename: true,
+        nonNull: true,
+      });
       continue;
     }
     const field = parentType.getFields()[fieldName];
@@ -212,7 +284,20 @@ function planFields(execution: Execution, parentType: GraphQLObjectType, collect
     const resolve: Resolver = (preloaded ? definedResolver(field) : field.resolve) ?? defaultFieldResolver;
     const column = exposedColumn(field);
     const argMappers = preloaded ? argMappersOf(field) : [];
-    plans.push({ responseKey, fieldName, fieldNodes, parentType, field, column, preloaded, loaded: loadedCheckOf(field), resolve, argMappers, typename: false, nonNull: isNonNullType(field.type) });
+    plans.push({
+      responseKey,
+      fieldName,
+      fieldNodes,
+      parentType,
+      field,
+      column,
+      preloaded,
+      loaded: loadedCheckOf(field),
+      resolve,
+      argMappers,
+      typename: false,
+      nonNull: isNonNullType(field.type),
+    });
   }
   return plans;
 }
@@ -223,7 +308,13 @@ function planFields(execution: Execution, parentType: GraphQLObjectType, collect
  * its failure stops at itself, so the object need not wait. Only a non-null one makes the object a promise, as it may
  * yet null the object.
  */
-function executeFields(execution: Execution, type: GraphQLObjectType, parent: unknown, path: Path | undefined, plans: FieldPlan[]): unknown {
+function executeFields(
+  execution: Execution,
+  type: GraphQLObjectType,
+  parent: unknown,
+  path: Path | undefined,
+  plans: FieldPlan[],
+): unknown {
   // A literal, not graphql-js's Object.create(null): V8 keeps null-prototype objects in dictionary mode, slower to fill
   // and to serialise; rows of one selection share one shape. (A `__proto__` response key is left to graphql-js.)
   const result: Record<string, unknown> = {};
@@ -240,13 +331,20 @@ function executeFields(execution: Execution, type: GraphQLObjectType, parent: un
 
 // The promise callbacks live in functions of their own: a closure in executeFields or executeField would make V8
 // allocate its captured variables on every call, for every field of every row, promise or not.
-const settleInto = (into: Record<string, unknown>, key: string, value: Promise<unknown>) => value.then((settled) => void (into[key] = settled));
+const settleInto = (into: Record<string, unknown>, key: string, value: Promise<unknown>) =>
+  value.then((settled) => void (into[key] = settled));
 const allInto = (pending: Array<Promise<unknown>>, result: unknown) => Promise.all(pending).then(() => result);
 
 /** A nullable field's value will be written into its object once it settles. */
 const LATER = Symbol("later");
 
-function executeField(execution: Execution, plan: FieldPlan, parent: unknown, parentPath: Path | undefined, into: Record<string, unknown>): unknown {
+function executeField(
+  execution: Execution,
+  plan: FieldPlan,
+  parent: unknown,
+  parentPath: Path | undefined,
+  into: Record<string, unknown>,
+): unknown {
   if (plan.typename) return plan.parentType.name;
   let result: unknown;
   try {
@@ -255,7 +353,8 @@ function executeField(execution: Execution, plan: FieldPlan, parent: unknown, pa
       if (result === undefined && plan.preloaded) throw new NotPreloaded(`${plan.parentType.name}.${plan.fieldName}`);
     } else {
       const info = infoOf(execution, plan, parentPath);
-      if (plan.loaded && !plan.loaded(parent, info, execution.context.contextValue)) throw new NotPreloaded(`${plan.parentType.name}.${plan.fieldName}`);
+      if (plan.loaded && !plan.loaded(parent, info, execution.context.contextValue))
+        throw new NotPreloaded(`${plan.parentType.name}.${plan.fieldName}`);
       result = plan.resolve(parent, argsOf(plan, execution, info), execution.context.contextValue, info);
     }
     const complete = plan.complete ?? (plan.complete = completer(execution, plan, plan.field.type));
@@ -273,16 +372,24 @@ function executeField(execution: Execution, plan: FieldPlan, parent: unknown, pa
 }
 
 /** A non-null field's promise, completed when it settles (its failure is thrown on to its parent). */
-function completeAsync(execution: Execution, plan: FieldPlan, parentPath: Path | undefined, result: Promise<unknown>): Promise<unknown> {
+function completeAsync(
+  execution: Execution,
+  plan: FieldPlan,
+  parentPath: Path | undefined,
+  result: Promise<unknown>,
+): Promise<unknown> {
   // Inline callbacks: the bundle names every closure bound to a variable (esbuild's keepNames), at a cost per call.
-  return result.then((resolved) => {
-    try {
-      const completed = plan.complete!(resolved, parentPath);
-      return isPromise(completed) ? failingAt(execution, plan, parentPath, completed) : completed;
-    } catch (error) {
-      return fieldError(execution, plan, parentPath, error);
-    }
-  }, (error) => fieldError(execution, plan, parentPath, error));
+  return result.then(
+    (resolved) => {
+      try {
+        const completed = plan.complete!(resolved, parentPath);
+        return isPromise(completed) ? failingAt(execution, plan, parentPath, completed) : completed;
+      } catch (error) {
+        return fieldError(execution, plan, parentPath, error);
+      }
+    },
+    (error) => fieldError(execution, plan, parentPath, error),
+  );
 }
 
 /** `completed`, with a failure handled as the field's error. */
@@ -309,13 +416,22 @@ function later(execution: Execution, promise: Promise<unknown>, waiter: Waiter):
   waiters.push(waiter);
 }
 
-const completeAllLater = (execution: Execution, promise: Promise<unknown>, waiters: Waiter[]) => promise.then((resolved) => {
-  for (const w of waiters) completeLater(execution, w, resolved, false);
-}, (error) => {
-  for (const w of waiters) completeLater(execution, w, error, true);
-});
+const completeAllLater = (execution: Execution, promise: Promise<unknown>, waiters: Waiter[]) =>
+  promise.then(
+    (resolved) => {
+      for (const w of waiters) completeLater(execution, w, resolved, false);
+    },
+    (error) => {
+      for (const w of waiters) completeLater(execution, w, error, true);
+    },
+  );
 
-function completeLater(execution: Execution, { plan, parentPath, into }: Waiter, settled: unknown, failed: boolean): void {
+function completeLater(
+  execution: Execution,
+  { plan, parentPath, into }: Waiter,
+  settled: unknown,
+  failed: boolean,
+): void {
   try {
     if (failed) throw settled;
     const completed = plan.complete!(settled, parentPath);
@@ -332,7 +448,11 @@ function completeLater(execution: Execution, { plan, parentPath, into }: Waiter,
 /** graphql-js's handling: located at the field, thrown on to the parent when the field is non-null, else recorded. */
 function fieldError(execution: Execution, plan: FieldPlan, parentPath: Path | undefined, raw: unknown): null {
   if (raw instanceof NotPreloaded) throw raw;
-  const error = locatedError(raw, plan.fieldNodes, pathToArray(addPath(parentPath, plan.responseKey, plan.parentType.name)));
+  const error = locatedError(
+    raw,
+    plan.fieldNodes,
+    pathToArray(addPath(parentPath, plan.responseKey, plan.parentType.name)),
+  );
   if (plan.nonNull) throw error;
   execution.errors.push(error);
   return null;
@@ -344,7 +464,8 @@ function argsOf(plan: FieldPlan, execution: Execution, info: GraphQLResolveInfo)
       let values = getArgumentValues(plan.field, plan.fieldNodes[0], execution.context.variableValues);
       for (const map of plan.argMappers) {
         const mapped = map(values, execution.context.contextValue, info);
-        if (isPromise(mapped)) throw new NotPreloaded(`${plan.parentType.name}.${plan.fieldName}: asynchronous argument mapper`);
+        if (isPromise(mapped))
+          throw new NotPreloaded(`${plan.parentType.name}.${plan.fieldName}: asynchronous argument mapper`);
         values = mapped as Record<string, unknown>;
       }
       plan.args = { values };
@@ -359,7 +480,13 @@ function argsOf(plan: FieldPlan, execution: Execution, info: GraphQLResolveInfo)
 
 function infoOf(execution: Execution, plan: FieldPlan, parentPath: Path | undefined): GraphQLResolveInfo {
   if (plan.info) return plan.info;
-  plan.info = buildResolveInfo(execution.context, plan.field, plan.fieldNodes, plan.parentType, addPath(parentPath, plan.responseKey, plan.parentType.name));
+  plan.info = buildResolveInfo(
+    execution.context,
+    plan.field,
+    plan.fieldNodes,
+    plan.parentType,
+    addPath(parentPath, plan.responseKey, plan.parentType.name),
+  );
   ownInfos.add(plan.info);
   return plan.info;
 }
@@ -378,11 +505,14 @@ export const readsRowsDirectly = (info: GraphQLResolveInfo): boolean => ownInfos
  * or list needs one: a leaf needs none.
  */
 function completer(execution: Execution, plan: FieldPlan, type: GraphQLOutputType, inList = false): Completer {
-  const pathOf = inList ? (path: Path | undefined) => path! : (path: Path | undefined) => addPath(path, plan.responseKey, plan.parentType.name);
+  const pathOf = inList
+    ? (path: Path | undefined) => path!
+    : (path: Path | undefined) => addPath(path, plan.responseKey, plan.parentType.name);
   if (isNonNullType(type)) {
     const inner = completer(execution, plan, type.ofType, inList);
     const required = (value: unknown) => {
-      if (value === null) throw new Error(`Cannot return null for non-nullable field ${plan.parentType.name}.${plan.fieldName}.`);
+      if (value === null)
+        throw new Error(`Cannot return null for non-nullable field ${plan.parentType.name}.${plan.fieldName}.`);
       return value;
     };
     return (result, path) => {
@@ -396,7 +526,10 @@ function completer(execution: Execution, plan: FieldPlan, type: GraphQLOutputTyp
     return (result, path) => {
       if (result instanceof Error) throw result;
       if (result == null) return null;
-      if (!Array.isArray(result)) throw new GraphQLError(`Expected Iterable, but did not find one for field "${plan.parentType.name}.${plan.fieldName}".`);
+      if (!Array.isArray(result))
+        throw new GraphQLError(
+          `Expected Iterable, but did not find one for field "${plan.parentType.name}.${plan.fieldName}".`,
+        );
       const listPath = pathOf(path);
       let pending = false;
       const values = result.map((value, index) => {
@@ -418,7 +551,10 @@ function completer(execution: Execution, plan: FieldPlan, type: GraphQLOutputTyp
       if (result instanceof Error) throw result;
       if (result == null) return null;
       const serialized = type.serialize(result);
-      if (serialized == null) throw new Error(`Expected \`${type.name}.serialize(${String(result)})\` to return non-nullable value, returned: ${String(serialized)}`);
+      if (serialized == null)
+        throw new Error(
+          `Expected \`${type.name}.serialize(${String(result)})\` to return non-nullable value, returned: ${String(serialized)}`,
+        );
       return serialized;
     };
   }
@@ -426,8 +562,19 @@ function completer(execution: Execution, plan: FieldPlan, type: GraphQLOutputTyp
   return (result, path) => {
     if (result instanceof Error) throw result;
     if (result == null) return null;
-    const subfields = plan.subfields ??
-      (plan.subfields = planFields(execution, type, collectSubfields(execution.context.schema, execution.context.fragments, execution.context.variableValues, type, plan.fieldNodes)));
+    const subfields =
+      plan.subfields ??
+      (plan.subfields = planFields(
+        execution,
+        type,
+        collectSubfields(
+          execution.context.schema,
+          execution.context.fragments,
+          execution.context.variableValues,
+          type,
+          plan.fieldNodes,
+        ),
+      ));
     return executeFields(execution, type, result, pathOf(path), subfields);
   };
 }

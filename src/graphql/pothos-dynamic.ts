@@ -66,7 +66,10 @@ export type ArgMap = Record<string, ArgRef>;
 export type Resolver<P = Row, A = Args> = (parent: P, args: A, ctx: Context, info: GraphQLResolveInfo) => unknown;
 /** A subscription field's source of events. */
 export type Subscriber<P = unknown, A = Args> = (
-  parent: P, args: A, ctx: Context, info: GraphQLResolveInfo,
+  parent: P,
+  args: A,
+  ctx: Context,
+  info: GraphQLResolveInfo,
 ) => AsyncIterable<unknown> | Promise<AsyncIterable<unknown>>;
 
 /** A field's nullability: of the field, or of a list field and of its items. */

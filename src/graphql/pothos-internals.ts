@@ -69,7 +69,10 @@ export const loadedCheckOf = (field: Field): LoadedCheck | null => extensionsOf(
  * (a relation's query), `selected` gives the names selected under the field.
  */
 export type PrismaSelect<Args, Ctx> = (
-  args: Args, ctx: Ctx, nested: (query: object, options?: object) => unknown, selected?: () => Iterable<string>,
+  args: Args,
+  ctx: Ctx,
+  nested: (query: object, options?: object) => unknown,
+  selected?: () => Iterable<string>,
 ) => object;
 
 /** The `extensions` of a field whose data the planned query loads by `select` (given the selected names). */

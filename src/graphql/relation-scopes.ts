@@ -1,7 +1,20 @@
 import {
-  getLocation, getNamedType, getOperationAST, isAbstractType, isNonNullType, isObjectType, Kind,
-  type DocumentNode, type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema,
-  type SelectionNode, type SelectionSetNode, type SourceLocation,
+  getLocation,
+  getNamedType,
+  getOperationAST,
+  isAbstractType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  type DocumentNode,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type SelectionNode,
+  type SelectionSetNode,
+  type SourceLocation,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 import type { ResourceDef } from "../resources/define.ts";
@@ -24,7 +37,10 @@ import { pascal, restRootField } from "../core/names.ts";
 /** The view scope of every resource that has one: a resource no route serves (schedules, tags) is read with its parent, as a link row is. */
 const viewScopes = new Set(operations.flatMap((op) => op.scopes).filter((s) => s.startsWith("view:")));
 const scopeOfType = new Map<string, string | null>(
-  resources.map((def) => [pascal(def.name), !def.link && viewScopes.has(`view:${def.scope}`) ? `view:${def.scope}` : null]),
+  resources.map((def) => [
+    pascal(def.name),
+    !def.link && viewScopes.has(`view:${def.scope}`) ? `view:${def.scope}` : null,
+  ]),
 );
 const resourceOfType = new Map<string, ResourceDef>(resources.map((def) => [pascal(def.name), def]));
 /**
@@ -80,10 +96,16 @@ interface RootCheck {
 /** A relation read the key may not make: FORBIDDEN, located on the field that reads it. */
 class RelationForbidden extends ApiError {
   constructor(need: FieldNeed, missing: string[]) {
-    super("FORBIDDEN", `${errorKinds.FORBIDDEN.message} Missing scope${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}.`);
+    super(
+      "FORBIDDEN",
+      `${errorKinds.FORBIDDEN.message} Missing scope${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}.`,
+    );
     const location = need.node.loc ? [getLocation(need.node.loc.source, need.node.loc.start)] : undefined;
     // ApiError takes no GraphQL options; the path and location are what a client needs to find the field.
-    Object.assign(this as { path?: readonly string[]; locations?: readonly SourceLocation[] }, { path: need.path, locations: location });
+    Object.assign(this as { path?: readonly string[]; locations?: readonly SourceLocation[] }, {
+      path: need.path,
+      locations: location,
+    });
   }
 }
 
@@ -130,7 +152,13 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
      * holds, or the helpers around them (its connection and edges, a link row, a payload), whose read is already
      * checked: the root field's own rows (its own scopes cover them), or a relation's rows checked where it is selected.
      */
-    const visit = (types: readonly GraphQLObjectType[], selectionSet: SelectionSetNode, path: string[], owner: FieldNode, own: string | null): void => {
+    const visit = (
+      types: readonly GraphQLObjectType[],
+      selectionSet: SelectionSetNode,
+      path: string[],
+      owner: FieldNode,
+      own: string | null,
+    ): void => {
       for (const selected of fieldsOf(types, selectionSet)) {
         read(selected.types, path, owner, own);
         if (!selected.node.selectionSet) continue;
@@ -140,13 +168,30 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
           if (!child) continue;
           const def = resourceOfType.get(type.name);
           const next = rowTypeOf(type) !== type.name ? rowTypeOf(type) : def && !def.link ? null : own;
-          visit(possibleTypes(getNamedType(child.type)), selected.node.selectionSet, [...path, key], selected.node, next);
+          visit(
+            possibleTypes(getNamedType(child.type)),
+            selected.node.selectionSet,
+            [...path, key],
+            selected.node,
+            next,
+          );
         }
       }
     };
-    visit(rootTypes, node.selectionSet, [(node.alias ?? node.name).value], node, op?.anyType ? ANY_TYPE : op?.def ? pascal(op.def.name) : null);
+    visit(
+      rootTypes,
+      node.selectionSet,
+      [(node.alias ?? node.name).value],
+      node,
+      op?.anyType ? ANY_TYPE : op?.def ? pascal(op.def.name) : null,
+    );
     const key = (node.alias ?? node.name).value;
-    checks.push({ scopes: op?.scopes ?? [], needs: [...needs.values()], key, alone: !isNonNullType(definition.type) && operation.selectionSet.selections.includes(node) });
+    checks.push({
+      scopes: op?.scopes ?? [],
+      needs: [...needs.values()],
+      key,
+      alone: !isNonNullType(definition.type) && operation.selectionSet.selections.includes(node),
+    });
   }
   return checks;
 
@@ -159,7 +204,8 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
         out.push({ node: selection, types });
         continue;
       }
-      let fragment: { typeCondition?: { name: { value: string } }; selectionSet: SelectionSetNode } | undefined = selection.kind === Kind.INLINE_FRAGMENT ? selection : undefined;
+      let fragment: { typeCondition?: { name: { value: string } }; selectionSet: SelectionSetNode } | undefined =
+        selection.kind === Kind.INLINE_FRAGMENT ? selection : undefined;
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
         if (seen.has(selection.name.value)) continue;
         fragment = fragments.get(selection.name.value);
@@ -167,7 +213,9 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
       }
       if (!fragment) continue;
       const condition = fragment.typeCondition && schema.getType(fragment.typeCondition.name.value);
-      const narrowed = !condition ? types : types.filter((t) => t === condition || (isAbstractType(condition) && schema.isSubType(condition, t)));
+      const narrowed = !condition
+        ? types
+        : types.filter((t) => t === condition || (isAbstractType(condition) && schema.isSubType(condition, t)));
       if (narrowed.length) out.push(...fieldsOf(narrowed, fragment.selectionSet, seen));
     }
     return out;
@@ -184,7 +232,12 @@ function analyse(schema: GraphQLSchema, document: DocumentNode, operationName: s
 export function relationScopesPlugin(): Plugin<Context> {
   const cache = new WeakMap<DocumentNode, Map<string, RootCheck[]>>();
   /** The document's checks and what the key lacks; null when the key holds every scope (`*`) or none (no key). */
-  const refusalsOf = (args: { contextValue: unknown; document: unknown; operationName?: string | null; schema: GraphQLSchema }) => {
+  const refusalsOf = (args: {
+    contextValue: unknown;
+    document: unknown;
+    operationName?: string | null;
+    schema: GraphQLSchema;
+  }) => {
     const scopes = (args.contextValue as Context).auth?.scopes;
     // Without a key the root fields answer UNAUTHENTICATED; `*` holds every scope.
     if (!scopes || scopes.has("*")) return null;
@@ -220,20 +273,31 @@ export function relationScopesPlugin(): Plugin<Context> {
       // A refused field that cannot be null alone (non-null, or selected through a fragment) takes the whole data.
       if (checks.some((c) => refused.has(c.key) && !c.alone)) return setResultAndStopExecution({ data: null, errors });
       const operation = getOperationAST(document, args.operationName)!;
-      const runs = operation.selectionSet.selections.some((s) => s.kind !== Kind.FIELD || !refused.has((s.alias ?? s.name).value));
-      if (!runs) return setResultAndStopExecution({ data: Object.fromEntries([...refused].map((key) => [key, null])), errors });
+      const runs = operation.selectionSet.selections.some(
+        (s) => s.kind !== Kind.FIELD || !refused.has((s.alias ?? s.name).value),
+      );
+      if (!runs)
+        return setResultAndStopExecution({ data: Object.fromEntries([...refused].map((key) => [key, null])), errors });
       const pruned: DocumentNode = {
         ...document,
-        definitions: document.definitions.map((d) => d !== operation ? d : {
-          ...operation,
-          selectionSet: {
-            ...operation.selectionSet,
-            selections: operation.selectionSet.selections.filter((s) => s.kind !== Kind.FIELD || !refused.has((s.alias ?? s.name).value)),
-          },
-        }),
+        definitions: document.definitions.map((d) =>
+          d !== operation
+            ? d
+            : {
+                ...operation,
+                selectionSet: {
+                  ...operation.selectionSet,
+                  selections: operation.selectionSet.selections.filter(
+                    (s) => s.kind !== Kind.FIELD || !refused.has((s.alias ?? s.name).value),
+                  ),
+                },
+              },
+        ),
       };
       // The response keys in the document's order: the refused ones null where they were asked.
-      const keys = operation.selectionSet.selections.flatMap((s) => (s.kind === Kind.FIELD ? [(s.alias ?? s.name).value] : []));
+      const keys = operation.selectionSet.selections.flatMap((s) =>
+        s.kind === Kind.FIELD ? [(s.alias ?? s.name).value] : [],
+      );
       setExecuteFn(async (executeArgs) => {
         const result = (await executeFn({ ...executeArgs, document: pruned })) as ExecutionResult;
         if (result.data == null) return { ...result, errors: [...errors, ...(result.errors ?? [])] };

@@ -9,7 +9,14 @@ import { validationError } from "../core/errors.ts";
 import { guard, owned } from "../data/access.ts";
 import { fieldDescription } from "../resources/descriptions.ts";
 import type { Builder } from "./builder.ts";
-import { dynamic, type DynamicFieldBuilder, type DynamicInputFieldBuilder, type FieldMap, type InputFieldMap, type Row } from "./pothos-dynamic.ts";
+import {
+  dynamic,
+  type DynamicFieldBuilder,
+  type DynamicInputFieldBuilder,
+  type FieldMap,
+  type InputFieldMap,
+  type Row,
+} from "./pothos-dynamic.ts";
 import type { Context } from "../request/context.ts";
 import { enumRef } from "./enums.ts";
 import { jsonInputType } from "./json-shapes.ts";
@@ -37,7 +44,8 @@ const withRoute = (text: string, op: Operation | undefined, also = "") =>
   op ? `${text}\n\nREST: ${op.method} /{version}${op.path}${also} — scopes: ${op.scopes.join(", ") || "none"}` : text;
 
 /** The top-level operation of `kind` on `def` (its scopes are the public field's). */
-const topLevel = (def: ResourceDef, kind: Operation["kind"]) => operations.find((op) => op.def === def && op.kind === kind && !op.parent && !op.view);
+const topLevel = (def: ResourceDef, kind: Operation["kind"]) =>
+  operations.find((op) => op.def === def && op.kind === kind && !op.parent && !op.view);
 
 export function addRootFields(builder: Builder, refs: ObjectRefs): void {
   const b = dynamic(builder);
@@ -55,25 +63,34 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const rowId = Number(id);
       if (!def || !Number.isSafeInteger(rowId)) continue;
       // A type read only under its parent (webhook deliveries) is viewed with its nested list's scopes.
-      const show = topLevel(def, "show") ?? topLevel(def, "list") ?? operations.find((op) => op.def === def && op.kind === "list");
+      const show =
+        topLevel(def, "show") ?? topLevel(def, "list") ?? operations.find((op) => op.def === def && op.kind === "list");
       // A key that may not view the type learns nothing of the row: null, as for a row that does not exist. (A selection
       // on the type itself, `... on User`, is refused before execution by the relation scopes, with FORBIDDEN.)
       if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) continue;
       wanted.set(typename, [...(wanted.get(typename) ?? []), rowId]);
     }
     const found = new Map<string, Row>();
-    await Promise.all([...wanted].map(async ([typename, rowIds]) => {
-      const def = nodeTypes.get(typename)!;
-      const query = queryFromInfo({ context: ctx, info, typeName: typename });
-      const rows: Row[] = await ctx.store.findMany(def.model, { ...query, where: owned(ctx, def, { id: { in: rowIds } }) });
-      for (const row of rows) {
-        brandWithType(row, typename as never);
-        found.set(`${typename}:${String(row.id)}`, row);
-      }
-    }));
+    await Promise.all(
+      [...wanted].map(async ([typename, rowIds]) => {
+        const def = nodeTypes.get(typename)!;
+        const query = queryFromInfo({ context: ctx, info, typeName: typename });
+        const rows: Row[] = await ctx.store.findMany(def.model, {
+          ...query,
+          where: owned(ctx, def, { id: { in: rowIds } }),
+        });
+        for (const row of rows) {
+          brandWithType(row, typename as never);
+          found.set(`${typename}:${String(row.id)}`, row);
+        }
+      }),
+    );
     // Change events are no resource's rows: each is read from the outbox, shown if the key may see it.
-    return Promise.all(ids.map(async ({ typename, id }) =>
-      typename === CHANGE_EVENT ? changeEventNode(ctx, Number(id)) : (found.get(`${typename}:${Number(id)}`) ?? null)));
+    return Promise.all(
+      ids.map(async ({ typename, id }) =>
+        typename === CHANGE_EVENT ? changeEventNode(ctx, Number(id)) : (found.get(`${typename}:${Number(id)}`) ?? null),
+      ),
+    );
   }
   const parseId = (global: string) => {
     try {
@@ -83,37 +100,63 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     }
   };
 
-  const queryRef = b.queryType({ description: "Reads: every resource as a connection and by row id, any row by its global id, and the key's own user." });
-  b.mutationType({ description: "Writes: create, update and delete every resource, batches, and the links of many-to-many relations; each answers a payload." });
+  const queryRef = b.queryType({
+    description:
+      "Reads: every resource as a connection and by row id, any row by its global id, and the key's own user.",
+  });
+  b.mutationType({
+    description:
+      "Writes: create, update and delete every resource, batches, and the links of many-to-many relations; each answers a payload.",
+  });
 
-  b.queryField("node", (t) => t.field({
-    type: b.nodeInterfaceRef(), nullable: true,
-    description: "The row with this global id, of any type; null when it does not exist or belongs to another account.",
-    args: { id: t.arg.id({ required: true, description: "A global id (any row's `id`)." }) },
-    resolve: async (_root: unknown, args: { id: string }, ctx: Context, info: GraphQLResolveInfo) => (await loadNodes(ctx, [parseId(String(args.id))], info))[0],
-  }));
-  b.queryField("nodes", (t) => t.field({
-    type: [b.nodeInterfaceRef()], nullable: { list: false, items: true },
-    description: "The rows with these global ids, in the same order; null for each that does not exist or belongs to another account.",
-    args: { ids: t.arg.idList({ required: true, description: `Global ids: at most the page maximum.` }) },
-    resolve: (_root: unknown, args: { ids: string[] }, ctx: Context, info: GraphQLResolveInfo) => {
-      if (args.ids.length > ctx.config.maxPageSize) throw validationError({ ids: [`ids must not have more than ${ctx.config.maxPageSize} items.`] });
-      return loadNodes(ctx, args.ids.map((id) => parseId(String(id))), info);
-    },
-  }));
+  b.queryField("node", (t) =>
+    t.field({
+      type: b.nodeInterfaceRef(),
+      nullable: true,
+      description:
+        "The row with this global id, of any type; null when it does not exist or belongs to another account.",
+      args: { id: t.arg.id({ required: true, description: "A global id (any row's `id`)." }) },
+      resolve: async (_root: unknown, args: { id: string }, ctx: Context, info: GraphQLResolveInfo) =>
+        (await loadNodes(ctx, [parseId(String(args.id))], info))[0],
+    }),
+  );
+  b.queryField("nodes", (t) =>
+    t.field({
+      type: [b.nodeInterfaceRef()],
+      nullable: { list: false, items: true },
+      description:
+        "The rows with these global ids, in the same order; null for each that does not exist or belongs to another account.",
+      args: { ids: t.arg.idList({ required: true, description: `Global ids: at most the page maximum.` }) },
+      resolve: (_root: unknown, args: { ids: string[] }, ctx: Context, info: GraphQLResolveInfo) => {
+        if (args.ids.length > ctx.config.maxPageSize)
+          throw validationError({ ids: [`ids must not have more than ${ctx.config.maxPageSize} items.`] });
+        return loadNodes(
+          ctx,
+          args.ids.map((id) => parseId(String(id))),
+          info,
+        );
+      },
+    }),
+  );
   registerRootField("node", { scopes: [], anyType: true });
   registerRootField("nodes", { scopes: [], anyType: true });
 
   const user = resourceNamed("user");
-  b.queryField("me", (t) => t.field({
-    type: refs.objects.get("user"), nullable: true,
-    description: "The user the API key acts for; null when the key acts for no user.",
-    resolve: async (_root: unknown, _args: unknown, ctx: Context, info: GraphQLResolveInfo) => {
-      guard(ctx, []);
-      if (ctx.auth!.userId == null) return null;
-      return ctx.store.findFirst(user.model, { ...queryFromInfo({ context: ctx, info }), where: owned(ctx, user, { id: ctx.auth!.userId }) });
-    },
-  }));
+  b.queryField("me", (t) =>
+    t.field({
+      type: refs.objects.get("user"),
+      nullable: true,
+      description: "The user the API key acts for; null when the key acts for no user.",
+      resolve: async (_root: unknown, _args: unknown, ctx: Context, info: GraphQLResolveInfo) => {
+        guard(ctx, []);
+        if (ctx.auth!.userId == null) return null;
+        return ctx.store.findFirst(user.model, {
+          ...queryFromInfo({ context: ctx, info }),
+          where: owned(ctx, user, { id: ctx.auth!.userId }),
+        });
+      },
+    }),
+  );
   registerRootField("me", { scopes: [], def: user });
 
   for (const def of resources) if (!def.link) addOperations(def);
@@ -123,7 +166,11 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       description,
       fields: (t) => ({
         ...fields(t),
-        query: t.field({ type: queryRef, description: "The query root, to read anything else after the change in the same response.", resolve: () => ({}) }),
+        query: t.field({
+          type: queryRef,
+          description: "The query root, to read anything else after the change in the same response.",
+          resolve: () => ({}),
+        }),
       }),
     });
   }
@@ -138,7 +185,8 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
     }
     for (const [name, upload] of Object.entries(def.uploads ?? {})) {
       fields[name] = t.field({
-        type: "File", required: create && !!upload.required,
+        type: "File",
+        required: create && !!upload.required,
         description: `The ${upload.image ? "image" : "file"} to upload (GraphQL multipart request).`,
       });
     }

@@ -77,13 +77,20 @@ const MAX_BEHIND = 1000;
  * `subscriptionsPerKey` places at once (a GraphQL error, RATE_LIMITED, when none is left); ending the stream in any
  * way (the client closes it, the server shuts down) gives the place back.
  */
-function changeStream(ctx: Context, def: ResourceDef, accept: (event: PublishedEvent, action: ChangeAction) => boolean): AsyncIterableIterator<ChangePayload> {
+function changeStream(
+  ctx: Context,
+  def: ResourceDef,
+  accept: (event: PublishedEvent, action: ChangeAction) => boolean,
+): AsyncIterableIterator<ChangePayload> {
   const { accountId, credential } = ctx.auth!;
   const live = liveOf(ctx.events);
   const open = live.perKey.get(credential) ?? 0;
   const cap = ctx.config.subscriptionsPerKey;
   if (open >= cap) {
-    throw new ApiError("RATE_LIMITED", `This API key already has ${open} open subscription${open === 1 ? "" : "s"} on this server, its limit (SUBSCRIPTIONS_PER_KEY=${cap}): close one before opening another.`);
+    throw new ApiError(
+      "RATE_LIMITED",
+      `This API key already has ${open} open subscription${open === 1 ? "" : "s"} on this server, its limit (SUBSCRIPTIONS_PER_KEY=${cap}): close one before opening another.`,
+    );
   }
   live.perKey.set(credential, open + 1);
   let released = false;
@@ -108,7 +115,12 @@ function changeStream(ctx: Context, def: ResourceDef, accept: (event: PublishedE
           const action = actionOfType(event.type);
           if (event.resource !== def.name || !accept(event, action)) continue;
           if (++behind > MAX_BEHIND) {
-            stop(new ApiError("RATE_LIMITED", `The subscriber fell more than ${MAX_BEHIND} events behind; resume from the change feed with the last cursor received.`));
+            stop(
+              new ApiError(
+                "RATE_LIMITED",
+                `The subscriber fell more than ${MAX_BEHIND} events behind; resume from the change feed with the last cursor received.`,
+              ),
+            );
             return;
           }
           void push({ def, action, event }).then(() => behind--);
@@ -138,7 +150,10 @@ function guardSubscription(ctx: Context, def: ResourceDef, scopes: readonly stri
     guard(ctx, scopes);
   } catch (error) {
     if (error instanceof ApiError && error.code === "FORBIDDEN") {
-      throw new ApiError("FORBIDDEN", `Subscribing to ${pluralWords(def)} needs the ${scopes.join(", ")} scope${scopes.length > 1 ? "s" : ""}.`);
+      throw new ApiError(
+        "FORBIDDEN",
+        `Subscribing to ${pluralWords(def)} needs the ${scopes.join(", ")} scope${scopes.length > 1 ? "s" : ""}.`,
+      );
     }
     throw error;
   }
@@ -148,14 +163,20 @@ function guardSubscription(ctx: Context, def: ResourceDef, scopes: readonly stri
 export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void {
   const b = dynamic(builder);
   b.subscriptionType({
-    description: "Live changes, pushed as they are committed: over Server-Sent Events (`POST /graphql` with `Accept: text/event-stream`, or GET) or a graphql-ws WebSocket at `/graphql`.",
+    description:
+      "Live changes, pushed as they are committed: over Server-Sent Events (`POST /graphql` with `Accept: text/event-stream`, or GET) or a graphql-ws WebSocket at `/graphql`.",
   });
   // The change feed's enum (src/graphql/changes.ts), by name: one vocabulary for both.
   const action = "ChangeAction";
   const where = b.inputType("RecordChangedWhere", {
-    description: "Which changes a change stream pushes: all of them unless narrowed here (every condition given must hold).",
+    description:
+      "Which changes a change stream pushes: all of them unless narrowed here (every condition given must hold).",
     fields: (t) => ({
-      actions: t.field({ type: [action], required: false, description: "Only changes that did one of these (all actions when absent)." }),
+      actions: t.field({
+        type: [action],
+        required: false,
+        description: "Only changes that did one of these (all actions when absent).",
+      }),
       rowIds: t.intList({ required: false, description: "Only changes of the records with these row ids (`rowId`)." }),
     }),
   });
@@ -169,34 +190,69 @@ export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void 
     const ref = b.objectRef(`${Name}ChangedPayload`).implement({
       description: `One change of ${one === "newsfeed" ? "a newsfeed item" : `a ${one}`}, as it was committed: what happened, and the record as it is now.`,
       fields: (t) => ({
-        eventId: t.int({ description: "The event's id: increasing, in the order events were written in the account.", resolve: (p: ChangePayload) => p.event.id }),
-        type: t.string({ description: `The event's type, as webhooks name it (\`${eventTypeOf(def, "created")}\`, \`${eventTypeOf(def, "updated")}\`, \`${eventTypeOf(def, "deleted")}\`).`, resolve: (p: ChangePayload) => p.event.type }),
+        eventId: t.int({
+          description: "The event's id: increasing, in the order events were written in the account.",
+          resolve: (p: ChangePayload) => p.event.id,
+        }),
+        type: t.string({
+          description: `The event's type, as webhooks name it (\`${eventTypeOf(def, "created")}\`, \`${eventTypeOf(def, "updated")}\`, \`${eventTypeOf(def, "deleted")}\`).`,
+          resolve: (p: ChangePayload) => p.event.type,
+        }),
         action: t.field({ type: action, description: "What the change did.", resolve: (p: ChangePayload) => p.action }),
         cursor: t.string({
-          description: "The change feed's cursor of this event: `GET /v2/changes?after=<cursor>` resumes right after it (after a reconnection, say).",
-          resolve: (p: ChangePayload) => encodeCursor({ txid: p.event.txid, id: p.event.id, createdAt: new Date(p.event.createdAt) }),
+          description:
+            "The change feed's cursor of this event: `GET /v2/changes?after=<cursor>` resumes right after it (after a reconnection, say).",
+          resolve: (p: ChangePayload) =>
+            encodeCursor({ txid: p.event.txid, id: p.event.id, createdAt: new Date(p.event.createdAt) }),
         }),
-        rowId: t.int({ description: `The ${one}'s row id (for a deletion, all that is left of it besides \`data\`).`, resolve: (p: ChangePayload) => p.event.recordId }),
+        rowId: t.int({
+          description: `The ${one}'s row id (for a deletion, all that is left of it besides \`data\`).`,
+          resolve: (p: ChangePayload) => p.event.recordId,
+        }),
         deletedId: t.id({
           nullable: true,
           description: `The deleted ${one}'s global id, to drop it from a client cache; null unless the change is a deletion.`,
           resolve: (p: ChangePayload) => (p.action === "deleted" ? encodeGlobalID(Name, p.event.recordId) : null),
         }),
         [def.name]: t.field({
-          type: refs.objects.get(def.name), nullable: true,
+          type: refs.objects.get(def.name),
+          nullable: true,
           description: `The ${one} as it is now, read when this event is pushed: select its relations as anywhere else. Null for a deletion, or when it has been deleted since.`,
           resolve: (p: ChangePayload, _args: Args, ctx: Context, info: GraphQLResolveInfo) =>
-            p.action === "deleted" ? null : ctx.store.findFirst(def.model, { ...queryFromInfo({ context: ctx, info }), where: owned(ctx, def, { id: p.event.recordId }) }),
+            p.action === "deleted"
+              ? null
+              : ctx.store.findFirst(def.model, {
+                  ...queryFromInfo({ context: ctx, info }),
+                  where: owned(ctx, def, { id: p.event.recordId }),
+                }),
         }),
-        data: t.field({ type: "JSON", description: `The ${one}'s attributes as REST showed them when the change was made (for a deletion, its last state).`, resolve: (p: ChangePayload) => p.event.data }),
+        data: t.field({
+          type: "JSON",
+          description: `The ${one}'s attributes as REST showed them when the change was made (for a deletion, its last state).`,
+          resolve: (p: ChangePayload) => p.event.data,
+        }),
         changes: t.field({
-          type: "JSON", nullable: true,
-          description: "For an update, each changed attribute (REST's name) with its old and new value: `{\"rank_id\": {\"old\": 1, \"new\": 2}}`; null otherwise.",
+          type: "JSON",
+          nullable: true,
+          description:
+            'For an update, each changed attribute (REST\'s name) with its old and new value: `{"rank_id": {"old": 1, "new": 2}}`; null otherwise.',
           resolve: (p: ChangePayload) => p.event.changes,
         }),
-        createdAt: t.field({ type: "DateTime", description: "When the change was committed.", resolve: (p: ChangePayload) => p.event.createdAt }),
-        requestId: t.string({ nullable: true, description: "The id of the request that made the change (its `X-Perscom-Request-Id`).", resolve: (p: ChangePayload) => p.event.requestId }),
-        traceId: t.string({ nullable: true, description: "The trace id of the request that made the change.", resolve: (p: ChangePayload) => p.event.traceId }),
+        createdAt: t.field({
+          type: "DateTime",
+          description: "When the change was committed.",
+          resolve: (p: ChangePayload) => p.event.createdAt,
+        }),
+        requestId: t.string({
+          nullable: true,
+          description: "The id of the request that made the change (its `X-Perscom-Request-Id`).",
+          resolve: (p: ChangePayload) => p.event.requestId,
+        }),
+        traceId: t.string({
+          nullable: true,
+          description: "The trace id of the request that made the change.",
+          resolve: (p: ChangePayload) => p.event.traceId,
+        }),
       }),
     });
     payloads.set(def, ref);
@@ -209,37 +265,49 @@ export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void 
     if (!scopes) continue;
     const field = `${def.name}Changed`;
     const things = pluralWords(def);
-    b.subscriptionField(field, (t) => t.field({
-      type: payloadOf(def),
-      description: `Every change of the account's ${things} (created, updated, deleted), pushed once committed, optionally narrowed by \`where\`. ${resourceDescription(def)}\n\nScopes: ${scopes.join(", ")}`,
-      args: { where: t.arg({ type: where, required: false, description: "Which changes to push (all when absent)." }) },
-      subscribe: (_root: unknown, args: StreamArgs, ctx: Context) => {
-        guardSubscription(ctx, def, scopes);
-        const actions: ChangeAction[] | null = args.where?.actions ?? null;
-        const rowIds: number[] | null = args.where?.rowIds ?? null;
-        if (rowIds && rowIds.length > ctx.config.maxPageSize) {
-          throw validationError({ "where.rowIds": [`where.rowIds must not have more than ${ctx.config.maxPageSize} items.`] });
-        }
-        const ids = rowIds && new Set(rowIds);
-        return changeStream(ctx, def, (event, done) => (!actions || actions.includes(done)) && (!ids || ids.has(event.recordId)));
-      },
-      resolve: (payload: ChangePayload) => payload,
-    }));
+    b.subscriptionField(field, (t) =>
+      t.field({
+        type: payloadOf(def),
+        description: `Every change of the account's ${things} (created, updated, deleted), pushed once committed, optionally narrowed by \`where\`. ${resourceDescription(def)}\n\nScopes: ${scopes.join(", ")}`,
+        args: {
+          where: t.arg({ type: where, required: false, description: "Which changes to push (all when absent)." }),
+        },
+        subscribe: (_root: unknown, args: StreamArgs, ctx: Context) => {
+          guardSubscription(ctx, def, scopes);
+          const actions: ChangeAction[] | null = args.where?.actions ?? null;
+          const rowIds: number[] | null = args.where?.rowIds ?? null;
+          if (rowIds && rowIds.length > ctx.config.maxPageSize) {
+            throw validationError({
+              "where.rowIds": [`where.rowIds must not have more than ${ctx.config.maxPageSize} items.`],
+            });
+          }
+          const ids = rowIds && new Set(rowIds);
+          return changeStream(
+            ctx,
+            def,
+            (event, done) => (!actions || actions.includes(done)) && (!ids || ids.has(event.recordId)),
+          );
+        },
+        resolve: (payload: ChangePayload) => payload,
+      }),
+    );
     registerRootField(field, { scopes, def });
   }
 
   const newsfeed = resources.find((def) => def.name === "newsfeedItem");
   const newsfeedScopes = newsfeed && viewScopesOf(newsfeed);
   if (newsfeed && newsfeedScopes && !newsfeed.silent) {
-    b.subscriptionField("newsfeedItemAdded", (t) => t.field({
-      type: payloadOf(newsfeed),
-      description: `Every item added to the account's newsfeed, pushed once committed. ${resourceDescription(newsfeed)}\n\nScopes: ${newsfeedScopes.join(", ")}`,
-      subscribe: (_root: unknown, _args: Args, ctx: Context) => {
-        guardSubscription(ctx, newsfeed, newsfeedScopes);
-        return changeStream(ctx, newsfeed, (_event, done) => done === "created");
-      },
-      resolve: (payload: ChangePayload) => payload,
-    }));
+    b.subscriptionField("newsfeedItemAdded", (t) =>
+      t.field({
+        type: payloadOf(newsfeed),
+        description: `Every item added to the account's newsfeed, pushed once committed. ${resourceDescription(newsfeed)}\n\nScopes: ${newsfeedScopes.join(", ")}`,
+        subscribe: (_root: unknown, _args: Args, ctx: Context) => {
+          guardSubscription(ctx, newsfeed, newsfeedScopes);
+          return changeStream(ctx, newsfeed, (_event, done) => done === "created");
+        },
+        resolve: (payload: ChangePayload) => payload,
+      }),
+    );
     registerRootField("newsfeedItemAdded", { scopes: newsfeedScopes, def: newsfeed });
   }
 }

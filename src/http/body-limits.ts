@@ -89,7 +89,9 @@ function queryStringIsUtf8(search: string): boolean {
  * A GraphQL request must also be valid UTF-8. The body read is handed on as the request's, so nothing downstream
  * waits on the network again.
  */
-export function bodyLimitsPlugin(config: Pick<Config, "bodyMaxBytes" | "uploadMaxBytes" | "bodyReadTimeoutMs">): Plugin {
+export function bodyLimitsPlugin(
+  config: Pick<Config, "bodyMaxBytes" | "uploadMaxBytes" | "bodyReadTimeoutMs">,
+): Plugin {
   return {
     async onRequest({ request, url, serverContext, setRequest, endResponse, fetchAPI }) {
       const started = Date.now();
@@ -103,7 +105,9 @@ export function bodyLimitsPlugin(config: Pick<Config, "bodyMaxBytes" | "uploadMa
         const ids = idsOf(request);
         const { status } = errorKinds[code];
         const body = graphql ? graphqlErrorBody(error, ids) : errorBody(error, ids);
-        endResponse(fetchAPI.Response.json(body, { status, headers: code === "REQUEST_TIMEOUT" ? { Connection: "close" } : {} }));
+        endResponse(
+          fetchAPI.Response.json(body, { status, headers: code === "REQUEST_TIMEOUT" ? { Connection: "close" } : {} }),
+        );
       };
       if (request.method === "GET" || request.method === "HEAD") {
         if (graphql && !queryStringIsUtf8(url.search)) refuse("BAD_REQUEST", "The query string is not valid UTF-8.");
@@ -119,13 +123,19 @@ export function bodyLimitsPlugin(config: Pick<Config, "bodyMaxBytes" | "uploadMa
           ? await readStream(request.body, cap, config.bodyReadTimeoutMs)
           : { bytes: new Uint8Array(0) };
       if ("refused" in outcome) return refuse(outcome.refused);
-      if (graphql && !isMultipart(type) && !isUtf8(outcome.bytes)) return refuse("BAD_REQUEST", "The request body is not valid UTF-8.");
+      if (graphql && !isMultipart(type) && !isUtf8(outcome.bytes))
+        return refuse("BAD_REQUEST", "The request body is not valid UTF-8.");
       const headers = new fetchAPI.Headers(request.headers);
       headers.delete("transfer-encoding");
       headers.set("content-length", String(outcome.bytes.byteLength));
-      setRequest(new fetchAPI.Request(request.url, {
-        method: request.method, headers, body: outcome.bytes.byteLength ? outcome.bytes : null, signal: request.signal,
-      }));
+      setRequest(
+        new fetchAPI.Request(request.url, {
+          method: request.method,
+          headers,
+          body: outcome.bytes.byteLength ? outcome.bytes : null,
+          signal: request.signal,
+        }),
+      );
     },
   };
 }

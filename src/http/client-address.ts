@@ -10,10 +10,17 @@ export type NodeServerContext = { req?: IncomingMessage };
  * the address N hops back (the header's last N entries were added by the proxies in front of us; what lies before
  * them the client may have written itself).
  */
-export function clientAddress(request: Request, serverContext: NodeServerContext | undefined, trustProxy: Config["trustProxy"]): string {
+export function clientAddress(
+  request: Request,
+  serverContext: NodeServerContext | undefined,
+  trustProxy: Config["trustProxy"],
+): string {
   const peer = serverContext?.req?.socket?.remoteAddress ?? "unknown";
   if (trustProxy === false || trustProxy === 0) return peer;
-  const forwarded = (request.headers.get("x-forwarded-for") ?? "").split(",").map((a) => a.trim()).filter(Boolean);
+  const forwarded = (request.headers.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((a) => a.trim())
+    .filter(Boolean);
   if (forwarded.length === 0) return peer;
   if (trustProxy === true) return forwarded[0];
   const hops = [...forwarded, peer];

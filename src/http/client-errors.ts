@@ -15,7 +15,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   }
   const status = error.code === "HPE_HEADER_OVERFLOW" ? 431 : error.code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
   const message =
-    status === 431 ? "The request's headers are too large." : status === 408 ? errorKinds.REQUEST_TIMEOUT.message : "The request is not valid HTTP.";
+    status === 431
+      ? "The request's headers are too large."
+      : status === 408
+        ? errorKinds.REQUEST_TIMEOUT.message
+        : "The request is not valid HTTP.";
   const id = randomUUID();
   const body = JSON.stringify({ error: { message, type: "HttpException", request_id: id, trace_id: randomUUID() } });
   socket.end(

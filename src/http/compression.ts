@@ -34,7 +34,10 @@ export function negotiateEncoding(header: string | null): Encoding | null {
     q[name] = Number.isFinite(value) ? value : 0;
   }
   const of = (name: Encoding) => q[name] ?? q["*"] ?? 0;
-  const best = (["br", "gzip"] as const).reduce<Encoding | null>((chosen, name) => (of(name) > 0 && (!chosen || of(name) > of(chosen)) ? name : chosen), null);
+  const best = (["br", "gzip"] as const).reduce<Encoding | null>(
+    (chosen, name) => (of(name) > 0 && (!chosen || of(name) > of(chosen)) ? name : chosen),
+    null,
+  );
   return best;
 }
 
@@ -84,7 +87,13 @@ export function compressionPlugin({ thresholdBytes = 1024, maxCachedAssets = 64 
         headers.set("Content-Encoding", encoding);
       }
       headers.set("Content-Length", String(body.length));
-      setResponse(new Response(new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.length), { status: response.status, statusText: response.statusText, headers }));
+      setResponse(
+        new Response(new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.length), {
+          status: response.status,
+          statusText: response.statusText,
+          headers,
+        }),
+      );
     },
   };
 }

@@ -6,7 +6,8 @@ function line(limit: number) {
   let running = 0;
   const waiting: Array<() => void> = [];
   return {
-    acquire: () => (running < limit ? (running++, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve))),
+    acquire: () =>
+      running < limit ? (running++, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve)),
     release: () => {
       const next = waiting.shift();
       if (next) next();
@@ -33,7 +34,8 @@ export function concurrencyPlugin(limits: { reads: number; writes: number }): Pl
   return {
     onExecute({ executeFn, setExecuteFn }) {
       setExecuteFn(async (args) => {
-        const queue = getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.MUTATION ? writes : reads;
+        const queue =
+          getOperationAST(args.document, args.operationName)?.operation === OperationTypeNode.MUTATION ? writes : reads;
         await queue.acquire();
         try {
           return await executeFn(args);

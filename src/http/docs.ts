@@ -60,12 +60,22 @@ const renderPage = (urls: Record<AssetName, string>) => `<!doctype html>
 
 /** Scalar injects its styles and draws icons inline; everything else comes from this origin only. */
 const pagePolicy = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
-  "font-src 'self' data:", "connect-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
 ].join("; ");
 
 type AssetName = "scalar.js" | "init.js";
-interface Asset { type: string; body: Buffer }
+interface Asset {
+  type: string;
+  body: Buffer;
+}
 
 /**
  * The page's two scripts under URLs that name their content hash, so a browser keeps them (`immutable`) and the
@@ -103,9 +113,15 @@ export function docsPlugin(): Plugin {
       }
       const head = request.method === "HEAD";
       if (isPage) {
-        endResponse(new Response(head ? null : docsAssets().page, {
-          headers: { "Content-Type": "text/html; charset=utf-8", "Content-Security-Policy": pagePolicy, "Cache-Control": "no-cache" },
-        }));
+        endResponse(
+          new Response(head ? null : docsAssets().page, {
+            headers: {
+              "Content-Type": "text/html; charset=utf-8",
+              "Content-Security-Policy": pagePolicy,
+              "Cache-Control": "no-cache",
+            },
+          }),
+        );
         return;
       }
       const asset = docsAssets().byPath.get(pathname);
@@ -113,13 +129,15 @@ export function docsPlugin(): Plugin {
         endResponse(errorResponse(new ApiError("NOT_FOUND"), idsOf(request)));
         return;
       }
-      endResponse(new Response(head ? null : new Uint8Array(asset.body), {
-        headers: {
-          "Content-Type": asset.type,
-          "Content-Length": String(asset.body.length),
-          "Cache-Control": "public, max-age=31536000, immutable",
-        },
-      }));
+      endResponse(
+        new Response(head ? null : new Uint8Array(asset.body), {
+          headers: {
+            "Content-Type": asset.type,
+            "Content-Length": String(asset.body.length),
+            "Cache-Control": "public, max-age=31536000, immutable",
+          },
+        }),
+      );
     },
   };
 }

@@ -7,7 +7,12 @@ import { inputPathsOf } from "../graphql/kinds/shared.ts";
 import type { RequestIds } from "./ids.ts";
 
 // P2028: an interactive transaction ran past its timeout and was rolled back.
-const prismaCodes: Record<string, ErrorCode> = { P2025: "NOT_FOUND", P2002: "VALIDATION", P2003: "VALIDATION", P2028: "TIMEOUT" };
+const prismaCodes: Record<string, ErrorCode> = {
+  P2025: "NOT_FOUND",
+  P2002: "VALIDATION",
+  P2003: "VALIDATION",
+  P2028: "TIMEOUT",
+};
 
 /** Turns anything thrown during execution into an ApiError; unexpected errors become a generic 500. */
 export function toApiError(error: unknown): ApiError {
@@ -16,13 +21,15 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const code = (original as { code?: string })?.code;
   if (code && prismaCodes[code] === "NOT_FOUND") return new ApiError("NOT_FOUND");
-  if (code && prismaCodes[code] === "VALIDATION") return new ApiError("VALIDATION", "The given data conflicts with existing records.");
+  if (code && prismaCodes[code] === "VALIDATION")
+    return new ApiError("VALIDATION", "The given data conflicts with existing records.");
   if (code && prismaCodes[code] === "TIMEOUT") return new ApiError("TIMEOUT");
   const coercion = coercionError(error);
   if (coercion) return coercion;
   // Yoga's own request errors (batching refused, a body it cannot read) carry a 4xx of their own.
   const status = (original as GraphQLError)?.extensions?.http as { status?: number } | undefined;
-  if (error instanceof GraphQLError && status?.status && status.status >= 400 && status.status < 500) return new ApiError("BAD_REQUEST", error.message);
+  if (error instanceof GraphQLError && status?.status && status.status >= 400 && status.status < 500)
+    return new ApiError("BAD_REQUEST", error.message);
   return new ApiError("INTERNAL");
 }
 
@@ -47,7 +54,11 @@ function coercionError(error: unknown): ApiError | null {
   if (!m) return null;
   const [, variable, at, detail] = m;
   const sent = (at ?? variable).replace(/\[(\d+)\]/g, ".$1");
-  const field = sent.replace(/^input\./, "").split(".").map(snake).join(".");
+  const field = sent
+    .replace(/^input\./, "")
+    .split(".")
+    .map(snake)
+    .join(".");
   const keyed = (key: string, graphqlKey: string, message: string, graphqlMessage = message) => {
     const apiError = validationError({ [key]: [message] });
     variableKeyed.set(apiError, { [graphqlKey]: [graphqlMessage] });
@@ -60,7 +71,13 @@ function coercionError(error: unknown): ApiError | null {
     return keyed(key, `${sent}.${missing[1]}`, `The ${snake(missing[1]).replace(/_/g, " ")} field is required.`);
   }
   const unknown = /Field "(\w+)" is not defined by type/.exec(detail);
-  if (unknown) return keyed(`${field}.${snake(unknown[1])}`, `${sent}.${unknown[1]}`, `The ${snake(unknown[1])} key is not allowed here.`, `The ${unknown[1]} key is not allowed here.`);
+  if (unknown)
+    return keyed(
+      `${field}.${snake(unknown[1])}`,
+      `${sent}.${unknown[1]}`,
+      `The ${snake(unknown[1])} key is not allowed here.`,
+      `The ${unknown[1]} key is not allowed here.`,
+    );
   const what = expected.find(([re]) => re.test(detail))?.[1] ?? "is invalid";
   const name = field.split(".").at(-1)!.replace(/_/g, " ");
   return keyed(field, sent, `The ${name} field ${what}.`);
@@ -83,7 +100,14 @@ export function errorBody(error: ApiError, ids: RequestIds) {
 /** The same refusal as a GraphQL response (a request to `/graphql` refused before it runs): no `data`, one error. */
 export function graphqlErrorBody(error: ApiError, ids: RequestIds) {
   const { status, type } = errorKinds[error.code];
-  return { errors: [{ message: error.message, extensions: { code: error.code, status, type, request_id: ids.requestId, trace_id: ids.traceId } }] };
+  return {
+    errors: [
+      {
+        message: error.message,
+        extensions: { code: error.code, status, type, request_id: ids.requestId, trace_id: ids.traceId },
+      },
+    ],
+  };
 }
 
 export function errorResponse(error: ApiError, ids: RequestIds, headers: Record<string, string> = {}): Response {
@@ -127,16 +151,29 @@ export function graphqlResultsPlugin(schema: GraphQLSchema): Plugin {
     if (!result.errors?.length) return result;
     const hasData = result.data != null;
     const errors = result.errors.map((error) => {
-      const { http, errors: fieldErrors, ...extensions } = error.extensions as { http?: unknown; errors?: FieldErrors } & Record<string, unknown>;
+      const {
+        http,
+        errors: fieldErrors,
+        ...extensions
+      } = error.extensions as { http?: unknown; errors?: FieldErrors } & Record<string, unknown>;
       if (!fieldErrors && (!http || !hasData)) return error;
       const original = error.originalError ?? error;
-      const registered = original instanceof ApiError ? (variableKeyed.get(original) ?? inputPathsOf.get(original)) : undefined;
-      const keyed = !fieldErrors ? undefined : registered
-        ? registered
-        : Object.fromEntries(Object.entries(fieldErrors).map(([key, messages]) => [graphqlInputPath(key, rootArguments), messages]));
+      const registered =
+        original instanceof ApiError ? (variableKeyed.get(original) ?? inputPathsOf.get(original)) : undefined;
+      const keyed = !fieldErrors
+        ? undefined
+        : registered
+          ? registered
+          : Object.fromEntries(
+              Object.entries(fieldErrors).map(([key, messages]) => [graphqlInputPath(key, rootArguments), messages]),
+            );
       const message = original instanceof ApiError ? (variableMessages.get(original) ?? error.message) : error.message;
       return new GraphQLError(message, {
-        nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, originalError: error.originalError,
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        path: error.path,
+        originalError: error.originalError,
         extensions: { ...extensions, ...(keyed ? { errors: keyed } : {}), ...(http && !hasData ? { http } : {}) },
       });
     });
@@ -159,8 +196,16 @@ export function graphqlResultsPlugin(schema: GraphQLSchema): Plugin {
 export function maskedAt(masked: ApiError, original: unknown): GraphQLError {
   const extensions = (original as GraphQLError)?.extensions;
   const http = extensions?.http as { spec?: boolean } | undefined;
-  if (http?.spec && !extensions?.originalError) Object.assign(masked.extensions, { http: { ...(masked.extensions.http as object), spec: true } });
+  if (http?.spec && !extensions?.originalError)
+    Object.assign(masked.extensions, { http: { ...(masked.extensions.http as object), spec: true } });
   if (!(original instanceof GraphQLError) || original === masked || (!original.path && !original.nodes)) return masked;
   const { nodes, source, positions, path } = original;
-  return new GraphQLError(masked.message, { nodes, source, positions, path, originalError: masked, extensions: masked.extensions });
+  return new GraphQLError(masked.message, {
+    nodes,
+    source,
+    positions,
+    path,
+    originalError: masked,
+    extensions: masked.extensions,
+  });
 }

@@ -16,6 +16,7 @@ export function graphqlJsExecutorPlugin(config: Pick<Config, "graphqlPlannedExec
   return {
     onExecute: ({ setExecuteFn }) => setExecuteFn(run as Parameters<typeof setExecuteFn>[0]),
     // Subscriptions on graphql-js too, each event executed with a context of its own.
-    onSubscribe: ({ setSubscribeFn }) => setSubscribeFn(subscribeWithContextPerEvent as Parameters<typeof setSubscribeFn>[0]),
+    onSubscribe: ({ setSubscribeFn }) =>
+      setSubscribeFn(subscribeWithContextPerEvent as Parameters<typeof setSubscribeFn>[0]),
   };
 }

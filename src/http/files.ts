@@ -21,14 +21,16 @@ export function filesPlugin(storage: FileStorage): Plugin {
         }
         const stored = await storage.get(relative);
         if (!stored) throw new ApiError("NOT_FOUND");
-        endResponse(new Response(request.method === "HEAD" ? null : stored.body(), {
-          headers: {
-            "Content-Type": stored.contentType,
-            "Content-Length": String(stored.size),
-            "X-Content-Type-Options": "nosniff",
-            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
-          },
-        }));
+        endResponse(
+          new Response(request.method === "HEAD" ? null : stored.body(), {
+            headers: {
+              "Content-Type": stored.contentType,
+              "Content-Length": String(stored.size),
+              "X-Content-Type-Options": "nosniff",
+              "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; sandbox",
+            },
+          }),
+        );
       } catch (error) {
         const apiError = toApiError(error);
         if (apiError.code === "INTERNAL") logInternalError(loggerOf(request), error, { ids, request });

@@ -22,7 +22,9 @@ export async function firstRun(store: Store, config: Config, env: NodeJS.Process
   if (env.NODE_ENV === "production") return [`No account yet: create one and its first key with: ${firstKeyCommand}`];
   const summary = await seedDemo(store, { account: demoAccount, users: demoUsers });
   const { key } = await createApiKey(store, { account: demoAccount, scopes: "*", name: "First-run demo key" });
-  const base = config.publicUrl?.replace(/\/+$/, "") ?? `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${config.port}`;
+  const base =
+    config.publicUrl?.replace(/\/+$/, "") ??
+    `http://${config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host}:${config.port}`;
   const lines = [
     `First run: seeded the demo account "${demoAccount}" (${summary.counts.users} users, ${Object.values(summary.counts).reduce((a, b) => a + b, 0)} rows).`,
     `API key (scope *, shown once): ${key}`,

@@ -8,13 +8,13 @@ import { errorResponse } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { firstKeyCommand } from "./first-run.ts";
 
-
 /** What `/` says about this service, to a browser as a page and to an API client as JSON. */
 export function frontDoor() {
   return {
     name: "Muster",
     version: pkg.version,
-    description: "Personnel management service: a PERSCOM v2 compatible REST API (/v1, /v2) and a GraphQL API over one core.",
+    description:
+      "Personnel management service: a PERSCOM v2 compatible REST API (/v1, /v2) and a GraphQL API over one core.",
     links: {
       docs: { href: docsPath, title: "API reference (OpenAPI, rendered)" },
       graphql: { href: "/graphql", title: "GraphQL endpoint; GraphiQL in a browser" },
@@ -35,7 +35,9 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.char
 function page(): string {
   const door = frontDoor();
   const links = Object.values(door.links)
-    .map((l) => `<li><a href="${escapeHtml(l.href)}"><code>${escapeHtml(l.href)}</code></a> ${escapeHtml(l.title)}</li>`)
+    .map(
+      (l) => `<li><a href="${escapeHtml(l.href)}"><code>${escapeHtml(l.href)}</code></a> ${escapeHtml(l.title)}</li>`,
+    )
     .join("\n      ");
   return `<!doctype html>
 <html lang="en">
@@ -89,16 +91,19 @@ export function frontDoorPlugin(): Plugin {
       }
       const json = wantsJson(request.headers.get("accept") ?? "");
       const body = json ? JSON.stringify(frontDoor()) : (html ??= page());
-      endResponse(new Response(request.method === "HEAD" ? null : body, {
-        headers: json
-          ? { "Content-Type": "application/json; charset=utf-8", Vary: "Accept" }
-          : {
-              "Content-Type": "text/html; charset=utf-8",
-              Vary: "Accept",
-              "Cache-Control": "no-cache",
-              "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-            },
-      }));
+      endResponse(
+        new Response(request.method === "HEAD" ? null : body, {
+          headers: json
+            ? { "Content-Type": "application/json; charset=utf-8", Vary: "Accept" }
+            : {
+                "Content-Type": "text/html; charset=utf-8",
+                Vary: "Accept",
+                "Cache-Control": "no-cache",
+                "Content-Security-Policy":
+                  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+              },
+        }),
+      );
     },
   };
 }

@@ -41,16 +41,25 @@ interface Asset {
 
 function loadAssets(): { byPath: Map<string, Asset>; urls: Record<string, string> } {
   const require = createRequire(import.meta.url);
-  const bundle = require(path.join(path.dirname(require.resolve("@graphql-yoga/render-graphiql")), "graphiql.js")) as GraphiQLBundle;
+  const bundle = require(
+    path.join(path.dirname(require.resolve("@graphql-yoga/render-graphiql")), "graphiql.js"),
+  ) as GraphiQLBundle;
   const favicon = /^data:([^;,]+);base64,(.*)$/s.exec(bundle.favicon);
   const pieces: Array<[name: string, file: string, type: string, body: Buffer]> = [
     ["js", "graphiql.js", "text/javascript; charset=utf-8", Buffer.from(bundle.js)],
     ["css", "graphiql.css", "text/css; charset=utf-8", Buffer.from(bundle.css)],
-    ["editorWorkerService", "editor.worker.js", "text/javascript; charset=utf-8", Buffer.from(bundle.editorWorkerService)],
+    [
+      "editorWorkerService",
+      "editor.worker.js",
+      "text/javascript; charset=utf-8",
+      Buffer.from(bundle.editorWorkerService),
+    ],
     ["jsonWorker", "json.worker.js", "text/javascript; charset=utf-8", Buffer.from(bundle.jsonWorker)],
     ["graphqlWorker", "graphql.worker.js", "text/javascript; charset=utf-8", Buffer.from(bundle.graphqlWorker)],
     ["init", "init.js", "text/javascript; charset=utf-8", Buffer.from(initializer)],
-    ...(favicon ? [["favicon", "favicon.ico", favicon[1], Buffer.from(favicon[2], "base64")] as [string, string, string, Buffer]] : []),
+    ...(favicon
+      ? [["favicon", "favicon.ico", favicon[1], Buffer.from(favicon[2], "base64")] as [string, string, string, Buffer]]
+      : []),
   ];
   const byPath = new Map<string, Asset>();
   const urls: Record<string, string> = {};
@@ -115,17 +124,20 @@ export function renderOfflineGraphiQL(opts: GraphiQLOptions): string {
 export function graphiqlAssetsPlugin(): Plugin {
   return {
     onRequest({ request, url, endResponse }) {
-      if (!url.pathname.startsWith(graphiqlAssetsPrefix) || (request.method !== "GET" && request.method !== "HEAD")) return;
+      if (!url.pathname.startsWith(graphiqlAssetsPrefix) || (request.method !== "GET" && request.method !== "HEAD"))
+        return;
       const asset = graphiqlAssets().byPath.get(url.pathname);
       if (!asset) return;
-      endResponse(new Response(request.method === "HEAD" ? null : new Uint8Array(asset.body), {
-        headers: {
-          "Content-Type": asset.type,
-          "Content-Length": String(asset.body.length),
-          "Cache-Control": "public, max-age=31536000, immutable",
-          "Cross-Origin-Resource-Policy": "same-origin",
-        },
-      }));
+      endResponse(
+        new Response(request.method === "HEAD" ? null : new Uint8Array(asset.body), {
+          headers: {
+            "Content-Type": asset.type,
+            "Content-Length": String(asset.body.length),
+            "Cache-Control": "public, max-age=31536000, immutable",
+            "Cross-Origin-Resource-Policy": "same-origin",
+          },
+        }),
+      );
     },
   };
 }

@@ -4,7 +4,12 @@ import { graphqlErrorBody } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { Response } from "./response.ts";
 
-const codes: Record<number, ErrorCode> = { 400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 415: "UNSUPPORTED_MEDIA_TYPE" };
+const codes: Record<number, ErrorCode> = {
+  400: "BAD_REQUEST",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_ALLOWED",
+  415: "UNSUPPORTED_MEDIA_TYPE",
+};
 const messages: Partial<Record<ErrorCode, string>> = {
   UNSUPPORTED_MEDIA_TYPE: "A GraphQL request body must be JSON (application/json) or multipart/form-data.",
 };
@@ -17,7 +22,8 @@ export function graphqlErrorBodiesPlugin(): Plugin {
   return {
     onResponse({ request, response, setResponse }) {
       const code = codes[response.status];
-      if (!code || response.headers.get("content-type") || !new URL(request.url).pathname.startsWith("/graphql")) return;
+      if (!code || response.headers.get("content-type") || !new URL(request.url).pathname.startsWith("/graphql"))
+        return;
       const headers = Object.fromEntries(response.headers.entries());
       delete headers["content-length"];
       const body = graphqlErrorBody(new ApiError(code, messages[code]), idsOf(request));

@@ -2,7 +2,14 @@ import type { Plugin } from "graphql-yoga";
 import type { Config } from "../core/config.ts";
 
 /** Headers clients may read across origins: ids, rate-limit state, retry hints. */
-const exposed = ["X-Perscom-Request-Id", "X-Perscom-Trace-Id", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"];
+const exposed = [
+  "X-Perscom-Request-Id",
+  "X-Perscom-Trace-Id",
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+  "Retry-After",
+];
 
 /** Yoga's CORS options: any origin by default, never with credentials (keys travel in a header, not cookies). */
 export function corsOptions(config: Config) {

@@ -1,5 +1,14 @@
 import type { Plugin } from "graphql-yoga";
-import { GraphQLError, Kind, OperationTypeNode, type DocumentNode, type ExecutionArgs, type ExecutionResult, type ValidationContext, type ValidationRule } from "graphql";
+import {
+  GraphQLError,
+  Kind,
+  OperationTypeNode,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type ValidationContext,
+  type ValidationRule,
+} from "graphql";
 import { maxDepthPlugin, maxDepthRule } from "@escape.tech/graphql-armor-max-depth";
 import { costLimitRule } from "@escape.tech/graphql-armor-cost-limit";
 import { maxAliasesPlugin } from "@escape.tech/graphql-armor-max-aliases";
@@ -49,8 +58,11 @@ export function queryLimitPlugins(config: Config): Plugin[] {
   const o = shapeOptions(config);
   return [
     // graphql-armor's cost does not know a connection's `first`: on /graphql the size-aware budget below replaces it.
-    maxTokensPlugin(o.tokens), maxDepthPlugin(o.depth), maxAliasesPlugin(o.aliases),
-    complexityBudgetPlugin(config), rowBudgetPlugin(),
+    maxTokensPlugin(o.tokens),
+    maxDepthPlugin(o.depth),
+    maxAliasesPlugin(o.aliases),
+    complexityBudgetPlugin(config),
+    rowBudgetPlugin(),
   ] as Plugin[];
 }
 
@@ -65,7 +77,10 @@ export function nestingLimitPlugin(config: Pick<Config, "bodyMaxDepth" | "graphq
   };
   return {
     onParams({ params }) {
-      if (typeof params.query === "string" && documentNestedDeeperThan(params.query, config.bodyMaxDepth, config.graphqlMaxTokens)) {
+      if (
+        typeof params.query === "string" &&
+        documentNestedDeeperThan(params.query, config.bodyMaxDepth, config.graphqlMaxTokens)
+      ) {
         throw tooDeep("query", "is");
       }
       if (nestedDeeperThan(params.variables, config.bodyMaxDepth)) throw tooDeep("variables", "are");
@@ -90,7 +105,9 @@ export function executionTimeoutPlugin(config: Config): Plugin {
         const timeout = new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new ApiError("TIMEOUT")), config.executionTimeoutMs);
         });
-        return Promise.race([Promise.resolve(executeFn(executeArgs)), timeout]).finally(() => clearTimeout(timer)) as ReturnType<typeof executeFn>;
+        return Promise.race([Promise.resolve(executeFn(executeArgs)), timeout]).finally(() =>
+          clearTimeout(timer),
+        ) as ReturnType<typeof executeFn>;
       });
     },
   };
@@ -103,19 +120,32 @@ export function executionTimeoutPlugin(config: Config): Plugin {
  * documents carry no GraphQL params and are not costed: their include caps and the row cap bound them.
  */
 export function complexityBudgetPlugin(config: Pick<Config, "graphqlMaxComplexity">): Plugin {
-  const check = ({ args, setResultAndStopExecution }: { args: ExecutionArgs; setResultAndStopExecution(result: ExecutionResult): void }) => {
+  const check = ({
+    args,
+    setResultAndStopExecution,
+  }: {
+    args: ExecutionArgs;
+    setResultAndStopExecution(result: ExecutionResult): void;
+  }) => {
     const ctx = args.contextValue as { params?: unknown; config: Config };
     if (!ctx.params) return;
     let estimate: number;
     try {
-      estimate = estimateRows(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown>, ctx);
+      estimate = estimateRows(
+        args.schema,
+        args.document,
+        args.operationName,
+        args.variableValues as Record<string, unknown>,
+        ctx,
+      );
     } catch (error) {
       // Variables that do not coerce, a fragment cycle: execution reports them in its own words.
       if (error instanceof GraphQLError) return;
       throw error;
     }
     if (estimate <= config.graphqlMaxComplexity) return;
-    const message = `The query could load about ${estimate} rows, over the budget of ${config.graphqlMaxComplexity} (GRAPHQL_MAX_COMPLEXITY): ` +
+    const message =
+      `The query could load about ${estimate} rows, over the budget of ${config.graphqlMaxComplexity} (GRAPHQL_MAX_COMPLEXITY): ` +
       "each list counts as its first/limit, or as the list estimate when it takes none, multiplied through every nesting level.";
     setResultAndStopExecution({ errors: [new ApiError("VALIDATION", message, { query: [message] })] });
   };
@@ -136,7 +166,15 @@ export function rowBudgetPlugin(): Plugin {
           if (!("errors" in result) || !result.errors) return;
           const capped = result.errors.find((e) => (e.originalError ?? e) instanceof RowCapExceeded);
           // The whole request is refused (no data): the error belongs to no one field.
-          if (capped) setResult({ errors: [new GraphQLError(capped.message, { originalError: capped.originalError, extensions: capped.extensions })] });
+          if (capped)
+            setResult({
+              errors: [
+                new GraphQLError(capped.message, {
+                  originalError: capped.originalError,
+                  extensions: capped.extensions,
+                }),
+              ],
+            });
         },
       };
     },

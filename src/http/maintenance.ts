@@ -8,7 +8,6 @@ import { ApiError, errorKinds } from "../core/errors.ts";
 import { errorResponse, graphqlErrorBody } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 
-
 /** Read on every request, so a switch made by the CLI takes effect at once on every instance. */
 export async function isMaintenance(store: Pick<Store, "findUnique">): Promise<boolean> {
   const flag = await store.findUnique("SystemFlag", { where: { name: MAINTENANCE_FLAG } });
@@ -17,7 +16,11 @@ export async function isMaintenance(store: Pick<Store, "findUnique">): Promise<b
 
 export async function setMaintenance(prisma: PrismaClient, on: boolean): Promise<void> {
   const value = on ? "on" : "off";
-  await prisma.systemFlag.upsert({ where: { name: MAINTENANCE_FLAG }, create: { name: MAINTENANCE_FLAG, value }, update: { value } });
+  await prisma.systemFlag.upsert({
+    where: { name: MAINTENANCE_FLAG },
+    create: { name: MAINTENANCE_FLAG, value },
+    update: { value },
+  });
 }
 
 /** How long a client is told to wait before trying again while the service is in maintenance, in seconds. */

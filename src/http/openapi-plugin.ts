@@ -20,13 +20,15 @@ export function openApiPlugin(): Plugin {
         endResponse(errorResponse(new ApiError("METHOD_NOT_ALLOWED"), idsOf(request), { Allow: "GET, HEAD" }));
         return;
       }
-      endResponse(new Response(request.method === "HEAD" ? null : documentText(), {
-        headers: {
-          "Content-Type": "application/json; charset=utf-8",
-          "Access-Control-Allow-Origin": "*",
-          "Cache-Control": "public, max-age=300",
-        },
-      }));
+      endResponse(
+        new Response(request.method === "HEAD" ? null : documentText(), {
+          headers: {
+            "Content-Type": "application/json; charset=utf-8",
+            "Access-Control-Allow-Origin": "*",
+            "Cache-Control": "public, max-age=300",
+          },
+        }),
+      );
     },
   };
 }

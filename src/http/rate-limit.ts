@@ -5,8 +5,13 @@ import type { Plugin } from "graphql-yoga";
 import { MapperKind, mapSchema } from "@graphql-tools/utils";
 import { rateLimitDirective, type RateLimitArgs } from "graphql-rate-limit-directive";
 import {
-  RateLimiterCluster, RateLimiterClusterMaster, RateLimiterMemory, RateLimiterRedis,
-  type IRateLimiterRedisOptions, type RateLimiterAbstract, type RateLimiterRes,
+  RateLimiterCluster,
+  RateLimiterClusterMaster,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  type IRateLimiterRedisOptions,
+  type RateLimiterAbstract,
+  type RateLimiterRes,
 } from "rate-limiter-flexible";
 import { Redis } from "ioredis";
 import type { Config } from "../core/config.ts";
@@ -54,7 +59,9 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   const points = config.rateLimitPerMinute;
   /** One allowance per API key; requests without a usable key share one per client address. */
   const bucketOf = (auth: Context["auth"], request: Request | undefined, serverContext: ServerContext | undefined) =>
-    auth ? auth.credential : `ip:${request ? clientAddress(request, serverContext, config.trustProxy) : (serverContext?.req?.socket?.remoteAddress ?? "unknown")}`;
+    auth
+      ? auth.credential
+      : `ip:${request ? clientAddress(request, serverContext, config.trustProxy) : (serverContext?.req?.socket?.remoteAddress ?? "unknown")}`;
   const usage = new WeakMap<Request, Usage>();
   /** The bucket of each request whose context was built, so that reading it needs no second key lookup. */
   const buckets = new WeakMap<Request, string>();
@@ -92,7 +99,10 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   };
   const requestOf = (ctx: unknown) => (ctx as { request?: Request }).request;
 
-  const directive = rateLimitDirective<Context & { req?: IncomingMessage; request?: Request }, IRateLimiterRedisOptions>({
+  const directive = rateLimitDirective<
+    Context & { req?: IncomingMessage; request?: Request },
+    IRateLimiterRedisOptions
+  >({
     name: RATE_LIMIT_DIRECTIVE,
     limiterClass: Limiter as unknown as typeof RateLimiterAbstract,
     limiterOptions: limiterOptions as IRateLimiterRedisOptions,
@@ -118,7 +128,9 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
 
   /** The bucket of a request that ran no root field (unknown route, invalid document...), read without consuming. */
   async function peek(request: Request, serverContext: ServerContext): Promise<Usage> {
-    const bucket = buckets.get(request) ?? bucketOf((await authenticate(db, config, request, new URL(request.url))).auth, request, serverContext);
+    const bucket =
+      buckets.get(request) ??
+      bucketOf((await authenticate(db, config, request, new URL(request.url))).auth, request, serverContext);
     const res = await limiter?.get(bucket);
     return { remaining: res ? res.remainingPoints : points, msBeforeNext: res?.msBeforeNext ?? 0, limited: false };
   }
@@ -143,14 +155,19 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   }
 
   return {
-    apply: (schema) => chargedOnSubscribe(directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS }))),
+    apply: (schema) =>
+      chargedOnSubscribe(
+        directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS })),
+      ),
     plugin: () => ({
-      onContextBuilding: () => async ({ context }) => {
-        const ctx = context as unknown as Context & ServerContext & { request: Request };
-        const bucket = bucketOf(ctx.auth, ctx.request, ctx);
-        buckets.set(ctx.request, bucket);
-        if (!ctx.auth && limiter) await charge(ctx.request, bucket);
-      },
+      onContextBuilding:
+        () =>
+        async ({ context }) => {
+          const ctx = context as unknown as Context & ServerContext & { request: Request };
+          const bucket = bucketOf(ctx.auth, ctx.request, ctx);
+          buckets.set(ctx.request, bucket);
+          if (!ctx.auth && limiter) await charge(ctx.request, bucket);
+        },
       async onResponse({ request, response, serverContext }) {
         let seen = usage.get(request);
         if (!seen) {
@@ -215,7 +232,10 @@ function marked(schema: GraphQLSchema, args: RateLimitArgs): GraphQLSchema {
   if (!result) {
     const limited = (field: GraphQLFieldConfig<unknown, unknown>) => ({
       ...field,
-      extensions: { ...field.extensions, directives: { ...(field.extensions?.directives as object), [RATE_LIMIT_DIRECTIVE]: [args] } },
+      extensions: {
+        ...field.extensions,
+        directives: { ...(field.extensions?.directives as object), [RATE_LIMIT_DIRECTIVE]: [args] },
+      },
     });
     result = mapSchema(schema, { [MapperKind.QUERY_ROOT_FIELD]: limited, [MapperKind.MUTATION_ROOT_FIELD]: limited });
     bySchema.set(key, result);
@@ -225,12 +245,19 @@ function marked(schema: GraphQLSchema, args: RateLimitArgs): GraphQLSchema {
 
 /** A Redis client that never queues: while disconnected, commands fail at once and the insurance limiter counts. */
 function connect(url: string): Redis {
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 1000, connectTimeout: 2000 });
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 1000,
+    connectTimeout: 2000,
+  });
   let healthy = true;
   const down = (reason: string) => {
     if (!healthy || closing.has(client)) return;
     healthy = false;
-    processLog().warn(`Redis unavailable (${reason}): rate limits are counted in memory on this instance until it returns.`);
+    processLog().warn(
+      `Redis unavailable (${reason}): rate limits are counted in memory on this instance until it returns.`,
+    );
   };
   client.on("error", (error: Error) => down(error.message));
   client.on("close", () => down("connection closed"));

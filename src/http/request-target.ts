@@ -27,7 +27,8 @@ export function dotSegmentsPlugin(): Plugin {
   return {
     onRequest({ request, url, serverContext, endResponse }) {
       const path = rawPathOf(serverContext, url);
-      if (path.split(/[/\\]/).some((segment) => dotSegment.test(segment))) endResponse(errorResponse(new ApiError("NOT_FOUND"), idsOf(request)));
+      if (path.split(/[/\\]/).some((segment) => dotSegment.test(segment)))
+        endResponse(errorResponse(new ApiError("NOT_FOUND"), idsOf(request)));
     },
   };
 }

@@ -12,8 +12,19 @@ type Init = ConstructorParameters<typeof FetchResponse>[1];
 
 function lowerCased(init: Init): Init {
   const headers = init?.headers;
-  if (!headers || typeof headers !== "object" || Array.isArray(headers) || typeof (headers as Headers).get === "function") return init;
-  return { ...init, headers: Object.fromEntries(Object.entries(headers as Record<string, string>).map(([name, value]) => [name.toLowerCase(), value])) };
+  if (
+    !headers ||
+    typeof headers !== "object" ||
+    Array.isArray(headers) ||
+    typeof (headers as Headers).get === "function"
+  )
+    return init;
+  return {
+    ...init,
+    headers: Object.fromEntries(
+      Object.entries(headers as Record<string, string>).map(([name, value]) => [name.toLowerCase(), value]),
+    ),
+  };
 }
 
 export class Response extends FetchResponse {

@@ -62,11 +62,20 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       const { op } = match.route;
       const requested = parseIncludes(url.searchParams.get("include"), op.includes);
       const includes = capIncludes(
-        bodyIncludes[op.kind] ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes, op)])].sort() : requested, config,
+        bodyIncludes[op.kind]
+          ? [...new Set([...requested, ...searchIncludes(body.includes, op.includes, op)])].sort()
+          : requested,
+        config,
       );
       const prepared = documents.get(op, includes);
       const variableValues = variablesOf(op, match.params, url.searchParams, body);
-      const result = await execute({ schema, document: prepared.document, variableValues, contextValue, operationName: prepared.operationName });
+      const result = await execute({
+        schema,
+        document: prepared.document,
+        variableValues,
+        contextValue,
+        operationName: prepared.operationName,
+      });
       if ("errors" in result && result.errors?.length) throw blamingIncludes(result.errors[0], includes);
       const data = (result as { data: { result: unknown } }).data.result;
       // GraphQL answers a missing or foreign row with null; PERSCOM with a 404.
@@ -86,5 +95,9 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
 function blamingIncludes(error: GraphQLError, includes: readonly string[]): unknown {
   const original = error.originalError ?? error;
   if (!(original instanceof RowCapExceeded) || includes.length === 0) return error;
-  return validationError({ include: [`The requested includes load more than ${original.cap} rows (MAX_ROWS_PER_REQUEST): ask for fewer includes or a smaller page.`] });
+  return validationError({
+    include: [
+      `The requested includes load more than ${original.cap} rows (MAX_ROWS_PER_REQUEST): ask for fewer includes or a smaller page.`,
+    ],
+  });
 }

@@ -10,12 +10,18 @@ import { requestStore, type Context } from "../request/context.ts";
  * does. Nothing is held between events: no concurrency place (src/http/concurrency.ts) and no execution timer
  * (src/http/limits.ts) wrap a subscription, only each event's short read.
  */
-export async function subscribeWithContextPerEvent(args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+export async function subscribeWithContextPerEvent(
+  args: ExecutionArgs,
+): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
   const stream = await createSourceEventStream(args);
   if (!isAsyncIterable(stream)) return stream;
   const ctx = args.contextValue as Context;
-  const iterator = (stream)[Symbol.asyncIterator]();
+  const iterator = stream[Symbol.asyncIterator]();
   return mapAsyncIterator(iterator, (payload: unknown) =>
-    execute({ ...args, rootValue: payload, contextValue: { ...ctx, store: requestStore(ctx.store, ctx.config), loaders: new Map() } }),
+    execute({
+      ...args,
+      rootValue: payload,
+      contextValue: { ...ctx, store: requestStore(ctx.store, ctx.config), loaders: new Map() },
+    }),
   );
 }

@@ -1,4 +1,8 @@
-import { defaultExtractPersistedOperationId, usePersistedOperations, type ExtractPersistedOperationId } from "@graphql-yoga/plugin-persisted-operations";
+import {
+  defaultExtractPersistedOperationId,
+  usePersistedOperations,
+  type ExtractPersistedOperationId,
+} from "@graphql-yoga/plugin-persisted-operations";
 import type { Plugin } from "graphql-yoga";
 import type { Config } from "../core/config.ts";
 import type { Database } from "../db/prisma.ts";
@@ -13,7 +17,9 @@ import manifest from "../../schema/persisted-documents.json" with { type: "json"
  * The trusted documents: the client preset's manifest of the typed client's documents (codegen.ts; `npm run generate`
  * copies it to schema/), id (`sha256:<hex of the normalized document>`) → document text.
  */
-export const trustedDocuments: ReadonlyMap<string, string> = new Map(Object.entries(manifest as Record<string, string>));
+export const trustedDocuments: ReadonlyMap<string, string> = new Map(
+  Object.entries(manifest as Record<string, string>),
+);
 
 /**
  * An ApiError (its status and PERSCOM type) whose GraphQL `extensions.code` names the trusted-documents case, with the
@@ -22,7 +28,11 @@ export const trustedDocuments: ReadonlyMap<string, string> = new Map(Object.entr
 function trustedDocumentError(request: Request, kind: ErrorCode, code: string, message: string): ApiError {
   const error = new ApiError(kind, message);
   const ids = idsOf(request);
-  Object.assign(error.extensions as Record<string, unknown>, { code, request_id: ids.requestId, trace_id: ids.traceId });
+  Object.assign(error.extensions as Record<string, unknown>, {
+    code,
+    request_id: ids.requestId,
+    trace_id: ids.traceId,
+  });
   return error;
 }
 
@@ -31,7 +41,8 @@ function trustedDocumentError(request: Request, kind: ErrorCode, code: string, m
  * `document.__meta__.hash` holds), or Apollo's `extensions.persistedQuery.sha256Hash` (plain hex, the same hash).
  */
 const documentIdOf: ExtractPersistedOperationId = (params, request, context) => {
-  const id = (params as { documentId?: unknown }).documentId ??
+  const id =
+    (params as { documentId?: unknown }).documentId ??
     (request.method === "GET" ? new URL(request.url).searchParams.get("documentId") : null);
   if (typeof id === "string") return id;
   const apolloHash = defaultExtractPersistedOperationId(params, request, context);
@@ -56,18 +67,32 @@ export function trustedDocumentsPlugin(db: Database, config: Config): Plugin {
     getPersistedOperation(id, request) {
       const document = trustedDocuments.get(id);
       if (document === undefined) {
-        throw trustedDocumentError(request, "NOT_FOUND", "PERSISTED_QUERY_NOT_FOUND",
-          `No trusted document has the id ${shown(id)}: ids are the keys of schema/persisted-documents.json ("sha256:<hex>").`);
+        throw trustedDocumentError(
+          request,
+          "NOT_FOUND",
+          "PERSISTED_QUERY_NOT_FOUND",
+          `No trusted document has the id ${shown(id)}: ids are the keys of schema/persisted-documents.json ("sha256:<hex>").`,
+        );
       }
       return document;
     },
     extractPersistedOperationId: documentIdOf,
     allowArbitraryOperations: config.graphqlTrustedDocumentsOnly ? mayQuery : true,
     customErrors: {
-      keyNotFound: ({ request }) => trustedDocumentError(request, "BAD_REQUEST", "BAD_REQUEST",
-        "Send a GraphQL document as `query`, or the id of a trusted document as `documentId`."),
-      persistedQueryOnly: ({ request }) => trustedDocumentError(request, "FORBIDDEN", "TRUSTED_DOCUMENTS_ONLY",
-        `This API key may send only trusted documents (\`documentId\`, see schema/persisted-documents.json): a \`query\` text needs the ${ARBITRARY_DOCUMENTS_SCOPE} scope (or *) while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on.`),
+      keyNotFound: ({ request }) =>
+        trustedDocumentError(
+          request,
+          "BAD_REQUEST",
+          "BAD_REQUEST",
+          "Send a GraphQL document as `query`, or the id of a trusted document as `documentId`.",
+        ),
+      persistedQueryOnly: ({ request }) =>
+        trustedDocumentError(
+          request,
+          "FORBIDDEN",
+          "TRUSTED_DOCUMENTS_ONLY",
+          `This API key may send only trusted documents (\`documentId\`, see schema/persisted-documents.json): a \`query\` text needs the ${ARBITRARY_DOCUMENTS_SCOPE} scope (or *) while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on.`,
+        ),
     },
   });
 }

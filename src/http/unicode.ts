@@ -56,7 +56,12 @@ export function wellFormedTextPlugin(): Plugin {
       const inVariables = malformedAt(args.variableValues ?? {}, "");
       const where = inVariables ?? (malformedDocument(args.document as DocumentNode) ? "query" : null);
       if (!where) return;
-      const key = where.replace(/^\./, "").replace(/^input\./, "").split(".").map(snake).join(".");
+      const key = where
+        .replace(/^\./, "")
+        .replace(/^input\./, "")
+        .split(".")
+        .map(snake)
+        .join(".");
       throw validationError({ [key]: ["The text is not valid: it holds a NUL character or a lone surrogate."] });
     },
   };

@@ -21,7 +21,11 @@ function fixedColumns(op: Operation): string[] {
 
 /** The configurable cap on `resources` (see `BATCH_MAX_ITEMS`); beyond it a 422. */
 const capped = "At most `BATCH_MAX_ITEMS` items (1000 unless configured).";
-const idMap = (value: Schema): Schema => ({ type: "object", propertyNames: { pattern: "^[1-9][0-9]*$" }, additionalProperties: value });
+const idMap = (value: Schema): Schema => ({
+  type: "object",
+  propertyNames: { pattern: "^[1-9][0-9]*$" },
+  additionalProperties: value,
+});
 
 /** Request body schemas of the registry, by operation kind. */
 export class Bodies {
@@ -39,39 +43,63 @@ export class Bodies {
         if (mode === "create" && f.required) required.push(snake(key));
       }
       for (const [key, upload] of Object.entries(def.uploads ?? {})) {
-        const file: Schema = encoding === "multipart"
-          ? { type: "string", format: "binary", contentMediaType: upload.image ? "image/*" : "application/octet-stream" }
-          : { type: "string", pattern: "^data:", description: "The file as a `data:` URI (base64)." };
+        const file: Schema =
+          encoding === "multipart"
+            ? {
+                type: "string",
+                format: "binary",
+                contentMediaType: upload.image ? "image/*" : "application/octet-stream",
+              }
+            : { type: "string", pattern: "^data:", description: "The file as a `data:` URI (base64)." };
         properties[snake(key)] = upload.required ? file : nullable(file);
         if (mode === "create" && upload.required) required.push(snake(key));
       }
       properties.created_at = nullable(created);
       properties.updated_at = nullable(created);
       const spread = def.spread
-        ? { description: `Any other attribute is a custom value, kept in \`${snake(def.spread)}\`.`, additionalProperties: true }
+        ? {
+            description: `Any other attribute is a custom value, kept in \`${snake(def.spread)}\`.`,
+            additionalProperties: true,
+          }
         : {};
       return object(properties, required, spread);
     });
   }
 
   pivot(pivot: PivotDef): Schema {
-    if (Object.keys(pivot.fields).length === 0) return { type: "object", description: `${pivot.model} has no writable link columns.` };
+    if (Object.keys(pivot.fields).length === 0)
+      return { type: "object", description: `${pivot.model} has no writable link columns.` };
     return this.components.ref(`${pivot.model}Pivot`, () =>
-      object(Object.fromEntries(Object.entries(pivot.fields).filter(([, f]) => f.writable !== false).map(([k, f]) => [snake(k), fieldSchema(f, true)]))),
+      object(
+        Object.fromEntries(
+          Object.entries(pivot.fields)
+            .filter(([, f]) => f.writable !== false)
+            .map(([k, f]) => [snake(k), fieldSchema(f, true)]),
+        ),
+      ),
     );
   }
 
   /** A create or update body: the attributes, plus the link columns under `pivot` on many-to-many routes that have them. */
   private write(op: Operation, mode: Mode, encoding: Encoding): Schema {
     const fixed = mode === "create" ? fixedColumns(op) : [];
-    const attributes = this.attributes(op.def, mode, encoding, fixed, fixed.length && op.parent ? schemaName(op.parent.def) : "");
+    const attributes = this.attributes(
+      op.def,
+      mode,
+      encoding,
+      fixed,
+      fixed.length && op.parent ? schemaName(op.parent.def) : "",
+    );
     const pivot = pivotOf(op);
     if (!pivot || Object.keys(pivot.fields).length === 0) return attributes;
     const columns = this.components.schemas[String(attributes.$ref).split("/").at(-1)!];
-    return this.components.ref(this.shapeName(op, `${pascal(mode)}${encoding === "multipart" ? "Multipart" : ""}`), () => ({
-      ...columns,
-      properties: { ...(columns.properties as Record<string, Schema>), pivot: this.pivot(pivot) },
-    }));
+    return this.components.ref(
+      this.shapeName(op, `${pascal(mode)}${encoding === "multipart" ? "Multipart" : ""}`),
+      () => ({
+        ...columns,
+        properties: { ...(columns.properties as Record<string, Schema>), pivot: this.pivot(pivot) },
+      }),
+    );
   }
 
   /** `resources` of attach, sync and toggle: ids, `{id, pivot}` objects, an object keyed by id, or one id. */
@@ -82,7 +110,12 @@ export class Bodies {
       return {
         description: `Related ids: a list of ids or of \`{id, pivot}\` objects, an object keyed by id whose values are link columns, or one id. ${capped}`,
         anyOf: [
-          { type: "array", items: { anyOf: [this.id(), object({ id: this.id(), pivot: values }, ["id"], { additionalProperties: true })] } },
+          {
+            type: "array",
+            items: {
+              anyOf: [this.id(), object({ id: this.id(), pivot: values }, ["id"], { additionalProperties: true })],
+            },
+          },
           idMap({ anyOf: [values, { type: "array", maxItems: 0 }] }),
           this.id(),
         ],
@@ -96,7 +129,16 @@ export class Bodies {
 
   private idsBody(): Schema {
     return this.components.ref("IdsRequest", () =>
-      object({ resources: { description: `Ids: a list, or one id. ${capped}`, anyOf: [{ type: "array", items: this.id() }, this.id()] } }, ["resources"]));
+      object(
+        {
+          resources: {
+            description: `Ids: a list, or one id. ${capped}`,
+            anyOf: [{ type: "array", items: this.id() }, this.id()],
+          },
+        },
+        ["resources"],
+      ),
+    );
   }
 
   /** Names a body after the operation's write shape: the resource, and the link model where link columns come along. */
@@ -133,7 +175,8 @@ export class Bodies {
       },
     });
     const filter = this.components.ref(`${shape}SearchFilter`, () =>
-      condition(this.components.ref(`${shape}SearchCondition`, () => condition())));
+      condition(this.components.ref(`${shape}SearchCondition`, () => condition())),
+    );
     return this.components.ref(`${pascal(op.field)}${pascal(op.kind)}Request`, () => {
       const scopes = Object.entries(op.def.scopes ?? {});
       const includes = includeValues(op);
@@ -143,7 +186,20 @@ export class Bodies {
         scopes: {
           type: "array",
           items: scopes.length
-            ? { anyOf: scopes.map(([name, s]) => object({ name: { const: name }, parameters: { type: "array", ...(s.parameters !== undefined ? { minItems: s.parameters, maxItems: s.parameters } : {}) } }, ["name"])) }
+            ? {
+                anyOf: scopes.map(([name, s]) =>
+                  object(
+                    {
+                      name: { const: name },
+                      parameters: {
+                        type: "array",
+                        ...(s.parameters !== undefined ? { minItems: s.parameters, maxItems: s.parameters } : {}),
+                      },
+                    },
+                    ["name"],
+                  ),
+                ),
+              }
             : { not: {}, description: "This collection exposes no scopes." },
         },
         search: object({
@@ -152,7 +208,11 @@ export class Bodies {
         }),
         sort: {
           type: "array",
-          items: object({ field: this.column(op), direction: { type: "string", enum: ["asc", "desc"], default: "asc" } }, ["field"], { additionalProperties: false }),
+          items: object(
+            { field: this.column(op), direction: { type: "string", enum: ["asc", "desc"], default: "asc" } },
+            ["field"],
+            { additionalProperties: false },
+          ),
         },
         includes: includes.length
           ? { type: "array", items: { anyOf: [relation, object({ relation }, ["relation"])] } }
@@ -165,7 +225,10 @@ export class Bodies {
   }
 
   /** The body schema of each kind; `undefined` when the kind takes none. */
-  private readonly byKind: Record<OperationKind, ((op: Operation, encoding: Encoding) => Schema | undefined) | undefined> = {
+  private readonly byKind: Record<
+    OperationKind,
+    ((op: Operation, encoding: Encoding) => Schema | undefined) | undefined
+  > = {
     list: undefined,
     show: undefined,
     delete: undefined,
@@ -173,40 +236,65 @@ export class Bodies {
     command: undefined,
     feed: undefined,
     // An action without input takes no body.
-    action: (op) => !op.action!.input ? undefined :
-      this.components.ref(`${pascal(op.field)}Request`, () => {
-        const input = Object.entries(op.action!.input ?? {});
-        return object(Object.fromEntries(input.map(([k, f]) => [snake(k), fieldSchema(f, true)])), input.filter(([, f]) => f.required).map(([k]) => snake(k)));
-      }),
+    action: (op) =>
+      !op.action!.input
+        ? undefined
+        : this.components.ref(`${pascal(op.field)}Request`, () => {
+            const input = Object.entries(op.action!.input ?? {});
+            return object(
+              Object.fromEntries(input.map(([k, f]) => [snake(k), fieldSchema(f, true)])),
+              input.filter(([, f]) => f.required).map(([k]) => snake(k)),
+            );
+          }),
     create: (op, encoding) => this.write(op, "create", encoding),
     update: (op, encoding) => this.write(op, "update", encoding),
     search: (op) => this.search(op),
     batchCreate: (op) =>
       this.components.ref(this.shapeName(op, "BatchCreate"), () =>
-        object({ resources: { type: "array", description: capped, items: this.write(op, "create", "json") } }, ["resources"])),
+        object({ resources: { type: "array", description: capped, items: this.write(op, "create", "json") } }, [
+          "resources",
+        ]),
+      ),
     batchUpdate: (op) =>
       this.components.ref(this.shapeName(op, "BatchUpdate"), () =>
-        object({
-          resources: {
-            description: `Attributes keyed by id (or a list of ids, which changes nothing). ${capped}`,
-            anyOf: [idMap(this.write(op, "update", "json")), { type: "array", items: this.id() }],
+        object(
+          {
+            resources: {
+              description: `Attributes keyed by id (or a list of ids, which changes nothing). ${capped}`,
+              anyOf: [idMap(this.write(op, "update", "json")), { type: "array", items: this.id() }],
+            },
           },
-        }, ["resources"])),
+          ["resources"],
+        ),
+      ),
     batchDelete: () => this.idsBody(),
     detach: () => this.idsBody(),
     attach: (op) =>
-      object({
-        resources: this.linkResources(op),
-        duplicates: { type: "boolean", default: false, description: "Attach ids that are already attached once more." },
-      }, ["resources"]),
+      object(
+        {
+          resources: this.linkResources(op),
+          duplicates: {
+            type: "boolean",
+            default: false,
+            description: "Attach ids that are already attached once more.",
+          },
+        },
+        ["resources"],
+      ),
     sync: (op) =>
-      object({
-        resources: this.linkResources(op),
-        detaching: { type: "boolean", default: true, description: "Detach the ids not listed." },
-      }, ["resources"]),
+      object(
+        {
+          resources: this.linkResources(op),
+          detaching: { type: "boolean", default: true, description: "Detach the ids not listed." },
+        },
+        ["resources"],
+      ),
     toggle: (op) => object({ resources: this.linkResources(op) }, ["resources"]),
     pivot: (op) => object({ pivot: pivotOf(op) ? this.pivot(pivotOf(op)!) : { type: "object" } }, ["pivot"]),
-    associate: (op) => object({ related_key: { ...idSchema, description: `Id of the ${op.def.label.toLowerCase()} to associate.` } }, ["related_key"]),
+    associate: (op) =>
+      object({ related_key: { ...idSchema, description: `Id of the ${op.def.label.toLowerCase()} to associate.` } }, [
+        "related_key",
+      ]),
   };
 
   /** The operation's `requestBody`, with a multipart alternative where the resource stores uploads. */

@@ -34,15 +34,19 @@ export function buildOpenApi(): Record<string, unknown> {
     components: {
       securitySchemes: {
         bearerAuth: {
-          type: "http", scheme: "bearer",
+          type: "http",
+          scheme: "bearer",
           description:
             "An API key as a Bearer token: the way to send it. Or an SSO token: an HS256 JWT signed with the account's SSO secret " +
             "(`sub` a person's id or email, `scopes` or `scope`, `exp`, and `tenant` or the X-Perscom-Id header), which acts as that " +
             "person within their roles' permissions.",
         },
         apiKeyQuery: {
-          type: "apiKey", in: "query", name: "apikey",
-          description: "The API key as the `apikey` query parameter, as PERSCOM takes it. Discouraged: the key lands in server logs and browser history.",
+          type: "apiKey",
+          in: "query",
+          name: "apikey",
+          description:
+            "The API key as the `apikey` query parameter, as PERSCOM takes it. Discouraged: the key lands in server logs and browser history.",
         },
       },
       parameters: parameters.components,
@@ -53,7 +57,17 @@ export function buildOpenApi(): Record<string, unknown> {
   };
 }
 
-const topLevel = ["openapi", "info", "jsonSchemaDialect", "servers", "security", "tags", "paths", "webhooks", "components"];
+const topLevel = [
+  "openapi",
+  "info",
+  "jsonSchemaDialect",
+  "servers",
+  "security",
+  "tags",
+  "paths",
+  "webhooks",
+  "components",
+];
 
 /** Objects whose key order means something: renderers list security schemes in it, and offer the first. */
 const ordered = new Set(["/components/securitySchemes"]);
@@ -63,7 +77,8 @@ function sorted(value: unknown, at = ""): unknown {
   if (Array.isArray(value)) return value.map((v, i) => sorted(v, `${at}/${i}`));
   if (value === null || typeof value !== "object") return value;
   const keys = Object.keys(value);
-  if (!ordered.has(at)) keys.sort((a, b) => (at === "" ? topLevel.indexOf(a) - topLevel.indexOf(b) : a < b ? -1 : a > b ? 1 : 0));
+  if (!ordered.has(at))
+    keys.sort((a, b) => (at === "" ? topLevel.indexOf(a) - topLevel.indexOf(b) : a < b ? -1 : a > b ? 1 : 0));
   return Object.fromEntries(keys.map((k) => [k, sorted((value as Record<string, unknown>)[k], `${at}/${k}`)]));
 }
 

@@ -16,7 +16,6 @@ export interface Words {
   parent: string;
 }
 
-
 export interface OpenApiKind {
   /** The operation's summary, from the resource's words. */
   summary(w: Words): string;
@@ -48,7 +47,8 @@ export const openapiKinds: Record<OperationKind, OpenApiKind> = {
     errors: (op) => (isOneToOne(op) ? [409] : []),
     uploads: true,
     bodyRequired: (op, fixed) =>
-      Object.entries(op.def.fields).some(([k, f]) => f.required && !fixed.includes(k)) || Object.values(op.def.uploads ?? {}).some((u) => u.required),
+      Object.entries(op.def.fields).some(([k, f]) => f.required && !fixed.includes(k)) ||
+      Object.values(op.def.uploads ?? {}).some((u) => u.required),
   },
   update: {
     summary: (w) => `Update ${w.one}${w.parent}`,
@@ -102,7 +102,10 @@ export const openapiKinds: Record<OperationKind, OpenApiKind> = {
   },
   feed: {
     summary: () => "List the account's changes",
-    tag: (op) => ({ name: op.def.plural, description: `The change feed: the account's ${op.def.label.toLowerCase()}s in order, \`${op.path}\`.` }),
+    tag: (op) => ({
+      name: op.def.plural,
+      description: `The change feed: the account's ${op.def.label.toLowerCase()}s in order, \`${op.path}\`.`,
+    }),
     errors: () => [422, 410],
     parameters: feedParameters,
   },

@@ -26,7 +26,8 @@ function expand(def: ResourceDef, includes: readonly string[]): string[] {
     if (!value.endsWith(".*")) continue;
     const prefix = value.slice(0, -2);
     const target = resourceAt(def, prefix.split("."));
-    for (const name of target?.includes ?? []) if (!name.includes("*") && !name.includes(".")) values.add(`${prefix}.${name}`);
+    for (const name of target?.includes ?? [])
+      if (!name.includes("*") && !name.includes(".")) values.add(`${prefix}.${name}`);
   }
   return [...values];
 }
@@ -43,13 +44,23 @@ const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.
 export class Parameters {
   readonly components: Record<string, Schema> = {
     Version: {
-      name: "version", in: "path", required: true,
-      description: "API version. Both answer alike, except that v1 single-record responses also show `text_color` and `bg_color` on statuses.",
+      name: "version",
+      in: "path",
+      required: true,
+      description:
+        "API version. Both answer alike, except that v1 single-record responses also show `text_color` and `bg_color` on statuses.",
       schema: { type: "string", enum: versions, default: versions.at(-1) },
     },
-    Page: { name: "page", in: "query", description: "Page number, from 1.", schema: { type: "integer", minimum: 1, default: 1 } },
+    Page: {
+      name: "page",
+      in: "query",
+      description: "Page number, from 1.",
+      schema: { type: "integer", minimum: 1, default: 1 },
+    },
     Limit: {
-      name: "limit", in: "query", description: "Rows per page; a limit above the maximum page size is served as the maximum.",
+      name: "limit",
+      in: "query",
+      description: "Rows per page; a limit above the maximum page size is served as the maximum.",
       schema: { type: "integer", minimum: 1 },
     },
   };
@@ -69,7 +80,11 @@ export class Parameters {
   private path(op: Operation, name: string): Schema {
     const owner = op.parent && name === op.parent.def.param ? op.parent.def : (op.subject ?? op.def);
     return this.shared([`${pascal(camel(name))}Id`], {
-      name, in: "path", required: true, description: `Id of the ${owner.label.toLowerCase()}.`, schema: { $ref: "#/components/schemas/Id" },
+      name,
+      in: "path",
+      required: true,
+      description: `Id of the ${owner.label.toLowerCase()}.`,
+      schema: { $ref: "#/components/schemas/Id" },
     });
   }
 
@@ -77,17 +92,28 @@ export class Parameters {
     const values = includeValues(op);
     if (!values.length) return null;
     const parameter = {
-      name: "include", in: "query", style: "form", explode: false,
+      name: "include",
+      in: "query",
+      style: "form",
+      explode: false,
       description: "Related records to embed, comma-separated. `x.*` embeds `x` with every relation `x` allows.",
       schema: { type: "array", uniqueItems: true, items: { type: "string", enum: values } },
     };
-    if (sameList(values, expand(op.def, op.def.includes))) return this.shared([`${schemaName(op.def)}Include`], parameter);
-    const route = op.view ? pascal(camel(op.view.path)) : op.parent ? `${schemaName(op.parent.def)}${pascal(camel(op.parent.route.path))}` : schemaName(op.def);
+    if (sameList(values, expand(op.def, op.def.includes)))
+      return this.shared([`${schemaName(op.def)}Include`], parameter);
+    const route = op.view
+      ? pascal(camel(op.view.path))
+      : op.parent
+        ? `${schemaName(op.parent.def)}${pascal(camel(op.parent.route.path))}`
+        : schemaName(op.def);
     return this.shared([`${route}Include`, `${route}${pascal(op.kind)}Include`], parameter);
   }
 
   of(op: Operation, path: string): Schema[] {
-    const parameters: Schema[] = [ref("Version"), ...[...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => this.path(op, name))];
+    const parameters: Schema[] = [
+      ref("Version"),
+      ...[...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => this.path(op, name)),
+    ];
     const include = this.include(op);
     if (include) parameters.push(include);
     parameters.push(...(openapiKinds[op.kind].parameters?.() ?? []));

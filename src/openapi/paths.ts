@@ -46,14 +46,19 @@ function aliasesOf(op: Operation): Array<{ method: string; path: string; operati
  * The operation id is the GraphQL field; a route sharing its field with another (a search runs its
  * list's field) is prefixed with its kind (`searchRanks`).
  */
-export function pathsOf(bodies: Bodies, success: SuccessBodies, params: Parameters): Record<string, Record<string, Schema>> {
+export function pathsOf(
+  bodies: Bodies,
+  success: SuccessBodies,
+  params: Parameters,
+): Record<string, Record<string, Schema>> {
   const paths: Record<string, Record<string, Schema>> = {};
   const add = (op: Operation, method: string, path: string, operationId: string, alias: boolean) => {
     const parameters = params.of(op, path);
     const requestBody = bodies.requestBody(op);
     const hasInclude = Parameters.hasInclude(op);
     const responses: Record<string, Schema> = { 200: success.response(op) };
-    for (const status of errorStatuses(op, requestBody !== undefined, hasInclude)) responses[status] = errorResponseRef(status);
+    for (const status of errorStatuses(op, requestBody !== undefined, hasInclude))
+      responses[status] = errorResponseRef(status);
     const words: Words = {
       one: a(op.def.label.toLowerCase()),
       many: human(op.def.plural),

@@ -19,42 +19,57 @@ export const sharedHeaders: Record<string, Schema> = {
 
 /** The statuses of `errorKinds`, each with the codes that answer it. */
 const byStatus = new Map<number, ErrorCode[]>();
-for (const code of Object.keys(errorKinds) as ErrorCode[]) byStatus.set(errorKinds[code].status, [...(byStatus.get(errorKinds[code].status) ?? []), code]);
+for (const code of Object.keys(errorKinds) as ErrorCode[])
+  byStatus.set(errorKinds[code].status, [...(byStatus.get(errorKinds[code].status) ?? []), code]);
 
 /** `BadRequest`, `NotFound`, ...: the response component of a status, named after its first code. */
 const responseName = (status: number) => pascal(camel(byStatus.get(status)![0].toLowerCase()));
 
 /** `components.responses`: one per error status, each the shared `Error` body. */
 export function errorResponses(): Record<string, Schema> {
-  return Object.fromEntries([...byStatus].map(([status, codes]) => {
-    const kinds = codes.map((c) => errorKinds[c]);
-    return [responseName(status), {
-      description: [...new Set(kinds.map((k) => k.message))].join(" / "),
-      headers: headerRefs,
-      content: {
-        "application/json": {
-          schema: { $ref: "#/components/schemas/Error" },
-          example: { error: { message: kinds[0].message, type: kinds[0].type, request_id: "3f0b6c1e-…", trace_id: "9a1d…" } },
+  return Object.fromEntries(
+    [...byStatus].map(([status, codes]) => {
+      const kinds = codes.map((c) => errorKinds[c]);
+      return [
+        responseName(status),
+        {
+          description: [...new Set(kinds.map((k) => k.message))].join(" / "),
+          headers: headerRefs,
+          content: {
+            "application/json": {
+              schema: { $ref: "#/components/schemas/Error" },
+              example: {
+                error: { message: kinds[0].message, type: kinds[0].type, request_id: "3f0b6c1e-…", trace_id: "9a1d…" },
+              },
+            },
+          },
         },
-      },
-    }];
-  }));
+      ];
+    }),
+  );
 }
 
 /** PERSCOM's error body. */
-export const errorSchema: Schema = object({
-  error: object({
-    message: { type: "string" },
-    type: { type: "string", enum: [...new Set(Object.values(errorKinds).map((k) => k.type))] },
-    request_id: { type: "string" },
-    trace_id: { type: "string" },
-    errors: {
-      type: "object",
-      description: "Messages per field (422), keyed by the snake_case field path, e.g. `name` or `resources.3.name`.",
-      additionalProperties: { type: "array", items: { type: "string" } },
-    },
-  }, ["message", "type", "request_id", "trace_id"]),
-}, ["error"]);
+export const errorSchema: Schema = object(
+  {
+    error: object(
+      {
+        message: { type: "string" },
+        type: { type: "string", enum: [...new Set(Object.values(errorKinds).map((k) => k.type))] },
+        request_id: { type: "string" },
+        trace_id: { type: "string" },
+        errors: {
+          type: "object",
+          description:
+            "Messages per field (422), keyed by the snake_case field path, e.g. `name` or `resources.3.name`.",
+          additionalProperties: { type: "array", items: { type: "string" } },
+        },
+      },
+      ["message", "type", "request_id", "trace_id"],
+    ),
+  },
+  ["error"],
+);
 
 const everywhere = [400, 401, 402, 403, 429, 500, 503];
 
@@ -70,7 +85,6 @@ export function errorStatuses(op: Operation, hasBody: boolean, hasInclude: boole
 
 export const errorResponseRef = (status: number) => ({ $ref: `#/components/responses/${responseName(status)}` });
 
-
 const refName = (ref: Schema) => String(ref.$ref).split("/").at(-1)!;
 
 /** The success body of each `returns`: `{data}`, a page with `links` and `meta`, or the changed ids. */
@@ -78,29 +92,47 @@ export class SuccessBodies {
   /** Success responses, by the name of their body schema. */
   readonly responses: Record<string, Schema> = {};
 
-  constructor(readonly components: Components, readonly rows: RowSchemas) {}
+  constructor(
+    readonly components: Components,
+    readonly rows: RowSchemas,
+  ) {}
 
   private pageParts(): Record<string, Schema> {
     const url = { type: "string", format: "uri" };
     return {
       links: this.components.ref("PageLinks", () =>
-        object({ first: url, last: url, prev: { type: ["string", "null"], format: "uri" }, next: { type: ["string", "null"], format: "uri" } }, [
-          "first", "last", "prev", "next",
-        ])),
-      meta: this.components.ref("PageMeta", () =>
-        object({
-          current_page: { type: "integer" },
-          from: { type: ["integer", "null"] },
-          last_page: { type: "integer" },
-          links: {
-            type: "array",
-            items: object({ url: { type: ["string", "null"] }, label: { type: "string" }, active: { type: "boolean" } }),
+        object(
+          {
+            first: url,
+            last: url,
+            prev: { type: ["string", "null"], format: "uri" },
+            next: { type: ["string", "null"], format: "uri" },
           },
-          path: url,
-          per_page: { type: "integer" },
-          to: { type: ["integer", "null"] },
-          total: { type: "integer" },
-        }, ["current_page", "from", "last_page", "path", "per_page", "to", "total"])),
+          ["first", "last", "prev", "next"],
+        ),
+      ),
+      meta: this.components.ref("PageMeta", () =>
+        object(
+          {
+            current_page: { type: "integer" },
+            from: { type: ["integer", "null"] },
+            last_page: { type: "integer" },
+            links: {
+              type: "array",
+              items: object({
+                url: { type: ["string", "null"] },
+                label: { type: "string" },
+                active: { type: "boolean" },
+              }),
+            },
+            path: url,
+            per_page: { type: "integer" },
+            to: { type: ["integer", "null"] },
+            total: { type: "integer" },
+          },
+          ["current_page", "from", "last_page", "path", "per_page", "to", "total"],
+        ),
+      ),
     };
   }
 
@@ -115,22 +147,35 @@ export class SuccessBodies {
   private readonly bodies: Record<SuccessBody, (op: Operation) => Schema> = {
     page: (op) => {
       const row = this.rowOf(op);
-      return this.components.ref(`${refName(row)}Page`, () => object({ data: { type: "array", items: row }, ...this.pageParts() }, ["data", "links", "meta"]));
+      return this.components.ref(`${refName(row)}Page`, () =>
+        object({ data: { type: "array", items: row }, ...this.pageParts() }, ["data", "links", "meta"]),
+      );
     },
     list: (op) => {
       const row = this.rowOf(op);
-      return this.components.ref(`${refName(row)}List`, () => object({ data: { type: "array", items: row } }, ["data"]));
+      return this.components.ref(`${refName(row)}List`, () =>
+        object({ data: { type: "array", items: row } }, ["data"]),
+      );
     },
     item: (op) => {
       const row = this.rowOf(op);
       return this.components.ref(`${refName(row)}Item`, () => object({ data: row }, ["data"]));
     },
-    status: () => this.components.ref("CommandStatus", () => object({ status: { type: "string", description: "`okay` when the command ran." } }, ["status"])),
+    status: () =>
+      this.components.ref("CommandStatus", () =>
+        object({ status: { type: "string", description: "`okay` when the command ran." } }, ["status"]),
+      ),
     feed: () => feedPageSchema(this.components),
     changes: (op) => {
       const keys = changesOf[op.kind as LinkKind] ?? (["attached", "detached", "updated"] as const);
       return this.components.ref(`${keys.map(pascal).join("")}Changes`, () =>
-        object(Object.fromEntries(keys.map((k) => [k, { type: "array", items: { type: "integer" }, description: `Related ids ${k}.` }])), keys));
+        object(
+          Object.fromEntries(
+            keys.map((k) => [k, { type: "array", items: { type: "integer" }, description: `Related ids ${k}.` }]),
+          ),
+          keys,
+        ),
+      );
     },
   };
 

@@ -28,7 +28,8 @@ export class Components {
     }
     this.checking = true;
     try {
-      if (JSON.stringify(make()) !== JSON.stringify(this.schemas[name])) throw new Error(`OpenAPI: two different schemas are named ${name}`);
+      if (JSON.stringify(make()) !== JSON.stringify(this.schemas[name]))
+        throw new Error(`OpenAPI: two different schemas are named ${name}`);
     } finally {
       this.checking = false;
     }
@@ -53,7 +54,12 @@ export class Components {
 
 /** The schema, or null. A schema without a type (any JSON value) already admits null. */
 export const nullable = (schema: Schema): Schema => {
-  if (typeof schema.type === "string") return { ...schema, type: [schema.type, "null"], ...(schema.enum ? { enum: [...(schema.enum as unknown[]), null] } : {}) };
+  if (typeof schema.type === "string")
+    return {
+      ...schema,
+      type: [schema.type, "null"],
+      ...(schema.enum ? { enum: [...(schema.enum as unknown[]), null] } : {}),
+    };
   if (!["type", "$ref", "anyOf", "oneOf", "allOf"].some((k) => k in schema)) return schema;
   return { anyOf: [schema, { type: "null" }] };
 };
@@ -71,7 +77,8 @@ export const idSchema: Schema = { type: "integer", minimum: 1, maximum: 21474836
 /** What `parseDate` accepts: ISO-8601, `YYYY-MM-DD` and `YYYY-MM-DD HH:MM:SS`, with an optional offset. */
 const dateInput: Schema = {
   type: "string",
-  pattern: "^\\s*\\d{4}-\\d{2}-\\d{2}(?:[Tt ]\\d{2}:\\d{2}(?::\\d{2})?(?:\\.\\d+)?)?\\s*(?:[Zz]|[+-]\\d{2}:?\\d{2})?\\s*$",
+  pattern:
+    "^\\s*\\d{4}-\\d{2}-\\d{2}(?:[Tt ]\\d{2}:\\d{2}(?::\\d{2})?(?:\\.\\d+)?)?\\s*(?:[Zz]|[+-]\\d{2}:?\\d{2})?\\s*$",
   description: "ISO-8601 date-time, `YYYY-MM-DD` or `YYYY-MM-DD HH:MM:SS` (UTC unless an offset is given).",
 };
 
@@ -121,7 +128,8 @@ export function patternOf(re: RegExp): string {
 }
 
 /** "a rank", "an award", "a user": by sound, so a `u` read as "you" (user, unit) takes "a". */
-export const article = (noun: string) => `${/^(?:[aeio]|u(?![b-df-hj-np-tv-z][aeiou]))/i.test(noun) ? "an" : "a"} ${noun}`;
+export const article = (noun: string) =>
+  `${/^(?:[aeio]|u(?![b-df-hj-np-tv-z][aeiou]))/i.test(noun) ? "an" : "a"} ${noun}`;
 
 const notes = (f: FieldDef): string[] => [
   ...(f.references ? [`Id of ${article(resourceNamed(f.references).label.toLowerCase())} of the account.`] : []),
@@ -139,21 +147,35 @@ export function fieldSchema(f: Pick<FieldDef, "type"> & Partial<FieldDef>, input
     return f.nullable ? nullable(schema) : schema;
   }
   let schema: Schema =
-    f.type === "int" ? { type: "integer" }
-    : f.type === "boolean" ? { type: "boolean" }
-    : f.type === "datetime" ? (input ? { ...dateInput } : { type: "string", format: "date-time" })
-    : { type: "string" };
+    f.type === "int"
+      ? { type: "integer" }
+      : f.type === "boolean"
+        ? { type: "boolean" }
+        : f.type === "datetime"
+          ? input
+            ? { ...dateInput }
+            : { type: "string", format: "date-time" }
+          : { type: "string" };
   if (f.max !== undefined && (f.type === "string" || f.type === "text")) schema.maxLength = f.max;
   if (input && f.pattern) schema.pattern = patternOf(f.pattern);
   if (f.oneOf) schema.enum = [...f.oneOf];
-  const description = [schema.description as string | undefined, ...(input ? notes(f as FieldDef) : [])].filter(Boolean).join(" ");
+  const description = [schema.description as string | undefined, ...(input ? notes(f as FieldDef) : [])]
+    .filter(Boolean)
+    .join(" ");
   if (description) schema.description = description;
   if (f.nullable) schema = nullable(schema);
   return schema;
 }
 
 const computedSchema = (c: ComputedField): Schema => {
-  const schema: Schema = c.type === "json" ? (c.shape ? jsonSchemaOf(c.shape) : {}) : c.type === "datetime" ? { type: "string", format: "date-time" } : { type: c.type };
+  const schema: Schema =
+    c.type === "json"
+      ? c.shape
+        ? jsonSchemaOf(c.shape)
+        : {}
+      : c.type === "datetime"
+        ? { type: "string", format: "date-time" }
+        : { type: c.type };
   return c.nullable ? nullable(schema) : schema;
 };
 
@@ -222,9 +244,15 @@ export class RowSchemas {
     properties.created_at = { type: "string", format: "date-time" };
     if (hasUpdatedAt(def.model)) properties.updated_at = { type: "string", format: "date-time" };
     const spread = def.spread
-      ? { description: `Custom values (the \`${snake(def.spread)}\` column) are shown as further top-level attributes.`, additionalProperties: true }
+      ? {
+          description: `Custom values (the \`${snake(def.spread)}\` column) are shown as further top-level attributes.`,
+          additionalProperties: true,
+        }
       : {};
-    return object(properties, Object.keys(properties), { ...(def.link ? { description: `Link columns of ${def.label.toLowerCase()}.` } : {}), ...spread });
+    return object(properties, Object.keys(properties), {
+      ...(def.link ? { description: `Link columns of ${def.label.toLowerCase()}.` } : {}),
+      ...spread,
+    });
   }
 
   private relations(def: ResourceDef, relations: Array<[string, IncludeTree]>): Record<string, Schema> {
@@ -251,4 +279,8 @@ export class RowSchemas {
 
 /** `WithImage`, `WithAuthorCommentable`: the embedded relations when few, else `WithIncludes`. */
 const withName = (relations: Array<[string, IncludeTree]>) =>
-  !relations.length ? "" : relations.length <= 3 ? `With${relations.map(([name]) => pascal(camel(name))).join("")}` : "WithIncludes";
+  !relations.length
+    ? ""
+    : relations.length <= 3
+      ? `With${relations.map(([name]) => pascal(camel(name))).join("")}`
+      : "WithIncludes";

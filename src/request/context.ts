@@ -47,4 +47,5 @@ export interface Context {
  * The store of one operation: `store` with a fresh budget of `maxRowsPerRequest` rows (MAX_ROWS_PER_REQUEST). A
  * request's context gets one as it is made; each event of a subscription gets its own.
  */
-export const requestStore = (store: Store, config: Pick<Config, "maxRowsPerRequest">): Store => store.withBudget(rowBudget(config.maxRowsPerRequest));
+export const requestStore = (store: Store, config: Pick<Config, "maxRowsPerRequest">): Store =>
+  store.withBudget(rowBudget(config.maxRowsPerRequest));

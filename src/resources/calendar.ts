@@ -1,10 +1,30 @@
 import { FieldErrorBag, validationError } from "../core/errors.ts";
 import { parseDate } from "../core/dates.ts";
 import {
-  belongsTo, belongsToMany, bool, datetime, defineResource, hasMany, hasManyOperations, int, morphMany, morphOne, ref, string, text, type ExposedScope,
-  type FieldDef, json,
+  belongsTo,
+  belongsToMany,
+  bool,
+  datetime,
+  defineResource,
+  hasMany,
+  hasManyOperations,
+  int,
+  morphMany,
+  morphOne,
+  ref,
+  string,
+  text,
+  type ExposedScope,
+  type FieldDef,
+  json,
 } from "./define.ts";
-import { notificationChannel, notificationChannels, notificationInterval, notificationIntervals, type EnumDef } from "./enums.ts";
+import {
+  notificationChannel,
+  notificationChannels,
+  notificationInterval,
+  notificationIntervals,
+  type EnumDef,
+} from "./enums.ts";
 import { jsonInteger, jsonString, listOf, type JsonShape } from "./json-shapes.ts";
 import { tagPivot, taggedScope } from "./forms.ts";
 import { imageRoute } from "./routes.ts";
@@ -12,7 +32,8 @@ import { imageRoute } from "./routes.ts";
 export { notificationChannels, notificationIntervals };
 
 /** A JSON column holding a set of `set`'s values: a write may send one value alone; it is stored as a list. */
-export const enumSet = (set: EnumDef, description: string): JsonShape => listOf(jsonString({ enum: set }), { single: true, description });
+export const enumSet = (set: EnumDef, description: string): JsonShape =>
+  listOf(jsonString({ enum: set }), { single: true, description });
 /** A schedule's recurrence list (iCalendar's BYxxx rule parts). */
 const byList = (items: JsonShape, description: string) => json(listOf(items, { description }), { nullable: true });
 
@@ -20,11 +41,18 @@ const byList = (items: JsonShape, description: string) => json(listOf(items, { d
  * Checks a JSON column holding a set of enum values: one value or a list of them, stored as a list.
  * Problems go to `bag` under the column's REST name.
  */
-export function enumList(data: Record<string, unknown>, column: string, key: string, allowed: readonly string[], bag: FieldErrorBag): void {
+export function enumList(
+  data: Record<string, unknown>,
+  column: string,
+  key: string,
+  allowed: readonly string[],
+  bag: FieldErrorBag,
+): void {
   const value = data[column];
   if (value === undefined || value === null) return;
   const list = Array.isArray(value) ? value : [value];
-  if (list.some((v) => typeof v !== "string" || !allowed.includes(v))) bag.add(key, `The selected ${key.replace(/_/g, " ")} is invalid.`);
+  if (list.some((v) => typeof v !== "string" || !allowed.includes(v)))
+    bag.add(key, `The selected ${key.replace(/_/g, " ")} is invalid.`);
   else data[column] = [...new Set(list)];
 }
 
@@ -32,25 +60,30 @@ export function enumList(data: Record<string, unknown>, column: string, key: str
 export const schedule = defineResource({
   name: "schedule",
   model: "Schedule",
-  fields: Object.fromEntries(Object.entries<FieldDef>({
-    modelType: string({ nullable: true }),
-    modelId: int({ nullable: true }),
-    start: datetime(),
-    duration: int({ nullable: true }),
-    endType: string({ nullable: true }),
-    count: int({ nullable: true }),
-    until: datetime(),
-    frequency: string({ nullable: true }),
-    interval: int({ nullable: true }),
-    byDay: byList(jsonString(), "iCalendar weekday codes (`MO`, `TU`... `SU`), each with an optional ordinal (`1MO`, `-1FR`)."),
-    byMonth: byList(jsonInteger(), "Months, 1 (January) to 12."),
-    bySetPosition: byList(jsonInteger(), "Occurrences within the period: 1 the first, -1 the last."),
-    byMonthDay: byList(jsonInteger(), "Days of the month, 1 to 31 (-1 the last)."),
-    byYearDay: byList(jsonInteger(), "Days of the year, 1 to 366 (-1 the last)."),
-    rrule: string({ nullable: true }),
-    lastOccurrence: datetime(),
-    nextOccurrence: datetime(),
-  }).map(([name, f]) => [name, { ...f, writable: false }])),
+  fields: Object.fromEntries(
+    Object.entries<FieldDef>({
+      modelType: string({ nullable: true }),
+      modelId: int({ nullable: true }),
+      start: datetime(),
+      duration: int({ nullable: true }),
+      endType: string({ nullable: true }),
+      count: int({ nullable: true }),
+      until: datetime(),
+      frequency: string({ nullable: true }),
+      interval: int({ nullable: true }),
+      byDay: byList(
+        jsonString(),
+        "iCalendar weekday codes (`MO`, `TU`... `SU`), each with an optional ordinal (`1MO`, `-1FR`).",
+      ),
+      byMonth: byList(jsonInteger(), "Months, 1 (January) to 12."),
+      bySetPosition: byList(jsonInteger(), "Occurrences within the period: 1 the first, -1 the last."),
+      byMonthDay: byList(jsonInteger(), "Days of the month, 1 to 31 (-1 the last)."),
+      byYearDay: byList(jsonInteger(), "Days of the year, 1 to 366 (-1 the last)."),
+      rrule: string({ nullable: true }),
+      lastOccurrence: datetime(),
+      nextOccurrence: datetime(),
+    }).map(([name, f]) => [name, { ...f, writable: false }]),
+  ),
 });
 
 export const calendar = defineResource({
@@ -107,12 +140,26 @@ export const event = defineResource({
     registrationEnabled: bool(),
     registrationDeadline: datetime(),
     notificationsEnabled: bool(),
-    notificationsInterval: json(enumSet(notificationInterval, "When reminders go out before the event: a list of intervals (one alone is taken as a list of one)."), {
-      nullable: true, invalid: "The selected notifications interval is invalid.",
-    }),
-    notificationsChannels: json(enumSet(notificationChannel, "The channels reminders go out on: a list of channels (one alone is taken as a list of one)."), {
-      nullable: true, invalid: "The selected notifications channels is invalid.",
-    }),
+    notificationsInterval: json(
+      enumSet(
+        notificationInterval,
+        "When reminders go out before the event: a list of intervals (one alone is taken as a list of one).",
+      ),
+      {
+        nullable: true,
+        invalid: "The selected notifications interval is invalid.",
+      },
+    ),
+    notificationsChannels: json(
+      enumSet(
+        notificationChannel,
+        "The channels reminders go out on: a list of channels (one alone is taken as a list of one).",
+      ),
+      {
+        nullable: true,
+        invalid: "The selected notifications channels is invalid.",
+      },
+    ),
   },
   relations: {
     calendar: belongsTo({ target: "calendar", foreignKey: "calendarId" }),
@@ -123,7 +170,18 @@ export const event = defineResource({
     schedule: morphOne({ target: "schedule" }),
     tags: belongsToMany({ target: "tag", field: "tags", pivot: tagPivot("EventTag", "eventId") }),
   },
-  includes: ["attachments", "author", "author.*", "calendar", "calendar.*", "comments", "comments.*", "image", "schedule", "tags"],
+  includes: [
+    "attachments",
+    "author",
+    "author.*",
+    "calendar",
+    "calendar.*",
+    "comments",
+    "comments.*",
+    "image",
+    "schedule",
+    "tags",
+  ],
   // PERSCOM registers the event image as a has-many collection (plus search) over the latest image.
   nested: [imageRoute(hasManyOperations)],
   scopes: { datePeriod, tags: taggedScope() },

@@ -26,11 +26,17 @@ export const announcement = defineResource({
   },
   hooks: {
     beforeWrite({ data }) {
-      if (typeof data.color === "string" && !data.color.startsWith("#")) data.color = ownEntry(namedColors, data.color) ?? "#2563eb";
+      if (typeof data.color === "string" && !data.color.startsWith("#"))
+        data.color = ownEntry(namedColors, data.color) ?? "#2563eb";
     },
     async afterInsert({ row, ctx, writes }) {
       await addNewsfeedItem(writes, ctx, {
-        event: "created", subjectType: "App\\Models\\Announcement", subjectId: row.id, description: "created", headline: row.title, text: row.content,
+        event: "created",
+        subjectType: "App\\Models\\Announcement",
+        subjectId: row.id,
+        description: "created",
+        headline: row.title,
+        text: row.content,
       });
     },
   },
@@ -42,12 +48,26 @@ export const message = defineResource({
   path: "messages",
   fields: {
     message: text({ required: true, nullable: false }),
-    channels: json(enumSet(notificationChannel, "The channels it is sent on: a list of channels (one alone is taken as a list of one)."), {
-      required: true, invalid: "The selected channels is invalid.",
-    }),
-    recipients: json(listOf(jsonInteger(), { single: true, description: "Ids of users of the account (one alone is taken as a list of one); null or empty for everyone." }), {
-      nullable: true, invalid: "The recipients must be a list of user ids.",
-    }),
+    channels: json(
+      enumSet(
+        notificationChannel,
+        "The channels it is sent on: a list of channels (one alone is taken as a list of one).",
+      ),
+      {
+        required: true,
+        invalid: "The selected channels is invalid.",
+      },
+    ),
+    recipients: json(
+      listOf(jsonInteger(), {
+        single: true,
+        description: "Ids of users of the account (one alone is taken as a list of one); null or empty for everyone.",
+      }),
+      {
+        nullable: true,
+        invalid: "The recipients must be a list of user ids.",
+      },
+    ),
     repeats: bool({ writable: false }),
     sendAt: datetime(),
     sentAt: datetime(),
@@ -64,7 +84,8 @@ export const message = defineResource({
       const recipients = data.recipients;
       if (recipients != null) {
         const ids = Array.isArray(recipients) ? recipients : [recipients];
-        if (!ids.every((id) => Number.isInteger(id))) bag.add("recipients", "The recipients must be a list of user ids.");
+        if (!ids.every((id) => Number.isInteger(id)))
+          bag.add("recipients", "The recipients must be a list of user ids.");
         else {
           const unique = [...new Set(ids as number[])];
           const found = await tx.count("User", { where: { id: { in: unique }, accountId: ctx.auth!.accountId } });
@@ -83,23 +104,34 @@ export const setting = defineResource({
   path: "settings",
   scope: "settings",
   operations: ["list"],
-  commands: [{
-    path: "cache", field: "clearCache", scopes: ["clear:cache"],
-    description: "Muster keeps no response cache (every read goes to the database), so there is nothing to purge: answers okay for PERSCOM clients.",
-    run: () => "okay",
-  }],
+  commands: [
+    {
+      path: "cache",
+      field: "clearCache",
+      scopes: ["clear:cache"],
+      description:
+        "Muster keeps no response cache (every read goes to the database), so there is nothing to purge: answers okay for PERSCOM clients.",
+      run: () => "okay",
+    },
+  ],
   fields: {
     group: string({ writable: false }),
     name: string({ writable: false }),
     locked: bool({ writable: false }),
-    payload: json(anyOf([jsonString(), jsonNumber(), jsonBoolean(), listOf(anyValue()), mapOf(anyValue())], {
-      description: "The setting's value, JSON-decoded: a string, number, boolean, list or object as the setting takes it (`notifications.channels` is a list of channels, `registration.enabled` a boolean).",
-    }), { nullable: true, writable: false }),
+    payload: json(
+      anyOf([jsonString(), jsonNumber(), jsonBoolean(), listOf(anyValue()), mapOf(anyValue())], {
+        description:
+          "The setting's value, JSON-decoded: a string, number, boolean, list or object as the setting takes it (`notifications.channels` is a list of channels, `registration.enabled` a boolean).",
+      }),
+      { nullable: true, writable: false },
+    ),
   },
 });
 
 /** The settings a new account starts with, grouped as PERSCOM groups them. */
-export const defaultSettings = (accountName: string): Array<{ group: string; name: string; payload: unknown; locked?: boolean }> => [
+export const defaultSettings = (
+  accountName: string,
+): Array<{ group: string; name: string; payload: unknown; locked?: boolean }> => [
   { group: "organization", name: "name", payload: accountName },
   { group: "organization", name: "timezone", payload: "UTC" },
   { group: "dashboard", name: "title", payload: accountName },

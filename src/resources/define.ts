@@ -102,7 +102,14 @@ export interface RelationFilter {
 
 export type RelationDef = (
   | { kind: "belongsTo"; target: string; field: string; foreignKey: string }
-  | { kind: "hasMany"; target: string; field: string; foreignKey: string; orderBy?: Record<string, "asc" | "desc">[]; filter?: RelationFilter }
+  | {
+      kind: "hasMany";
+      target: string;
+      field: string;
+      foreignKey: string;
+      orderBy?: Record<string, "asc" | "desc">[];
+      filter?: RelationFilter;
+    }
   | { kind: "belongsToMany"; target: string; field: string; pivot: PivotDef; filter?: RelationFilter }
   | { kind: "morphOne" | "morphMany"; target: string; field: string }
   | { kind: "morphTo"; field: string; morphRelation: string }
@@ -112,11 +119,24 @@ export type RelationDef = (
 };
 
 export type OperationKind =
-  | "list" | "show" | "create" | "update" | "delete" | "search"
-  | "batchCreate" | "batchUpdate" | "batchDelete"
-  | "associate" | "dissociate"
-  | "attach" | "detach" | "sync" | "toggle" | "pivot"
-  | "command" | "action"
+  | "list"
+  | "show"
+  | "create"
+  | "update"
+  | "delete"
+  | "search"
+  | "batchCreate"
+  | "batchUpdate"
+  | "batchDelete"
+  | "associate"
+  | "dissociate"
+  | "attach"
+  | "detach"
+  | "sync"
+  | "toggle"
+  | "pivot"
+  | "command"
+  | "action"
   | "feed";
 /** Kinds that work on rows (every kind but `command` and `action`, which a resource declares one by one, and `feed`). */
 export type RowKind = Exclude<OperationKind, "command" | "action" | "feed">;
@@ -168,7 +188,12 @@ export interface Hooks<M extends ModelName = ModelName> {
    * round trip, in that order. Only what the hook asks for before its first `await` goes ahead of the INSERT; their
    * events are recorded before the row's all the same. `row`: the values about to be inserted.
    */
-  beforeInsert?(args: { row: InsertValues<M>; ctx: Context; tx: StoreTransaction; writes: RecordWrites }): Promise<void>;
+  beforeInsert?(args: {
+    row: InsertValues<M>;
+    ctx: Context;
+    tx: StoreTransaction;
+    writes: RecordWrites;
+  }): Promise<void>;
   /**
    * Writes a new row makes to other records that need no more of it than its values and its id, asked for right behind
    * its INSERT: where the transaction pipelines its statements they go out in the same round trip, with `row.id` an
@@ -325,9 +350,26 @@ export interface ResourceDef {
 /** What a resource file declares: a resource of model `M`, whose field keys are `M`'s columns (`FieldsOf`). */
 export type ResourceInput<M extends ModelName = ModelName> = Omit<
   ResourceDef,
-  "model" | "fields" | "computed" | "hooks" | "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy"
+  | "model"
+  | "fields"
+  | "computed"
+  | "hooks"
+  | "morphClass"
+  | "label"
+  | "scope"
+  | "plural"
+  | "param"
+  | "operations"
+  | "relations"
+  | "includes"
+  | "orderBy"
 > &
-  Partial<Pick<ResourceDef, "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy">> & {
+  Partial<
+    Pick<
+      ResourceDef,
+      "morphClass" | "label" | "scope" | "plural" | "param" | "operations" | "relations" | "includes" | "orderBy"
+    >
+  > & {
     model: M;
     fields: FieldsOf<M>;
     /** Computed fields reading rows of `M` (`M` is inferred from `model` alone). */
@@ -338,7 +380,17 @@ export type ResourceInput<M extends ModelName = ModelName> = Omit<
 
 const words = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1 $2");
 /** Orion's resource routes: CRUD, the three batch routes and search. */
-export const crud: RowKind[] = ["list", "show", "create", "update", "delete", "batchCreate", "batchUpdate", "batchDelete", "search"];
+export const crud: RowKind[] = [
+  "list",
+  "show",
+  "create",
+  "update",
+  "delete",
+  "batchCreate",
+  "batchUpdate",
+  "batchDelete",
+  "search",
+];
 /** A has-many collection under its parent: crud plus associate/dissociate. */
 export const hasManyOperations: RowKind[] = [...crud, "associate", "dissociate"];
 /** A many-to-many collection under its parent: crud plus the link operations. */
@@ -372,34 +424,76 @@ export const text = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "text", ma
 export const int = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "int", ...o });
 export const bool = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "boolean", ...o });
 export const datetime = (o: Partial<FieldDef> = {}): FieldDef => ({ type: "datetime", nullable: true, ...o });
-export const ref = (target: string, o: Partial<FieldDef> = {}): FieldDef => ({ type: "int", nullable: true, references: target, ...o });
+export const ref = (target: string, o: Partial<FieldDef> = {}): FieldDef => ({
+  type: "int",
+  nullable: true,
+  references: target,
+  ...o,
+});
 /** A column holding one value of a closed set. */
-export const oneOf = (set: EnumDef, o: Partial<FieldDef> = {}): FieldDef =>
-  ({ type: typeof wireValues(set)[0] === "number" ? "int" : "string", oneOf: wireValues(set), enum: set, ...o });
+export const oneOf = (set: EnumDef, o: Partial<FieldDef> = {}): FieldDef => ({
+  type: typeof wireValues(set)[0] === "number" ? "int" : "string",
+  oneOf: wireValues(set),
+  enum: set,
+  ...o,
+});
 export const order = (): FieldDef => ({ type: "int", autoOrder: true });
 /** A JSON column of the given shape. */
 export const json = (shape: JsonShape, o: Partial<FieldDef> = {}): FieldDef => ({ type: "json", shape, ...o });
 
 /** The row this one points to through `foreignKey` (`rank` of a user, through `rankId`); `field`: its Prisma relation, `target` by default. */
-export const belongsTo = (r: { target: string; foreignKey: string; field?: string }): RelationDef => ({ kind: "belongsTo", target: r.target, field: r.field ?? r.target, foreignKey: r.foreignKey });
+export const belongsTo = (r: { target: string; foreignKey: string; field?: string }): RelationDef => ({
+  kind: "belongsTo",
+  target: r.target,
+  field: r.field ?? r.target,
+  foreignKey: r.foreignKey,
+});
 /** The rows whose `foreignKey` points to this one, through the Prisma relation `field`, in `orderBy` order. */
-export const hasMany = (r: { target: string; field: string; foreignKey: string; orderBy?: Record<string, "asc" | "desc">[]; filter?: RelationFilter }): RelationDef => ({
-  kind: "hasMany", target: r.target, field: r.field, foreignKey: r.foreignKey, orderBy: r.orderBy, ...(r.filter ? { filter: r.filter } : {}),
+export const hasMany = (r: {
+  target: string;
+  field: string;
+  foreignKey: string;
+  orderBy?: Record<string, "asc" | "desc">[];
+  filter?: RelationFilter;
+}): RelationDef => ({
+  kind: "hasMany",
+  target: r.target,
+  field: r.field,
+  foreignKey: r.foreignKey,
+  orderBy: r.orderBy,
+  ...(r.filter ? { filter: r.filter } : {}),
 });
 /** The one polymorphic child (`model_type`/`model_id`) of `target` this row owns (an image). */
-export const morphOne = (r: { target: string; field?: string }): RelationDef => ({ kind: "morphOne", target: r.target, field: r.field ?? r.target });
+export const morphOne = (r: { target: string; field?: string }): RelationDef => ({
+  kind: "morphOne",
+  target: r.target,
+  field: r.field ?? r.target,
+});
 /** The polymorphic children of `target` this row owns (comments, attachments). */
-export const morphMany = (r: { target: string; field: string }): RelationDef => ({ kind: "morphMany", target: r.target, field: r.field });
+export const morphMany = (r: { target: string; field: string }): RelationDef => ({
+  kind: "morphMany",
+  target: r.target,
+  field: r.field,
+});
 /** Rows linked to this one through the link rows of `pivot`. */
-export const belongsToMany = (r: { target: string; field: string; pivot: PivotDef }): RelationDef => ({ kind: "belongsToMany", target: r.target, field: r.field, pivot: r.pivot });
+export const belongsToMany = (r: { target: string; field: string; pivot: PivotDef }): RelationDef => ({
+  kind: "belongsToMany",
+  target: r.target,
+  field: r.field,
+  pivot: r.pivot,
+});
 
 /** Pivot of a category link: `order`, always shown as `pivot`. */
 export const categoryPivot = (model: ModelName, relatedKey: string, related: string): PivotDef => ({
-  model, parentKey: "categoryId", relatedKey, related, as: "pivot", always: true,
+  model,
+  parentKey: "categoryId",
+  relatedKey,
+  related,
+  as: "pivot",
+  always: true,
   fields: { order: int() },
   orderBy: [{ order: "asc" }, { id: "asc" }],
 });
-
 
 /**
  * The entry of a registry record (fields, relations, scopes...) under a name a client chose: own entries only, so
@@ -412,4 +506,5 @@ export const ownEntry = <T>(record: Readonly<Record<string, T>> | undefined, key
 export const isPrototypeName = (name: string): boolean => Object.hasOwn(Object.prototype, name);
 
 /** The GraphQL field a relation is read through: its Prisma field, or the filtered subset's own name. */
-export const relationField = (rel: RelationDef): string => ("filter" in rel && rel.filter ? rel.filter.name : rel.field);
+export const relationField = (rel: RelationDef): string =>
+  "filter" in rel && rel.filter ? rel.filter.name : rel.field;

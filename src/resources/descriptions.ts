@@ -9,8 +9,10 @@ import { relationField } from "./define.ts";
 const resourceDescriptions: Record<string, string> = {
   user: "A member of the organisation: their profile and current rank, position, specialty, unit and status.",
   rank: "A rank a user can hold, such as Private or Captain; ordered from lowest to highest by `order`.",
-  rankRecord: "An entry in a user's rank history: a promotion, demotion, lateral move or transfer. Creating one sets the user's rank.",
-  assignmentRecord: "An entry in a user's assignment history: the unit, position, specialty and status they were given. A primary one sets the user's current assignment.",
+  rankRecord:
+    "An entry in a user's rank history: a promotion, demotion, lateral move or transfer. Creating one sets the user's rank.",
+  assignmentRecord:
+    "An entry in a user's assignment history: the unit, position, specialty and status they were given. A primary one sets the user's current assignment.",
   awardRecord: "An award given to a user.",
   combatRecord: "An entry in a user's combat history.",
   qualificationRecord: "A qualification a user earned.",
@@ -173,7 +175,8 @@ const fieldDescriptions: Record<string, string> = {
   assignedAt: "When the task was assigned.",
   dueAt: "When the task is due.",
   completedAt: "When the task was completed.",
-  "rankRecord.type": "The kind of rank change: promotion, demotion, lateral or transfer (REST sends 0, 1, 2, 3; GraphQL the RankRecordType names).",
+  "rankRecord.type":
+    "The kind of rank change: promotion, demotion, lateral or transfer (REST sends 0, 1, 2, 3; GraphQL the RankRecordType names).",
   "assignmentRecord.type": "primary (sets the user's current assignment) or secondary.",
   "field.type": "The kind of input, such as text, select or date.",
   "field.description": "Describes the field to users. Supports HTML.",
@@ -231,7 +234,11 @@ const relationDescriptions: Record<string, string> = {
 
 const words = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
 const lookup = (table: Record<string, string>, def: ResourceDef, key: string) =>
-  Object.hasOwn(table, `${def.name}.${key}`) ? table[`${def.name}.${key}`] : Object.hasOwn(table, key) ? table[key] : undefined;
+  Object.hasOwn(table, `${def.name}.${key}`)
+    ? table[`${def.name}.${key}`]
+    : Object.hasOwn(table, key)
+      ? table[key]
+      : undefined;
 
 /** What a row of `def` is. */
 export const resourceDescription = (def: ResourceDef): string =>
@@ -256,7 +263,9 @@ export function relationDescription(def: ResourceDef, rel: RelationDef): string 
       return `The ${words(rel.target)} of this ${own} (by \`${rel.foreignKey}\`), or null.`;
     case "hasMany":
       return rel.filter
-        ? `The ${own}'s ${words(rel.target)}s where ${Object.entries(rel.filter.where).map(([k, v]) => `${k} is ${JSON.stringify(v)}`).join(" and ")}.`
+        ? `The ${own}'s ${words(rel.target)}s where ${Object.entries(rel.filter.where)
+            .map(([k, v]) => `${k} is ${JSON.stringify(v)}`)
+            .join(" and ")}.`
         : `The ${own}'s ${words(rel.target)}s.`;
     case "belongsToMany":
       return `Links of this ${own} to ${words(rel.target)}s, each with its ${words(rel.pivot.related)} and link columns.`;
@@ -270,4 +279,5 @@ export function relationDescription(def: ResourceDef, rel: RelationDef): string 
 }
 
 /** What a view lists. */
-export const viewDescription = (def: ResourceDef, view: ViewDef): string => view.description ?? resourceDescription(def);
+export const viewDescription = (def: ResourceDef, view: ViewDef): string =>
+  view.description ?? resourceDescription(def);

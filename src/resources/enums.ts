@@ -17,9 +17,17 @@ export interface EnumDef {
 const words = (value: string) => value.replace(/[_-]/g, " ");
 
 /** Value names are the wire values in SCREAMING_SNAKE_CASE (`datetime-local` → `DATETIME_LOCAL`). */
-const fromWire = (name: string, description: string, wire: readonly string[], describe: (value: string) => string): EnumDef => ({
-  name, description,
-  values: Object.fromEntries(wire.map((value) => [value.replace(/[-\s]/g, "_").toUpperCase(), { value, description: describe(value) }])),
+const fromWire = (
+  name: string,
+  description: string,
+  wire: readonly string[],
+  describe: (value: string) => string,
+): EnumDef => ({
+  name,
+  description,
+  values: Object.fromEntries(
+    wire.map((value) => [value.replace(/[-\s]/g, "_").toUpperCase(), { value, description: describe(value) }]),
+  ),
 });
 
 export const rankRecordType: EnumDef = {
@@ -37,16 +45,37 @@ export const assignmentType: EnumDef = {
   name: "AssignmentType",
   description: "Whether an assignment is the person's main one.",
   values: {
-    PRIMARY: { value: "primary", description: "The person's main assignment: it sets their position, specialty, status and unit." },
+    PRIMARY: {
+      value: "primary",
+      description: "The person's main assignment: it sets their position, specialty, status and unit.",
+    },
     SECONDARY: { value: "secondary", description: "An additional assignment beside the primary one." },
   },
 };
 
 export const fieldTypes = [
-  "component_text", "boolean", "code", "color", "country", "date", "datetime-local", "email", "file", "number", "password",
-  "select", "text", "textarea", "timezone",
+  "component_text",
+  "boolean",
+  "code",
+  "color",
+  "country",
+  "date",
+  "datetime-local",
+  "email",
+  "file",
+  "number",
+  "password",
+  "select",
+  "text",
+  "textarea",
+  "timezone",
 ] as const;
-export const fieldType = fromWire("FieldType", "The kind of input a custom field shows on a form.", fieldTypes, (v) => `A ${words(v)} input.`);
+export const fieldType = fromWire(
+  "FieldType",
+  "The kind of input a custom field shows on a form.",
+  fieldTypes,
+  (v) => `A ${words(v)} input.`,
+);
 
 export const optionsTypes = ["array", "model"] as const;
 export const fieldOptionsType: EnumDef = {
@@ -59,10 +88,28 @@ export const fieldOptionsType: EnumDef = {
 };
 
 export const optionsModels = [
-  "awards", "calendars", "events", "forms", "groups", "documents", "positions", "qualifications", "ranks", "specialties", "statuses",
-  "tasks", "slots", "units", "users",
+  "awards",
+  "calendars",
+  "events",
+  "forms",
+  "groups",
+  "documents",
+  "positions",
+  "qualifications",
+  "ranks",
+  "specialties",
+  "statuses",
+  "tasks",
+  "slots",
+  "units",
+  "users",
 ] as const;
-export const fieldOptionsModel = fromWire("FieldOptionsModel", "The resource whose rows a select field offers as its options.", optionsModels, (v) => `The account's ${v}.`);
+export const fieldOptionsModel = fromWire(
+  "FieldOptionsModel",
+  "The resource whose rows a select field offers as its options.",
+  optionsModels,
+  (v) => `The account's ${v}.`,
+);
 
 export const notificationIntervals = ["pt0m", "pt15m", "pt1h", "p1d", "p1w"] as const;
 export const notificationInterval: EnumDef = {
@@ -77,13 +124,31 @@ export const notificationInterval: EnumDef = {
   },
 };
 
-export const notificationChannels = ["broadcast", "database", "discord_private", "discord_public", "mail", "sms"] as const;
+export const notificationChannels = [
+  "broadcast",
+  "database",
+  "discord_private",
+  "discord_public",
+  "mail",
+  "sms",
+] as const;
 export const notificationChannel = fromWire(
-  "NotificationChannel", "A channel notifications go out on.", notificationChannels, (v) => `The ${words(v)} channel.`,
+  "NotificationChannel",
+  "A channel notifications go out on.",
+  notificationChannels,
+  (v) => `The ${words(v)} channel.`,
 );
 
 /** Every closed set, by GraphQL name. */
-export const enums: EnumDef[] = [rankRecordType, assignmentType, fieldType, fieldOptionsType, fieldOptionsModel, notificationInterval, notificationChannel];
+export const enums: EnumDef[] = [
+  rankRecordType,
+  assignmentType,
+  fieldType,
+  fieldOptionsType,
+  fieldOptionsModel,
+  notificationInterval,
+  notificationChannel,
+];
 
 /** `oneOf` of a field holding a value of `set`. */
 export const wireValues = (set: EnumDef) => Object.values(set.values).map((v) => v.value);

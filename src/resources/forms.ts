@@ -1,7 +1,24 @@
 import { FieldErrorBag, validationError } from "../core/errors.ts";
 import {
-  belongsTo, belongsToMany, bool, defineResource, oneOf, hasMany, hasManyOperations, isPrototypeName, m2mOperations, morphMany, ownEntry, ref, string, text,
-  type ExposedScope, type ModelName, type ModelRow, type PivotDef, json,
+  belongsTo,
+  belongsToMany,
+  bool,
+  defineResource,
+  oneOf,
+  hasMany,
+  hasManyOperations,
+  isPrototypeName,
+  m2mOperations,
+  morphMany,
+  ownEntry,
+  ref,
+  string,
+  text,
+  type ExposedScope,
+  type ModelName,
+  type ModelRow,
+  type PivotDef,
+  json,
 } from "./define.ts";
 import { anyOf, anyValue, jsonBoolean, jsonNumber, jsonString, listOf, mapOf, objectOf } from "./json-shapes.ts";
 import { sameIncludes } from "./routes.ts";
@@ -11,14 +28,22 @@ export { fieldTypes, optionsModels } from "./enums.ts";
 
 /** A resource's tags: link rows of `model` from `parentKey` to the tag. */
 export const tagPivot = (model: ModelName, parentKey: string): PivotDef => ({
-  model, parentKey, relatedKey: "tagId", related: "tag", as: "pivot", fields: {}, orderBy: [{ tagId: "asc" }],
+  model,
+  parentKey,
+  relatedKey: "tagId",
+  related: "tag",
+  as: "pivot",
+  fields: {},
+  orderBy: [{ tagId: "asc" }],
 });
 
 /** The `tags` search scope: rows linked to any of the given tags, each named by id or by name. */
 export const taggedScope = (field = "tags"): ExposedScope => ({
   where(parameters) {
     const values = parameters.flat();
-    const ids = values.filter((v) => (typeof v === "number" && Number.isInteger(v)) || (typeof v === "string" && /^\d+$/.test(v))).map(Number);
+    const ids = values
+      .filter((v) => (typeof v === "number" && Number.isInteger(v)) || (typeof v === "string" && /^\d+$/.test(v)))
+      .map(Number);
     const names = values.filter((v): v is string => typeof v === "string");
     return { [field]: { some: { tag: { OR: [{ id: { in: ids } }, { name: { in: names } }] } } } };
   },
@@ -38,11 +63,25 @@ export const form = defineResource({
     submissionStatusId: ref("status"),
   },
   relations: {
-    fields: belongsToMany({ target: "field", field: "fieldLinks", pivot: {
-      model: "FieldLink", parentKey: "formId", relatedKey: "fieldId", related: "field", as: "fields",
-      fields: { order: { type: "int" } }, orderBy: [{ order: "asc" }, { id: "asc" }],
-    } }),
-    submissions: hasMany({ target: "submission", field: "submissions", foreignKey: "formId", orderBy: [{ id: "asc" }] }),
+    fields: belongsToMany({
+      target: "field",
+      field: "fieldLinks",
+      pivot: {
+        model: "FieldLink",
+        parentKey: "formId",
+        relatedKey: "fieldId",
+        related: "field",
+        as: "fields",
+        fields: { order: { type: "int" } },
+        orderBy: [{ order: "asc" }, { id: "asc" }],
+      },
+    }),
+    submissions: hasMany({
+      target: "submission",
+      field: "submissions",
+      foreignKey: "formId",
+      orderBy: [{ id: "asc" }],
+    }),
     submission_status: belongsTo({ target: "status", foreignKey: "submissionStatusId", field: "submissionStatus" }),
     tags: belongsToMany({ target: "tag", field: "tags", pivot: tagPivot("FormTag", "formId") }),
   },
@@ -50,7 +89,10 @@ export const form = defineResource({
   nested: [
     { path: "fields", param: "field", relation: "fields", operations: m2mOperations, includes: {} },
     {
-      path: "submissions", param: "submission", relation: "submissions", operations: hasManyOperations,
+      path: "submissions",
+      param: "submission",
+      relation: "submissions",
+      operations: hasManyOperations,
       includes: sameIncludes(hasManyOperations, ["form", "statuses", "statuses.record", "user"]),
     },
   ],
@@ -59,14 +101,21 @@ export const form = defineResource({
 
 export const tag = defineResource({ name: "tag", model: "Tag", fields: { name: string({ required: true }) } });
 
-const isEmptyObject = (value: unknown) => typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+const isEmptyObject = (value: unknown) =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
 
 /** One choice of a select field. */
-const fieldOption = objectOf("FieldOption", {
-  label: jsonString({ description: "What the form shows." }),
-  value: jsonString({ description: "What a submission stores when it is chosen." }),
-}, { description: "A choice of a select field." });
-const fieldOptions = listOf(fieldOption, { description: "The choices of a select field, in order; `[]` when there are none." });
+const fieldOption = objectOf(
+  "FieldOption",
+  {
+    label: jsonString({ description: "What the form shows." }),
+    value: jsonString({ description: "What a submission stores when it is chosen." }),
+  },
+  { description: "A choice of a select field." },
+);
+const fieldOptions = listOf(fieldOption, {
+  description: "The choices of a select field, in order; `[]` when there are none.",
+});
 
 /**
  * A field's options as a list of `{label, value}`: `[]` for none (null or `{}`, as older writes stored them), and
@@ -75,7 +124,10 @@ const fieldOptions = listOf(fieldOption, { description: "The choices of a select
 export function optionList(options: unknown): unknown {
   if (options == null || isEmptyObject(options)) return [];
   if (typeof options !== "object" || Array.isArray(options)) return options;
-  return Object.entries(options).map(([value, label]) => ({ label: typeof label === "string" ? label : JSON.stringify(label), value }));
+  return Object.entries(options).map(([value, label]) => ({
+    label: typeof label === "string" ? label : JSON.stringify(label),
+    value,
+  }));
 }
 
 export const field = defineResource({
@@ -96,10 +148,21 @@ export const field = defineResource({
     readonly: bool(),
     hidden: bool(),
     options: json(fieldOptions, {
-      nullable: true, invalid: "The options field must be a list of options.",
-      input: anyOf([fieldOptions, mapOf(jsonString(), { description: "PERSCOM's keyed form, `{\"<value>\": \"<label>\"}`: stored as the list of its entries; `{}` is no options." })], {
-        description: "The choices of a select field: a list of `{label, value}` (or PERSCOM's `{value: label}` object); null, `[]` or `{}` for none.",
-      }),
+      nullable: true,
+      invalid: "The options field must be a list of options.",
+      input: anyOf(
+        [
+          fieldOptions,
+          mapOf(jsonString(), {
+            description:
+              'PERSCOM\'s keyed form, `{"<value>": "<label>"}`: stored as the list of its entries; `{}` is no options.',
+          }),
+        ],
+        {
+          description:
+            "The choices of a select field: a list of `{label, value}` (or PERSCOM's `{value: label}` object); null, `[]` or `{}` for none.",
+        },
+      ),
     }),
     optionsType: string({ ...oneOf(fieldOptionsType) }),
     optionsModel: string({ nullable: true, ...oneOf(fieldOptionsModel) }),
@@ -120,14 +183,19 @@ export const field = defineResource({
         throw validationError({ key: [`The key ${data.key} is reserved; choose another key.`] });
       }
       if (data.options === undefined) return;
-      if (typeof data.options !== "object") throw validationError({ options: ["The options field must be a list of options."] });
+      if (typeof data.options !== "object")
+        throw validationError({ options: ["The options field must be a list of options."] });
       data.options = optionList(data.options);
     },
   },
 });
 
 /** Checks the submitted custom values of a form against its fields: required, type, length. */
-export function checkCustomValues(fields: Array<ModelRow<"Field">>, values: Record<string, unknown>, bag: FieldErrorBag): Record<string, unknown> {
+export function checkCustomValues(
+  fields: Array<ModelRow<"Field">>,
+  values: Record<string, unknown>,
+  bag: FieldErrorBag,
+): Record<string, unknown> {
   const kept = new Map<string, unknown>();
   for (const f of fields) {
     const value = ownEntry(values, f.key);
@@ -138,7 +206,10 @@ export function checkCustomValues(fields: Array<ModelRow<"Field">>, values: Reco
     }
     const numeric = f.type === "number";
     const boolean = f.type === "boolean";
-    if (numeric && !(typeof value === "number" || (typeof value === "string" && value.trim() !== "" && !Number.isNaN(Number(value))))) {
+    if (
+      numeric &&
+      !(typeof value === "number" || (typeof value === "string" && value.trim() !== "" && !Number.isNaN(Number(value))))
+    ) {
       bag.add(f.key, `The ${human} field must be a number.`);
     } else if (boolean && typeof value !== "boolean" && !["0", "1", "true", "false", 0, 1].includes(value as never)) {
       bag.add(f.key, `The ${human} field must be true or false.`);
@@ -163,31 +234,56 @@ export const submission = defineResource({
     formId: ref("form", { required: true }),
     userId: ref("user", { required: true, nullable: false }),
     readAt: { type: "datetime", nullable: true, writable: false },
-    data: json(mapOf(anyOf([jsonString(), jsonNumber(), jsonBoolean()]), {
-      description: "The submitted values of the form's custom fields, keyed by each field's `key`.",
-    }), {
-      nullable: true,
-      // Each value is checked against its form's field, and keys that name none are dropped (the hook below).
-      input: mapOf(anyValue(), { description: "Values of the form's custom fields, keyed by each field's `key`." }),
-    }),
+    data: json(
+      mapOf(anyOf([jsonString(), jsonNumber(), jsonBoolean()]), {
+        description: "The submitted values of the form's custom fields, keyed by each field's `key`.",
+      }),
+      {
+        nullable: true,
+        // Each value is checked against its form's field, and keys that name none are dropped (the hook below).
+        input: mapOf(anyValue(), { description: "Values of the form's custom fields, keyed by each field's `key`." }),
+      },
+    ),
   },
   spread: "data",
   relations: {
     form: belongsTo({ target: "form", foreignKey: "formId" }),
     user: belongsTo({ target: "user", foreignKey: "userId" }),
     comments: morphMany({ target: "comment", field: "comments" }),
-    statuses: belongsToMany({ target: "status", field: "statusRecords", pivot: {
-      model: "StatusRecord", parentKey: "submissionId", relatedKey: "statusId", related: "status", as: "record", duplicates: true,
-      fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    } }),
+    statuses: belongsToMany({
+      target: "status",
+      field: "statusRecords",
+      pivot: {
+        model: "StatusRecord",
+        parentKey: "submissionId",
+        relatedKey: "statusId",
+        related: "status",
+        as: "record",
+        duplicates: true,
+        fields: { text: { type: "text", nullable: true, max: 65535 } },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      },
+    }),
   },
   includes: ["comments", "comments.*", "form", "form.*", "user", "user.*", "statuses", "statuses.record"],
-  nested: [{ path: "statuses", param: "status", relation: "statuses", operations: m2mOperations, includes: sameIncludes(m2mOperations, ["record"]) }],
+  nested: [
+    {
+      path: "statuses",
+      param: "status",
+      relation: "statuses",
+      operations: m2mOperations,
+      includes: sameIncludes(m2mOperations, ["record"]),
+    },
+  ],
   hooks: {
     async beforeWrite({ data, existing, tx }) {
       const formId = (data.formId ?? existing?.formId) as number | undefined;
       if (formId == null) return;
-      const links = await tx.findMany("FieldLink", { where: { formId }, include: { field: true }, orderBy: [{ order: "asc" }, { id: "asc" }] });
+      const links = await tx.findMany("FieldLink", {
+        where: { formId },
+        include: { field: true },
+        orderBy: [{ order: "asc" }, { id: "asc" }],
+      });
       const bag = new FieldErrorBag();
       const values = (data.data ?? {}) as Record<string, unknown>;
       const fields = links.map((l) => l.field as ModelRow<"Field">).filter((f) => !f.hidden);
@@ -199,14 +295,18 @@ export const submission = defineResource({
       // formId is required on create (the column is nullable): always set here.
       if (row.formId == null) return;
       const form = await tx.findUnique("Form", { where: { id: row.formId }, select: { submissionStatusId: true } });
-      if (form?.submissionStatusId != null) await writes.create("statusRecord", { statusId: form.submissionStatusId, submissionId: row.id });
+      if (form?.submissionStatusId != null)
+        await writes.create("statusRecord", { statusId: form.submissionStatusId, submissionId: row.id });
     },
   },
 });
 
 /** Columns of a task assignment a client may set: who assigned it, when, and its deadlines. */
 export const taskAssignmentPivot = (parentKey: "userId" | "taskId"): PivotDef => ({
-  model: "TaskAssignment", parentKey, relatedKey: parentKey === "userId" ? "taskId" : "userId", related: parentKey === "userId" ? "task" : "user",
+  model: "TaskAssignment",
+  parentKey,
+  relatedKey: parentKey === "userId" ? "taskId" : "userId",
+  related: parentKey === "userId" ? "task" : "user",
   as: "assignment",
   fields: {
     assignedById: { type: "int", nullable: true, references: "user", defaultsToCaller: true },
@@ -235,4 +335,3 @@ export const task = defineResource({
   },
   includes: ["attachments", "form", "users"],
 });
-

@@ -2,7 +2,14 @@ import type { PivotDef, ResourceDef } from "./define.ts";
 import user from "./user.ts";
 import rank from "./rank.ts";
 import rankRecord from "./rank-record.ts";
-import { assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord } from "./records.ts";
+import {
+  assignmentRecord,
+  awardRecord,
+  combatRecord,
+  qualificationRecord,
+  serviceRecord,
+  trainingRecord,
+} from "./records.ts";
 import { award, category, document, group, position, qualification, specialty, status, unit } from "./organisation.ts";
 import { calendar, event, schedule } from "./calendar.ts";
 import { announcement, message, setting } from "./communication.ts";
@@ -15,9 +22,43 @@ import { role } from "./role.ts";
 
 /** Every resource of the API. Adding a resource means adding its definition here (and its Prisma model). */
 export const resources: ResourceDef[] = [
-  user, rank, rankRecord, assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord,
-  specialty, position, unit, group, status, qualification, award, document, category, calendar, event, schedule, announcement, message, setting,
-  form, tag, field, submission, task, comment, image, attachment, newsfeedItem, webhook, webhookDelivery, role, ...links,
+  user,
+  rank,
+  rankRecord,
+  assignmentRecord,
+  awardRecord,
+  combatRecord,
+  qualificationRecord,
+  serviceRecord,
+  trainingRecord,
+  specialty,
+  position,
+  unit,
+  group,
+  status,
+  qualification,
+  award,
+  document,
+  category,
+  calendar,
+  event,
+  schedule,
+  announcement,
+  message,
+  setting,
+  form,
+  tag,
+  field,
+  submission,
+  task,
+  comment,
+  image,
+  attachment,
+  newsfeedItem,
+  webhook,
+  webhookDelivery,
+  role,
+  ...links,
 ];
 
 const byName = new Map(resources.map((r) => [r.name, r]));
@@ -31,8 +72,13 @@ export function resourceNamed(name: string): ResourceDef {
 export const byMorphClass = new Map(resources.filter((r) => !r.link).map((r) => [r.morphClass, r]));
 
 /** The resource describing a many-to-many relation's link rows (`CategoryForm`, `StatusRecord`, ...). */
-export const linkResourceOf = (pivot: PivotDef) => resourceNamed(pivot.model.charAt(0).toLowerCase() + pivot.model.slice(1));
+export const linkResourceOf = (pivot: PivotDef) =>
+  resourceNamed(pivot.model.charAt(0).toLowerCase() + pivot.model.slice(1));
 
 /** Resources that can own a polymorphic child of `target` (e.g. everything with comments). */
 export const morphOwnersOf = (target: string) =>
-  resources.filter((r) => Object.values(r.relations).some((rel) => (rel.kind === "morphOne" || rel.kind === "morphMany") && rel.target === target));
+  resources.filter((r) =>
+    Object.values(r.relations).some(
+      (rel) => (rel.kind === "morphOne" || rel.kind === "morphMany") && rel.target === target,
+    ),
+  );

@@ -68,72 +68,133 @@ export interface AnyValueShape extends Described {
   kind: "any";
 }
 
-export type JsonShape = StringShape | IntegerShape | ScalarShape | ListShape | ObjectShape | MapShape | AnyOfShape | AnyValueShape;
+export type JsonShape =
+  | StringShape
+  | IntegerShape
+  | ScalarShape
+  | ListShape
+  | ObjectShape
+  | MapShape
+  | AnyOfShape
+  | AnyValueShape;
 
 export const jsonString = (o: Omit<StringShape, "kind"> = {}): StringShape => ({ kind: "string", ...o });
 export const jsonInteger = (o: Omit<IntegerShape, "kind"> = {}): IntegerShape => ({ kind: "integer", ...o });
 export const jsonNumber = (o: Described = {}): ScalarShape => ({ kind: "number", ...o });
 export const jsonBoolean = (o: Described = {}): ScalarShape => ({ kind: "boolean", ...o });
-export const listOf = (items: JsonShape, o: Omit<ListShape, "kind" | "items"> = {}): ListShape => ({ kind: "list", items, ...o });
-export const objectOf = (name: string, properties: Record<string, JsonShape | PropertyShape>, o: Described = {}): ObjectShape => ({
-  kind: "object", name, properties: Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, "shape" in p ? p : { shape: p }])), ...o,
+export const listOf = (items: JsonShape, o: Omit<ListShape, "kind" | "items"> = {}): ListShape => ({
+  kind: "list",
+  items,
+  ...o,
 });
-export const mapOf = (values: JsonShape, o: Omit<MapShape, "kind" | "values"> = {}): MapShape => ({ kind: "map", values, ...o });
+export const objectOf = (
+  name: string,
+  properties: Record<string, JsonShape | PropertyShape>,
+  o: Described = {},
+): ObjectShape => ({
+  kind: "object",
+  name,
+  properties: Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, "shape" in p ? p : { shape: p }])),
+  ...o,
+});
+export const mapOf = (values: JsonShape, o: Omit<MapShape, "kind" | "values"> = {}): MapShape => ({
+  kind: "map",
+  values,
+  ...o,
+});
 export const anyOf = (of: JsonShape[], o: Described = {}): AnyOfShape => ({ kind: "anyOf", of, ...o });
 export const anyValue = (o: Described = {}): AnyValueShape => ({ kind: "any", ...o });
 
 /** Whether GraphQL can type the shape (no free-form keys, no alternatives); otherwise it is `JSON` there. */
 export function isClosed(shape: JsonShape): boolean {
   switch (shape.kind) {
-    case "list": return isClosed(shape.items);
-    case "object": return Object.values(shape.properties).every((p) => isClosed(p.shape));
-    case "map": case "anyOf": case "any": return false;
-    default: return true;
+    case "list":
+      return isClosed(shape.items);
+    case "object":
+      return Object.values(shape.properties).every((p) => isClosed(p.shape));
+    case "map":
+    case "anyOf":
+    case "any":
+      return false;
+    default:
+      return true;
   }
 }
 
 const enumValues = (set: EnumDef) => Object.values(set.values).map((v) => v.value);
 
 type Schema = Record<string, unknown>;
-const orNull = (schema: Schema): Schema => (typeof schema.type === "string" ? { ...schema, type: [schema.type, "null"] } : { anyOf: [schema, { type: "null" }] });
-const described = (schema: Schema, shape: Described): Schema => (shape.description ? { ...schema, description: shape.description } : schema);
+const orNull = (schema: Schema): Schema =>
+  typeof schema.type === "string" ? { ...schema, type: [schema.type, "null"] } : { anyOf: [schema, { type: "null" }] };
+const described = (schema: Schema, shape: Described): Schema =>
+  shape.description ? { ...schema, description: shape.description } : schema;
 
 /**
  * The shape as a JSON Schema (2020-12, as OpenAPI 3.1 uses it): as a write may send it (`input`: one item alone for a
  * `single` list, the fewest items) or as the API returns it.
  */
 export function jsonSchemaOf(shape: JsonShape, input = false): Schema {
-  const properties = (props: Record<string, PropertyShape>) => Object.fromEntries(Object.entries(props).map(([k, p]) => {
-    const schema = jsonSchemaOf(p.shape, input);
-    return [k, p.nullable ? orNull(schema) : schema];
-  }));
-  const required = (props: Record<string, PropertyShape>) => Object.entries(props).filter(([, p]) => !p.optional || !input).map(([k]) => k);
+  const properties = (props: Record<string, PropertyShape>) =>
+    Object.fromEntries(
+      Object.entries(props).map(([k, p]) => {
+        const schema = jsonSchemaOf(p.shape, input);
+        return [k, p.nullable ? orNull(schema) : schema];
+      }),
+    );
+  const required = (props: Record<string, PropertyShape>) =>
+    Object.entries(props)
+      .filter(([, p]) => !p.optional || !input)
+      .map(([k]) => k);
   switch (shape.kind) {
     case "string": {
       const values = shape.enum ? enumValues(shape.enum) : null;
       return described({ type: "string", ...(values ? { enum: values } : {}) }, shape);
     }
-    case "integer": return described({ type: "integer" }, shape);
-    case "number": return described({ type: "number" }, shape);
-    case "boolean": return described({ type: "boolean" }, shape);
+    case "integer":
+      return described({ type: "integer" }, shape);
+    case "number":
+      return described({ type: "number" }, shape);
+    case "boolean":
+      return described({ type: "boolean" }, shape);
     case "list": {
-      const list: Schema = { type: "array", items: jsonSchemaOf(shape.items, input), ...(input && shape.minItems ? { minItems: shape.minItems } : {}) };
+      const list: Schema = {
+        type: "array",
+        items: jsonSchemaOf(shape.items, input),
+        ...(input && shape.minItems ? { minItems: shape.minItems } : {}),
+      };
       return described(input && shape.single ? { anyOf: [jsonSchemaOf(shape.items, input), list] } : list, shape);
     }
     case "object": {
       const req = required(shape.properties);
-      return described({ type: "object", properties: properties(shape.properties), ...(req.length ? { required: req } : {}), additionalProperties: false }, shape);
+      return described(
+        {
+          type: "object",
+          properties: properties(shape.properties),
+          ...(req.length ? { required: req } : {}),
+          additionalProperties: false,
+        },
+        shape,
+      );
     }
     case "map": {
       // Keys of an open object are there when written by this service; another's rows (an import) may lack them.
-      const req = Object.entries(shape.properties ?? {}).filter(([, p]) => !p.optional).map(([k]) => k);
-      return described({
-        type: "object", ...(shape.properties ? { properties: properties(shape.properties) } : {}), ...(req.length ? { required: req } : {}),
-        additionalProperties: jsonSchemaOf(shape.values, input),
-      }, shape);
+      const req = Object.entries(shape.properties ?? {})
+        .filter(([, p]) => !p.optional)
+        .map(([k]) => k);
+      return described(
+        {
+          type: "object",
+          ...(shape.properties ? { properties: properties(shape.properties) } : {}),
+          ...(req.length ? { required: req } : {}),
+          additionalProperties: jsonSchemaOf(shape.values, input),
+        },
+        shape,
+      );
     }
-    case "anyOf": return described({ anyOf: shape.of.map((s) => jsonSchemaOf(s, input)) }, shape);
-    case "any": return described({}, shape);
+    case "anyOf":
+      return described({ anyOf: shape.of.map((s) => jsonSchemaOf(s, input)) }, shape);
+    case "any":
+      return described({}, shape);
   }
 }
 
@@ -148,8 +209,15 @@ export interface ShapeProblem {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const kindWords: Record<JsonShape["kind"], string> = {
-  string: "must be a string", integer: "must be an integer", number: "must be a number", boolean: "must be true or false",
-  list: "must be a list", object: "must be an object", map: "must be an object", anyOf: "is invalid", any: "is invalid",
+  string: "must be a string",
+  integer: "must be an integer",
+  number: "must be a number",
+  boolean: "must be true or false",
+  list: "must be a list",
+  object: "must be an object",
+  map: "must be an object",
+  anyOf: "is invalid",
+  any: "is invalid",
 };
 
 /** The first way `value` (a write's, so `single` lists may be one item) does not fit `shape`, or null when it fits. */
@@ -159,24 +227,30 @@ export function shapeProblem(shape: JsonShape, value: unknown, path: string[] = 
     case "string":
       if (typeof value !== "string") return wrong();
       return shape.enum && !enumValues(shape.enum).includes(value) ? wrong("is invalid") : null;
-    case "integer": return Number.isInteger(value) ? null : wrong();
-    case "number": return typeof value === "number" && Number.isFinite(value) ? null : wrong();
-    case "boolean": return typeof value === "boolean" ? null : wrong();
+    case "integer":
+      return Number.isInteger(value) ? null : wrong();
+    case "number":
+      return typeof value === "number" && Number.isFinite(value) ? null : wrong();
+    case "boolean":
+      return typeof value === "boolean" ? null : wrong();
     case "list": {
       if (!Array.isArray(value)) return shape.single ? shapeProblem(shape.items, value, path) : wrong();
-      if (shape.minItems && value.length < shape.minItems) return wrong(`must have at least ${shape.minItems} item${shape.minItems === 1 ? "" : "s"}`);
+      if (shape.minItems && value.length < shape.minItems)
+        return wrong(`must have at least ${shape.minItems} item${shape.minItems === 1 ? "" : "s"}`);
       for (const [i, item] of value.entries()) {
         const found = shapeProblem(shape.items, item, [...path, String(i)]);
         if (found) return found;
       }
       return null;
     }
-    case "object": case "map": {
+    case "object":
+    case "map": {
       if (!isObject(value)) return wrong();
       for (const [key, p] of Object.entries(shape.properties ?? {})) {
         const v = Object.hasOwn(value, key) ? value[key] : undefined;
         if (v === undefined) {
-          if (!p.optional && shape.kind === "object") return { path: [...path, key], problem: "is required", value: undefined };
+          if (!p.optional && shape.kind === "object")
+            return { path: [...path, key], problem: "is required", value: undefined };
           continue;
         }
         if (v === null && p.nullable) continue;
@@ -191,7 +265,8 @@ export function shapeProblem(shape: JsonShape, value: unknown, path: string[] = 
       }
       return null;
     }
-    case "any": return null;
+    case "any":
+      return null;
     case "anyOf":
       return shape.of.some((s) => shapeProblem(s, value, path) === null) ? null : wrong();
   }

@@ -7,8 +7,23 @@ import type { InsertedId } from "../db/writer.ts";
 const likeOperations: RowKind[] = ["list", "attach", "detach", "sync"];
 /** The users who liked an item may be shown with these. */
 const likeIncludes = [
-  "assignment_records", "assignment_records.*", "award_records", "award_records.*", "combat_records", "combat_records.*", "position",
-  "qualification_records", "rank", "rank_records", "rank_records.*", "service_records", "service_records.*", "specialty", "status", "unit", "unit.*",
+  "assignment_records",
+  "assignment_records.*",
+  "award_records",
+  "award_records.*",
+  "combat_records",
+  "combat_records.*",
+  "position",
+  "qualification_records",
+  "rank",
+  "rank_records",
+  "rank_records.*",
+  "service_records",
+  "service_records.*",
+  "specialty",
+  "status",
+  "unit",
+  "unit.*",
 ];
 
 export const newsfeedItem = defineResource({
@@ -29,20 +44,44 @@ export const newsfeedItem = defineResource({
     causerId: { type: "int", nullable: true, writable: false, references: "user" },
     headline: { type: "string", nullable: true, writable: false },
     text: { type: "text", nullable: true, writable: false },
-    properties: json(mapOf(anyValue(), {
-      properties: { headline: { shape: jsonString(), optional: true, nullable: true }, text: { shape: jsonString(), optional: true, nullable: true } },
-      description: "More about the item, keyed by name: the `headline` and `text` it was made with, and whatever an imported activity log recorded beside them.",
-    }), { nullable: true, writable: false }),
+    properties: json(
+      mapOf(anyValue(), {
+        properties: {
+          headline: { shape: jsonString(), optional: true, nullable: true },
+          text: { shape: jsonString(), optional: true, nullable: true },
+        },
+        description:
+          "More about the item, keyed by name: the `headline` and `text` it was made with, and whatever an imported activity log recorded beside them.",
+      }),
+      { nullable: true, writable: false },
+    ),
   },
   relations: {
-    likes: belongsToMany({ target: "user", field: "likes", pivot: {
-      model: "NewsfeedLike", parentKey: "newsfeedItemId", relatedKey: "userId", related: "user", as: "pivot", fields: {},
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    } }),
+    likes: belongsToMany({
+      target: "user",
+      field: "likes",
+      pivot: {
+        model: "NewsfeedLike",
+        parentKey: "newsfeedItemId",
+        relatedKey: "userId",
+        related: "user",
+        as: "pivot",
+        fields: {},
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      },
+    }),
   },
   includes: [],
   orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-  nested: [{ path: "likes", param: "like", relation: "likes", operations: likeOperations, includes: sameIncludes(likeOperations, likeIncludes) }],
+  nested: [
+    {
+      path: "likes",
+      param: "like",
+      relation: "likes",
+      operations: likeOperations,
+      includes: sameIncludes(likeOperations, likeIncludes),
+    },
+  ],
 });
 
 export interface NewsfeedEntry {
@@ -58,6 +97,9 @@ export interface NewsfeedEntry {
 /** Records something that happened in the account on its newsfeed. */
 export async function addNewsfeedItem(writes: RecordWrites, ctx: Context, entry: NewsfeedEntry): Promise<void> {
   await writes.create("newsfeedItem", {
-    ...entry, accountId: ctx.auth!.accountId, causerId: ctx.auth!.userId ?? null, properties: { headline: entry.headline, text: entry.text },
+    ...entry,
+    accountId: ctx.auth!.accountId,
+    causerId: ctx.auth!.userId ?? null,
+    properties: { headline: entry.headline, text: entry.text },
   });
 }

@@ -1,4 +1,14 @@
-import type { ActionDef, CommandDef, NestedRoute, OperationKind, RowKind, PivotDef, RelationDef, ResourceDef, ViewDef } from "./define.ts";
+import type {
+  ActionDef,
+  CommandDef,
+  NestedRoute,
+  OperationKind,
+  RowKind,
+  PivotDef,
+  RelationDef,
+  ResourceDef,
+  ViewDef,
+} from "./define.ts";
 import { resourceNamed, resources } from "./index.ts";
 import { changeEvents } from "./change-events.ts";
 import { camel, pascal } from "../core/names.ts";
@@ -73,70 +83,141 @@ const onParent = (_def: ResourceDef, parent: ResourceDef) => [`update:${parent.s
 
 const catalogueKinds: Record<RowKind, CatalogueKind> = {
   list: {
-    method: "GET", root: "query", ability: "view", returns: page,
-    field: (n) => n.plural, path: () => "", nestedScopes: viewBoth,
+    method: "GET",
+    root: "query",
+    ability: "view",
+    returns: page,
+    field: (n) => n.plural,
+    path: () => "",
+    nestedScopes: viewBoth,
   },
   // `search` runs its list's GraphQL field with filters, so the two routes share one field.
   search: {
-    method: "POST", root: "query", ability: "view", returns: page,
-    field: (n) => n.plural, path: () => "/search", nestedScopes: viewBoth, runs: "list",
+    method: "POST",
+    root: "query",
+    ability: "view",
+    returns: page,
+    field: (n) => n.plural,
+    path: () => "/search",
+    nestedScopes: viewBoth,
+    runs: "list",
   },
   show: {
-    method: "GET", root: "query", ability: "view", returns: one,
-    field: (n) => n.name, path: byId,
+    method: "GET",
+    root: "query",
+    ability: "view",
+    returns: one,
+    field: (n) => n.name,
+    path: byId,
   },
   create: {
-    method: "POST", root: "mutation", ability: "create", returns: one,
-    field: (n) => `create${n.Name}`, path: () => "",
+    method: "POST",
+    root: "mutation",
+    ability: "create",
+    returns: one,
+    field: (n) => `create${n.Name}`,
+    path: () => "",
   },
   update: {
-    method: "PATCH", root: "mutation", ability: "update", returns: one,
-    field: (n) => `update${n.Name}`, path: byId,
+    method: "PATCH",
+    root: "mutation",
+    ability: "update",
+    returns: one,
+    field: (n) => `update${n.Name}`,
+    path: byId,
   },
   delete: {
-    method: "DELETE", root: "mutation", ability: "delete", returns: one,
-    field: (n) => `delete${n.Name}`, path: byId,
+    method: "DELETE",
+    root: "mutation",
+    ability: "delete",
+    returns: one,
+    field: (n) => `delete${n.Name}`,
+    path: byId,
   },
   batchCreate: {
-    method: "POST", root: "mutation", ability: "create", returns: batch,
-    field: (n) => `batchCreate${n.Plural}`, path: () => "/batch",
+    method: "POST",
+    root: "mutation",
+    ability: "create",
+    returns: batch,
+    field: (n) => `batchCreate${n.Plural}`,
+    path: () => "/batch",
   },
   batchUpdate: {
-    method: "PATCH", root: "mutation", ability: "update", returns: batch,
-    field: (n) => `batchUpdate${n.Plural}`, path: () => "/batch",
+    method: "PATCH",
+    root: "mutation",
+    ability: "update",
+    returns: batch,
+    field: (n) => `batchUpdate${n.Plural}`,
+    path: () => "/batch",
   },
   batchDelete: {
-    method: "DELETE", root: "mutation", ability: "delete", returns: batch,
-    field: (n) => `batchDelete${n.Plural}`, path: () => "/batch",
+    method: "DELETE",
+    root: "mutation",
+    ability: "delete",
+    returns: batch,
+    field: (n) => `batchDelete${n.Plural}`,
+    path: () => "/batch",
   },
   associate: {
-    method: "POST", root: "mutation", ability: "update", returns: one,
-    field: (n) => `associate${n.Name}`, path: () => "/associate",
+    method: "POST",
+    root: "mutation",
+    ability: "update",
+    returns: one,
+    field: (n) => `associate${n.Name}`,
+    path: () => "/associate",
     nestedScopes: (def, parent) => [`view:${parent.scope}`, `update:${def.scope}`],
   },
   dissociate: {
-    method: "DELETE", root: "mutation", ability: "update", returns: one,
-    field: (n) => `dissociate${n.Name}`, path: (n) => `${byId(n)}/dissociate`,
+    method: "DELETE",
+    root: "mutation",
+    ability: "update",
+    returns: one,
+    field: (n) => `dissociate${n.Name}`,
+    path: (n) => `${byId(n)}/dissociate`,
   },
   attach: {
-    method: "POST", root: "mutation", ability: "update", returns: changes,
-    field: (n) => `attach${n.Plural}`, path: () => "/attach", nestedScopes: onParent,
+    method: "POST",
+    root: "mutation",
+    ability: "update",
+    returns: changes,
+    field: (n) => `attach${n.Plural}`,
+    path: () => "/attach",
+    nestedScopes: onParent,
   },
   detach: {
-    method: "DELETE", root: "mutation", ability: "update", returns: changes,
-    field: (n) => `detach${n.Plural}`, path: () => "/detach", nestedScopes: onParent,
+    method: "DELETE",
+    root: "mutation",
+    ability: "update",
+    returns: changes,
+    field: (n) => `detach${n.Plural}`,
+    path: () => "/detach",
+    nestedScopes: onParent,
   },
   sync: {
-    method: "PATCH", root: "mutation", ability: "update", returns: changes,
-    field: (n) => `sync${n.Plural}`, path: () => "/sync", nestedScopes: onParent,
+    method: "PATCH",
+    root: "mutation",
+    ability: "update",
+    returns: changes,
+    field: (n) => `sync${n.Plural}`,
+    path: () => "/sync",
+    nestedScopes: onParent,
   },
   toggle: {
-    method: "PATCH", root: "mutation", ability: "update", returns: changes,
-    field: (n) => `toggle${n.Plural}`, path: () => "/toggle", nestedScopes: onParent,
+    method: "PATCH",
+    root: "mutation",
+    ability: "update",
+    returns: changes,
+    field: (n) => `toggle${n.Plural}`,
+    path: () => "/toggle",
+    nestedScopes: onParent,
   },
   pivot: {
-    method: "PATCH", root: "mutation", ability: "update", returns: changes,
-    field: (n) => `update${n.Name}Pivot`, path: (n) => `${byId(n)}/pivot`,
+    method: "PATCH",
+    root: "mutation",
+    ability: "update",
+    returns: changes,
+    field: (n) => `update${n.Name}Pivot`,
+    path: (n) => `${byId(n)}/pivot`,
   },
 };
 
@@ -145,8 +226,14 @@ function rowOperation(kind: RowKind, def: ResourceDef, named: Named, base: strin
   const k = catalogueKinds[kind];
   const names = { ...named, Name: pascal(named.name), Plural: pascal(named.plural) };
   return {
-    field: k.field(names), kind, def, root: k.root, returns: m2m ? k.returns.links : k.returns.rows,
-    scopes: [`${k.ability}:${def.scope}`], method: k.method, path: base + k.path(names),
+    field: k.field(names),
+    kind,
+    def,
+    root: k.root,
+    returns: m2m ? k.returns.links : k.returns.rows,
+    scopes: [`${k.ability}:${def.scope}`],
+    method: k.method,
+    path: base + k.path(names),
   };
 }
 
@@ -162,21 +249,39 @@ function viewOperation(def: ResourceDef, view: ViewDef, kind: "list" | "show"): 
 
 function commandOperation(def: ResourceDef, command: CommandDef): Operation {
   return {
-    field: command.field, kind: "command", def, command, root: "mutation", returns: "status", scopes: command.scopes, method: "POST",
-    path: `/${command.path}`, includes: [],
+    field: command.field,
+    kind: "command",
+    def,
+    command,
+    root: "mutation",
+    returns: "status",
+    scopes: command.scopes,
+    method: "POST",
+    path: `/${command.path}`,
+    includes: [],
   };
 }
 
 function actionOperation(def: ResourceDef, action: ActionDef): Operation {
   return {
-    field: action.field, kind: "action", def: action.returns ? resourceNamed(action.returns) : def, action, subject: def, root: "mutation",
-    returns: "object", scopes: [`${action.ability}:${def.scope}`], method: "POST", path: `/${def.path}/{${def.param}}/${action.path}`, includes: [],
+    field: action.field,
+    kind: "action",
+    def: action.returns ? resourceNamed(action.returns) : def,
+    action,
+    subject: def,
+    root: "mutation",
+    returns: "object",
+    scopes: [`${action.ability}:${def.scope}`],
+    method: "POST",
+    path: `/${def.path}/{${def.param}}/${action.path}`,
+    includes: [],
   };
 }
 
 function nested(parent: ResourceDef, route: NestedRoute, kind: RowKind): Operation {
   const relation = parent.relations[route.relation];
-  if (!relation || relation.kind === "morphTo") throw new Error(`${parent.name}: nested route ${route.path} names no relation`);
+  if (!relation || relation.kind === "morphTo")
+    throw new Error(`${parent.name}: nested route ${route.path} names no relation`);
   const def = resourceNamed(relation.target);
   const One = pascal(camel(route.param));
   // A singular path served as a collection (`/events/{event}/image`) needs a list name apart from show's.
@@ -195,16 +300,27 @@ function nested(parent: ResourceDef, route: NestedRoute, kind: RowKind): Operati
  * keys that may view its resource (src/graphql/changes.ts).
  */
 const changeFeed: Operation = {
-  field: "changes", kind: "feed", def: changeEvents, root: "query", returns: "feed", scopes: [], method: "GET", path: "/changes", includes: [],
+  field: "changes",
+  kind: "feed",
+  def: changeEvents,
+  root: "query",
+  returns: "feed",
+  scopes: [],
+  method: "GET",
+  path: "/changes",
+  includes: [],
 };
 
-export const operations: Operation[] = [...resources.flatMap((def) => [
-  ...(def.path ? def.operations.map((kind) => topLevel(def, kind)) : []),
-  ...(def.views ?? []).flatMap((view) => view.operations.map((kind) => viewOperation(def, view, kind))),
-  ...(def.commands ?? []).map((command) => commandOperation(def, command)),
-  ...(def.path ? (def.actions ?? []).map((action) => actionOperation(def, action)) : []),
-  ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
-]), changeFeed];
+export const operations: Operation[] = [
+  ...resources.flatMap((def) => [
+    ...(def.path ? def.operations.map((kind) => topLevel(def, kind)) : []),
+    ...(def.views ?? []).flatMap((view) => view.operations.map((kind) => viewOperation(def, view, kind))),
+    ...(def.commands ?? []).map((command) => commandOperation(def, command)),
+    ...(def.path ? (def.actions ?? []).map((action) => actionOperation(def, action)) : []),
+    ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
+  ]),
+  changeFeed,
+];
 
 // Only a search may share its list's field; any other clash is a naming bug in the registry.
 const fieldOwners = new Map<string, Operation>();
@@ -212,7 +328,9 @@ for (const op of operations) {
   const first = fieldOwners.get(op.field);
   const runs = op.kind in catalogueKinds ? catalogueKinds[op.kind as RowKind].runs : undefined;
   if (first && !(runs === first.kind && first.path === op.path.replace(/\/search$/, ""))) {
-    throw new Error(`Operations ${first.method} ${first.path} and ${op.method} ${op.path} share the GraphQL field ${op.field}`);
+    throw new Error(
+      `Operations ${first.method} ${first.path} and ${op.method} ${op.path} share the GraphQL field ${op.field}`,
+    );
   }
   if (!first) fieldOwners.set(op.field, op);
 }

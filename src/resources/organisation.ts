@@ -1,5 +1,17 @@
 import {
-  belongsToMany, bool, categoryPivot, defineResource, hasMany, int, m2mOperations, morphOne, order, string, text, type ExposedScope, type PivotDef,
+  belongsToMany,
+  bool,
+  categoryPivot,
+  defineResource,
+  hasMany,
+  int,
+  m2mOperations,
+  morphOne,
+  order,
+  string,
+  text,
+  type ExposedScope,
+  type PivotDef,
 } from "./define.ts";
 import { form, tagPivot, taggedScope } from "./forms.ts";
 import { imageRoute, sameIncludes } from "./routes.ts";
@@ -12,13 +24,24 @@ const visibility: Record<string, ExposedScope> = {
 };
 /** A group's units, in the group's own order, with the link shown as `pivot`. */
 const groupUnits = (parentKey: "groupId" | "unitId"): PivotDef => ({
-  model: "GroupUnit", parentKey, relatedKey: parentKey === "groupId" ? "unitId" : "groupId", related: parentKey === "groupId" ? "unit" : "group",
-  as: "pivot", always: true, fields: { order: int() }, orderBy: [{ order: "asc" }, { id: "asc" }],
+  model: "GroupUnit",
+  parentKey,
+  relatedKey: parentKey === "groupId" ? "unitId" : "groupId",
+  related: parentKey === "groupId" ? "unit" : "group",
+  as: "pivot",
+  always: true,
+  fields: { order: int() },
+  orderBy: [{ order: "asc" }, { id: "asc" }],
 });
 /** Users and assignment records that point at an organisational entity through `foreignKey`. */
 const peopleRelations = (foreignKey: string) => ({
   users: hasMany({ target: "user", field: "users", foreignKey: foreignKey }),
-  assignment_records: hasMany({ target: "assignmentRecord", field: "assignmentRecords", foreignKey: foreignKey, orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+  assignment_records: hasMany({
+    target: "assignmentRecord",
+    field: "assignmentRecords",
+    foreignKey: foreignKey,
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+  }),
 });
 
 export const specialty = defineResource({
@@ -26,7 +49,12 @@ export const specialty = defineResource({
   model: "Specialty",
   path: "specialties",
   plural: "specialties",
-  fields: { name: string({ required: true }), abbreviation: string({ nullable: true }), description: text(), order: order() },
+  fields: {
+    name: string({ required: true }),
+    abbreviation: string({ nullable: true }),
+    description: text(),
+    order: order(),
+  },
   relations: peopleRelations("specialtyId"),
   includes: ["assignment_records", "assignment_records.*", "users"],
   orderBy: orderedByOrder,
@@ -46,8 +74,18 @@ export const unit = defineResource({
   name: "unit",
   model: "Unit",
   path: "units",
-  fields: { name: string({ required: true }), description: text(), order: order(), hidden: bool(), icon: string({ nullable: true }) },
-  relations: { ...peopleRelations("unitId"), image: morphOne({ target: "image" }), groups: belongsToMany({ target: "group", field: "groups", pivot: groupUnits("unitId") }) },
+  fields: {
+    name: string({ required: true }),
+    description: text(),
+    order: order(),
+    hidden: bool(),
+    icon: string({ nullable: true }),
+  },
+  relations: {
+    ...peopleRelations("unitId"),
+    image: morphOne({ target: "image" }),
+    groups: belongsToMany({ target: "group", field: "groups", pivot: groupUnits("unitId") }),
+  },
   includes: ["assignment_records", "assignment_records.*", "groups", "groups.*", "image", "users", "users.*"],
   orderBy: orderedByOrder,
   nested: [imageRoute()],
@@ -56,7 +94,14 @@ export const unit = defineResource({
 
 /** What the roster embeds whether asked or not (PERSCOM's automatic roster). */
 const roster = [
-  "image", "units", "units.image", "units.users", "units.users.position", "units.users.rank", "units.users.rank.image", "units.users.specialty",
+  "image",
+  "units",
+  "units.image",
+  "units.users",
+  "units.users.position",
+  "units.users.rank",
+  "units.users.rank.image",
+  "units.users.specialty",
   "units.users.status",
 ];
 
@@ -64,16 +109,32 @@ export const group = defineResource({
   name: "group",
   model: "Group",
   path: "groups",
-  fields: { name: string({ required: true }), description: text(), order: order(), hidden: bool(), icon: string({ nullable: true }) },
-  relations: { image: morphOne({ target: "image" }), units: belongsToMany({ target: "unit", field: "units", pivot: groupUnits("groupId") }) },
+  fields: {
+    name: string({ required: true }),
+    description: text(),
+    order: order(),
+    hidden: bool(),
+    icon: string({ nullable: true }),
+  },
+  relations: {
+    image: morphOne({ target: "image" }),
+    units: belongsToMany({ target: "unit", field: "units", pivot: groupUnits("groupId") }),
+  },
   includes: ["image", "units", "units.*"],
   orderBy: orderedByOrder,
   nested: [imageRoute(), { path: "units", param: "unit", relation: "units", operations: m2mOperations }],
-  views: [{
-    path: "roster", field: "roster", description: "The roster: the groups not hidden, with their units and the units' users.", operations: ["list", "show"], scopes: ["view:group"], where: () => ({ hidden: false }),
-    includes: ["units.*", ...roster],
-    alwaysIncludes: roster,
-  }],
+  views: [
+    {
+      path: "roster",
+      field: "roster",
+      description: "The roster: the groups not hidden, with their units and the units' users.",
+      operations: ["list", "show"],
+      scopes: ["view:group"],
+      where: () => ({ hidden: false }),
+      includes: ["units.*", ...roster],
+      alwaysIncludes: roster,
+    },
+  ],
   scopes: { ...visibility, forAutomaticRoster: visibility.visible, forManualRoster: visibility.visible },
 });
 
@@ -92,10 +153,19 @@ export const status = defineResource({
     users: hasMany({ target: "user", field: "users", foreignKey: "statusId" }),
     // Submissions carrying this status, through the status history rows (the same rows as a submission's `statuses`).
     submissions: {
-      kind: "belongsToMany", target: "submission", field: "records", filter: { name: "submissionRecords", where: { submissionId: { not: null } } },
+      kind: "belongsToMany",
+      target: "submission",
+      field: "records",
+      filter: { name: "submissionRecords", where: { submissionId: { not: null } } },
       pivot: {
-        model: "StatusRecord", parentKey: "statusId", relatedKey: "submissionId", related: "submission", as: "record", duplicates: true,
-        fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+        model: "StatusRecord",
+        parentKey: "statusId",
+        relatedKey: "submissionId",
+        related: "submission",
+        as: "record",
+        duplicates: true,
+        fields: { text: { type: "text", nullable: true, max: 65535 } },
+        orderBy: [{ createdAt: "desc" }, { id: "desc" }],
       },
     },
   },
@@ -153,14 +223,36 @@ export const category = defineResource({
   fields: { name: string({ required: true }), description: text(), resource: string({ required: true }) },
   relations: {
     forms: belongsToMany({ target: "form", field: "forms", pivot: categoryPivot("CategoryForm", "formId", "form") }),
-    qualifications: belongsToMany({ target: "qualification", field: "qualifications", pivot: categoryPivot("CategoryQualification", "qualificationId", "qualification") }),
+    qualifications: belongsToMany({
+      target: "qualification",
+      field: "qualifications",
+      pivot: categoryPivot("CategoryQualification", "qualificationId", "qualification"),
+    }),
     ranks: belongsToMany({ target: "rank", field: "ranks", pivot: categoryPivot("CategoryRank", "rankId", "rank") }),
-    awards: belongsToMany({ target: "award", field: "awards", pivot: categoryPivot("CategoryAward", "awardId", "award") }),
-    documents: belongsToMany({ target: "document", field: "documents", pivot: categoryPivot("CategoryDocument", "documentId", "document") }),
+    awards: belongsToMany({
+      target: "award",
+      field: "awards",
+      pivot: categoryPivot("CategoryAward", "awardId", "award"),
+    }),
+    documents: belongsToMany({
+      target: "document",
+      field: "documents",
+      pivot: categoryPivot("CategoryDocument", "documentId", "document"),
+    }),
   },
   includes: ["awards", "documents", "forms", "qualifications", "ranks"],
   // The link is always shown as `pivot`, so it is not an include of its own.
-  nested: Object.entries({ forms: form.includes, qualifications: ["image"], ranks: ["image"], awards: ["image"], documents: ["image"] }).map(
-    ([relation, includes]) => ({ path: relation, param: relation.slice(0, -1), relation, operations: m2mOperations, includes: sameIncludes(m2mOperations, includes) }),
-  ),
+  nested: Object.entries({
+    forms: form.includes,
+    qualifications: ["image"],
+    ranks: ["image"],
+    awards: ["image"],
+    documents: ["image"],
+  }).map(([relation, includes]) => ({
+    path: relation,
+    param: relation.slice(0, -1),
+    relation,
+    operations: m2mOperations,
+    includes: sameIncludes(m2mOperations, includes),
+  })),
 });

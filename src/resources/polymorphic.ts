@@ -1,4 +1,13 @@
-import { belongsTo, defineResource, ref, string, text, type ColumnOf, type ComputedField, type ModelName } from "./define.ts";
+import {
+  belongsTo,
+  defineResource,
+  ref,
+  string,
+  text,
+  type ColumnOf,
+  type ComputedField,
+  type ModelName,
+} from "./define.ts";
 import type { Context } from "../request/context.ts";
 
 /** Absolute URL of a stored file, from the configured public URL or the request's own origin. */
@@ -7,7 +16,10 @@ export const fileUrl = (ctx: Context, storedPath: string | null | undefined): st
 
 /** The URL of the file whose stored path is in `column` (a string column of `M`). */
 export const urlOf = <M extends ModelName>(column: ColumnOf<M>): ComputedField<M> => ({
-  type: "string", nullable: true, needs: [column], resolve: (row, ctx) => {
+  type: "string",
+  nullable: true,
+  needs: [column],
+  resolve: (row, ctx) => {
     const path = row[column];
     return fileUrl(ctx, typeof path === "string" ? path : null);
   },

@@ -1,5 +1,16 @@
 import {
-  belongsTo, defineResource, morphMany, oneOf, ref, text, type Hooks, type InsertedRow, type InsertValues, type ModelRow, type RecordWrites, type RelationDef,
+  belongsTo,
+  defineResource,
+  morphMany,
+  oneOf,
+  ref,
+  text,
+  type Hooks,
+  type InsertedRow,
+  type InsertValues,
+  type ModelRow,
+  type RecordWrites,
+  type RelationDef,
 } from "./define.ts";
 import { assignmentType } from "./enums.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
@@ -15,7 +26,16 @@ export const recordRelations = (): Record<string, RelationDef> => ({
   comments: morphMany({ target: "comment", field: "comments" }),
 });
 
-export const recordIncludes = ["attachments", "author", "author.*", "comments", "comments.*", "document", "user", "user.*"];
+export const recordIncludes = [
+  "attachments",
+  "author",
+  "author.*",
+  "comments",
+  "comments.*",
+  "document",
+  "user",
+  "user.*",
+];
 export const recordOrder: Record<string, "asc" | "desc">[] = [{ createdAt: "desc" }, { id: "desc" }];
 export const recordFields = () => ({
   userId: ref("user", { required: true }),
@@ -25,12 +45,19 @@ export const recordFields = () => ({
 });
 
 /** A record's includes under `/users/{user}/...`: everything but the user it belongs to. */
-export const withoutUser = (includes: readonly string[]) => includes.filter((i) => i !== "user" && !i.startsWith("user."));
+export const withoutUser = (includes: readonly string[]) =>
+  includes.filter((i) => i !== "user" && !i.startsWith("user."));
 
 type Tx = StoreTransaction;
 /** The models of service records: each belongs to a user and has a text. */
 type RecordModel =
-  | "AssignmentRecord" | "AwardRecord" | "CombatRecord" | "QualificationRecord" | "RankRecord" | "ServiceRecord" | "TrainingRecord";
+  | "AssignmentRecord"
+  | "AwardRecord"
+  | "CombatRecord"
+  | "QualificationRecord"
+  | "RankRecord"
+  | "ServiceRecord"
+  | "TrainingRecord";
 
 /**
  * Hooks of a record type: `effect` (a change the record makes to its user), then an item on the account's newsfeed
@@ -52,16 +79,28 @@ export function recordHooks<M extends RecordModel>(
       const record = row as ModelRow<RecordModel>;
       const user = await nameOf(tx, "User", record.userId);
       await addNewsfeedItem(writes, ctx, {
-        event: "created", subjectType: `App\\Models\\${model}`, subjectId: row.id, description: "created",
-        headline: await headline(user ?? "A user", row, tx), text: record.text ?? null,
+        event: "created",
+        subjectType: `App\\Models\\${model}`,
+        subjectId: row.id,
+        description: "created",
+        headline: await headline(user ?? "A user", row, tx),
+        text: record.text ?? null,
       });
     },
   };
 }
 
 /** Name of the row `id` of `model` (`Rank`), or null; a name the transaction has read already is reused. */
-export const nameOf = async (tx: Tx, model: "Award" | "Qualification" | "Rank" | "Unit" | "User", id: number | null | undefined): Promise<string | null> =>
-  id == null ? null : (rememberedName(tx, model, id) ?? ((await tx.findUnique(model, { where: { id }, select: { name: true } }))?.name as string | undefined) ?? null);
+export const nameOf = async (
+  tx: Tx,
+  model: "Award" | "Qualification" | "Rank" | "Unit" | "User",
+  id: number | null | undefined,
+): Promise<string | null> =>
+  id == null
+    ? null
+    : (rememberedName(tx, model, id) ??
+      ((await tx.findUnique(model, { where: { id }, select: { name: true } }))?.name as string | undefined) ??
+      null);
 
 export const assignmentRecord = defineResource({
   name: "assignmentRecord",
@@ -120,7 +159,9 @@ export const awardRecord = defineResource({
 /** A record that is its text: combat and service records. */
 const narrativeRecord = (name: string, model: "CombatRecord" | "ServiceRecord", path: string, kind: string) =>
   defineResource({
-    name, model, path,
+    name,
+    model,
+    path,
     fields: { ...recordFields(), text: text({ required: true, nullable: false }) },
     relations: recordRelations(),
     includes: recordIncludes,
@@ -135,7 +176,10 @@ export const qualificationRecord = defineResource({
   model: "QualificationRecord",
   path: "qualification-records",
   fields: { ...recordFields(), qualificationId: ref("qualification", { required: true }) },
-  relations: { ...recordRelations(), qualification: belongsTo({ target: "qualification", foreignKey: "qualificationId" }) },
+  relations: {
+    ...recordRelations(),
+    qualification: belongsTo({ target: "qualification", foreignKey: "qualificationId" }),
+  },
   includes: [...recordIncludes, "qualification", "qualification.image"],
   orderBy: recordOrder,
   hooks: recordHooks("QualificationRecord", async (user, row, tx) => {
@@ -151,7 +195,10 @@ export const trainingRecord = defineResource({
   model: "TrainingRecord",
   path: "training-records",
   fields: { ...recordFields(), instructorId: ref("user", { required: true }) },
-  relations: { ...recordRelations(), instructor: belongsTo({ target: "user", foreignKey: "instructorId", field: "instructor" }) },
+  relations: {
+    ...recordRelations(),
+    instructor: belongsTo({ target: "user", foreignKey: "instructorId", field: "instructor" }),
+  },
   includes: [...recordIncludes, "instructor", "instructor.*"],
   orderBy: recordOrder,
   hooks: recordHooks("TrainingRecord", async (user, row, tx) => {

@@ -12,7 +12,11 @@ import { jsonString, listOf } from "./json-shapes.ts";
 /** The roles every account has; `default_roles` (a setting) names those a new person gets. */
 export const builtInRoles = [
   { name: "Admin", description: "Every permission of the account.", permissions: ["*"] },
-  { name: "User", description: "Self-service only: a person's own profile, records, submissions, tasks and messages.", permissions: [] },
+  {
+    name: "User",
+    description: "Self-service only: a person's own profile, records, submissions, tasks and messages.",
+    permissions: [],
+  },
 ] as const;
 
 const ADMIN = builtInRoles[0].name;
@@ -20,11 +24,18 @@ const ADMIN = builtInRoles[0].name;
 /** A new person gets the roles the account's `default_roles` setting names (roles of other names are skipped). */
 export const giveDefaultRoles: NonNullable<Hooks["afterCreate"]> = async ({ row, ctx, tx, writes }) => {
   const accountId = ctx.auth!.accountId;
-  const setting = await tx.findFirst("Setting", { where: { accountId, group: "permission", name: "default_roles" }, select: { payload: true } });
+  const setting = await tx.findFirst("Setting", {
+    where: { accountId, group: "permission", name: "default_roles" },
+    select: { payload: true },
+  });
   const payload: unknown = setting?.payload;
   const names = Array.isArray(payload) ? payload.filter((name): name is string => typeof name === "string") : [];
   if (names.length === 0) return;
-  const roles = await tx.findMany("Role", { where: { accountId, name: { in: names } }, select: { id: true }, orderBy: [{ id: "asc" }] });
+  const roles = await tx.findMany("Role", {
+    where: { accountId, name: { in: names } },
+    select: { id: true },
+    orderBy: [{ id: "asc" }],
+  });
   for (const { id } of roles as Array<{ id: number }>) await writes.create("userRole", { userId: row.id, roleId: id });
 };
 
@@ -36,13 +47,17 @@ const checkRole: NonNullable<Hooks["beforeWrite"]> = ({ data, existing, scopes }
     const permissions = data.permissions as string[];
     for (const permission of permissions) {
       if (permission !== "*" && !known.has(permission)) {
-        bag.add("permissions", `The permission "${permission}" is unknown: did you mean ${closestNames(permission, scopes).join(" or ")}?`);
+        bag.add(
+          "permissions",
+          `The permission "${permission}" is unknown: did you mean ${closestNames(permission, scopes).join(" or ")}?`,
+        );
       }
     }
     data.permissions = [...new Set(permissions)];
   }
   if (existing?.builtIn) {
-    if (typeof data.name === "string" && data.name !== existing.name) bag.add("name", `The built-in role ${String(existing.name)} cannot be renamed.`);
+    if (typeof data.name === "string" && data.name !== existing.name)
+      bag.add("name", `The built-in role ${String(existing.name)} cannot be renamed.`);
     const permissions = data.permissions as string[] | undefined;
     if (existing.name === ADMIN && permissions && !(permissions.length === 1 && permissions[0] === "*")) {
       bag.add("permissions", `The built-in role ${ADMIN} keeps every permission (["*"]).`);
@@ -61,23 +76,41 @@ export const role = defineResource<"Role">({
   fields: {
     name: string({ required: true, unique: true, max: 255, description: "The role's name, unique in the account." }),
     description: text({ max: 1000, description: "What the role is for, for people." }),
-    permissions: json(listOf(jsonString({ description: "A scope name such as `view:user`, or `*` for every permission." })), {
-      required: true,
-      description: "Scope names of the same vocabulary as API keys (`view:user`, `update:rank`, ...), or `[\"*\"]` for every permission.",
-      invalid: ({ path, value }) => (path.length ? `The permission ${JSON.stringify(value)} is unknown.` : "The permissions field must be a list of scope names."),
+    permissions: json(
+      listOf(jsonString({ description: "A scope name such as `view:user`, or `*` for every permission." })),
+      {
+        required: true,
+        description:
+          'Scope names of the same vocabulary as API keys (`view:user`, `update:rank`, ...), or `["*"]` for every permission.',
+        invalid: ({ path, value }) =>
+          path.length
+            ? `The permission ${JSON.stringify(value)} is unknown.`
+            : "The permissions field must be a list of scope names.",
+      },
+    ),
+    builtIn: bool({
+      writable: false,
+      description: "Whether the role is one every account has (`Admin`, `User`): it cannot be renamed or deleted.",
     }),
-    builtIn: bool({ writable: false, description: "Whether the role is one every account has (`Admin`, `User`): it cannot be renamed or deleted." }),
   },
   relations: {
-    users: belongsToMany({ target: "user", field: "userLinks", pivot: { model: "UserRole", parentKey: "roleId", relatedKey: "userId", related: "user", as: "link", fields: {} } }),
+    users: belongsToMany({
+      target: "user",
+      field: "userLinks",
+      pivot: { model: "UserRole", parentKey: "roleId", relatedKey: "userId", related: "user", as: "link", fields: {} },
+    }),
   },
   includes: ["users"],
   orderBy: [{ id: "asc" }],
   hooks: {
     beforeWrite: checkRole,
     async beforeDelete({ ids, tx, ctx }) {
-      const builtIn = await tx.findMany("Role", { where: { id: { in: ids }, accountId: ctx.auth!.accountId, builtIn: true }, select: { name: true } });
-      if (builtIn.length) throw validationError({ id: builtIn.map((r) => `The built-in role ${String(r.name)} cannot be deleted.`) });
+      const builtIn = await tx.findMany("Role", {
+        where: { id: { in: ids }, accountId: ctx.auth!.accountId, builtIn: true },
+        select: { name: true },
+      });
+      if (builtIn.length)
+        throw validationError({ id: builtIn.map((r) => `The built-in role ${String(r.name)} cannot be deleted.`) });
     },
   },
 });

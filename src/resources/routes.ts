@@ -6,5 +6,9 @@ export const sameIncludes = (operations: readonly RowKind[], includes: string[])
 
 /** `/{parent}/{id}/image`: the parent's latest image; PERSCOM allows no includes there. */
 export const imageRoute = (operations: RowKind[] = hasOneOperations): NestedRoute => ({
-  path: "image", param: "image", relation: "image", operations, includes: sameIncludes(operations, []),
+  path: "image",
+  param: "image",
+  relation: "image",
+  operations,
+  includes: sameIncludes(operations, []),
 });

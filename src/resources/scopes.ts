@@ -8,7 +8,9 @@ export const ARBITRARY_DOCUMENTS_SCOPE = "graphql:arbitrary";
  * Every scope an operation of the registry asks for (`view:rank`, `clear:cache`, ...) and `graphql:arbitrary`, sorted:
  * with `*`, what a key can hold and a role can give.
  */
-export const knownScopes: readonly string[] = [...new Set([...operations.flatMap((op) => op.scopes), ARBITRARY_DOCUMENTS_SCOPE])].sort();
+export const knownScopes: readonly string[] = [
+  ...new Set([...operations.flatMap((op) => op.scopes), ARBITRARY_DOCUMENTS_SCOPE]),
+].sort();
 
 /** The known scopes nearest to `scope` by edit distance (a typo's likely meaning). */
 export const closestScopes = (scope: string): string[] => closestNames(scope, knownScopes);

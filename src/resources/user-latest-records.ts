@@ -28,9 +28,14 @@ const POSTGRES_SQL = sql("= ANY($1)");
 export function latestRecordsOf(ctx: Context, userId: number): Promise<LatestRecords> {
   return loader<number, LatestRecords>(ctx, "user:latest-records", async (ids) => {
     const postgres = ctx.provider === "postgresql";
-    const date = (value: unknown) => (value == null ? null : formatDate(decode(ctx.provider, createdAt, value) as Date));
-    const rows = await ctx.store.read(postgres ? POSTGRES_SQL : SQLITE_SQL, [postgres ? [...ids] : JSON.stringify(ids)]);
-    const byUser = new Map(rows.map(([id, rank, assignment]) => [Number(id), { rank: date(rank), assignment: date(assignment) }]));
+    const date = (value: unknown) =>
+      value == null ? null : formatDate(decode(ctx.provider, createdAt, value) as Date);
+    const rows = await ctx.store.read(postgres ? POSTGRES_SQL : SQLITE_SQL, [
+      postgres ? [...ids] : JSON.stringify(ids),
+    ]);
+    const byUser = new Map(
+      rows.map(([id, rank, assignment]) => [Number(id), { rank: date(rank), assignment: date(assignment) }]),
+    );
     return ids.map((id) => byUser.get(id) ?? { rank: null, assignment: null });
   }).load(userId);
 }

@@ -1,10 +1,30 @@
 import {
-  belongsTo, belongsToMany, belongsToOperations, bool, datetime, defineResource, hasMany, hasManyOperations, m2mOperations, morphMany, ref, string, text,
+  belongsTo,
+  belongsToMany,
+  belongsToOperations,
+  bool,
+  datetime,
+  defineResource,
+  hasMany,
+  hasManyOperations,
+  m2mOperations,
+  morphMany,
+  ref,
+  string,
+  text,
   type NestedRoute,
 } from "./define.ts";
 import { latestRecordsOf } from "./user-latest-records.ts";
 import { fileUrl, urlOf } from "./polymorphic.ts";
-import { assignmentRecord, awardRecord, combatRecord, qualificationRecord, serviceRecord, trainingRecord, withoutUser } from "./records.ts";
+import {
+  assignmentRecord,
+  awardRecord,
+  combatRecord,
+  qualificationRecord,
+  serviceRecord,
+  trainingRecord,
+  withoutUser,
+} from "./records.ts";
 import rankRecord from "./rank-record.ts";
 import { sameIncludes } from "./routes.ts";
 import { taskAssignmentPivot } from "./forms.ts";
@@ -15,11 +35,19 @@ const newestFirst: Record<string, "asc" | "desc">[] = [{ createdAt: "desc" }, { 
 
 /** `/users/{user}/<path>`: one of the user's record collections, with the record's includes but its user. */
 const recordsRoute = (path: string, param: string, relation: string, includes: string[]): NestedRoute => ({
-  path, param, relation, operations: hasManyOperations, includes: sameIncludes(hasManyOperations, withoutUser(includes)),
+  path,
+  param,
+  relation,
+  operations: hasManyOperations,
+  includes: sameIncludes(hasManyOperations, withoutUser(includes)),
 });
 /** `/users/{user}/<relation>`: the user's position, rank, specialty, unit or status. */
 const currentRoute = (relation: string, includes: string[] = []): NestedRoute => ({
-  path: relation, param: relation, relation, operations: belongsToOperations, includes: sameIncludes(belongsToOperations, includes),
+  path: relation,
+  param: relation,
+  relation,
+  operations: belongsToOperations,
+  includes: sameIncludes(belongsToOperations, includes),
 });
 
 const isAsciiAlphanumeric = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
@@ -68,11 +96,25 @@ export default defineResource({
     displayName: { type: "string", needs: ["name"], resolve: (row) => row.name },
     online: { type: "boolean", needs: [], resolve: () => false },
     profilePhotoUrl: {
-      type: "string", needs: ["profilePhoto", "name"], resolve: (row, ctx) => fileUrl(ctx, row.profilePhoto) ?? avatarUrl(row.name ?? ""),
+      type: "string",
+      needs: ["profilePhoto", "name"],
+      resolve: (row, ctx) => fileUrl(ctx, row.profilePhoto) ?? avatarUrl(row.name ?? ""),
     },
     coverPhotoUrl: urlOf<"User">("coverPhoto"),
-    lastAssignmentChangeDate: { type: "datetime", nullable: true, needs: ["id"], readsOtherRows: true, resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.assignment) },
-    lastRankChangeDate: { type: "datetime", nullable: true, needs: ["id"], readsOtherRows: true, resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.rank) },
+    lastAssignmentChangeDate: {
+      type: "datetime",
+      nullable: true,
+      needs: ["id"],
+      readsOtherRows: true,
+      resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.assignment),
+    },
+    lastRankChangeDate: {
+      type: "datetime",
+      nullable: true,
+      needs: ["id"],
+      readsOtherRows: true,
+      resolve: (row, ctx) => latestRecordsOf(ctx, row.id).then((d) => d.rank),
+    },
   },
   uploads: {
     profilePhoto: { column: "profilePhoto", dir: "profile-photos", image: true },
@@ -85,39 +127,126 @@ export default defineResource({
     status: belongsTo({ target: "status", foreignKey: "statusId" }),
     unit: belongsTo({ target: "unit", foreignKey: "unitId" }),
     rank_records: hasMany({ target: "rankRecord", field: "rankRecords", foreignKey: "userId", orderBy: newestFirst }),
-    assignment_records: hasMany({ target: "assignmentRecord", field: "assignmentRecords", foreignKey: "userId", orderBy: newestFirst }),
-    primary_assignment_records: hasMany({ target: "assignmentRecord", field: "assignmentRecords", foreignKey: "userId", orderBy: newestFirst, filter: {
-      name: "primaryAssignmentRecords", where: { type: "primary" },
-    } }),
-    secondary_assignment_records: hasMany({ target: "assignmentRecord", field: "assignmentRecords", foreignKey: "userId", orderBy: newestFirst, filter: {
-      name: "secondaryAssignmentRecords", where: { type: "secondary" },
-    } }),
-    award_records: hasMany({ target: "awardRecord", field: "awardRecords", foreignKey: "userId", orderBy: newestFirst }),
-    combat_records: hasMany({ target: "combatRecord", field: "combatRecords", foreignKey: "userId", orderBy: newestFirst }),
-    qualification_records: hasMany({ target: "qualificationRecord", field: "qualificationRecords", foreignKey: "userId", orderBy: newestFirst }),
-    service_records: hasMany({ target: "serviceRecord", field: "serviceRecords", foreignKey: "userId", orderBy: newestFirst }),
-    training_records: hasMany({ target: "trainingRecord", field: "trainingRecords", foreignKey: "userId", orderBy: newestFirst }),
+    assignment_records: hasMany({
+      target: "assignmentRecord",
+      field: "assignmentRecords",
+      foreignKey: "userId",
+      orderBy: newestFirst,
+    }),
+    primary_assignment_records: hasMany({
+      target: "assignmentRecord",
+      field: "assignmentRecords",
+      foreignKey: "userId",
+      orderBy: newestFirst,
+      filter: {
+        name: "primaryAssignmentRecords",
+        where: { type: "primary" },
+      },
+    }),
+    secondary_assignment_records: hasMany({
+      target: "assignmentRecord",
+      field: "assignmentRecords",
+      foreignKey: "userId",
+      orderBy: newestFirst,
+      filter: {
+        name: "secondaryAssignmentRecords",
+        where: { type: "secondary" },
+      },
+    }),
+    award_records: hasMany({
+      target: "awardRecord",
+      field: "awardRecords",
+      foreignKey: "userId",
+      orderBy: newestFirst,
+    }),
+    combat_records: hasMany({
+      target: "combatRecord",
+      field: "combatRecords",
+      foreignKey: "userId",
+      orderBy: newestFirst,
+    }),
+    qualification_records: hasMany({
+      target: "qualificationRecord",
+      field: "qualificationRecords",
+      foreignKey: "userId",
+      orderBy: newestFirst,
+    }),
+    service_records: hasMany({
+      target: "serviceRecord",
+      field: "serviceRecords",
+      foreignKey: "userId",
+      orderBy: newestFirst,
+    }),
+    training_records: hasMany({
+      target: "trainingRecord",
+      field: "trainingRecords",
+      foreignKey: "userId",
+      orderBy: newestFirst,
+    }),
     attachments: morphMany({ target: "attachment", field: "attachments" }),
-    fields: belongsToMany({ target: "field", field: "fieldLinks", pivot: {
-      model: "FieldLink", parentKey: "userId", relatedKey: "fieldId", related: "field", as: "fields",
-      fields: { order: { type: "int" } }, orderBy: [{ order: "asc" }, { id: "asc" }],
-    } }),
-    status_records: belongsToMany({ target: "status", field: "statusRecords", pivot: {
-      model: "StatusRecord", parentKey: "userId", relatedKey: "statusId", related: "status", as: "record", duplicates: true,
-      fields: { text: { type: "text", nullable: true, max: 65535 } }, orderBy: newestFirst,
-    } }),
+    fields: belongsToMany({
+      target: "field",
+      field: "fieldLinks",
+      pivot: {
+        model: "FieldLink",
+        parentKey: "userId",
+        relatedKey: "fieldId",
+        related: "field",
+        as: "fields",
+        fields: { order: { type: "int" } },
+        orderBy: [{ order: "asc" }, { id: "asc" }],
+      },
+    }),
+    status_records: belongsToMany({
+      target: "status",
+      field: "statusRecords",
+      pivot: {
+        model: "StatusRecord",
+        parentKey: "userId",
+        relatedKey: "statusId",
+        related: "status",
+        as: "record",
+        duplicates: true,
+        fields: { text: { type: "text", nullable: true, max: 65535 } },
+        orderBy: newestFirst,
+      },
+    }),
     tasks: belongsToMany({ target: "task", field: "taskAssignments", pivot: taskAssignmentPivot("userId") }),
-    roles: belongsToMany({ target: "role", field: "roleLinks", pivot: {
-      model: "UserRole", parentKey: "userId", relatedKey: "roleId", related: "role", as: "link", fields: {},
-      description: "The person holds the role.",
-    } }),
+    roles: belongsToMany({
+      target: "role",
+      field: "roleLinks",
+      pivot: {
+        model: "UserRole",
+        parentKey: "userId",
+        relatedKey: "roleId",
+        related: "role",
+        as: "link",
+        fields: {},
+        description: "The person holds the role.",
+      },
+    }),
   },
   includes: [
-    ...recordIncludes("assignment_records"), "attachments", ...recordIncludes("award_records"), "award_records.award.*",
-    ...recordIncludes("combat_records"), "fields", "position", ...recordIncludes("primary_assignment_records"),
-    ...recordIncludes("qualification_records"), "rank", "rank.*", ...recordIncludes("secondary_assignment_records"),
-    ...recordIncludes("rank_records"), "roles", ...recordIncludes("service_records"), "specialty", "status", ...recordIncludes("training_records"),
-    "unit", "unit.*",
+    ...recordIncludes("assignment_records"),
+    "attachments",
+    ...recordIncludes("award_records"),
+    "award_records.award.*",
+    ...recordIncludes("combat_records"),
+    "fields",
+    "position",
+    ...recordIncludes("primary_assignment_records"),
+    ...recordIncludes("qualification_records"),
+    "rank",
+    "rank.*",
+    ...recordIncludes("secondary_assignment_records"),
+    ...recordIncludes("rank_records"),
+    "roles",
+    ...recordIncludes("service_records"),
+    "specialty",
+    "status",
+    ...recordIncludes("training_records"),
+    "unit",
+    "unit.*",
   ],
   hooks: {
     beforeWrite({ data, existing }) {
@@ -125,12 +254,26 @@ export default defineResource({
     },
     afterCreate: giveDefaultRoles,
   },
-  views: [{ path: "me", field: "me", description: "The user the API key acts for (a page of one, or none).", operations: ["list"], scopes: [], where: (ctx) => ({ id: ctx.auth?.userId ?? -1 }) }],
+  views: [
+    {
+      path: "me",
+      field: "me",
+      description: "The user the API key acts for (a page of one, or none).",
+      operations: ["list"],
+      scopes: [],
+      where: (ctx) => ({ id: ctx.auth?.userId ?? -1 }),
+    },
+  ],
   nested: [
     recordsRoute("assignment-records", "assignment_record", "assignment_records", assignmentRecord.includes),
     recordsRoute("award-records", "award_record", "award_records", awardRecord.includes),
     recordsRoute("combat-records", "combat_record", "combat_records", combatRecord.includes),
-    recordsRoute("qualification-records", "qualification_record", "qualification_records", qualificationRecord.includes),
+    recordsRoute(
+      "qualification-records",
+      "qualification_record",
+      "qualification_records",
+      qualificationRecord.includes,
+    ),
     recordsRoute("rank-records", "rank_record", "rank_records", rankRecord.includes),
     recordsRoute("service-records", "service_record", "service_records", serviceRecord.includes),
     recordsRoute("training-records", "training_record", "training_records", trainingRecord.includes),
@@ -140,26 +283,40 @@ export default defineResource({
     currentRoute("unit", ["image"]),
     currentRoute("status"),
     {
-      path: "fields", param: "field", relation: "fields",
+      path: "fields",
+      param: "field",
+      relation: "fields",
       operations: m2mOperations,
       includes: { batchUpdate: [], pivot: [] },
     },
     {
-      path: "status-records", param: "status_record", relation: "status_records",
+      path: "status-records",
+      param: "status_record",
+      relation: "status_records",
       operations: m2mOperations,
       includes: sameIncludes(m2mOperations, ["record"]),
     },
     {
-      path: "tasks", param: "task", relation: "tasks",
+      path: "tasks",
+      param: "task",
+      relation: "tasks",
       operations: m2mOperations,
       includes: sameIncludes(m2mOperations, ["assignment", "attachments"]),
     },
     {
-      path: "roles", param: "role", relation: "roles",
+      path: "roles",
+      param: "role",
+      relation: "roles",
       operations: ["list", "show", "attach", "detach", "sync", "toggle"],
       includes: sameIncludes(["list", "show", "attach", "detach", "sync", "toggle"], []),
     },
     // The relation is a morphMany; attach/detach/sync/toggle set or clear the attachment's owner.
-    { path: "attachments", param: "attachment", relation: "attachments", operations: m2mOperations, includes: sameIncludes(m2mOperations, []) },
+    {
+      path: "attachments",
+      param: "attachment",
+      relation: "attachments",
+      operations: m2mOperations,
+      includes: sameIncludes(m2mOperations, []),
+    },
   ],
 });

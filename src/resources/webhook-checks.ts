@@ -34,9 +34,12 @@ export const checkWebhook: NonNullable<Hooks["beforeWrite"]> = async ({ data, ex
   if (!existing) {
     data.secret = newSecret();
     const latest = await tx.findFirst("ChangeEvent", {
-      where: { accountId: ctx.auth!.accountId }, orderBy: [{ txid: "desc" }, { id: "desc" }], select: { txid: true, id: true },
+      where: { accountId: ctx.auth!.accountId },
+      orderBy: [{ txid: "desc" }, { id: "desc" }],
+      select: { txid: true, id: true },
     });
-    if (latest) Object.assign(data, { cursorTxid: BigInt(latest.txid as bigint | number | string), cursorId: latest.id });
+    if (latest)
+      Object.assign(data, { cursorTxid: BigInt(latest.txid as bigint | number | string), cursorId: latest.id });
   } else if (data.enabled === true && (existing.enabled === false || existing.disabledReason != null)) {
     Object.assign(data, { disabledReason: null, failingSince: null, attempts: 0, nextAttemptAt: null });
   }
@@ -49,7 +52,8 @@ async function checkUrl(text: string, ctx: Context, bag: FieldErrorBag): Promise
   } catch {
     return bag.add("url", "The url must be an absolute http or https URL.");
   }
-  if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname) return bag.add("url", "The url must be an absolute http or https URL.");
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname)
+    return bag.add("url", "The url must be an absolute http or https URL.");
   if (!ctx.config.webhooksAllowPrivate && (await resolvesToPrivate(url))) {
     bag.add("url", "The url must not reach a private, loopback or link-local address.");
   }
@@ -61,7 +65,8 @@ function checkEvents(value: unknown, subscribable: ReadonlySet<string>, bag: Fie
     return value;
   }
   value.forEach((type, index) => {
-    if (typeof type !== "string" || !subscribable.has(type)) bag.add(`events.${index}`, `The event type ${JSON.stringify(type)} is unknown.`);
+    if (typeof type !== "string" || !subscribable.has(type))
+      bag.add(`events.${index}`, `The event type ${JSON.stringify(type)} is unknown.`);
   });
   return [...new Set(value)];
 }

@@ -6,7 +6,8 @@ import { fileFromDataUri, isFile } from "../files/storage.ts";
 
 export type Body = Record<string, unknown>;
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Laravel accepts "5" for integers and "1"/"true" for booleans; so do we. Anything else goes to GraphQL as sent. */
 export function coerce(f: Pick<FieldDef, "type">, value: unknown): unknown {
@@ -27,7 +28,16 @@ export function coerce(f: Pick<FieldDef, "type">, value: unknown): unknown {
 
 /** Known attribute names of a resource that a client may echo back: ignored, never an error. */
 const knownKeys = (def: ResourceDef) =>
-  new Set(["id", "label", "created_at", "updated_at", "pivot", ...Object.keys(def.fields).map(snake), ...Object.keys(def.computed ?? {}).map(snake), ...Object.keys(def.relations)]);
+  new Set([
+    "id",
+    "label",
+    "created_at",
+    "updated_at",
+    "pivot",
+    ...Object.keys(def.fields).map(snake),
+    ...Object.keys(def.computed ?? {}).map(snake),
+    ...Object.keys(def.relations),
+  ]);
 
 /**
  * Keys of `value` that are names every JavaScript object answers to, with their errors, under `at`: such a key is no
@@ -35,7 +45,9 @@ const knownKeys = (def: ResourceDef) =>
  * attributes a client echoes back, and ignored.
  */
 export const prototypeNamesIn = (value: Body, at: string): Array<[string, string[]]> =>
-  Object.keys(value).filter(isPrototypeName).map((key) => [at ? `${at}.${key}` : key, [`The ${key} field is not an attribute of this resource.`]]);
+  Object.keys(value)
+    .filter(isPrototypeName)
+    .map((key) => [at ? `${at}.${key}` : key, [`The ${key} field is not an attribute of this resource.`]]);
 
 export function refusePrototypeNames(value: Body, at: string, bag: FieldErrorBag): void {
   for (const [key, [message]] of prototypeNamesIn(value, at)) bag.add(key, message);
@@ -69,7 +81,8 @@ export function inputOf(def: ResourceDef, body: Body): Body {
 }
 
 /** Keys of a link row a client may echo back from a read beside its columns: ignored. */
-const echoedLinkKeys = (pivot: PivotDef) => new Set(["id", "created_at", "updated_at", snake(pivot.parentKey), snake(pivot.relatedKey)]);
+const echoedLinkKeys = (pivot: PivotDef) =>
+  new Set(["id", "created_at", "updated_at", snake(pivot.parentKey), snake(pivot.relatedKey)]);
 
 /**
  * The link columns of a pivot object, named as GraphQL names them. A pivot object holds link columns only: any other
@@ -83,7 +96,11 @@ export function pivotValues(pivot: PivotDef, value: unknown, at: string, bag: Fi
   for (const [key, v] of Object.entries(value)) {
     const column = columns.get(key);
     if (column) out[column.name] = coerce(column.f, v);
-    else if (!echoed.has(key)) bag.add(`${at}.${key}`, `The ${key} field is not a link column. Link columns: ${[...columns.keys()].join(", ") || "none"}.`);
+    else if (!echoed.has(key))
+      bag.add(
+        `${at}.${key}`,
+        `The ${key} field is not a link column. Link columns: ${[...columns.keys()].join(", ") || "none"}.`,
+      );
   }
   return out;
 }
@@ -102,7 +119,8 @@ export function idOf(value: unknown): number | null {
 }
 
 function requireResources(body: Body): unknown {
-  if (!Object.hasOwn(body, "resources") || body.resources === null) throw validationError({ resources: ["The resources field is required."] });
+  if (!Object.hasOwn(body, "resources") || body.resources === null)
+    throw validationError({ resources: ["The resources field is required."] });
   return body.resources;
 }
 
@@ -116,8 +134,16 @@ export function linkItems(pivot: PivotDef | undefined, body: Body): Array<{ id: 
   const keyed = isObject(raw);
   // Each entry: the id, its pivot object, and where that object sits in the body.
   const entries: Array<[unknown, unknown, string]> = Array.isArray(raw)
-    ? raw.map((v, index) => (isObject(v) ? (isObject(v.pivot) ? [v.id, v.pivot, `resources.${index}.pivot`] : [v.id, v, `resources.${index}`]) : [v, undefined, ""]))
-    : keyed ? Object.entries(raw).map(([key, v]) => [key, v, `resources.${key}`]) : [[raw, undefined, ""]];
+    ? raw.map((v, index) =>
+        isObject(v)
+          ? isObject(v.pivot)
+            ? [v.id, v.pivot, `resources.${index}.pivot`]
+            : [v.id, v, `resources.${index}`]
+          : [v, undefined, ""],
+      )
+    : keyed
+      ? Object.entries(raw).map(([key, v]) => [key, v, `resources.${key}`])
+      : [[raw, undefined, ""]];
   const items = entries.flatMap(([key, value, at], index) => {
     const id = idOf(key);
     if (id === null) {
@@ -148,12 +174,18 @@ export function idList(body: Body): number[] {
 /** Batch update: `{ "<id>": {attributes, pivot} }`. A list says no changes for any id, so it is refused, not taken as a no-op. */
 export function batchItems(op: Operation, pivot: PivotDef | undefined, body: Body) {
   const raw = requireResources(body);
-  if (!isObject(raw)) throw validationError({ resources: ["The resources field must be an object keyed by id, each value the changes of that row."] });
+  if (!isObject(raw))
+    throw validationError({
+      resources: ["The resources field must be an object keyed by id, each value the changes of that row."],
+    });
   const bag = new FieldErrorBag();
   const items = Object.entries(raw).flatMap(([key, value]) => {
     const id = idOf(key);
     if (id === null || !isObject(value)) {
-      bag.add(`resources.${key}`, id === null ? "The resource id must be a positive integer." : "The resource must be an object.");
+      bag.add(
+        `resources.${key}`,
+        id === null ? "The resource id must be a positive integer." : "The resource must be an object.",
+      );
       return [];
     }
     refusePrototypeNames(value, `resources.${key}`, bag);
@@ -202,16 +234,24 @@ export function searchVariables(body: Body): Body {
   };
   vars.filters = list("filters");
   vars.sort = list("sort");
-  vars.scopes = list("scopes")?.map((s) => (isObject(s) && Object.hasOwn(s, "parameters") && !Array.isArray(s.parameters) ? { ...s, parameters: [s.parameters] } : s));
+  vars.scopes = list("scopes")?.map((s) =>
+    isObject(s) && Object.hasOwn(s, "parameters") && !Array.isArray(s.parameters)
+      ? { ...s, parameters: [s.parameters] }
+      : s,
+  );
   const aggregates = list("aggregates");
-  if (aggregates?.length) throw validationError({ "aggregates.0.relation": ["No aggregates are available on this collection."] });
+  if (aggregates?.length)
+    throw validationError({ "aggregates.0.relation": ["No aggregates are available on this collection."] });
   const search = body.search;
   if (search !== undefined && search !== null) {
     if (!isObject(search)) throw validationError({ search: ["The search field must be an object."] });
     if (search.value !== undefined && search.value !== null && typeof search.value !== "string") {
       throw validationError({ "search.value": ["The search value must be a string."] });
     }
-    vars.search = { value: search.value ?? null, caseSensitive: search.case_sensitive === undefined ? null : coerce({ type: "boolean" }, search.case_sensitive) };
+    vars.search = {
+      value: search.value ?? null,
+      caseSensitive: search.case_sensitive === undefined ? null : coerce({ type: "boolean" }, search.case_sensitive),
+    };
   }
   return vars;
 }
@@ -222,7 +262,9 @@ export function pageParam(query: URLSearchParams, body: Body, name: "page" | "li
   if (raw === undefined || raw === null || raw === "") return undefined;
   const text = String(raw).trim();
   if (!/^\d+$/.test(text) || Number(text) < 1) {
-    throw new ApiError("VALIDATION", `The ${name} field must be a positive integer.`, { [name]: [`The ${name} field must be a positive integer.`] });
+    throw new ApiError("VALIDATION", `The ${name} field must be a positive integer.`, {
+      [name]: [`The ${name} field must be a positive integer.`],
+    });
   }
   return Math.min(Number(text), 2147483647);
 }

@@ -10,7 +10,11 @@ export const FEED_SELECTION = "items nextCursor hasMore";
 
 /** A comma-separated list, repeatable (`types=a,b&types=c`); null when absent or empty. */
 function listParam(query: URLSearchParams, name: string): string[] | null {
-  const values = query.getAll(name).flatMap((v) => v.split(",")).map((v) => v.trim()).filter(Boolean);
+  const values = query
+    .getAll(name)
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
   return values.length ? values : null;
 }
 
@@ -18,7 +22,8 @@ function listParam(query: URLSearchParams, name: string): string[] | null {
 export function feedVariables(query: URLSearchParams): Record<string, unknown> {
   const limit = query.get("limit");
   const text = limit?.trim() ?? "";
-  if (limit !== null && text !== "" && !/^\d{1,9}$/.test(text)) throw validationError({ limit: ["The limit field must be a positive integer."] });
+  if (limit !== null && text !== "" && !/^\d{1,9}$/.test(text))
+    throw validationError({ limit: ["The limit field must be a positive integer."] });
   return {
     after: query.get("after") || null,
     types: listParam(query, "types"),

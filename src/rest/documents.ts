@@ -24,15 +24,25 @@ function variableTypes(schema: GraphQLSchema, op: Operation): Record<string, str
 }
 
 /** Builds the named GraphQL operation a REST route executes, for one normalised include list. */
-export function buildDocument(schema: GraphQLSchema, op: Operation, requested: readonly string[]): { text: string; operationName: string; shape: Shaper | null } {
+export function buildDocument(
+  schema: GraphQLSchema,
+  op: Operation,
+  requested: readonly string[],
+): { text: string; operationName: string; shape: Shaper | null } {
   const pivot = pivotOf(op);
   const includes = op.view?.alwaysIncludes ? [...new Set([...requested, ...op.view.alwaysIncludes])].sort() : requested;
   const vars = variableTypes(schema, op);
-  const declared = Object.entries(vars).map(([k, t]) => `$${k}: ${t}`).join(", ");
-  const passed = Object.keys(vars).map((k) => `${k}: $${k}`).join(", ");
-  const { body, shape } = answers[op.returns].selection(() => (pivot
-    ? selectLink(pivot, includeTree(resourceNamed(pivot.related), includes, [pivot.as]))
-    : select(op.def, includeTree(op.def, includes))));
+  const declared = Object.entries(vars)
+    .map(([k, t]) => `$${k}: ${t}`)
+    .join(", ");
+  const passed = Object.keys(vars)
+    .map((k) => `${k}: $${k}`)
+    .join(", ");
+  const { body, shape } = answers[op.returns].selection(() =>
+    pivot
+      ? selectLink(pivot, includeTree(resourceNamed(pivot.related), includes, [pivot.as]))
+      : select(op.def, includeTree(op.def, includes)),
+  );
   const operationName = `Rest_${op.field}${requested.length ? `_${requested.join("_").replace(/[^A-Za-z0-9_]/g, "_")}` : ""}`;
   const text = `${op.root} ${operationName}${declared ? `(${declared})` : ""} { result: ${restRootField(op.field)}${passed ? `(${passed})` : ""} { ${body} } }`;
   return { text, operationName, shape };
@@ -43,7 +53,10 @@ export class DocumentCache {
   private readonly cache = new Map<string, PreparedDocument>();
   private readonly rules: readonly ValidationRule[];
   /** `limits`: the query-shape rules `/graphql` enforces, so a REST route can never build past them. */
-  constructor(private readonly schema: GraphQLSchema, limits: readonly ValidationRule[] = []) {
+  constructor(
+    private readonly schema: GraphQLSchema,
+    limits: readonly ValidationRule[] = [],
+  ) {
     this.rules = [...specifiedRules, ...limits];
   }
 
@@ -56,8 +69,12 @@ export class DocumentCache {
       const errors = validate(this.schema, document, this.rules);
       // A limit (depth, cost) is the request's doing: too many or too deep includes for this server's settings.
       const limit = errors.find((e): e is ApiError => e instanceof ApiError);
-      if (limit) throw validationError({ include: [`The requested includes make the query too large: ${limit.message}`] });
-      if (errors.length) throw new Error(`Generated document for ${op.field} is invalid: ${errors.map((e) => e.message).join("; ")}\n${text}`);
+      if (limit)
+        throw validationError({ include: [`The requested includes make the query too large: ${limit.message}`] });
+      if (errors.length)
+        throw new Error(
+          `Generated document for ${op.field} is invalid: ${errors.map((e) => e.message).join("; ")}\n${text}`,
+        );
       markFixedSelections(document);
       prepared = { document, operationName, shape };
       this.cache.set(key, prepared);

@@ -9,11 +9,20 @@ export type IncludeTree = Map<string, IncludeTree>;
 /** Parses and checks `include` against an operation's allow-list; returns the normalised, sorted values. */
 export function parseIncludes(raw: string | null, allowed: readonly string[]): string[] {
   if (raw === null || raw.trim() === "") return [];
-  const values = [...new Set(raw.split(",").map((v) => v.trim()).filter(Boolean))].sort();
+  const values = [
+    ...new Set(
+      raw
+        .split(",")
+        .map((v) => v.trim())
+        .filter(Boolean),
+    ),
+  ].sort();
   const rejected = values.filter((v) => !isAllowed(v, allowed));
   if (rejected.length) {
     const list = allowed.length ? allowed.join(", ") : "none";
-    throw validationError({ include: rejected.map((v) => `The ${v} include is not allowed. Allowed values: ${list}.`) });
+    throw validationError({
+      include: rejected.map((v) => `The ${v} include is not allowed. Allowed values: ${list}.`),
+    });
   }
   return values;
 }
@@ -29,11 +38,25 @@ export function searchIncludes(raw: unknown, allowed: readonly string[], op?: Op
   const bag: Record<string, string[]> = {};
   const values: string[] = [];
   for (const [index, item] of raw.entries()) {
-    const relation = typeof item === "string" ? item : item && typeof item === "object" ? (item as { relation?: unknown }).relation : undefined;
-    if (typeof relation !== "string" || relation === "") bag[`includes.${index}.relation`] = ["The relation field is required."];
-    else if (!isAllowed(relation, allowed)) bag[`includes.${index}.relation`] = [`The ${relation} include is not allowed. Allowed values: ${allowed.join(", ") || "none"}.`];
-    else if (typeof item === "object" && ((item as { filters?: unknown[] }).filters?.length || (item as { limit?: unknown }).limit != null)) {
-      bag[`includes.${index}.filters`] = ["Filtering or limiting an included relation is not supported; search the related collection instead."];
+    const relation =
+      typeof item === "string"
+        ? item
+        : item && typeof item === "object"
+          ? (item as { relation?: unknown }).relation
+          : undefined;
+    if (typeof relation !== "string" || relation === "")
+      bag[`includes.${index}.relation`] = ["The relation field is required."];
+    else if (!isAllowed(relation, allowed))
+      bag[`includes.${index}.relation`] = [
+        `The ${relation} include is not allowed. Allowed values: ${allowed.join(", ") || "none"}.`,
+      ];
+    else if (
+      typeof item === "object" &&
+      ((item as { filters?: unknown[] }).filters?.length || (item as { limit?: unknown }).limit != null)
+    ) {
+      bag[`includes.${index}.filters`] = [
+        "Filtering or limiting an included relation is not supported; search the related collection instead.",
+      ];
     } else if (op && !allowed.includes(relation) && !namesRelations(op, relation)) {
       bag[`includes.${index}.relation`] = [`The ${relation} include names no relation.`];
     } else values.push(relation);
@@ -49,7 +72,9 @@ export function capIncludes(values: string[], limits: { includeMaxCount: number;
   }
   const deep = values.filter((v) => v.split(".").length > limits.includeMaxDepth);
   if (deep.length) {
-    throw validationError({ include: deep.map((v) => `The ${v} include is nested deeper than ${limits.includeMaxDepth} levels.`) });
+    throw validationError({
+      include: deep.map((v) => `The ${v} include is nested deeper than ${limits.includeMaxDepth} levels.`),
+    });
   }
   return values;
 }
@@ -67,13 +92,18 @@ function namesRelations(op: Operation, value: string): boolean {
 }
 
 const isAllowed = (value: string, allowed: readonly string[]) =>
-  allowed.includes(value) || allowed.some((a) => a.endsWith(".*") && value.startsWith(a.slice(0, -1)) && value.length > a.length - 1);
+  allowed.includes(value) ||
+  allowed.some((a) => a.endsWith(".*") && value.startsWith(a.slice(0, -1)) && value.length > a.length - 1);
 
 /**
  * Builds the tree of relations to embed. `x.*` embeds `x` with every relation `x`'s resource allows.
  * `accessors` are names that are not relations of `def` but of the link rows (a pivot shown as `record`).
  */
-export function includeTree(def: ResourceDef, values: readonly string[], accessors: readonly string[] = []): IncludeTree {
+export function includeTree(
+  def: ResourceDef,
+  values: readonly string[],
+  accessors: readonly string[] = [],
+): IncludeTree {
   const tree: IncludeTree = new Map();
   for (const value of values) {
     let node = tree;
@@ -81,7 +111,8 @@ export function includeTree(def: ResourceDef, values: readonly string[], accesso
     let pivotAccessors = accessors;
     for (const segment of value.split(".")) {
       if (segment === "*") {
-        for (const name of at?.includes ?? []) if (!name.includes("*") && !name.includes(".")) node.set(name, node.get(name) ?? new Map());
+        for (const name of at?.includes ?? [])
+          if (!name.includes("*") && !name.includes(".")) node.set(name, node.get(name) ?? new Map());
         break;
       }
       if (pivotAccessors.includes(segment)) {
@@ -89,7 +120,12 @@ export function includeTree(def: ResourceDef, values: readonly string[], accesso
         break;
       }
       const relation: RelationDef | undefined = ownEntry(at?.relations, segment);
-      if (!relation) throw validationError({ include: [`The ${value} include names no relation: ${at?.label.toLowerCase() ?? "the owner"} has no ${segment}.`] });
+      if (!relation)
+        throw validationError({
+          include: [
+            `The ${value} include names no relation: ${at?.label.toLowerCase() ?? "the owner"} has no ${segment}.`,
+          ],
+        });
       const child: IncludeTree = node.get(segment) ?? new Map();
       node.set(segment, child);
       node = child;

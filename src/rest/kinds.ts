@@ -4,8 +4,21 @@ import { FieldErrorBag, validationError } from "../core/errors.ts";
 import { snake } from "../core/names.ts";
 import { changesOf, type LinkKind } from "../graphql/kinds/links.ts";
 import {
-  batchItems, coerce, flag, idList, idOf, inputOf, isObject, linkItems, newItems, pageParam, pivotObject, prototypeNamesIn, refusePrototypeNames,
-  searchVariables, type Body,
+  batchItems,
+  coerce,
+  flag,
+  idList,
+  idOf,
+  inputOf,
+  isObject,
+  linkItems,
+  newItems,
+  pageParam,
+  pivotObject,
+  prototypeNamesIn,
+  refusePrototypeNames,
+  searchVariables,
+  type Body,
 } from "./body.ts";
 import { feedEnvelope, feedVariables, FEED_SELECTION, type FeedResult } from "./changes.ts";
 import { paginated, type PageResult } from "./envelope.ts";
@@ -33,7 +46,10 @@ const withIds: Variables = (_op, _pivot, _query, body, vars) => {
 
 /** Each kind's variables, after the route's ids. */
 const variablesOfKind: Record<OperationKind, Variables> = {
-  show: none, delete: none, dissociate: none, command: none,
+  show: none,
+  delete: none,
+  dissociate: none,
+  command: none,
   feed: (_op, _pivot, query, _body, vars) => Object.assign(vars, feedVariables(query)),
   list: (_op, _pivot, query, _body, vars) => {
     vars.page = pageParam(query, {}, "page");
@@ -49,7 +65,8 @@ const variablesOfKind: Record<OperationKind, Variables> = {
   },
   associate: (_op, _pivot, _query, body, vars) => {
     const id = idOf(body.related_key);
-    if (id === null) throw validationError({ related_key: ["The related key field is required and must be a positive integer id."] });
+    if (id === null)
+      throw validationError({ related_key: ["The related key field is required and must be a positive integer id."] });
     vars.relatedKey = id;
   },
   action: (op, _pivot, _query, body, vars) => {
@@ -126,21 +143,37 @@ const page: Answer = {
     const built = rows();
     return { body: `nodes { ${built.selection} } totalCount page perPage lastPage`, shape: built.shape };
   },
-  envelope: (_op, result: PageResult, shape, url) => paginated(shape ? result.nodes.map(shape) : result.nodes, result, url),
+  envelope: (_op, result: PageResult, shape, url) =>
+    paginated(shape ? result.nodes.map(shape) : result.nodes, result, url),
 };
 type Row = Record<string, unknown>;
-const list: Answer = { selection: rowsAsThey, envelope: (_op, result: Row[], shape) => ({ data: shape ? result.map(shape) : result }) };
-const one: Answer = { selection: rowsAsThey, envelope: (_op, result: Row, shape) => ({ data: shape ? shape(result) : result }), single: true };
+const list: Answer = {
+  selection: rowsAsThey,
+  envelope: (_op, result: Row[], shape) => ({ data: shape ? result.map(shape) : result }),
+};
+const one: Answer = {
+  selection: rowsAsThey,
+  envelope: (_op, result: Row, shape) => ({ data: shape ? shape(result) : result }),
+  single: true,
+};
 
 /** Each answer in REST. */
 export const answers: Record<Returns, Answer> = {
-  page, linkPage: page, objects: list, links: list, object: one, link: one,
+  page,
+  linkPage: page,
+  objects: list,
+  links: list,
+  object: one,
+  link: one,
   changes: {
     selection: () => ({ body: "attached detached updated", shape: null }),
     envelope: (op, result: Row) => Object.fromEntries(changesOf[op.kind as LinkKind].map((k) => [k, result[k]])),
   },
   status: { selection: () => ({ body: "status", shape: null }), envelope: (_op, result: Row) => result },
-  feed: { selection: () => ({ body: FEED_SELECTION, shape: null }), envelope: (_op, result: FeedResult) => feedEnvelope(result) },
+  feed: {
+    selection: () => ({ body: FEED_SELECTION, shape: null }),
+    envelope: (_op, result: FeedResult) => feedEnvelope(result),
+  },
 };
 
 /** PERSCOM's response body for an operation's GraphQL result. */

@@ -45,7 +45,9 @@ export async function readBody(request: Request, limits: BodyLimits): Promise<Bo
       throw new ApiError("BAD_REQUEST", "The request body is not valid JSON.");
     }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      throw new ApiError("VALIDATION", "The request body must be a JSON object.", { body: ["The request body must be a JSON object."] });
+      throw new ApiError("VALIDATION", "The request body must be a JSON object.", {
+        body: ["The request body must be a JSON object."],
+      });
     }
     body = parsed as Body;
   }
@@ -71,7 +73,10 @@ async function formBody(request: Request, limits: BodyLimits): Promise<Body> {
   const body: Body = {};
   let textBytes = 0;
   for (const [key, value] of form.entries()) {
-    if (typeof value === "string" && (textBytes += Buffer.byteLength(value) + Buffer.byteLength(key)) > limits.bodyMaxBytes) {
+    if (
+      typeof value === "string" &&
+      (textBytes += Buffer.byteLength(value) + Buffer.byteLength(key)) > limits.bodyMaxBytes
+    ) {
       throw new ApiError("PAYLOAD_TOO_LARGE");
     }
     assign(body, key, value);
@@ -83,7 +88,9 @@ async function formBody(request: Request, limits: BodyLimits): Promise<Body> {
 function assign(body: Body, key: string, value: FormDataEntryValue): void {
   const path = key.replace(/\]/g, "").split("[");
   if (path.some((segment) => segment === "__proto__" || segment === "constructor" || segment === "prototype")) {
-    throw new ApiError("VALIDATION", `The form field ${key} is not allowed.`, { [key]: [`The form field ${key} is not allowed.`] });
+    throw new ApiError("VALIDATION", `The form field ${key} is not allowed.`, {
+      [key]: [`The form field ${key} is not allowed.`],
+    });
   }
   // An object or a list (indexed by its segments' strings, as before).
   let node: Record<string, unknown> = body;

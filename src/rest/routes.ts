@@ -24,7 +24,8 @@ function routesOf(op: Operation): Route[] {
   };
   const methods = [op.method, ...(alsoMethods[op.kind] ?? [])];
   const paths = [op.path];
-  if (isOneToOne(op) && op.path.endsWith(`/{${op.parent!.route.param}}`)) paths.push(op.path.slice(0, op.path.lastIndexOf("/")));
+  if (isOneToOne(op) && op.path.endsWith(`/{${op.parent!.route.param}}`))
+    paths.push(op.path.slice(0, op.path.lastIndexOf("/")));
   return methods.flatMap((m) => paths.map((p) => make(m, p)));
 }
 

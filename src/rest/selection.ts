@@ -31,12 +31,15 @@ export function select(def: ResourceDef, tree: IncludeTree): Built {
   for (const [name, sub] of tree) {
     const relation = def.relations[name];
     if (relation.kind === "morphTo") {
-      const fragments = morphOwnersOf(relation.morphRelation).map((o) => `... on ${pascal(o.name)} { ${ATTRIBUTES} }`).join(" ");
+      const fragments = morphOwnersOf(relation.morphRelation)
+        .map((o) => `... on ${pascal(o.name)} { ${ATTRIBUTES} }`)
+        .join(" ");
       parts.push(`${name}: ${relation.field} { ${fragments} }`);
       relations.push((out, row) => void (out[name] = row[name] ? (row[name] as Row)[ATTRIBUTES] : null));
       continue;
     }
-    const built = relation.kind === "belongsToMany" ? selectLink(relation.pivot, sub) : select(resourceNamed(relation.target), sub);
+    const built =
+      relation.kind === "belongsToMany" ? selectLink(relation.pivot, sub) : select(resourceNamed(relation.target), sub);
     parts.push(`${name}: ${restRelationField(relation)} { ${built.selection} }`);
     const shape = built.shape;
     relations.push((out, row) => {

@@ -5,11 +5,15 @@ import { answers } from "./kinds.ts";
 type Row = Record<string, unknown>;
 
 const withColors = (status: unknown) => {
-  if (status && typeof status === "object" && "color" in status) Object.assign(status, { text_color: status.color, bg_color: status.color });
+  if (status && typeof status === "object" && "color" in status)
+    Object.assign(status, { text_color: status.color, bg_color: status.color });
 };
 
 /** Relations of `def` that hold statuses, by REST name. */
-const statusRelations = (def: ResourceDef) => Object.entries(def.relations).filter(([, r]) => r.kind !== "morphTo" && r.target === "status").map(([k]) => k);
+const statusRelations = (def: ResourceDef) =>
+  Object.entries(def.relations)
+    .filter(([, r]) => r.kind !== "morphTo" && r.target === "status")
+    .map(([k]) => k);
 
 /**
  * v1 differs from v2 in one way clients see: single-record responses show every status object with

@@ -30,7 +30,13 @@ import { frontDoorPlugin } from "../http/front-door.ts";
 import { createEventBus } from "../events/bus.ts";
 import type { EventBus } from "../core/events.ts";
 import { createRateLimit, type RateLimit } from "../http/rate-limit.ts";
-import { createObservability, logInternalError, yogaHealthCheckOff, type Observability, type ObservabilityOptions } from "../http/observability/index.ts";
+import {
+  createObservability,
+  logInternalError,
+  yogaHealthCheckOff,
+  type Observability,
+  type ObservabilityOptions,
+} from "../http/observability/index.ts";
 
 export interface App {
   yoga: YogaServerInstance<Record<string, unknown>, Context>;
@@ -55,7 +61,8 @@ export const getSchema = () => getSchemas().public;
 function requestIdsPlugin(): Plugin<Context> {
   const stamp = (ctx: Context, result: unknown) => {
     const errors = (result as { errors?: readonly GraphQLError[] }).errors;
-    for (const e of errors ?? []) Object.assign(e.extensions as object, { request_id: ctx.requestId, trace_id: ctx.traceId });
+    for (const e of errors ?? [])
+      Object.assign(e.extensions as object, { request_id: ctx.requestId, trace_id: ctx.traceId });
   };
   return {
     onExecute: () => ({
@@ -88,17 +95,29 @@ function requireKeyPlugin(): Plugin<Context> {
       const ctx = args.contextValue as Context;
       if (ctx.auth) return;
       const operation = (args.document as DocumentNode).definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
-      const touchesData = operation?.kind === Kind.OPERATION_DEFINITION &&
+      const touchesData =
+        operation?.kind === Kind.OPERATION_DEFINITION &&
         operation.selectionSet.selections.some((s) => s.kind !== Kind.FIELD || !s.name.value.startsWith("__"));
       if (touchesData) setResultAndStopExecution({ errors: [ctx.authFailure ?? new ApiError("UNAUTHENTICATED")] });
     },
   };
 }
 
-export function createApp({ db, config, events: givenEvents, ...options }: { db: Database; config: Config; events?: EventBus } & ObservabilityOptions): App {
+export function createApp({
+  db,
+  config,
+  events: givenEvents,
+  ...options
+}: { db: Database; config: Config; events?: EventBus } & ObservabilityOptions): App {
   const observability = createObservability({ db, config, ...options });
-  const events = givenEvents ?? createEventBus(config, (error) =>
-    observability.logger.warn({ err: error }, "Redis is unreachable: committed events are not announced to other instances' subscriptions until it is back (the change feed has them)"));
+  const events =
+    givenEvents ??
+    createEventBus(config, (error) =>
+      observability.logger.warn(
+        { err: error },
+        "Redis is unreachable: committed events are not announced to other instances' subscriptions until it is back (the change feed has them)",
+      ),
+    );
   const rateLimit = createRateLimit(config, db);
   const schema = rateLimit.apply(getSchemas().public);
   const masked = new WeakSet<object>();
@@ -123,7 +142,10 @@ export function createApp({ db, config, events: givenEvents, ...options }: { db:
         masked.add(answer);
         if (apiError.code === "INTERNAL") {
           const ext = (error as { extensions?: { request_id?: unknown; trace_id?: unknown } }).extensions;
-          logInternalError(observability.logger, error, { ids: { requestId: ext?.request_id, traceId: ext?.trace_id }, answer });
+          logInternalError(observability.logger, error, {
+            ids: { requestId: ext?.request_id, traceId: ext?.trace_id },
+            answer,
+          });
         }
         return answer;
       },
@@ -133,17 +155,46 @@ export function createApp({ db, config, events: givenEvents, ...options }: { db:
       const { auth, failure } = await authenticate(db, config, request, url);
       const ids = idsOf(request);
       return {
-        store: requestStore(db.store, config), prisma: db.prisma, provider: db.provider, config, auth, authFailure: failure, baseUrl: config.publicUrl ?? url.origin,
-        requestId: ids.requestId, traceId: ids.traceId, loaders: new Map(), events,
+        store: requestStore(db.store, config),
+        prisma: db.prisma,
+        provider: db.provider,
+        config,
+        auth,
+        authFailure: failure,
+        baseUrl: config.publicUrl ?? url.origin,
+        requestId: ids.requestId,
+        traceId: ids.traceId,
+        loaders: new Map(),
+        events,
         notify: request.headers.get("x-perscom-notifications")?.trim().toLowerCase() !== "false",
       } satisfies Context;
     },
     plugins: [
       // First: no plugin routes on a URL whose dot segments the parser resolved, and every one sees the body read.
-      dotSegmentsPlugin(), bodyLimitsPlugin(config),
-      graphqlJsExecutorPlugin(config), observability.plugin(), requestIdsPlugin(), rateLimit.plugin(), graphqlErrorBodiesPlugin(), graphqlResultsPlugin(schema), securityHeadersPlugin(), requireKeyPlugin(), relationScopesPlugin(),
-      trustedDocumentsPlugin(db, config), wellFormedTextPlugin(), nestingLimitPlugin(config), ...queryLimitPlugins(config),
-      executionTimeoutPlugin(config), concurrencyPlugin({ reads: config.maxConcurrentOperations, writes: config.maxConcurrentWrites }), openApiPlugin(), docsPlugin(), graphiqlAssetsPlugin(), frontDoorPlugin(), maintenancePlugin(db), filesPlugin(fileStorage(config, db.store)), restPlugin(restSchema, config),
+      dotSegmentsPlugin(),
+      bodyLimitsPlugin(config),
+      graphqlJsExecutorPlugin(config),
+      observability.plugin(),
+      requestIdsPlugin(),
+      rateLimit.plugin(),
+      graphqlErrorBodiesPlugin(),
+      graphqlResultsPlugin(schema),
+      securityHeadersPlugin(),
+      requireKeyPlugin(),
+      relationScopesPlugin(),
+      trustedDocumentsPlugin(db, config),
+      wellFormedTextPlugin(),
+      nestingLimitPlugin(config),
+      ...queryLimitPlugins(config),
+      executionTimeoutPlugin(config),
+      concurrencyPlugin({ reads: config.maxConcurrentOperations, writes: config.maxConcurrentWrites }),
+      openApiPlugin(),
+      docsPlugin(),
+      graphiqlAssetsPlugin(),
+      frontDoorPlugin(),
+      maintenancePlugin(db),
+      filesPlugin(fileStorage(config, db.store)),
+      restPlugin(restSchema, config),
       compressionPlugin(),
     ],
   });

@@ -34,6 +34,7 @@ export function createWorkerEventBus(): EventBus {
 export function relayEventsBetweenWorkers(): void {
   cluster.on("message", (from, message: unknown) => {
     if (!isEventsMessage(message)) return;
-    for (const worker of Object.values(cluster.workers ?? {})) if (worker && worker !== from && worker.isConnected()) worker.send(message);
+    for (const worker of Object.values(cluster.workers ?? {}))
+      if (worker && worker !== from && worker.isConnected()) worker.send(message);
   });
 }

@@ -34,7 +34,14 @@ const config = (() => {
 })();
 
 /** Listens, or fails the start in one line (a port in use, a host not ours). */
-function listenOrFail(server: { once(event: "error", listener: (error: Error) => void): unknown; off(event: "error", listener: (error: Error) => void): unknown }, listen: (done: () => void) => void, done: () => void) {
+function listenOrFail(
+  server: {
+    once(event: "error", listener: (error: Error) => void): unknown;
+    off(event: "error", listener: (error: Error) => void): unknown;
+  },
+  listen: (done: () => void) => void,
+  done: () => void,
+) {
   const failed = (error: Error) => failStartup(error, config);
   server.once("error", failed);
   listen(() => {
@@ -54,7 +61,8 @@ type Message =
   /** Primary → worker: no connection follows this message; answer what was received, then exit. */
   | { muster: "shutdown" };
 
-const kindOf = (message: unknown) => (typeof message === "object" && message !== null ? (message as { muster?: unknown }).muster : undefined);
+const kindOf = (message: unknown) =>
+  typeof message === "object" && message !== null ? (message as { muster?: unknown }).muster : undefined;
 
 /**
  * Resolves after one whole turn of the event loop, its poll phase included: connections waiting in the kernel's accept
@@ -78,7 +86,9 @@ async function takeWaiting(accepted: () => number) {
   }
 }
 
-await (config.workers > 1 && cluster.isPrimary ? runPrimary() : serve()).catch((error: unknown) => failStartup(error, config));
+await (config.workers > 1 && cluster.isPrimary ? runPrimary() : serve()).catch((error: unknown) =>
+  failStartup(error, config),
+);
 
 /**
  * `WORKERS=N` (N > 1): this process migrates and seeds once, forks N workers, then listens itself and hands each
@@ -119,13 +129,17 @@ async function runPrimary() {
     });
   });
   const listen = () =>
-    listenOrFail(listener, (done) => listener.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, done), () => {
-      const { port } = listener.address() as AddressInfo;
-      log.info(
-        `Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql) ` +
-          `(primary ${process.pid}, ${serving.length} workers)`,
-      );
-    });
+    listenOrFail(
+      listener,
+      (done) => listener.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, done),
+      () => {
+        const { port } = listener.address() as AddressInfo;
+        log.info(
+          `Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql) ` +
+            `(primary ${process.pid}, ${serving.length} workers)`,
+        );
+      },
+    );
   let started = false;
 
   const fork = () => cluster.fork({ MUSTER_WORKER: "1" });
@@ -222,10 +236,18 @@ async function serve() {
   await rateLimit.ready();
   // Every process that serves delivers webhooks, each worker of WORKERS>1 too: leases keep each webhook to one of them.
   const dispatcher = config.webhookDispatch
-    ? startDispatcher({ db, config, bus: app.events, logger: observability.logger, onAttempt: (outcome) => observability.metrics.webhookAttempt(outcome) })
+    ? startDispatcher({
+        db,
+        config,
+        bus: app.events,
+        logger: observability.logger,
+        onAttempt: (outcome) => observability.metrics.webhookAttempt(outcome),
+      })
     : null;
   // Old events are pruned by every instance (the deletes are idempotent); the primary of WORKERS>1 serves nothing.
-  const pruning = startEventPruning(db, config, (error) => observability.logger.error({ err: error }, "Pruning old events failed; it is tried again in an hour"));
+  const pruning = startEventPruning(db, config, (error) =>
+    observability.logger.error({ err: error }, "Pruning old events failed; it is tried again in an hour"),
+  );
 
   /** Responses not yet finished. */
   const inFlight = new Set<ServerResponse>();
@@ -295,7 +317,9 @@ async function serve() {
     closeSubscriptions(app.events);
     void webSocket.close();
     setTimeout(() => {
-      log.error(`Shutdown grace period (${config.shutdownGraceMs} ms) over with ${inFlight.size} request(s) in flight: exiting`);
+      log.error(
+        `Shutdown grace period (${config.shutdownGraceMs} ms) over with ${inFlight.size} request(s) in flight: exiting`,
+      );
       process.exit(1);
     }, config.shutdownGraceMs).unref();
     await takeWaiting(() => accepted);
@@ -336,9 +360,15 @@ async function serve() {
     process.send!({ muster: "ready" } satisfies Message);
     if (shutdownAsked) void shutdown("shutdown requested by the primary");
   } else {
-    listenOrFail(server, (done) => server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, done), () => {
-      const { port } = server.address() as AddressInfo;
-      log.info(`Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql)`);
-    });
+    listenOrFail(
+      server,
+      (done) => server.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG }, done),
+      () => {
+        const { port } = server.address() as AddressInfo;
+        log.info(
+          `Muster listening on http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${port} (REST /v2, GraphQL /graphql)`,
+        );
+      },
+    );
   }
 }

@@ -74,35 +74,55 @@ export function serveWebSocket(server: Server, app: App, db: Database, config: C
   let closing = false;
 
   const refuse = (error: unknown): readonly GraphQLError[] => [toApiError(error)];
-  const disposable = useServer<Record<string, unknown> | undefined>({
-    execute: (args) => (args.rootValue as Roots).execute(args),
-    subscribe: (args) => (args.rootValue as Roots).subscribe(args),
-    onSubscribe: async (ctx, _id, payload) => {
-      try {
-        const request = requestOf(ctx.extra.request, ctx.connectionParams);
-        if ((await admissionOf(db, request)).maintenance) return refuse(new ApiError("MAINTENANCE"));
-        if (documentNestedDeeperThan(payload.query, config.bodyMaxDepth, config.graphqlMaxTokens) || nestedDeeperThan(payload.variables, config.bodyMaxDepth)) {
-          const message = `The query or its variables are nested deeper than ${config.bodyMaxDepth} levels.`;
-          return refuse(new ApiError("VALIDATION", message, { query: [message] }));
+  const disposable = useServer<Record<string, unknown> | undefined>(
+    {
+      execute: (args) => (args.rootValue as Roots).execute(args),
+      subscribe: (args) => (args.rootValue as Roots).subscribe(args),
+      onSubscribe: async (ctx, _id, payload) => {
+        try {
+          const request = requestOf(ctx.extra.request, ctx.connectionParams);
+          if ((await admissionOf(db, request)).maintenance) return refuse(new ApiError("MAINTENANCE"));
+          if (
+            documentNestedDeeperThan(payload.query, config.bodyMaxDepth, config.graphqlMaxTokens) ||
+            nestedDeeperThan(payload.variables, config.bodyMaxDepth)
+          ) {
+            const message = `The query or its variables are nested deeper than ${config.bodyMaxDepth} levels.`;
+            return refuse(new ApiError("VALIDATION", message, { query: [message] }));
+          }
+          const enveloped = app.yoga.getEnveloped({
+            request,
+            req: ctx.extra.request,
+            socket: ctx.extra.socket,
+            params: payload,
+          } as never);
+          const document = enveloped.parse(payload.query);
+          const errors = enveloped.validate(enveloped.schema, document);
+          if (errors.length) return errors;
+          const contextValue = (await enveloped.contextFactory()) as unknown as Context;
+          const scopes = contextValue.auth?.scopes;
+          if (config.graphqlTrustedDocumentsOnly && scopes && !maySendAnyDocument(scopes)) {
+            return refuse(
+              new ApiError(
+                "FORBIDDEN",
+                `This API key may send only trusted documents, over HTTP: a document over WebSocket needs the ${ARBITRARY_DOCUMENTS_SCOPE} scope (or *) while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on.`,
+              ),
+            );
+          }
+          return {
+            schema: enveloped.schema,
+            document,
+            contextValue,
+            operationName: payload.operationName,
+            variableValues: payload.variables,
+            rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe } satisfies Roots,
+          } satisfies ExecutionArgs;
+        } catch (error) {
+          return refuse(error);
         }
-        const enveloped = app.yoga.getEnveloped({ request, req: ctx.extra.request, socket: ctx.extra.socket, params: payload } as never);
-        const document = enveloped.parse(payload.query);
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length) return errors;
-        const contextValue = (await enveloped.contextFactory()) as unknown as Context;
-        const scopes = contextValue.auth?.scopes;
-        if (config.graphqlTrustedDocumentsOnly && scopes && !maySendAnyDocument(scopes)) {
-          return refuse(new ApiError("FORBIDDEN", `This API key may send only trusted documents, over HTTP: a document over WebSocket needs the ${ARBITRARY_DOCUMENTS_SCOPE} scope (or *) while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on.`));
-        }
-        return {
-          schema: enveloped.schema, document, contextValue, operationName: payload.operationName, variableValues: payload.variables,
-          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe } satisfies Roots,
-        } satisfies ExecutionArgs;
-      } catch (error) {
-        return refuse(error);
-      }
+      },
     },
-  }, sockets);
+    sockets,
+  );
 
   const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     let path = "";
@@ -112,7 +132,9 @@ export function serveWebSocket(server: Server, app: App, db: Database, config: C
       // A target that does not parse is no endpoint.
     }
     if (closing || path !== "/graphql") {
-      socket.end(`HTTP/1.1 ${closing ? "503 Service Unavailable" : "404 Not Found"}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      socket.end(
+        `HTTP/1.1 ${closing ? "503 Service Unavailable" : "404 Not Found"}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+      );
       return;
     }
     sockets.handleUpgrade(req, socket, head, (ws) => sockets.emit("connection", ws, req));

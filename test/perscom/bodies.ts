@@ -1,11 +1,13 @@
 import { flatten, type JsonSchema } from "./reference.ts";
 
 /** A valid 1×1 PNG. */
-export const PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+export const PNG_BASE64 =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 export const pngDataUri = () => `data:image/png;base64,${PNG_BASE64}`;
 export const pngBlob = () => new Blob([Buffer.from(PNG_BASE64, "base64")], { type: "image/png" });
 /** A 2 KB text file: PERSCOM's attachment rule wants at least 1 KB. */
-export const textDataUri = () => `data:text/plain;base64,${Buffer.from("Muster attachment.\n".repeat(110)).toString("base64")}`;
+export const textDataUri = () =>
+  `data:text/plain;base64,${Buffer.from("Muster attachment.\n".repeat(110)).toString("base64")}`;
 
 /** Attributes added to every body when the schema has them, so more than the bare minimum is written. */
 const EXTRAS = new Set(["description", "text"]);
@@ -26,7 +28,11 @@ export interface BodyContext {
  * `description`/`text` where the schema has them; `overrides` win and may add attributes the schema
  * does not list (custom form fields, `pivot`).
  */
-export function generateBody(schema: JsonSchema, ctx: BodyContext, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function generateBody(
+  schema: JsonSchema,
+  ctx: BodyContext,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   const { properties, required, title } = flatten(schema);
   const n = ctx.next();
   const body: Record<string, unknown> = {};
@@ -61,13 +67,25 @@ function valueFor(name: string, p: JsonSchema, title: string, n: number, ctx: Bo
   if (p.format === "binary") return name === "file" ? textDataUri() : pngDataUri();
   if (p.format === "date-time") return name === "ends" ? ENDS : STARTS;
   switch (name) {
-    case "email": return `person${n}@example.com`;
-    case "slug": return `form-${n}`;
-    case "key": return `field_${n}`;
-    case "color": return "#2563eb";
-    case "resource": return "App\\Models\\Form";
-    case "model_type": return "App\\Models\\RankRecord";
-    case "content": case "comment": case "text": case "description": case "instructions": case "success_message": case "message":
+    case "email":
+      return `person${n}@example.com`;
+    case "slug":
+      return `form-${n}`;
+    case "key":
+      return `field_${n}`;
+    case "color":
+      return "#2563eb";
+    case "resource":
+      return "App\\Models\\Form";
+    case "model_type":
+      return "App\\Models\\RankRecord";
+    case "content":
+    case "comment":
+    case "text":
+    case "description":
+    case "instructions":
+    case "success_message":
+    case "message":
       return `<p>${title} ${name} ${n}</p>`;
   }
   return `${title} ${n}`;

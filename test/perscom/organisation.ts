@@ -20,7 +20,10 @@ export interface Reply {
 
 /** A REST client bound to one key; bodies are JSON unless they are FormData. Non-JSON answers are kept as text. */
 export class Api {
-  constructor(private readonly h: Harness, private readonly key: string) {}
+  constructor(
+    private readonly h: Harness,
+    private readonly key: string,
+  ) {}
 
   async send(method: string, url: string, body?: unknown): Promise<Reply> {
     const headers: Record<string, string> = { accept: "application/json", authorization: `Bearer ${this.key}` };
@@ -44,7 +47,10 @@ export class Api {
 
 /** Preparing an operation's rows failed: the operation is reported as not served, with this cause. */
 export class SetupError extends Error {
-  constructor(message: string, readonly status?: number) {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
     super(message);
   }
 }
@@ -63,20 +69,62 @@ const templateOf = (url: string) => url.replace(/\/\d+(?=\/|\?|$)/g, "/{id}").re
 
 /** The collections whose rows the seed creates at the top level (`POST /{version}/<collection>`). */
 const TOP_LEVEL = [
-  "announcements", "assignment-records", "attachments", "awards", "award-records", "calendars", "categories", "combat-records", "comments",
-  "documents", "events", "forms", "groups", "images", "messages", "positions", "qualifications", "qualification-records", "ranks",
-  "rank-records", "service-records", "specialties", "statuses", "submissions", "tasks", "units", "users",
+  "announcements",
+  "assignment-records",
+  "attachments",
+  "awards",
+  "award-records",
+  "calendars",
+  "categories",
+  "combat-records",
+  "comments",
+  "documents",
+  "events",
+  "forms",
+  "groups",
+  "images",
+  "messages",
+  "positions",
+  "qualifications",
+  "qualification-records",
+  "ranks",
+  "rank-records",
+  "service-records",
+  "specialties",
+  "statuses",
+  "submissions",
+  "tasks",
+  "units",
+  "users",
 ] as const;
-export const RECORDS = ["assignment-records", "award-records", "combat-records", "qualification-records", "rank-records", "service-records"] as const;
+export const RECORDS = [
+  "assignment-records",
+  "award-records",
+  "combat-records",
+  "qualification-records",
+  "rank-records",
+  "service-records",
+] as const;
 /** Parents of the `{parent}/{id}/image` one-to-one routes. */
 export const IMAGE_OWNERS = ["awards", "events", "groups", "qualifications", "ranks", "units"] as const;
 export const CATEGORY_LINKS = ["awards", "documents", "forms", "qualifications", "ranks"] as const;
 
 /** Which seeded row a foreign-key attribute names by default. */
 const REFS: Record<string, string> = {
-  user_id: "users", author_id: "admin", rank_id: "ranks", position_id: "positions", specialty_id: "specialties", unit_id: "units",
-  status_id: "statuses", award_id: "awards", qualification_id: "qualifications", document_id: "documents", calendar_id: "calendars",
-  form_id: "forms", model_id: "rank-records", submission_status_id: "pending",
+  user_id: "users",
+  author_id: "admin",
+  rank_id: "ranks",
+  position_id: "positions",
+  specialty_id: "specialties",
+  unit_id: "units",
+  status_id: "statuses",
+  award_id: "awards",
+  qualification_id: "qualifications",
+  document_id: "documents",
+  calendar_id: "calendars",
+  form_id: "forms",
+  model_id: "rank-records",
+  submission_status_id: "pending",
 };
 
 /**
@@ -95,14 +143,19 @@ export class Organisation {
   api!: Api;
   private counter = 100;
 
-  constructor(private readonly h: Harness, readonly createSchemaOf: (collection: string) => JsonSchema) {}
+  constructor(
+    private readonly h: Harness,
+    readonly createSchemaOf: (collection: string) => JsonSchema,
+  ) {}
 
   next = () => ++this.counter;
 
   need(name: string, from: Record<string, number> = this.ids): number {
     const id = from[name];
     if (id === undefined) {
-      const step = Object.keys(this.seedErrors).find((s) => s === name || s.startsWith(`${name} `) || s.endsWith(` ${name}`));
+      const step = Object.keys(this.seedErrors).find(
+        (s) => s === name || s.startsWith(`${name} `) || s.endsWith(` ${name}`),
+      );
       throw new SetupError(`seed "${name}" missing${step ? `: ${this.seedErrors[step]}` : ""}`);
     }
     return id;
@@ -125,7 +178,11 @@ export class Organisation {
   }
 
   /** A body for `schema`, with the custom value the seeded form requires on submissions. */
-  body(schema: JsonSchema, overrides: Record<string, unknown> = {}, refs: Record<string, number> = {}): Record<string, unknown> {
+  body(
+    schema: JsonSchema,
+    overrides: Record<string, unknown> = {},
+    refs: Record<string, number> = {},
+  ): Record<string, unknown> {
     const custom = flatten(schema).title === "Submission" ? { callsign: `Viper ${this.counter}` } : {};
     return generateBody(schema, this.context(refs), { ...custom, ...overrides });
   }
@@ -134,7 +191,8 @@ export class Organisation {
   async ok(method: string, url: string, body?: unknown): Promise<ReplyBody | null | undefined> {
     const r = await this.api.send(method, url, body);
     if (r.status >= 500) this.setup5xx.push(`${method} ${url} → ${describeReply(r)}`);
-    if (r.status < 200 || r.status > 299) throw new SetupError(`setup ${method} ${templateOf(url)} → ${describeReply(r)}`, r.status);
+    if (r.status < 200 || r.status > 299)
+      throw new SetupError(`setup ${method} ${templateOf(url)} → ${describeReply(r)}`, r.status);
     return r.body;
   }
 
@@ -154,13 +212,21 @@ export class Organisation {
 
   /** Fields have no top-level create in PERSCOM: they are made on a form (`POST /forms/{form}/fields`), here a scratch form. */
   async createField(overrides: Record<string, unknown> = {}): Promise<number> {
-    return this.okId("POST", `/v2/forms/${this.need("scratchForm")}/fields`, this.body(this.createSchemaOf("fields"), overrides));
+    return this.okId(
+      "POST",
+      `/v2/forms/${this.need("scratchForm")}/fields`,
+      this.body(this.createSchemaOf("fields"), overrides),
+    );
   }
 
   /** Newsfeed items are made by the service: a rank record for a fresh user announces itself. */
   async createNewsfeedItem(): Promise<number> {
     const user = await this.create("users");
-    const record = await this.okId("POST", "/v2/rank-records", this.body(this.createSchemaOf("rank-records"), { user_id: user }));
+    const record = await this.okId(
+      "POST",
+      "/v2/rank-records",
+      this.body(this.createSchemaOf("rank-records"), { user_id: user }),
+    );
     const feed = ((await this.ok("GET", "/v2/newsfeed?limit=5"))?.data ?? []) as AnswerRow[];
     const item = feed.find((i) => i.subject_id === record) ?? feed[0];
     if (typeof item?.id !== "number") throw new SetupError("setup GET /v2/newsfeed → no item for a new rank record");
@@ -200,15 +266,37 @@ export class Organisation {
 
     await this.one("statuses", "statuses", () => ({ name: "Active", color: "#16a34a" }));
     await this.one("pending", "statuses", () => ({ name: "Pending", color: "#999" }));
-    for (const c of ["ranks", "positions", "specialties", "units", "awards", "qualifications", "documents", "calendars", "announcements", "groups"]) {
+    for (const c of [
+      "ranks",
+      "positions",
+      "specialties",
+      "units",
+      "awards",
+      "qualifications",
+      "documents",
+      "calendars",
+      "announcements",
+      "groups",
+    ]) {
       await this.one(c, c);
     }
     await this.one("users", "users", () => ({
-      name: "Ann Smith", email: "ann@example.com", rank_id: this.need("ranks"), position_id: this.need("positions"),
-      specialty_id: this.need("specialties"), unit_id: this.need("units"), status_id: this.need("statuses"),
+      name: "Ann Smith",
+      email: "ann@example.com",
+      rank_id: this.need("ranks"),
+      position_id: this.need("positions"),
+      specialty_id: this.need("specialties"),
+      unit_id: this.need("units"),
+      status_id: this.need("statuses"),
     }));
     await this.one("other", "users", () => ({ name: "Bob Jones", email: "bob@example.com" }));
-    for (const [relation, collection] of [["rank", "ranks"], ["position", "positions"], ["specialty", "specialties"], ["unit", "units"], ["status", "statuses"]]) {
+    for (const [relation, collection] of [
+      ["rank", "ranks"],
+      ["position", "positions"],
+      ["specialty", "specialties"],
+      ["unit", "units"],
+      ["status", "statuses"],
+    ]) {
       if (this.ids[collection] !== undefined) this.links[`users/${relation}`] = this.ids[collection]!;
     }
     await this.one("events", "events");
@@ -232,7 +320,12 @@ export class Organisation {
     await this.one("forms", "forms", () => ({ name: "Enlistment", submission_status_id: this.need("pending") }));
     await this.step("forms/fields", async () => {
       const form = this.need("forms");
-      this.links["forms/fields"] = await this.okId("POST", `/v2/forms/${form}/fields`, { name: "Callsign", key: "callsign", type: "text", required: true });
+      this.links["forms/fields"] = await this.okId("POST", `/v2/forms/${form}/fields`, {
+        name: "Callsign",
+        key: "callsign",
+        type: "text",
+        required: true,
+      });
       await this.okId("POST", `/v2/forms/${form}/fields`, { name: "Age", key: "age", type: "number" });
     });
     await this.one("scratchForm", "forms", () => ({ name: "Scratch" }));
@@ -244,7 +337,9 @@ export class Organisation {
     await this.one("submissions", "submissions");
     if (this.ids.submissions !== undefined) this.links["forms/submissions"] = this.ids.submissions;
     await this.step("submissions/statuses", async () => {
-      await this.attach("submissions", this.need("submissions"), "statuses", { [this.need("statuses")]: { text: "Received" } });
+      await this.attach("submissions", this.need("submissions"), "statuses", {
+        [this.need("statuses")]: { text: "Received" },
+      });
       this.links["submissions/statuses"] = this.need("statuses");
     });
     await this.step("tasks", async () => {
@@ -254,7 +349,11 @@ export class Organisation {
     });
     await this.one("attachments", "attachments");
     await this.step("users/attachments", async () => {
-      this.links["users/attachments"] = await this.okId("POST", `/v2/users/${this.need("users")}/attachments`, this.body(this.createSchemaOf("attachments")));
+      this.links["users/attachments"] = await this.okId(
+        "POST",
+        `/v2/users/${this.need("users")}/attachments`,
+        this.body(this.createSchemaOf("attachments")),
+      );
     });
     for (const records of RECORDS) {
       await this.one(records, records);
@@ -263,12 +362,16 @@ export class Organisation {
     await this.step("newsfeed", async () => {
       const feed = ((await this.ok("GET", "/v2/newsfeed"))?.data ?? []) as AnswerRow[];
       const item = feed.find((i) => i.subject_id === this.ids["rank-records"]) ?? feed[0];
-      if (typeof item?.id !== "number") throw new SetupError("GET /v2/newsfeed lists no item after a rank record was created");
+      if (typeof item?.id !== "number")
+        throw new SetupError("GET /v2/newsfeed lists no item after a rank record was created");
       this.ids.newsfeed = item.id;
       await this.attach("newsfeed", item.id, "likes", [this.need("users")]);
       this.links["newsfeed/likes"] = this.need("users");
     });
-    await this.one("comments", "comments", () => ({ model_type: "App\\Models\\RankRecord", model_id: this.need("rank-records") }));
+    await this.one("comments", "comments", () => ({
+      model_type: "App\\Models\\RankRecord",
+      model_id: this.need("rank-records"),
+    }));
     await this.one("categories", "categories");
     for (const related of CATEGORY_LINKS) {
       await this.step(`categories/${related}`, async () => {

@@ -25,10 +25,17 @@ const assignment = () => ({ due_at: "2031-06-01T00:00:00.000000Z" });
 
 /** Nested routes of the reference, by `<parent collection>/<relation segment>`. */
 export const RELATIONS: Record<string, Relation> = {
-  ...Object.fromEntries(RECORDS.map((r) => [`users/${r}`, { kind: "hasMany", related: r, fk: "user_id" } satisfies Relation])),
+  ...Object.fromEntries(
+    RECORDS.map((r) => [`users/${r}`, { kind: "hasMany", related: r, fk: "user_id" } satisfies Relation]),
+  ),
   "forms/submissions": { kind: "hasMany", related: "submissions", fk: "form_id" },
   "events/image": { kind: "hasMany", related: "images" },
-  ...Object.fromEntries(IMAGE_OWNERS.filter((o) => o !== "events").map((o) => [`${o}/image`, { kind: "hasOne", related: "images" } satisfies Relation])),
+  ...Object.fromEntries(
+    IMAGE_OWNERS.filter((o) => o !== "events").map((o) => [
+      `${o}/image`,
+      { kind: "hasOne", related: "images" } satisfies Relation,
+    ]),
+  ),
   "users/position": { kind: "belongsTo", related: "positions", fk: "position_id" },
   "users/rank": { kind: "belongsTo", related: "ranks", fk: "rank_id" },
   "users/specialty": { kind: "belongsTo", related: "specialties", fk: "specialty_id" },
@@ -38,7 +45,9 @@ export const RELATIONS: Record<string, Relation> = {
   "users/fields": { kind: "m2m", related: "fields", pivot: order },
   "users/status-records": { kind: "m2m", related: "statuses", pivot: entry },
   "users/tasks": { kind: "m2m", related: "tasks", pivot: assignment },
-  ...Object.fromEntries(CATEGORY_LINKS.map((r) => [`categories/${r}`, { kind: "m2m", related: r, pivot: order } satisfies Relation])),
+  ...Object.fromEntries(
+    CATEGORY_LINKS.map((r) => [`categories/${r}`, { kind: "m2m", related: r, pivot: order } satisfies Relation]),
+  ),
   "submissions/statuses": { kind: "m2m", related: "statuses", pivot: entry },
   "newsfeed/likes": { kind: "m2m", related: "users" },
 };
@@ -53,7 +62,8 @@ const itemsOf = (schema: JsonSchema | undefined): JsonSchema => {
 };
 const valuesOf = (schema: JsonSchema | undefined): JsonSchema => {
   const values = schema?.properties?.resources?.additionalProperties;
-  if (typeof values !== "object") throw new SetupError("the request schema has no keyed resources to build a batch update from");
+  if (typeof values !== "object")
+    throw new SetupError("the request schema has no keyed resources to build a batch update from");
   return values;
 };
 const must = (schema: JsonSchema | undefined): JsonSchema => {
@@ -64,7 +74,8 @@ const must = (schema: JsonSchema | undefined): JsonSchema => {
 function searchBody(schema: JsonSchema | undefined, collection: string): Record<string, unknown> {
   const props = must(schema).properties ?? {};
   const body: Record<string, unknown> = {};
-  if (props.scopes) body.scopes = [{ name: props.scopes.items?.properties?.name?.enum?.[0] ?? "enabled", parameters: [] }];
+  if (props.scopes)
+    body.scopes = [{ name: props.scopes.items?.properties?.name?.enum?.[0] ?? "enabled", parameters: [] }];
   if (props.filters) body.filters = [{ type: "and", field: "id", operator: ">=", value: "1" }];
   if (props.search) body.search = { value: SEARCH_TERMS[collection] ?? "a", case_sensitive: false };
   if (props.sort) body.sort = [{ field: "id", direction: "desc" }];
@@ -76,7 +87,12 @@ function searchBody(schema: JsonSchema | undefined, collection: string): Record<
  * edits, rows created just for it for anything destructive (delete, detach, sync, toggle, dissociate,
  * batch delete), so that no operation depends on another having run before or after it.
  */
-export async function planOperation(op: RefOp, o: Organisation, schema: JsonSchema | undefined, include?: string): Promise<Plan> {
+export async function planOperation(
+  op: RefOp,
+  o: Organisation,
+  schema: JsonSchema | undefined,
+  include?: string,
+): Promise<Plan> {
   const q = include ? `?include=${encodeURIComponent(include)}` : "";
   const segments = op.path.split("/").slice(2);
   const action = op.notes.app.orionAction;
@@ -98,15 +114,32 @@ export async function planOperation(op: RefOp, o: Organisation, schema: JsonSche
   if (!nested) {
     const base = `/v2/${collection}`;
     switch (action) {
-      case "index": return { method: "GET", url: `${base}${q}` };
-      case "store": return { method: "POST", url: `${base}${q}`, body: o.body(must(schema)) };
-      case "search": return { method: "POST", url: `${base}/search${q}`, body: searchBody(schema, collection) };
-      case "show": return { method: "GET", url: `${base}/${o.need(collection)}${q}` };
-      case "update": return { method: "PATCH", url: `${base}/${o.need(collection)}${q}`, body: o.body(must(schema)) };
-      case "destroy": return { method: "DELETE", url: `${base}/${await o.create(collection)}${q}` };
-      case "batchStore": return { method: "POST", url: `${base}/batch${q}`, body: { resources: [o.body(itemsOf(schema)), o.body(itemsOf(schema))] } };
-      case "batchUpdate": return { method: "PATCH", url: `${base}/batch${q}`, body: { resources: { [o.need(collection)]: o.body(valuesOf(schema)) } } };
-      case "batchDestroy": return { method: "DELETE", url: `${base}/batch${q}`, body: { resources: [await o.create(collection)] } };
+      case "index":
+        return { method: "GET", url: `${base}${q}` };
+      case "store":
+        return { method: "POST", url: `${base}${q}`, body: o.body(must(schema)) };
+      case "search":
+        return { method: "POST", url: `${base}/search${q}`, body: searchBody(schema, collection) };
+      case "show":
+        return { method: "GET", url: `${base}/${o.need(collection)}${q}` };
+      case "update":
+        return { method: "PATCH", url: `${base}/${o.need(collection)}${q}`, body: o.body(must(schema)) };
+      case "destroy":
+        return { method: "DELETE", url: `${base}/${await o.create(collection)}${q}` };
+      case "batchStore":
+        return {
+          method: "POST",
+          url: `${base}/batch${q}`,
+          body: { resources: [o.body(itemsOf(schema)), o.body(itemsOf(schema))] },
+        };
+      case "batchUpdate":
+        return {
+          method: "PATCH",
+          url: `${base}/batch${q}`,
+          body: { resources: { [o.need(collection)]: o.body(valuesOf(schema)) } },
+        };
+      case "batchDestroy":
+        return { method: "DELETE", url: `${base}/batch${q}`, body: { resources: [await o.create(collection)] } };
     }
     throw new Error(`${op.key}: no plan for top-level action ${action}`);
   }
@@ -133,7 +166,8 @@ export async function planOperation(op: RefOp, o: Organisation, schema: JsonSche
     }
     return o.create(rel.related);
   };
-  const resources = (ids: number[]) => (rel.pivot ? Object.fromEntries(ids.map((id) => [id, rel.pivot!(o.next())])) : ids);
+  const resources = (ids: number[]) =>
+    rel.pivot ? Object.fromEntries(ids.map((id) => [id, rel.pivot!(o.next())])) : ids;
   /** A related row newly linked to `parent`. */
   const linked = async (parent: number): Promise<number> => {
     if (rel.kind === "hasMany") {
@@ -183,11 +217,19 @@ export async function planOperation(op: RefOp, o: Organisation, schema: JsonSche
     case "batchStore": {
       const parent = seededParent();
       const items = itemsOf(schema);
-      return { method: "POST", url: `${base(parent)}/batch${q}`, body: { resources: [o.body(items, ties(parent)), o.body(items, ties(parent))] } };
+      return {
+        method: "POST",
+        url: `${base(parent)}/batch${q}`,
+        body: { resources: [o.body(items, ties(parent)), o.body(items, ties(parent))] },
+      };
     }
     case "batchUpdate": {
       const parent = seededParent();
-      return { method: "PATCH", url: `${base(parent)}/batch${q}`, body: { resources: { [seededChild()]: o.body(valuesOf(schema), ties(parent)) } } };
+      return {
+        method: "PATCH",
+        url: `${base(parent)}/batch${q}`,
+        body: { resources: { [seededChild()]: o.body(valuesOf(schema), ties(parent)) } },
+      };
     }
     case "batchDestroy": {
       if (rel.kind === "belongsTo") {
@@ -208,7 +250,11 @@ export async function planOperation(op: RefOp, o: Organisation, schema: JsonSche
     case "sync": {
       const parent = await freshParent();
       const kept = await linked(parent);
-      return { method: "PATCH", url: `${base(parent)}/sync${q}`, body: { resources: resources([kept, await unlinked()]) } };
+      return {
+        method: "PATCH",
+        url: `${base(parent)}/sync${q}`,
+        body: { resources: resources([kept, await unlinked()]) },
+      };
     }
     case "toggle": {
       const parent = await freshParent();
@@ -217,7 +263,8 @@ export async function planOperation(op: RefOp, o: Organisation, schema: JsonSche
     }
     case "updatePivot":
       return {
-        method: "PATCH", url: `${base(seededParent())}/${seededChild()}/pivot${q}`,
+        method: "PATCH",
+        url: `${base(seededParent())}/${seededChild()}/pivot${q}`,
         body: { pivot: rel.pivot ? rel.pivot(o.next()) : { order: o.next() } },
       };
     case "associate":
@@ -226,7 +273,11 @@ export async function planOperation(op: RefOp, o: Organisation, schema: JsonSche
       const parent = seededParent();
       const child = await linked(parent);
       // The dissociated row has lost its parent: remove it so the top-level lists keep only complete rows.
-      return { method: "DELETE", url: `${base(parent)}/${child}/dissociate${q}`, cleanup: async () => void (await o.ok("DELETE", `/v2/${rel.related}/${child}`)) };
+      return {
+        method: "DELETE",
+        url: `${base(parent)}/${child}/dissociate${q}`,
+        cleanup: async () => void (await o.ok("DELETE", `/v2/${rel.related}/${child}`)),
+      };
     }
   }
   throw new Error(`${op.key}: no plan for nested action ${action}`);

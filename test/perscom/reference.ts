@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
  * the project's shared reference folder): the OpenAPI document and the per-operation notes read from
  * the application that serves it.
  */
-export const referenceDir = process.env.PERSCOM_REFERENCE_DIR
-  ?? path.resolve(fileURLToPath(new URL("../fixtures/perscom/", import.meta.url)));
+export const referenceDir =
+  process.env.PERSCOM_REFERENCE_DIR ?? path.resolve(fileURLToPath(new URL("../fixtures/perscom/", import.meta.url)));
 
 /** A schema of the reference document (OpenAPI 3.0), or the JSON Schema made from one: the keywords read here. */
 export interface JsonSchema {
@@ -49,9 +49,21 @@ export interface OpNotes {
   tag: string;
   includes: string[];
   queryParams: string[];
-  request: { contentTypes: string[]; ref?: string; fields?: Record<string, { type: string; required: boolean; nullable?: boolean; readOnly?: boolean }>; inline?: unknown } | null;
+  request: {
+    contentTypes: string[];
+    ref?: string;
+    fields?: Record<string, { type: string; required: boolean; nullable?: boolean; readOnly?: boolean }>;
+    inline?: unknown;
+  } | null;
   success: { status: string; shape: string; ref?: string; fields?: string[] };
-  app: { controller: string; registrar: string; orionAction: string; scopesChecked: string[]; allowedIncludes: string[]; pivotFillable: string[] | null };
+  app: {
+    controller: string;
+    registrar: string;
+    orionAction: string;
+    scopesChecked: string[];
+    allowedIncludes: string[];
+    pivotFillable: string[] | null;
+  };
 }
 
 /** One operation of the reference OpenAPI document. */
@@ -95,10 +107,14 @@ export function loadReference(): Reference {
       const n = notesByKey.get(key);
       if (!n) throw new Error(`perscom-ops.json has no row for ${key}`);
       const success = Object.entries(op.responses).filter(([status]) => /^2\d\d$/.test(status));
-      if (success.length !== 1) throw new Error(`${key}: expected one documented 2xx response, found ${success.length}`);
+      if (success.length !== 1)
+        throw new Error(`${key}: expected one documented 2xx response, found ${success.length}`);
       const [status, response] = success[0];
       ops.push({
-        key, method, path: p, notes: n,
+        key,
+        method,
+        path: p,
+        notes: n,
         documentedStatus: Number(status),
         successSchema: response.content?.["application/json"]?.schema ?? {},
         requestSchema: op.requestBody?.content?.["application/json"]?.schema,
@@ -118,7 +134,12 @@ export const clone = <T>(value: T): T => structuredClone(value);
  * annotation-only keywords are dropped. A map keyed by id, which the document writes as a single
  * property literally named `{key}` (batch update bodies), becomes `additionalProperties`.
  */
-export function toJsonSchema(node: JsonSchema, components: Record<string, JsonSchema>, mode: "request" | "response", seen: string[] = []): JsonSchema {
+export function toJsonSchema(
+  node: JsonSchema,
+  components: Record<string, JsonSchema>,
+  mode: "request" | "response",
+  seen: string[] = [],
+): JsonSchema {
   if (typeof node !== "object" || node === null) return node;
   if (typeof node.$ref === "string") {
     const name = /^#\/components\/schemas\/(.+)$/.exec(node.$ref)?.[1];
@@ -134,7 +155,9 @@ export function toJsonSchema(node: JsonSchema, components: Record<string, JsonSc
         if (entries.length === 1 && entries[0][0] === "{key}") {
           out.additionalProperties = toJsonSchema(entries[0][1], components, mode, seen);
         } else {
-          out.properties = Object.fromEntries(entries.map(([name, s]) => [name, toJsonSchema(s, components, mode, seen)]));
+          out.properties = Object.fromEntries(
+            entries.map(([name, s]) => [name, toJsonSchema(s, components, mode, seen)]),
+          );
         }
         break;
       }
@@ -179,7 +202,8 @@ export function nullable(schema: JsonSchema): JsonSchema {
     if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
     return out;
   }
-  if (Array.isArray(schema.type)) return schema.type.includes("null") ? schema : { ...schema, type: [...schema.type, "null"] };
+  if (Array.isArray(schema.type))
+    return schema.type.includes("null") ? schema : { ...schema, type: [...schema.type, "null"] };
   return { anyOf: [schema, { type: "null" }] };
 }
 
@@ -201,15 +225,24 @@ export function* subschemas(schema: JsonSchema, owner?: string): Generator<[Json
  * Replaces property `name` wherever a subschema declares it (only in component `owner` when given),
  * and returns how many places changed. Exceptions use it to edit a copy of a schema.
  */
-export function editProperty(schema: JsonSchema, name: string, edit: (property: JsonSchema) => JsonSchema, owner?: string): number {
-  const hits = [...subschemas(schema)].filter(([s, o]) => (owner === undefined || o === owner) && s.properties && name in s.properties);
+export function editProperty(
+  schema: JsonSchema,
+  name: string,
+  edit: (property: JsonSchema) => JsonSchema,
+  owner?: string,
+): number {
+  const hits = [...subschemas(schema)].filter(
+    ([s, o]) => (owner === undefined || o === owner) && s.properties && name in s.properties,
+  );
   for (const [s] of hits) s.properties![name] = edit(s.properties![name]);
   return hits.length;
 }
 
 /** Drops `name` from the `required` lists (only in component `owner` when given). */
 export function unrequire(schema: JsonSchema, name: string, owner?: string): number {
-  const hits = [...subschemas(schema)].filter(([s, o]) => (owner === undefined || o === owner) && Array.isArray(s.required) && s.required.includes(name));
+  const hits = [...subschemas(schema)].filter(
+    ([s, o]) => (owner === undefined || o === owner) && Array.isArray(s.required) && s.required.includes(name),
+  );
   for (const [s] of hits) s.required = s.required!.filter((r) => r !== name);
   return hits.length;
 }
@@ -222,7 +255,11 @@ export function requireIn(schema: JsonSchema, owner: string, names: string[]): n
 }
 
 /** The properties and required names of an object schema, merged through allOf. */
-export function flatten(schema: JsonSchema): { properties: Record<string, JsonSchema>; required: string[]; title?: string } {
+export function flatten(schema: JsonSchema): {
+  properties: Record<string, JsonSchema>;
+  required: string[];
+  title?: string;
+} {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   let title: string | undefined;

@@ -22,12 +22,18 @@ export interface Outcome {
 }
 
 /** Numbers and quoted values vary between operations that fail for the same reason. */
-export const normalise = (text: string) => text.replace(/\d+/g, "N").replace(/"[^"]{0,80}"/g, '"…"').slice(0, 300);
+export const normalise = (text: string) =>
+  text
+    .replace(/\d+/g, "N")
+    .replace(/"[^"]{0,80}"/g, '"…"')
+    .slice(0, 300);
 
 export function ajvErrors(errors: ErrorObject[] | null | undefined, limit = 12): string[] {
   return (errors ?? []).slice(0, limit).map((e) => {
-    const params = e.keyword === "required" || e.keyword === "additionalProperties" || e.keyword === "enum" || e.keyword === "type"
-      ? ` ${JSON.stringify(e.params)}` : "";
+    const params =
+      e.keyword === "required" || e.keyword === "additionalProperties" || e.keyword === "enum" || e.keyword === "type"
+        ? ` ${JSON.stringify(e.params)}`
+        : "";
     return `${e.instancePath || "/"} ${e.message ?? e.keyword}${params}`;
   });
 }
@@ -37,7 +43,8 @@ export function replyCause(r: Reply, expected: number, routeKnown?: boolean): st
   if (r.status >= 200 && r.status < 300) return `status ${r.status} instead of ${expected}`;
   const error = r.body?.error;
   if (!error) return `${r.status} body without an error object`;
-  const keys = error.errors && typeof error.errors === "object" ? ` [${Object.keys(error.errors).map(normalise).join(", ")}]` : "";
+  const keys =
+    error.errors && typeof error.errors === "object" ? ` [${Object.keys(error.errors).map(normalise).join(", ")}]` : "";
   const route = r.status === 404 && routeKnown === false ? " (no such route)" : "";
   return `${r.status} ${error.type ?? "?"}${route}: ${normalise(String(error.message ?? ""))}${keys}`;
 }

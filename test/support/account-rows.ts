@@ -14,7 +14,9 @@ interface ModelShape {
 const NOT_DATA = new Set(["Account", "ApiKey", "SystemFlag"]);
 
 /** The models of prisma/schema.prisma: read from the schema text, so a new model is covered without a change here. */
-export function modelShapes(schemaFile = fileURLToPath(new URL("../../prisma/schema.prisma", import.meta.url))): ModelShape[] {
+export function modelShapes(
+  schemaFile = fileURLToPath(new URL("../../prisma/schema.prisma", import.meta.url)),
+): ModelShape[] {
   const text = readFileSync(schemaFile, "utf8");
   const shapes: ModelShape[] = [];
   for (const [, name, body] of text.matchAll(/^model\s+(\w+)\s*\{([\s\S]*?)^\}/gm)) {
@@ -33,7 +35,10 @@ export function modelShapes(schemaFile = fileURLToPath(new URL("../../prisma/sch
  * Every row of one account, table by table: rows with its `accountId`, and rows of tables without one
  * (link rows) that point at one of its rows. Rows are sorted by id and JSON-normalised, for `toEqual`.
  */
-export async function accountRows(store: Pick<Store, "findMany">, accountId: number): Promise<Record<string, unknown[]>> {
+export async function accountRows(
+  store: Pick<Store, "findMany">,
+  accountId: number,
+): Promise<Record<string, unknown[]>> {
   const shapes = modelShapes();
   const out: Record<string, unknown[]> = {};
   const ids = new Map<string, Set<number>>();
@@ -44,9 +49,13 @@ export async function accountRows(store: Pick<Store, "findMany">, accountId: num
   }
   for (const shape of shapes.filter((s) => !s.owned)) {
     const keys = shape.foreignKeys.filter((k) => ids.has(k.target));
-    if (!keys.length) throw new Error(`${shape.name} has neither accountId nor a foreign key to an account's table: say how it is owned`);
+    if (!keys.length)
+      throw new Error(
+        `${shape.name} has neither accountId nor a foreign key to an account's table: say how it is owned`,
+      );
     const rows = await store.findMany(shape.name, {
-      where: { OR: keys.map((k) => ({ [k.column]: { in: [...ids.get(k.target)!] } })) }, orderBy: { id: "asc" },
+      where: { OR: keys.map((k) => ({ [k.column]: { in: [...ids.get(k.target)!] } })) },
+      orderBy: { id: "asc" },
     });
     out[shape.name] = JSON.parse(JSON.stringify(rows));
   }

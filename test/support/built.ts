@@ -12,6 +12,9 @@ export const cliArgs = ["--enable-source-maps", path.join(root, "dist/cli.mjs")]
 
 /** vitest globalSetup: one build per test run (about a second). */
 export default function buildOnce() {
-  const build = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs"), "--quiet"], { cwd: root, encoding: "utf8" });
+  const build = spawnSync(process.execPath, [path.join(root, "scripts/build.mjs"), "--quiet"], {
+    cwd: root,
+    encoding: "utf8",
+  });
   if (build.status !== 0) throw new Error(`npm run build failed:\n${build.stdout}${build.stderr}`);
 }

@@ -27,7 +27,8 @@ export function expectWritten(built: Built, row: Row, what = ""): void {
   expect(shown(built, row), what).toEqual(expected(built));
   for (const [key, file] of Object.entries(storedFiles(built, row))) {
     expect(file, `${what} upload ${key}`).toMatchObject({ stored: true });
-    if ((file as { filename?: string }).filename !== undefined) expect((file as { filename: string }).filename).toBe(`${key}.png`);
+    if ((file as { filename?: string }).filename !== undefined)
+      expect((file as { filename: string }).filename).toBe(`${key}.png`);
   }
 }
 
@@ -43,9 +44,11 @@ export function expectIncluded(def: ResourceDef, includes: readonly string[], ro
     if (!rel) continue;
     if (rel.kind === "belongsTo") {
       const fk = row[snake(rel.foreignKey)];
-      if (fk !== undefined) expect((row[top] as Row | null | undefined)?.id ?? null, `${what} include=${value}`).toBe(fk);
+      if (fk !== undefined)
+        expect((row[top] as Row | null | undefined)?.id ?? null, `${what} include=${value}`).toBe(fk);
     } else if (rel.kind === "morphTo") {
-      if ("model_id" in row) expect((row[top] as Row | null | undefined)?.id ?? null, `${what} include=${value}`).toBe(row.model_id);
+      if ("model_id" in row)
+        expect((row[top] as Row | null | undefined)?.id ?? null, `${what} include=${value}`).toBe(row.model_id);
     } else if (rel.kind === "morphOne") {
       expect(row[top] === null || typeof row[top] === "object", `${what} include=${value}`).toBe(true);
     } else {

@@ -32,8 +32,14 @@ export function readEventStream(response: Response): EventStream {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const lines = block.split("\n");
-          const event = lines.find((l) => l.startsWith("event:"))?.slice(6).trim();
-          const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
+          const event = lines
+            .find((l) => l.startsWith("event:"))
+            ?.slice(6)
+            .trim();
+          const data = lines
+            .filter((l) => l.startsWith("data:"))
+            .map((l) => l.slice(5).trimStart())
+            .join("\n");
           if (event === "next") payloads.push(JSON.parse(data));
           if (event === "complete") done = true;
           wake();

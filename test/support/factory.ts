@@ -11,7 +11,10 @@ export type Row = { id: number; [member: string]: unknown };
 export type Attrs = Record<string, unknown>;
 
 /** A 1×1 transparent PNG: passes the image signature check. */
-export const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+export const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+  "base64",
+);
 export const pngDataUri = `data:image/png;base64,${PNG.toString("base64")}`;
 export const pngFile = (name = "pixel.png") => new File([PNG], name, { type: "image/png" });
 
@@ -60,8 +63,15 @@ const conventionalJson: Record<string, unknown> = { events: ["*"] };
 
 /** Candidate strings tried against a column's `pattern`, in order; the first that matches is used. */
 const patterned = (name: string, n: number) => [
-  `${snake(name)} ${n}`, `value${n}`, `value-${n}`, `value_${n}`, `user${n}@example.com`, `#${((n * 7919) % 0xffffff).toString(16).padStart(6, "0")}`,
-  `https://example.com/${n}`, `${n}`, `2024-01-${String(1 + (n % 27)).padStart(2, "0")}`,
+  `${snake(name)} ${n}`,
+  `value${n}`,
+  `value-${n}`,
+  `value_${n}`,
+  `user${n}@example.com`,
+  `#${((n * 7919) % 0xffffff).toString(16).padStart(6, "0")}`,
+  `https://example.com/${n}`,
+  `${n}`,
+  `2024-01-${String(1 + (n % 27)).padStart(2, "0")}`,
 ];
 
 /**
@@ -75,8 +85,13 @@ export function scalarValue(name: string, f: FieldDef, n: number, variant = 0, d
     case "text": {
       const plain = `${snake(name)} ${variant ? `v${variant} ` : ""}${n}`;
       const options = [...conventional(name, n), ...(f.pattern ? patterned(name, n) : [plain])];
-      const value = options.find((s) => (!f.pattern || f.pattern.test(s)) && (f.max === undefined || s.length <= f.max));
-      if (value === undefined) throw new Error(`No generated value matches ${name}'s pattern ${f.pattern}: add a candidate in test/support/factory.ts`);
+      const value = options.find(
+        (s) => (!f.pattern || f.pattern.test(s)) && (f.max === undefined || s.length <= f.max),
+      );
+      if (value === undefined)
+        throw new Error(
+          `No generated value matches ${name}'s pattern ${f.pattern}: add a candidate in test/support/factory.ts`,
+        );
       return value;
     }
     case "int":
@@ -98,11 +113,16 @@ const morphRelationOf = (def: ResourceDef) => {
 
 /** Resources a test can make a row of, and how: the create operation and the columns its route sets. */
 export function createOperationOf(def: ResourceDef): Operation | undefined {
-  return topOp(def, "create") ?? operations.find((o) => o.kind === "create" && o.def === def && o.parent && !isOneToOne(o));
+  return (
+    topOp(def, "create") ?? operations.find((o) => o.kind === "create" && o.def === def && o.parent && !isOneToOne(o))
+  );
 }
 
 export class ApiFailure extends Error {
-  constructor(readonly reply: Reply, what: string) {
+  constructor(
+    readonly reply: Reply,
+    what: string,
+  ) {
     super(`${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
   }
 }
@@ -131,7 +151,9 @@ export class Factory {
       const key = snake(name);
       if (f.references) {
         if (scalarsOnly || !(f.required || (fill && f.references !== def.name))) continue;
-        pending.push(this.reference(resourceNamed(f.references), depth + 1, reuse).then((row) => void (attrs[key] = row.id)));
+        pending.push(
+          this.reference(resourceNamed(f.references), depth + 1, reuse).then((row) => void (attrs[key] = row.id)),
+        );
         continue;
       }
       if (f.type === "json" && scalarsOnly) continue;
@@ -139,15 +161,26 @@ export class Factory {
       attrs[key] = scalarValue(name, f, fresh(), variant, day);
     }
     if (morph && fill && !scalarsOnly && !omit.includes("modelType")) {
-      const owner = morphOwnersOf(morph.morphRelation).find((o) => o !== def && topOp(o, "create") && !Object.values(o.uploads ?? {}).some((u) => u.required));
+      const owner = morphOwnersOf(morph.morphRelation).find(
+        (o) => o !== def && topOp(o, "create") && !Object.values(o.uploads ?? {}).some((u) => u.required),
+      );
       if (owner) {
         attrs.model_type = owner.morphClass;
         pending.push(this.reference(owner, depth + 1, reuse).then((row) => void (attrs.model_id = row.id)));
       }
     }
     await Promise.all(pending);
-    const ordered = Object.fromEntries(Object.keys(def.fields).map(snake).filter((k) => k in attrs).map((k) => [k, attrs[k]]));
-    const files = scalarsOnly ? [] : Object.entries(def.uploads ?? {}).filter(([, u]) => u.required || fill).map(([name]) => snake(name));
+    const ordered = Object.fromEntries(
+      Object.keys(def.fields)
+        .map(snake)
+        .filter((k) => k in attrs)
+        .map((k) => [k, attrs[k]]),
+    );
+    const files = scalarsOnly
+      ? []
+      : Object.entries(def.uploads ?? {})
+          .filter(([, u]) => u.required || fill)
+          .map(([name]) => snake(name));
     return { def, attrs: ordered, files };
   }
 
@@ -165,7 +198,10 @@ export class Factory {
   }
 
   /** A row of `def` made through its own create route, or a nested one under a new parent. */
-  async create(def: ResourceDef, options: BuildOptions & { multipart?: boolean; parent?: Promise<Row> | Row } = {}): Promise<Row> {
+  async create(
+    def: ResourceDef,
+    options: BuildOptions & { multipart?: boolean; parent?: Promise<Row> | Row } = {},
+  ): Promise<Row> {
     const op = createOperationOf(def);
     if (!op) throw new Error(`${def.name} has no create operation: use Factory.any()`);
     const params: Record<string, number> = {};
@@ -175,7 +211,10 @@ export class Factory {
       omit = [...omit, ...fixedColumns(op.parent)];
     }
     const built = await this.build(def, { ...options, omit });
-    return ok(await this.api.post(pathOf(op, params), options.multipart ? asForm(built) : asJson(built)), `create ${def.name}`);
+    return ok(
+      await this.api.post(pathOf(op, params), options.multipart ? asForm(built) : asJson(built)),
+      `create ${def.name}`,
+    );
   }
 
   /**
@@ -192,7 +231,8 @@ export class Factory {
     }
     const list = topOp(def, "list");
     if (!list) throw new Error(`${def.name}: neither creatable nor listable`);
-    const first = async () => ok(await this.api.get(pathOf(list, {}, "limit=1")), `list ${def.name}`)[0] as Row | undefined;
+    const first = async () =>
+      ok(await this.api.get(pathOf(list, {}, "limit=1")), `list ${def.name}`)[0] as Row | undefined;
     const before = (await first())?.id;
     for (const other of resources) {
       if (!(other.hooks?.afterInsert || other.hooks?.afterCreate) || !topOp(other, "create")) continue;
@@ -205,14 +245,26 @@ export class Factory {
 }
 
 /** The body as JSON: files as `data:` URIs. */
-export const asJson = (built: Built): Attrs => ({ ...built.attrs, ...Object.fromEntries(built.files.map((f) => [f, pngDataUri])) });
+export const asJson = (built: Built): Attrs => ({
+  ...built.attrs,
+  ...Object.fromEntries(built.files.map((f) => [f, pngDataUri])),
+});
 
 /** The body as multipart/form-data, as PHP clients send it: booleans as 1/0, JSON as text, files as parts. */
 export function asForm(built: Built): FormData {
   const form = new FormData();
   for (const [key, value] of Object.entries(built.attrs)) {
     if (value === null || value === undefined) continue;
-    form.set(key, typeof value === "boolean" ? (value ? "1" : "0") : typeof value === "object" ? JSON.stringify(value) : String(value));
+    form.set(
+      key,
+      typeof value === "boolean"
+        ? value
+          ? "1"
+          : "0"
+        : typeof value === "object"
+          ? JSON.stringify(value)
+          : String(value),
+    );
   }
   for (const key of built.files) form.set(key, pngFile(`${key}.png`));
   return form;
@@ -235,10 +287,18 @@ export function shown(built: Built, row: Row): Attrs {
 
 /** Stored-file columns of a row for each upload sent: the path column and file name must be set. */
 export function storedFiles(built: Built, row: Row): Record<string, unknown> {
-  return Object.fromEntries(built.files.map((key) => {
-    const upload = Object.entries(built.def.uploads ?? {}).find(([name]) => snake(name) === key)![1];
-    return [key, { stored: typeof row[snake(upload.column)] === "string" && row[snake(upload.column)] !== "", filename: upload.filenameColumn ? row[snake(upload.filenameColumn)] : undefined }];
-  }));
+  return Object.fromEntries(
+    built.files.map((key) => {
+      const upload = Object.entries(built.def.uploads ?? {}).find(([name]) => snake(name) === key)![1];
+      return [
+        key,
+        {
+          stored: typeof row[snake(upload.column)] === "string" && row[snake(upload.column)] !== "",
+          filename: upload.filenameColumn ? row[snake(upload.filenameColumn)] : undefined,
+        },
+      ];
+    }),
+  );
 }
 
 /**
@@ -246,13 +306,18 @@ export function storedFiles(built: Built, row: Row): Record<string, unknown> {
  * over-long string, an unknown foreign key, a value outside `oneOf`, or null where null is not allowed.
  */
 export function invalidAttribute(def: ResourceDef, omit: string[] = []): { key: string; value: unknown } {
-  const writable = Object.entries(def.fields).filter(([name, f]) => f.writable !== false && !f.hidden && name !== def.spread && !omit.includes(name));
-  const tooLong = writable.filter(([, f]) => (f.type === "string" || f.type === "text") && f.max !== undefined).sort(([, a], [, b]) => a.max! - b.max!)[0];
+  const writable = Object.entries(def.fields).filter(
+    ([name, f]) => f.writable !== false && !f.hidden && name !== def.spread && !omit.includes(name),
+  );
+  const tooLong = writable
+    .filter(([, f]) => (f.type === "string" || f.type === "text") && f.max !== undefined)
+    .sort(([, a], [, b]) => a.max! - b.max!)[0];
   if (tooLong) return { key: snake(tooLong[0]), value: "x".repeat(tooLong[1].max! + 1) };
   const reference = writable.find(([, f]) => f.references);
   if (reference) return { key: snake(reference[0]), value: 2147483000 };
   const choice = writable.find(([, f]) => f.oneOf);
-  if (choice) return { key: snake(choice[0]), value: typeof choice[1].oneOf![0] === "number" ? 987654 : "not-an-option" };
+  if (choice)
+    return { key: snake(choice[0]), value: typeof choice[1].oneOf![0] === "number" ? 987654 : "not-an-option" };
   const notNull = writable.find(([, f]) => !f.nullable);
   if (notNull) return { key: snake(notNull[0]), value: null };
   throw new Error(`${def.name}: no attribute the builder knows how to make invalid`);

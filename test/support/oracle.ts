@@ -14,7 +14,9 @@ export interface Filter {
 
 /** SQL LIKE as SQLite and MySQL's default collation apply it: `%` any run, `_` one character, ASCII case ignored. */
 export function sqlLike(text: string, pattern: string): boolean {
-  const source = [...pattern].map((c) => (c === "%" ? ".*" : c === "_" ? "." : c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("");
+  const source = [...pattern]
+    .map((c) => (c === "%" ? ".*" : c === "_" ? "." : c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("");
   return new RegExp(`^${source}$`, "is").test(text);
 }
 
@@ -43,7 +45,8 @@ export function selects(type: FieldType, raw: unknown, operator: string, value: 
   }
   if (value === null) return operator === "=" ? row === null : operator === "!=" ? row !== null : false;
   if (row === null) return false;
-  if (operator === "like" || operator === "not like") return sqlLike(String(raw), String(value)) === (operator === "like");
+  if (operator === "like" || operator === "not like")
+    return sqlLike(String(raw), String(value)) === (operator === "like");
   if (type === "datetime" && dayOnly(value) && (operator === "=" || operator === "!=")) {
     const start = new Date(`${value}T00:00:00Z`).getTime();
     const within = (row as number) >= start && (row as number) < start + 86_400_000;
@@ -111,10 +114,16 @@ const DAY = 86_400_000;
 
 /** The condition `{ op: value }` on `column`, wrapped from the listed row (`{ rank: { is: { name: ... } } }`). */
 const at = (column: TypedColumn, condition: TypedWhere): TypedWhere =>
-  column.path.length === 1 ? { [column.path[0]]: condition } : { [column.path[0]]: { is: { [column.path[1]]: condition } } };
+  column.path.length === 1
+    ? { [column.path[0]]: condition }
+    : { [column.path[0]]: { is: { [column.path[1]]: condition } } };
 
 /** One Orion condition as a typed `where`, or undefined. */
-export function typedCondition(column: TypedColumn | undefined, operator: string, value: unknown): TypedWhere | undefined {
+export function typedCondition(
+  column: TypedColumn | undefined,
+  operator: string,
+  value: unknown,
+): TypedWhere | undefined {
   if (!column) return undefined;
   const wire = (v: unknown) => {
     if (!column.enumOf || v === null) return v;
@@ -123,7 +132,8 @@ export function typedCondition(column: TypedColumn | undefined, operator: string
   switch (operator) {
     case "=":
     case "!=": {
-      if (value === null) return operator === "=" ? at(column, { equals: null }) : { NOT: at(column, { equals: null }) };
+      if (value === null)
+        return operator === "=" ? at(column, { equals: null }) : { NOT: at(column, { equals: null }) };
       if (typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value) && column.datetime) {
         const day = new Date(`${value}T00:00:00Z`);
         const within = at(column, { gte: day.toISOString(), lt: new Date(day.getTime() + DAY).toISOString() });
@@ -140,7 +150,9 @@ export function typedCondition(column: TypedColumn | undefined, operator: string
     case "not in": {
       const list = value as unknown[];
       const present = list.filter((v) => v !== null).map(wire);
-      const member = list.includes(null) ? { OR: [at(column, { in: present }), at(column, { equals: null })] } : at(column, { in: present });
+      const member = list.includes(null)
+        ? { OR: [at(column, { in: present }), at(column, { equals: null })] }
+        : at(column, { in: present });
       if (operator === "in") return member;
       // `notIn` on the row's own column; through a relation, REST's NOT of the membership (a row without one is kept).
       return list.includes(null) || column.path.length > 1 ? { NOT: member } : at(column, { notIn: present });
@@ -164,10 +176,15 @@ export function typedCondition(column: TypedColumn | undefined, operator: string
 }
 
 /** Orion `filters` (and binds tighter than or, `nested` groups) as one typed `where`, or undefined when any part has none. */
-export function typedFilters(filters: OrionFilter[], columnOf: (name: string) => TypedColumn | undefined): TypedWhere | undefined {
+export function typedFilters(
+  filters: OrionFilter[],
+  columnOf: (name: string) => TypedColumn | undefined,
+): TypedWhere | undefined {
   const groups: TypedWhere[][] = [[]];
   for (const [index, f] of filters.entries()) {
-    const where = f.nested?.length ? typedFilters(f.nested, columnOf) : typedCondition(f.field ? columnOf(f.field) : undefined, f.operator ?? "=", f.value ?? null);
+    const where = f.nested?.length
+      ? typedFilters(f.nested, columnOf)
+      : typedCondition(f.field ? columnOf(f.field) : undefined, f.operator ?? "=", f.value ?? null);
     if (!where) return undefined;
     if ((f.type ?? "and") === "or" && index > 0) groups.push([]);
     groups.at(-1)!.push(where);
@@ -177,13 +194,20 @@ export function typedFilters(filters: OrionFilter[], columnOf: (name: string) =>
 }
 
 /** Orion `sort` entries as a typed `orderBy` list, or undefined. */
-export function typedSort(sort: Array<{ field: string; direction?: string }>, columnOf: (name: string) => TypedColumn | undefined): TypedWhere[] | undefined {
+export function typedSort(
+  sort: Array<{ field: string; direction?: string }>,
+  columnOf: (name: string) => TypedColumn | undefined,
+): TypedWhere[] | undefined {
   const out: TypedWhere[] = [];
   for (const s of sort) {
     const column = columnOf(s.field);
     if (!column) return undefined;
     const direction = s.direction ?? "asc";
-    out.push(column.path.length === 1 ? { [column.path[0]]: direction } : { [column.path[0]]: { [column.path[1]]: direction } });
+    out.push(
+      column.path.length === 1
+        ? { [column.path[0]]: direction }
+        : { [column.path[0]]: { [column.path[1]]: direction } },
+    );
   }
   return out;
 }

@@ -29,7 +29,9 @@ export function seededParams(op: Operation, w: World): Record<string, number> {
   const g = groupOf(op);
   if (g) {
     const pair = w.pair(g);
-    return op.path.includes(`{${g.route.param}}`) ? { [g.parent.param]: pair.parent, [g.route.param]: pair.child } : { [g.parent.param]: pair.parent };
+    return op.path.includes(`{${g.route.param}}`)
+      ? { [g.parent.param]: pair.parent, [g.route.param]: pair.child }
+      : { [g.parent.param]: pair.parent };
   }
   if (op.subject) return { [op.subject.param]: w.id(op.subject) };
   if (!op.path.includes(`{${op.def.param}}`)) return {};
@@ -54,7 +56,13 @@ export const searchById = (value: unknown, operator = "=") => ({ filters: [{ fie
  * moves is made for it first (with `w`'s `*` key), so operations do not depend on each other.
  */
 export async function planValid(op: Operation, w: World, query = ""): Promise<Planned> {
-  const planned = (params: Record<string, number>, body?: unknown): Planned => ({ op, method: op.method, params, query, body });
+  const planned = (params: Record<string, number>, body?: unknown): Planned => ({
+    op,
+    method: op.method,
+    params,
+    query,
+    body,
+  });
   const f = w.factory;
   if (op.kind === "command" || op.kind === "feed") return planned({});
   if (op.kind === "action") return planned(seededParams(op, w), await actionBody(op, w));
@@ -77,7 +85,10 @@ export async function planValid(op: Operation, w: World, query = ""): Promise<Pl
       case "batchCreate":
         return planned({}, { resources: [toBody(await f.build(def, { full: true })), toBody(await f.build(def))] });
       case "batchUpdate":
-        return planned({}, { resources: { [w.id(def)]: toBody(await f.build(def, { variant: 2, scalarsOnly: true })) } });
+        return planned(
+          {},
+          { resources: { [w.id(def)]: toBody(await f.build(def, { variant: 2, scalarsOnly: true })) } },
+        );
       case "batchDelete":
         return planned({}, { resources: [(await w.freshRow(def)).id] });
     }
@@ -85,7 +96,8 @@ export async function planValid(op: Operation, w: World, query = ""): Promise<Pl
   }
 
   const at = (pair: Partial<Pair> & { parent: number }) => ({
-    [g.parent.param]: pair.parent, ...(pair.child === undefined ? {} : { [g.route.param]: pair.child }),
+    [g.parent.param]: pair.parent,
+    ...(pair.child === undefined ? {} : { [g.route.param]: pair.child }),
   });
   const seeded = w.pair(g);
   const oneToOne = g.relation.kind === "belongsTo" || (g.relation.kind === "morphOne" && !g.ops.has("list"));
@@ -106,13 +118,21 @@ export async function planValid(op: Operation, w: World, query = ""): Promise<Pl
       return planned(at({ parent }), await w.nestedBody(g, { full: true }));
     }
     case "delete":
-      return planned(at(oneToOne ? await w.freshOneToOne(g) : { parent: seeded.parent, child: await w.linkedChild(g, seeded.parent) }));
+      return planned(
+        at(
+          oneToOne ? await w.freshOneToOne(g) : { parent: seeded.parent, child: await w.linkedChild(g, seeded.parent) },
+        ),
+      );
     case "batchCreate":
-      return planned(at({ parent: seeded.parent }), { resources: [await w.nestedBody(g, { full: true }), await w.nestedBody(g)] });
+      return planned(at({ parent: seeded.parent }), {
+        resources: [await w.nestedBody(g, { full: true }), await w.nestedBody(g)],
+      });
     case "batchUpdate":
       return planned(at({ parent: seeded.parent }), { resources: { [seeded.child]: await scalars() } });
     case "batchDelete": {
-      const pair = oneToOne ? await w.freshOneToOne(g) : { parent: seeded.parent, child: await w.linkedChild(g, seeded.parent) };
+      const pair = oneToOne
+        ? await w.freshOneToOne(g)
+        : { parent: seeded.parent, child: await w.linkedChild(g, seeded.parent) };
       return planned(at({ parent: pair.parent }), { resources: [pair.child] });
     }
     case "associate":
@@ -125,9 +145,13 @@ export async function planValid(op: Operation, w: World, query = ""): Promise<Pl
       return planned(at({ parent: seeded.parent }), { resources: [await w.linkedChild(g, seeded.parent)] });
     case "sync":
       // The seeded link is kept (it is in the list), so later operations still find it.
-      return planned(at({ parent: seeded.parent }), { resources: linkResources(w, g, [seeded.child, (await w.freshRow(g.def)).id]) });
+      return planned(at({ parent: seeded.parent }), {
+        resources: linkResources(w, g, [seeded.child, (await w.freshRow(g.def)).id]),
+      });
     case "toggle":
-      return planned(at({ parent: seeded.parent }), { resources: [await w.linkedChild(g, seeded.parent), (await w.freshRow(g.def)).id] });
+      return planned(at({ parent: seeded.parent }), {
+        resources: [await w.linkedChild(g, seeded.parent), (await w.freshRow(g.def)).id],
+      });
   }
   throw new Error(`${op.field}: no plan for a nested ${op.kind}`);
 }
@@ -151,7 +175,10 @@ export async function planSeeded(op: Operation, w: World, query = ""): Promise<P
   const g = groupOf(op);
   const id = g ? w.pair(g).child : w.rows.has(op.def.name) ? w.id(op.def) : 0;
   const full = async () => (g ? w.nestedBody(g, { full: true }) : toBody(await f.build(op.def, { full: true })));
-  const scalars = async () => (g ? w.nestedBody(g, { variant: 3, scalarsOnly: true }) : toBody(await f.build(op.def, { variant: 3, scalarsOnly: true })));
+  const scalars = async () =>
+    g
+      ? w.nestedBody(g, { variant: 3, scalarsOnly: true })
+      : toBody(await f.build(op.def, { variant: 3, scalarsOnly: true }));
   switch (op.kind) {
     case "list":
     case "show":
@@ -195,9 +222,12 @@ async function actionBody(op: Operation, w: World): Promise<Record<string, unkno
   if (!input) return undefined;
   const body: Record<string, unknown> = {};
   for (const name of Object.keys(input)) {
-    if (name !== "eventId") throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/plans.ts`);
+    if (name !== "eventId")
+      throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/plans.ts`);
     const account = await w.h.db.prisma.account.findUniqueOrThrow({ where: { name: w.account } });
-    body.event_id = (await w.h.db.prisma.changeEvent.findFirstOrThrow({ where: { accountId: account.id }, orderBy: { id: "asc" } })).id;
+    body.event_id = (
+      await w.h.db.prisma.changeEvent.findFirstOrThrow({ where: { accountId: account.id }, orderBy: { id: "asc" } })
+    ).id;
   }
   return body;
 }

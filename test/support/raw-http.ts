@@ -30,7 +30,11 @@ async function encodeForm(form: FormData): Promise<{ bytes: Uint8Array; contentT
  * client that sends raw request targets: `http.request` keeps `%2e%2e`, `..` and `%2f` as they are.
  */
 export class RawHttp {
-  private constructor(private readonly server: http.Server, private readonly agent: http.Agent, readonly port: number) {}
+  private constructor(
+    private readonly server: http.Server,
+    private readonly agent: http.Agent,
+    readonly port: number,
+  ) {}
 
   static async start(listener: http.RequestListener): Promise<RawHttp> {
     // Node's default (16 KB) would answer long query strings itself, with a bare 431, before the app sees them.
@@ -55,14 +59,26 @@ export class RawHttp {
     return new Promise<WireAnswer>((resolve, reject) => {
       let answered = false;
       const outgoing = http.request(
-        { host: "127.0.0.1", port: this.port, method: request.method, path: request.path, headers, agent: this.agent, timeout: timeoutMs },
+        {
+          host: "127.0.0.1",
+          port: this.port,
+          method: request.method,
+          path: request.path,
+          headers,
+          agent: this.agent,
+          timeout: timeoutMs,
+        },
         (response) => {
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
           response.on("end", () => {
             answered = true;
             const type = response.headers["content-type"];
-            resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8"), contentType: typeof type === "string" ? type : null });
+            resolve({
+              status: response.statusCode ?? 0,
+              text: Buffer.concat(chunks).toString("utf8"),
+              contentType: typeof type === "string" ? type : null,
+            });
           });
           response.on("error", reject);
         },

@@ -11,7 +11,13 @@ export const topOp = (def: ResourceDef, kind: OperationKind): Operation | undefi
  * logs a webhook delivery): how a test makes rows only the service writes.
  */
 export const makingAction = (def: ResourceDef): Operation | undefined =>
-  operations.find((o) => o.kind === "action" && o.def === def && o.subject !== def && !Object.values(o.action!.input ?? {}).some((f) => f.required));
+  operations.find(
+    (o) =>
+      o.kind === "action" &&
+      o.def === def &&
+      o.subject !== def &&
+      !Object.values(o.action!.input ?? {}).some((f) => f.required),
+  );
 
 /** Resources with a top-level REST collection and a create operation. */
 export const creatable = (): ResourceDef[] => resources.filter((def) => def.path && topOp(def, "create"));
@@ -44,7 +50,12 @@ export function nestedGroups(): NestedGroup[] {
     let group = groups.get(key);
     if (!group) {
       group = {
-        key, parent: op.parent.def, route: op.parent.route, relation: op.parent.relation as NestedGroup["relation"], def: op.def, ops: new Map(),
+        key,
+        parent: op.parent.def,
+        route: op.parent.route,
+        relation: op.parent.relation as NestedGroup["relation"],
+        def: op.def,
+        ops: new Map(),
         pivot: pivotOf(op),
       };
       groups.set(key, group);
@@ -59,12 +70,22 @@ export function nestedGroups(): NestedGroup[] {
  * that a client writes (not a log the service keeps, such as a webhook's deliveries).
  */
 export const childCollections = (): NestedGroup[] =>
-  nestedGroups().filter((g) => g.relation.kind !== "belongsToMany" && g.ops.has("list") && g.ops.has("create") && !isOneToOne([...g.ops.values()][0])
-    && !g.ops.has("attach"));
+  nestedGroups().filter(
+    (g) =>
+      g.relation.kind !== "belongsToMany" &&
+      g.ops.has("list") &&
+      g.ops.has("create") &&
+      !isOneToOne([...g.ops.values()][0]) &&
+      !g.ops.has("attach"),
+  );
 
 /** Nested collections served with link operations: many-to-many relations, and morph-many ones that offer attach/detach. */
 export const linkCollections = (): NestedGroup[] =>
-  nestedGroups().filter((g) => g.relation.kind === "belongsToMany" || (g.relation.kind === "morphMany" && (g.ops.has("attach") || g.ops.has("sync"))));
+  nestedGroups().filter(
+    (g) =>
+      g.relation.kind === "belongsToMany" ||
+      (g.relation.kind === "morphMany" && (g.ops.has("attach") || g.ops.has("sync"))),
+  );
 
 /** Columns of `def` set by a nested route rather than the client: the foreign key or the polymorphic owner. */
 export function fixedColumns(group: { relation: RelationDef }): string[] {

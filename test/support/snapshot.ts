@@ -27,7 +27,9 @@ export class DatabaseSnapshots {
       const kept = columns.map((c) => c.name).filter((c) => !(VOLATILE[name] ?? []).includes(c));
       const row = kept.map((c) => `quote("${c}")`).join(` || ',' || `);
       const order = columns.some((c) => c.name === "id") ? `"id"` : "rowid";
-      parts.push(`SELECT '${name}' AS t, (SELECT group_concat(r, char(10)) FROM (SELECT ${row} AS r FROM "${name}" ORDER BY ${order})) AS rows`);
+      parts.push(
+        `SELECT '${name}' AS t, (SELECT group_concat(r, char(10)) FROM (SELECT ${row} AS r FROM "${name}" ORDER BY ${order})) AS rows`,
+      );
     }
     return parts.join(" UNION ALL ");
   }
@@ -41,11 +43,13 @@ export class DatabaseSnapshots {
     );
     const byTable = new Map<string, string[]>();
     for (const c of columns) byTable.set(c.table_name, [...(byTable.get(c.table_name) ?? []), c.column_name]);
-    return [...byTable].map(([name, all]) => {
-      const kept = all.filter((c) => !(VOLATILE[name] ?? []).includes(c));
-      const order = all.includes("id") ? "id" : all[0];
-      return `SELECT '${name}' AS t, (SELECT string_agg(ROW(${kept.map((c) => `"${c}"`).join(", ")})::text, chr(10) ORDER BY "${order}") FROM "${name}") AS rows`;
-    }).join(" UNION ALL ");
+    return [...byTable]
+      .map(([name, all]) => {
+        const kept = all.filter((c) => !(VOLATILE[name] ?? []).includes(c));
+        const order = all.includes("id") ? "id" : all[0];
+        return `SELECT '${name}' AS t, (SELECT string_agg(ROW(${kept.map((c) => `"${c}"`).join(", ")})::text, chr(10) ORDER BY "${order}") FROM "${name}") AS rows`;
+      })
+      .join(" UNION ALL ");
   }
 
   /**
@@ -57,7 +61,9 @@ export class DatabaseSnapshots {
     if (this.db.provider === "postgresql") {
       // PostgreSQL: the next transaction id, which only a writing transaction moves (any database's on the server,
       // so it may move without a change here: that costs a full snapshot, never a missed change).
-      const [next] = await this.db.prisma.$queryRawUnsafe<Array<{ n: string }>>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n");
+      const [next] = await this.db.prisma.$queryRawUnsafe<Array<{ n: string }>>(
+        "SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS n",
+      );
       return Number(next.n);
     }
     const [row] = await this.db.prisma.$queryRawUnsafe<Array<{ n: number | bigint }>>("SELECT total_changes() AS n");
@@ -87,7 +93,9 @@ export function snapshotDiff(before: Map<string, string>, after: Map<string, str
     const lb = b.split("\n");
     const at = la.findIndex((line, i) => line !== lb[i]);
     const i = at === -1 ? la.length : at;
-    out.push(`${table}: ${la.length} → ${lb.length} rows; first difference at row ${i}: ${JSON.stringify(la[i] ?? null)} → ${JSON.stringify(lb[i] ?? null)}`);
+    out.push(
+      `${table}: ${la.length} → ${lb.length} rows; first difference at row ${i}: ${JSON.stringify(la[i] ?? null)} → ${JSON.stringify(lb[i] ?? null)}`,
+    );
   }
   return out;
 }
@@ -95,9 +103,14 @@ export function snapshotDiff(before: Map<string, string>, after: Map<string, str
 /** Every file under `dir` (relative paths, sorted); none when it does not exist. */
 export function listFiles(dir: string): string[] {
   try {
-    return (readdirSync(dir, { recursive: true, withFileTypes: true }))
+    return readdirSync(dir, { recursive: true, withFileTypes: true })
       .filter((e) => e.isFile())
-      .map((e) => path.relative(dir, path.join((e as { parentPath?: string }).parentPath ?? (e as { path?: string }).path ?? dir, e.name)))
+      .map((e) =>
+        path.relative(
+          dir,
+          path.join((e as { parentPath?: string }).parentPath ?? (e as { path?: string }).path ?? dir, e.name),
+        ),
+      )
       .sort();
   } catch {
     return [];

@@ -37,15 +37,23 @@ export async function freePort(): Promise<number> {
  * Starts the built server (dist/server.mjs, as `npm start` does) on a new database; `prepare` runs on the database
  * URL first (after which the server migrates it, so `prepare` may migrate and write too). Resolves once it listens.
  */
-export async function spawnServer(env: Record<string, string> = {}, prepare?: (databaseUrl: string) => Promise<void>): Promise<ServerProcess> {
+export async function spawnServer(
+  env: Record<string, string> = {},
+  prepare?: (databaseUrl: string) => Promise<void>,
+): Promise<ServerProcess> {
   const dir = mkdtempSync(path.join(tmpdir(), "muster-proc-"));
   const database = await createTestDatabase(dir);
   await prepare?.(database.url);
   const child = spawn(process.execPath, serverArgs, {
     cwd: root,
     env: {
-      ...process.env, PORT: String(await freePort()), HOST: "127.0.0.1", DATABASE_URL: database.url, STORAGE_DIR: path.join(dir, "files"),
-      LOG_LEVEL: "warn", ...env,
+      ...process.env,
+      PORT: String(await freePort()),
+      HOST: "127.0.0.1",
+      DATABASE_URL: database.url,
+      STORAGE_DIR: path.join(dir, "files"),
+      LOG_LEVEL: "warn",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -67,7 +75,16 @@ export async function spawnServer(env: Record<string, string> = {}, prepare?: (d
   const deadline = Date.now() + 60_000;
   for (;;) {
     const listening = /listening on (http:\/\/\S+)/.exec(out);
-    if (listening) return { child, base: listening[1], databaseUrl: database.url, output: () => out, stdout: () => stdout, closed, stop };
+    if (listening)
+      return {
+        child,
+        base: listening[1],
+        databaseUrl: database.url,
+        output: () => out,
+        stdout: () => stdout,
+        closed,
+        stop,
+      };
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`the server did not start:\n${out}`);

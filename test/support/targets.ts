@@ -10,7 +10,16 @@ import { operations, pivotOf, type Operation } from "../../src/resources/operati
 import type { OperationKind, ResourceDef } from "../../src/resources/define.ts";
 import { snake } from "../../src/core/names.ts";
 import { client, type Harness } from "../harness.ts";
-import { clone, editProperty, loadReference, requireIn, toJsonSchema, unrequire, type JsonSchema, type RefOp } from "../perscom/reference.ts";
+import {
+  clone,
+  editProperty,
+  loadReference,
+  requireIn,
+  toJsonSchema,
+  unrequire,
+  type JsonSchema,
+  type RefOp,
+} from "../perscom/reference.ts";
 import { Organisation, SetupError } from "../perscom/organisation.ts";
 import { planOperation } from "../perscom/plan.ts";
 import { Factory, asJson, fresh, ok, scalarValue, type Row } from "./factory.ts";
@@ -26,8 +35,21 @@ export interface Target {
 }
 
 const FIELD_TYPES = [
-  "component_text", "boolean", "code", "color", "country", "date", "datetime-local", "email", "file", "number", "password", "select", "text",
-  "textarea", "timezone",
+  "component_text",
+  "boolean",
+  "code",
+  "color",
+  "country",
+  "date",
+  "datetime-local",
+  "email",
+  "file",
+  "number",
+  "password",
+  "select",
+  "text",
+  "textarea",
+  "timezone",
 ];
 const action = (op: RefOp) => op.notes.app.orionAction;
 
@@ -35,17 +57,30 @@ const action = (op: RefOp) => op.notes.app.orionAction;
  * The request-side entries of the DEVIATIONS of test/perscom-surface.test.ts (same ids), which the
  * seeder and the planner build bodies from; see there for each one's reason.
  */
-const REQUEST_DEVIATIONS: Array<{ id: string; ops: (op: RefOp) => boolean; schema?: JsonSchema; edit?: (s: JsonSchema) => void }> = [
+const REQUEST_DEVIATIONS: Array<{
+  id: string;
+  ops: (op: RefOp) => boolean;
+  schema?: JsonSchema;
+  edit?: (s: JsonSchema) => void;
+}> = [
   {
     id: "message-channels-single",
-    ops: (op) => op.path.startsWith("/{version}/messages") && ["store", "update", "batchStore", "batchUpdate"].includes(action(op)),
+    ops: (op) =>
+      op.path.startsWith("/{version}/messages") &&
+      ["store", "update", "batchStore", "batchUpdate"].includes(action(op)),
     edit: (s) => editProperty(s, "channels", (p) => clone(p.items!), "Message"),
   },
-  { id: "category-create-required", ops: (op) => ["POST /{version}/categories", "POST /{version}/categories/batch"].includes(op.key), edit: (s) => requireIn(s, "Category", ["name", "resource"]) },
+  {
+    id: "category-create-required",
+    ops: (op) => ["POST /{version}/categories", "POST /{version}/categories/batch"].includes(op.key),
+    edit: (s) => requireIn(s, "Category", ["name", "resource"]),
+  },
   {
     id: "field-create-required",
     ops: (op) => ["POST /{version}/users/{user}/fields", "POST /{version}/users/{user}/fields/batch"].includes(op.key),
-    edit: (s) => requireIn(s, "Field", ["name", "key", "type"]) + editProperty(s, "type", (p) => ({ ...p, enum: FIELD_TYPES }), "Field"),
+    edit: (s) =>
+      requireIn(s, "Field", ["name", "key", "type"]) +
+      editProperty(s, "type", (p) => ({ ...p, enum: FIELD_TYPES }), "Field"),
   },
   {
     id: "assignment-type-required",
@@ -60,9 +95,13 @@ const REQUEST_DEVIATIONS: Array<{ id: string; ops: (op: RefOp) => boolean; schem
   {
     id: "link-resources-shape",
     ops: (op) => ["attach", "detach", "sync", "toggle"].includes(action(op)),
-    edit: (s) => editProperty(s, "resources", () => ({
-      anyOf: [{ type: "array", items: { type: "integer" } }, { type: "object", additionalProperties: { type: "object" } }],
-    })),
+    edit: (s) =>
+      editProperty(s, "resources", () => ({
+        anyOf: [
+          { type: "array", items: { type: "integer" } },
+          { type: "object", additionalProperties: { type: "object" } },
+        ],
+      })),
   },
   {
     id: "update-keeps-file",
@@ -125,7 +164,10 @@ export class Targets {
   readonly factory: Factory;
   private readonly rows = new Map<string, Promise<Row>>();
 
-  constructor(readonly org: Organisation, readonly api: ReturnType<typeof client>) {
+  constructor(
+    readonly org: Organisation,
+    readonly api: ReturnType<typeof client>,
+  ) {
     this.factory = new Factory(api);
   }
 
@@ -157,13 +199,19 @@ export class Targets {
   }
 
   private group(op: Operation, kind: OperationKind): Operation | undefined {
-    return operations.find((o) => o.kind === kind && o.parent?.def === op.parent!.def && o.parent.route.path === op.parent!.route.path);
+    return operations.find(
+      (o) => o.kind === kind && o.parent?.def === op.parent!.def && o.parent.route.path === op.parent!.route.path,
+    );
   }
 
   private pivotBody(op: Operation): Record<string, unknown> | undefined {
     const pivot = pivotOf(op);
     if (!pivot || !Object.keys(pivot.fields).length) return undefined;
-    return Object.fromEntries(Object.entries(pivot.fields).filter(([, f]) => f.writable !== false).map(([n, f]) => [snake(n), scalarValue(n, f, fresh())]));
+    return Object.fromEntries(
+      Object.entries(pivot.fields)
+        .filter(([, f]) => f.writable !== false)
+        .map(([n, f]) => [snake(n), scalarValue(n, f, fresh())]),
+    );
   }
 
   private async item(op: Operation, variant = 0): Promise<Record<string, unknown>> {
@@ -180,12 +228,16 @@ export class Targets {
     if (attach) {
       const id = await this.newRow(op.def);
       const pivot = this.pivotBody(op);
-      ok(await this.api.post(pathOf(attach, params), { resources: pivot ? { [id]: pivot } : [id] }), `attach ${op.path}`);
+      ok(
+        await this.api.post(pathOf(attach, params), { resources: pivot ? { [id]: pivot } : [id] }),
+        `attach ${op.path}`,
+      );
       return id;
     }
     const create = this.group(op, "create");
     const action = makingAction(op.def);
-    if (!create && action?.subject === op.parent!.def) return ok(await this.api.post(pathOf(action, params)), `${action.field} under ${op.path}`).id;
+    if (!create && action?.subject === op.parent!.def)
+      return ok(await this.api.post(pathOf(action, params)), `${action.field} under ${op.path}`).id;
     if (!create) throw new Error(`${op.method} ${op.path}: no way to link a new row`);
     return ok(await this.api.post(pathOf(create, params), await this.item(create)), `create ${create.path}`).id;
   }
@@ -194,7 +246,10 @@ export class Targets {
   private async existing(op: Operation, parent: number): Promise<number> {
     const list = this.group(op, "list");
     if (list) {
-      const rows = ok<Row[]>(await this.api.get(pathOf(list, { [op.parent!.def.param]: parent }, "limit=1")), `list ${list.path}`);
+      const rows = ok<Row[]>(
+        await this.api.get(pathOf(list, { [op.parent!.def.param]: parent }, "limit=1")),
+        `list ${list.path}`,
+      );
       if (rows[0]?.id) return rows[0].id;
     }
     return this.linked(op, parent);
@@ -204,7 +259,8 @@ export class Targets {
   private async actionInput(op: Operation): Promise<Record<string, unknown>> {
     const body: Record<string, unknown> = {};
     for (const name of Object.keys(op.action!.input!)) {
-      if (name !== "eventId") throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/targets.ts`);
+      if (name !== "eventId")
+        throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/targets.ts`);
       body.event_id = ok<Row[]>(await this.api.get("/v2/changes?limit=1"), "the change feed")[0].id;
     }
     return body;
@@ -215,7 +271,8 @@ export class Targets {
     const params: Record<string, number> = {};
     let child: () => Promise<number>;
     if (op.parent) {
-      const parent = destructive || op.kind === "attach" ? await this.newRow(op.parent.def) : await this.seeded(op.parent.def);
+      const parent =
+        destructive || op.kind === "attach" ? await this.newRow(op.parent.def) : await this.seeded(op.parent.def);
       params[op.parent.def.param] = parent;
       child = () => (destructive ? this.linked(op, parent) : this.existing(op, parent));
       if (op.path.includes(`{${op.parent.route.param}}`)) params[op.parent.route.param] = await child();

@@ -52,7 +52,9 @@ export async function startReceiver(): Promise<Receiver> {
       const deadline = Date.now() + timeoutMs;
       while (!done(receiver.received)) {
         if (Date.now() > deadline) {
-          throw new Error(`the receiver did not get what was expected in ${timeoutMs} ms; it got: ${JSON.stringify(receiver.received.map((r) => [r.headers["x-muster-delivery"], r.body?.event]))}`);
+          throw new Error(
+            `the receiver did not get what was expected in ${timeoutMs} ms; it got: ${JSON.stringify(receiver.received.map((r) => [r.headers["x-muster-delivery"], r.body?.event]))}`,
+          );
         }
         await sleep(10);
       }

@@ -3,7 +3,18 @@ import { resourceNamed, resources } from "../../src/resources/index.ts";
 import { isOneToOne, operations, type Operation } from "../../src/resources/operations.ts";
 import { snake } from "../../src/core/names.ts";
 import { client, type Client, type Harness } from "../harness.ts";
-import { asJson, createOperationOf, Factory, fresh, ok, scalarValue, type Attrs, type BuildOptions, type Built, type Row } from "./factory.ts";
+import {
+  asJson,
+  createOperationOf,
+  Factory,
+  fresh,
+  ok,
+  scalarValue,
+  type Attrs,
+  type BuildOptions,
+  type Built,
+  type Row,
+} from "./factory.ts";
 import { fixedColumns, makingAction, nestedGroups, pathOf, topOp, type NestedGroup } from "./registry.ts";
 
 /**
@@ -11,11 +22,21 @@ import { fixedColumns, makingAction, nestedGroups, pathOf, topOp, type NestedGro
  * so that any row of the account can be recognised in a response body by that one word.
  */
 export function markValue(marker: string, f: FieldDef | undefined, value: unknown): unknown {
-  if (typeof value !== "string" || !f || (f.type !== "string" && f.type !== "text") || f.oneOf || value.startsWith("data:") || value.includes("\\")) return value;
+  if (
+    typeof value !== "string" ||
+    !f ||
+    (f.type !== "string" && f.type !== "text") ||
+    f.oneOf ||
+    value.startsWith("data:") ||
+    value.includes("\\")
+  )
+    return value;
   const candidates = f.pattern
     ? [`${marker}${value}`, `${marker}-${value.replace(/\s+/g, "-")}`, `${marker}_${value.replace(/[\s-]+/g, "_")}`]
     : [`${marker} ${value}`];
-  return candidates.find((c) => (!f.pattern || f.pattern.test(c)) && (f.max === undefined || c.length <= f.max)) ?? value;
+  return (
+    candidates.find((c) => (!f.pattern || f.pattern.test(c)) && (f.max === undefined || c.length <= f.max)) ?? value
+  );
 }
 
 function markAttrs(marker: string, fields: Record<string, FieldDef>, attrs: Attrs): Attrs {
@@ -26,7 +47,10 @@ function markAttrs(marker: string, fields: Record<string, FieldDef>, attrs: Attr
 
 /** The generic body builder of test/support/factory.ts, with every string it writes marked. */
 export class MarkedFactory extends Factory {
-  constructor(api: Client, readonly marker: string) {
+  constructor(
+    api: Client,
+    readonly marker: string,
+  ) {
     super(api);
   }
 
@@ -59,7 +83,11 @@ export class World {
   factory!: MarkedFactory;
   private readonly keys = new Map<string, string>();
 
-  constructor(readonly h: Harness, readonly account: string, readonly marker: string) {}
+  constructor(
+    readonly h: Harness,
+    readonly account: string,
+    readonly marker: string,
+  ) {}
 
   /** A key of this account holding `scopes` (space separated), bound to the world's user; cached. */
   async key(scopes: string): Promise<string> {
@@ -90,7 +118,13 @@ export class World {
 
   async seed(): Promise<this> {
     const bootstrap = client(this.h, await this.h.key(this.account, "*"));
-    this.user = ok(await bootstrap.post("/v2/users", { name: `${this.marker} Keyholder`, email: `${this.marker}keyholder@example.com` }), "seed user");
+    this.user = ok(
+      await bootstrap.post("/v2/users", {
+        name: `${this.marker} Keyholder`,
+        email: `${this.marker}keyholder@example.com`,
+      }),
+      "seed user",
+    );
     this.api = await this.client("*");
     this.factory = new MarkedFactory(this.api, this.marker);
     for (const def of resources) {
@@ -98,7 +132,8 @@ export class World {
       this.rows.set(def.name, await this.anyRow(def));
     }
     for (const g of nestedGroups()) this.pairs.set(g.key, await this.seedPair(g));
-    for (const op of operations) if (op.view && op.kind === "list") this.viewRows.set(op.view.path, await this.viewRow(op));
+    for (const op of operations)
+      if (op.view && op.kind === "list") this.viewRows.set(op.view.path, await this.viewRow(op));
     return this;
   }
 
@@ -127,7 +162,8 @@ export class World {
     const parent = this.row(g.parent);
     if (g.relation.kind === "belongsTo") {
       const child = parent[snake(g.relation.foreignKey)];
-      if (typeof child !== "number") throw new Error(`${g.key}: the seeded ${g.parent.name} has no ${g.relation.foreignKey}`);
+      if (typeof child !== "number")
+        throw new Error(`${g.key}: the seeded ${g.parent.name} has no ${g.relation.foreignKey}`);
       return { parent: parent.id, child };
     }
     return { parent: parent.id, child: await this.linkedChild(g, parent.id) };
@@ -138,7 +174,9 @@ export class World {
     const values: Attrs = {};
     const day = fresh();
     for (const [name, f] of Object.entries(pivot?.fields ?? {})) {
-      values[snake(name)] = f.references ? this.id(resourceNamed(f.references)) : markValue(this.marker, f, scalarValue(name, f, fresh(), 0, day));
+      values[snake(name)] = f.references
+        ? this.id(resourceNamed(f.references))
+        : markValue(this.marker, f, scalarValue(name, f, fresh(), 0, day));
     }
     return values;
   }
@@ -155,16 +193,23 @@ export class World {
   async linkedChild(g: NestedGroup, parent: number): Promise<number> {
     const create = g.ops.get("create");
     if (create) {
-      const row = ok(await this.api.post(pathOf(create, { [g.parent.param]: parent }), await this.nestedBody(g, { full: true })), `create under ${g.key}`);
+      const row = ok(
+        await this.api.post(pathOf(create, { [g.parent.param]: parent }), await this.nestedBody(g, { full: true })),
+        `create under ${g.key}`,
+      );
       return row.id;
     }
     const action = makingAction(g.def);
-    if (action?.subject === g.parent) return ok(await this.api.post(pathOf(action, { [g.parent.param]: parent })), `${action.field} under ${g.key}`).id;
+    if (action?.subject === g.parent)
+      return ok(await this.api.post(pathOf(action, { [g.parent.param]: parent })), `${action.field} under ${g.key}`).id;
     const attach = g.ops.get("attach");
     if (!attach) throw new Error(`${g.key}: neither create nor attach to link a row with`);
     const id = (await this.freshRow(g.def)).id;
     const pivot = g.pivot && Object.keys(g.pivot.fields).length ? this.pivotValues(g.pivot) : [];
-    ok(await this.api.post(pathOf(attach, { [g.parent.param]: parent }), { resources: { [id]: pivot } }), `attach under ${g.key}`);
+    ok(
+      await this.api.post(pathOf(attach, { [g.parent.param]: parent }), { resources: { [id]: pivot } }),
+      `attach under ${g.key}`,
+    );
     return id;
   }
 

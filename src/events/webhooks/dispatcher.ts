@@ -5,7 +5,15 @@ import type { Database } from "../../db/prisma.ts";
 import type { EventBus } from "../../core/events.ts";
 import { readEvents, type FeedPosition } from "../feed.ts";
 import { eventPayload, type ChangeEventRecord } from "../../core/events.ts";
-import { claimWebhooks, moveCursor, pruneDeliveries, recordAttempt, releaseWebhook, type ClaimedWebhook, type WebhookState } from "./leases.ts";
+import {
+  claimWebhooks,
+  moveCursor,
+  pruneDeliveries,
+  recordAttempt,
+  releaseWebhook,
+  type ClaimedWebhook,
+  type WebhookState,
+} from "./leases.ts";
 import { deliveryIdOf, postEvent } from "./send.ts";
 import { retentionCutoff } from "../retention.ts";
 
@@ -36,7 +44,13 @@ const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 
 export type DispatcherConfig = Pick<
   Config,
-  "eventRetentionDays" | "webhookMaxAttempts" | "webhookTimeoutMs" | "webhookRetryBaseMs" | "webhookDisableAfterMs" | "webhookPollMs" | "webhooksAllowPrivate"
+  | "eventRetentionDays"
+  | "webhookMaxAttempts"
+  | "webhookTimeoutMs"
+  | "webhookRetryBaseMs"
+  | "webhookDisableAfterMs"
+  | "webhookPollMs"
+  | "webhooksAllowPrivate"
 >;
 
 /** What an attempt came to: delivered; failed, to be retried; failed for the last time (the event is given up on). */
@@ -74,17 +88,30 @@ export function retryDelayMs(baseMs: number, failedAttempts: number, random = Ma
 
 /** `86400000` → `24 h`, `90000` → `1.5 min`: how long a webhook failed, in its disabled reason. */
 export function describeDuration(ms: number): string {
-  for (const [size, unit] of [[3_600_000, "h"], [60_000, "min"], [1000, "s"]] as const) {
+  for (const [size, unit] of [
+    [3_600_000, "h"],
+    [60_000, "min"],
+    [1000, "s"],
+  ] as const) {
     if (ms >= size) return `${Number((ms / size).toFixed(1))} ${unit}`;
   }
   return `${ms} ms`;
 }
 
-export const subscribesTo = (types: readonly string[], type: string): boolean => types.includes("*") || types.includes(type);
+export const subscribesTo = (types: readonly string[], type: string): boolean =>
+  types.includes("*") || types.includes(type);
 
 const positionOf = (event: ChangeEventRecord): FeedPosition => ({ txid: event.txid, id: event.id });
 
-export function startDispatcher({ db, config, bus, logger, instanceId, concurrency = DISPATCH_CONCURRENCY, onAttempt }: DispatcherOptions): Dispatcher {
+export function startDispatcher({
+  db,
+  config,
+  bus,
+  logger,
+  instanceId,
+  concurrency = DISPATCH_CONCURRENCY,
+  onAttempt,
+}: DispatcherOptions): Dispatcher {
   const instance = instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const lease = leaseMs(config);
   const leaseFrom = (now: Date) => new Date(now.getTime() + lease);
@@ -107,10 +134,13 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
   function wake() {
     wakes++;
     if (stopping || wakeTimer) return;
-    wakeTimer = setTimeout(() => {
-      wakeTimer = null;
-      void tick();
-    }, Math.max(0, lastTick + WAKE_INTERVAL_MS - Date.now()));
+    wakeTimer = setTimeout(
+      () => {
+        wakeTimer = null;
+        void tick();
+      },
+      Math.max(0, lastTick + WAKE_INTERVAL_MS - Date.now()),
+    );
   }
 
   /** Runs a tick when the earliest retry this process scheduled is due (the poll would find it too, later). */
@@ -118,11 +148,14 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
     if (stopping || at.getTime() >= retryAt) return;
     if (retryTimer) clearTimeout(retryTimer);
     retryAt = at.getTime();
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      retryAt = Infinity;
-      wake();
-    }, Math.max(0, retryAt - Date.now()));
+    retryTimer = setTimeout(
+      () => {
+        retryTimer = null;
+        retryAt = Infinity;
+        wake();
+      },
+      Math.max(0, retryAt - Date.now()),
+    );
   }
 
   function tick(): Promise<void> {
@@ -163,7 +196,10 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
     const wakesBefore = wakes;
     const run = work(webhook)
       .catch((error: unknown) => {
-        logger.error({ err: error, webhook: webhook.id }, "Webhook dispatcher: delivering failed; the webhook is tried again later");
+        logger.error(
+          { err: error, webhook: webhook.id },
+          "Webhook dispatcher: delivering failed; the webhook is tried again later",
+        );
         return false;
       })
       .then((more) => {
@@ -177,7 +213,12 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
   async function work(webhook: ClaimedWebhook): Promise<boolean> {
     let held = true;
     try {
-      const events = await readEvents(db, { accountId: webhook.accountId, after: webhook.cursor, notifying: true, limit: EVENTS_PER_CLAIM });
+      const events = await readEvents(db, {
+        accountId: webhook.accountId,
+        after: webhook.cursor,
+        notifying: true,
+        limit: EVENTS_PER_CLAIM,
+      });
       /** Events passed over since the cursor last moved: it moves past them with the next attempt, or at the end. */
       let passed: FeedPosition | null = null;
       for (const event of events) {
@@ -207,28 +248,55 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
    * POSTs `event` and records the attempt. "held": the lease is still this process's, go on; "released": the webhook
    * was given back (a retry is pending, or it was disabled); "lost": another took it, or it is gone or disabled.
    */
-  async function deliver(webhook: ClaimedWebhook, event: ChangeEventRecord, passed: FeedPosition | null): Promise<"held" | "released" | "lost"> {
+  async function deliver(
+    webhook: ClaimedWebhook,
+    event: ChangeEventRecord,
+    passed: FeedPosition | null,
+  ): Promise<"held" | "released" | "lost"> {
     const attempt = webhook.attempts + 1;
     const deliveryId = deliveryIdOf(webhook.id, event.id);
     const result = await postEvent({
-      url: webhook.url, secret: webhook.secret, body: JSON.stringify(eventPayload(event)), eventType: event.type, deliveryId,
-      timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhooksAllowPrivate,
+      url: webhook.url,
+      secret: webhook.secret,
+      body: JSON.stringify(eventPayload(event)),
+      eventType: event.type,
+      deliveryId,
+      timeoutMs: config.webhookTimeoutMs,
+      allowPrivate: config.webhooksAllowPrivate,
     });
     const now = new Date();
     let outcome: DeliveryOutcome;
     let state: WebhookState;
     if (result.succeeded) {
       outcome = "delivered";
-      state = { cursor: positionOf(event), attempts: 0, failingSince: null, nextAttemptAt: null, claimedUntil: leaseFrom(now) };
+      state = {
+        cursor: positionOf(event),
+        attempts: 0,
+        failingSince: null,
+        nextAttemptAt: null,
+        claimedUntil: leaseFrom(now),
+      };
     } else {
       const failingSince = webhook.failingSince ?? now;
       if (attempt >= config.webhookMaxAttempts) {
         outcome = "abandoned";
-        state = { cursor: positionOf(event), attempts: 0, failingSince, nextAttemptAt: null, claimedUntil: leaseFrom(now) };
+        state = {
+          cursor: positionOf(event),
+          attempts: 0,
+          failingSince,
+          nextAttemptAt: null,
+          claimedUntil: leaseFrom(now),
+        };
       } else {
         outcome = "failed";
         const nextAttemptAt = new Date(now.getTime() + retryDelayMs(config.webhookRetryBaseMs, attempt));
-        state = { cursor: passed ?? webhook.cursor, attempts: attempt, failingSince, nextAttemptAt, claimedUntil: null };
+        state = {
+          cursor: passed ?? webhook.cursor,
+          attempts: attempt,
+          failingSince,
+          nextAttemptAt,
+          claimedUntil: null,
+        };
       }
       if (now.getTime() - failingSince.getTime() >= config.webhookDisableAfterMs) {
         state.disabledReason = `Deliveries failed for ${describeDuration(now.getTime() - failingSince.getTime())}; last error: ${result.error}`;
@@ -236,15 +304,24 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
       }
     }
     const log = {
-      eventId: event.id, eventType: event.type, deliveryId, attempt, statusCode: result.statusCode, durationMs: result.durationMs,
-      error: result.error, succeeded: result.succeeded,
+      eventId: event.id,
+      eventType: event.type,
+      deliveryId,
+      attempt,
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      error: result.error,
+      succeeded: result.succeeded,
     };
     const kept = await recordAttempt(db, webhook, instance, log, state, now);
     onAttempt?.(outcome);
     if (!kept) return "lost";
     Object.assign(webhook, { cursor: state.cursor, attempts: state.attempts, failingSince: state.failingSince });
     if (outcome === "abandoned") {
-      logger.warn({ webhook: webhook.id, event: event.id, type: event.type, attempts: attempt, error: result.error }, "Webhook gave up on an event after its last attempt");
+      logger.warn(
+        { webhook: webhook.id, event: event.id, type: event.type, attempts: attempt, error: result.error },
+        "Webhook gave up on an event after its last attempt",
+      );
     }
     if (state.disabledReason !== undefined) {
       logger.warn({ webhook: webhook.id, reason: state.disabledReason }, "Webhook disabled");
@@ -280,7 +357,9 @@ export function startDispatcher({ db, config, bus, logger, instanceId, concurren
       if (next.done) return;
       if (next.value.events.some((event) => event.notify)) wake();
     }
-  })().catch((error: unknown) => logger.error({ err: error }, "Webhook dispatcher: the event bus failed; polling only"));
+  })().catch((error: unknown) =>
+    logger.error({ err: error }, "Webhook dispatcher: the event bus failed; polling only"),
+  );
 
   pruning = prune();
   wake();

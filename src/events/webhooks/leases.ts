@@ -30,7 +30,6 @@ export interface ClaimedWebhook {
   failingSince: Date | null;
 }
 
-
 type Db = Pick<Database, "provider" | "prisma" | "store">;
 
 /** How long a statement of the dispatcher may wait for the app's write transactions (one at a time on SQLite). */
@@ -38,7 +37,10 @@ const WAIT_MS = 10_000;
 
 /** `work` in one short transaction, with a way to write out its statements. */
 function inTransaction<T>(db: Db, work: (sql: TransactionSql) => Promise<T>): Promise<T> {
-  return db.store.transaction(mayRunTwice((tx) => work(tx.sql)), { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS });
+  return db.store.transaction(
+    mayRunTwice((tx) => work(tx.sql)),
+    { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS },
+  );
 }
 
 /** Placeholders and values for one statement, in either dialect. */
@@ -69,7 +71,17 @@ function parseEvents(value: unknown): string[] {
   return Array.isArray(list) ? list.filter((t): t is string => typeof t === "string") : [];
 }
 
-function toClaimed([id, accountId, url, secret, events, cursorTxid, cursorId, attempts, failingSince]: unknown[]): ClaimedWebhook {
+function toClaimed([
+  id,
+  accountId,
+  url,
+  secret,
+  events,
+  cursorTxid,
+  cursorId,
+  attempts,
+  failingSince,
+]: unknown[]): ClaimedWebhook {
   return {
     id: Number(id),
     accountId: Number(accountId),
@@ -82,7 +94,17 @@ function toClaimed([id, accountId, url, secret, events, cursorTxid, cursorId, at
   };
 }
 
-const RETURNED = ["id", "accountId", "url", "secret", "events", "cursorTxid", "cursorId", "attempts", "failingSince"].map((c) => `"${c}"`);
+const RETURNED = [
+  "id",
+  "accountId",
+  "url",
+  "secret",
+  "events",
+  "cursorTxid",
+  "cursorId",
+  "attempts",
+  "failingSince",
+].map((c) => `"${c}"`);
 
 /**
  * Claims up to `limit` enabled webhooks that are due (no retry pending, or its time has come), not leased to anyone,
@@ -93,7 +115,13 @@ const RETURNED = ["id", "accountId", "url", "secret", "events", "cursorTxid", "c
  * claiming at the same moment skip each other's rows instead of waiting for them or taking them twice. On SQLite one
  * statement writes at a time, which is enough.
  */
-export async function claimWebhooks(db: Db, instance: string, now: Date, until: Date, limit: number): Promise<ClaimedWebhook[]> {
+export async function claimWebhooks(
+  db: Db,
+  instance: string,
+  now: Date,
+  until: Date,
+  limit: number,
+): Promise<ClaimedWebhook[]> {
   const q = statement(db);
   // In the order of the SQL text: SQLite's placeholders are numbered by where they stand.
   const lease = `"claimedBy" = ${q.value(instance)}, "claimedUntil" = ${q.time(until)}`;
@@ -104,9 +132,12 @@ export async function claimWebhooks(db: Db, instance: string, now: Date, until: 
     `SELECT 1 FROM "ChangeEvent" e WHERE e."accountId" = w."accountId" AND ${beyond} AND e."notify" = ${q.bool(true)}`;
   const due = `w."enabled" = ${enabled} AND (w."nextAttemptAt" IS NULL OR w."nextAttemptAt" <= ${at})
     AND (w."claimedUntil" IS NULL OR w."claimedUntil" <= ${q.pg ? at : q.time(now)})
-    AND ${q.pg ? `EXISTS (${pending(`(e."txid", e."id") > (w."cursorTxid", w."cursorId") AND ${visibleOnPostgres("e")}`)})`
-      // A row comparison seeks on txid alone on SQLite, where every event's is 0 (see `feedQuery` in ../feed.ts).
-      : `(EXISTS (${pending(`e."txid" = w."cursorTxid" AND e."id" > w."cursorId"`)}) OR EXISTS (${pending(`e."txid" > w."cursorTxid"`)}))`}`;
+    AND ${
+      q.pg
+        ? `EXISTS (${pending(`(e."txid", e."id") > (w."cursorTxid", w."cursorId") AND ${visibleOnPostgres("e")}`)})`
+        : // A row comparison seeks on txid alone on SQLite, where every event's is 0 (see `feedQuery` in ../feed.ts).
+          `(EXISTS (${pending(`e."txid" = w."cursorTxid" AND e."id" > w."cursorId"`)}) OR EXISTS (${pending(`e."txid" > w."cursorTxid"`)}))`
+    }`;
   const order = `ORDER BY w."claimedUntil" ASC NULLS FIRST, w."id" LIMIT ${q.value(limit)}`;
   const sql = q.pg
     ? `WITH picked AS (SELECT w."id" FROM "Webhook" w WHERE ${due} ${order} FOR UPDATE OF w SKIP LOCKED)
@@ -157,21 +188,42 @@ function updateHeld(q: ReturnType<typeof statement>, webhook: ClaimedWebhook, in
  * it (`updateHeld`); false when it no longer does (the lease ran out and another instance took it over, the webhook
  * was disabled or deleted): the caller then stops working it. The attempt is logged either way, since it was made.
  */
-export async function recordAttempt(db: Db, webhook: ClaimedWebhook, instance: string, log: AttemptLog, state: WebhookState, now: Date): Promise<boolean> {
+export async function recordAttempt(
+  db: Db,
+  webhook: ClaimedWebhook,
+  instance: string,
+  log: AttemptLog,
+  state: WebhookState,
+  now: Date,
+): Promise<boolean> {
   const update = statement(db);
   const set = [
-    `"cursorTxid" = ${update.txid(state.cursor.txid)}`, `"cursorId" = ${update.value(state.cursor.id)}`, `"attempts" = ${update.value(state.attempts)}`,
-    `"failingSince" = ${update.time(state.failingSince)}`, `"nextAttemptAt" = ${update.time(state.nextAttemptAt)}`, `"updatedAt" = ${update.time(now)}`,
+    `"cursorTxid" = ${update.txid(state.cursor.txid)}`,
+    `"cursorId" = ${update.value(state.cursor.id)}`,
+    `"attempts" = ${update.value(state.attempts)}`,
+    `"failingSince" = ${update.time(state.failingSince)}`,
+    `"nextAttemptAt" = ${update.time(state.nextAttemptAt)}`,
+    `"updatedAt" = ${update.time(now)}`,
   ];
-  if (state.disabledReason !== undefined) set.push(`"enabled" = ${update.bool(false)}`, `"disabledReason" = ${update.value(state.disabledReason)}`);
+  if (state.disabledReason !== undefined)
+    set.push(`"enabled" = ${update.bool(false)}`, `"disabledReason" = ${update.value(state.disabledReason)}`);
   if (state.claimedUntil) set.push(`"claimedUntil" = ${update.time(state.claimedUntil)}`);
   else set.push(`"claimedBy" = NULL`, `"claimedUntil" = ${update.time(now)}`);
   const updateSql = updateHeld(update, webhook, instance, set);
 
   const insert = statement(db);
   const values = [
-    insert.value(webhook.id), insert.value(webhook.accountId), insert.value(log.eventId), insert.value(log.eventType), insert.value(log.deliveryId),
-    insert.value(log.attempt), insert.value(log.statusCode), insert.value(log.durationMs), insert.value(log.error), insert.bool(log.succeeded), insert.time(now),
+    insert.value(webhook.id),
+    insert.value(webhook.accountId),
+    insert.value(log.eventId),
+    insert.value(log.eventType),
+    insert.value(log.deliveryId),
+    insert.value(log.attempt),
+    insert.value(log.statusCode),
+    insert.value(log.durationMs),
+    insert.value(log.error),
+    insert.bool(log.succeeded),
+    insert.time(now),
   ];
   const insertSql = `INSERT INTO "WebhookDelivery" ("webhookId", "accountId", "eventId", "eventType", "deliveryId", "attempt", "statusCode", "durationMs", "error", "succeeded", "createdAt")
     VALUES (${values.join(", ")})`;
@@ -179,15 +231,29 @@ export async function recordAttempt(db: Db, webhook: ClaimedWebhook, instance: s
   return inTransaction(db, async (tx) => {
     const updated = await tx.all(updateSql, update.params);
     // A webhook deleted meanwhile has no log to write to.
-    if (updated.length || (await tx.all(`SELECT 1 FROM "Webhook" WHERE "id" = ${insert.pg ? "$1" : "?"}`, [webhook.id])).length) await tx.all(insertSql, insert.params);
+    if (
+      updated.length ||
+      (await tx.all(`SELECT 1 FROM "Webhook" WHERE "id" = ${insert.pg ? "$1" : "?"}`, [webhook.id])).length
+    )
+      await tx.all(insertSql, insert.params);
     return updated.length === 1;
   });
 }
 
 /** Moves the cursor past events the webhook does not subscribe to, renewing the lease; false when the lease is lost. */
-export async function moveCursor(db: Db, webhook: ClaimedWebhook, instance: string, cursor: FeedPosition, claimedUntil: Date): Promise<boolean> {
+export async function moveCursor(
+  db: Db,
+  webhook: ClaimedWebhook,
+  instance: string,
+  cursor: FeedPosition,
+  claimedUntil: Date,
+): Promise<boolean> {
   const q = statement(db);
-  const sql = updateHeld(q, webhook, instance, [`"cursorTxid" = ${q.txid(cursor.txid)}`, `"cursorId" = ${q.value(cursor.id)}`, `"claimedUntil" = ${q.time(claimedUntil)}`]);
+  const sql = updateHeld(q, webhook, instance, [
+    `"cursorTxid" = ${q.txid(cursor.txid)}`,
+    `"cursorId" = ${q.value(cursor.id)}`,
+    `"claimedUntil" = ${q.time(claimedUntil)}`,
+  ]);
   return (await inTransaction(db, (tx) => tx.all(sql, q.params))).length === 1;
 }
 
@@ -199,4 +265,5 @@ export async function releaseWebhook(db: Db, webhookId: number, instance: string
 }
 
 /** Deletes up to `limit` delivery-log rows written before `before`; how many it deleted. */
-export const pruneDeliveries = (db: Db, before: Date, limit: number): Promise<number> => deleteOlderThan(db.prisma, "WebhookDelivery", before, limit);
+export const pruneDeliveries = (db: Db, before: Date, limit: number): Promise<number> =>
+  deleteOlderThan(db.prisma, "WebhookDelivery", before, limit);

@@ -47,10 +47,15 @@ export async function sendTest({ row, ctx }: Args): Promise<number> {
 /** One more attempt at a retained event of the account, as the dispatcher sends it; answers its delivery-log row's id. */
 export async function redeliver({ row, input, ctx }: Args): Promise<number> {
   const event = await eventById(ctx.store, ctx.auth!.accountId, input.eventId as number);
-  if (!event) throw validationError({ event_id: [`The event ${input.eventId} is not a retained event of this account.`] });
+  if (!event)
+    throw validationError({ event_id: [`The event ${input.eventId} is not a retained event of this account.`] });
   const attempts = await ctx.store.count("WebhookDelivery", { where: { webhookId: row.id, eventId: event.id } });
   return deliver(ctx, row, {
-    body: JSON.stringify(eventPayload(event)), eventType: event.type, eventId: event.id, deliveryId: deliveryIdOf(row.id, event.id), attempt: attempts + 1,
+    body: JSON.stringify(eventPayload(event)),
+    eventType: event.type,
+    eventId: event.id,
+    deliveryId: deliveryIdOf(row.id, event.id),
+    attempt: attempts + 1,
   });
 }
 
@@ -64,15 +69,30 @@ interface Attempt {
 
 async function deliver(ctx: Context, webhook: Row, attempt: Attempt): Promise<number> {
   const result: DeliveryResult = await postEvent({
-    url: webhook.url, secret: webhook.secret, body: attempt.body, eventType: attempt.eventType, deliveryId: attempt.deliveryId,
-    timeoutMs: ctx.config.webhookTimeoutMs, allowPrivate: ctx.config.webhooksAllowPrivate,
+    url: webhook.url,
+    secret: webhook.secret,
+    body: attempt.body,
+    eventType: attempt.eventType,
+    deliveryId: attempt.deliveryId,
+    timeoutMs: ctx.config.webhookTimeoutMs,
+    allowPrivate: ctx.config.webhooksAllowPrivate,
   });
-  const logged = await inTransaction(ctx, (tx) => tx.create("WebhookDelivery", {
-    data: {
-      webhookId: webhook.id, accountId: ctx.auth!.accountId, eventId: attempt.eventId, eventType: attempt.eventType, deliveryId: attempt.deliveryId,
-      attempt: attempt.attempt, statusCode: result.statusCode, durationMs: result.durationMs, error: result.error, succeeded: result.succeeded,
-    },
-  }));
+  const logged = await inTransaction(ctx, (tx) =>
+    tx.create("WebhookDelivery", {
+      data: {
+        webhookId: webhook.id,
+        accountId: ctx.auth!.accountId,
+        eventId: attempt.eventId,
+        eventType: attempt.eventType,
+        deliveryId: attempt.deliveryId,
+        attempt: attempt.attempt,
+        statusCode: result.statusCode,
+        durationMs: result.durationMs,
+        error: result.error,
+        succeeded: result.succeeded,
+      },
+    }),
+  );
   return logged.id;
 }
 

@@ -49,7 +49,12 @@ export function postEvent(delivery: Delivery): Promise<DeliveryResult> {
       if (settled) return;
       settled = true;
       const succeeded = error === null && statusCode !== null && statusCode >= 200 && statusCode < 300;
-      resolve({ statusCode, durationMs: Math.round(performance.now() - started), error: succeeded ? null : (error ?? `HTTP ${statusCode}`), succeeded });
+      resolve({
+        statusCode,
+        durationMs: Math.round(performance.now() - started),
+        error: succeeded ? null : (error ?? `HTTP ${statusCode}`),
+        succeeded,
+      });
     };
     let url: URL;
     try {
@@ -60,15 +65,24 @@ export function postEvent(delivery: Delivery): Promise<DeliveryResult> {
     const secure = url.protocol === "https:";
     if (!secure && url.protocol !== "http:") return finish(null, `unsupported protocol ${url.protocol}`);
     const host = url.hostname.replace(/^\[|\]$/g, "");
-    if (isIP(host) && !delivery.allowPrivate && isPrivateAddress(host)) return finish(null, `${host} is a private address`);
-    const request = (secure ? https : http).request(url, {
-      method: "POST", headers, agent: secure ? agents.https : agents.http, lookup: guardedLookup(delivery.allowPrivate), timeout: delivery.timeoutMs,
-    }, (response) => {
-      // The body is read and dropped, so the connection can be reused; the status is the answer.
-      response.on("data", () => {});
-      response.on("end", () => finish(response.statusCode ?? null, null));
-      response.on("error", (error) => finish(response.statusCode ?? null, error.message));
-    });
+    if (isIP(host) && !delivery.allowPrivate && isPrivateAddress(host))
+      return finish(null, `${host} is a private address`);
+    const request = (secure ? https : http).request(
+      url,
+      {
+        method: "POST",
+        headers,
+        agent: secure ? agents.https : agents.http,
+        lookup: guardedLookup(delivery.allowPrivate),
+        timeout: delivery.timeoutMs,
+      },
+      (response) => {
+        // The body is read and dropped, so the connection can be reused; the status is the answer.
+        response.on("data", () => {});
+        response.on("end", () => finish(response.statusCode ?? null, null));
+        response.on("error", (error) => finish(response.statusCode ?? null, error.message));
+      },
+    );
     const timer = setTimeout(() => {
       finish(null, `timed out after ${delivery.timeoutMs} ms`);
       request.destroy();

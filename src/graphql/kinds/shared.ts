@@ -14,8 +14,16 @@ import { fixedPlan } from "../fixed-plans.ts";
 import type { ObjectRefs } from "../objects.ts";
 import type { Inputs } from "./inputs.ts";
 import {
-  dynamic, type Args, type ArgMap, type DynamicFieldBuilder, type DynamicInputFieldBuilder, type FieldMap, type FieldRef,
-  type InputFieldMap, type OutputRef, type Row,
+  dynamic,
+  type Args,
+  type ArgMap,
+  type DynamicFieldBuilder,
+  type DynamicInputFieldBuilder,
+  type FieldMap,
+  type FieldRef,
+  type InputFieldMap,
+  type OutputRef,
+  type Row,
 } from "../pothos-dynamic.ts";
 
 /*
@@ -52,12 +60,20 @@ export const idArg = (op: Operation, a: Args) => nullableIntArg(a, op.parent ? o
 export function childKeys(op: Operation, parent: Row): Row {
   const { def, relation } = op.parent!;
   if (relation.kind === "hasMany") return { [relation.foreignKey]: parent.id };
-  if (relation.kind === "morphOne" || relation.kind === "morphMany") return { modelType: def.morphClass, modelId: parent.id };
+  if (relation.kind === "morphOne" || relation.kind === "morphMany")
+    return { modelType: def.morphClass, modelId: parent.id };
   throw new Error(`${op.field}: no child keys for a ${relation.kind} relation`);
 }
 
 /** The one related row a nested single-row route addresses (parent `parentId`, related `id`), or 404. */
-export async function nestedRowOf(op: Operation, parentId: number, id: number | null | undefined, ctx: Context, tx: StoreReads, query: object = {}) {
+export async function nestedRowOf(
+  op: Operation,
+  parentId: number,
+  id: number | null | undefined,
+  ctx: Context,
+  tx: StoreReads,
+  query: object = {},
+) {
   const { def, relation } = op.parent!;
   const parent = await findOwned(ctx, tx, def, parentId);
   if (relation.kind === "belongsTo") {
@@ -97,7 +113,11 @@ export const camelPath = (key: string) => key.split(".").map(camel).join(".");
  * messages) keyed by `rename(key)`; when `graphqlPath` is given, the GraphQL input paths are registered beside it
  * (`inputPathsOf`), for an error whose own keys stay REST's. Any other error is passed on as it is.
  */
-export function renameFieldErrors(error: unknown, rename: (key: string) => string, graphqlPath?: (key: string) => string): unknown {
+export function renameFieldErrors(
+  error: unknown,
+  rename: (key: string) => string,
+  graphqlPath?: (key: string) => string,
+): unknown {
   if (!(error instanceof ApiError) || !error.fieldErrors) return error;
   const entries = Object.entries(error.fieldErrors);
   const renamed = new ApiError(error.code, error.message, Object.fromEntries(entries.map(([k, v]) => [rename(k), v])));
@@ -106,7 +126,11 @@ export function renameFieldErrors(error: unknown, rename: (key: string) => strin
 }
 
 /** `work`, its field errors renamed as `renameFieldErrors` does. */
-export const renamingErrors = <T>(work: Promise<T>, rename: (key: string) => string, graphqlPath?: (key: string) => string) =>
+export const renamingErrors = <T>(
+  work: Promise<T>,
+  rename: (key: string) => string,
+  graphqlPath?: (key: string) => string,
+) =>
   work.catch((e: unknown) => {
     throw renameFieldErrors(e, rename, graphqlPath);
   });
@@ -189,5 +213,9 @@ export interface PublicParts {
 
 /** The names a public mutation of `def` is made of. */
 export const publicNames = (p: PublicParts, def: ResourceDef) => ({
-  b: dynamic(p.builder), Name: pascal(def.name), Plural: pascal(def.plural), one: def.label.toLowerCase(), node: p.refs.objects.get(def.name),
+  b: dynamic(p.builder),
+  Name: pascal(def.name),
+  Plural: pascal(def.plural),
+  one: def.label.toLowerCase(),
+  node: p.refs.objects.get(def.name),
 });

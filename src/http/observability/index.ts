@@ -82,7 +82,12 @@ function operationOf(document: unknown, operationName: string | null | undefined
   return { name: op?.name?.value ?? "anonymous", type: op?.operation ?? "query" };
 }
 
-export function createObservability({ config, db, logStream, spanExporter }: { config: Config; db: Database } & ObservabilityOptions): Observability {
+export function createObservability({
+  config,
+  db,
+  logStream,
+  spanExporter,
+}: { config: Config; db: Database } & ObservabilityOptions): Observability {
   const logger = createLogger(config, logStream);
   const metrics = createMetrics({ acrossWorkers: config.workers > 1 && cluster.isWorker, commits: db.commits });
   const tracing = createTracing(config, spanExporter);
@@ -99,11 +104,13 @@ export function createObservability({ config, db, logStream, spanExporter }: { c
         endResponse(await probe(url.pathname, request, db, metrics, config.metricsToken));
       }
     },
-    onContextBuilding: ({ context }) => ({ context: built }) => {
-      const { request, auth } = (built ?? context) as unknown as Context & { request: Request };
-      const state = states.get(request);
-      if (state && auth) Object.assign(state, { account: auth.accountId, keyId: auth.keyId });
-    },
+    onContextBuilding:
+      ({ context }) =>
+      ({ context: built }) => {
+        const { request, auth } = (built ?? context) as unknown as Context & { request: Request };
+        const state = states.get(request);
+        if (state && auth) Object.assign(state, { account: auth.accountId, keyId: auth.keyId });
+      },
     onExecute({ args }) {
       const request = (args.contextValue as { request?: Request }).request;
       const state = request ? states.get(request) : undefined;
@@ -111,17 +118,28 @@ export function createObservability({ config, db, logStream, spanExporter }: { c
       // A client without a valid key could otherwise fill the label set with names of its choosing.
       metrics.operation((args.contextValue as Partial<Context>).auth ? name : UNAUTHENTICATED_OPERATION, type);
       if (state) state.operation = name;
-      const span = tracing && state?.span ? tracing.startChild(state.span, `graphql.${type} ${name}`, { "graphql.operation.name": name, "graphql.operation.type": type }) : null;
+      const span =
+        tracing && state?.span
+          ? tracing.startChild(state.span, `graphql.${type} ${name}`, {
+              "graphql.operation.name": name,
+              "graphql.operation.type": type,
+            })
+          : null;
       return {
         onExecuteDone({ result }) {
           const errors = "errors" in result ? ((result.errors ?? []) as GraphQLError[]) : [];
           if (state && errors.some((e) => e.extensions?.code === "RATE_LIMITED")) state.limited = true;
           // Logged here, before they are masked, while the request is at hand.
           for (const error of errors) {
-            if (request && toApiError(error).code === "INTERNAL") logInternalError(logger, error, { ids: idsOf(request), request });
+            if (request && toApiError(error).code === "INTERNAL")
+              logInternalError(logger, error, { ids: idsOf(request), request });
           }
           if (span) {
-            if (errors.length) span.setStatus({ code: SpanStatusCode.ERROR, message: String(errors[0].extensions?.code ?? errors[0].message) });
+            if (errors.length)
+              span.setStatus({
+                code: SpanStatusCode.ERROR,
+                message: String(errors[0].extensions?.code ?? errors[0].message),
+              });
             span.end();
           }
         },
@@ -135,22 +153,38 @@ export function createObservability({ config, db, logStream, spanExporter }: { c
       const seconds = (performance.now() - state.start) / 1000;
       const graphql = isGraphQL(url.pathname);
       const metricRoute = state.route?.template ?? (graphql ? "/graphql" : routeLabel(url.pathname, status));
-      const route = state.route ? `${state.route.method} ${state.route.template}` : graphql ? state.operation ?? "anonymous" : `${request.method} ${metricRoute}`;
+      const route = state.route
+        ? `${state.route.method} ${state.route.template}`
+        : graphql
+          ? (state.operation ?? "anonymous")
+          : `${request.method} ${metricRoute}`;
       metrics.request(metricRoute, request.method, status, seconds);
       if (status === 429 || state.limited) metrics.rateLimited();
       const ids = idsOf(request);
       const line = {
-        request_id: ids.requestId, trace_id: ids.traceId, account: state.account ?? null, key_id: state.keyId ?? null,
-        route, method: request.method, path: url.pathname, status, duration_ms: Number.isNaN(seconds) ? null : Math.round(seconds * 1e6) / 1e3,
-        client: clientAddress(request, serverContext as NodeServerContext, config.trustProxy), user_agent: request.headers.get("user-agent"),
+        request_id: ids.requestId,
+        trace_id: ids.traceId,
+        account: state.account ?? null,
+        key_id: state.keyId ?? null,
+        route,
+        method: request.method,
+        path: url.pathname,
+        status,
+        duration_ms: Number.isNaN(seconds) ? null : Math.round(seconds * 1e6) / 1e3,
+        client: clientAddress(request, serverContext as NodeServerContext, config.trustProxy),
+        user_agent: request.headers.get("user-agent"),
       };
       const level = status >= 500 ? "error" : probePaths.has(url.pathname) ? "debug" : "info";
       logger[level](line, "request");
       if (state.span) {
         state.span.updateName(graphql ? `${request.method} /graphql ${route}` : `${request.method} ${metricRoute}`);
         state.span.setAttributes({
-          "http.request.method": request.method, "url.path": url.pathname, "http.route": metricRoute, "http.response.status_code": status,
-          "muster.request_id": ids.requestId, ...(state.account !== undefined ? { "muster.account_id": state.account } : {}),
+          "http.request.method": request.method,
+          "url.path": url.pathname,
+          "http.route": metricRoute,
+          "http.response.status_code": status,
+          "muster.request_id": ids.requestId,
+          ...(state.account !== undefined ? { "muster.account_id": state.account } : {}),
         });
         if (status >= 500) state.span.setStatus({ code: SpanStatusCode.ERROR });
         state.span.end();
@@ -169,7 +203,8 @@ const logged = new WeakSet<object>();
  * `answer` is what the client is given instead (a masked error): it will not be logged again.
  */
 export function logInternalError(
-  logger: Logger, error: unknown,
+  logger: Logger,
+  error: unknown,
   { ids, request, answer }: { ids: { requestId?: unknown; traceId?: unknown }; request?: Request; answer?: object },
 ): void {
   if (answer) logged.add(answer);
@@ -178,5 +213,8 @@ export function logInternalError(
     logged.add(error);
   }
   const where = request ? { method: request.method, url: safeUrl(request.url) } : {};
-  logger.error({ err: error, request_id: ids.requestId ?? null, trace_id: ids.traceId ?? null, ...where }, error instanceof Error ? error.message : "Internal error");
+  logger.error(
+    { err: error, request_id: ids.requestId ?? null, trace_id: ids.traceId ?? null, ...where },
+    error instanceof Error ? error.message : "Internal error",
+  );
 }

@@ -5,8 +5,14 @@ export type { Logger };
 
 /** Paths pino censors wherever they appear in a log object: keys never reach the log. */
 const redacted = [
-  "authorization", "headers.authorization", "req.headers.authorization", "request.headers.authorization",
-  "apikey", "key", "*.authorization", "*.apikey",
+  "authorization",
+  "headers.authorization",
+  "req.headers.authorization",
+  "request.headers.authorization",
+  "apikey",
+  "key",
+  "*.authorization",
+  "*.apikey",
 ];
 
 let stdout: DestinationStream | undefined;

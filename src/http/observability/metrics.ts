@@ -31,36 +31,55 @@ export interface Metrics {
  * A Prometheus registry of one app instance, with the default process metrics. With `acrossWorkers` (a worker of
  * `WORKERS>1`), `text()` asks the primary for the metrics of all the workers, summed (see `serveClusterMetrics`).
  */
-export function createMetrics({ acrossWorkers = false, commits }: { acrossWorkers?: boolean; commits?: Readonly<CommitCounts> } = {}): Metrics {
+export function createMetrics({
+  acrossWorkers = false,
+  commits,
+}: { acrossWorkers?: boolean; commits?: Readonly<CommitCounts> } = {}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
-    name: "http_requests_total", help: "HTTP requests answered, by route template, method and status.",
-    labelNames: ["route", "method", "status"] as const, registers: [registry],
+    name: "http_requests_total",
+    help: "HTTP requests answered, by route template, method and status.",
+    labelNames: ["route", "method", "status"] as const,
+    registers: [registry],
   });
   const duration = new Histogram({
-    name: "http_request_duration_seconds", help: "Time to answer an HTTP request, by route template and method.",
-    labelNames: ["route", "method"] as const, registers: [registry],
+    name: "http_request_duration_seconds",
+    help: "Time to answer an HTTP request, by route template and method.",
+    labelNames: ["route", "method"] as const,
+    registers: [registry],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   });
   const operations = new Counter({
-    name: "graphql_operations_total", help: "GraphQL operations executed (REST requests run one named Rest_*), by name and type.",
-    labelNames: ["operation", "type"] as const, registers: [registry],
+    name: "graphql_operations_total",
+    help: "GraphQL operations executed (REST requests run one named Rest_*), by name and type.",
+    labelNames: ["operation", "type"] as const,
+    registers: [registry],
   });
   const rejections = new Counter({
-    name: "rate_limit_rejections_total", help: "Requests refused by the rate limit (429).", registers: [registry],
+    name: "rate_limit_rejections_total",
+    help: "Requests refused by the rate limit (429).",
+    registers: [registry],
   });
   const webhookAttempts = new Counter({
-    name: "webhook_deliveries_total", help: "Attempts to deliver an event to a webhook, by outcome (delivered, failed, abandoned).",
-    labelNames: ["outcome"] as const, registers: [registry],
+    name: "webhook_deliveries_total",
+    help: "Attempts to deliver an event to a webhook, by outcome (delivered, failed, abandoned).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
   });
   const commitCounters = [
     ["transactions", "db_write_transactions_total", "Write transactions of the app's own committed on SQLite."],
-    ["commits", "db_write_commits_total", "COMMITs those write transactions took: fewer than db_write_transactions_total when concurrent writes commit together (group commit)."],
+    [
+      "commits",
+      "db_write_commits_total",
+      "COMMITs those write transactions took: fewer than db_write_transactions_total when concurrent writes commit together (group commit).",
+    ],
   ] as const;
   for (const [count, name, help] of commits ? commitCounters : []) {
     new Counter({
-      name, help, registers: [registry],
+      name,
+      help,
+      registers: [registry],
       collect() {
         this.reset();
         this.inc(commits![count]);
@@ -100,7 +119,8 @@ export function serveClusterMetrics(): void {
     if (message?.type !== METRICS_REQUEST) return;
     aggregator.clusterMetrics().then(
       (text) => worker.isConnected() && worker.send({ type: METRICS_ANSWER, id: message.id, text }),
-      (error: Error) => worker.isConnected() && worker.send({ type: METRICS_ANSWER, id: message.id, error: error.message }),
+      (error: Error) =>
+        worker.isConnected() && worker.send({ type: METRICS_ANSWER, id: message.id, error: error.message }),
     );
   });
 }
@@ -112,7 +132,8 @@ function askPrimary(): Promise<string> {
     const onMessage = (message: { type?: unknown; id?: unknown; text?: string; error?: string }) => {
       if (message?.type !== METRICS_ANSWER || message.id !== id) return;
       done();
-      if (message.error !== undefined) reject(new Error(`The metrics of the workers are unavailable: ${message.error}`));
+      if (message.error !== undefined)
+        reject(new Error(`The metrics of the workers are unavailable: ${message.error}`));
       else resolve(message.text ?? "");
     };
     const timer = setTimeout(() => {

@@ -24,7 +24,10 @@ export type Readiness = { ready: true; maintenance: boolean } | { ready: false; 
 export async function readiness(db: Database): Promise<Readiness> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the database did not answer within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`the database did not answer within ${READY_TIMEOUT_MS} ms`)),
+      READY_TIMEOUT_MS,
+    );
   });
   try {
     const rows = await Promise.race([
@@ -38,7 +41,10 @@ export async function readiness(db: Database): Promise<Readiness> {
     if (pending.length) return { ready: false, reason: `${pending.length} migration(s) not applied`, pending };
     return { ready: true, maintenance: await Promise.race([isMaintenance(db.store), timeout]) };
   } catch (error) {
-    return { ready: false, reason: `database unavailable: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}` };
+    return {
+      ready: false,
+      reason: `database unavailable: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+    };
   } finally {
     clearTimeout(timer);
   }
@@ -48,7 +54,11 @@ const shipped = new Map<string, string[]>();
 /** The migration folders of this build (read once). */
 function migrationNames(provider: Database["provider"]): string[] {
   let names = shipped.get(provider);
-  if (!names) shipped.set(provider, (names = listMigrations(provider === "postgresql" ? pgMigrationsDir : undefined).map((m) => m.name)));
+  if (!names)
+    shipped.set(
+      provider,
+      (names = listMigrations(provider === "postgresql" ? pgMigrationsDir : undefined).map((m) => m.name)),
+    );
   return names;
 }
 
@@ -61,15 +71,31 @@ function hasToken(request: Request, token: string): boolean {
 }
 
 /** Answers `/health`, `/ready` and `/metrics`. */
-export async function probe(path: string, request: Request, db: Database, metrics: Metrics, metricsToken: string | null): Promise<Response> {
+export async function probe(
+  path: string,
+  request: Request,
+  db: Database,
+  metrics: Metrics,
+  metricsToken: string | null,
+): Promise<Response> {
   if (path === "/health") return Response.json({ status: "ok" });
   if (path === "/ready") {
     const state = await readiness(db);
-    if (!state.ready) return Response.json({ status: "unavailable", reason: state.reason, ...(state.pending ? { pending_migrations: state.pending } : {}) }, { status: 503 });
+    if (!state.ready)
+      return Response.json(
+        {
+          status: "unavailable",
+          reason: state.reason,
+          ...(state.pending ? { pending_migrations: state.pending } : {}),
+        },
+        { status: 503 },
+      );
     return Response.json({ status: "ok", ...(state.maintenance ? { maintenance: true } : {}) });
   }
   if (metricsToken && !hasToken(request, metricsToken)) {
-    return errorResponse(new ApiError("UNAUTHENTICATED", "A valid metrics token is required."), idsOf(request), { "WWW-Authenticate": "Bearer" });
+    return errorResponse(new ApiError("UNAUTHENTICATED", "A valid metrics token is required."), idsOf(request), {
+      "WWW-Authenticate": "Bearer",
+    });
   }
   let text: string;
   try {

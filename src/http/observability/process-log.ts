@@ -22,12 +22,15 @@ export function processLog(env: NodeJS.ProcessEnv = process.env): ProcessLog {
   const detail = (error: unknown) => (stacks && error instanceof Error ? error : undefined);
   if (level === "silent") return { info() {}, warn() {}, error() {} };
   if (env.NODE_ENV === "production") {
-    const logger = pino({
-      level: "info",
-      base: { service: "muster", pid: process.pid },
-      timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label: string) => ({ level: label }) },
-    }, standardOutput());
+    const logger = pino(
+      {
+        level: "info",
+        base: { service: "muster", pid: process.pid },
+        timestamp: pino.stdTimeFunctions.isoTime,
+        formatters: { level: (label: string) => ({ level: label }) },
+      },
+      standardOutput(),
+    );
     // The process's own lines (started, listening, stopping) do not wait for more lines: they go with any request
     // lines before them, at once or, while a write is in flight, with the next periodic flush.
     return {

@@ -1,5 +1,20 @@
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, trace, type Context, type Span, type Tracer } from "@opentelemetry/api";
-import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from "@opentelemetry/api";
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type SpanExporter,
+} from "@opentelemetry/sdk-trace-base";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import type { Config } from "../../core/config.ts";
@@ -23,7 +38,10 @@ export interface Tracing {
  * OTLP/HTTP when `config.otlpTracesUrl` is set; otherwise one at a time to `exporter` (tests pass an
  * `InMemorySpanExporter`) or kept in memory. The provider is not registered globally.
  */
-export function createTracing(config: Pick<Config, "tracing" | "otlpTracesUrl" | "serviceName">, exporter?: SpanExporter): Tracing | null {
+export function createTracing(
+  config: Pick<Config, "tracing" | "otlpTracesUrl" | "serviceName">,
+  exporter?: SpanExporter,
+): Tracing | null {
   if (!config.tracing && !exporter) return null;
   const otlp = !exporter && config.otlpTracesUrl ? new OTLPTraceExporter({ url: config.otlpTracesUrl }) : null;
   const target = exporter ?? otlp ?? new InMemorySpanExporter();
@@ -35,8 +53,10 @@ export function createTracing(config: Pick<Config, "tracing" | "otlpTracesUrl" |
   return {
     tracer,
     exporter: target,
-    startRequestSpan: (request, name) => tracer.startSpan(name, { kind: SpanKind.SERVER }, parentOf(request.headers.get("traceparent"))),
-    startChild: (parent, name, attributes) => tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, trace.setSpan(ROOT_CONTEXT, parent)),
+    startRequestSpan: (request, name) =>
+      tracer.startSpan(name, { kind: SpanKind.SERVER }, parentOf(request.headers.get("traceparent"))),
+    startChild: (parent, name, attributes) =>
+      tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, trace.setSpan(ROOT_CONTEXT, parent)),
     close: () => provider.shutdown(),
   };
 }
@@ -47,7 +67,12 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 function parentOf(header: string | null): Context {
   const m = header ? TRACEPARENT.exec(header.trim().toLowerCase()) : null;
   if (!m || /^0+$/.test(m[1]) || /^0+$/.test(m[2])) return ROOT_CONTEXT;
-  return trace.setSpanContext(ROOT_CONTEXT, { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16) & TraceFlags.SAMPLED, isRemote: true });
+  return trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: m[1],
+    spanId: m[2],
+    traceFlags: parseInt(m[3], 16) & TraceFlags.SAMPLED,
+    isRemote: true,
+  });
 }
 
 /** An OpenTelemetry trace id (32 hex digits) in PERSCOM's trace id shape, a UUID: 8-4-4-4-12. */
