@@ -6,6 +6,8 @@ import { admissionOf, bearerOf } from "./admission.ts";
 import { authenticateSso, isJwt } from "./sso.ts";
 
 const subscribed = new Set(["active", "trialing", "trial"]);
+/** Whether an account in this subscription state is refused (402): only when subscriptions are enforced. */
+const unsubscribed = (config: Config, status: string) => config.subscriptionsEnforced && !subscribed.has(status);
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
@@ -44,7 +46,12 @@ const unauthenticated = () => ({ auth: null, failure: new ApiError("UNAUTHENTICA
 export async function authenticate(db: Database, config: Config, request: Request, url: URL): Promise<AuthResult> {
   const bearer = bearerOf(request, url);
   if (!bearer) return unauthenticated();
-  if (isJwt(bearer)) return subscribedOnly(db, config, await authenticateSso(db, request, bearer));
+  if (isJwt(bearer)) {
+    const sso = await authenticateSso(db, request, bearer);
+    if (!sso.auth) return sso;
+    if (unsubscribed(config, sso.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
+    return { auth: sso.auth, failure: null };
+  }
   const found = (await admissionOf(db, request, url)).key;
   const now = new Date();
   if (!found || found.revokedAt) return unauthenticated();
@@ -60,8 +67,7 @@ export async function authenticate(db: Database, config: Config, request: Reques
   }
   const claimed = request.headers.get("x-perscom-id");
   if (claimed !== null && claimed.trim() !== String(found.accountId)) return unauthenticated();
-  if (config.subscriptionsEnforced && !subscribed.has(found.subscriptionStatus))
-    return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
+  if (unsubscribed(config, found.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
   await recordUse(db, found, now);
   return {
     auth: {
@@ -73,16 +79,4 @@ export async function authenticate(db: Database, config: Config, request: Reques
     },
     failure: null,
   };
-}
-
-/** An SSO token's result, refused with 402 when subscriptions are enforced and its account has none. */
-async function subscribedOnly(db: Database, config: Config, result: AuthResult): Promise<AuthResult> {
-  if (!result.auth || !config.subscriptionsEnforced) return result;
-  const account = await db.prisma.account.findUnique({
-    where: { id: result.auth.accountId },
-    select: { subscriptionStatus: true },
-  });
-  return account && subscribed.has(account.subscriptionStatus)
-    ? result
-    : { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
 }

@@ -46,7 +46,8 @@ export function effectiveScopes(asked: readonly string[], permitted: readonly st
   return new Set(asked.filter((s) => allowed.has(s)));
 }
 
-export type SsoResult = { auth: Auth; failure: null } | { auth: null; failure: ApiError };
+/** The person's credential with their account's subscription state (read with the account's secret), or why not. */
+export type SsoResult = { auth: Auth; subscriptionStatus: string; failure: null } | { auth: null; failure: ApiError };
 
 /** The person an SSO token acts for, or why it is refused (401, saying which check failed). */
 export async function authenticateSso(db: Database, request: Request, token: string): Promise<SsoResult> {
@@ -65,7 +66,7 @@ export async function authenticateSso(db: Database, request: Request, token: str
     return refused("The SSO token's tenant is not the account X-Perscom-Id names.");
   const account = await db.prisma.account.findUnique({
     where: { id: Number(claimed) },
-    select: { id: true, ssoSecret: true },
+    select: { id: true, ssoSecret: true, subscriptionStatus: true },
   });
   if (!account?.ssoSecret)
     return refused("The account takes no SSO tokens: it has no SSO secret (sso:rotate makes one).");
@@ -95,6 +96,7 @@ export async function authenticateSso(db: Database, request: Request, token: str
       scopes: effectiveScopes(askedScopes(payload), permitted),
       credential: `sso:${account.id}:${person.id}`,
     },
+    subscriptionStatus: account.subscriptionStatus,
     failure: null,
   };
 }
