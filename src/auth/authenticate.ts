@@ -71,8 +71,10 @@ export async function authenticate(db: Database, config: Config, request: Reques
   await recordUse(db, found, now);
   return {
     auth: {
+      kind: "key",
       accountId: found.accountId,
       keyId: found.id,
+      clientId: null,
       userId: found.userId,
       scopes: new Set(JSON.parse(found.scopes) as string[]),
       credential: `key:${found.id}`,

@@ -90,8 +90,10 @@ export async function authenticateSso(db: Database, request: Request, token: str
   );
   return {
     auth: {
+      kind: "sso",
       accountId: account.id,
       keyId: null,
+      clientId: null,
       userId: person.id,
       scopes: effectiveScopes(askedScopes(payload), permitted),
       credential: `sso:${account.id}:${person.id}`,

@@ -6,13 +6,22 @@ import type { Store } from "../db/store.ts";
 import { rowBudget } from "../db/row-budget.ts";
 import type { EventBus } from "../core/events.ts";
 
-/** Who is calling: resolved from the request's credential (an API key, an SSO token) once per request. */
+/**
+ * What the credential is: an API key; a person's token (an SSO token another site signed, or an access token of our
+ * OpenID provider), which also holds the self-service rights; the CLI acting as the account.
+ */
+export type CredentialKind = "key" | "sso" | "oauth" | "cli";
+
+/** Who is calling: resolved from the request's credential (an API key, an SSO token, an access token) once per request. */
 export interface Auth {
+  kind: CredentialKind;
   accountId: number;
   /** The API key's id; null for another kind of credential. */
   keyId: number | null;
-  /** The person the credential acts for: a key's user, an SSO token's subject. */
+  /** The person the credential acts for: a key's user, an SSO token's or an access token's subject. */
   userId: number | null;
+  /** The OAuth `client_id` an access token was issued to; null for another kind of credential. */
+  clientId: string | null;
   scopes: ReadonlySet<string>;
   /** Names the credential for limits counted per credential (rate limit, open subscriptions): `key:12`, `sso:1:7`. */
   credential: string;
