@@ -6,7 +6,7 @@ import { isDeadlock } from "../db/postgres-errors.ts";
 import { advisoryWriteLock } from "../db/locks.ts";
 import { morphOwnersOf, resources } from "../resources/index.ts";
 import { knownScopes } from "../resources/scopes.ts";
-import { owned } from "./access.ts";
+import { owned, selfServiceInput } from "./access.ts";
 import { delegateOf, mayRunTwice, type Row, type StoredRow, type StoreTransaction } from "../db/store.ts";
 import { InsertedId } from "../db/writer.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
@@ -103,6 +103,7 @@ async function prepare(
   existing?: Row,
   { alongside }: WriteChecks = {},
 ) {
+  input = await selfServiceInput(ctx, tx, def, input, existing);
   const validated = validateResource(ctx, tx, def, input, {
     mode: existing ? "update" : "create",
     fixed,

@@ -66,8 +66,12 @@ const rowKind = (kind: Omit<FacadeKind, "field">, resolve: RowResolver): FacadeK
     }),
 });
 
+/** Whether a person's self-service right to write may stand in for `op`'s scope: one row's own columns, no link's. */
+const writesOneRow = (op: Operation) =>
+  (op.kind === "create" || op.kind === "update") && op.parent?.relation.kind !== "belongsToMany";
+
 async function resolveOne(op: Operation, resolve: RowResolver, a: Args, ctx: Context, query: object) {
-  guard(ctx, op.scopes);
+  guard(ctx, op.scopes, writesOneRow(op));
   const rel = op.parent?.relation;
   const model = rel?.kind === "belongsToMany" ? pivotOf(op).model : op.def.model;
   const selected = (query as { select?: Row; include?: Row }).select ?? (query as { include?: Row }).include ?? {};
@@ -344,7 +348,7 @@ function publicCreate(p: PublicParts, create: Operation) {
       description: p.withRoute(`Creates ${withArticle(one)}. ${resourceDescription(def)}`, create),
       args: { input: t.arg({ type: input, required: true, description: `The new ${one}'s attributes.` }) },
       resolve: async (_root: unknown, args: { input: Row }, ctx: Context, info: GraphQLResolveInfo) => {
-        guard(ctx, create.scopes);
+        guard(ctx, create.scopes, true);
         const row = await inTransaction(ctx, (tx) => createRow(ctx, tx, def, args.input));
         return { row: await reread(def, ctx, info, row.id) };
       },
@@ -370,7 +374,7 @@ function publicUpdate(p: PublicParts, update: Operation) {
         input: t.arg({ type: patch, required: true, description: "The attributes to change." }),
       },
       resolve: async (_root: unknown, args: { rowId: number; input: Row }, ctx: Context, info: GraphQLResolveInfo) => {
-        guard(ctx, update.scopes);
+        guard(ctx, update.scopes, true);
         const row = await inTransaction(ctx, async (tx) =>
           updateRow(ctx, tx, def, await findOwned(ctx, tx, def, args.rowId), args.input),
         );
