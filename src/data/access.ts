@@ -53,13 +53,19 @@ export function guard(ctx: Context, scopes: readonly string[], selfServiceWrites
 }
 
 /**
- * The account predicate, narrowed to a person's own rows where `verb` is held only through a self-service right:
- * every root query of a resource goes through this.
+ * The account predicate, narrowed to a person's own rows where `verb` (the operation's, on this resource) is held only
+ * through a self-service right: every root query of a resource goes through this. No verb: the account's rows (a
+ * parent looked up for an operation that does not read it).
  */
-export function owned(ctx: Context, def: ResourceDef, where: Record<string, unknown> = {}, verb: ScopeVerb = "view") {
+export function owned(
+  ctx: Context,
+  def: ResourceDef,
+  where: Record<string, unknown> = {},
+  verb: ScopeVerb | null = "view",
+) {
   if (def.link) return where;
   const account: Record<string, unknown> = { ...where, accountId: ctx.auth!.accountId };
-  const limit = selfServiceRows(ctx.auth, def, verb);
+  const limit = verb && selfServiceRows(ctx.auth, def, verb);
   if (!limit) return account;
   const and = account.AND === undefined ? [] : Array.isArray(account.AND) ? account.AND : [account.AND];
   return { ...account, AND: [...(and as unknown[]), limit] };
@@ -72,8 +78,9 @@ export async function findOwned(
   def: ResourceDef,
   id: number,
   query: object = {},
+  verb: ScopeVerb | null = "view",
 ): Promise<StoredRow> {
-  const row = await reads.findFirst(def.model, { ...query, where: owned(ctx, def, { id }) });
+  const row = await reads.findFirst(def.model, { ...query, where: owned(ctx, def, { id }, verb) });
   if (!row) throw notFound();
   rememberName(reads, def.model, row);
   if (Object.keys(query).length === 0) rememberRow(reads, def.model, row);
@@ -91,7 +98,7 @@ export const keyAndName = (def: ResourceDef) => ({
  * only what `keyAndName` reads.
  */
 export const findParent = (ctx: Context, tx: StoreReads, def: ResourceDef, id: number) =>
-  findOwned(ctx, tx, def, id, tracksRows(tx) ? {} : keyAndName(def));
+  findOwned(ctx, tx, def, id, tracksRows(tx) ? {} : keyAndName(def), null);
 
 export interface Page<T = unknown> {
   nodes: T[];
@@ -183,7 +190,11 @@ export async function selfServiceInput(
   if (!through) return input;
   const { me, right } = through;
   const allowed = new Set(right.fields ?? []);
-  const refused = Object.keys(input).filter((key) => input[key] !== undefined && !allowed.has(key));
+  const sets = right.sets?.(me) ?? {};
+  // A column the right sets may be sent as what it sets it to (`user_id` of one's own submission).
+  const refused = Object.keys(input).filter(
+    (key) => input[key] !== undefined && !allowed.has(key) && !(key in sets && input[key] === sets[key]),
+  );
   if (refused.length) {
     throw new ApiError(
       "FORBIDDEN",
@@ -194,5 +205,5 @@ export async function selfServiceInput(
   const limit = right.rows?.(me);
   if (existing && limit && !(await reads.count(def.model, { where: { id: existing.id, AND: [limit] } })))
     throw notFound();
-  return { ...input, ...right.sets?.(me) };
+  return { ...input, ...sets };
 }

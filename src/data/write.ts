@@ -235,8 +235,8 @@ export async function deleteRows(ctx: Context, tx: StoreTransaction, def: Resour
     await doomStoredFiles(tx, child, where);
     await deleteTracked(tx, child, where);
   }
-  await doomStoredFiles(tx, def, owned(ctx, def, { id: { in: ids } }));
-  await deleteTracked(tx, def, owned(ctx, def, { id: { in: ids } }), ids);
+  await doomStoredFiles(tx, def, owned(ctx, def, { id: { in: ids } }, "delete"));
+  await deleteTracked(tx, def, owned(ctx, def, { id: { in: ids } }, "delete"), ids);
 }
 
 /** Deletes the stored files of the rows about to be deleted, as the transaction commits (src/files/changes.ts). */

@@ -38,6 +38,7 @@ import {
   type PublicParts,
   type Row,
   type Words,
+  parentVerb,
 } from "./shared.ts";
 
 /*
@@ -140,7 +141,7 @@ export async function changeLinks(
   const pivot = pivotOf(op);
   const kind = op.kind as LinkKind;
   const work = inTransaction(ctx, async (tx) => {
-    const parent = await findOwned(ctx, tx, op.parent!.def, req.parentId, parentQuery);
+    const parent = await findOwned(ctx, tx, op.parent!.def, req.parentId, parentQuery, parentVerb(op));
     return pivot ? onLinks[kind](ctx, tx, pivot, parent.id, req) : onOwner[kind](op, ctx, tx, parent, req);
   });
   return rename ? renamingErrors(work, rename) : work;

@@ -33,6 +33,7 @@ import {
   type PublicParts,
   publicNames,
   type Row,
+  parentVerb,
 } from "./shared.ts";
 
 /*
@@ -180,14 +181,14 @@ const update = rowKind(
       ctx,
       async (tx) => {
         if (!op.parent) {
-          const existing = await findOwned(ctx, tx, op.def, idArg(op, a)!);
+          const existing = await findOwned(ctx, tx, op.def, idArg(op, a)!, {}, "update");
           return current(tx, await updateRow(ctx, tx, op.def, existing, inputArg(a, "input") ?? {}));
         }
         const { row } = await nestedRow(op, a, ctx, tx);
         if (op.parent.relation.kind !== "belongsToMany")
           return current(tx, await updateRow(ctx, tx, op.def, row, inputArg(a, "input") ?? {}));
         const pivot = pivotOf(op);
-        const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey] as number);
+        const related = await findOwned(ctx, tx, op.def, row[pivot.relatedKey] as number, {}, null);
         await updateRow(ctx, tx, op.def, related, inputArg(a, "input") ?? {});
         const pivotValues = await link.pivotData(ctx, tx, pivot, inputArg(a, "pivot"), "pivot");
         if (Object.keys(pivotValues).length) await updateTracked(ctx, tx, linkResourceOf(pivot), row.id, pivotValues);
@@ -208,7 +209,7 @@ const remove = rowKind(
   (op, a, ctx, { query }) =>
     inTransaction(ctx, async (tx) => {
       if (!op.parent) {
-        const row = await findOwned(ctx, tx, op.def, idArg(op, a)!, query);
+        const row = await findOwned(ctx, tx, op.def, idArg(op, a)!, query, "delete");
         await deleteRows(ctx, tx, op.def, [row.id]);
         return row;
       }
@@ -228,9 +229,9 @@ const associate = rowKind(
   },
   (op, a, ctx, { refetch }) =>
     inTransaction(ctx, async (tx) => {
-      const parent = await findOwned(ctx, tx, op.parent!.def, intArg(a, op.parent!.def.param));
+      const parent = await findOwned(ctx, tx, op.parent!.def, intArg(a, op.parent!.def.param), {}, parentVerb(op));
       const child = await tx.findFirst(op.def.model, {
-        where: owned(ctx, op.def, { id: a.relatedKey }),
+        where: owned(ctx, op.def, { id: a.relatedKey }, null),
         select: { id: true },
       });
       if (!child)
@@ -282,7 +283,7 @@ const action = rowKind(
   },
   async (op, a, ctx, { query }) => {
     const id = await runAction(op, intArg(a, op.subject!.param), inputArg(a, "input"), ctx);
-    return ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { id }) });
+    return ctx.store.findFirst(op.def.model, { ...query, where: owned(ctx, op.def, { id }, null) });
   },
 );
 
@@ -376,7 +377,7 @@ function publicUpdate(p: PublicParts, update: Operation) {
       resolve: async (_root: unknown, args: { rowId: number; input: Row }, ctx: Context, info: GraphQLResolveInfo) => {
         guard(ctx, update.scopes, true);
         const row = await inTransaction(ctx, async (tx) =>
-          updateRow(ctx, tx, def, await findOwned(ctx, tx, def, args.rowId), args.input),
+          updateRow(ctx, tx, def, await findOwned(ctx, tx, def, args.rowId, {}, "update"), args.input),
         );
         return { row: await reread(def, ctx, info, row.id) };
       },
@@ -403,6 +404,7 @@ function publicDelete(p: PublicParts, remove: Operation) {
             def,
             args.rowId,
             queryFromInfo({ context: ctx, info, typeName: Name, path: [def.name] }),
+            "delete",
           );
           await deleteRows(ctx, tx, def, [row.id]);
           return { row };
@@ -445,7 +447,9 @@ function publicAction(p: PublicParts, op: Operation) {
       ) => {
         const id = await runAction(op, args.rowId, args.input, ctx);
         const query = queryFromInfo({ context: ctx, info, typeName: pascal(answered.name), path: [answered.name] });
-        return { row: await ctx.store.findFirst(answered.model, { ...query, where: owned(ctx, answered, { id }) }) };
+        return {
+          row: await ctx.store.findFirst(answered.model, { ...query, where: owned(ctx, answered, { id }, null) }),
+        };
       },
     }),
   );
