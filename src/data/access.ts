@@ -2,7 +2,8 @@ import type { Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { ApiError, notFound, validationError } from "../core/errors.ts";
 import { rememberName, rememberRow, tracksRows } from "../db/transaction-names.ts";
-import type { StoredRow, StoreReads } from "../db/store.ts";
+import type { StoredRow } from "../db/models-by-name.ts";
+import type { StoreReads } from "../db/store-reads.ts";
 
 /** Fails unless the request is authenticated, subscribed and holds every scope (or `*`). */
 export function guard(ctx: Context, scopes: readonly string[]): number {
