@@ -3,7 +3,8 @@ import type { ResourceDef } from "../resources/define.ts";
 import { ApiError, notFound, validationError } from "../core/errors.ts";
 import { snake } from "../core/names.ts";
 import { rememberName, rememberRow, tracksRows } from "../db/transaction-names.ts";
-import type { StoredRow, StoreReads } from "../db/store.ts";
+import type { StoredRow } from "../db/models-by-name.ts";
+import type { StoreReads } from "../db/store-reads.ts";
 import { selfServiceRights, type SelfServiceRight, type Where } from "../resources/self-service.ts";
 
 /** The person a credential signs in as (an SSO token, a person's access token), who has the self-service rights. */

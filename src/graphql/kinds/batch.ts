@@ -12,7 +12,8 @@ import { capped, findOwned, guard, owned } from "../../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../../data/write.ts";
 import { updateTracked } from "../../data/tracked.ts";
 import * as link from "../../data/links.ts";
-import type { StoreReads, StoreTransaction } from "../../db/store.ts";
+import type { StoreReads } from "../../db/store-reads.ts";
+import type { StoreTransaction } from "../../db/transaction.ts";
 import type { Context } from "../../request/context.ts";
 import {
   camelPath,

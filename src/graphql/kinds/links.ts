@@ -6,7 +6,7 @@ import { operations, pivotOf, type Operation } from "../../resources/operations.
 import { fieldDescription } from "../../resources/descriptions.ts";
 import { capped, findOwned, guard } from "../../data/access.ts";
 import { inTransaction } from "../../data/write.ts";
-import type { StoreTransaction } from "../../db/store.ts";
+import type { StoreTransaction } from "../../db/transaction.ts";
 import * as link from "../../data/links.ts";
 import {
   dynamic,

@@ -13,7 +13,7 @@ import { createRow, deleteRows, inTransaction, updateRow } from "../../data/writ
 import { updateTracked } from "../../data/tracked.ts";
 import { writesIndependently } from "../../data/independent-writes.ts";
 import * as link from "../../data/links.ts";
-import type { StoreReads } from "../../db/store.ts";
+import type { StoreReads } from "../../db/store-reads.ts";
 import type { Context } from "../../request/context.ts";
 import { actionInputType, runAction } from "../actions.ts";
 import {

@@ -2,7 +2,7 @@ import { ApiError, notFound } from "../../core/errors.ts";
 import { camel, pascal } from "../../core/names.ts";
 import { findOwned, owned, type ScopeVerb } from "../../data/access.ts";
 import * as link from "../../data/links.ts";
-import type { StoreReads } from "../../db/store.ts";
+import type { StoreReads } from "../../db/store-reads.ts";
 import type { Context } from "../../request/context.ts";
 import { isOneToOne, pivotOf as pivotOfOp, type Operation } from "../../resources/operations.ts";
 import type { ResourceDef } from "../../resources/define.ts";
