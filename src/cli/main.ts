@@ -13,7 +13,7 @@ import {
   subscriptionStates,
 } from "../auth/accounts.ts";
 import { knownScopes } from "../auth/keys.ts";
-import { rotateSsoSecret } from "../auth/sso.ts";
+import { rotateSsoSecret } from "../resources/sso-secret.ts";
 import { parseDate } from "../core/dates.ts";
 import { isMaintenance, setMaintenance } from "../http/maintenance.ts";
 import { formatSummary, seedDemo } from "../seed/demo.ts";

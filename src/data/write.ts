@@ -119,6 +119,7 @@ async function prepare(
   } else {
     data = await validated;
   }
+  refuseAuthoringAsOthers(ctx, def, data, existing);
   const morphTo = Object.values(def.relations).find((r) => r.kind === "morphTo");
   if (morphTo?.kind === "morphTo") await validateMorphOwner(ctx, tx, data, morphOwnersOf(morphTo.morphRelation));
   for (const key of ["createdAt", "updatedAt"]) if (input[key] != null) data[key] = input[key];
@@ -184,6 +185,29 @@ export async function createRow(
   const row = await inserted;
   await def.hooks?.afterCreate?.({ row, ctx, tx, writes: recordWrites(ctx, tx) });
   return row;
+}
+
+/**
+ * A person's credential (an SSO or access token) writes as that person: a field that defaults to the caller
+ * (`author_id`, `assigned_by_id`) may name only them, on create and on update (or keep what the row has), unless the credential holds `*` (an
+ * administrator entering records for others). Whatever rights let a person write (their roles' scopes today,
+ * self-service rules later), none lets them put a record under another person's name. An API key acts for the
+ * account, not for a person: it may name anyone, as PERSCOM's keys do.
+ */
+function refuseAuthoringAsOthers(ctx: Context, def: ResourceDef, data: Record<string, unknown>, existing?: Row): void {
+  const auth = ctx.auth!;
+  if ((auth.kind !== "sso" && auth.kind !== "oauth") || auth.userId === null || auth.scopes.has("*")) return;
+  for (const [name, f] of Object.entries(def.fields)) {
+    const value = data[name];
+    // An update that sends the value the row already has (a client sending the whole record back) changes nothing.
+    if (!f.defaultsToCaller || value === undefined || value === auth.userId || (existing && value === existing[name]))
+      continue;
+    const field = snake(name);
+    throw new ApiError(
+      "FORBIDDEN",
+      `A person's token writes as that person: ${field} may only be your own user id (${auth.userId}), or left out; naming someone else needs the * scope.`,
+    );
+  }
 }
 
 /** Fills what a create leaves out: the caller as author, `order` after the last one in `scope`. */
