@@ -16,7 +16,7 @@ import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { operations, type Operation } from "../src/resources/operations.ts";
 import { selfServiceRights } from "../src/resources/self-service.ts";
-import { rotateSsoSecret } from "../src/auth/sso.ts";
+import { rotateSsoSecret } from "../src/resources/sso-secret.ts";
 import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { World } from "./support/world.ts";
 import { planValid, urlOf, type Planned } from "./support/plans.ts";
