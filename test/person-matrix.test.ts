@@ -31,10 +31,22 @@ const gqlSaid = (r: Reply) =>
   `${r.status} ${gqlCode(r)} ${JSON.stringify(r.body?.errors?.[0]?.message ?? r.body?.data ?? r.body).slice(0, 200)}`;
 const send = (api: Client, p: Planned) => api.send(p.method, urlOf(p), p.body);
 
-/** Whether the self-service rights stand in for every scope of `op`: reads, and single-row creates and updates. */
+/**
+ * Whether the self-service rights stand in for every scope of `op`: reads; single-row creates and updates where the
+ * right names fields; link operations its `links` name.
+ */
 function selfService(op: Operation): boolean {
   const writesOneRow = (op.kind === "create" || op.kind === "update") && op.parent?.relation.kind !== "belongsToMany";
-  return op.scopes.every((s) => s in selfServiceRights && (s.startsWith("view:") || writesOneRow));
+  return op.scopes.every((s) => {
+    const right = selfServiceRights[s];
+    if (!right) return false;
+    if (s.startsWith("view:")) return true;
+    if (writesOneRow && right.fields) return true;
+    return !!right.links?.some(
+      (l) =>
+        l.parent === op.parent?.def.name && l.field === op.parent.relation.field && l.kinds.includes(op.kind as never),
+    );
+  });
 }
 
 /**
@@ -55,6 +67,12 @@ function asOneself(op: Operation, plan: Planned, person: number): Planned {
     if ("author_id" in fields) fields.author_id = person;
     if (selfService(op) && op.kind === "create" && "user_id" in fields) fields.user_id = person;
   }
+  // A self-service link (a like) links the sender alone.
+  const listed = (plan.body as { resources?: unknown[] } | undefined)?.resources;
+  if (selfService(op) && (op.kind === "attach" || op.kind === "detach") && Array.isArray(listed))
+    (plan.body as { resources: unknown[] }).resources = [
+      typeof listed[0] === "object" && listed[0] ? { ...listed[0], id: person } : person,
+    ];
   return plan;
 }
 

@@ -131,6 +131,45 @@ describe("a person with no role permission", () => {
     expect(mine.body.data.map((s: { id: number }) => s.id)).toEqual([submitted.body.data.id]);
   });
 
+  test("marks their own task complete, and nothing else of it; not someone else's", async () => {
+    const task = await made("/v2/tasks", { title: "Self Clean Rifles" });
+    for (const user of [ids.me, ids.other])
+      expect((await admin.post(`/v2/users/${user}/tasks/attach`, { resources: [task] })).status).toBe(200);
+    const completedAt = "2026-12-03T10:00:00.000000Z";
+    const done = await me.patch(`/v2/users/${ids.me}/tasks/${task}/pivot`, { pivot: { completed_at: completedAt } });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const theirs = await me.patch(`/v2/users/${ids.other}/tasks/${task}/pivot`, {
+      pivot: { completed_at: completedAt },
+    });
+    expect(theirs.status).toBe(404);
+    const moved = await me.patch(`/v2/users/${ids.me}/tasks/${task}/pivot`, { pivot: { due_at: completedAt } });
+    expect(moved.status).toBe(403);
+    expect((await me.patch(`/v2/tasks/${task}`, { title: "Renamed" })).status).toBe(403);
+    const stored = await h.db.store.prisma.taskAssignment.findMany({
+      where: { taskId: task },
+      orderBy: { userId: "asc" },
+    });
+    expect(stored.map((a) => [a.userId, a.completedAt?.toISOString() ?? null, a.dueAt])).toEqual([
+      [ids.me, "2026-12-03T10:00:00.000Z", null],
+      [ids.other, null, null],
+    ]);
+    expect((await me.get("/v2/tasks")).body.data.map((t: { id: number }) => t.id)).toEqual([task]);
+  });
+
+  test("likes and unlikes a newsfeed item as themselves, never as someone else", async () => {
+    const item = (await admin.get("/v2/newsfeed")).body.data[0].id as number;
+    const likers = async () =>
+      (await h.db.store.prisma.newsfeedLike.findMany({ where: { newsfeedItemId: item } })).map((l) => l.userId);
+    const liked = await me.post(`/v2/newsfeed/${item}/likes/attach`, { resources: [ids.me] });
+    expect(liked.status, JSON.stringify(liked.body)).toBe(200);
+    expect(await likers()).toEqual([ids.me]);
+    expect((await me.post(`/v2/newsfeed/${item}/likes/attach`, { resources: [ids.other] })).status).toBe(403);
+    expect((await me.patch(`/v2/newsfeed/${item}/likes/sync`, { resources: [ids.me] })).status).toBe(403);
+    expect(await likers()).toEqual([ids.me]);
+    expect((await me.delete(`/v2/newsfeed/${item}/likes/detach`, { resources: [ids.me] })).status).toBe(200);
+    expect(await likers()).toEqual([]);
+  });
+
   test("everything else needs a role permission", async () => {
     for (const [method, path, body] of [
       ["delete", `/v2/users/${ids.me}`, undefined],

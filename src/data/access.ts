@@ -5,7 +5,12 @@ import { snake } from "../core/names.ts";
 import { rememberName, rememberRow, tracksRows } from "../db/transaction-names.ts";
 import type { StoredRow } from "../db/models-by-name.ts";
 import type { StoreReads } from "../db/store-reads.ts";
-import { selfServiceRights, type SelfServiceRight, type Where } from "../resources/self-service.ts";
+import {
+  selfServiceRights,
+  type SelfServiceLink,
+  type SelfServiceRight,
+  type Where,
+} from "../resources/self-service.ts";
 
 /** The person a credential signs in as (an SSO token, a person's access token), who has the self-service rights. */
 const personOf = (auth: Auth | null): number | null =>
@@ -23,7 +28,49 @@ const holdsOutright = (auth: Auth, scope: string) => auth.scopes.has("*") || aut
 export function holds(auth: Auth, scope: string, writes = false): boolean {
   if (holdsOutright(auth, scope)) return true;
   if (personOf(auth) == null || !(scope in selfServiceRights)) return false;
-  return writes || scope.startsWith("view:");
+  return scope.startsWith("view:") || (writes && !!selfServiceRights[scope].fields);
+}
+
+/** What a person's link operation must keep to: the links of the self-service rights its unheld scopes stand in for. */
+export function selfServiceLinks(
+  auth: Auth | null,
+  scopes: readonly string[],
+  parent: string,
+  field: string,
+  kind: string,
+): { me: number; links: SelfServiceLink[] } | null {
+  const me = personOf(auth);
+  if (me == null || !auth) return null;
+  const links: SelfServiceLink[] = [];
+  for (const scope of scopes) {
+    if (holdsOutright(auth, scope) || scope.startsWith("view:")) continue;
+    const found = selfServiceRights[scope]?.links?.find(
+      (l) => l.parent === parent && l.field === field && (l.kinds as readonly string[]).includes(kind),
+    );
+    if (!found) return null;
+    links.push(found);
+  }
+  return links.length ? { me, links } : null;
+}
+
+/** Fails unless a link operation through self-service rights keeps to them: the person's own parent, or only them linked. */
+export function checkSelfServiceLinks(
+  through: { me: number; links: SelfServiceLink[] },
+  parentId: number,
+  linked: readonly number[],
+  columns: Record<string, unknown> | undefined,
+): void {
+  for (const l of through.links) {
+    if (l.who === "parent" && parentId !== through.me) throw notFound();
+    if (l.who === "items" && linked.some((id) => id !== through.me))
+      throw new ApiError("FORBIDDEN", "You may link only yourself here (your own like).");
+    const refused = Object.keys(columns ?? {}).filter((c) => !(l.columns ?? []).includes(c));
+    if (refused.length)
+      throw new ApiError(
+        "FORBIDDEN",
+        `You may change only ${(l.columns ?? []).map(snake).join(", ") || "nothing"} here: not ${refused.map(snake).join(", ")}.`,
+      );
+  }
 }
 
 /** The self-service right `scope` is held through, with the person; null when it is held outright (or not at all). */

@@ -7,15 +7,27 @@
  * `rows` is a Prisma `where` on the resource's model, for the person `me`. Reads through a right see only those rows
  * (root lists and lookups, nested lists, REST includes); a row reached through a to-one relation of a row the person
  * may see is shown (a record's rank, its author). Writes through a right reach only those rows and may set only
- * `fields` (input keys of the registry); `sets` are columns a create gets whatever the input says.
+ * `fields` (input keys of the registry); `sets` are columns a create gets whatever the input says. A right with no
+ * `fields` writes no row. `links` are the link operations a right stands in for: on the relation `field` of the
+ * resource `parent`, of these kinds, where the parent is the person (`who: "parent"`, their own tasks) or the only
+ * rows linked are the person (`who: "items"`, a like), changing only the link `columns` named.
  */
 
 export type Where = Record<string, unknown>;
+
+export interface SelfServiceLink {
+  parent: string;
+  field: string;
+  kinds: ReadonlyArray<"attach" | "detach" | "sync" | "toggle" | "pivot">;
+  who: "parent" | "items";
+  columns?: readonly string[];
+}
 
 export interface SelfServiceRight {
   rows?: (me: number) => Where;
   fields?: readonly string[];
   sets?: (me: number) => Record<string, unknown>;
+  links?: readonly SelfServiceLink[];
 }
 
 const own = (me: number): Where => ({ userId: me });
@@ -47,6 +59,12 @@ export const selfServiceRights: Readonly<Record<string, SelfServiceRight>> = {
   // Their submissions, made as themselves.
   "view:submission": { rows: own },
   "create:submission": { fields: ["formId", "data"], sets: (me) => ({ userId: me }) },
-  // Their tasks.
+  // Their tasks, which they mark complete.
   "view:task": { rows: mine("assignments") },
+  "update:task": {
+    rows: mine("assignments"),
+    links: [{ parent: "user", field: "taskAssignments", kinds: ["pivot"], who: "parent", columns: ["completedAt"] }],
+  },
+  // Liking a newsfeed item, and unliking it, as themselves.
+  "update:newsfeed": { links: [{ parent: "newsfeedItem", field: "likes", kinds: ["attach", "detach"], who: "items" }] },
 };
