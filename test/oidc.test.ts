@@ -183,8 +183,7 @@ describe("authorization code with PKCE", () => {
     expect(me.body).toEqual({ data: { me: { name: "Ann Smith" } } });
     const users = await api(tokens.access_token, "GET", "/v2/users");
     expect(users.status).toBe(200);
-    // view:rank is the client's and the person's, but the token did not ask for it; create:rank was not granted.
-    expect((await api(tokens.access_token, "GET", "/v2/ranks")).status).toBe(403);
+    // create:rank is the client's, but the person's roles do not permit it: not granted.
     expect((await api(tokens.access_token, "POST", "/v2/ranks", { name: "General" })).status).toBe(403);
   });
 
@@ -387,17 +386,17 @@ describe("refusals", () => {
 
   test("removing a role takes effect on the token's next request", async () => {
     const config = await publicConfig();
-    const bob = await person(admin, "Bob Jones", "bob@example.com", ["view:rank"]);
+    const bob = await person(admin, "Bob Jones", "bob@example.com", ["create:rank"]);
     const { tokens } = await signIn(config, {
       redirectUri: SPA_REDIRECT,
-      scope: "openid view:rank",
+      scope: "openid create:rank",
       email: "bob@example.com",
     });
-    expect((await api(tokens.access_token, "GET", "/v2/ranks")).status).toBe(200);
+    expect((await api(tokens.access_token, "POST", "/v2/ranks", { name: "Sergeant" })).status).toBe(200);
     const roles = (await admin.get(`/v2/users/${bob.id}/roles`)).body.data as Array<{ id: number; name: string }>;
     const role = roles.find((r) => r.name === "Bob Jones role")!;
     expect((await admin.delete(`/v2/users/${bob.id}/roles/detach`, { resources: [role.id] })).status).toBe(200);
-    expect((await api(tokens.access_token, "GET", "/v2/ranks")).status).toBe(403);
+    expect((await api(tokens.access_token, "POST", "/v2/ranks", { name: "Major" })).status).toBe(403);
   });
 });
 
