@@ -1,5 +1,6 @@
 import type { ActionRun } from "../resources/define.ts";
 import { webhookActions } from "./webhooks/manage.ts";
+import { oauthClientActions } from "./oauth-client-actions.ts";
 
 /**
  * What runs the actions of the registry that this layer holds the work of, by field (`ActionDef.field`): the
@@ -7,4 +8,4 @@ import { webhookActions } from "./webhooks/manage.ts";
  * through the data layer, which sit above the registry. The password actions' work is in src/auth; the whole table,
  * and the check that every action has a runner, is src/graphql/actions.ts.
  */
-export const eventActionRunners: Readonly<Record<string, ActionRun>> = { ...webhookActions };
+export const eventActionRunners: Readonly<Record<string, ActionRun>> = { ...webhookActions, ...oauthClientActions };
