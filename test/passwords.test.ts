@@ -321,6 +321,10 @@ describe("invitations", () => {
       id: first.id,
     });
     expect(again.body.data?.node?.url ?? null).toBeNull();
+    // A key that may not update people learns nothing of their links.
+    const ranks = api(await h.key("alpha", "view:rank"));
+    const hidden = await ranks.graphql("query($id: ID!) { node(id: $id) { id } }", { id: first.id });
+    expect(hidden.body.data?.node ?? null).toBeNull();
     const second = (await admin.graphql(mutation, { id: person.id })).body.data.createUserInvitation.signInLink;
     expect((await page(`/password/set?token=${tokenOf(first.url)}`)).status).toBe(400);
     expect((await page(`/password/set?token=${tokenOf(second.url)}`)).status).toBe(200);

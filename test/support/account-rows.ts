@@ -8,6 +8,8 @@ interface ModelShape {
   name: string;
   owned: boolean;
   foreignKeys: Array<{ column: string; target: string }>;
+  /** Its key column: `id`, or the one field marked `@id` (a person's Password: `userId`). */
+  idColumn: string;
 }
 
 /** Models that are not account data (accounts, keys, process flags). */
@@ -26,7 +28,8 @@ export function modelShapes(
       const cols = columns.split(",").map((c) => c.trim());
       if (cols.length === 1) foreignKeys.push({ column: cols[0], target: target });
     }
-    shapes.push({ name: name, owned: /^\s*accountId\s+Int\b/m.test(body), foreignKeys });
+    const idColumn = /^\s*(\w+)\s+\w+\s+@id\b/m.exec(body)?.[1] ?? "id";
+    shapes.push({ name: name, owned: /^\s*accountId\s+Int\b/m.test(body), foreignKeys, idColumn });
   }
   return shapes;
 }
@@ -55,7 +58,7 @@ export async function accountRows(
       );
     const rows = await store.findMany(shape.name, {
       where: { OR: keys.map((k) => ({ [k.column]: { in: [...ids.get(k.target)!] } })) },
-      orderBy: { id: "asc" },
+      orderBy: { [shape.idColumn]: "asc" },
     });
     out[shape.name] = JSON.parse(JSON.stringify(rows));
   }
