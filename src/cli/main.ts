@@ -13,7 +13,7 @@ import {
   subscriptionStates,
 } from "../auth/accounts.ts";
 import { knownScopes } from "../auth/keys.ts";
-import { rotateSsoSecret } from "../auth/sso.ts";
+import { rotateSsoSecret } from "../resources/sso-secret.ts";
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem, setPassword } from "../auth/passwords.ts";
 import { createSignInLink, linkUrl } from "../auth/sign-in-links.ts";
 import { parseDate } from "../core/dates.ts";

@@ -70,7 +70,7 @@ export async function runAction(
   guard(ctx, op.scopes);
   const action = op.action!;
   const run = actionRunners[action.field];
-  const row = await findOwned(ctx, ctx.store, op.subject!, rowId);
+  const row = await findOwned(ctx, ctx.store, op.subject!, rowId, {}, null);
   const values = action.input
     ? await validateFields(ctx, ctx.store, action.input, input ?? {}, { mode: "create" })
     : {};

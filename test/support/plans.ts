@@ -1,3 +1,4 @@
+import { snake } from "../../src/core/names.ts";
 import type { ResourceDef } from "../../src/resources/define.ts";
 import { pivotOf, type Operation } from "../../src/resources/operations.ts";
 import { nestedGroups, pathOf, type NestedGroup } from "./registry.ts";
@@ -213,17 +214,20 @@ export async function planSeeded(op: Operation, w: World, query = ""): Promise<P
   }
 }
 
+/** Values of actions' inputs other than ids: a password long enough for `setUserPassword`. */
+const ACTION_VALUES: Record<string, unknown> = { password: "correct horse battery staple" };
+
 /**
  * The body of an action on one of the world's rows: its input attributes. The only ids actions take are events'
- * (`event_id` of a redelivery): the world's account's first event; a new password is any long enough.
+ * (`event_id` of a redelivery): the world's account's first event.
  */
 async function actionBody(op: Operation, w: World): Promise<Record<string, unknown> | undefined> {
   const input = op.action!.input;
   if (!input) return undefined;
   const body: Record<string, unknown> = {};
   for (const name of Object.keys(input)) {
-    if (name === "password") {
-      body.password = "a long enough password";
+    if (name in ACTION_VALUES) {
+      body[snake(name)] = ACTION_VALUES[name];
       continue;
     }
     if (name !== "eventId")

@@ -4,9 +4,9 @@ import type { PivotDef, RelationDef, ResourceDef } from "../../resources/define.
 import { linkResourceOf, resourceNamed } from "../../resources/index.ts";
 import { operations, pivotOf, type Operation } from "../../resources/operations.ts";
 import { fieldDescription } from "../../resources/descriptions.ts";
-import { capped, findOwned, guard } from "../../data/access.ts";
+import { capped, checkSelfServiceLinks, findOwned, guard, selfServiceLinks } from "../../data/access.ts";
 import { inTransaction } from "../../data/write.ts";
-import type { StoreTransaction } from "../../db/store.ts";
+import type { StoreTransaction } from "../../db/transaction.ts";
 import * as link from "../../data/links.ts";
 import {
   dynamic,
@@ -38,6 +38,7 @@ import {
   type PublicParts,
   type Row,
   type Words,
+  parentVerb,
 } from "./shared.ts";
 
 /*
@@ -135,12 +136,23 @@ export async function changeLinks(
   parentQuery: object = {},
   rename?: (key: string) => string,
 ): Promise<link.PivotChanges> {
-  guard(ctx, op.scopes);
+  const kind = op.kind as LinkKind;
+  // A person's like, or their own task marked complete, through a self-service right (src/resources/self-service.ts).
+  const through = selfServiceLinks(ctx.auth, op.scopes, op.parent!.def.name, op.parent!.relation.field, kind);
+  if (through)
+    guard(
+      ctx,
+      op.scopes.filter((s) => s.startsWith("view:")),
+    );
+  else guard(ctx, op.scopes);
   if (req.listed) capped(ctx, req.listed, req.listName);
   const pivot = pivotOf(op);
-  const kind = op.kind as LinkKind;
+  if (through) {
+    const linked = kind === "detach" ? (req.ids ?? []) : (req.items?.map((i) => i.id) ?? []);
+    checkSelfServiceLinks(through, req.parentId, linked, kind === "pivot" ? req.columns : undefined);
+  }
   const work = inTransaction(ctx, async (tx) => {
-    const parent = await findOwned(ctx, tx, op.parent!.def, req.parentId, parentQuery);
+    const parent = await findOwned(ctx, tx, op.parent!.def, req.parentId, parentQuery, parentVerb(op));
     return pivot ? onLinks[kind](ctx, tx, pivot, parent.id, req) : onOwner[kind](op, ctx, tx, parent, req);
   });
   return rename ? renamingErrors(work, rename) : work;
