@@ -321,6 +321,10 @@ describe("invitations", () => {
       id: first.id,
     });
     expect(again.body.data?.node?.url ?? null).toBeNull();
+    // A key that may not update people learns nothing of their links.
+    const ranks = api(await h.key("alpha", "view:rank"));
+    const hidden = await ranks.graphql("query($id: ID!) { node(id: $id) { id } }", { id: first.id });
+    expect(hidden.body.data?.node ?? null).toBeNull();
     const second = (await admin.graphql(mutation, { id: person.id })).body.data.createUserInvitation.signInLink;
     expect((await page(`/password/set?token=${tokenOf(first.url)}`)).status).toBe(400);
     expect((await page(`/password/set?token=${tokenOf(second.url)}`)).status).toBe(200);
@@ -420,11 +424,11 @@ describe("password reset by email", () => {
     expect(mail.text).toContain("From: Muster <muster@example.org>");
     const url = /http:\/\/muster\.test\/password\/set\?token=[A-Za-z0-9_-]{43}/.exec(mail.text)?.[0];
     expect(url, mail.text).toBeDefined();
-    const link = await h.db.prisma.signInLink.findFirstOrThrow({ where: { userId: person.id } });
-    expect(link.purpose).toBe("reset");
+    const link = await h.db.prisma.signInLink.findFirstOrThrow({ where: { userId: person.id, purpose: "reset" } });
     const minutes = (link.expiresAt.getTime() - link.createdAt.getTime()) / 60_000;
     expect(Math.round(minutes)).toBe(60);
 
+    const invitation = await createSignInLink(h.db.store, { accountId, userId: person.id, purpose: "invitation" });
     const set = await page(new URL(url!).pathname + new URL(url!).search);
     expect(set.status).toBe(200);
     const password = pick("forgetful");
@@ -432,6 +436,8 @@ describe("password reset by email", () => {
       200,
     );
     expect(await signsIn(person.email, password)).toBe(person.id);
+    // The person's other unused link stopped working with the password chosen.
+    expect((await page(`/password/set?token=${invitation.token}`)).status).toBe(400);
     // The unknown address's request ran before the known one's, and sent nothing.
     expect(smtp.mails.slice(before).flatMap((m) => m.to)).toEqual([person.email]);
   });

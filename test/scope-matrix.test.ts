@@ -295,12 +295,22 @@ async function relationWheres(op: Operation, field: string): Promise<void> {
   }
 }
 
+/**
+ * A type that only an action answers (a user's sign-in links): read with the action's scopes, and selected on its type
+ * with the view scope of its scope noun (the relation scopes' rule), so a key needs both.
+ */
+function answeredOnly(def: ResourceDef): Operation {
+  const op = operations.find((o) => o.def === def)!;
+  return { ...op, scopes: [...new Set([`view:${def.scope}`, ...op.scopes])] };
+}
+
 /** `node(id:)` of a row of every type: FORBIDDEN without the type's view scope, the row with it; `me` with any key. */
 async function nodeAndMe(): Promise<void> {
   for (const def of resources.filter((d) => !d.link && w.rows.has(d.name) && h.app.schema.getType(pascal(d.name)))) {
     const show =
       operations.find((op) => op.def === def && !op.parent && !op.view && (op.kind === "show" || op.kind === "list")) ??
-      operations.find((op) => op.def === def && op.kind === "list")!;
+      operations.find((op) => op.def === def && op.kind === "list") ??
+      answeredOnly(def);
     // Selected on the row's type only: a field on the Node interface itself reads every type (see the report on node).
     const query = `query Client($id: ID!) { result: node(id: $id) { ... on ${pascal(def.name)} { id rowId } } }`;
     const request = { query, operationName: "Client", variables: { id: globalId(def, w.id(def)) } };

@@ -88,7 +88,7 @@ export type LinkUse =
 /**
  * Sets the password through the link, and marks the link used, in one transaction: the UPDATE that marks it is
  * conditional (unused, unexpired), so of two posts racing with one link, one sets the password and the other finds
- * it used. A password that breaks the rules changes nothing.
+ * it used. A password that breaks the rules changes nothing. The person's other unused links stop working.
  */
 export async function setPasswordWithLink(store: Store, token: unknown, password: unknown): Promise<LinkUse> {
   const link = await linkOf(store, token);
@@ -103,6 +103,8 @@ export async function setPasswordWithLink(store: Store, token: unknown, password
       data: { usedAt: now },
     });
     if (marked.count !== 1) return false;
+    // The person has chosen a password: their other links (an older reset, an invitation) need not open any more.
+    await tx.prisma.signInLink.deleteMany({ where: { userId: link.userId, usedAt: null, id: { not: link.id } } });
     await tx.prisma.password.upsert({
       where: { userId: link.userId },
       create: { userId: link.userId, hash },

@@ -62,9 +62,13 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
       const def = nodeTypes.get(typename);
       const rowId = Number(id);
       if (!def || !Number.isSafeInteger(rowId)) continue;
-      // A type read only under its parent (webhook deliveries) is viewed with its nested list's scopes.
+      // A type read only under its parent (webhook deliveries) is viewed with its nested list's scopes; one that only an
+      // action answers (a user's sign-in links), with that action's.
       const show =
-        topLevel(def, "show") ?? topLevel(def, "list") ?? operations.find((op) => op.def === def && op.kind === "list");
+        topLevel(def, "show") ??
+        topLevel(def, "list") ??
+        operations.find((op) => op.def === def && op.kind === "list") ??
+        operations.find((op) => op.def === def);
       // A key that may not view the type learns nothing of the row: null, as for a row that does not exist. (A selection
       // on the type itself, `... on User`, is refused before execution by the relation scopes, with FORBIDDEN.)
       if (show && show.scopes.some((s) => !holds(ctx.auth!, s))) continue;

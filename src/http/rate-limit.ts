@@ -50,7 +50,7 @@ export interface RateLimit {
 
 /** One named allowance (`RateLimit.allowance`). */
 export interface Allowance {
-  /** Takes one unit of `key`'s allowance: false when it was used up (nothing is taken then). */
+  /** Takes one unit of `key`'s allowance: false once it is used up (until its window ends). */
   take(key: string): Promise<boolean>;
 }
 
