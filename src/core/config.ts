@@ -71,7 +71,10 @@ export interface Config {
   maxConcurrentOperations: number;
   /** Write operations (mutations, REST writes) one process runs at once, in a line of their own. */
   maxConcurrentWrites: number;
-  /** Origins allowed by CORS (`*` for any). */
+  /**
+   * Origins the operator allows by CORS (`*`: any), besides those of enabled OAuth clients (src/http/cors.ts). None
+   * by default.
+   */
   corsOrigins: string[];
   /** Server processes sharing the port (`npm start` with node:cluster); 1 runs in this process. */
   workers: number;
@@ -243,7 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConcurrentWrites: int(env, "MAX_CONCURRENT_WRITES", 16),
     workers: int(env, "WORKERS", 1),
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 30_000),
-    corsOrigins: (env.CORS_ORIGINS ?? "*")
+    corsOrigins: (env.CORS_ORIGINS ?? "")
       .split(",")
       .map((o) => o.trim())
       .filter(Boolean),

@@ -16,7 +16,8 @@ import { maintenancePlugin } from "../http/maintenance.ts";
 import { concurrencyPlugin } from "../http/concurrency.ts";
 import { graphqlJsExecutorPlugin } from "../http/executor.ts";
 import { relationScopesPlugin } from "../graphql/relation-scopes.ts";
-import { corsOptions, securityHeadersPlugin } from "../http/headers.ts";
+import { securityHeadersPlugin } from "../http/headers.ts";
+import { corsPolicy, varyOriginPlugin } from "../http/cors.ts";
 import { wellFormedTextPlugin } from "../http/unicode.ts";
 import { executionTimeoutPlugin, nestingLimitPlugin, queryLimitPlugins } from "../http/limits.ts";
 import { bodyLimitsPlugin } from "../http/body-limits.ts";
@@ -129,7 +130,12 @@ export function createApp({
     landingPage: false,
     healthCheckEndpoint: yogaHealthCheckOff,
     batching: false,
-    cors: corsOptions(config),
+    cors: corsPolicy(config, db, (error) =>
+      observability.logger.warn(
+        { err: error },
+        "The registered CORS origins could not be read: the request gets no CORS headers",
+      ),
+    ),
     renderGraphiQL: renderOfflineGraphiQL,
     graphiql: { title: "Muster GraphQL" },
     logging: false,
@@ -180,6 +186,7 @@ export function createApp({
       graphqlErrorBodiesPlugin(),
       graphqlResultsPlugin(schema),
       securityHeadersPlugin(),
+      varyOriginPlugin(),
       requireKeyPlugin(),
       relationScopesPlugin(),
       trustedDocumentsPlugin(db, config),
