@@ -28,6 +28,12 @@ export interface Config {
   batchMaxItems: number;
   /** Root fields (one per REST request) an API key, or a client address without a key, may run per minute. */
   rateLimitPerMinute: number;
+  /** Failed password sign-ins one person (account and email) may make per window before being refused for its rest. */
+  signInFailuresPerPerson: number;
+  /** Failed password sign-ins one client address may make per window, whatever the emails. */
+  signInFailuresPerAddress: number;
+  /** The window of those two limits, in minutes. */
+  signInFailureWindowMinutes: number;
   /** Redis holding the rate-limit counters and carrying committed events, shared by every instance; null: in memory per instance. */
   redisUrl: string | null;
   /**
@@ -226,6 +232,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyReadTimeoutMs: int(env, "BODY_READ_TIMEOUT_MS", 10_000),
     batchMaxItems: int(env, "BATCH_MAX_ITEMS", 1000),
     rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 1000),
+    signInFailuresPerPerson: int(env, "SIGN_IN_FAILURES_PER_PERSON", 5),
+    signInFailuresPerAddress: int(env, "SIGN_IN_FAILURES_PER_ADDRESS", 20),
+    signInFailureWindowMinutes: int(env, "SIGN_IN_FAILURE_WINDOW_MINUTES", 15, 24 * 60),
     redisUrl: env.REDIS_URL || null,
     redisPrefix: redisPrefix(env.REDIS_PREFIX),
     includeMaxCount: int(env, "INCLUDE_MAX_COUNT", 20),

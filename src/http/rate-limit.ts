@@ -38,6 +38,12 @@ export interface RateLimit {
   apply(schema: GraphQLSchema): GraphQLSchema;
   /** Charges keyless requests when their context is built; `X-RateLimit-*` (on a 429 also `Retry-After`) on every response. */
   plugin(): Plugin;
+  /**
+   * A counter of `points` per `durationSeconds` per key, of its own (`<REDIS_PREFIX>:<name>:<key>` in Redis), kept
+   * where the API allowance is: in Redis when configured (each instance counting in memory while it is unreachable,
+   * as the allowance does), in the primary's memory for `WORKERS>1`, else in this process's memory.
+   */
+  counter(name: string, points: number, durationSeconds: number): RateLimiterAbstract;
   /** Resolves once the shared store is reachable (at once in memory); false when it was not within `timeoutMs`. */
   ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
@@ -154,7 +160,20 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     return schema;
   }
 
+  const counter = (name: string, counted: number, duration: number): RateLimiterAbstract => {
+    const options = { keyPrefix: `${config.redisPrefix}:${name}`, points: counted, duration };
+    if (redis)
+      return new RateLimiterRedis({
+        ...options,
+        storeClient: redis,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory({ points: counted, duration }),
+      });
+    return countsInPrimary(config) ? new RateLimiterCluster(options) : new RateLimiterMemory(options);
+  };
+
   return {
+    counter,
     apply: (schema) =>
       chargedOnSubscribe(
         directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS })),

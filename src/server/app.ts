@@ -31,6 +31,7 @@ import { frontDoorPlugin } from "../http/front-door.ts";
 import { createEventBus } from "../events/bus.ts";
 import type { EventBus } from "../core/events.ts";
 import { createRateLimit, type RateLimit } from "../http/rate-limit.ts";
+import { createSignInAttempts, signInLimits, type SignInAttempts } from "../auth/sign-in-attempts.ts";
 import {
   createObservability,
   logInternalError,
@@ -46,6 +47,8 @@ export interface App {
   /** The internal schema REST's prepared documents run on (the public one plus `attributes`); never served. */
   restSchema: GraphQLSchema;
   rateLimit: RateLimit;
+  /** Failed password sign-ins per person and per address, counted where the rate limits are (the sign-in pages'). */
+  signInAttempts: SignInAttempts;
   /** Logger, metrics registry and tracing of this instance; `close()` flushes the spans. */
   observability: Observability;
   /** Announces committed events to subscriptions and the webhook dispatcher, across instances with Redis. */
@@ -120,6 +123,7 @@ export function createApp({
       ),
     );
   const rateLimit = createRateLimit(config, db);
+  const signInAttempts = createSignInAttempts(rateLimit.counter, signInLimits(config));
   const schema = rateLimit.apply(getSchemas().public);
   const masked = new WeakSet<object>();
   // REST's prepared documents run on the internal schema (same resolvers, plus `attributes`): it is never served.
@@ -205,5 +209,5 @@ export function createApp({
       compressionPlugin(),
     ],
   });
-  return { yoga, schema, restSchema, rateLimit, observability, events };
+  return { yoga, schema, restSchema, rateLimit, signInAttempts, observability, events };
 }
