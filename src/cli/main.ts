@@ -481,6 +481,72 @@ program
     }),
   );
 
+const collect = (value: string, previous: string[] = []): string[] => [...previous, nonEmpty(value)];
+const scopeList = (text: string): string[] => {
+  const scopes = text.split(/[\s,]+/).filter(Boolean);
+  if (!scopes.length) throw new InvalidArgumentError('Expected scope names separated by commas, or "*".');
+  return scopes;
+};
+
+program
+  .command("clients:create")
+  .description(
+    'Register an OAuth client (an application that signs the account\'s people in); with --json prints {"client_id", "client_secret"?} (the secret of a confidential client, shown only this once)',
+  )
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .option("--name <name>", "(required) the client's name, shown on the consent page", nonEmpty)
+  .option("--redirect-uri <uri>", "where people are sent back with a code (repeat for several)", collect)
+  .option("--public", "a public client (single-page or native app): no secret, PKCE required")
+  .option("--scopes <list>", 'API scopes it may ask for, separated by commas (view:user,view:rank), or "*"', scopeList)
+  .option("--origin <origin>", "a browser origin allowed to call the token endpoints (repeat for several)", collect)
+  .option("--post-logout-uri <uri>", "where people may be sent after signing out (repeat for several)", collect)
+  .option("--json", "print the answer as JSON")
+  .action(
+    (options: {
+      account?: string;
+      name?: string;
+      redirectUri?: string[];
+      public?: boolean;
+      scopes?: string[];
+      origin?: string[];
+      postLogoutUri?: string[];
+      json?: boolean;
+    }) => {
+      const accountName = required(options.account, "--account <name>");
+      const input = {
+        name: required(options.name, "--name <name>"),
+        public: options.public === true,
+        redirectUris: options.redirectUri ?? [],
+        postLogoutRedirectUris: options.postLogoutUri ?? [],
+        allowedOrigins: options.origin ?? [],
+        scopes: options.scopes ?? [],
+      };
+      return withDatabase(async (db) => {
+        const account = await requireAccount(db.prisma, accountName);
+        const { createOauthClient } = await asAccount<{
+          createOauthClient: { oauthClient: { rowId: number; clientId: string; clientSecret: string | null } };
+        }>(
+          db,
+          account.id,
+          "mutation($input: CreateOauthClientInput!) { createOauthClient(input: $input) { oauthClient { rowId clientId clientSecret } } }",
+          { input },
+        );
+        const { rowId, clientId, clientSecret } = createOauthClient.oauthClient;
+        if (options.json) {
+          console.log(
+            JSON.stringify({ client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}) }),
+          );
+          return;
+        }
+        console.log(
+          `Created OAuth client ${rowId} for account ${account.name}: client_id ${clientId}` +
+            (clientSecret ? ". Store its secret now: it is not shown again." : " (public: no secret)."),
+        );
+        if (clientSecret) console.log(clientSecret);
+      });
+    },
+  );
+
 program
   .command("maintenance")
   .description("Switch maintenance mode (every API request answers 503) on or off, or show it")
