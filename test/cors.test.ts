@@ -27,22 +27,17 @@ const corsHeadersOf = (answer: { headers: Headers }) =>
 
 const listOf = (value: string | null) => (value ?? "").split(",").map((v) => v.trim().toLowerCase());
 
-/** An OAuth client row of `account`, written as the `oauthClients` resource would. */
-async function createClient(h: Harness, account: string, allowedOrigins: string[]) {
-  await h.key(account);
-  const { id: accountId } = await h.db.prisma.account.findUniqueOrThrow({ where: { name: account } });
-  return h.db.prisma.oAuthClient.create({
-    data: {
-      accountId,
-      name: `${account}'s app`,
-      clientId: `client-${account}-${Math.random().toString(36).slice(2)}`,
-      public: true,
-      redirectUris: allowedOrigins.map((o) => `${o}/callback`),
-      postLogoutRedirectUris: [],
-      allowedOrigins,
-      scopes: ["*"],
-    },
+/** A public OAuth client of `account` allowing `allowedOrigins`, made through `/v2/oauth-clients`; its row id. */
+async function createClient(h: Harness, account: string, allowedOrigins: string[]): Promise<number> {
+  const made = await client(h, await h.key(account)).post("/v2/oauth-clients", {
+    name: `${account}'s app`,
+    public: true,
+    redirect_uris: allowedOrigins.map((o) => `${o}/callback`),
+    allowed_origins: allowedOrigins,
+    scopes: ["*"],
   });
+  expect(made.status).toBe(200);
+  return made.body.data.id;
 }
 
 function expectAllowed(response: Response, origin: string) {
@@ -65,11 +60,13 @@ function expectPreflightAllowed(response: Response, origin: string) {
 describe("origins of OAuth clients", () => {
   let h: Harness;
   let key: string;
-  let app: Awaited<ReturnType<typeof createClient>>;
+  let app: number;
+  let admin: ReturnType<typeof client>;
   beforeAll(async () => {
     h = await startHarness();
     key = await h.key("alpha");
     app = await createClient(h, "alpha", [APP, "http://127.0.0.1:5173"]);
+    admin = client(h, key);
     await createClient(h, "bravo", [OTHER_APP]);
   });
   afterAll(() => h.close());
@@ -120,27 +117,25 @@ describe("origins of OAuth clients", () => {
     expect(corsHeadersOf(await client(h, key).get("/v2/ranks"))).toEqual({});
   });
 
-  test("disabling the client, or removing the origin from it, takes effect on the next request", async () => {
+  test("disabling the client, removing the origin from it, or deleting it takes effect on the next request", async () => {
     const api = client(h, key, { origin: APP });
     expect((await api.get("/v2/ranks")).headers.get("access-control-allow-origin")).toBe(APP);
-    await h.db.prisma.oAuthClient.update({ where: { id: app.id }, data: { disabledAt: new Date() } });
+    expect((await admin.patch(`/v2/oauth-clients/${app}`, { disabled_at: new Date().toISOString() })).status).toBe(200);
     expect(corsHeadersOf(await preflight(h, "/v2/ranks", APP))).toEqual({});
     expect((await api.get("/v2/ranks")).headers.has("access-control-allow-origin")).toBe(false);
 
-    await h.db.prisma.oAuthClient.update({ where: { id: app.id }, data: { disabledAt: null } });
+    expect((await admin.patch(`/v2/oauth-clients/${app}`, { disabled_at: null })).status).toBe(200);
     expectPreflightAllowed(await preflight(h, "/v2/ranks", APP), APP);
 
-    await h.db.prisma.oAuthClient.update({
-      where: { id: app.id },
-      data: { allowedOrigins: ["http://127.0.0.1:5173"] },
-    });
+    const narrowed = await admin.patch(`/v2/oauth-clients/${app}`, { allowed_origins: ["http://127.0.0.1:5173"] });
+    expect(narrowed.status).toBe(200);
     expect(corsHeadersOf(await preflight(h, "/v2/ranks", APP))).toEqual({});
     expect((await api.graphql("{ ranks { totalCount } }")).headers.has("access-control-allow-origin")).toBe(false);
     expectPreflightAllowed(await preflight(h, "/graphql", "http://127.0.0.1:5173"), "http://127.0.0.1:5173");
-    await h.db.prisma.oAuthClient.update({
-      where: { id: app.id },
-      data: { allowedOrigins: [APP, "http://127.0.0.1:5173"] },
-    });
+
+    expect((await admin.delete(`/v2/oauth-clients/${app}`)).status).toBe(200);
+    expect(corsHeadersOf(await preflight(h, "/graphql", "http://127.0.0.1:5173"))).toEqual({});
+    app = await createClient(h, "alpha", [APP, "http://127.0.0.1:5173"]);
   });
 
   test("subscriptions over SSE, the OpenAPI document and the file routes follow the same rule", async () => {
