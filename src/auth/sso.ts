@@ -4,6 +4,7 @@ import type { Database } from "../db/prisma.ts";
 import type { Store } from "../db/store.ts";
 import type { Auth } from "../request/context.ts";
 import { ApiError } from "../core/errors.ts";
+import { permissionsOf } from "./permissions.ts";
 
 /*
  * PERSCOM-style SSO tokens: another site (a unit's forum) signs its own HS256 JWTs with the account's SSO secret and
@@ -85,9 +86,7 @@ export async function authenticateSso(db: Database, request: Request, token: str
     select: { id: true, roleLinks: { select: { role: { select: { permissions: true } } } } },
   });
   if (!person) return refused("The SSO token's subject is no person of this account.");
-  const permitted = person.roleLinks.flatMap((link) =>
-    Array.isArray(link.role.permissions) ? link.role.permissions.filter((p): p is string => typeof p === "string") : [],
-  );
+  const permitted = permissionsOf(person.roleLinks);
   return {
     auth: {
       kind: "sso",

@@ -16,6 +16,8 @@ import { startDispatcher } from "../events/webhooks/dispatcher.ts";
 import { startEventPruning } from "../events/retention.ts";
 import { serveWebSocket } from "./websocket.ts";
 import { closeSubscriptions } from "../graphql/subscriptions.ts";
+import { createOidc } from "../http/oidc.ts";
+import { requestListener } from "./http.ts";
 
 const log = processLog();
 
@@ -231,7 +233,9 @@ async function serve() {
   if (!worker) for (const line of await firstRun(db.store, config)) log.info(line);
   // Without Redis, the workers of WORKERS>1 hear of each other's commits through the primary.
   const app = createApp({ db, config, ...(worker && !config.redisUrl ? { events: createWorkerEventBus() } : {}) });
-  const { yoga, rateLimit, observability } = app;
+  const { rateLimit, observability } = app;
+  const oidc = await createOidc({ db, config, logger: observability.logger });
+  const listener = requestListener(app, oidc);
   // Counters go to Redis from the first request when REDIS_URL is set (the in-memory insurance limiter covers a slow start).
   await rateLimit.ready();
   // Every process that serves delivers webhooks, each worker of WORKERS>1 too: leases keep each webhook to one of them.
@@ -265,7 +269,7 @@ async function serve() {
       // A connection kept alive by a response that began before the stop is closed once idle.
       if (stopping) closeIdle();
     });
-    void yoga(req, res);
+    listener(req, res);
   });
   server.on("clientError", answerClientError);
   const webSocket = serveWebSocket(server, app, db, config);
