@@ -4,6 +4,7 @@ import type { Auth } from "../request/context.ts";
 import { ApiError } from "../core/errors.ts";
 import { admissionOf, bearerOf } from "./admission.ts";
 import { authenticateSso, isJwt } from "./sso.ts";
+import { authenticateAccessToken, isAccessToken } from "./oidc/access-tokens.ts";
 
 const subscribed = new Set(["active", "trialing", "trial"]);
 /** Whether an account in this subscription state is refused (402): only when subscriptions are enforced. */
@@ -40,7 +41,7 @@ export type AuthResult = { auth: Auth; failure: null } | { auth: null; failure: 
 const unauthenticated = () => ({ auth: null, failure: new ApiError("UNAUTHENTICATED") }) as const;
 
 /**
- * Resolves the caller from its API key: unknown, revoked or expired keys and a mismatching
+ * Resolves the caller from its credential (an API key, an SSO token, an access token of our OpenID provider): unknown, revoked or expired keys and a mismatching
  * `X-Perscom-Id` are 401; an account without a subscription is 402 when subscriptions are enforced.
  */
 export async function authenticate(db: Database, config: Config, request: Request, url: URL): Promise<AuthResult> {
@@ -51,6 +52,14 @@ export async function authenticate(db: Database, config: Config, request: Reques
     if (!sso.auth) return sso;
     if (unsubscribed(config, sso.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
     return { auth: sso.auth, failure: null };
+  }
+  // Neither an API key nor a JWT: an access token of our OpenID provider.
+  if (isAccessToken(bearer)) {
+    const token = await authenticateAccessToken(db, request, bearer);
+    if (!token.auth) return token;
+    if (unsubscribed(config, token.subscriptionStatus))
+      return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
+    return { auth: token.auth, failure: null };
   }
   const found = (await admissionOf(db, request, url)).key;
   const now = new Date();

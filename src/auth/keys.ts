@@ -6,8 +6,11 @@ export { ARBITRARY_DOCUMENTS_SCOPE, knownScopes };
 /** Keys are shown once; only their SHA-256 is stored. */
 export const hashKey = (key: string) => createHash("sha256").update(key).digest("hex");
 
+/** What every API key starts with. */
+export const API_KEY_PREFIX = "mst_";
+
 export function generateKey(): { key: string; hash: string; prefix: string } {
-  const key = `mst_${randomBytes(32).toString("base64url")}`;
+  const key = `${API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
   return { key, hash: hashKey(key), prefix: key.slice(0, 12) };
 }
 

@@ -27,6 +27,25 @@ export async function findRecord(db: Database, model: string, id: string): Promi
   return payloadOf(await db.prisma.oidcRecord.findUnique({ where: { key: keyOf(model, id) } }));
 }
 
+/** The unexpired record of `model` with this `uid` (a session), if any. */
+export async function findRecordByUid(db: Database, model: string, uid: string): Promise<AdapterPayload | undefined> {
+  return payloadOf(await db.prisma.oidcRecord.findFirst({ where: { model, uid } }));
+}
+
+/** The first of `models` that holds an unexpired record `id`, with its payload (one query). */
+export async function findRecordOf(
+  db: Database,
+  models: readonly string[],
+  id: string,
+): Promise<{ model: string; payload: AdapterPayload } | undefined> {
+  const rows = await db.prisma.oidcRecord.findMany({ where: { key: { in: models.map((model) => keyOf(model, id)) } } });
+  for (const model of models) {
+    const payload = payloadOf(rows.find((row) => row.model === model) ?? null);
+    if (payload) return { model, payload };
+  }
+  return undefined;
+}
+
 /** An oidc-provider `Adapter` class over `db`. */
 export function oidcAdapter(db: Database): new (model: string) => Adapter {
   const records = db.prisma.oidcRecord;
@@ -61,7 +80,7 @@ export function oidcAdapter(db: Database): new (model: string) => Adapter {
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
-      return payloadOf(await records.findFirst({ where: { model: this.model, uid } }));
+      return findRecordByUid(db, this.model, uid);
     }
 
     async consume(id: string): Promise<void> {

@@ -116,8 +116,9 @@ export async function createOidcProvider({
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
-      revocation: { enabled: true },
+      // A client introspects and revokes its own tokens only (another account's client learns nothing of them).
+      introspection: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       userinfo: { enabled: true },
       // Tokens are for this API alone: opaque, stored, so that a revocation holds at once on every instance.
       resourceIndicators: { enabled: false },
