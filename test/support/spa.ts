@@ -28,7 +28,7 @@ export interface Spa {
 
 const page = (options: SpaOptions & { redirectUri: string; postLogoutRedirectUri: string }) => `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>Roster SPA</title></head>
+<head><meta charset="utf-8"><title>Roster SPA</title><style>li { overflow-wrap: anywhere; font: 13px monospace; }</style></head>
 <body>
 <h1>Roster SPA</h1>
 <button id="sign-in">Sign in</button>
@@ -125,23 +125,35 @@ async function afterSignIn(params) {
   record("api", await callApi(tokens.access_token));
 
   const refreshed = await tokenRequest({ grant_type: "refresh_token", refresh_token: tokens.refresh_token });
-  const again = await tokenRequest({ grant_type: "refresh_token", refresh_token: tokens.refresh_token });
   record("refresh", {
     status: refreshed.status,
     newAccess: typeof refreshed.body.access_token === "string" && refreshed.body.access_token !== tokens.access_token,
     rotated: typeof refreshed.body.refresh_token === "string" && refreshed.body.refresh_token !== tokens.refresh_token,
-    reusedOld: { status: again.status, error: again.body.error || null },
   });
   const access = refreshed.body.access_token;
   record("apiAfterRefresh", await callApi(access));
 
   const { revocation_endpoint } = await discovery();
-  const revoked = await fetch(revocation_endpoint, {
-    method: "POST",
-    body: form({ client_id: config.clientId, token: access, token_type_hint: "access_token" }),
+  const revoke = (token, hint) =>
+    fetch(revocation_endpoint, {
+      method: "POST",
+      body: form({ client_id: config.clientId, token, token_type_hint: hint }),
+    }).then((r) => r.status);
+  const accessRevoked = await revoke(access, "access_token");
+  const afterRevoke = await fetch(config.api + "/v2/users", {
+    headers: { authorization: "Bearer " + access, accept: "application/json" },
   });
-  const afterRevoke = await fetch(config.api + "/v2/users", { headers: { authorization: "Bearer " + access, accept: "application/json" } });
-  record("revoke", { status: revoked.status, apiStatus: afterRevoke.status });
+  const refreshRevoked = await revoke(refreshed.body.refresh_token, "refresh_token");
+  const refreshAfterRevoke = await tokenRequest({ grant_type: "refresh_token", refresh_token: refreshed.body.refresh_token });
+  // The first refresh token was used once already (rotation): it is no good either.
+  const replayed = await tokenRequest({ grant_type: "refresh_token", refresh_token: tokens.refresh_token });
+  record("revoke", {
+    accessRevoked,
+    apiStatus: afterRevoke.status,
+    refreshRevoked,
+    refreshAfterRevoke: refreshAfterRevoke.body.error || null,
+    replayed: replayed.body.error || null,
+  });
 
   sessionStorage.setItem("idToken", tokens.id_token || "");
   document.getElementById("sign-out").disabled = false;
