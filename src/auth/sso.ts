@@ -1,7 +1,5 @@
-import { randomBytes } from "node:crypto";
 import { decodeJwt, errors as joseErrors, jwtVerify } from "jose";
 import type { Database } from "../db/prisma.ts";
-import type { Store } from "../db/store.ts";
 import type { Auth } from "../request/context.ts";
 import { ApiError } from "../core/errors.ts";
 import { permissionsOf } from "./permissions.ts";
@@ -11,18 +9,8 @@ import { permissionsOf } from "./permissions.ts";
  * sends them as `Authorization: Bearer`, to act as one of the account's people. Claims: `sub` (the person's id or
  * email), `scopes` (a list) or `scope` (space-separated), `*` allowed, `exp` (required), `iat`/`nbf` as usual, and
  * `tenant` (the account id) unless `X-Perscom-Id` names it. What the token may do is what it asks for, within the
- * permissions of the person's roles.
+ * permissions of the person's roles. The secret is made by src/resources/sso-secret.ts (`sso:rotate`, `POST /sso/rotate`).
  */
-
-/** A new SSO secret: 32 random bytes behind a prefix that says what it is. */
-export const newSsoSecret = (): string => `sso_${randomBytes(32).toString("base64url")}`;
-
-/** Gives the account a new SSO secret (tokens signed with the old one stop working at once) and returns it. */
-export async function rotateSsoSecret(store: Store, accountId: number): Promise<string> {
-  const secret = newSsoSecret();
-  await store.prisma.account.update({ where: { id: accountId }, data: { ssoSecret: secret } });
-  return secret;
-}
 
 /** Whether a bearer credential is a JWT (three base64url parts) rather than an API key. */
 export const isJwt = (bearer: string): boolean =>

@@ -11,6 +11,16 @@ export const actionOfType = (type: string): ChangeAction => type.slice(type.last
 /** The event a webhook receives on demand (`POST /v2/webhooks/{id}/test`); never stored in the outbox. */
 export const TEST_EVENT = "webhook.test";
 
+/**
+ * Who made a change (or sent a request), as events and the request log name it: an API key; a person, through an SSO
+ * token or an access token of one of the account's OAuth clients (`client_id`, null for SSO); an OAuth client acting
+ * on its own (a client-credentials access token). Null for the CLI and the system. Never the credential itself.
+ */
+export type Actor =
+  | { type: "key"; key_id: number }
+  | { type: "person"; user_id: number; client_id: string | null; via: "sso" | "oauth" }
+  | { type: "client"; client_id: string };
+
 /** One stored event (a ChangeEvent row) as the outbox, the bus, webhooks and the change feed pass it around. */
 export interface ChangeEventRecord {
   id: number;
@@ -23,6 +33,8 @@ export interface ChangeEventRecord {
   requestId: string | null;
   traceId: string | null;
   notify: boolean;
+  /** Who made the change (null: the CLI or the system, and events recorded before actors were). */
+  actor: Actor | null;
   /** Order key with `id` (src/events/feed.ts); a decimal string, since PostgreSQL's transaction ids exceed 2^53 in time. */
   txid: string;
   createdAt: Date;
@@ -40,6 +52,7 @@ export function eventPayload(event: ChangeEventRecord) {
     record_id: event.recordId,
     data: event.data,
     changes: event.changes,
+    actor: event.actor ?? null,
   };
 }
 

@@ -1,7 +1,8 @@
-import type { Context } from "../request/context.ts";
+import { actorOf, type Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { eventAttributes } from "./attributes.ts";
-import type { Row, StoredRow, StoreTransaction } from "../db/store.ts";
+import type { Row, StoredRow } from "../db/models-by-name.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 import { storedDateTime } from "../db/dialect.ts";
 import { eventTypeOf } from "../resources/event-types.ts";
 import type { ChangeAction, ChangeEventRecord, PublishedEvent } from "../core/events.ts";
@@ -21,7 +22,7 @@ interface PendingEvent {
   before?: Row;
 }
 
-declare module "../db/store.ts" {
+declare module "../db/transaction.ts" {
   interface TransactionCarry {
     /** The events its writes have recorded, in order, until `writeEvents` writes them. */
     events: PendingEvent[];
@@ -82,10 +83,11 @@ const COLUMNS = [
   "requestId",
   "traceId",
   "notify",
+  "actor",
   "txid",
   "createdAt",
 ];
-/** Rows per INSERT: 11 parameters each stays under both databases' limits on parameters per statement. */
+/** Rows per INSERT: at most 12 parameters each stays under both databases' limits on parameters per statement. */
 const ROWS_PER_STATEMENT = 500;
 
 /**
@@ -126,6 +128,8 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
   const pg = sql.dialect === "postgresql";
   const createdAt = new Date();
   const accountId = ctx.auth!.accountId;
+  const actor = actorOf(ctx.auth);
+  const actorJson = actor && JSON.stringify(actor);
   const stored: ChangeEventRecord[] = [];
   const keep = (chunk: typeof pending, rows: unknown[][]) => {
     // One INSERT numbers its rows in the order of VALUES; RETURNING need not list them in that order.
@@ -143,6 +147,7 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
         requestId: ctx.requestId,
         traceId: ctx.traceId,
         notify: ctx.notify,
+        actor,
         txid: String(txid),
         createdAt,
       });
@@ -163,6 +168,7 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
         param(ctx.requestId),
         param(ctx.traceId),
         pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
+        actorJson ? param(actorJson, "::jsonb") : "NULL",
         pg ? POSTGRES_EVENT_HORIZON : "0",
         param(storedDateTime(sql.dialect, createdAt), pg ? "::timestamp(3)" : ""),
       ];

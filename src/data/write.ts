@@ -6,8 +6,9 @@ import { isDeadlock } from "../db/postgres-errors.ts";
 import { advisoryWriteLock } from "../db/locks.ts";
 import { morphOwnersOf, resources } from "../resources/index.ts";
 import { knownScopes } from "../resources/scopes.ts";
-import { owned } from "./access.ts";
-import { delegateOf, mayRunTwice, type Row, type StoredRow, type StoreTransaction } from "../db/store.ts";
+import { owned, selfServiceInput } from "./access.ts";
+import { delegateOf, type Row, type StoredRow } from "../db/models-by-name.ts";
+import { mayRunTwice, type StoreTransaction } from "../db/transaction.ts";
 import { InsertedId } from "../db/writer.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
@@ -20,7 +21,7 @@ import { announceEvents, writeEvents, type WrittenEvents } from "./outbox.ts";
  * Runs `work` in one transaction: a failed write leaves nothing behind, its stored files included (src/files/changes.ts:
  * stored and deleted with the transaction, or on disk deleted only once it has committed and undone if it fails).
  */
-declare module "../db/store.ts" {
+declare module "../db/transaction.ts" {
   interface TransactionCarry {
     /** The files its writes stored and deleted, kept in step with it (`inTransaction`). */
     files: FileChanges;
@@ -103,6 +104,7 @@ async function prepare(
   existing?: Row,
   { alongside }: WriteChecks = {},
 ) {
+  input = await selfServiceInput(ctx, tx, def, input, existing);
   const validated = validateResource(ctx, tx, def, input, {
     mode: existing ? "update" : "create",
     fixed,
@@ -117,6 +119,7 @@ async function prepare(
   } else {
     data = await validated;
   }
+  refuseAuthoringAsOthers(ctx, def, data, existing);
   const morphTo = Object.values(def.relations).find((r) => r.kind === "morphTo");
   if (morphTo?.kind === "morphTo") await validateMorphOwner(ctx, tx, data, morphOwnersOf(morphTo.morphRelation));
   for (const key of ["createdAt", "updatedAt"]) if (input[key] != null) data[key] = input[key];
@@ -184,6 +187,29 @@ export async function createRow(
   return row;
 }
 
+/**
+ * A person's credential (an SSO or access token) writes as that person: a field that defaults to the caller
+ * (`author_id`, `assigned_by_id`) may name only them, on create and on update (or keep what the row has), unless the credential holds `*` (an
+ * administrator entering records for others). Whatever rights let a person write (their roles' scopes today,
+ * self-service rules later), none lets them put a record under another person's name. An API key acts for the
+ * account, not for a person: it may name anyone, as PERSCOM's keys do.
+ */
+function refuseAuthoringAsOthers(ctx: Context, def: ResourceDef, data: Record<string, unknown>, existing?: Row): void {
+  const auth = ctx.auth!;
+  if ((auth.kind !== "sso" && auth.kind !== "oauth") || auth.userId === null || auth.scopes.has("*")) return;
+  for (const [name, f] of Object.entries(def.fields)) {
+    const value = data[name];
+    // An update that sends the value the row already has (a client sending the whole record back) changes nothing.
+    if (!f.defaultsToCaller || value === undefined || value === auth.userId || (existing && value === existing[name]))
+      continue;
+    const field = snake(name);
+    throw new ApiError(
+      "FORBIDDEN",
+      `A person's token writes as that person: ${field} may only be your own user id (${auth.userId}), or left out; naming someone else needs the * scope.`,
+    );
+  }
+}
+
 /** Fills what a create leaves out: the caller as author, `order` after the last one in `scope`. */
 export async function applyCreateDefaults(
   ctx: Context,
@@ -234,8 +260,8 @@ export async function deleteRows(ctx: Context, tx: StoreTransaction, def: Resour
     await doomStoredFiles(tx, child, where);
     await deleteTracked(tx, child, where);
   }
-  await doomStoredFiles(tx, def, owned(ctx, def, { id: { in: ids } }));
-  await deleteTracked(tx, def, owned(ctx, def, { id: { in: ids } }), ids);
+  await doomStoredFiles(tx, def, owned(ctx, def, { id: { in: ids } }, "delete"));
+  await deleteTracked(tx, def, owned(ctx, def, { id: { in: ids } }, "delete"), ids);
 }
 
 /** Deletes the stored files of the rows about to be deleted, as the transaction commits (src/files/changes.ts). */

@@ -25,6 +25,7 @@ import { sizedElsewhere } from "./cost.ts";
 import { morphOwnersOf } from "../resources/index.ts";
 import { registerRootField } from "./relation-scopes.ts";
 import { dynamic, type DynamicFieldBuilder } from "./pothos-dynamic.ts";
+import { actorType } from "./actor.ts";
 
 /*
  * The change feed: the account's events in the outbox's order (src/events/feed.ts), a page at a time, with a cursor
@@ -264,6 +265,12 @@ export function addChangeFeed(builder: Builder): void {
       traceId: t.exposeString("traceId", {
         nullable: true,
         description: "The trace id of the request that made the change.",
+      }),
+      actor: t.field({
+        type: actorType(builder),
+        nullable: true,
+        description: "Who made the change; null for a change made by the CLI or the system.",
+        resolve: (e: ChangeEventRecord) => e.actor,
       }),
       createdAt: t.field({
         type: "DateTime",

@@ -17,6 +17,7 @@ import type { ObjectRefs } from "./objects.ts";
 import { pascal, pluralWords } from "../core/names.ts";
 import { registerRootField } from "./relation-scopes.ts";
 import { dynamic, type Args } from "./pothos-dynamic.ts";
+import { actorType } from "./actor.ts";
 
 /*
  * GraphQL subscriptions: one change stream per resource (`rankRecordChanged(where:)`) and `newsfeedItemAdded`, fed by
@@ -252,6 +253,12 @@ export function addSubscriptionFields(builder: Builder, refs: ObjectRefs): void 
           nullable: true,
           description: "The trace id of the request that made the change.",
           resolve: (p: ChangePayload) => p.event.traceId,
+        }),
+        actor: t.field({
+          type: actorType(builder),
+          nullable: true,
+          description: "Who made the change; null for a change made by the CLI or the system.",
+          resolve: (p: ChangePayload) => p.event.actor,
         }),
       }),
     });

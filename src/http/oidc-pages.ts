@@ -1,11 +1,11 @@
-import { escapeHtml, frontDoorStyle } from "./front-door.ts";
+import { escapeHtml, PAGE_STYLE } from "./pages.ts";
 
 /*
  * The OpenID provider's pages (sign-in, consent, sign-out, errors): server-rendered HTML in the front door's look, no
  * script, every control labelled and reachable by keyboard, every POST form carrying its CSRF token.
  */
 
-const pageStyle = `${frontDoorStyle}
+const pageStyle = `${PAGE_STYLE}
     form { margin: 1.5rem 0; }
     label { display: block; font-weight: 600; margin-top: 1rem; }
     input[type=email], input[type=password] { display: block; width: 100%; max-width: 24rem; box-sizing: border-box;

@@ -44,9 +44,20 @@ export interface RateLimit {
    * as the allowance does), in the primary's memory for `WORKERS>1`, else in this process's memory.
    */
   counter(name: string, points: number, durationSeconds: number): RateLimiterAbstract;
+  /**
+   * A named allowance of `points` per `seconds` for keys of the caller's choosing (an address, an email), counted where
+   * the API's limits are (`counter`).
+   */
+  allowance(name: string, points: number, seconds: number): Allowance;
   /** Resolves once the shared store is reachable (at once in memory); false when it was not within `timeoutMs`. */
   ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** One named allowance (`RateLimit.allowance`). */
+export interface Allowance {
+  /** Takes one unit of `key`'s allowance: false when it was used up (nothing is taken then). */
+  take(key: string): Promise<boolean>;
 }
 
 type ServerContext = NodeServerContext;
@@ -172,8 +183,24 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     return countsInPrimary(config) ? new RateLimiterCluster(options) : new RateLimiterMemory(options);
   };
 
+  function allowance(name: string, allowed: number, seconds: number): Allowance {
+    const limiter = counter(name, allowed, seconds);
+    return {
+      async take(key) {
+        try {
+          await limiter.consume(key, 1);
+          return true;
+        } catch (rejection) {
+          if (rejection instanceof Error) throw rejection;
+          return false;
+        }
+      },
+    };
+  }
+
   return {
     counter,
+    allowance,
     apply: (schema) =>
       chargedOnSubscribe(
         directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS })),

@@ -36,6 +36,50 @@ export function feedParameters(): Schema[] {
   ];
 }
 
+/** `Actor`: who made a change (`Actor` in src/core/events.ts), or null. */
+export function actorSchema(components: Components): Schema {
+  const actor = components.ref("Actor", () => ({
+    description:
+      "Who made the change: an API key (`key`), a person signed in through an SSO token or an access token (`person`; `client_id` is the OAuth client of an access token, null for SSO), or an OAuth client acting on its own (`client`, a client-credentials token).",
+    oneOf: [
+      object(
+        {
+          type: { type: "string", enum: ["key"] },
+          key_id: { type: "integer", description: "The API key's id." },
+        },
+        ["type", "key_id"],
+      ),
+      object(
+        {
+          type: { type: "string", enum: ["person"] },
+          user_id: { type: "integer", description: "The person's user id." },
+          client_id: {
+            type: ["string", "null"],
+            description: "The OAuth client the person's access token was issued to; null for an SSO token.",
+          },
+          via: {
+            type: "string",
+            enum: ["sso", "oauth"],
+            description: "The credential: an SSO token or an access token.",
+          },
+        },
+        ["type", "user_id", "client_id", "via"],
+      ),
+      object(
+        {
+          type: { type: "string", enum: ["client"] },
+          client_id: { type: "string", description: "The OAuth client's `client_id`." },
+        },
+        ["type", "client_id"],
+      ),
+    ],
+  }));
+  return {
+    description: "Who made the change; null for a change made by the CLI or the system.",
+    anyOf: [actor, { type: "null" }],
+  };
+}
+
 /** The body of a feed page: the events, each as a webhook receives it plus its cursor, and where to resume. */
 export function feedPageSchema(components: Components): Schema {
   const event = components.ref("ChangeEvent", () =>
@@ -65,12 +109,25 @@ export function feedPageSchema(components: Components): Schema {
             { type: "null" },
           ],
         },
+        actor: actorSchema(components),
         cursor: {
           type: "string",
           description: "Where this event is in the feed: pass it as `after` to read what follows it.",
         },
       },
-      ["id", "event", "created", "request_id", "trace_id", "resource", "record_id", "data", "changes", "cursor"],
+      [
+        "id",
+        "event",
+        "created",
+        "request_id",
+        "trace_id",
+        "resource",
+        "record_id",
+        "data",
+        "changes",
+        "actor",
+        "cursor",
+      ],
     ),
   );
   return components.ref("ChangeEventPage", () =>

@@ -115,7 +115,7 @@ export const openapiKinds: Record<OperationKind, OpenApiKind> = {
 };
 
 /** The success body of an answer: a row, rows or a page of them in `{data}`, or the answer's own shape. */
-export type SuccessBody = "item" | "list" | "page" | "status" | "changes" | "feed";
+export type SuccessBody = "item" | "list" | "page" | "status" | "result" | "changes" | "feed";
 
 /** Each answer's success body and its response's description. */
 export const answers: Record<Returns, { body: SuccessBody; description: string }> = {
@@ -126,6 +126,7 @@ export const answers: Record<Returns, { body: SuccessBody; description: string }
   page: { body: "page", description: "One page of rows." },
   linkPage: { body: "page", description: "One page of rows." },
   status: { body: "status", description: "The command ran." },
+  result: { body: "result", description: "The command ran; its answer, shown only here." },
   changes: { body: "changes", description: "The related ids the operation changed." },
   feed: { body: "feed", description: "One page of the change feed." },
 };

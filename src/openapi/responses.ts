@@ -1,7 +1,7 @@
 import { errorKinds, type ErrorCode } from "../core/errors.ts";
 import { changesOf, type LinkKind } from "../graphql/kinds/links.ts";
 import { pivotOf, type Operation } from "../resources/operations.ts";
-import { camel, pascal } from "../core/names.ts";
+import { camel, pascal, snake } from "../core/names.ts";
 import { Components, includeTree, object, RowSchemas, type Schema } from "./schema.ts";
 import { includeValues } from "./parameters.ts";
 import { feedPageSchema } from "./changes.ts";
@@ -165,6 +165,26 @@ export class SuccessBodies {
       this.components.ref("CommandStatus", () =>
         object({ status: { type: "string", description: "`okay` when the command ran." } }, ["status"]),
       ),
+    result: (op) => {
+      const answer = op.command!.answer!;
+      return this.components.ref(`${answer.type}Item`, () =>
+        object(
+          {
+            data: object(
+              Object.fromEntries(
+                Object.entries(answer.fields).map(([name, description]) => [
+                  snake(name),
+                  { type: "string", description },
+                ]),
+              ),
+              Object.keys(answer.fields).map(snake),
+              { description: answer.description },
+            ),
+          },
+          ["data"],
+        ),
+      );
+    },
     feed: () => feedPageSchema(this.components),
     changes: (op) => {
       const keys = changesOf[op.kind as LinkKind] ?? (["attached", "detached", "updated"] as const);

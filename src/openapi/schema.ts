@@ -135,7 +135,11 @@ const notes = (f: FieldDef): string[] => [
   ...(f.references ? [`Id of ${article(resourceNamed(f.references).label.toLowerCase())} of the account.`] : []),
   ...(f.unique ? ["Unique within the account."] : []),
   ...(f.autoOrder ? ["After the last one when omitted on create."] : []),
-  ...(f.defaultsToCaller ? ["The API key's user when omitted on create."] : []),
+  ...(f.defaultsToCaller
+    ? [
+        "The caller when omitted on create: the signed-in person (an SSO or access token), or the API key's user. A person's token may name only them unless it has `*`.",
+      ]
+    : []),
 ];
 
 /** A column's value, as the API returns it (`input: false`) or accepts it (`input: true`). */

@@ -4,7 +4,7 @@ import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { Config } from "../core/config.ts";
 import type { Store } from "../db/store.ts";
 import { rowBudget } from "../db/row-budget.ts";
-import type { EventBus } from "../core/events.ts";
+import type { Actor, EventBus } from "../core/events.ts";
 
 /**
  * What the credential is: an API key; a person's token (an SSO token another site signed, or an access token of our
@@ -25,6 +25,25 @@ export interface Auth {
   scopes: ReadonlySet<string>;
   /** Names the credential for limits counted per credential (rate limit, open subscriptions): `key:12`, `sso:1:7`. */
   credential: string;
+}
+
+/**
+ * The actor a credential stands for, as events and the request log record it: a key by its id, a person by their id
+ * (with the OAuth client of an access token), an OAuth client without a person; null for the CLI or no credential.
+ */
+export function actorOf(auth: Auth | null): Actor | null {
+  if (!auth) return null;
+  switch (auth.kind) {
+    case "key":
+      return auth.keyId === null ? null : { type: "key", key_id: auth.keyId };
+    case "sso":
+    case "oauth":
+      if (auth.userId !== null)
+        return { type: "person", user_id: auth.userId, client_id: auth.clientId, via: auth.kind };
+      return auth.clientId === null ? null : { type: "client", client_id: auth.clientId };
+    case "cli":
+      return null;
+  }
 }
 
 export interface Context {

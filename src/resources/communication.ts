@@ -4,6 +4,7 @@ import { enumList, enumSet, notificationChannels } from "./calendar.ts";
 import { notificationChannel } from "./enums.ts";
 import { anyOf, anyValue, jsonBoolean, jsonInteger, jsonNumber, jsonString, listOf, mapOf } from "./json-shapes.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
+import { rotateSsoSecret } from "./sso-secret.ts";
 
 /** PERSCOM's named announcement colours; any other name is shown as the default blue. */
 const namedColors: Record<string, string> = { success: "#16a34a", danger: "#dc2626", warning: "#ca8a04" };
@@ -112,6 +113,21 @@ export const setting = defineResource({
       description:
         "Muster keeps no response cache (every read goes to the database), so there is nothing to purge: answers okay for PERSCOM clients.",
       run: () => "okay",
+    },
+    {
+      path: "sso/rotate",
+      field: "rotateSsoSecret",
+      scopes: ["*"],
+      keysOnly:
+        "Only an API key with the * scope may rotate the SSO secret: a token signed with it must not be able to mint its successors.",
+      description:
+        "Gives the account a new SSO secret and answers it, once: SSO tokens signed with the old secret stop working at once. Only an API key with `*` may call it (an SSO or access token is refused, even with `*`). No event records it and no log line shows the secret.",
+      answer: {
+        type: "SsoSecret",
+        description: "The account's new SSO secret, shown only in this answer.",
+        fields: { secret: "The new SSO secret: sign SSO tokens (HS256) with it. Shown only here; keep it secret." },
+      },
+      run: async (ctx) => ({ secret: await rotateSsoSecret(ctx.store, ctx.auth!.accountId) }),
     },
   ],
   fields: {

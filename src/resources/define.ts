@@ -1,5 +1,5 @@
 import type { Context } from "../request/context.ts";
-import type { StoreTransaction } from "../db/store.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 import type { InsertedId } from "../db/writer.ts";
 import { wireValues, type EnumDef } from "./enums.ts";
 import type { JsonShape, ShapeProblem } from "./json-shapes.ts";
@@ -52,7 +52,7 @@ export interface FieldDef {
   writable?: boolean;
   /** `max(order)+1` within the account when omitted on create. */
   autoOrder?: boolean;
-  /** Set to the API key's user on create when omitted. */
+  /** Set to the caller on create when omitted: the signed-in person, or the API key's user (src/data/write.ts). */
   defaultsToCaller?: boolean;
   /** Not shown in GraphQL or REST. */
   hidden?: boolean;
@@ -229,14 +229,36 @@ export interface ViewDef {
   alwaysIncludes?: string[];
 }
 
-/** An action on the account rather than on rows, such as `POST /cache`; answers `{ "status": ... }`. */
-export interface CommandDef {
+/** What a command answers besides a status: named strings, REST's `{ "data": {...} }`, a GraphQL object type. */
+export interface CommandAnswer {
+  /** The GraphQL object type of the answer (`SsoSecret`). */
+  type: string;
+  description: string;
+  /** Each field (camelCase; REST shows it snake_case) with its description. */
+  fields: Record<string, string>;
+}
+
+interface CommandBase {
   path: string;
   field: string;
   scopes: string[];
   description: string;
-  run(ctx: Context): Promise<string> | string;
+  /**
+   * Only an API key may run it (and the CLI): a person's token holding every scope is refused (403), for this reason.
+   * Scopes say what a credential may reach, not what kind of credential it is.
+   */
+  keysOnly?: string;
 }
+
+/**
+ * An action on the account rather than on rows, such as `POST /cache`: answers `{ "status": ... }`, or, with an
+ * `answer`, `{ "data": { ... } }` (a new secret, shown once).
+ */
+export type CommandDef = CommandBase &
+  (
+    | { answer?: undefined; run(ctx: Context): Promise<string> | string }
+    | { answer: CommandAnswer; run(ctx: Context): Promise<Record<string, string>> }
+  );
 
 /**
  * An action on one row of the resource, such as `POST /webhooks/{webhook}/test`: a mutation taking the row's id (and

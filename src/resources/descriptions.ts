@@ -72,7 +72,7 @@ const fieldDescriptions: Record<string, string> = {
   title: "The headline shown to users.",
   type: "The kind of row.",
   userId: "Id of the user this belongs to.",
-  authorId: "Id of the user who wrote it; the API key's user when omitted on create.",
+  authorId: "Id of the user who wrote it; the signed-in person (or the API key's user) when omitted on create.",
   documentId: "Id of the document that goes with it.",
   rankId: "Id of the rank.",
   statusId: "Id of the status.",

@@ -15,9 +15,19 @@ import { camel, pascal } from "../core/names.ts";
 
 /**
  * What an operation answers: one row, a page of rows, a page or list of link rows (many-to-many),
- * a list of rows (batch), or the ids a link operation changed.
+ * a list of rows (batch), the ids a link operation changed, a command's status or its `result` (`CommandDef.answer`).
  */
-export type Returns = "object" | "objects" | "page" | "link" | "linkPage" | "links" | "changes" | "status" | "feed";
+export type Returns =
+  | "object"
+  | "objects"
+  | "page"
+  | "link"
+  | "linkPage"
+  | "links"
+  | "changes"
+  | "status"
+  | "result"
+  | "feed";
 
 /** One API operation: a GraphQL root field, and the REST route that executes it. */
 export interface Operation {
@@ -254,7 +264,7 @@ function commandOperation(def: ResourceDef, command: CommandDef): Operation {
     def,
     command,
     root: "mutation",
-    returns: "status",
+    returns: command.answer ? "result" : "status",
     scopes: command.scopes,
     method: "POST",
     path: `/${command.path}`,

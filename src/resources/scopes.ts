@@ -10,7 +10,10 @@ export const ARBITRARY_DOCUMENTS_SCOPE = "graphql:arbitrary";
  */
 export const knownScopes: readonly string[] = [
   ...new Set([...operations.flatMap((op) => op.scopes), ARBITRARY_DOCUMENTS_SCOPE]),
-].sort();
+]
+  // An operation that needs every scope (`POST /sso/rotate`) asks for `*`, which is not a scope of its own.
+  .filter((scope) => scope !== "*")
+  .sort();
 
 /** The known scopes nearest to `scope` by edit distance (a typo's likely meaning). */
 export const closestScopes = (scope: string): string[] => closestNames(scope, knownScopes);

@@ -38,10 +38,12 @@ export function buildDocument(
   const passed = Object.keys(vars)
     .map((k) => `${k}: $${k}`)
     .join(", ");
-  const { body, shape } = answers[op.returns].selection(() =>
-    pivot
-      ? selectLink(pivot, includeTree(resourceNamed(pivot.related), includes, [pivot.as]))
-      : select(op.def, includeTree(op.def, includes)),
+  const { body, shape } = answers[op.returns].selection(
+    () =>
+      pivot
+        ? selectLink(pivot, includeTree(resourceNamed(pivot.related), includes, [pivot.as]))
+        : select(op.def, includeTree(op.def, includes)),
+    op,
   );
   const operationName = `Rest_${op.field}${requested.length ? `_${requested.join("_").replace(/[^A-Za-z0-9_]/g, "_")}` : ""}`;
   const text = `${op.root} ${operationName}${declared ? `(${declared})` : ""} { result: ${restRootField(op.field)}${passed ? `(${passed})` : ""} { ${body} } }`;

@@ -127,7 +127,7 @@ type Rows = () => { selection: string; shape: Shaper };
 
 interface Answer {
   /** The document's selection below the root field, and how each row is shaped. */
-  selection(rows: Rows): { body: string; shape: Shaper | null };
+  selection(rows: Rows, op: Operation): { body: string; shape: Shaper | null };
   /** PERSCOM's response body for the GraphQL result. */
   envelope(op: Operation, result: unknown, shape: Shaper | null, url: URL): Record<string, unknown>;
   /** One record (`{data: {...}}`): v1 shows its statuses' colours. */
@@ -170,6 +170,13 @@ export const answers: Record<Returns, Answer> = {
     envelope: (op, result: Row) => Object.fromEntries(changesOf[op.kind as LinkKind].map((k) => [k, result[k]])),
   },
   status: { selection: () => ({ body: "status", shape: null }), envelope: (_op, result: Row) => result },
+  // A command's answer (a new secret): its fields, snake_case, in `data`.
+  result: {
+    selection: (_rows, op) => ({ body: Object.keys(op.command!.answer!.fields).join(" "), shape: null }),
+    envelope: (op, result: Row) => ({
+      data: Object.fromEntries(Object.keys(op.command!.answer!.fields).map((k) => [snake(k), result[k]])),
+    }),
+  },
   feed: {
     selection: () => ({ body: FEED_SELECTION, shape: null }),
     envelope: (_op, result: FeedResult) => feedEnvelope(result),

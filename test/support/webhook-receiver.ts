@@ -22,6 +22,8 @@ export interface Delivery {
   trace_id: string | null;
   data: Record<string, unknown>;
   changes: Record<string, { old: unknown; new: unknown }> | null;
+  /** Who made the change (src/core/events.ts `Actor`); null for the CLI. */
+  actor: Record<string, unknown> | null;
 }
 
 /** How the receiver answers a request: a status code, or `hang` (no answer until the sender gives up). */

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Context } from "../../request/context.ts";
+import { actorOf, type Context } from "../../request/context.ts";
 import type { ActionRun, ModelRow } from "../../resources/define.ts";
 import { newSecret } from "../../resources/webhook-checks.ts";
 import { revealSecret } from "../../resources/webhook.ts";
@@ -39,6 +39,7 @@ export async function sendTest({ row, ctx }: Args): Promise<number> {
     record_id: row.id,
     data: { id: row.id, url: row.url, description: row.description, events: row.events, enabled: row.enabled },
     changes: null,
+    actor: actorOf(ctx.auth),
   });
   const deliveryId = `wh${row.id}-test-${randomUUID()}`;
   return deliver(ctx, row, { body, eventType: TEST_EVENT, eventId: null, deliveryId, attempt: 1 });

@@ -6,7 +6,8 @@ import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Config } from "../../core/config.ts";
 import { clientAddress, type NodeServerContext } from "../client-address.ts";
 import type { Database } from "../../db/prisma.ts";
-import type { Context } from "../../request/context.ts";
+import { actorOf, type Context } from "../../request/context.ts";
+import type { Actor } from "../../core/events.ts";
 import { idsOf } from "../ids.ts";
 import { toApiError } from "../errors.ts";
 import { createLogger, safeUrl, type Logger } from "./logger.ts";
@@ -43,6 +44,8 @@ interface RequestState {
   operation?: string;
   account?: number;
   keyId?: number | null;
+  /** Who sent it: the key, or the person and the OAuth client (never the credential). */
+  actor?: Actor | null;
   limited?: boolean;
   span?: Span;
 }
@@ -109,7 +112,7 @@ export function createObservability({
       ({ context: built }) => {
         const { request, auth } = (built ?? context) as unknown as Context & { request: Request };
         const state = states.get(request);
-        if (state && auth) Object.assign(state, { account: auth.accountId, keyId: auth.keyId });
+        if (state && auth) Object.assign(state, { account: auth.accountId, keyId: auth.keyId, actor: actorOf(auth) });
       },
     onExecute({ args }) {
       const request = (args.contextValue as { request?: Request }).request;
@@ -166,6 +169,7 @@ export function createObservability({
         trace_id: ids.traceId,
         account: state.account ?? null,
         key_id: state.keyId ?? null,
+        actor: state.actor ?? null,
         route,
         method: request.method,
         path: url.pathname,
