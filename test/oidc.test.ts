@@ -5,12 +5,21 @@
  * client credentials, introspection, revocation, RP-initiated logout, and the API with the access tokens; then what
  * is refused, in RFC 6749's format where it is an OAuth endpoint's answer.
  */
+import { execFile } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import * as oidc from "openid-client";
 import { decodeProtectedHeader } from "jose";
 import { client, type Client } from "./harness.ts";
 import { Browser, formOf, startOidcHarness, type OidcHarness, type Page } from "./support/oidc.ts";
 import { setPassword } from "../src/auth/passwords.ts";
+import { createOidc } from "../src/http/oidc.ts";
+import { requestListener } from "../src/server/http.ts";
+import { cliArgs } from "./support/built.ts";
+
+const run = promisify(execFile);
 
 const PASSWORD = "correct horse battery staple";
 const SPA_REDIRECT = "http://localhost:5173/callback";
@@ -389,5 +398,35 @@ describe("refusals", () => {
     const role = roles.find((r) => r.name === "Bob Jones role")!;
     expect((await admin.delete(`/v2/users/${bob.id}/roles/detach`, { resources: [role.id] })).status).toBe(200);
     expect((await api(tokens.access_token, "GET", "/v2/ranks")).status).toBe(403);
+  });
+});
+
+describe("key rotation", () => {
+  test("oidc:rotate-keys adds a signing key and retires the old one, which an instance started after it still publishes", async () => {
+    const before = (await (await fetch(`${h.base}/oauth/jwks`)).json()) as { keys: Array<{ kid: string }> };
+    const { stdout } = await run(process.execPath, [...cliArgs, "oidc:rotate-keys"], {
+      env: { ...process.env, DATABASE_URL: h.config.databaseUrl },
+    });
+    const kid = /New signing key (\S+);/.exec(stdout)?.[1];
+    expect(kid).toBeTruthy();
+    const stored = await h.db.prisma.signingKey.findMany({ orderBy: { id: "asc" } });
+    expect(stored.map((k) => [k.kid, k.retiredAt !== null])).toEqual([
+      [before.keys[0].kid, true],
+      [kid, false],
+    ]);
+    // An instance started now (on the same database) publishes both, the new one first (it signs).
+    const restarted = await createOidc({ db: h.db, config: h.config, logger: h.app.observability.logger });
+    const server = createServer(requestListener(h.app, restarted));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const after = (await (await fetch(`http://127.0.0.1:${port}/oauth/jwks`)).json()) as {
+        keys: Array<{ kid: string }>;
+      };
+      expect(after.keys.map((k) => k.kid)).toEqual([kid, before.keys[0].kid]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

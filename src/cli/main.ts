@@ -609,6 +609,19 @@ program
   );
 
 program
+  .command("oidc:rotate-keys")
+  .description(
+    "Give the OpenID provider a new signing key and retire the old ones (they stay in the JWKS, so what they signed still verifies); restart the instances to sign with it",
+  )
+  .action(() =>
+    withDatabase(async (db) => {
+      const { rotateSigningKeys } = await import("../auth/oidc/signing-keys.ts");
+      const kid = await rotateSigningKeys(db);
+      console.log(`New signing key ${kid}; the previous keys are retired and stay published in the JWKS.`);
+    }),
+  );
+
+program
   .command("maintenance")
   .description("Switch maintenance mode (every API request answers 503) on or off, or show it")
   .addArgument(new Argument("[state]", "on or off; without it, shows the mode").choices(["on", "off"]))

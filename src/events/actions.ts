@@ -4,7 +4,7 @@ import { oauthClientActions } from "./oauth-client-actions.ts";
 
 /**
  * What runs the actions of the registry that this layer holds the work of, by field (`ActionDef.field`): the
- * webhooks' and the OAuth clients'. The registry declares an action (its path, input, scopes, answer); its work sends requests and writes
+ * webhooks'. The registry declares an action (its path, input, scopes, answer); its work sends requests and writes
  * through the data layer, which sit above the registry. The password actions' work is in src/auth; the whole table,
  * and the check that every action has a runner, is src/graphql/actions.ts.
  */

@@ -1,20 +1,14 @@
-import { escapeHtml, PAGE_STYLE } from "./pages.ts";
+import { escapeHtml, FORM_STYLE, PAGE_STYLE } from "./pages.ts";
 
 /*
  * The OpenID provider's pages (sign-in, consent, sign-out, errors): server-rendered HTML in the front door's look, no
  * script, every control labelled and reachable by keyboard, every POST form carrying its CSRF token.
  */
 
-const pageStyle = `${PAGE_STYLE}
-    form { margin: 1.5rem 0; }
-    label { display: block; font-weight: 600; margin-top: 1rem; }
-    input[type=email], input[type=password] { display: block; width: 100%; max-width: 24rem; box-sizing: border-box;
-      font: inherit; padding: .45rem .6rem; border: 1px solid #8a93a6; border-radius: 4px; }
-    input:focus, button:focus, a:focus { outline: 3px solid #2456c8; outline-offset: 2px; }
-    button { font: inherit; font-weight: 600; margin: 1.25rem .5rem 0 0; padding: .5rem 1.2rem; border-radius: 4px;
-      border: 1px solid #2456c8; background: #2456c8; color: #fff; cursor: pointer; }
-    button.secondary { background: #fff; color: #2456c8; }
-    .alert { border-left: 4px solid #b3261e; background: #fbeeed; padding: .6rem .9rem; margin: 1rem 0; }
+/** The service's page and form style (src/http/pages.ts), and what these pages add: a second button, the scopes. */
+const pageStyle = `${PAGE_STYLE}${FORM_STYLE}
+    button { margin-right: .5rem; }
+    button.secondary { background: #fff; color: #2456c8; box-shadow: inset 0 0 0 1px #2456c8; }
     .muted { color: #5b6475; }
     .scopes li { margin: .4rem 0; } .scopes .refused { color: #5b6475; text-decoration: line-through; }`;
 
@@ -53,7 +47,7 @@ export interface SignInPage {
 }
 
 export function signInPage(p: SignInPage): string {
-  const alert = p.problem ? `    <p class="alert" role="alert" id="problem">${escapeHtml(p.problem)}</p>\n` : "";
+  const alert = p.problem ? `    <p class="problem" role="alert" id="problem">${escapeHtml(p.problem)}</p>\n` : "";
   const described = p.problem ? ' aria-describedby="problem"' : "";
   return oidcPage(
     "Sign in",
@@ -122,7 +116,7 @@ export const signedOutPage = (): string => oidcPage("Signed out", `    <p>You ar
 export function errorPage(error: string, description: string | undefined): string {
   return oidcPage(
     "Something went wrong",
-    `    <p class="alert" role="alert"><code>${escapeHtml(error)}</code>${description ? `: ${escapeHtml(description)}` : ""}</p>
+    `    <p class="problem" role="alert"><code>${escapeHtml(error)}</code>${description ? `: ${escapeHtml(description)}` : ""}</p>
     <p><a href="/">Back to the front door</a></p>`,
   );
 }

@@ -17,7 +17,7 @@ export const PAGE_STYLE = `
     a { color: #2456c8; }`;
 
 /** What the forms add to it: labelled fields one above the other, a visible focus, messages that stand out. */
-const FORM_STYLE = `
+export const FORM_STYLE = `
     form { margin-top: 1.5rem; max-width: 24rem; }
     label { display: block; font-weight: 600; margin-top: 1rem; }
     .hint { color: #5b6475; font-size: .9rem; margin: .1rem 0 .3rem; }

@@ -61,6 +61,9 @@ const conventional = (name: string, n: number): string[] =>
 /** JSON a column of this name must hold where `[]` will not do (a webhook's `events`: a non-empty list of types). */
 const conventionalJson: Record<string, unknown> = { events: ["*"] };
 
+/** Booleans a column of this name must hold (an OAuth client's `public`: a confidential client has a secret to rotate). */
+const conventionalBoolean: Record<string, boolean> = { public: false };
+
 /** Candidate strings tried against a column's `pattern`, in order; the first that matches is used. */
 const patterned = (name: string, n: number) => [
   `${snake(name)} ${n}`,
@@ -97,7 +100,7 @@ export function scalarValue(name: string, f: FieldDef, n: number, variant = 0, d
     case "int":
       return 10 + n + variant * 1000;
     case "boolean":
-      return variant % 2 === 0;
+      return conventionalBoolean[name] ?? variant % 2 === 0;
     case "datetime":
       return isoDate(day, variant);
     case "json":
