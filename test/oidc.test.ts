@@ -414,7 +414,12 @@ describe("key rotation", () => {
       [kid, false],
     ]);
     // An instance started now (on the same database) publishes both, the new one first (it signs).
-    const restarted = await createOidc({ db: h.db, config: h.config, logger: h.app.observability.logger });
+    const restarted = await createOidc({
+      db: h.db,
+      config: h.config,
+      logger: h.app.observability.logger,
+      signInAttempts: h.app.signInAttempts,
+    });
     const server = createServer(requestListener(h.app, restarted));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {

@@ -341,14 +341,25 @@ describe("GET /openapi.json", () => {
   });
   afterAll(() => h.close());
 
-  test("answers the document without an API key, readable from any origin", async () => {
+  // Cross-origin reads of the document follow the API's CORS rule (issue 42, item 7; test/cors.test.ts): an origin no
+  // client registered and CORS_ORIGINS does not list gets no CORS header (it was `*` for this document).
+  test("answers the document without an API key; CORS as on every route", async () => {
     const response = await h.app.yoga.fetch("http://muster.test/openapi.json", {
       headers: { origin: "https://docs.example" },
     });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
-    expect(response.headers.get("access-control-allow-origin")).toBeTruthy();
+    expect(response.headers.has("access-control-allow-origin")).toBe(false);
     expect(await response.json()).toEqual(JSON.parse(printOpenApi()));
+    const listed = await startHarness({ corsOrigins: ["https://docs.example"] });
+    try {
+      const answer = await listed.app.yoga.fetch("http://muster.test/openapi.json", {
+        headers: { origin: "https://docs.example" },
+      });
+      expect(answer.headers.get("access-control-allow-origin")).toBe("https://docs.example");
+    } finally {
+      await listed.close();
+    }
   });
 
   test("other methods answer 405 with the error body", async () => {

@@ -28,6 +28,12 @@ export interface Config {
   batchMaxItems: number;
   /** Root fields (one per REST request) an API key, or a client address without a key, may run per minute. */
   rateLimitPerMinute: number;
+  /** Failed password sign-ins one person (account and email) may make per window before being refused for its rest. */
+  signInFailuresPerPerson: number;
+  /** Failed password sign-ins one client address may make per window, whatever the emails. */
+  signInFailuresPerAddress: number;
+  /** The window of those two limits, in minutes. */
+  signInFailureWindowMinutes: number;
   /** Redis holding the rate-limit counters and carrying committed events, shared by every instance; null: in memory per instance. */
   redisUrl: string | null;
   /**
@@ -71,7 +77,10 @@ export interface Config {
   maxConcurrentOperations: number;
   /** Write operations (mutations, REST writes) one process runs at once, in a line of their own. */
   maxConcurrentWrites: number;
-  /** Origins allowed by CORS (`*` for any). */
+  /**
+   * Origins the operator allows by CORS (`*`: any), besides those of enabled OAuth clients (src/http/cors.ts). None
+   * by default.
+   */
   corsOrigins: string[];
   /** Server processes sharing the port (`npm start` with node:cluster); 1 runs in this process. */
   workers: number;
@@ -237,6 +246,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyReadTimeoutMs: int(env, "BODY_READ_TIMEOUT_MS", 10_000),
     batchMaxItems: int(env, "BATCH_MAX_ITEMS", 1000),
     rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 1000),
+    signInFailuresPerPerson: int(env, "SIGN_IN_FAILURES_PER_PERSON", 5),
+    signInFailuresPerAddress: int(env, "SIGN_IN_FAILURES_PER_ADDRESS", 20),
+    signInFailureWindowMinutes: int(env, "SIGN_IN_FAILURE_WINDOW_MINUTES", 15, 24 * 60),
     redisUrl: env.REDIS_URL || null,
     redisPrefix: redisPrefix(env.REDIS_PREFIX),
     includeMaxCount: int(env, "INCLUDE_MAX_COUNT", 20),
@@ -257,7 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConcurrentWrites: int(env, "MAX_CONCURRENT_WRITES", 16),
     workers: int(env, "WORKERS", 1),
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 30_000),
-    corsOrigins: (env.CORS_ORIGINS ?? "*")
+    corsOrigins: (env.CORS_ORIGINS ?? "")
       .split(",")
       .map((o) => o.trim())
       .filter(Boolean),

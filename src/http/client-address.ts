@@ -15,9 +15,23 @@ export function clientAddress(
   serverContext: NodeServerContext | undefined,
   trustProxy: Config["trustProxy"],
 ): string {
-  const peer = serverContext?.req?.socket?.remoteAddress ?? "unknown";
+  return addressOf(request.headers.get("x-forwarded-for"), serverContext?.req?.socket?.remoteAddress, trustProxy);
+}
+
+/** `clientAddress` of a request node:http gives directly (the OpenID provider's pages). */
+export function nodeClientAddress(req: IncomingMessage, trustProxy: Config["trustProxy"]): string {
+  const forwarded = req.headers["x-forwarded-for"];
+  return addressOf(
+    Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? null),
+    req.socket?.remoteAddress,
+    trustProxy,
+  );
+}
+
+function addressOf(forwardedFor: string | null, remoteAddress: string | undefined, trustProxy: Config["trustProxy"]) {
+  const peer = remoteAddress ?? "unknown";
   if (trustProxy === false || trustProxy === 0) return peer;
-  const forwarded = (request.headers.get("x-forwarded-for") ?? "")
+  const forwarded = (forwardedFor ?? "")
     .split(",")
     .map((a) => a.trim())
     .filter(Boolean);

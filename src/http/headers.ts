@@ -1,27 +1,4 @@
 import type { Plugin } from "graphql-yoga";
-import type { Config } from "../core/config.ts";
-
-/** Headers clients may read across origins: ids, rate-limit state, retry hints. */
-const exposed = [
-  "X-Perscom-Request-Id",
-  "X-Perscom-Trace-Id",
-  "X-RateLimit-Limit",
-  "X-RateLimit-Remaining",
-  "X-RateLimit-Reset",
-  "Retry-After",
-];
-
-/** Yoga's CORS options: any origin by default, never with credentials (keys travel in a header, not cookies). */
-export function corsOptions(config: Config) {
-  return {
-    origin: config.corsOrigins.includes("*") ? "*" : config.corsOrigins,
-    credentials: false,
-    methods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-    allowedHeaders: ["Authorization", "Content-Type", "Accept", "X-Perscom-Id"],
-    exposedHeaders: exposed,
-    maxAge: 600,
-  };
-}
 
 /** Security headers on every response; the strict content policy only where the body is data, not a page. */
 export function securityHeadersPlugin(): Plugin {
@@ -35,7 +12,7 @@ export function securityHeadersPlugin(): Plugin {
       if (type.includes("json")) {
         h.set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
         h.set("Cache-Control", "no-store");
-        h.set("Vary", [h.get("Vary"), "Authorization, X-Perscom-Id, Origin"].filter(Boolean).join(", "));
+        h.set("Vary", [h.get("Vary"), "Authorization, X-Perscom-Id"].filter(Boolean).join(", "));
       }
       if (request.headers.get("x-forwarded-proto") === "https" || request.url.startsWith("https:")) {
         h.set("Strict-Transport-Security", "max-age=31536000; includeSubDomains");

@@ -59,10 +59,10 @@ ${alert}    <form method="post" action="${escapeHtml(p.action)}">
       <label for="password">Password</label>
       <input id="password" name="password" type="password" autocomplete="current-password" required${described}>
       <button type="submit">Sign in</button>
+      <button type="submit" class="secondary" form="cancel">Cancel</button>
     </form>
-    <form method="post" action="${escapeHtml(p.cancelAction)}">
+    <form method="post" id="cancel" action="${escapeHtml(p.cancelAction)}">
       ${csrfField(p.csrf)}
-      <button type="submit" class="secondary">Cancel</button>
     </form>
     <p><a href="${escapeHtml(p.forgotPasswordUrl)}">Forgot your password?</a></p>`,
   );

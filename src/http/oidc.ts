@@ -5,6 +5,8 @@ import type { KoaContextWithOIDC } from "oidc-provider";
 import type { Config } from "../core/config.ts";
 import type { Database } from "../db/prisma.ts";
 import { signInWithPassword } from "../auth/passwords.ts";
+import type { SignInAttempts } from "../auth/sign-in-attempts.ts";
+import { nodeClientAddress } from "./client-address.ts";
 import { personPermissions } from "../auth/permissions.ts";
 import { cookieKeys } from "../auth/oidc/signing-keys.ts";
 import {
@@ -36,6 +38,11 @@ export const issuerOf = (config: Config): string =>
   (config.publicUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, "");
 
 const GENERIC_SIGN_IN_PROBLEM = "The email or password is not right.";
+/** The sign-in page's words for a refusal by the attempt limits (src/auth/sign-in-attempts.ts). */
+export const tooManyAttempts = (retryAfterSeconds: number): string => {
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  return `Too many failed attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
+};
 const MAX_FORM_BYTES = 16 * 1024;
 
 /** An OAuth scope in words, for the consent page. */
@@ -89,10 +96,13 @@ export async function createOidc({
   db,
   config,
   logger,
+  signInAttempts,
 }: {
   db: Database;
   config: Config;
   logger: Logger;
+  /** The app's failed sign-in counters (`App.signInAttempts`), shared by instances where the rate limits are. */
+  signInAttempts: SignInAttempts;
 }): Promise<Oidc> {
   const issuer = issuerOf(config);
   const [csrfKey] = await cookieKeys(db);
@@ -186,23 +196,34 @@ export async function createOidc({
       }
       if (action === "login" && details.prompt.name === "login") {
         const email = form.get("email") ?? "";
-        const userId = await signInWithPassword(db, accountId, email, form.get("password") ?? "");
-        if (userId === null) {
-          return sendHtml(
+        const attempt = { accountId, email, address: nodeClientAddress(req, config.trustProxy) };
+        const refusal = (status: number, problem: string) =>
+          sendHtml(
             res,
-            401,
+            status,
             signInPage({
               action: `${base}/login`,
               cancelAction: `${base}/abort`,
               csrf: csrfOf(uid),
               clientName,
               email,
-              problem: GENERIC_SIGN_IN_PROBLEM,
+              problem,
               forgotPasswordUrl: `/password/forgot?account=${accountId}`,
             }),
             formAction,
           );
+        // Refused before the password is looked at, whether or not it is right (nor whether the email is anyone's).
+        const verdict = await signInAttempts.check(attempt);
+        if (!verdict.allowed) {
+          res.setHeader("Retry-After", String(verdict.retryAfterSeconds));
+          return refusal(429, tooManyAttempts(verdict.retryAfterSeconds));
         }
+        const userId = await signInWithPassword(db, accountId, email, form.get("password") ?? "");
+        if (userId === null) {
+          await signInAttempts.failed(attempt);
+          return refusal(401, GENERIC_SIGN_IN_PROBLEM);
+        }
+        await signInAttempts.succeeded(attempt);
         return provider.interactionFinished(
           req,
           res,

@@ -11,7 +11,7 @@ let printed: string | undefined;
 /** The document depends only on the registry: built once per process, on first request. */
 const documentText = () => (printed ??= printOpenApi({ compact: true }));
 
-/** Serves the OpenAPI document at `/openapi.json`: public (no API key), readable from any origin. */
+/** Serves the OpenAPI document at `/openapi.json`: public (no API key); CORS as everywhere (src/http/cors.ts). */
 export function openApiPlugin(): Plugin {
   return {
     onRequest({ request, url, endResponse }) {
@@ -24,7 +24,6 @@ export function openApiPlugin(): Plugin {
         new Response(request.method === "HEAD" ? null : documentText(), {
           headers: {
             "Content-Type": "application/json; charset=utf-8",
-            "Access-Control-Allow-Origin": "*",
             "Cache-Control": "public, max-age=300",
           },
         }),

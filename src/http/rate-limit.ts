@@ -39,8 +39,14 @@ export interface RateLimit {
   /** Charges keyless requests when their context is built; `X-RateLimit-*` (on a 429 also `Retry-After`) on every response. */
   plugin(): Plugin;
   /**
+   * A counter of `points` per `durationSeconds` per key, of its own (`<REDIS_PREFIX>:<name>:<key>` in Redis), kept
+   * where the API allowance is: in Redis when configured (each instance counting in memory while it is unreachable,
+   * as the allowance does), in the primary's memory for `WORKERS>1`, else in this process's memory.
+   */
+  counter(name: string, points: number, durationSeconds: number): RateLimiterAbstract;
+  /**
    * A named allowance of `points` per `seconds` for keys of the caller's choosing (an address, an email), counted where
-   * the API's limits are (Redis when configured, so every instance shares it; else in memory).
+   * the API's limits are (`counter`).
    */
   allowance(name: string, points: number, seconds: number): Allowance;
   /** Resolves once the shared store is reachable (at once in memory); false when it was not within `timeoutMs`. */
@@ -165,22 +171,24 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     return schema;
   }
 
+  const counter = (name: string, counted: number, duration: number): RateLimiterAbstract => {
+    const options = { keyPrefix: `${config.redisPrefix}:${name}`, points: counted, duration };
+    if (redis)
+      return new RateLimiterRedis({
+        ...options,
+        storeClient: redis,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory({ points: counted, duration }),
+      });
+    return countsInPrimary(config) ? new RateLimiterCluster(options) : new RateLimiterMemory(options);
+  };
+
   function allowance(name: string, allowed: number, seconds: number): Allowance {
-    const options = { keyPrefix: `${config.redisPrefix}:${name}`, points: allowed, duration: seconds };
-    const counter: RateLimiterAbstract = redis
-      ? new RateLimiterRedis({
-          ...options,
-          storeClient: redis,
-          rejectIfRedisNotReady: true,
-          insuranceLimiter: new RateLimiterMemory(options),
-        })
-      : countsInPrimary(config)
-        ? new RateLimiterCluster(options)
-        : new RateLimiterMemory(options);
+    const limiter = counter(name, allowed, seconds);
     return {
       async take(key) {
         try {
-          await counter.consume(key, 1);
+          await limiter.consume(key, 1);
           return true;
         } catch (rejection) {
           if (rejection instanceof Error) throw rejection;
@@ -191,6 +199,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   }
 
   return {
+    counter,
     allowance,
     apply: (schema) =>
       chargedOnSubscribe(

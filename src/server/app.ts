@@ -16,7 +16,8 @@ import { maintenancePlugin } from "../http/maintenance.ts";
 import { concurrencyPlugin } from "../http/concurrency.ts";
 import { graphqlJsExecutorPlugin } from "../http/executor.ts";
 import { relationScopesPlugin } from "../graphql/relation-scopes.ts";
-import { corsOptions, securityHeadersPlugin } from "../http/headers.ts";
+import { securityHeadersPlugin } from "../http/headers.ts";
+import { corsPolicy, varyOriginPlugin } from "../http/cors.ts";
 import { wellFormedTextPlugin } from "../http/unicode.ts";
 import { executionTimeoutPlugin, nestingLimitPlugin, queryLimitPlugins } from "../http/limits.ts";
 import { bodyLimitsPlugin } from "../http/body-limits.ts";
@@ -31,6 +32,7 @@ import { passwordPagesPlugin } from "../http/password-pages.ts";
 import { createEventBus } from "../events/bus.ts";
 import type { EventBus } from "../core/events.ts";
 import { createRateLimit, type RateLimit } from "../http/rate-limit.ts";
+import { createSignInAttempts, signInLimits, type SignInAttempts } from "../auth/sign-in-attempts.ts";
 import {
   createObservability,
   logInternalError,
@@ -46,6 +48,8 @@ export interface App {
   /** The internal schema REST's prepared documents run on (the public one plus `attributes`); never served. */
   restSchema: GraphQLSchema;
   rateLimit: RateLimit;
+  /** Failed password sign-ins per person and per address, counted where the rate limits are (the sign-in pages'). */
+  signInAttempts: SignInAttempts;
   /** Logger, metrics registry and tracing of this instance; `close()` flushes the spans. */
   observability: Observability;
   /** Announces committed events to subscriptions and the webhook dispatcher, across instances with Redis. */
@@ -120,6 +124,7 @@ export function createApp({
       ),
     );
   const rateLimit = createRateLimit(config, db);
+  const signInAttempts = createSignInAttempts(rateLimit.counter, signInLimits(config));
   const schema = rateLimit.apply(getSchemas().public);
   const masked = new WeakSet<object>();
   // REST's prepared documents run on the internal schema (same resolvers, plus `attributes`): it is never served.
@@ -130,7 +135,12 @@ export function createApp({
     landingPage: false,
     healthCheckEndpoint: yogaHealthCheckOff,
     batching: false,
-    cors: corsOptions(config),
+    cors: corsPolicy(config, db, (error) =>
+      observability.logger.warn(
+        { err: error },
+        "The registered CORS origins could not be read: the request gets no CORS headers",
+      ),
+    ),
     renderGraphiQL: renderOfflineGraphiQL,
     graphiql: { title: "Muster GraphQL" },
     logging: false,
@@ -181,6 +191,7 @@ export function createApp({
       graphqlErrorBodiesPlugin(),
       graphqlResultsPlugin(schema),
       securityHeadersPlugin(),
+      varyOriginPlugin(),
       requireKeyPlugin(),
       relationScopesPlugin(),
       trustedDocumentsPlugin(db, config),
@@ -200,5 +211,5 @@ export function createApp({
       compressionPlugin(),
     ],
   });
-  return { yoga, schema, restSchema, rateLimit, observability, events };
+  return { yoga, schema, restSchema, rateLimit, signInAttempts, observability, events };
 }

@@ -234,7 +234,7 @@ async function serve() {
   // Without Redis, the workers of WORKERS>1 hear of each other's commits through the primary.
   const app = createApp({ db, config, ...(worker && !config.redisUrl ? { events: createWorkerEventBus() } : {}) });
   const { rateLimit, observability } = app;
-  const oidc = await createOidc({ db, config, logger: observability.logger });
+  const oidc = await createOidc({ db, config, logger: observability.logger, signInAttempts: app.signInAttempts });
   const listener = requestListener(app, oidc);
   // Counters go to Redis from the first request when REDIS_URL is set (the in-memory insurance limiter covers a slow start).
   await rateLimit.ready();

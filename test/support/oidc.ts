@@ -16,7 +16,12 @@ export async function startOidcHarness(overrides: Partial<Config> = {}): Promise
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const h = await startHarness({ publicUrl: base, ...overrides });
-  const oidc = await createOidc({ db: h.db, config: h.config, logger: h.app.observability.logger });
+  const oidc = await createOidc({
+    db: h.db,
+    config: h.config,
+    logger: h.app.observability.logger,
+    signInAttempts: h.app.signInAttempts,
+  });
   const server: Server = createServer(requestListener(h.app, oidc));
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   return {
