@@ -160,7 +160,7 @@ export const oauthClient = defineResource<"OAuthClient">({
     }),
     allowedOrigins: json(listOf(jsonString({ description: "An origin: `scheme://host[:port]`." })), {
       description:
-        "Origins (`https://app.example`) whose browser code may call the provider's token, userinfo, revocation and introspection endpoints.",
+        "Origins (`https://app.example`) whose browser code may call the API (CORS) and the provider's token, userinfo, revocation and introspection endpoints.",
     }),
     scopes: json(listOf(jsonString({ description: "A scope name such as `view:user`, or `*` for every scope." })), {
       description:
