@@ -322,7 +322,7 @@ describe("subscriptions", () => {
   });
 
   test("over WebSocket, the SSO token in connection_init: the change arrives with its actor; a token beyond the roles is refused", async () => {
-    const server: Server = createServer(app.yoga);
+    const server: Server = createServer((req, res) => void app.yoga(req, res));
     const ws = serveWebSocket(server, app, h.db, appConfig);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
