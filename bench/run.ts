@@ -78,7 +78,7 @@ const connections = 32;
 const floorSqliteDriver =
   process.env.FLOOR_SQLITE === "libsql"
     ? "@libsql/client (FLOOR_SQLITE=libsql)"
-    : "better-sqlite3, synchronous, statements prepared once, synchronous = FULL";
+    : `better-sqlite3, statements prepared once, synchronous = FULL, reads on ${process.env.FLOOR_READ_THREADS ?? 2} read threads of their own (writes and key lookups on the main thread)`;
 
 type WorkloadId = "W1" | "W2" | "W3" | "W4";
 

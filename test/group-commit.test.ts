@@ -1,10 +1,10 @@
-import { mayRunTwice } from "../src/db/store.ts";
+import { mayRunTwice } from "../src/db/transaction.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, seed, startHarness, testProvider, type Client, type Harness } from "./harness.ts";
 import { isBusyError } from "../src/db/sqlite.ts";
 
 /**
- * SQLite's group commit (src/db/sqlite.ts, `SqliteClient.directTransaction`): write transactions that queue behind
+ * SQLite's group commit (src/db/sqlite-group-commit.ts, `GroupCommit.directTransaction`): write transactions that queue behind
  * one another share one COMMIT, each but the first in a savepoint of its own.
  */
 describe.runIf(testProvider === "sqlite")("SQLite: concurrent writes commit together", () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startHarness, testProvider, type Harness } from "./harness.ts";
-import { mayRunTwice, type StoreTransaction } from "../src/db/store.ts";
+import { mayRunTwice, type StoreTransaction } from "../src/db/transaction.ts";
 import { openDatabase } from "../src/db/prisma.ts";
 import { countingProxy } from "./support/counting-proxy.ts";
 

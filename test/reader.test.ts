@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { startHarness, testProvider, type Harness } from "./harness.ts";
 import { RowCapExceeded, rowBudget } from "../src/db/row-budget.ts";
-import { mayRunTwice } from "../src/db/store.ts";
-import type { StoreTransaction } from "../src/db/store.ts";
+import { mayRunTwice } from "../src/db/transaction.ts";
+import type { StoreTransaction } from "../src/db/transaction.ts";
 
 /**
  * The SQL reader (src/db/reader.ts) answers reads outside transactions in Prisma's place. Each case runs the same

@@ -1,4 +1,4 @@
-import { mayRunTwice } from "../src/db/store.ts";
+import { mayRunTwice } from "../src/db/transaction.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { client, seed, startHarness, testProvider, type Client, type Harness } from "./harness.ts";

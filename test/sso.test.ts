@@ -65,35 +65,44 @@ describe("accepted", () => {
     const me = await as(token).get("/v2/me");
     expect(me.status, JSON.stringify(me.body)).toBe(200);
     expect(me.body.data).toEqual([expect.objectContaining({ id: personId, email })]);
-    expect((await as(token).get("/v2/users")).status).toBe(403);
+    // Beyond the roles, the person has the self-service rights: their own user, not the account's people.
+    const users = await as(token).get("/v2/users");
+    expect(users.body.data.map((u: { id: number }) => u.id)).toEqual([personId]);
     const graph = await as(token).graphql("{ me { rowId name } }");
     expect(graph.body.data.me).toEqual({ rowId: personId, name: "Forum Member" });
   });
 
   test("the token's scopes within the person's role permissions: `scopes`, `scope` or `*`", async () => {
-    const role = (await admin.post("/v2/roles", { name: "Forum Reader", permissions: ["view:user", "view:rank"] })).body
-      .data;
+    const other = (await admin.post("/v2/users", { name: "Forum Other", email: "forum.other@example.com" })).body.data
+      .id as number;
+    const role = (
+      await admin.post("/v2/roles", { name: "Forum Reader", permissions: ["view:user", "view:announcement"] })
+    ).body.data;
     expect((await admin.post(`/v2/users/${personId}/roles/attach`, { resources: [role.id] })).status).toBe(200);
     try {
       const listed = await as(await mint({ sub: String(personId), scopes: ["view:user"] })).get("/v2/users");
       expect(listed.status).toBe(200);
+      // The role's view:user is the whole account's people, not the self-service right's one person.
+      expect(listed.body.data.map((u: { id: number }) => u.id)).toEqual(expect.arrayContaining([personId, other]));
       // Asked for, but no role of the person's gives it.
-      expect((await as(await mint({ sub: String(personId), scopes: ["view:award"] })).get("/v2/awards")).status).toBe(
-        403,
-      );
+      expect(
+        (await as(await mint({ sub: String(personId), scopes: ["view:calendar"] })).get("/v2/calendars")).status,
+      ).toBe(403);
       // `*` asks for everything: what the roles give.
       const all = as(await mint({ sub: email, scopes: ["*"] }));
-      expect((await all.get("/v2/ranks")).status).toBe(200);
-      expect((await all.post("/v2/ranks", { name: "Nope" })).status).toBe(403);
-      const spaced = as(await mint({ sub: String(personId), scope: "view:rank view:user" }));
-      expect((await spaced.get("/v2/ranks")).status).toBe(200);
+      expect((await all.get("/v2/announcements")).status).toBe(200);
+      expect((await all.post("/v2/announcements", { name: "Nope" })).status).toBe(403);
+      const spaced = as(await mint({ sub: String(personId), scope: "view:announcement view:user" }));
+      expect((await spaced.get("/v2/announcements")).status).toBe(200);
       // Not asked for: refused though the role gives it.
-      expect((await as(await mint({ sub: String(personId), scopes: ["view:user"] })).get("/v2/ranks")).status).toBe(
-        403,
-      );
+      expect(
+        (await as(await mint({ sub: String(personId), scopes: ["view:user"] })).get("/v2/announcements")).status,
+      ).toBe(403);
       // Removing the role takes effect on the next request.
       await admin.delete(`/v2/users/${personId}/roles/detach`, { resources: [role.id] });
-      expect((await as(await mint({ sub: String(personId), scopes: ["*"] })).get("/v2/ranks")).status).toBe(403);
+      expect((await as(await mint({ sub: String(personId), scopes: ["*"] })).get("/v2/announcements")).status).toBe(
+        403,
+      );
     } finally {
       await admin.delete(`/v2/roles/${role.id}`);
     }

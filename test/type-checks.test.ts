@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { mayRunTwice, type Store, type StoreTransaction } from "../src/db/store.ts";
+import type { Store } from "../src/db/store.ts";
+import { mayRunTwice, type StoreTransaction } from "../src/db/transaction.ts";
 import {
   belongsTo,
   defineResource,

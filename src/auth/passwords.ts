@@ -1,5 +1,9 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from "node:crypto";
 import type { Database } from "../db/prisma.ts";
+import { PASSWORD_MAX_LENGTH, passwordProblem } from "../core/password-rules.ts";
+import { validationError } from "../core/errors.ts";
+
+export { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem } from "../core/password-rules.ts";
 
 /*
  * People's passwords: scrypt from node:crypto (memory-hard), at OWASP's recommended cost (N = 2^17, r = 8, p = 1:
@@ -13,25 +17,12 @@ const SALT_BYTES = 16;
 /** scrypt needs 128 · N · r bytes; Node's default ceiling (32 MiB) is below that. */
 const maxmemFor = (N: number, r: number) => 256 * N * r;
 
-export const PASSWORD_MIN_LENGTH = 8;
-/** Longer input is refused rather than hashed: a password is not a place to send a megabyte. */
-export const PASSWORD_MAX_LENGTH = 256;
-
 const scrypt = (password: string, salt: Buffer, length: number, options: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
     scryptCallback(password.normalize("NFKC"), salt, length, options, (error, key) =>
       error ? reject(error) : resolve(key),
     ),
   );
-
-/** Why a new password is not accepted, or null. */
-export function passwordProblem(password: unknown): string | null {
-  if (typeof password !== "string") return "The password must be a string.";
-  if (password.length < PASSWORD_MIN_LENGTH) return `The password must be at least ${PASSWORD_MIN_LENGTH} characters.`;
-  if (password.length > PASSWORD_MAX_LENGTH)
-    return `The password must not be greater than ${PASSWORD_MAX_LENGTH} characters.`;
-  return null;
-}
 
 /** `scrypt$<N>$<r>$<p>$<salt>$<hash>`, salt and hash base64url. */
 export async function hashPassword(password: string): Promise<string> {
@@ -54,9 +45,11 @@ export async function passwordMatches(stored: string, password: string): Promise
 /** A hash of nothing anyone knows: an unknown email costs the same time as a wrong password. */
 let decoy: Promise<string> | undefined;
 
-/** Sets (or replaces) the person's password. */
-export async function setPassword(db: Database, userId: number, password: string): Promise<void> {
-  const hash = await hashPassword(password);
+/** Sets (or replaces) the person's password; throws a 422 naming `password` when it breaks the rules. */
+export async function setPassword(db: Pick<Database, "prisma">, userId: number, password: unknown): Promise<void> {
+  const problem = passwordProblem(password);
+  if (problem) throw validationError({ password: [problem] });
+  const hash = await hashPassword(password as string);
   await db.prisma.password.upsert({ where: { userId }, create: { userId, hash }, update: { hash } });
 }
 

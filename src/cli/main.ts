@@ -14,6 +14,8 @@ import {
 } from "../auth/accounts.ts";
 import { knownScopes } from "../auth/keys.ts";
 import { rotateSsoSecret } from "../resources/sso-secret.ts";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, passwordProblem, setPassword } from "../auth/passwords.ts";
+import { createSignInLink, linkUrl } from "../auth/sign-in-links.ts";
 import { parseDate } from "../core/dates.ts";
 import { isMaintenance, setMaintenance } from "../http/maintenance.ts";
 import { formatSummary, seedDemo } from "../seed/demo.ts";
@@ -243,6 +245,65 @@ program
       const secret = await rotateSsoSecret(store, account.id);
       console.log(`Account ${account.name} (id ${account.id}, the \`tenant\` claim): new SSO secret, shown once:`);
       console.log(secret);
+    });
+  });
+
+/** The account's person with this email, or an error naming both. */
+async function requirePerson(db: Db, accountName: string, email: string) {
+  const account = await requireAccount(db.prisma, accountName);
+  const person = await db.prisma.user.findFirst({
+    where: { accountId: account.id, email: email.trim() },
+    select: { id: true, email: true },
+  });
+  if (!person) throw new Error(`Account ${account.name} has no user with the email ${email.trim()}`);
+  return { account, person };
+}
+
+program
+  .command("users:password")
+  .description("Set (or replace) the password a person of an account signs in with")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .option("--email <email>", "(required) the email of one of its users", nonEmpty)
+  .option(
+    "--password <password>",
+    `(required) the new password, ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`,
+  )
+  .action((options: { account?: string; email?: string; password?: string }) => {
+    const name = required(options.account, "--account <name>");
+    const email = required(options.email, "--email <email>");
+    const password = required(options.password, "--password <password>");
+    const problem = passwordProblem(password);
+    if (problem) throw new Error(problem);
+    return withDatabase(async (db) => {
+      const { account, person } = await requirePerson(db, name, email);
+      await setPassword(db, person.id, password);
+      console.log(`Account ${account.name}: password set for user ${person.id} (${person.email})`);
+    });
+  });
+
+program
+  .command("users:invite")
+  .description(
+    "Make a one-time invitation link with which a person of an account chooses their password (7 days); prints the link on the last line",
+  )
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .option("--email <email>", "(required) the email of one of its users", nonEmpty)
+  .action((options: { account?: string; email?: string }) => {
+    const name = required(options.account, "--account <name>");
+    const email = required(options.email, "--email <email>");
+    return withDatabase(async (db) => {
+      const { account, person } = await requirePerson(db, name, email);
+      const link = await createSignInLink(db.store, {
+        accountId: account.id,
+        userId: person.id,
+        purpose: "invitation",
+      });
+      const config = loadConfig();
+      const baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;
+      console.log(
+        `Account ${account.name}: invitation for user ${person.id} (${person.email}), usable once until ${link.expiresAt.toISOString()}; earlier unused invitations no longer work:`,
+      );
+      console.log(linkUrl(baseUrl, link.token));
     });
   });
 

@@ -107,6 +107,13 @@ export interface Config {
   webhooksAllowPrivate: boolean;
   /** GraphQL subscriptions one API key may hold open at once. */
   subscriptionsPerKey: number;
+  /**
+   * The SMTP server password reset emails go through (`smtp://user:pass@host:587`, `smtps://...`: nodemailer's URL);
+   * null: resets by email are off (the forgot-password page says so).
+   */
+  smtpUrl: string | null;
+  /** The From of the emails the service sends (`Muster <no-reply@example.org>`). */
+  mailFrom: string;
 }
 
 export const storageDrivers = ["disk", "database"] as const;
@@ -191,6 +198,13 @@ export function maskedUrl(url: string): string {
   return url.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
 }
 
+function smtpUrl(value: string | undefined): string | null {
+  if (value === undefined || value === "") return null;
+  if (!/^smtps?:\/\/[^/\s]+/i.test(value))
+    throw new ConfigError(`SMTP_URL must be an smtp:// or smtps:// URL, got "${maskedUrl(value)}"`);
+  return value;
+}
+
 function databaseUrl(value: string | undefined): string {
   const url = value || defaultDatabaseUrl();
   if (!/^file:/i.test(url) && !/^postgres(ql)?:\/\//i.test(url)) {
@@ -262,5 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookPollMs: int(env, "WEBHOOK_POLL_MS", 1000),
     webhooksAllowPrivate: flag(env, "WEBHOOKS_ALLOW_PRIVATE"),
     subscriptionsPerKey: int(env, "SUBSCRIPTIONS_PER_KEY", 20),
+    smtpUrl: smtpUrl(env.SMTP_URL),
+    mailFrom: env.MAIL_FROM || "Muster <no-reply@localhost>",
   };
 }

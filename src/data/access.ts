@@ -1,19 +1,76 @@
-import type { Context } from "../request/context.ts";
+import type { Auth, Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { ApiError, notFound, validationError } from "../core/errors.ts";
+import { snake } from "../core/names.ts";
 import { rememberName, rememberRow, tracksRows } from "../db/transaction-names.ts";
-import type { StoredRow, StoreReads } from "../db/store.ts";
+import type { StoredRow } from "../db/models-by-name.ts";
+import type { StoreReads } from "../db/store-reads.ts";
+import { selfServiceRights, type SelfServiceRight, type Where } from "../resources/self-service.ts";
 
-/** Fails unless the request is authenticated, subscribed and holds every scope (or `*`). */
-export function guard(ctx: Context, scopes: readonly string[]): number {
+/** The person a credential signs in as (an SSO token, a person's access token), who has the self-service rights. */
+const personOf = (auth: Auth | null): number | null =>
+  auth && (auth.kind === "sso" || auth.kind === "oauth") ? auth.userId : null;
+
+/** Whether the caller holds `scope` outright: `*`, or the scope itself. */
+const holdsOutright = (auth: Auth, scope: string) => auth.scopes.has("*") || auth.scopes.has(scope);
+
+/**
+ * Whether the caller holds `scope`, outright or (a person) as far as a self-service right reaches. A right to write
+ * counts only where the caller says so (`writes`): a create or an update of one row, whose input and row the write
+ * path checks against the right (`selfServiceInput`); never a batch, a link or a command under the same scope
+ * (`update:user` lets a person rename themselves, not attach themselves a role).
+ */
+export function holds(auth: Auth, scope: string, writes = false): boolean {
+  if (holdsOutright(auth, scope)) return true;
+  if (personOf(auth) == null || !(scope in selfServiceRights)) return false;
+  return writes || scope.startsWith("view:");
+}
+
+/** The self-service right `scope` is held through, with the person; null when it is held outright (or not at all). */
+export function selfServiceOf(auth: Auth | null, scope: string): { me: number; right: SelfServiceRight } | null {
+  const me = personOf(auth);
+  if (me == null || holdsOutright(auth!, scope)) return null;
+  const right = selfServiceRights[scope];
+  return right ? { me, right } : null;
+}
+
+/** The rows of `def` a self-service right limits the caller to for `verb`, or null for no such limit. */
+export function selfServiceRows(auth: Auth | null, def: ResourceDef, verb: ScopeVerb = "view"): Where | null {
+  if (def.link) return null;
+  const through = selfServiceOf(auth, `${verb}:${def.scope}`);
+  return through?.right.rows?.(through.me) ?? null;
+}
+
+export type ScopeVerb = "view" | "create" | "update" | "delete";
+
+/**
+ * Fails unless the request is authenticated, subscribed and holds every scope (or `*`, or a self-service right: one
+ * to write only for a single-row create or update, `selfServiceWrites`).
+ */
+export function guard(ctx: Context, scopes: readonly string[], selfServiceWrites = false): number {
   if (!ctx.auth) throw ctx.authFailure ?? new ApiError("UNAUTHENTICATED");
-  if (!ctx.auth.scopes.has("*") && scopes.some((s) => !ctx.auth!.scopes.has(s))) throw new ApiError("FORBIDDEN");
+  if (scopes.some((s) => !holds(ctx.auth!, s, selfServiceWrites))) throw new ApiError("FORBIDDEN");
   return ctx.auth.accountId;
 }
 
-/** The account predicate: every root query of a resource goes through this. */
-export const owned = (ctx: Context, def: ResourceDef, where: Record<string, unknown> = {}) =>
-  def.link ? where : { ...where, accountId: ctx.auth!.accountId };
+/**
+ * The account predicate, narrowed to a person's own rows where `verb` (the operation's, on this resource) is held only
+ * through a self-service right: every root query of a resource goes through this. No verb: the account's rows (a
+ * parent looked up for an operation that does not read it).
+ */
+export function owned(
+  ctx: Context,
+  def: ResourceDef,
+  where: Record<string, unknown> = {},
+  verb: ScopeVerb | null = "view",
+) {
+  if (def.link) return where;
+  const account: Record<string, unknown> = { ...where, accountId: ctx.auth!.accountId };
+  const limit = verb && selfServiceRows(ctx.auth, def, verb);
+  if (!limit) return account;
+  const and = account.AND === undefined ? [] : Array.isArray(account.AND) ? account.AND : [account.AND];
+  return { ...account, AND: [...(and as unknown[]), limit] };
+}
 
 /** The row `id` of `def` in the caller's account, read through `reads` (the store, or a transaction); 404 when there is none. */
 export async function findOwned(
@@ -22,8 +79,9 @@ export async function findOwned(
   def: ResourceDef,
   id: number,
   query: object = {},
+  verb: ScopeVerb | null = "view",
 ): Promise<StoredRow> {
-  const row = await reads.findFirst(def.model, { ...query, where: owned(ctx, def, { id }) });
+  const row = await reads.findFirst(def.model, { ...query, where: owned(ctx, def, { id }, verb) });
   if (!row) throw notFound();
   rememberName(reads, def.model, row);
   if (Object.keys(query).length === 0) rememberRow(reads, def.model, row);
@@ -41,7 +99,7 @@ export const keyAndName = (def: ResourceDef) => ({
  * only what `keyAndName` reads.
  */
 export const findParent = (ctx: Context, tx: StoreReads, def: ResourceDef, id: number) =>
-  findOwned(ctx, tx, def, id, tracksRows(tx) ? {} : keyAndName(def));
+  findOwned(ctx, tx, def, id, tracksRows(tx) ? {} : keyAndName(def), null);
 
 export interface Page<T = unknown> {
   nodes: T[];
@@ -116,3 +174,37 @@ export function mergeSelect(a: Selection, b: Selection): Selection {
  */
 export const withColumns = <Q extends Query>(query: Q, select: Selection): Q =>
   query.select ? { ...query, select: mergeSelect(query.select as Selection, select) } : query;
+
+/**
+ * A write through a self-service right: only the right's fields, with its `sets` put in, and (an update) only of a row
+ * its `rows` reach; the input as it is when the caller holds the scope outright.
+ */
+export async function selfServiceInput(
+  ctx: Context,
+  reads: StoreReads,
+  def: ResourceDef,
+  input: Record<string, unknown>,
+  existing: Record<string, unknown> | undefined,
+): Promise<Record<string, unknown>> {
+  if (def.link) return input;
+  const through = selfServiceOf(ctx.auth, `${existing ? "update" : "create"}:${def.scope}`);
+  if (!through) return input;
+  const { me, right } = through;
+  const allowed = new Set(right.fields ?? []);
+  const sets = right.sets?.(me) ?? {};
+  // A column the right sets may be sent as what it sets it to (`user_id` of one's own submission).
+  const refused = Object.keys(input).filter(
+    (key) => input[key] !== undefined && !allowed.has(key) && !(key in sets && input[key] === sets[key]),
+  );
+  if (refused.length) {
+    throw new ApiError(
+      "FORBIDDEN",
+      `Your own ${def.label.toLowerCase()} is all you may change here, and only its ${[...allowed].map(snake).join(", ")}: ` +
+        `not ${refused.map(snake).join(", ")}.`,
+    );
+  }
+  const limit = right.rows?.(me);
+  if (existing && limit && !(await reads.count(def.model, { where: { id: existing.id, AND: [limit] } })))
+    throw notFound();
+  return { ...input, ...sets };
+}

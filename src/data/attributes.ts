@@ -4,7 +4,7 @@ import { snake } from "../core/names.ts";
 import { formatDate } from "../core/dates.ts";
 import type { Context } from "../request/context.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
-import type { Row } from "../db/store.ts";
+import type { Row } from "../db/models-by-name.ts";
 type Serialize = (value: unknown) => unknown;
 
 const serializers: Record<FieldType, Serialize> = {

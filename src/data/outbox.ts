@@ -1,7 +1,8 @@
 import { actorOf, type Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { eventAttributes } from "./attributes.ts";
-import type { Row, StoredRow, StoreTransaction } from "../db/store.ts";
+import type { Row, StoredRow } from "../db/models-by-name.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 import { storedDateTime } from "../db/dialect.ts";
 import { eventTypeOf } from "../resources/event-types.ts";
 import type { ChangeAction, ChangeEventRecord, PublishedEvent } from "../core/events.ts";
@@ -21,7 +22,7 @@ interface PendingEvent {
   before?: Row;
 }
 
-declare module "../db/store.ts" {
+declare module "../db/transaction.ts" {
   interface TransactionCarry {
     /** The events its writes have recorded, in order, until `writeEvents` writes them. */
     events: PendingEvent[];

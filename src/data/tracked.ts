@@ -2,7 +2,8 @@ import type { Context } from "../request/context.ts";
 import type { RecordWrites, ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";
 import { models } from "../db/datamodel.ts";
-import { delegateOf, type Row, type StoredRow, type StoreTransaction } from "../db/store.ts";
+import { delegateOf, type Row, type StoredRow } from "../db/models-by-name.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 import { recordCreated, recordDeleted, recordUpdated } from "./outbox.ts";
 import { forgetRow, rememberedRow, rememberRow } from "../db/transaction-names.ts";
 

@@ -1,4 +1,4 @@
-import type { StoreReads } from "../db/store.ts";
+import type { StoreReads } from "../db/store-reads.ts";
 import type { Context } from "../request/context.ts";
 import { ownEntry, type FieldDef, type ResourceDef } from "../resources/define.ts";
 import { resourceNamed } from "../resources/index.ts";

@@ -6,8 +6,9 @@ import { isDeadlock } from "../db/postgres-errors.ts";
 import { advisoryWriteLock } from "../db/locks.ts";
 import { morphOwnersOf, resources } from "../resources/index.ts";
 import { knownScopes } from "../resources/scopes.ts";
-import { owned } from "./access.ts";
-import { delegateOf, mayRunTwice, type Row, type StoredRow, type StoreTransaction } from "../db/store.ts";
+import { owned, selfServiceInput } from "./access.ts";
+import { delegateOf, type Row, type StoredRow } from "../db/models-by-name.ts";
+import { mayRunTwice, type StoreTransaction } from "../db/transaction.ts";
 import { InsertedId } from "../db/writer.ts";
 import { validateMorphOwner, validateResource } from "./validate.ts";
 import { FileChanges, fileStorage, isFile, storeFile } from "../files/storage.ts";
@@ -20,7 +21,7 @@ import { announceEvents, writeEvents, type WrittenEvents } from "./outbox.ts";
  * Runs `work` in one transaction: a failed write leaves nothing behind, its stored files included (src/files/changes.ts:
  * stored and deleted with the transaction, or on disk deleted only once it has committed and undone if it fails).
  */
-declare module "../db/store.ts" {
+declare module "../db/transaction.ts" {
   interface TransactionCarry {
     /** The files its writes stored and deleted, kept in step with it (`inTransaction`). */
     files: FileChanges;
@@ -103,6 +104,7 @@ async function prepare(
   existing?: Row,
   { alongside }: WriteChecks = {},
 ) {
+  input = await selfServiceInput(ctx, tx, def, input, existing);
   const validated = validateResource(ctx, tx, def, input, {
     mode: existing ? "update" : "create",
     fixed,
@@ -258,8 +260,8 @@ export async function deleteRows(ctx: Context, tx: StoreTransaction, def: Resour
     await doomStoredFiles(tx, child, where);
     await deleteTracked(tx, child, where);
   }
-  await doomStoredFiles(tx, def, owned(ctx, def, { id: { in: ids } }));
-  await deleteTracked(tx, def, owned(ctx, def, { id: { in: ids } }), ids);
+  await doomStoredFiles(tx, def, owned(ctx, def, { id: { in: ids } }, "delete"));
+  await deleteTracked(tx, def, owned(ctx, def, { id: { in: ids } }, "delete"), ids);
 }
 
 /** Deletes the stored files of the rows about to be deleted, as the transaction commits (src/files/changes.ts). */

@@ -1,5 +1,6 @@
 import { PrismaClient } from "../generated/prisma/client.ts";
-import { SqliteAdapterFactory, sqliteFileOf, type CommitCounts } from "./sqlite.ts";
+import { SqliteAdapterFactory, sqliteFileOf } from "./sqlite.ts";
+import type { CommitCounts } from "./sqlite-group-commit.ts";
 
 export { sqliteFileOf };
 import type { ReadDriver } from "./driver.ts";
@@ -12,7 +13,8 @@ import {
   type DirectTransactionDriver,
 } from "./read-drivers.ts";
 import { TransactionTrackingPool } from "./adapter-pg-checkout.ts";
-import { Store, type DirectConnection, type TransactionStart } from "./store.ts";
+import { Store } from "./store.ts";
+import type { DirectConnection, TransactionStart } from "./connections.ts";
 import { SqlWriter } from "./writer.ts";
 import { takeRows, type RowBudget } from "./row-budget.ts";
 
@@ -31,7 +33,7 @@ export interface Database {
   statements: { count: number };
   /**
    * SQLite: the app's own write transactions committed, and the COMMITs they took (fewer under concurrent writes,
-   * which commit together: `SqliteClient.directTransaction`). Undefined on PostgreSQL.
+   * which commit together: `GroupCommit.directTransaction`, src/db/sqlite-group-commit.ts). Undefined on PostgreSQL.
    */
   commits?: Readonly<CommitCounts>;
   /** Called with the SQL of each statement the reader runs (Prisma's are on `$on("query")`). */
@@ -183,10 +185,10 @@ export async function openDatabase(url: string): Promise<Database> {
     statements.count++;
   });
   await prisma.$executeRawUnsafe("PRAGMA journal_mode = WAL");
-  // Direct transactions on the adapter's own connection (SqliteClient.directTransaction): BEGIN IMMEDIATE has gone out
+  // Direct transactions on the adapter's own connection (`GroupCommit.directTransaction`, src/db/sqlite-group-commit.ts): BEGIN IMMEDIATE has gone out
   // once it answers, so there is nothing left for `begin` to send.
   const directDriver = async (timeoutMs?: number, awaitCompany?: boolean) => {
-    const tx = await adapter.client!.directTransaction(timeoutMs, awaitCompany);
+    const tx = await adapter.client!.groupCommit.directTransaction(timeoutMs, awaitCompany);
     return {
       driver: tx.driver,
       begin: () => {},
@@ -204,5 +206,5 @@ export async function openDatabase(url: string): Promise<Database> {
     async () => ({ driver: () => adapter.transactionDriver(), started: () => {} }),
     directDriver,
   );
-  return { ...database, commits: adapter.client!.commits };
+  return { ...database, commits: adapter.client!.groupCommit.commits };
 }

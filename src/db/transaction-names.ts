@@ -1,4 +1,6 @@
-import { StoreTransaction, type StoredRow, type StoreReads } from "./store.ts";
+import type { StoredRow } from "./models-by-name.ts";
+import type { StoreReads } from "./store-reads.ts";
+import { StoreTransaction } from "./transaction.ts";
 
 /*
  * What a write transaction remembers of the rows it has read (`StoreTransaction.names`, `.rows`). Outside a

@@ -1,5 +1,5 @@
 import type { FileStorage, FileToStore } from "./store.ts";
-import type { StoreTransaction } from "../db/store.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 
 /**
  * The files one write transaction stores and deletes, kept in step with its rows whichever the driver. A

@@ -1,5 +1,5 @@
 import type { FileStorage, FileStoreClient, FileToStore, StoredFileContent } from "./store.ts";
-import type { StoreTransaction } from "../db/store.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 
 /**
  * Files in the database's `StoredFile` table (a PostgreSQL `bytea`, an SQLite blob), which every instance on that

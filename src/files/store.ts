@@ -1,5 +1,6 @@
 import path from "node:path";
-import type { Store, StoreTransaction } from "../db/store.ts";
+import type { Store } from "../db/store.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 
 /** A file to store: where it is served (`/files/<path>`), its bytes and the type it is served with. */
 export interface FileToStore {

@@ -1,4 +1,5 @@
 import type { Operation } from "../resources/operations.ts";
+import type { ActionRun } from "../resources/define.ts";
 import { fieldDescription } from "../resources/descriptions.ts";
 import { findOwned, guard } from "../data/access.ts";
 import { validateFields } from "../data/validate.ts";
@@ -7,12 +8,24 @@ import type { Context } from "../request/context.ts";
 import { dynamic } from "./pothos-dynamic.ts";
 import { scalarOf } from "./objects.ts";
 import { pascal } from "../core/names.ts";
-import { actionRunners } from "../events/actions.ts";
+import { eventActionRunners } from "../events/actions.ts";
+import { passwordActions } from "../auth/password-actions.ts";
+import { resources } from "../resources/index.ts";
 
 /*
  * Actions on one row (`POST /webhooks/{webhook}/test`, `testWebhook(rowId:)`): the REST facade's field
  * (src/graphql/operations.ts) and the public mutation (src/graphql/roots.ts) take the same input and run this.
  */
+
+/** What runs each action of the registry, by its field: the events layer's (webhooks) and the auth layer's (passwords). */
+const actionRunners: Readonly<Record<string, ActionRun>> = { ...eventActionRunners, ...passwordActions };
+
+for (const def of resources) {
+  for (const action of def.actions ?? []) {
+    if (!actionRunners[action.field])
+      throw new Error(`The action ${action.field} of ${def.name} has no runner (src/graphql/actions.ts)`);
+  }
+}
 
 const inputTypes = new WeakMap<object, Map<string, unknown>>();
 
@@ -57,7 +70,7 @@ export async function runAction(
   guard(ctx, op.scopes);
   const action = op.action!;
   const run = actionRunners[action.field];
-  const row = await findOwned(ctx, ctx.store, op.subject!, rowId);
+  const row = await findOwned(ctx, ctx.store, op.subject!, rowId, {}, null);
   const values = action.input
     ? await validateFields(ctx, ctx.store, action.input, input ?? {}, { mode: "create" })
     : {};

@@ -1,5 +1,6 @@
 import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from "graphql";
 import { validationError } from "../core/errors.ts";
+import { selfServiceRows } from "../data/access.ts";
 import type { FieldDef, ResourceDef } from "../resources/define.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
@@ -182,6 +183,9 @@ export function planPage(
   const filter: Where[] = [];
   const clientWhere = checkedWhere(ctx, def, args.where);
   if (clientWhere) filter.push(prefix.length ? nest(prefix, clientWhere) : clientWhere);
+  // A person who views these rows through a self-service right sees only their own, in a root list or a nested one.
+  const limit = selfServiceRows(ctx.auth, def);
+  if (limit) filter.push(prefix.length ? nest(prefix, limit) : limit);
   const where = [...filter];
   if (after != null) where.push(keyset(terms, decode(after, terms, "after"), true));
   if (before != null) where.push(keyset(terms, decode(before, terms, "before"), false));

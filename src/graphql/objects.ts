@@ -30,7 +30,7 @@ import {
   type ConnectionArgs,
   type PagePlan,
 } from "./connections.ts";
-import { withColumns } from "../data/access.ts";
+import { selfServiceRows, withColumns } from "../data/access.ts";
 import { columnsOf, pivotColumnsOf } from "../data/search.ts";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { camel, pascal, pluralWords } from "../core/names.ts";
@@ -303,7 +303,16 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
             fields[rel.kind === "belongsToMany" && !rel.filter ? camel(relationKey) : relationField(rel)] =
               relationConnection(t, def, relationKey, rel, description);
           const orderBy = rel.kind === "hasMany" ? rel.orderBy : rel.pivot.orderBy;
-          const query = orderBy ? { query: { orderBy } } : {};
+          const related = resourceNamed(rel.target);
+          // A person who views the related rows through a self-service right gets only their own in an include too.
+          const limitOf = (ctx: Context) => {
+            const limit = selfServiceRows(ctx.auth, related);
+            if (!limit) return {};
+            return { where: rel.kind === "hasMany" ? limit : { [rel.pivot.related]: limit } };
+          };
+          const query = {
+            query: (_args: unknown, ctx: Context) => ({ ...(orderBy ? { orderBy } : {}), ...limitOf(ctx) }),
+          };
           const internal = {
             subGraphs: ["internal" as const],
             description: `${description} Every row, for REST includes.`,
@@ -319,8 +328,12 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
           fields[internalListField(rel)] = t.field({
             type: [objects.get(target)],
             ...internal,
-            select: (_args: unknown, _ctx: unknown, nested: (q: object) => unknown) => ({
-              [rel.field]: nested({ ...(orderBy ? { orderBy } : {}), select: columns(Object.keys(where)) }),
+            select: (_args: unknown, ctx: Context, nested: (q: object) => unknown) => ({
+              [rel.field]: nested({
+                ...(orderBy ? { orderBy } : {}),
+                ...limitOf(ctx),
+                select: columns(Object.keys(where)),
+              }),
             }),
             resolve: (row: Row) => (row[rel.field] as Array<Record<string, unknown>>).filter((r) => matches(r, where)),
           });

@@ -22,6 +22,7 @@ import { resources } from "../resources/index.ts";
 import { operations } from "../resources/operations.ts";
 import { ApiError, errorKinds } from "../core/errors.ts";
 import type { Context } from "../request/context.ts";
+import { holds } from "../data/access.ts";
 import { pascal, restRootField } from "../core/names.ts";
 
 /*
@@ -238,9 +239,11 @@ export function relationScopesPlugin(): Plugin<Context> {
     operationName?: string | null;
     schema: GraphQLSchema;
   }) => {
-    const scopes = (args.contextValue as Context).auth?.scopes;
+    const auth = (args.contextValue as Context).auth;
     // Without a key the root fields answer UNAUTHENTICATED; `*` holds every scope.
-    if (!scopes || scopes.has("*")) return null;
+    if (!auth || auth.scopes.has("*")) return null;
+    // A person holds the self-service rights too: the rows they reach are narrowed as they are read (owned, planPage).
+    const scopes = { has: (scope: string) => holds(auth, scope) };
     const document = args.document as DocumentNode;
     let byOperation = cache.get(document);
     if (!byOperation) cache.set(document, (byOperation = new Map()));

@@ -6,7 +6,7 @@ import type { ResourceDef } from "../resources/define.ts";
 import { resources, resourceNamed } from "../resources/index.ts";
 import { operations, type Operation } from "../resources/operations.ts";
 import { validationError } from "../core/errors.ts";
-import { guard, owned } from "../data/access.ts";
+import { guard, holds, owned } from "../data/access.ts";
 import { fieldDescription } from "../resources/descriptions.ts";
 import type { Builder } from "./builder.ts";
 import {
@@ -67,7 +67,7 @@ export function addRootFields(builder: Builder, refs: ObjectRefs): void {
         topLevel(def, "show") ?? topLevel(def, "list") ?? operations.find((op) => op.def === def && op.kind === "list");
       // A key that may not view the type learns nothing of the row: null, as for a row that does not exist. (A selection
       // on the type itself, `... on User`, is refused before execution by the relation scopes, with FORBIDDEN.)
-      if (show && !ctx.auth!.scopes.has("*") && show.scopes.some((s) => !ctx.auth!.scopes.has(s))) continue;
+      if (show && show.scopes.some((s) => !holds(ctx.auth!, s))) continue;
       wanted.set(typename, [...(wanted.get(typename) ?? []), rowId]);
     }
     const found = new Map<string, Row>();

@@ -7,6 +7,7 @@ import { docsPath } from "./docs.ts";
 import { errorResponse } from "./errors.ts";
 import { idsOf } from "./ids.ts";
 import { firstKeyCommand } from "./first-run.ts";
+import { escapeHtml, PAGE_STYLE } from "./pages.ts";
 
 /** What `/` says about this service, to a browser as a page and to an API client as JSON. */
 export function frontDoor() {
@@ -30,8 +31,6 @@ export function frontDoor() {
   };
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 function page(): string {
   const door = frontDoor();
   const links = Object.values(door.links)
@@ -45,13 +44,7 @@ function page(): string {
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>${door.name} ${escapeHtml(door.version)}</title>
-  <style>
-    body { font: 16px/1.5 system-ui, sans-serif; max-width: 42rem; margin: 3rem auto; padding: 0 1rem; color: #1d2330; }
-    h1 { margin-bottom: 0; } .version { color: #5b6475; margin-top: 0; }
-    ul { padding-left: 1.2rem; } li { margin: .3rem 0; }
-    code, pre { font-family: ui-monospace, monospace; background: #f1f3f7; border-radius: 4px; }
-    code { padding: 0 .25rem; } pre { padding: .75rem; overflow-x: auto; }
-    a { color: #2456c8; }
+  <style>${PAGE_STYLE}
   </style>
 </head>
 <body>

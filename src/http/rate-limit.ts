@@ -38,9 +38,20 @@ export interface RateLimit {
   apply(schema: GraphQLSchema): GraphQLSchema;
   /** Charges keyless requests when their context is built; `X-RateLimit-*` (on a 429 also `Retry-After`) on every response. */
   plugin(): Plugin;
+  /**
+   * A named allowance of `points` per `seconds` for keys of the caller's choosing (an address, an email), counted where
+   * the API's limits are (Redis when configured, so every instance shares it; else in memory).
+   */
+  allowance(name: string, points: number, seconds: number): Allowance;
   /** Resolves once the shared store is reachable (at once in memory); false when it was not within `timeoutMs`. */
   ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** One named allowance (`RateLimit.allowance`). */
+export interface Allowance {
+  /** Takes one unit of `key`'s allowance: false when it was used up (nothing is taken then). */
+  take(key: string): Promise<boolean>;
 }
 
 type ServerContext = NodeServerContext;
@@ -154,7 +165,33 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     return schema;
   }
 
+  function allowance(name: string, allowed: number, seconds: number): Allowance {
+    const options = { keyPrefix: `${config.redisPrefix}:${name}`, points: allowed, duration: seconds };
+    const counter: RateLimiterAbstract = redis
+      ? new RateLimiterRedis({
+          ...options,
+          storeClient: redis,
+          rejectIfRedisNotReady: true,
+          insuranceLimiter: new RateLimiterMemory(options),
+        })
+      : countsInPrimary(config)
+        ? new RateLimiterCluster(options)
+        : new RateLimiterMemory(options);
+    return {
+      async take(key) {
+        try {
+          await counter.consume(key, 1);
+          return true;
+        } catch (rejection) {
+          if (rejection instanceof Error) throw rejection;
+          return false;
+        }
+      },
+    };
+  }
+
   return {
+    allowance,
     apply: (schema) =>
       chargedOnSubscribe(
         directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS })),

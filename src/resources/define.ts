@@ -1,5 +1,5 @@
 import type { Context } from "../request/context.ts";
-import type { StoreTransaction } from "../db/store.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 import type { InsertedId } from "../db/writer.ts";
 import { wireValues, type EnumDef } from "./enums.ts";
 import type { JsonShape, ShapeProblem } from "./json-shapes.ts";

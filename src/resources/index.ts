@@ -19,6 +19,7 @@ import { newsfeedItem } from "./newsfeed.ts";
 import { links } from "./links.ts";
 import { webhook, webhookDelivery } from "./webhook.ts";
 import { role } from "./role.ts";
+import { signInLink } from "./sign-in-link.ts";
 
 /** Every resource of the API. Adding a resource means adding its definition here (and its Prisma model). */
 export const resources: ResourceDef[] = [
@@ -58,6 +59,7 @@ export const resources: ResourceDef[] = [
   webhook,
   webhookDelivery,
   role,
+  signInLink,
   ...links,
 ];
 

@@ -15,7 +15,7 @@ import {
 import { assignmentType } from "./enums.ts";
 import { addNewsfeedItem } from "./newsfeed.ts";
 import { rememberedName } from "../db/transaction-names.ts";
-import type { StoreTransaction } from "../db/store.ts";
+import type { StoreTransaction } from "../db/transaction.ts";
 
 /** Relations every service record type shares. */
 export const recordRelations = (): Record<string, RelationDef> => ({

@@ -29,6 +29,7 @@ import rankRecord from "./rank-record.ts";
 import { sameIncludes } from "./routes.ts";
 import { taskAssignmentPivot } from "./forms.ts";
 import { giveDefaultRoles } from "./role.ts";
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from "../core/password-rules.ts";
 
 const recordIncludes = (name: string) => [name, `${name}.*`];
 const newestFirst: Record<string, "asc" | "desc">[] = [{ createdAt: "desc" }, { id: "desc" }];
@@ -254,6 +255,32 @@ export default defineResource({
     },
     afterCreate: giveDefaultRoles,
   },
+  actions: [
+    {
+      path: "password",
+      field: "setUserPassword",
+      ability: "update",
+      summary: "Set a user's password",
+      description:
+        "Sets (or replaces) the person's password, with which they sign in; answers the user. The password is stored only as a scrypt hash and never shown.",
+      input: {
+        password: string({
+          required: true,
+          max: PASSWORD_MAX_LENGTH,
+          description: `The new password: ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`,
+        }),
+      },
+    },
+    {
+      path: "invitation",
+      field: "createUserInvitation",
+      ability: "update",
+      summary: "Invite a user to choose a password",
+      description:
+        "Makes a one-time link with which the person chooses their password, usable once for 7 days, and answers it with its `url`, shown this once. Earlier unused invitations of the person stop working.",
+      returns: "signInLink",
+    },
+  ],
   views: [
     {
       path: "me",

@@ -27,6 +27,7 @@ import { compressionPlugin } from "../http/compression.ts";
 import { graphqlErrorBodiesPlugin } from "../http/graphql-errors.ts";
 import { docsPlugin } from "../http/docs.ts";
 import { frontDoorPlugin } from "../http/front-door.ts";
+import { passwordPagesPlugin } from "../http/password-pages.ts";
 import { createEventBus } from "../events/bus.ts";
 import type { EventBus } from "../core/events.ts";
 import { createRateLimit, type RateLimit } from "../http/rate-limit.ts";
@@ -192,6 +193,7 @@ export function createApp({
       docsPlugin(),
       graphiqlAssetsPlugin(),
       frontDoorPlugin(),
+      passwordPagesPlugin({ db, config, logger: observability.logger, rateLimit }),
       maintenancePlugin(db),
       filesPlugin(fileStorage(config, db.store)),
       restPlugin(restSchema, config),

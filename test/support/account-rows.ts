@@ -6,12 +6,17 @@ import type { Store } from "../../src/db/store.ts";
 /** One Prisma model as far as ownership goes: its account column, and the foreign keys to other models. */
 interface ModelShape {
   name: string;
+  /** Its primary key column (`id`, or the user's for a row that is a part of a user). */
+  key: string;
   owned: boolean;
   foreignKeys: Array<{ column: string; target: string }>;
 }
 
-/** Models that are not account data (accounts, keys, process flags). */
-const NOT_DATA = new Set(["Account", "ApiKey", "SystemFlag"]);
+/**
+ * Models that are not account data (accounts, keys, process flags, the OpenID provider's own records and signing
+ * keys, which its adapter reads by their keys and which the provider's tests check).
+ */
+const NOT_DATA = new Set(["Account", "ApiKey", "SystemFlag", "OidcRecord", "SigningKey"]);
 
 /** The models of prisma/schema.prisma: read from the schema text, so a new model is covered without a change here. */
 export function modelShapes(
@@ -26,7 +31,8 @@ export function modelShapes(
       const cols = columns.split(",").map((c) => c.trim());
       if (cols.length === 1) foreignKeys.push({ column: cols[0], target: target });
     }
-    shapes.push({ name: name, owned: /^\s*accountId\s+Int\b/m.test(body), foreignKeys });
+    const key = /^\s*(\w+)\s+\w+[^\n]*@id\b/m.exec(body)?.[1] ?? "id";
+    shapes.push({ name: name, key, owned: /^\s*accountId\s+Int\b/m.test(body), foreignKeys });
   }
   return shapes;
 }
@@ -43,7 +49,7 @@ export async function accountRows(
   const out: Record<string, unknown[]> = {};
   const ids = new Map<string, Set<number>>();
   for (const shape of shapes.filter((s) => s.owned)) {
-    const rows = await store.findMany(shape.name, { where: { accountId }, orderBy: { id: "asc" } });
+    const rows = await store.findMany(shape.name, { where: { accountId }, orderBy: { [shape.key]: "asc" } });
     out[shape.name] = JSON.parse(JSON.stringify(rows));
     ids.set(shape.name, new Set(rows.map((r) => r.id)));
   }
@@ -55,7 +61,7 @@ export async function accountRows(
       );
     const rows = await store.findMany(shape.name, {
       where: { OR: keys.map((k) => ({ [k.column]: { in: [...ids.get(k.target)!] } })) },
-      orderBy: { id: "asc" },
+      orderBy: { [shape.key]: "asc" },
     });
     out[shape.name] = JSON.parse(JSON.stringify(rows));
   }

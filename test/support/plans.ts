@@ -1,3 +1,4 @@
+import { snake } from "../../src/core/names.ts";
 import type { ResourceDef } from "../../src/resources/define.ts";
 import { pivotOf, type Operation } from "../../src/resources/operations.ts";
 import { nestedGroups, pathOf, type NestedGroup } from "./registry.ts";
@@ -213,6 +214,9 @@ export async function planSeeded(op: Operation, w: World, query = ""): Promise<P
   }
 }
 
+/** Values of actions' inputs other than ids: a password long enough for `setUserPassword`. */
+const ACTION_VALUES: Record<string, unknown> = { password: "correct horse battery staple" };
+
 /**
  * The body of an action on one of the world's rows: its input attributes. The only ids actions take are events'
  * (`event_id` of a redelivery): the world's account's first event.
@@ -222,6 +226,10 @@ async function actionBody(op: Operation, w: World): Promise<Record<string, unkno
   if (!input) return undefined;
   const body: Record<string, unknown> = {};
   for (const name of Object.keys(input)) {
+    if (name in ACTION_VALUES) {
+      body[snake(name)] = ACTION_VALUES[name];
+      continue;
+    }
     if (name !== "eventId")
       throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/plans.ts`);
     const account = await w.h.db.prisma.account.findUniqueOrThrow({ where: { name: w.account } });

@@ -1,5 +1,5 @@
 import type { Database } from "../../db/prisma.ts";
-import { mayRunTwice, type TransactionSql } from "../../db/store.ts";
+import { mayRunTwice, type TransactionSql } from "../../db/transaction.ts";
 import { storedDateTime } from "../../db/dialect.ts";
 import { deleteOlderThan } from "../retention.ts";
 import { visibleOnPostgres, type FeedPosition } from "../feed.ts";

@@ -12,7 +12,8 @@ import { capped, findOwned, guard, owned } from "../../data/access.ts";
 import { createRow, deleteRows, inTransaction, updateRow } from "../../data/write.ts";
 import { updateTracked } from "../../data/tracked.ts";
 import * as link from "../../data/links.ts";
-import type { StoreReads, StoreTransaction } from "../../db/store.ts";
+import type { StoreReads } from "../../db/store-reads.ts";
+import type { StoreTransaction } from "../../db/transaction.ts";
 import type { Context } from "../../request/context.ts";
 import {
   camelPath,
@@ -33,6 +34,8 @@ import {
   type FacadeKind,
   type PublicParts,
   type Row,
+  parentVerb,
+  verbOf,
 } from "./shared.ts";
 
 /*
@@ -71,7 +74,9 @@ async function resolveBatch(op: Operation, work: BatchWork, a: Args, ctx: Contex
   guard(ctx, op.scopes);
   capped(ctx, inputsArg<unknown>(a, "resources"));
   return inTransaction(ctx, async (tx) => {
-    const parent = op.parent ? await findOwned(ctx, tx, op.parent.def, intArg(a, op.parent.def.param)) : null;
+    const parent = op.parent
+      ? await findOwned(ctx, tx, op.parent.def, intArg(a, op.parent.def.param), {}, parentVerb(op))
+      : null;
     return work(op, a, ctx, tx, parent, pivotOfOp(op), query);
   });
 }
@@ -115,7 +120,7 @@ async function batchRows(
       : childKeys(op, parent);
   const found: Row[] = await tx.findMany(op.def.model, {
     ...query,
-    where: owned(ctx, op.def, { ...scope, id: { in: ids } }),
+    where: owned(ctx, op.def, { ...scope, id: { in: ids } }, verbOf(op)),
   });
   const known = new Set(found.map((r) => r.id as number));
   const missing = ids.filter((id) => !known.has(id));
@@ -181,7 +186,7 @@ async function updateLinks(
   );
   const byRelated = new Map(rows.map((r) => [r[pivot.relatedKey] as number, r]));
   for (const [index, item] of items.entries()) {
-    const related = await findOwned(ctx, tx, op.def, item.id);
+    const related = await findOwned(ctx, tx, op.def, item.id, {}, null);
     await prefixed(
       `resources.${item.id}`,
       updateRow(ctx, tx, op.def, related, item.input ?? {}),
@@ -237,7 +242,7 @@ async function inRequestOrder(
 ) {
   const rows: Row[] = await tx.findMany(def.model, {
     ...queryFromInfo({ context: ctx, info, typeName: pascal(def.name), path: [path] }),
-    where: owned(ctx, def, { id: { in: ids } }),
+    where: owned(ctx, def, { id: { in: ids } }, null),
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
   return ids.map((id) => byId.get(id) ?? null);
@@ -318,7 +323,7 @@ function publicBatchUpdate(p: PublicParts, batchUpdate: Operation) {
         const items = capped(ctx, args.items as Array<{ rowId: number; input: Row }>, "items");
         await inTransaction(ctx, async (tx) => {
           for (const [i, { rowId, input }] of items.entries()) {
-            const existing = await findOwned(ctx, tx, def, rowId).catch((e: unknown) => {
+            const existing = await findOwned(ctx, tx, def, rowId, {}, "update").catch((e: unknown) => {
               throw missingItem(e, `items.${i}.rowId`, def, rowId);
             });
             await updateRow(ctx, tx, def, existing, input).catch((e: unknown) => {

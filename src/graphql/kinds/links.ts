@@ -6,7 +6,7 @@ import { operations, pivotOf, type Operation } from "../../resources/operations.
 import { fieldDescription } from "../../resources/descriptions.ts";
 import { capped, findOwned, guard } from "../../data/access.ts";
 import { inTransaction } from "../../data/write.ts";
-import type { StoreTransaction } from "../../db/store.ts";
+import type { StoreTransaction } from "../../db/transaction.ts";
 import * as link from "../../data/links.ts";
 import {
   dynamic,
@@ -38,6 +38,7 @@ import {
   type PublicParts,
   type Row,
   type Words,
+  parentVerb,
 } from "./shared.ts";
 
 /*
@@ -140,7 +141,7 @@ export async function changeLinks(
   const pivot = pivotOf(op);
   const kind = op.kind as LinkKind;
   const work = inTransaction(ctx, async (tx) => {
-    const parent = await findOwned(ctx, tx, op.parent!.def, req.parentId, parentQuery);
+    const parent = await findOwned(ctx, tx, op.parent!.def, req.parentId, parentQuery, parentVerb(op));
     return pivot ? onLinks[kind](ctx, tx, pivot, parent.id, req) : onOwner[kind](op, ctx, tx, parent, req);
   });
   return rename ? renamingErrors(work, rename) : work;

@@ -31,6 +31,7 @@ import {
   type FacadeKind,
   type PublicParts,
   type Row,
+  parentVerb,
 } from "./shared.ts";
 
 /*
@@ -56,7 +57,8 @@ async function listScope(op: Operation, a: Args, ctx: Context): Promise<ListScop
     return { model: op.def.model, where: owned(ctx, op.def, op.view.where?.(ctx) ?? {}), orderBy: op.def.orderBy };
   if (!op.parent) return { model: op.def.model, where: owned(ctx, op.def), orderBy: op.def.orderBy };
   const parentId = intArg(a, op.parent.def.param);
-  const readParent = () => findOwned(ctx, ctx.store, op.parent!.def, parentId, { select: { id: true } });
+  const readParent = () =>
+    findOwned(ctx, ctx.store, op.parent!.def, parentId, { select: { id: true } }, parentVerb(op));
   const rel = op.parent.relation;
   const filter = "filter" in rel ? rel.filter?.where : undefined;
   const unread =

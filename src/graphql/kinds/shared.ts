@@ -1,8 +1,8 @@
 import { ApiError, notFound } from "../../core/errors.ts";
 import { camel, pascal } from "../../core/names.ts";
-import { findOwned, owned } from "../../data/access.ts";
+import { findOwned, owned, type ScopeVerb } from "../../data/access.ts";
 import * as link from "../../data/links.ts";
-import type { StoreReads } from "../../db/store.ts";
+import type { StoreReads } from "../../db/store-reads.ts";
 import type { Context } from "../../request/context.ts";
 import { isOneToOne, pivotOf as pivotOfOp, type Operation } from "../../resources/operations.ts";
 import type { ResourceDef } from "../../resources/define.ts";
@@ -57,6 +57,24 @@ export const pivotOf = (op: Operation) => pivotOfOp(op)!;
 export const idArg = (op: Operation, a: Args) => nullableIntArg(a, op.parent ? op.parent.route.param : op.def.param);
 
 /** Columns that tie a child row to its parent on a has-many or polymorphic route. */
+const VERBS: Partial<Record<Operation["kind"], ScopeVerb>> = {
+  show: "view",
+  list: "view",
+  search: "view",
+  update: "update",
+  batchUpdate: "update",
+  delete: "delete",
+  batchDelete: "delete",
+};
+/**
+ * The verb by which `op` reaches rows of its own resource, for a person's self-service narrowing (`owned`); none for an
+ * operation that reads rows only to answer what it wrote.
+ */
+export const verbOf = (op: Operation): ScopeVerb | null => VERBS[op.kind] ?? null;
+/** The verb by which `op` reads its parent: a view where its scopes name the parent's, else none (an existence check). */
+export const parentVerb = (op: Operation): ScopeVerb | null =>
+  op.parent && op.scopes.includes(`view:${op.parent.def.scope}`) ? "view" : null;
+
 export function childKeys(op: Operation, parent: Row): Row {
   const { def, relation } = op.parent!;
   if (relation.kind === "hasMany") return { [relation.foreignKey]: parent.id };
@@ -75,11 +93,11 @@ export async function nestedRowOf(
   query: object = {},
 ) {
   const { def, relation } = op.parent!;
-  const parent = await findOwned(ctx, tx, def, parentId);
+  const parent = await findOwned(ctx, tx, def, parentId, {}, parentVerb(op));
   if (relation.kind === "belongsTo") {
     const current = parent[relation.foreignKey] as number | null;
     if (current == null || (id != null && id !== current)) throw notFound();
-    return { parent, row: await findOwned(ctx, tx, op.def, current, query) };
+    return { parent, row: await findOwned(ctx, tx, op.def, current, query, verbOf(op)) };
   }
   if (relation.kind === "belongsToMany") {
     if (id == null) throw notFound();
@@ -88,7 +106,7 @@ export async function nestedRowOf(
   const oneToOne = isOneToOne(op);
   const row = await tx.findFirst(op.def.model, {
     ...query,
-    where: owned(ctx, op.def, { ...childKeys(op, parent), ...(oneToOne ? {} : { id: id ?? -1 }) }),
+    where: owned(ctx, op.def, { ...childKeys(op, parent), ...(oneToOne ? {} : { id: id ?? -1 }) }, verbOf(op)),
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
   });
   if (!row || (id != null && id !== row.id)) throw notFound();

@@ -45,9 +45,12 @@ export function createLogger(config: Pick<Config, "logLevel">, destination?: Des
   return pino(options, destination ?? standardOutput());
 }
 
-/** A URL as it may be logged: the `apikey` query parameter (PERSCOM's key in the URL) censored. */
+/** Query parameters that carry a secret: `apikey` (PERSCOM's key in the URL), `token` (a one-time sign-in link's). */
+const secretParameters = ["apikey", "token"];
+
+/** A URL as it may be logged: the query parameters that carry a secret censored. */
 export function safeUrl(url: URL | string): string {
   const copy = new URL(url);
-  if (copy.searchParams.has("apikey")) copy.searchParams.set("apikey", "[Redacted]");
+  for (const name of secretParameters) if (copy.searchParams.has(name)) copy.searchParams.set(name, "[Redacted]");
   return `${copy.pathname}${copy.search}`;
 }

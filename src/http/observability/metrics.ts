@@ -1,7 +1,7 @@
 import cluster from "node:cluster";
 import { randomUUID } from "node:crypto";
 import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { CommitCounts } from "../../db/sqlite.ts";
+import type { CommitCounts } from "../../db/sqlite-group-commit.ts";
 
 /** Distinct GraphQL operation names kept as label values; later ones are counted as `other`. */
 const MAX_OPERATION_NAMES = 200;
