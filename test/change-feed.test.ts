@@ -35,6 +35,7 @@ interface ChangeNode {
   changes: Item["changes"];
   requestId: string | null;
   traceId: string | null;
+  actor: { type: string; keyId: number | null } | null;
   createdAt: string;
   cursor: string;
 }
@@ -335,7 +336,7 @@ describe("GraphQL: changes", () => {
   const PAGE = `query Page($first: Int, $after: String, $where: ChangeEventWhere) {
     changes(first: $first, after: $after, where: $where) {
       pageInfo { hasNextPage hasPreviousPage endCursor }
-      edges { cursor node { id rowId type action resource recordId data changes requestId traceId createdAt cursor } }
+      edges { cursor node { id rowId type action resource recordId data changes requestId traceId actor { type keyId } createdAt cursor } }
     }
   }`;
 
@@ -368,6 +369,8 @@ describe("GraphQL: changes", () => {
         record_id: n.recordId,
         data: n.data,
         changes: n.changes,
+        // The feed's writes are all made with API keys: the typed actor is REST's, field by field.
+        actor: n.actor && { type: n.actor.type.toLowerCase(), key_id: n.actor.keyId },
         cursor: n.cursor,
       })),
     ).toEqual(rest);

@@ -19,6 +19,8 @@ import { buildSchemas, printedSchema } from "../src/graphql/schema.ts";
  * (suffix Payload). Keep this list explicit: a new output type without an id must be added here on purpose, with why.
  */
 const typesWithoutIdentity: Record<string, string> = {
+  Actor:
+    "issue 42: who made a change, a value inside a change event (a key's id, or a person's and an OAuth client's), not an entity of its own",
   FieldOption:
     "issue 41: one choice inside a custom field's `options` JSON column (its label and value), not a row of its own",
 };

@@ -114,7 +114,10 @@ describe("a person with no role permission", () => {
     expect(promoted.status).toBe(403);
     expect(promoted.body.error.message).toMatch(/not rank_id/);
     expect((await me.patch(`/v2/users/${ids.other}`, { name: "Hijacked" })).status).toBe(404);
-    const stored = await h.db.store.prisma.user.findMany({ where: { id: { in: [ids.me, ids.other] } } });
+    const stored = await h.db.store.prisma.user.findMany({
+      where: { id: { in: [ids.me, ids.other] } },
+      orderBy: { id: "asc" },
+    });
     expect(stored.map((u) => [u.name, u.rankId])).toEqual([
       ["Self Renamed", ids.myRank],
       ["Self Other", ids.otherRank],

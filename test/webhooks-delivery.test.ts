@@ -110,6 +110,7 @@ test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body
     expect(x.headers["x-muster-delivery"]).toBe(`wh${hook.id}-ev${x.body.id}`);
     expect(Number(x.headers["x-muster-timestamp"])).toBeGreaterThan(Date.now() / 1000 - 600);
     expect(Object.keys(x.body).sort()).toEqual([
+      "actor",
       "changes",
       "created",
       "data",
