@@ -99,7 +99,7 @@ test("bad redirect URIs, origins and scopes are 422 naming each, the closest sco
 
 test("the scopes of the API guard the clients, and another account's client is a 404", async () => {
   const made = await api.post("/v2/oauth-clients", { name: "Mine", redirect_uris: ["https://a.example/cb"] });
-  const viewer = client(h, await h.key("alpha", "view:oauth-client"));
+  const viewer = client(h, await h.key("alpha", "view:oauthclient"));
   expect((await viewer.get(`/v2/oauth-clients/${made.body.data.id}`)).status).toBe(200);
   expect((await viewer.post("/v2/oauth-clients", { name: "X", redirect_uris: [] })).status).toBe(403);
   const other = client(h, await h.key("beta"));

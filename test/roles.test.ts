@@ -216,3 +216,44 @@ test("the CLI: a new account has the built-in roles", async () => {
   const gamma = client(h, await h.key("gamma"));
   expect(((await gamma.get("/v2/roles")).body.data as RoleBody[]).map((r) => r.name)).toEqual(["Admin", "User"]);
 });
+
+test("the CLI: roles:create, roles:grant, roles:revoke, roles:list, roles:delete; refusals name what is wrong", async () => {
+  const run = promisify(execFile);
+  const cli = async (...args: string[]) => {
+    const { stdout } = await run(process.execPath, [...cliArgs, ...args], {
+      env: { ...process.env, DATABASE_URL: h.config.databaseUrl },
+    });
+    return stdout;
+  };
+  const refusal = (...args: string[]) =>
+    cli(...args).then(
+      () => "",
+      (error: { stderr: string }) => error.stderr,
+    );
+  const api = client(h, await h.key("alpha"));
+  const person = (await api.post("/v2/users", { name: "Cli Person", email: "cli.person@example.com" })).body.data;
+  expect(
+    await cli("roles:create", "--account", "alpha", "--name", "Cli Clerk", "--permissions", "view:user,update:rank"),
+  ).toMatch(/^Created role \d+ \(Cli Clerk\)/);
+  expect(
+    await refusal("roles:create", "--account", "alpha", "--name", "Cli Typo", "--permissions", "view:usr"),
+  ).toMatch(/view:user/);
+  expect(await cli("roles:grant", "--account", "alpha", "--email", person.email, "--role", "Cli Clerk")).toMatch(
+    /now holds Cli Clerk/,
+  );
+  const held = async () =>
+    ((await api.get(`/v2/users/${person.id}/roles`)).body.data as RoleBody[]).map((r) => r.name).sort();
+  expect(await held()).toEqual(["Cli Clerk", "User"]);
+  const listed = await cli("roles:list", "--account", "alpha");
+  expect(listed.split("\n").find((line) => line.includes("Cli Clerk"))).toMatch(/\tno\tview:user,update:rank\t1$/);
+  expect(await cli("roles:revoke", "--account", "alpha", "--email", person.email, "--role", "Cli Clerk")).toMatch(
+    /no longer holds/,
+  );
+  expect(await held()).toEqual(["User"]);
+  expect(await refusal("roles:delete", "--account", "alpha", "--name", "Admin")).toMatch(/built-in|built in/i);
+  expect(await refusal("roles:grant", "--account", "alpha", "--email", person.email, "--role", "Nope")).toMatch(
+    /No role named Nope: the account has Admin, /,
+  );
+  expect(await cli("roles:delete", "--account", "alpha", "--name", "Cli Clerk")).toMatch(/^Deleted role/);
+  expect((await api.get("/v2/roles")).body.data.map((r: RoleBody) => r.name)).not.toContain("Cli Clerk");
+});

@@ -11,6 +11,8 @@ import { ESLint, type Linter } from "eslint";
 import { parse, print } from "graphql";
 import graphqlPlugin from "@graphql-eslint/eslint-plugin";
 import { buildSchemas, printedSchema } from "../src/graphql/schema.ts";
+import { resources } from "../src/resources/index.ts";
+import { pascal } from "../src/core/names.ts";
 
 /**
  * Output types that have no identity of their own, so `strict-id-in-types` cannot ask them for `id: ID!`, beyond the
@@ -35,20 +37,14 @@ const idExceptSuffixes = ["Connection", "Edge", "Payload", "PageInfo"];
  * reason given; any other list-typed output field is reported.
  */
 /** JSON columns whose shape (src/resources/json-shapes.ts) is a list: the column's value, not a to-many relation. */
-const jsonListColumns = new Set([
-  "Event.notificationsChannels",
-  "Event.notificationsInterval",
-  "Field.options",
-  "Message.channels",
-  "Message.recipients",
-  "Schedule.byDay",
-  "Role.permissions",
-  "Schedule.byMonth",
-  "Schedule.byMonthDay",
-  "Schedule.bySetPosition",
-  "Schedule.byYearDay",
-  "Webhook.events",
-]);
+/** The JSON columns the registry shapes as lists (a webhook's events, a field's options, a client's redirect URIs). */
+const jsonListColumns = new Set(
+  resources.flatMap((def) =>
+    Object.entries(def.fields)
+      .filter(([, f]) => f.type === "json" && f.shape?.kind === "list" && !f.hidden)
+      .map(([key]) => `${pascal(def.name)}.${key}`),
+  ),
+);
 
 const designedLists: Array<{ allows: (coordinate: string) => boolean; why: string }> = [
   {

@@ -186,6 +186,15 @@ describe("foreign keys", () => {
         ),
       ),
     );
+    // On SQLite an INTEGER PRIMARY KEY is the rowid itself (a password's userId): sought without an index of its own.
+    if (sqlite)
+      for (const key of pairs(
+        await h.db.read(
+          `SELECT m."name", p."name" FROM "sqlite_master" AS m, pragma_table_info(m."name") AS p WHERE m."type" = 'table' AND p."pk" = 1 AND upper(p."type") = 'INTEGER'`,
+          [],
+        ),
+      ))
+        leading.add(key);
     expect(keys.length).toBeGreaterThan(40);
     expect(keys.filter((key) => !leading.has(key))).toEqual([]);
   });

@@ -396,6 +396,130 @@ const eventList = (text: string): string[] => {
   return types;
 };
 
+/** The account's role named `role`, or an error naming the roles it has. */
+async function requireRole(db: Db, accountId: number, role: string): Promise<{ id: number; name: string }> {
+  const roles = await db.prisma.role.findMany({ where: { accountId }, select: { id: true, name: true } });
+  const found = roles.find((r) => r.name === role.trim());
+  if (!found) throw new Error(`No role named ${role.trim()}: the account has ${roles.map((r) => r.name).join(", ")}`);
+  return found;
+}
+
+const permissionList = (text: string): string[] => {
+  const permissions = text.split(/[\s,]+/).filter(Boolean);
+  if (!permissions.length) throw new InvalidArgumentError('Expected scope names separated by commas, or "*".');
+  return permissions;
+};
+
+program
+  .command("roles:list")
+  .description("List an account's roles: id, name, built in, permissions, how many people hold it")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .action((options: { account?: string }) => {
+    const name = required(options.account, "--account <name>");
+    return withDatabase(async (db) => {
+      const account = await requireAccount(db.prisma, name);
+      const roles = await db.prisma.role.findMany({
+        where: { accountId: account.id },
+        orderBy: { id: "asc" },
+        select: { id: true, name: true, builtIn: true, permissions: true, _count: { select: { userLinks: true } } },
+      });
+      console.log(["id", "name", "built in", "permissions", "people"].join("\t"));
+      for (const r of roles)
+        console.log(
+          [
+            r.id,
+            r.name,
+            r.builtIn ? "yes" : "no",
+            (r.permissions as string[]).join(",") || "-",
+            r._count.userLinks,
+          ].join("\t"),
+        );
+    });
+  });
+
+program
+  .command("roles:create")
+  .description("Create a role: a name and permissions (scope names, or * for all; an unknown one names the closest)")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .option("--name <name>", "(required) the role's name, unique in the account", nonEmpty)
+  .option(
+    "--permissions <scopes>",
+    "(required) scope names separated by commas (view:user,view:rank), or *",
+    permissionList,
+  )
+  .option("--description <text>", "what it is for")
+  .action((options: { account?: string; name?: string; permissions?: string[]; description?: string }) => {
+    const accountName = required(options.account, "--account <name>");
+    const input = {
+      name: required(options.name, "--name <name>"),
+      permissions: required(options.permissions, "--permissions <scopes>"),
+      description: options.description ?? null,
+    };
+    return withDatabase(async (db) => {
+      const account = await requireAccount(db.prisma, accountName);
+      const { createRole } = await asAccount<{ createRole: { role: { rowId: number; name: string } } }>(
+        db,
+        account.id,
+        "mutation($input: CreateRoleInput!) { createRole(input: $input) { role { rowId name } } }",
+        { input },
+      );
+      console.log(`Created role ${createRole.role.rowId} (${createRole.role.name}) in account ${account.name}`);
+    });
+  });
+
+program
+  .command("roles:delete")
+  .description("Delete a role by name (not a built-in one); the people who held it lose its permissions at once")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .option("--name <name>", "(required) the role's name", nonEmpty)
+  .action((options: { account?: string; name?: string }) => {
+    const accountName = required(options.account, "--account <name>");
+    const roleName = required(options.name, "--name <name>");
+    return withDatabase(async (db) => {
+      const account = await requireAccount(db.prisma, accountName);
+      const role = await requireRole(db, account.id, roleName);
+      await asAccount(db, account.id, "mutation($id: Int!) { deleteRole(rowId: $id) { role { rowId } } }", {
+        id: role.id,
+      });
+      console.log(`Deleted role ${role.id} (${role.name}) of account ${account.name}`);
+    });
+  });
+
+for (const [command, verb] of [
+  ["roles:grant", "attach"],
+  ["roles:revoke", "detach"],
+] as const) {
+  program
+    .command(command)
+    .description(
+      verb === "attach"
+        ? "Give a person a role (by email and role name)"
+        : "Take a role from a person (by email and role name); it takes effect on their next request",
+    )
+    .option("--account <name>", "(required) an existing account", nonEmpty)
+    .option("--email <email>", "(required) the person's email", nonEmpty)
+    .option("--role <name>", "(required) the role's name", nonEmpty)
+    .action((options: { account?: string; email?: string; role?: string }) => {
+      const accountName = required(options.account, "--account <name>");
+      const email = required(options.email, "--email <email>");
+      const roleName = required(options.role, "--role <name>");
+      return withDatabase(async (db) => {
+        const { account, person } = await requirePerson(db, accountName, email);
+        const role = await requireRole(db, account.id, roleName);
+        const mutation =
+          verb === "attach"
+            ? "mutation($user: Int!, $role: Int!) { attachUserRoles(rowId: $user, items: [{ rowId: $role }]) { attachedRowIds } }"
+            : "mutation($user: Int!, $role: Int!) { detachUserRoles(rowId: $user, rowIds: [$role]) { detachedRowIds } }";
+        await asAccount(db, account.id, mutation, { user: person.id, role: role.id });
+        console.log(
+          verb === "attach"
+            ? `${person.email} now holds ${role.name} in account ${account.name}`
+            : `${person.email} no longer holds ${role.name} in account ${account.name}`,
+        );
+      });
+    });
+}
+
 program
   .command("webhooks:list")
   .description(

@@ -47,14 +47,17 @@ export async function pruneEvents(
 const HOUR = 3_600_000;
 
 /** Prunes now and every hour until stopped; a failed run is reported and the next one tries again. */
-export function startEventPruning(
+export const startEventPruning = (
   db: Pick<Database, "prisma">,
   config: Pick<Config, "eventRetentionDays">,
   onError: (error: unknown) => void,
-) {
+) => everyHour(() => pruneEvents(db, config), onError);
+
+/** Runs `prune` now and every hour until stopped; a failed run is reported and the next one tries again. */
+export function everyHour(prune: () => Promise<unknown>, onError: (error: unknown) => void) {
   let running: Promise<unknown> = Promise.resolve();
   const run = () => {
-    running = pruneEvents(db, config).catch(onError);
+    running = prune().catch(onError);
   };
   const timer = setInterval(run, HOUR);
   timer.unref();

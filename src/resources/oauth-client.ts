@@ -129,7 +129,7 @@ export const oauthClient = defineResource<"OAuthClient">({
   name: "oauthClient",
   model: "OAuthClient",
   path: "oauth-clients",
-  scope: "oauth-client",
+  scope: "oauthclient",
   label: "OAuth Client",
   // Its writes are configuration, as a webhook's: they record no events.
   silent: true,

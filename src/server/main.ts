@@ -13,7 +13,8 @@ import { processLog } from "../http/observability/process-log.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { answerClientError } from "../http/client-errors.ts";
 import { startDispatcher } from "../events/webhooks/dispatcher.ts";
-import { startEventPruning } from "../events/retention.ts";
+import { everyHour, startEventPruning } from "../events/retention.ts";
+import { pruneExpiredRecords } from "../auth/oidc/adapter.ts";
 import { serveWebSocket } from "./websocket.ts";
 import { closeSubscriptions } from "../graphql/subscriptions.ts";
 import { createOidc } from "../http/oidc.ts";
@@ -252,6 +253,12 @@ async function serve() {
   const pruning = startEventPruning(db, config, (error) =>
     observability.logger.error({ err: error }, "Pruning old events failed; it is tried again in an hour"),
   );
+  // The OpenID provider's expired sessions, codes and tokens, which its reads already ignore.
+  const oidcPruning = everyHour(
+    () => pruneExpiredRecords(db),
+    (error) =>
+      observability.logger.error({ err: error }, "Pruning expired OpenID records failed; it is tried again in an hour"),
+  );
 
   /** Responses not yet finished. */
   const inFlight = new Set<ServerResponse>();
@@ -305,6 +312,7 @@ async function serve() {
     // Deliveries under way are recorded (at most a receiver timeout) before the database closes.
     await dispatcher?.stop();
     await pruning.stop();
+    await oidcPruning.stop();
     await app.events.close();
     await observability.close();
     await rateLimit.close();

@@ -97,8 +97,20 @@ export function oidcAdapter(db: Database): new (model: string) => Adapter {
   };
 }
 
+/** Rows one DELETE removes, and steps per run: a long backlog is pruned over several runs, never in one statement. */
+const PRUNE_BATCH = 5000;
+const PRUNE_STEPS = 20;
+
 /** Deletes records expired before now (sessions, codes, tokens): storage hygiene; reads already ignore them. */
-export async function pruneExpiredRecords(db: Database): Promise<number> {
-  const { count } = await db.prisma.oidcRecord.deleteMany({ where: { expiresAt: { lt: new Date() } } });
-  return count;
+export async function pruneExpiredRecords(db: Pick<Database, "prisma">, now = new Date()): Promise<number> {
+  let pruned = 0;
+  for (let step = 0; step < PRUNE_STEPS; step++) {
+    const deleted = await db.prisma.$executeRawUnsafe(
+      `DELETE FROM "OidcRecord" WHERE "key" IN (SELECT "key" FROM "OidcRecord" WHERE "expiresAt" < $1 ORDER BY "expiresAt" LIMIT ${PRUNE_BATCH})`,
+      now,
+    );
+    pruned += deleted;
+    if (deleted < PRUNE_BATCH) break;
+  }
+  return pruned;
 }

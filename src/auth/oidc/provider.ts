@@ -1,4 +1,4 @@
-import Provider, { type Account, type Configuration, type KoaContextWithOIDC } from "oidc-provider";
+import type { Account, Configuration, KoaContextWithOIDC, default as Provider } from "oidc-provider";
 import type { Database } from "../../db/prisma.ts";
 import { knownScopes } from "../../resources/scopes.ts";
 import { oidcScopes } from "../../resources/oauth-client.ts";
@@ -160,7 +160,10 @@ export async function createOidcProvider({
       challenge: `${OIDC_PREFIX}/challenge`,
     },
   };
-  const provider = new Provider(issuer, configuration);
+  // Loaded here rather than at the top: the package warns on import that it wants Node 22 (README, "Signing people
+  // in"), and a start that fails on its configuration should print its one line, not that warning too.
+  const { default: OidcProvider } = await import("oidc-provider");
+  const provider = new OidcProvider(issuer, configuration);
   // The one place we replace a method of oidc-provider's: its client secret check, against our stored hash (clients.ts).
   provider.Client.prototype.compareClientSecret = compareHashedClientSecret;
   return provider;
