@@ -1033,7 +1033,7 @@ describe("the SQL reader answers as Prisma does", () => {
       expect(routed, JSON.stringify(args)).toEqual(expected);
       if (testProvider === "postgresql")
         expect(await loosePrisma().message.findMany(args), "Prisma's meaning").toEqual(expected);
-      const counted = (await h.db.store.count("Message", { where: args.where })) as number;
+      const counted = await h.db.store.count("Message", { where: args.where });
       expect(counted).toBe(expected.length);
     }
 
