@@ -6,6 +6,7 @@ import { loadConfig, type Config } from "../src/core/config.ts";
 import { openDatabase, type Database } from "../src/db/prisma.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createApp, type App } from "../src/server/app.ts";
+import type { ObservabilityOptions } from "../src/http/observability/index.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
 import pg from "pg";
 
@@ -53,9 +54,13 @@ export interface Harness {
 
 /**
  * A service on a fresh database of its own (a SQLite file, or a PostgreSQL database under
- * `MUSTER_TEST_DATABASE=postgresql`), reached through `yoga.fetch` (the real HTTP pipeline).
+ * `MUSTER_TEST_DATABASE=postgresql`), reached through `yoga.fetch` (the real HTTP pipeline). `observability` (a log
+ * stream of the test's, with `logLevel` in `overrides`) goes to the app.
  */
-export async function startHarness(overrides: Partial<Config> = {}): Promise<Harness> {
+export async function startHarness(
+  overrides: Partial<Config> = {},
+  observability: ObservabilityOptions = {},
+): Promise<Harness> {
   const dir = mkdtempSync(path.join(tmpdir(), "muster-test-"));
   const database = await createTestDatabase(dir);
   const databaseUrl = database.url;
@@ -68,7 +73,7 @@ export async function startHarness(overrides: Partial<Config> = {}): Promise<Har
     storageDir: path.join(dir, "files"),
     ...overrides,
   };
-  const app = createApp({ db, config });
+  const app = createApp({ db, config, ...observability });
   return {
     app,
     db,

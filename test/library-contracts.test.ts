@@ -67,6 +67,7 @@ const adapters = [
   "src/db/libsql-client.ts",
   "src/graphql/graphql-js-internals.ts",
   "src/graphql/pothos-internals.ts",
+  "src/auth/oidc/client-secret-internals.ts",
 ];
 
 /** The `Checked against:` line of a module's header, as [package, version] pairs. */
@@ -683,5 +684,40 @@ postgres.describe("@prisma/adapter-pg's checkout (src/db/adapter-pg-checkout.ts)
     } finally {
       await prisma.$disconnect();
     }
+  });
+});
+
+describe("oidc-provider's client secret check (src/auth/oidc/client-secret-internals.ts)", () => {
+  test("Client.prototype.compareClientSecret exists, and client authentication calls it for secret methods", async () => {
+    const { default: OidcProvider } = await import("oidc-provider");
+    const provider = new OidcProvider("http://localhost:1", {});
+    expect(typeof (provider.Client.prototype as { compareClientSecret?: unknown }).compareClientSecret).toBe(
+      "function",
+    );
+    const clientAuth = read("node_modules/oidc-provider/lib/shared/client_auth.js");
+    expect(clientAuth).toMatch(/\.compareClientSecret\(/);
+  });
+
+  test("with it in place, a client whose metadata holds a secret's SHA-256 is authenticated by the secret itself", async () => {
+    const { createHash } = await import("node:crypto");
+    const { compareClientSecretsHashed } = await import("../src/auth/oidc/client-secret-internals.ts");
+    const { default: OidcProvider } = await import("oidc-provider");
+    const secret = "a-client-secret-of-the-test";
+    const provider = new OidcProvider("http://localhost:1", {
+      clients: [
+        {
+          client_id: "hashed",
+          client_secret: createHash("sha256").update(secret).digest("hex"),
+          redirect_uris: ["https://app.example/callback"],
+        },
+      ],
+    });
+    compareClientSecretsHashed(provider);
+    const client = (await provider.Client.find("hashed")) as unknown as {
+      compareClientSecret(actual: string): boolean | Promise<boolean>;
+    };
+    expect(await client.compareClientSecret(secret)).toBe(true);
+    expect(await client.compareClientSecret("not-the-secret")).toBe(false);
+    expect(await client.compareClientSecret(createHash("sha256").update(secret).digest("hex"))).toBe(false);
   });
 });

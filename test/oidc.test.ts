@@ -13,15 +13,23 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import * as oidc from "openid-client";
 import { decodeProtectedHeader } from "jose";
 import { client, type Client } from "./harness.ts";
-import { Browser, formOf, startOidcHarness, type OidcHarness, type Page } from "./support/oidc.ts";
-import { setPassword } from "../src/auth/passwords.ts";
+import {
+  Browser,
+  formOf,
+  PASSWORD,
+  person as personOf,
+  signIn as signInThrough,
+  startOidcHarness,
+  tokenRequest,
+  type OidcHarness,
+  type Page,
+} from "./support/oidc.ts";
 import { createOidc } from "../src/http/oidc.ts";
 import { requestListener } from "../src/server/http.ts";
 import { cliArgs } from "./support/built.ts";
 
 const run = promisify(execFile);
 
-const PASSWORD = "correct horse battery staple";
 const SPA_REDIRECT = "http://localhost:5173/callback";
 const WEB_REDIRECT = "https://web.example/callback";
 const LOGOUT_REDIRECT = "https://web.example/signed-out";
@@ -32,14 +40,6 @@ let admin: Client;
 let ann: { id: number };
 let spa: { id: number; client_id: string };
 let web: { id: number; client_id: string; client_secret: string };
-
-async function person(api: Client, name: string, email: string, permissions: string[]) {
-  const made = (await api.post("/v2/users", { name, email })).body.data;
-  await setPassword(h.db, made.id, PASSWORD);
-  const role = (await api.post("/v2/roles", { name: `${name} role`, permissions })).body.data;
-  expect((await api.post(`/v2/users/${made.id}/roles/attach`, { resources: [role.id] })).status).toBe(200);
-  return made;
-}
 
 beforeAll(async () => {
   h = await startOidcHarness();
@@ -69,53 +69,11 @@ const publicConfig = () => oidc.discovery(new URL(h.base), spa.client_id, undefi
 const webConfig = () =>
   oidc.discovery(new URL(h.base), web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret), insecure);
 
-/** Signs `email` in through the browser and allows consent; answers the redirect back to the client. */
-async function signIn(
-  config: oidc.Configuration,
-  {
-    redirectUri,
-    scope,
-    email = "ann@example.com",
-    pkce = true,
-  }: { redirectUri: string; scope: string; email?: string; pkce?: boolean },
-) {
-  const verifier = oidc.randomPKCECodeVerifier();
-  const state = oidc.randomState();
-  const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: redirectUri,
-    scope,
-    state,
-    // OpenID Connect grants offline_access (a refresh token) only with prompt=consent.
-    ...(scope.includes("offline_access") ? { prompt: "consent" } : {}),
-    ...(pkce ? { code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: "S256" } : {}),
-  });
-  const browser = new Browser(h.base);
-  const signInPage = (await browser.open(url.toString())) as Page;
-  expect(signInPage.status).toBe(200);
-  const login = formOf(signInPage.html, signInPage.url, "/login");
-  const consentPage = (await browser.post(login.action, { ...login.fields, email, password: PASSWORD })) as Page;
-  expect(consentPage.html).toContain("Allow access?");
-  const consent = formOf(consentPage.html, consentPage.url, "/consent");
-  const back = (await browser.post(consent.action, { ...consent.fields, decision: "allow" })) as {
-    redirectedTo: string;
-  };
-  expect(back.redirectedTo).toMatch(new RegExp(`^${redirectUri.replace(/[.?]/g, "\\$&")}\\?`));
-  const tokens = await oidc.authorizationCodeGrant(config, new URL(back.redirectedTo), {
-    pkceCodeVerifier: pkce ? verifier : undefined,
-    expectedState: state,
-  });
-  return { tokens, browser, consentPage };
-}
-
-/** The API with an access token (a fetch of its own through the real HTTP server, as a client app would). */
-async function api(token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${h.base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, accept: "application/json", "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, never> };
-}
+const person = (api: Client, name: string, email: string, permissions: string[]) =>
+  personOf(h, api, name, email, permissions);
+const signIn = (config: oidc.Configuration, options: Parameters<typeof signInThrough>[2]) =>
+  signInThrough(h, config, options);
+const api = (token: string, method: string, path: string, body?: unknown) => tokenRequest(h, token, method, path, body);
 const graphql = (token: string, query: string) => api(token, "POST", "/graphql", { query });
 
 describe("discovery and keys", () => {

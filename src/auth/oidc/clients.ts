@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { AdapterPayload } from "oidc-provider";
 import type { Database } from "../../db/prisma.ts";
 import { knownScopes } from "../../resources/scopes.ts";
@@ -26,7 +25,7 @@ export const clientApiScopes = (scopes: unknown): string[] => {
 
 /**
  * The client `clientId` as oidc-provider reads it, or undefined when there is none or it is disabled. A confidential
- * client's `client_secret` is the SHA-256 of its secret (the one thing stored): see `compareHashedClientSecret`.
+ * client's `client_secret` is the SHA-256 of its secret (the one thing stored): see src/auth/oidc/client-secret-internals.ts.
  */
 export async function clientMetadataOf(db: Database, clientId: string): Promise<AdapterPayload | undefined> {
   const row = await db.prisma.oAuthClient.findUnique({ where: { clientId } });
@@ -49,19 +48,4 @@ export async function clientMetadataOf(db: Database, clientId: string): Promise<
     [ORIGINS_METADATA]: strings(row.allowedOrigins),
     [API_SCOPES_METADATA]: apiScopes,
   };
-}
-
-/**
- * oidc-provider compares a presented secret with the metadata's `client_secret` in `Client.prototype.
- * compareClientSecret(actual)` (lib/models/client.js, checked against oidc-provider 9.13.3; called from
- * lib/shared/client_auth.js for client_secret_basic and client_secret_post). We store only the SHA-256 of a secret, so
- * the provider's Client class gets this method in its place (src/auth/oidc/provider.ts): SHA-256 of what was presented,
- * compared with the stored hash in constant time. The secret is never an HMAC key here: the provider allows no HS*
- * algorithm (`enabledJWA`), the one other use oidc-provider makes of `client_secret`.
- */
-export function compareHashedClientSecret(this: { clientSecret?: string }, actual: unknown): boolean {
-  if (typeof actual !== "string" || typeof this.clientSecret !== "string") return false;
-  const presented = createHash("sha256").update(actual).digest();
-  const stored = Buffer.from(this.clientSecret, "hex");
-  return stored.length === presented.length && timingSafeEqual(presented, stored);
 }

@@ -3,7 +3,8 @@ import type { Database } from "../../db/prisma.ts";
 import { knownScopes } from "../../resources/scopes.ts";
 import { oidcScopes } from "../../resources/oauth-client.ts";
 import { oidcAdapter } from "./adapter.ts";
-import { ACCOUNT_METADATA, API_SCOPES_METADATA, ORIGINS_METADATA, compareHashedClientSecret } from "./clients.ts";
+import { ACCOUNT_METADATA, API_SCOPES_METADATA, ORIGINS_METADATA } from "./clients.ts";
+import { compareClientSecretsHashed } from "./client-secret-internals.ts";
 import { cookieKeys, signingKeys, SIGNING_ALG } from "./signing-keys.ts";
 
 /*
@@ -164,7 +165,7 @@ export async function createOidcProvider({
   // in"), and a start that fails on its configuration should print its one line, not that warning too.
   const { default: OidcProvider } = await import("oidc-provider");
   const provider = new OidcProvider(issuer, configuration);
-  // The one place we replace a method of oidc-provider's: its client secret check, against our stored hash (clients.ts).
-  provider.Client.prototype.compareClientSecret = compareHashedClientSecret;
+  // The one method of oidc-provider's we replace: its client secret check, against our stored hash.
+  compareClientSecretsHashed(provider);
   return provider;
 }
