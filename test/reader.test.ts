@@ -19,6 +19,7 @@ type LooseDelegate = Record<string, (args: unknown) => Promise<unknown>>;
 /** The store's methods called by name, as the case tables give them. */
 type LooseStore = Record<string, (model: string, args: unknown) => Promise<unknown>>;
 const loosePrisma = () => h.db.prisma as unknown as Record<string, LooseDelegate>;
+const looseStore = () => h.db.store as unknown as LooseStore;
 let accountId: number;
 /** An account whose users' names and notes hold LIKE's wildcards and escape (`%`, `_`, `\`) in both cases. */
 let patterns: number;
@@ -949,6 +950,170 @@ describe("the SQL reader answers as Prisma does", () => {
       { numRuns: 150 },
     );
     expect(runs.translated / runs.all).toBeGreaterThan(0.6);
+  });
+
+  describe("a JSON list column that holds a value (Prisma's array_contains, a person's messages)", () => {
+    /** An account of its own whose messages' recipients are lists of ids, and what else a JSON column may hold. */
+    let lists: number;
+    let users: number[];
+    let stored: Array<{ id: number; recipients: unknown }>;
+    /** What `array_contains` of one value means: the column is a JSON list with that element, of that JSON type. */
+    const holdsValue = (column: unknown, value: unknown) => Array.isArray(column) && column.some((e) => e === value);
+    const pool = () => [users[0], users[1], users[2], String(users[0]), 1, 999999, "Alice", "alice", "x"];
+
+    beforeAll(async () => {
+      const p = h.db.prisma;
+      lists = (await p.account.create({ data: { name: "lists" } })).id;
+      users = ids.users;
+      const recipients: unknown[] = [
+        [users[0], users[1]],
+        [users[1]],
+        [],
+        [String(users[0])],
+        [[users[0]]],
+        users[0],
+        { id: users[0] },
+        [true],
+        ["Alice", "x"],
+        [users[2], "x", null, { id: users[2] }],
+      ];
+      for (const [i, r] of recipients.entries())
+        await p.message.create({ data: { accountId: lists, message: `l${i}`, recipients: r as number[] } });
+      await p.message.create({ data: { accountId: lists, message: "no recipients" } });
+      stored = (await p.message.findMany({
+        where: { accountId: lists },
+        select: { id: true, recipients: true },
+        orderBy: { id: "asc" },
+      })) as Array<{ id: number; recipients: unknown }>;
+    });
+
+    type Tree = { has: unknown; wrap: boolean } | { ids: number[] } | { AND: Tree[] } | { OR: Tree[] };
+    const whereOf = (t: Tree): Record<string, unknown> =>
+      "has" in t
+        ? { recipients: { array_contains: t.wrap ? [t.has] : t.has } }
+        : "ids" in t
+          ? { id: { in: t.ids } }
+          : "AND" in t
+            ? { AND: t.AND.map(whereOf) }
+            : { OR: t.OR.map(whereOf) };
+    const matches = (t: Tree, row: { id: number; recipients: unknown }): boolean =>
+      "has" in t
+        ? holdsValue(row.recipients, t.has)
+        : "ids" in t
+          ? t.ids.includes(row.id)
+          : "AND" in t
+            ? t.AND.every((c) => matches(c, row))
+            : t.OR.some((c) => matches(c, row));
+
+    /**
+     * The reader's answer, which must be Prisma's on PostgreSQL; on SQLite, where Prisma's connector refuses
+     * `array_contains`, the rows the filter's meaning picks (the same meaning, checked against Prisma's on PostgreSQL).
+     */
+    async function check(tree: Tree) {
+      const args = {
+        where: { AND: [{ accountId: lists }, whereOf(tree)] },
+        select: { id: true },
+        orderBy: { id: "asc" },
+      };
+      const expected = stored.filter((row) => matches(tree, row)).map((row) => ({ id: row.id }));
+      const { routed, translated } = await both("message", "findMany", args).catch(async (error: unknown) => {
+        if (testProvider === "postgresql") throw error;
+        // Prisma refused after the routed call answered: run the routed call alone.
+        const statements: string[] = [];
+        const listener = (sql: string) => void statements.push(sql);
+        h.db.onReaderStatement.add(listener);
+        try {
+          const routed = (await looseStore().findMany("Message", args)) as Array<{ id: number }>;
+          return { routed, prisma: undefined, translated: statements.length > 0 };
+        } finally {
+          h.db.onReaderStatement.delete(listener);
+        }
+      });
+      expect(translated, "the reader answered").toBe(true);
+      expect(routed, JSON.stringify(args)).toEqual(expected);
+      if (testProvider === "postgresql")
+        expect(await loosePrisma().message.findMany(args), "Prisma's meaning").toEqual(expected);
+      const counted = await h.db.store.count("Message", { where: args.where });
+      expect(counted).toBe(expected.length);
+    }
+
+    it("one value, alone or as a list of one: only lists holding it, of its JSON type, in this account", async () => {
+      for (const value of pool()) {
+        await check({ has: value, wrap: true });
+        await check({ has: value, wrap: false });
+      }
+      // The fixture holds rows each value picks and rows it must not (a string "id", a nested list, a bare id).
+      expect(stored.filter((row) => holdsValue(row.recipients, users[0])).length).toBeGreaterThan(0);
+      const all = (await looseStore().findMany("Message", {
+        where: { recipients: { array_contains: [users[1]] } },
+        select: { accountId: true },
+      })) as Array<{ accountId: number }>;
+      expect(all.map((m) => m.accountId)).toEqual([lists, lists]);
+    });
+
+    it("Prisma on SQLite has no array_contains: the reader is the only path there", async () => {
+      const args = { where: { accountId: lists, recipients: { array_contains: [users[0]] } } };
+      const byPrisma = await loosePrisma()
+        .message.findMany(args)
+        .then(
+          () => "answered",
+          (e: Error) => e.message,
+        );
+      if (testProvider === "sqlite") expect(byPrisma).toMatch(/Unknown argument `array_contains`/);
+      else expect(byPrisma).toBe("answered");
+    });
+
+    it("random combinations with other filters (property)", async () => {
+      const leaf = fc.oneof(
+        fc.record({ has: fc.constantFrom(...pool()), wrap: fc.boolean() }),
+        // Never an empty `in`: a constant condition under OR is Prisma's (which refuses array_contains on SQLite).
+        fc.record({
+          ids: fc.subarray(
+            stored.map((row) => row.id),
+            { minLength: 1 },
+          ),
+        }),
+      );
+      const tree = fc.letrec<{ t: Tree }>((tie) => ({
+        t: fc.oneof(
+          { depthSize: "small", withCrossShrink: true },
+          leaf,
+          fc.record({ AND: fc.array(tie("t"), { minLength: 1, maxLength: 3 }) }),
+          fc.record({ OR: fc.array(tie("t"), { minLength: 1, maxLength: 3 }) }),
+        ),
+      })).t;
+      await fc.assert(fc.asyncProperty(tree, check), { numRuns: 80 });
+    });
+
+    it("leaves every other JSON filter to Prisma: more values, none, not a string or integer, other operators, under NOT", async () => {
+      const filters: Array<Record<string, unknown>> = [
+        { recipients: { array_contains: [users[0], users[1]] } },
+        { recipients: { array_contains: [] } },
+        { recipients: { array_contains: true } },
+        { recipients: { array_contains: [{ id: users[0] }] } },
+        { recipients: { array_contains: 1.5 } },
+        { recipients: { array_contains: [users[0]], array_starts_with: [users[0]] } },
+        { recipients: { equals: [users[1]] } },
+        { NOT: { recipients: { array_contains: [users[0]] } } },
+      ];
+      for (const filter of filters) {
+        const args = { where: { accountId: lists, ...filter }, select: { id: true }, orderBy: { id: "asc" } };
+        const statements: string[] = [];
+        const listener = (sql: string) => void statements.push(sql);
+        h.db.onReaderStatement.add(listener);
+        const routed = await looseStore()
+          .findMany("Message", args)
+          .catch((e: Error) => e.message)
+          .finally(() => h.db.onReaderStatement.delete(listener));
+        expect(statements, JSON.stringify(filter)).toEqual([]);
+        const prisma = await loosePrisma()
+          .message.findMany(args)
+          .catch((e: Error) => e.message);
+        // Prisma's own refusal, the same either way (its message quotes the call, which differs).
+        const reason = (answer: unknown) => (typeof answer === "string" ? answer.trim().split("\n").at(-1) : answer);
+        expect(reason(routed)).toEqual(reason(prisma));
+      }
+    });
   });
 
   describe("writes inside a transaction", () => {

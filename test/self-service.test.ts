@@ -173,6 +173,58 @@ describe("a person with no role permission", () => {
     expect(await likers()).toEqual([]);
   });
 
+  test("reads the messages sent to them, not another's; writes none", async () => {
+    const mine = await made("/v2/messages", {
+      message: "Self drill at 0600",
+      channels: ["database"],
+      recipients: [ids.other, ids.me],
+    });
+    const theirs = await made("/v2/messages", {
+      message: "Self other only",
+      channels: ["database"],
+      recipients: [ids.other],
+    });
+    const listed = await me.get("/v2/messages");
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    expect(listed.body.data.map((m: { id: number }) => m.id)).toEqual([mine]);
+    expect(listed.body.meta.total).toBe(1);
+    expect((await me.get(`/v2/messages/${mine}`)).body.data).toEqual(
+      expect.objectContaining({ id: mine, message: "Self drill at 0600", recipients: [ids.other, ids.me] }),
+    );
+    expect((await me.get(`/v2/messages/${theirs}`)).status).toBe(404);
+    const graph = await me.graphql(`{ messages { totalCount nodes { rowId } } }`);
+    expect(graph.body.errors, JSON.stringify(graph.body.errors)).toBeUndefined();
+    expect(graph.body.data.messages).toEqual({ totalCount: 1, nodes: [{ rowId: mine }] });
+    const one = await me.graphql(
+      `{ mine: message(rowId: ${mine}) { rowId } theirs: message(rowId: ${theirs}) { rowId } }`,
+    );
+    expect(one.body.errors, JSON.stringify(one.body.errors)).toBeUndefined();
+    expect(one.body.data).toEqual({ mine: { rowId: mine }, theirs: null });
+    const searched = await me.post("/v2/messages/search", {});
+    expect(searched.status, JSON.stringify(searched.body)).toBe(200);
+    expect(searched.body.data.map((m: { id: number }) => m.id)).toEqual([mine]);
+    const deleted = await me.graphql(`mutation { deleteMessage(rowId: ${mine}) { __typename } }`);
+    expect(deleted.body.errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+    // The admin key sees both: the right narrows the person's reads, not the account's.
+    const all = (await admin.get("/v2/messages")).body.data.map((m: { id: number }) => m.id);
+    expect(all).toEqual(expect.arrayContaining([mine, theirs]));
+    for (const [method, path, body] of [
+      ["post", "/v2/messages", { message: "Self forged", channels: ["database"], recipients: [ids.me] }],
+      ["patch", `/v2/messages/${mine}`, { message: "Self edited" }],
+      ["patch", `/v2/messages/${theirs}`, { message: "Self edited" }],
+      ["delete", `/v2/messages/${mine}`, undefined],
+    ] as const) {
+      const reply = await me.send(method.toUpperCase(), path, body);
+      expect(reply.status, `${method} ${path}: ${JSON.stringify(reply.body)}`).toBe(403);
+    }
+    const stored = await h.db.store.prisma.message.findMany({
+      where: { id: { in: [mine, theirs] } },
+      orderBy: { id: "asc" },
+    });
+    expect(stored.map((m) => m.message)).toEqual(["Self drill at 0600", "Self other only"]);
+    expect(await h.db.store.prisma.message.count({ where: { message: "Self forged" } })).toBe(0);
+  });
+
   test("everything else needs a role permission", async () => {
     for (const [method, path, body] of [
       ["delete", `/v2/users/${ids.me}`, undefined],

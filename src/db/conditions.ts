@@ -84,6 +84,29 @@ function scalarFilter(sql: Statement, column: string, field: Scalar, filter: unk
 }
 
 /**
+ * A JSON column's filter: only Prisma's `array_contains` of one string or integer, alone or as a list of one ("the
+ * column is a JSON list with this element", a person's messages). Prisma's PostgreSQL SQL is `column @> [value] AND
+ * jsonb_typeof(column) = 'array'` (a jsonb column), and ours the same; on SQLite (JSON text), where Prisma's connector
+ * has no `array_contains` and the reader alone answers it, the list's elements through `json_each`, of the value's JSON
+ * type (a JSON `"7"` or `true` is not the number 7 or 1). Under a NOT Prisma words the filter otherwise (negated, it
+ * means "a list without the value"), so there, and for every other JSON filter, the reader leaves the read to Prisma.
+ */
+function jsonFilter(sql: Statement, column: string, filter: unknown, exact: boolean): string {
+  if (exact) return unsupported("Json filter under NOT");
+  if (!isPlainObject(filter)) return unsupported("Json equality");
+  const given = Object.entries(filter).filter(([, v]) => v !== undefined);
+  if (given.length !== 1 || given[0][0] !== "array_contains") return unsupported("Json filter");
+  const contained = given[0][1];
+  const element = Array.isArray(contained) ? (contained.length === 1 ? contained[0] : undefined) : contained;
+  if (typeof element !== "string" && !Number.isSafeInteger(element)) return unsupported("array_contains value");
+  if (sql.dialect === "postgresql")
+    return `${column} @> ${sql.param(JSON.stringify([element]))}::jsonb AND jsonb_typeof(${column}) = 'array'`;
+  const type = typeof element === "string" ? "type = 'text'" : "type IN ('integer', 'real')";
+  const elements = `SELECT 1 FROM json_each(${column}) WHERE ${type} AND value = ${sql.param(element)}`;
+  return `json_type(${column}) = 'array' AND EXISTS (${elements})`;
+}
+
+/**
  * A relation's filter. `exact`: an unknown (NULL) condition must stay unknown rather than false, as under a NOT.
  * Prisma joins a to-one relation's row: `is` is that row's condition (false without a row), `isNot` its negation
  * (true without a row), NULL included. EXISTS, which databases plan better, answers the same wherever NULL counts as
@@ -163,8 +186,8 @@ export function whereSql(sql: Statement, model: Model, alias: string, where: unk
     }
     const field = model.scalarByName.get(key);
     if (field) {
-      if (field.type === "Json") unsupported("Json filter");
-      parts.push(scalarFilter(sql, `${quote(alias)}.${quote(key)}`, field, value));
+      if (field.type === "Json") parts.push(jsonFilter(sql, `${quote(alias)}.${quote(key)}`, value, exact));
+      else parts.push(scalarFilter(sql, `${quote(alias)}.${quote(key)}`, field, value));
       continue;
     }
     const rel = model.relations.get(key);

@@ -65,6 +65,8 @@ export const selfServiceRights: Readonly<Record<string, SelfServiceRight>> = {
     rows: mine("assignments"),
     links: [{ parent: "user", field: "taskAssignments", kinds: ["pivot"], who: "parent", columns: ["completedAt"] }],
   },
+  // Messages sent to them: `recipients` is a JSON list of user ids.
+  "view:message": { rows: (me) => ({ recipients: { array_contains: [me] } }) },
   // Liking a newsfeed item, and unliking it, as themselves.
   "update:newsfeed": { links: [{ parent: "newsfeedItem", field: "likes", kinds: ["attach", "detach"], who: "items" }] },
 };
