@@ -4,6 +4,7 @@ import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, startHarness, type Client, type Harness } from "./harness.ts";
 import { cliArgs } from "./support/built.ts";
+import { readEventStream } from "./support/event-stream.ts";
 
 /*
  * Self-service rights (issue 42, item 2, src/resources/self-service.ts): a signed-in person whose roles give nothing
@@ -223,6 +224,51 @@ describe("a person with no role permission", () => {
     });
     expect(stored.map((m) => m.message)).toEqual(["Self drill at 0600", "Self other only"]);
     expect(await h.db.store.prisma.message.count({ where: { message: "Self forged" } })).toBe(0);
+  });
+
+  test("a filter through a relation reaches only their rows: another person's email cannot be probed", async () => {
+    const unit = await made("/v2/units", { name: "Self Platoon" });
+    expect((await admin.patch(`/v2/users/${ids.me}`, { unit_id: unit })).status).toBe(200);
+    const peer = await made("/v2/users", { name: "Self Peer", email: "self.peer@example.com", unit_id: unit });
+    try {
+      const probe = (email: string) =>
+        me.graphql(
+          `query($email: String!) { units(where: { users: { some: { email: { equals: $email } } } }) { nodes { rowId } } }`,
+          { email },
+        );
+      const mine = await probe("self.person@example.com");
+      expect(mine.body.errors, JSON.stringify(mine.body.errors)).toBeUndefined();
+      expect(mine.body.data.units.nodes).toEqual([{ rowId: unit }]);
+      // The peer is in the same unit; its people, seen through a self-service right, are the person alone.
+      expect((await probe("self.peer@example.com")).body.data.units.nodes).toEqual([]);
+      const every = await me.graphql(
+        `{ units(where: { users: { every: { email: { equals: "self.person@example.com" } } } }) { nodes { rowId } } }`,
+      );
+      expect(every.body.data.units.nodes).toEqual([{ rowId: unit }]);
+    } finally {
+      await admin.delete(`/v2/users/${peer}`);
+      await admin.patch(`/v2/users/${ids.me}`, { unit_id: null });
+    }
+  });
+
+  test("subscribing to a resource's changes needs its scope outright: a stream carries everyone's", async () => {
+    const response = await h.app.yoga.fetch("http://muster.test/graphql", {
+      method: "POST",
+      headers: {
+        accept: "text/event-stream",
+        "content-type": "application/json",
+        authorization: `Bearer ${await tokenFor(ids.me)}`,
+      },
+      body: JSON.stringify({ query: "subscription { userChanged { rowId } }" }),
+    });
+    const stream = readEventStream(response);
+    try {
+      const { errors } = await stream.next();
+      expect(errors?.[0]?.extensions?.code).toBe("FORBIDDEN");
+      expect(errors?.[0]?.message).toMatch(/needs the view:user scope/);
+    } finally {
+      await stream.close();
+    }
   });
 
   test("everything else needs a role permission", async () => {

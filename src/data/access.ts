@@ -91,6 +91,16 @@ export function selfServiceRows(auth: Auth | null, def: ResourceDef, verb: Scope
 export type ScopeVerb = "view" | "create" | "update" | "delete";
 
 /**
+ * Fails unless the caller holds every scope outright (`*` or the scopes themselves): where what is read cannot be
+ * narrowed to a person's own rows, such as a stream of every change of a resource.
+ */
+export function guardOutright(ctx: Context, scopes: readonly string[]): number {
+  if (!ctx.auth) throw ctx.authFailure ?? new ApiError("UNAUTHENTICATED");
+  if (scopes.some((s) => !holdsOutright(ctx.auth!, s))) throw new ApiError("FORBIDDEN");
+  return ctx.auth.accountId;
+}
+
+/**
  * Fails unless the request is authenticated, subscribed and holds every scope (or `*`, or a self-service right: one
  * to write only for a single-row create or update, `selfServiceWrites`).
  */

@@ -1,7 +1,7 @@
 import type { FieldDef, RelationDef, ResourceDef } from "../resources/define.ts";
 import { resourceNamed, resources } from "../resources/index.ts";
 import { ApiError, validationError } from "../core/errors.ts";
-import { guard } from "../data/access.ts";
+import { guard, selfServiceRows } from "../data/access.ts";
 import { columnsOf } from "../data/search.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
@@ -292,7 +292,11 @@ export function checkedWhere(ctx: Context, def: ResourceDef, input: unknown, pat
             ];
           continue;
         }
-        nested[op] = walk(target, w as Where, `${here}.${op}`);
+        const inner = walk(target, w as Where, `${here}.${op}`);
+        // A person who views the related rows through a self-service right filters on theirs alone: `some` and `none`
+        // of their rows, `every` of their rows (the others' cannot be probed through a filter either).
+        const limit = rel.kind === "hasMany" ? selfServiceRows(ctx.auth, target) : null;
+        nested[op] = !limit ? inner : op === "every" ? { OR: [inner, { NOT: limit }] } : { AND: [inner, limit] };
       }
       out[key] = nested;
     }

@@ -7,7 +7,7 @@ import { resources } from "../resources/index.ts";
 import { viewScopesOf } from "../resources/operations.ts";
 import { resourceDescription } from "../resources/descriptions.ts";
 import { ApiError, validationError } from "../core/errors.ts";
-import { guard, owned } from "../data/access.ts";
+import { guardOutright, owned } from "../data/access.ts";
 import { actionOfType, type ChangeAction, type EventBus, type PublishedEvent } from "../core/events.ts";
 import { encodeCursor } from "../events/feed.ts";
 import { eventTypeOf } from "../resources/event-types.ts";
@@ -145,10 +145,13 @@ function changeStream(
   };
 }
 
-/** Fails unless the caller is authenticated and may view `def`, saying which scope subscribing needs. */
+/**
+ * Fails unless the caller is authenticated and may view `def`, saying which scope subscribing needs. A stream carries
+ * every change of the resource in the account, which no self-service right reaches: the scopes must be held outright.
+ */
 function guardSubscription(ctx: Context, def: ResourceDef, scopes: readonly string[]) {
   try {
-    guard(ctx, scopes);
+    guardOutright(ctx, scopes);
   } catch (error) {
     if (error instanceof ApiError && error.code === "FORBIDDEN") {
       throw new ApiError(
