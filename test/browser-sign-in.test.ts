@@ -5,29 +5,22 @@
  * token, a refresh, a revocation and RP-initiated logout, every call cross-origin (the provider's and the API's CORS).
  * Screenshots of the sign-in, consent and sign-out pages go to test/artifacts/.
  */
-import { accessSync, constants, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { setPassword } from "../src/auth/passwords.ts";
 import { client, testProvider } from "./harness.ts";
 import { startOidcHarness, type OidcHarness } from "./support/oidc.ts";
-import { requireService } from "./services.ts";
+import { chromiumService, launchChromium } from "./support/chromium.ts";
 import { startSpa, type Spa } from "./support/spa.ts";
 
-const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const artifacts = path.resolve("test/artifacts");
 const EMAIL = "dee.smith@example.com";
 const PASSWORD = "correct horse battery staple";
 const SCOPE = "openid profile email offline_access view:user view:role view:rankrecord view:rank";
 
-const browserService = await requireService("Chromium", async () => {
-  try {
-    accessSync(executablePath, constants.X_OK);
-  } catch {
-    throw new Error(`no executable at ${executablePath}; install Debian's chromium or set CHROMIUM_PATH`);
-  }
-});
+const browserService = await chromiumService();
 
 // The flow does not depend on the database's kind beyond what the other suites check: SQLite pass only.
 const browserDescribe =
@@ -72,20 +65,7 @@ browserDescribe("a single-page app signs a person in through the OpenID provider
     expect(made.status).toBe(200);
     spa.configure({ issuer, api: issuer, clientId: made.body.data.client_id, scope: SCOPE });
 
-    browser = await chromium.launch({
-      executablePath,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

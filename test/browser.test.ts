@@ -1,27 +1,20 @@
-import { accessSync, constants, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { buildOpenApi } from "../src/openapi/document.ts";
 import { client, startHarness, testProvider, type Harness } from "./harness.ts";
-import { requireService } from "./services.ts";
+import { chromiumService, launchChromium } from "./support/chromium.ts";
 
 // The pages a person opens in a browser, /docs (Scalar) and /graphql (GraphiQL), in real headless Chromium
 // (Debian's `chromium`; CHROMIUM_PATH overrides) against the service on a real port. Both must load everything from
 // this server alone: the machine, like many deployments, has no route to a CDN.
 
-const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const artifacts = path.resolve("test-artifacts");
 
-const browserService = await requireService("Chromium", async () => {
-  try {
-    accessSync(executablePath, constants.X_OK);
-  } catch {
-    throw new Error(`no executable at ${executablePath}; install Debian's chromium or set CHROMIUM_PATH`);
-  }
-});
+const browserService = await chromiumService();
 
 /** Every request a page makes, and those that failed, so a test can say the page used nothing but this server. */
 function watch(page: Page, origin: string) {
@@ -128,20 +121,7 @@ browserDescribe("in a browser", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // The flags keep Chromium from calling Google's services at start (a closed network refuses them, noisily).
-    browser = await chromium.launch({
-      executablePath,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-      ],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

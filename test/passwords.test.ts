@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { promisify } from "node:util";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "./support/chromium.ts";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { signInWithPassword } from "../src/auth/passwords.ts";
@@ -22,7 +23,6 @@ import { cliArgs } from "./support/built.ts";
  */
 
 const run = promisify(execFile);
-const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const artifacts = path.resolve("test-artifacts");
 
 interface Mail {
@@ -508,10 +508,7 @@ describe("the pages in Chromium", () => {
     server = createServer((req, res) => void app.yoga(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-    });
+    browser = await launchChromium();
     mkdirSync(artifacts, { recursive: true });
   });
   afterAll(async () => {
