@@ -10,8 +10,8 @@ import { serveWebSocket } from "../src/server/websocket.ts";
 import { startDispatcher } from "../src/events/webhooks/dispatcher.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { client, startHarness, type Harness, type Reply } from "./harness.ts";
-import { readEventStream } from "./support/event-stream.ts";
-import { startReceiver, type Receiver } from "./support/webhook-receiver.ts";
+import { readEventStream, writeUntilArrives } from "./support/event-stream.ts";
+import { DELIVERY_BODY_KEYS, startReceiver, type Receiver } from "./support/webhook-receiver.ts";
 
 /*
  * Every credential everywhere (issue 42, item 6), shown with SSO tokens: REST, GraphQL, subscriptions over SSE and
@@ -337,18 +337,14 @@ describe("subscriptions", () => {
     });
     try {
       const changes = socket.iterate<{ rankRecordChanged: Record<string, unknown> }>({ query: SUBSCRIPTION });
-      // The subscription is open once a write made after it arrives: write until one does.
-      const next = changes.next();
-      let arrived = false;
-      void next.then(() => (arrived = true));
-      const written: number[] = [];
-      while (!arrived) {
-        written.push(
+      const {
+        first: { value },
+        written,
+      } = await writeUntilArrives(
+        changes.next(),
+        async () =>
           (await ok(as(token).post("/v2/rank-records", { user_id: people.other, rank_id: ids.rank, type: 0 }))).id,
-        );
-        await Promise.race([next, new Promise((resolve) => setTimeout(resolve, 100))]);
-      }
-      const { value } = await next;
+      );
       const change = value!.data!.rankRecordChanged;
       expect(written).toContain(change.rowId);
       expect(change.actor).toEqual({ type: "PERSON", userId: people.clerk, keyId: null, via: "SSO" });
@@ -411,20 +407,7 @@ describe("webhooks", () => {
       const [delivery] = (await receiver.until((r) => r.some((d) => d.body.record_id === written.id))).filter(
         (d) => d.body.record_id === written.id,
       );
-      expect(Object.keys(delivery.body).sort()).toEqual(
-        [
-          "actor",
-          "changes",
-          "created",
-          "data",
-          "event",
-          "id",
-          "record_id",
-          "request_id",
-          "resource",
-          "trace_id",
-        ].sort(),
-      );
+      expect(Object.keys(delivery.body).sort()).toEqual(DELIVERY_BODY_KEYS);
       expect(delivery.body).toMatchObject({
         event: "rankrecord.created",
         resource: "rankRecord",

@@ -11,7 +11,7 @@ import WebSocket from "ws";
 import * as oidc from "openid-client";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, type Client } from "./harness.ts";
-import { readEventStream } from "./support/event-stream.ts";
+import { readEventStream, writeUntilArrives } from "./support/event-stream.ts";
 import { person, signIn, startOidcHarness, tokenRequest, type OidcHarness } from "./support/oidc.ts";
 
 const REDIRECT = "https://roster.example/callback";
@@ -224,16 +224,13 @@ describe("subscriptions", () => {
     });
     try {
       const changes = socket.iterate<{ rankRecordChanged: Record<string, unknown> }>({ query: SUBSCRIPTION });
-      // The subscription is open once a write made after it arrives: write until one does.
-      const next = changes.next();
-      let arrived = false;
-      void next.then(() => (arrived = true));
-      const written: number[] = [];
-      while (!arrived) {
-        written.push(((await writeRecord(token)).body.data as { id: number }).id);
-        await Promise.race([next, new Promise((resolve) => setTimeout(resolve, 100))]);
-      }
-      const { value } = await next;
+      const {
+        first: { value },
+        written,
+      } = await writeUntilArrives(
+        changes.next(),
+        async () => ((await writeRecord(token)).body.data as { id: number }).id,
+      );
       const change = value!.data!.rankRecordChanged;
       expect(written).toContain(change.rowId);
       expect(change.actor).toEqual(clerkGraphActor());

@@ -4,7 +4,7 @@ import type { Config } from "../src/core/config.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
 import { startDispatcher, type Dispatcher } from "../src/events/webhooks/dispatcher.ts";
 import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
-import { startReceiver, type Receiver } from "./support/webhook-receiver.ts";
+import { DELIVERY_BODY_KEYS, startReceiver, type Receiver } from "./support/webhook-receiver.ts";
 
 // The webhook dispatcher against a real HTTP receiver, with events from real writes through the API.
 let h: Harness;
@@ -109,18 +109,7 @@ test("each event arrives once, in order, signed (hex HMAC-SHA256 of the raw body
     expect(x.headers["x-muster-event"]).toBe(x.body.event);
     expect(x.headers["x-muster-delivery"]).toBe(`wh${hook.id}-ev${x.body.id}`);
     expect(Number(x.headers["x-muster-timestamp"])).toBeGreaterThan(Date.now() / 1000 - 600);
-    expect(Object.keys(x.body).sort()).toEqual([
-      "actor",
-      "changes",
-      "created",
-      "data",
-      "event",
-      "id",
-      "record_id",
-      "request_id",
-      "resource",
-      "trace_id",
-    ]);
+    expect(Object.keys(x.body).sort()).toEqual(DELIVERY_BODY_KEYS);
   }
   const log = await logOf(hook.id, got.length);
   expect(log.map((a) => [a.eventId, a.eventType, a.deliveryId, a.attempt, a.statusCode, a.succeeded, a.error])).toEqual(

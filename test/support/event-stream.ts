@@ -73,3 +73,21 @@ export function readEventStream(response: Response): EventStream {
     close: () => reader.cancel(),
   };
 }
+
+/**
+ * The first item of a subscription opened just before, and the ids written to bring it: a subscription is open once a
+ * write made after it arrives, so `write` (answering the id it wrote) runs until one does, 100 ms apart.
+ */
+export async function writeUntilArrives<T>(
+  next: Promise<T>,
+  write: () => Promise<number>,
+): Promise<{ first: T; written: number[] }> {
+  let arrived = false;
+  void next.then(() => (arrived = true));
+  const written: number[] = [];
+  while (!arrived) {
+    written.push(await write());
+    await Promise.race([next, new Promise((resolve) => setTimeout(resolve, 100))]);
+  }
+  return { first: await next, written };
+}

@@ -2,6 +2,20 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from "nod
 import type { AddressInfo } from "node:net";
 
 /** One POST a webhook receiver got. */
+/** The members of a webhook delivery's body, sorted: PERSCOM's, and the actor beside them (issue 42). */
+export const DELIVERY_BODY_KEYS = [
+  "actor",
+  "changes",
+  "created",
+  "data",
+  "event",
+  "id",
+  "record_id",
+  "request_id",
+  "resource",
+  "trace_id",
+];
+
 export interface Received {
   path: string;
   headers: IncomingHttpHeaders;
