@@ -219,9 +219,9 @@ describe("authorization code with PKCE", () => {
 });
 
 describe("refusals", () => {
-  test("a wrong password shows the form again with a generic message (401) and signs no one in", async () => {
-    const config = await publicConfig();
-    const url = oidc.buildAuthorizationUrl(config, {
+  /** The sign-in page of a public client's code flow (PKCE), in a browser of the test's, and its form. */
+  const openSignIn = async () => {
+    const url = oidc.buildAuthorizationUrl(await publicConfig(), {
       redirect_uri: SPA_REDIRECT,
       scope: "openid",
       code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
@@ -229,7 +229,11 @@ describe("refusals", () => {
     });
     const browser = new Browser(h.base);
     const page = (await browser.open(url.toString())) as Page;
-    const login = formOf(page.html, page.url, "/login");
+    return { browser, url, login: formOf(page.html, page.url, "/login") };
+  };
+
+  test("a wrong password shows the form again with a generic message (401) and signs no one in", async () => {
+    const { browser, url, login } = await openSignIn();
     for (const [email, password] of [
       ["ann@example.com", "wrong password!"],
       ["nobody@example.com", PASSWORD],
@@ -271,16 +275,7 @@ describe("refusals", () => {
   test("a person of account B cannot sign in through a client of account A", async () => {
     const beta = client(h, await h.key("beta"));
     await person(beta, "Bea Other", "bea@example.com", ["*"]);
-    const config = await publicConfig();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: SPA_REDIRECT,
-      scope: "openid",
-      code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()),
-      code_challenge_method: "S256",
-    });
-    const browser = new Browser(h.base);
-    const page = (await browser.open(url.toString())) as Page;
-    const login = formOf(page.html, page.url, "/login");
+    const { browser, login } = await openSignIn();
     const refused = (await browser.post(login.action, {
       ...login.fields,
       email: "bea@example.com",
