@@ -26,6 +26,7 @@ import {
 } from "./support/oidc.ts";
 import { createOidc } from "../src/http/oidc.ts";
 import { requestListener } from "../src/server/http.ts";
+import { buildOpenApi } from "../src/openapi/document.ts";
 import { cliArgs } from "./support/built.ts";
 
 const run = promisify(execFile);
@@ -65,6 +66,14 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** The OAuth scheme of the OpenAPI document (src/openapi/document.ts). */
+interface OAuthScheme {
+  flows: {
+    authorizationCode: { authorizationUrl: string; tokenUrl: string; scopes: Record<string, string> };
+    clientCredentials: { tokenUrl: string };
+  };
+}
+
 const publicConfig = () => oidc.discovery(new URL(h.base), spa.client_id, undefined, oidc.None(), insecure);
 const webConfig = () =>
   oidc.discovery(new URL(h.base), web.client_id, undefined, oidc.ClientSecretBasic(web.client_secret), insecure);
@@ -87,6 +96,13 @@ describe("discovery and keys", () => {
     expect(meta.revocation_endpoint).toBe(`${h.base}/oauth/token/revocation`);
     expect(meta.introspection_endpoint).toBe(`${h.base}/oauth/token/introspection`);
     expect(meta.end_session_endpoint).toBe(`${h.base}/oauth/session/end`);
+    // The OpenAPI document's OAuth scheme names the same endpoints, and every scope discovery offers.
+    const documented = (buildOpenApi() as { components: { securitySchemes: { oauth2: OAuthScheme } } }).components
+      .securitySchemes.oauth2.flows;
+    expect(`${h.base}${documented.authorizationCode.authorizationUrl}`).toBe(meta.authorization_endpoint);
+    expect(`${h.base}${documented.authorizationCode.tokenUrl}`).toBe(meta.token_endpoint);
+    expect(`${h.base}${documented.clientCredentials.tokenUrl}`).toBe(meta.token_endpoint);
+    expect(Object.keys(documented.authorizationCode.scopes).sort()).toEqual([...(meta.scopes_supported ?? [])].sort());
     expect(meta.response_types_supported).toEqual(["code"]);
     expect(meta.code_challenge_methods_supported).toEqual(["S256"]);
     expect(meta.id_token_signing_alg_values_supported).toEqual(["RS256"]);

@@ -89,7 +89,11 @@ describe("OpenAPI document", () => {
         shared ? `${op.kind}${op.field.charAt(0).toUpperCase()}${op.field.slice(1)}` : op.field,
       );
       expect(documented["x-operation-kind"]).toBe(op.kind);
-      expect(documented.security).toEqual([{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }]);
+      expect(documented.security).toEqual([
+        { bearerAuth: op.scopes },
+        { apiKeyQuery: op.scopes },
+        { oauth2: op.scopes },
+      ]);
     }
   });
 
@@ -286,10 +290,29 @@ describe("a document every renderer can expand", () => {
     expect(linked.required).toEqual(expect.arrayContaining(["id", "name", "pivot"]));
   });
 
+  test("the OAuth scheme: the provider's token endpoint, and every scope an access token may ask for, in words", () => {
+    const printed = JSON.parse(printOpenApi()) as Json;
+    const { authorizationCode } = (
+      printed.components.securitySchemes.oauth2 as unknown as {
+        flows: { authorizationCode: { tokenUrl: string; scopes: Record<string, string> } };
+      }
+    ).flows;
+    expect(authorizationCode.tokenUrl).toBe("/oauth/token");
+    expect(authorizationCode.scopes["view:rankrecord"]).toBe("View rank records");
+    expect(authorizationCode.scopes["delete:oauthclient"]).toBe("Delete oauth clients");
+    for (const op of operations)
+      for (const scope of op.scopes) expect(authorizationCode.scopes).toHaveProperty([scope]);
+  });
+
   test("the Bearer scheme comes first; the apikey query parameter is listed after it, marked as discouraged", () => {
     const printed = JSON.parse(printOpenApi()) as Json;
-    expect(Object.keys(printed.components.securitySchemes)).toEqual(["bearerAuth", "apiKeyQuery"]);
-    expect(printed.security).toEqual([{ bearerAuth: [] }, { apiKeyQuery: [] }]);
+    expect(Object.keys(printed.components.securitySchemes)).toEqual([
+      "bearerAuth",
+      "apiKeyQuery",
+      "oauth2",
+      "openIdConnect",
+    ]);
+    expect(printed.security).toEqual([{ bearerAuth: [] }, { apiKeyQuery: [] }, { oauth2: [] }]);
     expect(printed.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
     expect(printed.components.securitySchemes.apiKeyQuery).toMatchObject({
       type: "apiKey",

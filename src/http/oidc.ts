@@ -5,6 +5,7 @@ import type { KoaContextWithOIDC } from "oidc-provider";
 import type { Config } from "../core/config.ts";
 import type { Database } from "../db/prisma.ts";
 import { signInWithPassword } from "../auth/passwords.ts";
+import { scopeInWords } from "../resources/scope-words.ts";
 import type { SignInAttempts } from "../auth/sign-in-attempts.ts";
 import { nodeClientAddress } from "./client-address.ts";
 import { personPermissions } from "../auth/permissions.ts";
@@ -44,25 +45,6 @@ export const tooManyAttempts = (retryAfterSeconds: number): string => {
   return `Too many failed attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
 };
 const MAX_FORM_BYTES = 16 * 1024;
-
-/** An OAuth scope in words, for the consent page. */
-function scopeWords(scope: string): string {
-  switch (scope) {
-    case "openid":
-      return "Know who you are: your person id, account and role names";
-    case "profile":
-      return "See your name";
-    case "email":
-      return "See your email address";
-    case "offline_access":
-      return "Stay signed in after you leave (refresh tokens)";
-    case "*":
-      return "Do everything your roles permit";
-  }
-  const [verb, noun] = scope.split(":");
-  const verbs: Record<string, string> = { view: "View", create: "Create", update: "Update", delete: "Delete" };
-  return noun ? `${verbs[verb] ?? verb.charAt(0).toUpperCase() + verb.slice(1)} ${noun.replace(/-/g, " ")}s` : scope;
-}
 
 /** Whether the person's role permissions give `scope` (OpenID's own scopes are everyone's). */
 const permits = (permitted: readonly string[], scope: string) =>
@@ -279,7 +261,7 @@ export async function createOidc({
         csrf: csrfOf(uid),
         clientName,
         personName: person?.name ?? "",
-        scopes: asked.map((scope) => ({ scope, words: scopeWords(scope), granted: permits(permitted, scope) })),
+        scopes: asked.map((scope) => ({ scope, words: scopeInWords(scope), granted: permits(permitted, scope) })),
       }),
       formAction,
     );

@@ -5,6 +5,10 @@ import { Parameters } from "./parameters.ts";
 import { pathsOf, tagOf } from "./paths.ts";
 import { errorResponses, errorSchema, sharedHeaders, SuccessBodies } from "./responses.ts";
 import { Components, idSchema, RowSchemas } from "./schema.ts";
+import { knownScopes } from "../resources/scopes.ts";
+import { scopeInWords } from "../resources/scope-words.ts";
+import { oidcScopes } from "../resources/oauth-client.ts";
+import { OIDC_PREFIX } from "../auth/oidc/provider.ts";
 
 const description = `PERSCOM v2 compatible personnel management API. Every route answers under \`/v1\` and \`/v2\`.
 
@@ -12,6 +16,10 @@ Authenticate with an API key: \`Authorization: Bearer <key>\`. PERSCOM's \`?apik
 a key in the URL lands in server logs and browser history. A key carries scopes such as
 \`view:rank\` or \`*\`; each operation lists the scopes it needs. Single rows answer \`{"data": {...}}\`, lists add \`links\`
 and \`meta\`, link operations answer the ids they changed, and every error answers \`{"error": {...}}\`.`;
+
+/** Every scope an access token may ask for, in words: OpenID's own, and the API's (`*` included). */
+const oauthScopes = () =>
+  Object.fromEntries([...oidcScopes, "*", ...knownScopes].map((scope) => [scope, scopeInWords(scope)]));
 
 /** The OpenAPI 3.1 document of the REST API, generated from the operation catalogue. */
 export function buildOpenApi(): Record<string, unknown> {
@@ -28,7 +36,7 @@ export function buildOpenApi(): Record<string, unknown> {
     openapi: "3.1.0",
     info: { title: "Muster", version: pkg.version, description },
     servers: [{ url: "/", description: "This service" }],
-    security: [{ bearerAuth: [] }, { apiKeyQuery: [] }],
+    security: [{ bearerAuth: [] }, { apiKeyQuery: [] }, { oauth2: [] }],
     tags: [...tags.values()].sort((a, b) => a.name.localeCompare(b.name)),
     paths,
     components: {
@@ -39,7 +47,7 @@ export function buildOpenApi(): Record<string, unknown> {
           description:
             "An API key as a Bearer token: the way to send it. Or an SSO token: an HS256 JWT signed with the account's SSO secret " +
             "(`sub` a person's id or email, `scopes` or `scope`, `exp`, and `tenant` or the X-Perscom-Id header), which acts as that " +
-            "person within their roles' permissions.",
+            "person within their roles' permissions. Or an access token of the OpenID provider (the `oauth2` scheme).",
         },
         apiKeyQuery: {
           type: "apiKey",
@@ -47,6 +55,28 @@ export function buildOpenApi(): Record<string, unknown> {
           name: "apikey",
           description:
             "The API key as the `apikey` query parameter, as PERSCOM takes it. Discouraged: the key lands in server logs and browser history.",
+        },
+        oauth2: {
+          type: "oauth2",
+          description:
+            "An access token of this service's OpenID Connect provider, sent as `Authorization: Bearer`: a person signed in through an " +
+            "OAuth client of the account (authorization code, PKCE required for public clients), or the client itself (client credentials). " +
+            "It may do what it asked for ∩ the client's scopes ∩ the person's roles, plus every person's self-service rights. " +
+            "Discovery: `/.well-known/openid-configuration`.",
+          flows: {
+            authorizationCode: {
+              authorizationUrl: `${OIDC_PREFIX}/auth`,
+              tokenUrl: `${OIDC_PREFIX}/token`,
+              refreshUrl: `${OIDC_PREFIX}/token`,
+              scopes: oauthScopes(),
+            },
+            clientCredentials: { tokenUrl: `${OIDC_PREFIX}/token`, scopes: oauthScopes() },
+          },
+        },
+        openIdConnect: {
+          type: "openIdConnect",
+          openIdConnectUrl: "/.well-known/openid-configuration",
+          description: "The same provider, by its discovery document (endpoints, signing keys, scopes).",
         },
       },
       parameters: parameters.components,

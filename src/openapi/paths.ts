@@ -64,7 +64,7 @@ export function pathsOf(
       many: human(op.def.plural),
       parent: op.parent ? ` of ${a(op.parent.def.label.toLowerCase())}` : op.view ? ` (/${op.view.path})` : "",
     };
-    const security = [{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }];
+    const security = [{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }, { oauth2: op.scopes }];
     (paths[`/{version}${path}`] ??= {})[method.toLowerCase()] = {
       operationId,
       tags: [tagOf(op).name],
