@@ -40,6 +40,16 @@ export type AuthResult = { auth: Auth; failure: null } | { auth: null; failure: 
 
 const unauthenticated = () => ({ auth: null, failure: new ApiError("UNAUTHENTICATED") }) as const;
 
+/** A token's credential, read with its account's subscription state: refused (402) where that state is not subscribed. */
+function subscribedOnly(
+  config: Config,
+  token: { auth: Auth; subscriptionStatus: string; failure: null } | { auth: null; failure: ApiError },
+): AuthResult {
+  if (!token.auth) return token;
+  if (unsubscribed(config, token.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
+  return { auth: token.auth, failure: null };
+}
+
 /**
  * Resolves the caller from its credential (an API key, an SSO token, an access token of our OpenID provider): unknown, revoked or expired keys and a mismatching
  * `X-Perscom-Id` are 401; an account without a subscription is 402 when subscriptions are enforced.
@@ -47,20 +57,9 @@ const unauthenticated = () => ({ auth: null, failure: new ApiError("UNAUTHENTICA
 export async function authenticate(db: Database, config: Config, request: Request, url: URL): Promise<AuthResult> {
   const bearer = bearerOf(request, url);
   if (!bearer) return unauthenticated();
-  if (isJwt(bearer)) {
-    const sso = await authenticateSso(db, request, bearer);
-    if (!sso.auth) return sso;
-    if (unsubscribed(config, sso.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
-    return { auth: sso.auth, failure: null };
-  }
+  if (isJwt(bearer)) return subscribedOnly(config, await authenticateSso(db, request, bearer));
   // Neither an API key nor a JWT: an access token of our OpenID provider.
-  if (isAccessToken(bearer)) {
-    const token = await authenticateAccessToken(db, request, bearer);
-    if (!token.auth) return token;
-    if (unsubscribed(config, token.subscriptionStatus))
-      return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
-    return { auth: token.auth, failure: null };
-  }
+  if (isAccessToken(bearer)) return subscribedOnly(config, await authenticateAccessToken(db, request, bearer));
   const found = (await admissionOf(db, request, url)).key;
   const now = new Date();
   if (!found || found.revokedAt) return unauthenticated();
