@@ -63,20 +63,34 @@ test("accounts:subscription sets the state the 402 check reads; bad input is one
   expect(failed.stderr).toMatch(/^error: /);
 });
 
-test("accounts:create and accounts:list: id, name, subscription, key count; a second create is an error", async () => {
+test("accounts:create and accounts:list: id, name, subscription, key count, slug; a second create is an error", async () => {
   const env = { DATABASE_URL: h.config.databaseUrl };
-  const { stdout } = await cli(env, "accounts:create", "--name", "listed-org");
-  expect(stdout.trim()).toMatch(/^Created account \d+ "listed-org"$/);
-  await cli(env, "keys:create", "--account", "listed-org", "--scopes", "*");
-  const again = await cli(env, "accounts:create", "--name", "listed-org").catch((e) => e);
+  const { stdout } = await cli(env, "accounts:create", "--name", "Listed Org");
+  expect(stdout.trim()).toMatch(/^Created account \d+ "Listed Org" \(slug listed-org\)$/);
+  await cli(env, "keys:create", "--account", "Listed Org", "--scopes", "*");
+  const again = await cli(env, "accounts:create", "--name", "Listed Org").catch((e) => e);
   expect(again.code).toBe(1);
-  expect(again.stderr.trim()).toBe('error: Account "listed-org" already exists');
-  const rows = (await cli(env, "accounts:list")).stdout
-    .trim()
-    .split("\n")
-    .map((l) => l.split("\t"));
-  expect(rows[0]).toEqual(["id", "name", "subscription", "keys"]);
-  expect(rows.find((r) => r[1] === "listed-org")?.slice(2)).toEqual(["active", "1"]);
+  expect(again.stderr.trim()).toBe('error: Account "Listed Org" already exists');
+  // The same name folded again is numbered; a slug given is kept.
+  expect((await cli(env, "accounts:create", "--name", "listed org!")).stdout).toMatch(/\(slug listed-org-2\)/);
+  expect((await cli(env, "accounts:create", "--name", "Third", "--slug", "third-unit")).stdout).toMatch(
+    /\(slug third-unit\)/,
+  );
+  const rows = async () =>
+    (await cli(env, "accounts:list")).stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split("\t"));
+  expect((await rows())[0]).toEqual(["id", "name", "subscription", "keys", "slug"]);
+  expect((await rows()).find((r) => r[1] === "Listed Org")?.slice(2)).toEqual(["active", "1", "listed-org"]);
+  expect((await cli(env, "accounts:slug", "Listed Org", "the-listed")).stdout).toMatch(/\/v2\/public\/the-listed\//);
+  expect((await rows()).find((r) => r[1] === "Listed Org")?.[4]).toBe("the-listed");
+  const taken = await cli(env, "accounts:slug", "Third", "the-listed").catch((e) => e);
+  expect(taken.stderr.trim()).toBe('error: The slug "the-listed" is taken by account "Listed Org"');
+  const malformed = await cli(env, "accounts:slug", "Third", "Not A Slug").catch((e) => e);
+  expect(malformed.code).toBe(1);
+  expect(malformed.stderr).toMatch(/is not a slug/);
+  expect((await rows()).find((r) => r[1] === "Third")?.[4]).toBe("third-unit");
 });
 
 test(

@@ -3,6 +3,7 @@ import type { Store } from "../db/store.ts";
 import { generateKey, parseScopes } from "./keys.ts";
 import { defaultSettings } from "../resources/communication.ts";
 import { builtInRoles } from "../resources/role.ts";
+import { isPublishableScope } from "../resources/publishable.ts";
 
 export const subscriptionStates = [
   "active",
@@ -15,12 +16,49 @@ export const subscriptionStates = [
   "none",
 ];
 
-/** The account named `name`; a new one starts with PERSCOM's default settings and the built-in roles. All of it Prisma's, in a transaction of the store's. */
-export async function ensureAccount(store: Store, name: string) {
+/** What an account slug looks like: lower-case letters, digits and inner hyphens, at most 63 characters. */
+export const ACCOUNT_SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** The slug a new account named `name` gets: its name folded to ACCOUNT_SLUG, numbered when taken. */
+async function freeSlugFor(tx: Pick<PrismaClient, "account">, name: string): Promise<string> {
+  const base =
+    name
+      .normalize("NFKD")
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 55)
+      .replace(/-+$/, "") || "account";
+  for (let n = 1; ; n++) {
+    const slug = n === 1 ? base : `${base}-${n}`;
+    if (!(await tx.account.findUnique({ where: { slug }, select: { id: true } }))) return slug;
+  }
+}
+
+/** Changes an account's slug (its public addresses move with it): a malformed or taken slug is an error. */
+export async function setAccountSlug(prisma: PrismaClient, name: string, slug: string) {
+  if (!ACCOUNT_SLUG.test(slug))
+    throw new Error(`"${slug}" is not a slug: lower-case letters, digits and inner hyphens, at most 63 characters`);
+  const account = await requireAccount(prisma, name);
+  const holder = await prisma.account.findUnique({ where: { slug }, select: { id: true, name: true } });
+  if (holder && holder.id !== account.id) throw new Error(`The slug "${slug}" is taken by account "${holder.name}"`);
+  return prisma.account.update({ where: { id: account.id }, data: { slug } });
+}
+
+/**
+ * The account named `name`; a new one starts with PERSCOM's default settings, the built-in roles and a slug from its
+ * name (or `slug`). All of it Prisma's, in a transaction of the store's.
+ */
+export async function ensureAccount(store: Store, name: string, slug?: string) {
   const existing = await store.prisma.account.findUnique({ where: { name } });
   if (existing) return existing;
+  if (slug !== undefined && !ACCOUNT_SLUG.test(slug))
+    throw new Error(`"${slug}" is not a slug: lower-case letters, digits and inner hyphens, at most 63 characters`);
   return store.transaction(async ({ prisma: tx }) => {
-    const account = await tx.account.upsert({ where: { name }, create: { name }, update: {} });
+    const chosen = slug ?? (await freeSlugFor(tx, name));
+    if (slug !== undefined && (await tx.account.findUnique({ where: { slug }, select: { id: true } })))
+      throw new Error(`The slug "${slug}" is taken by another account`);
+    const account = await tx.account.upsert({ where: { name }, create: { name, slug: chosen }, update: {} });
     if ((await tx.setting.count({ where: { accountId: account.id } })) === 0) {
       await tx.setting.createMany({
         data: defaultSettings(name).map((s) => ({ ...s, accountId: account.id, payload: s.payload as object })),
@@ -61,10 +99,20 @@ export async function requireAccount(prisma: PrismaClient, name: string) {
  */
 export async function createApiKey(
   store: Store,
-  options: { account: string; scopes: string; name?: string; userId?: number | null; expiresAt?: Date | null },
+  options: {
+    account: string;
+    scopes: string;
+    name?: string;
+    userId?: number | null;
+    expiresAt?: Date | null;
+    /** A publishable key (src/resources/publishable.ts): only view scopes and public submissions, used from `origins`. */
+    publishable?: boolean;
+    origins?: readonly string[];
+  },
 ): Promise<NewKey> {
   const scopes = parseScopes(options.scopes);
   if (scopes.length === 0) throw new Error("Give at least one scope, or * for all");
+  const origins = options.publishable ? publishableOrigins(scopes, options) : null;
   const prisma = store.prisma;
   if (options.userId != null) {
     const existing = await prisma.account.findUnique({ where: { name: options.account } });
@@ -77,7 +125,7 @@ export async function createApiKey(
       );
   }
   const account = await ensureAccount(store, options.account);
-  const { key, hash, prefix } = generateKey();
+  const { key, hash, prefix } = generateKey(origins !== null);
   const row = await prisma.apiKey.create({
     data: {
       accountId: account.id,
@@ -85,11 +133,35 @@ export async function createApiKey(
       hash,
       prefix,
       scopes: JSON.stringify(scopes),
+      publishable: origins !== null,
+      allowedOrigins: origins === null ? null : JSON.stringify(origins),
       userId: options.userId ?? null,
       expiresAt: options.expiresAt ?? null,
     },
   });
   return { key, id: row.id, accountId: account.id, userId: row.userId };
+}
+
+/**
+ * A publishable key's origins, checked with its scopes: it holds only what a public page may (no `*`, no scope of a
+ * private resource, no write but public submissions), is bound to no user, and names at least one origin, each an
+ * `http(s)://host[:port]` origin exactly.
+ */
+function publishableOrigins(scopes: string[], options: { userId?: number | null; origins?: readonly string[] }) {
+  const refused = scopes.filter((s) => !isPublishableScope(s));
+  if (refused.length > 0)
+    throw new Error(
+      `A publishable key cannot hold ${refused.map((s) => `"${s}"`).join(", ")}: only view scopes of public resources and create:submission`,
+    );
+  if (options.userId != null) throw new Error("A publishable key acts as no user: leave out --user");
+  const origins = [...new Set(options.origins ?? [])];
+  if (origins.length === 0) throw new Error("A publishable key needs the origins it is used from (--origins)");
+  for (const origin of origins) {
+    const parsed = URL.canParse(origin) ? new URL(origin) : null;
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin)
+      throw new Error(`"${origin}" is not an origin: write it as https://host or https://host:port, with no path`);
+  }
+  return origins;
 }
 
 export interface KeySummary {
@@ -98,6 +170,8 @@ export interface KeySummary {
   name: string;
   prefix: string;
   scopes: string[];
+  publishable: boolean;
+  origins: string[];
   userId: number | null;
   createdAt: Date;
   lastUsedAt: Date | null;
@@ -113,6 +187,8 @@ const summaryOf = (k: KeyRow): KeySummary => ({
   name: k.name,
   prefix: k.prefix,
   scopes: JSON.parse(k.scopes) as string[],
+  publishable: k.publishable,
+  origins: JSON.parse(k.allowedOrigins ?? "[]") as string[],
   userId: k.userId,
   createdAt: k.createdAt,
   lastUsedAt: k.lastUsedAt,

@@ -12,6 +12,9 @@ export interface KeyRow {
   accountId: number;
   userId: number | null;
   scopes: string;
+  publishable: boolean;
+  /** JSON array of origins; null unless publishable. */
+  allowedOrigins: string | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;
@@ -24,7 +27,17 @@ export interface Admission {
   key: KeyRow | null;
 }
 
-const KEY_COLUMNS = ["id", "accountId", "userId", "scopes", "expiresAt", "revokedAt", "lastUsedAt"] as const;
+const KEY_COLUMNS = [
+  "id",
+  "accountId",
+  "userId",
+  "scopes",
+  "publishable",
+  "allowedOrigins",
+  "expiresAt",
+  "revokedAt",
+  "lastUsedAt",
+] as const;
 const apiKey = models.get("ApiKey")!;
 
 /**

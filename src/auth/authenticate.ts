@@ -77,16 +77,15 @@ export async function authenticate(db: Database, config: Config, request: Reques
   if (claimed !== null && claimed.trim() !== String(found.accountId)) return unauthenticated();
   if (unsubscribed(config, found.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
   await recordUse(db, found, now);
-  return {
-    auth: {
-      kind: "key",
-      accountId: found.accountId,
-      keyId: found.id,
-      clientId: null,
-      userId: found.userId,
-      scopes: new Set(JSON.parse(found.scopes) as string[]),
-      credential: `key:${found.id}`,
-    },
-    failure: null,
+  const auth: Auth = {
+    kind: found.publishable ? "publishable" : "key",
+    accountId: found.accountId,
+    keyId: found.id,
+    clientId: null,
+    userId: found.publishable ? null : found.userId,
+    scopes: new Set(JSON.parse(found.scopes) as string[]),
+    credential: `key:${found.id}`,
   };
+  if (found.publishable) auth.origins = JSON.parse(found.allowedOrigins ?? "[]") as string[];
+  return { auth, failure: null };
 }

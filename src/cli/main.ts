@@ -7,6 +7,7 @@ import { migrate } from "../db/migrate.ts";
 import {
   createApiKey,
   ensureAccount,
+  setAccountSlug,
   listKeys,
   requireAccount,
   revokeKey,
@@ -113,22 +114,48 @@ program
   .option("--name <label>", "a label, shown by keys:list", "API key")
   .option("--user <id>", "the account's user it acts as (the author of what it writes, /me)", positiveInteger)
   .option("--expires <date>", "when it stops working (ISO 8601, in the future); never if not given", futureDate)
+  .option(
+    "--publishable",
+    "a key to embed in public pages: only view scopes of public resources and create:submission, no private field",
+  )
+  .option(
+    "--origins <origins>",
+    "(required with --publishable) the origins it is used from, separated by commas: https://unit.example",
+    nonEmpty,
+  )
   .addHelpText("after", scopesHelp)
-  .action((options: { account?: string; scopes?: string; name: string; user?: number; expires?: Date }) => {
-    const account = required(options.account, "--account <name>");
-    const scopes = required(options.scopes, "--scopes <scopes>");
-    return withDatabase(async ({ store }) => {
-      const created = await createApiKey(store, {
-        account,
-        scopes,
-        name: options.name,
-        userId: options.user ?? null,
-        expiresAt: options.expires ?? null,
+  .action(
+    (options: {
+      account?: string;
+      scopes?: string;
+      name: string;
+      user?: number;
+      expires?: Date;
+      publishable?: boolean;
+      origins?: string;
+    }) => {
+      const account = required(options.account, "--account <name>");
+      const scopes = required(options.scopes, "--scopes <scopes>");
+      if (options.origins !== undefined && !options.publishable)
+        throw new Error("--origins is for publishable keys: add --publishable");
+      return withDatabase(async ({ store }) => {
+        const created = await createApiKey(store, {
+          account,
+          scopes,
+          name: options.name,
+          userId: options.user ?? null,
+          expiresAt: options.expires ?? null,
+          publishable: options.publishable ?? false,
+          origins: options.origins
+            ?.split(",")
+            .map((o) => o.trim())
+            .filter(Boolean),
+        });
+        console.log(`Created key ${created.id} for account ${created.accountId}. Store it now: it is not shown again.`);
+        console.log(created.key);
       });
-      console.log(`Created key ${created.id} for account ${created.accountId}. Store it now: it is not shown again.`);
-      console.log(created.key);
-    });
-  });
+    },
+  );
 
 program
   .command("keys:list")
@@ -138,7 +165,8 @@ program
     withDatabase(async ({ prisma }) => {
       const keys = await listKeys(prisma, options.account);
       const when = (d: Date | null) => (d ? d.toISOString() : "-");
-      console.log(["id", "account", "prefix", "name", "scopes", "user", "last used", "expires", "revoked"].join("\t"));
+      const head = ["id", "account", "prefix", "name", "scopes", "user", "last used", "expires", "revoked", "origins"];
+      console.log(head.join("\t"));
       for (const k of keys) {
         console.log(
           [
@@ -151,6 +179,7 @@ program
             when(k.lastUsedAt),
             when(k.expiresAt),
             when(k.revokedAt),
+            k.publishable ? k.origins.join(",") : "-",
           ].join("\t"),
         );
       }
@@ -172,14 +201,31 @@ program
   .command("accounts:create")
   .description("Create an account (with PERSCOM's default settings)")
   .option("--name <name>", "(required) the account's name", nonEmpty)
-  .action((options: { name?: string }) => {
+  .option(
+    "--slug <slug>",
+    "its name in public addresses (/v2/public/<slug>/...); made from the name if not given",
+    nonEmpty,
+  )
+  .action((options: { name?: string; slug?: string }) => {
     const name = required(options.name, "--name <name>").trim();
     return withDatabase(async ({ prisma, store }) => {
       if (await prisma.account.findUnique({ where: { name } })) throw new Error(`Account "${name}" already exists`);
-      const account = await ensureAccount(store, name);
-      console.log(`Created account ${account.id} "${account.name}"`);
+      const account = await ensureAccount(store, name, options.slug);
+      console.log(`Created account ${account.id} "${account.name}" (slug ${account.slug})`);
     });
   });
+
+program
+  .command("accounts:slug")
+  .description("Change an account's slug, the name its public pages are served under (/v2/public/<slug>/...)")
+  .addArgument(new Argument("<account>", "the account's name"))
+  .addArgument(new Argument("<slug>", "lower-case letters, digits and inner hyphens, at most 63 characters"))
+  .action((account: string, slug: string) =>
+    withDatabase(async ({ prisma }) => {
+      const updated = await setAccountSlug(prisma, account, slug);
+      console.log(`Account ${updated.id} "${updated.name}" is now at /v2/public/${updated.slug}/`);
+    }),
+  );
 
 program
   .command("accounts:list")
@@ -190,8 +236,9 @@ program
         orderBy: { id: "asc" },
         include: { _count: { select: { apiKeys: true } } },
       });
-      console.log(["id", "name", "subscription", "keys"].join("\t"));
-      for (const a of accounts) console.log([a.id, a.name, a.subscriptionStatus, a._count.apiKeys].join("\t"));
+      console.log(["id", "name", "subscription", "keys", "slug"].join("\t"));
+      for (const a of accounts)
+        console.log([a.id, a.name, a.subscriptionStatus, a._count.apiKeys, a.slug ?? "-"].join("\t"));
     }),
   );
 

@@ -8,9 +8,10 @@ import type { Actor, EventBus } from "../core/events.ts";
 
 /**
  * What the credential is: an API key; a person's token (an SSO token another site signed, or an access token of our
- * OpenID provider), which also holds the self-service rights; the CLI acting as the account.
+ * OpenID provider), which also holds the self-service rights; a publishable key (embedded in public pages: view
+ * scopes, public-form submissions, no private field); the CLI acting as the account.
  */
-export type CredentialKind = "key" | "sso" | "oauth" | "cli";
+export type CredentialKind = "key" | "publishable" | "sso" | "oauth" | "cli";
 
 /** Who is calling: resolved from the request's credential (an API key, an SSO token, an access token) once per request. */
 export interface Auth {
@@ -25,6 +26,8 @@ export interface Auth {
   scopes: ReadonlySet<string>;
   /** Names the credential for limits counted per credential (rate limit, open subscriptions): `key:12`, `sso:1:7`. */
   credential: string;
+  /** The origins a publishable key may be used from (a browser request from another is a 403); absent otherwise. */
+  origins?: readonly string[];
 }
 
 /**
@@ -35,6 +38,7 @@ export function actorOf(auth: Auth | null): Actor | null {
   if (!auth) return null;
   switch (auth.kind) {
     case "key":
+    case "publishable":
       return auth.keyId === null ? null : { type: "key", key_id: auth.keyId };
     case "sso":
     case "oauth":

@@ -57,6 +57,11 @@ export interface FieldDef {
   /** Not shown in GraphQL or REST. */
   hidden?: boolean;
   /**
+   * Personal: never shown to a publishable key (absent on REST, null with a FORBIDDEN error on GraphQL), whatever its
+   * scopes (src/resources/publishable.ts).
+   */
+  private?: boolean;
+  /**
    * A JSON column's shape (src/resources/json-shapes.ts), declared once: its OpenAPI schema, the check of a write, and
    * its GraphQL type where closed (else `JSON`).
    */
