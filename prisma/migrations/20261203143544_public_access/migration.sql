@@ -29,11 +29,11 @@ CREATE INDEX "ApiKey_accountId_idx" ON "ApiKey"("accountId");
 PRAGMA foreign_keys=ON;
 PRAGMA defer_foreign_keys=OFF;
 
--- Every account gets a slug: its name in lower case where that is URL-safe and no other account's name folds to it,
--- else `account-<id>`. Changeable later (accounts:slug).
-UPDATE "Account" SET "slug" = CASE WHEN "name" <> '' AND "name" NOT GLOB '*[^A-Za-z0-9-]*' AND lower("name") NOT GLOB 'account-[0-9]*'
-  AND (SELECT count(*) FROM "Account" AS b WHERE lower(b."name") = lower("Account"."name")) = 1
-  THEN lower("name") ELSE 'account-' || "id" END;
+-- Every account gets a slug: its name in lower case with spaces as hyphens where that is URL-safe and no other
+-- account's name folds to it, else `account-<id>`. Changeable later (accounts:slug).
+UPDATE "Account" SET "slug" = CASE WHEN length(lower(replace(trim("Account"."name"), ' ', '-'))) BETWEEN 1 AND 63 AND lower(replace(trim("Account"."name"), ' ', '-')) NOT GLOB '*[^a-z0-9-]*' AND lower(replace(trim("Account"."name"), ' ', '-')) NOT GLOB '-*' AND lower(replace(trim("Account"."name"), ' ', '-')) NOT GLOB '*-' AND lower(replace(trim("Account"."name"), ' ', '-')) NOT GLOB 'account-[0-9]*'
+  AND (SELECT count(*) FROM "Account" AS b WHERE lower(replace(trim(b."name"), ' ', '-')) = lower(replace(trim("Account"."name"), ' ', '-'))) = 1
+  THEN lower(replace(trim("Account"."name"), ' ', '-')) ELSE 'account-' || "id" END;
 
 -- CreateIndex
 CREATE UNIQUE INDEX "Account_slug_key" ON "Account"("slug");
