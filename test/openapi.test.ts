@@ -89,11 +89,10 @@ describe("OpenAPI document", () => {
         shared ? `${op.kind}${op.field.charAt(0).toUpperCase()}${op.field.slice(1)}` : op.field,
       );
       expect(documented["x-operation-kind"]).toBe(op.kind);
-      expect(documented.security).toEqual([
-        { bearerAuth: op.scopes },
-        { apiKeyQuery: op.scopes },
-        { oauth2: op.scopes },
-      ]);
+      // A public form's routes need no credential (issue 43).
+      expect(documented.security).toEqual(
+        op.anonymous ? [] : [{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }, { oauth2: op.scopes }],
+      );
     }
   });
 
@@ -107,13 +106,14 @@ describe("OpenAPI document", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  test("path parameters are integers; the version is v1 or v2, v2 by default", () => {
+  test("path parameters are integers (a public route's account and form: slugs); the version is v1 or v2, v2 by default", () => {
     for (const op of operations) {
       const path = parametersOf(op).filter((p) => p.in === "path");
       const names = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
       expect(path.map((p) => p.name)).toEqual(["version", ...names]);
       expect(path[0].schema).toEqual({ type: "string", enum: ["v1", "v2"], default: "v2" });
-      for (const p of path.slice(1)) expect(resolve(p.schema).type).toBe("integer");
+      for (const p of path.slice(1))
+        expect(resolve(p.schema).type).toBe(op.textParams?.includes(p.name) ? "string" : "integer");
     }
   });
 
@@ -159,7 +159,10 @@ describe("OpenAPI document", () => {
         }
         const hasBody = documented.requestBody !== undefined;
         const hasInclude = documented.parameters.map(resolve).some((p) => p.name === "include");
-        const expected = [400, 401, 402, 403, 429, 500, 503];
+        // A public form's routes need no credential, so refuse none (issue 43).
+        const expected = path.startsWith("/{version}/public/")
+          ? [400, 429, 500, 503]
+          : [400, 401, 402, 403, 429, 500, 503];
         if (/\{(?!version)\w+\}/.test(path)) expected.push(404);
         if (hasBody) expected.push(413, 422);
         if (hasInclude) expected.push(422);
@@ -174,7 +177,7 @@ describe("OpenAPI document", () => {
     for (const op of operations) {
       const body = bodyOf(op);
       if (
-        ["list", "show", "delete", "dissociate", "command", "feed"].includes(op.kind) ||
+        ["list", "show", "delete", "dissociate", "command", "feed", "publicShow"].includes(op.kind) ||
         (op.kind === "action" && !op.action!.input)
       ) {
         expect(body, op.field).toBeUndefined();
@@ -185,6 +188,10 @@ describe("OpenAPI document", () => {
         expect(schema.required, op.field).toEqual(["resources"]);
       }
       if (op.kind === "pivot") expect(schema.required).toEqual(["pivot"]);
+      if (op.kind === "publicSubmit") {
+        expect(Object.keys(schema.properties), op.field).toContain("captcha_token");
+        expect(schema.additionalProperties, op.field).toBeDefined();
+      }
       if (op.kind === "associate") expect(schema.required).toEqual(["related_key"]);
       if (op.kind === "action")
         expect(schema.required, op.field).toEqual(

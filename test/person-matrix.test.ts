@@ -15,7 +15,9 @@
  */
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { operations, type Operation } from "../src/resources/operations.ts";
+import { operations as catalogue, type Operation } from "../src/resources/operations.ts";
+/** Every operation that takes a credential: the public forms' need none (test/public-forms.test.ts covers them). */
+const operations = catalogue.filter((op) => !op.anonymous);
 import { selfServiceRights } from "../src/resources/self-service.ts";
 import { rotateSsoSecret } from "../src/resources/sso-secret.ts";
 import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";

@@ -7,7 +7,9 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, seed, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
-import { operations } from "../src/resources/operations.ts";
+import { operations as catalogue } from "../src/resources/operations.ts";
+/** Every operation that takes a credential: the public forms' need none (test/public-forms.test.ts covers them). */
+const operations = catalogue.filter((op) => !op.anonymous);
 import { relationViewScopes } from "../src/graphql/relation-scopes.ts";
 import { World } from "./support/world.ts";
 import { planValid, urlOf } from "./support/plans.ts";

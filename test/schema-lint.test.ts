@@ -25,6 +25,12 @@ const typesWithoutIdentity: Record<string, string> = {
     "issue 42: who made a change, a value inside a change event (a key's id, or a person's and an OAuth client's), not an entity of its own",
   FieldOption:
     "issue 41: one choice inside a custom field's `options` JSON column (its label and value), not a row of its own",
+  PublicForm:
+    "issue 43: a form as an anonymous public page sees it, read by the account's slug and the form's slug or id; not a node (the Form node is what keys read)",
+  PublicFormField:
+    "issue 43: a field of a public form as its submitters see it, keyed by its `key` within the form; not a node",
+  PublicSubmission:
+    "issue 43: what an anonymous submitter is told of the submission just made (its row id, its form's message); not a node they may read",
 };
 
 /** Suffixes of output types that are wrappers, not entities: Relay connections/edges, mutation payloads, PageInfo. */
@@ -54,6 +60,10 @@ const designedLists: Array<{ allows: (coordinate: string) => boolean; why: strin
   {
     allows: (c) => /^\w+Connection\.nodes$/.test(c),
     why: "issue 16: every connection carries `nodes` beside `edges` (the edges' nodes without cursors)",
+  },
+  {
+    allows: (c) => c === "PublicForm.fields",
+    why: "issue 43: a public form shows all its fields at once, in order (a form's own few fields, never paged)",
   },
   {
     allows: (c) => c === "Query.nodes",

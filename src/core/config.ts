@@ -123,6 +123,19 @@ export interface Config {
   smtpUrl: string | null;
   /** The From of the emails the service sends (`Muster <no-reply@example.org>`). */
   mailFrom: string;
+  /**
+   * Public form submissions must carry a captcha token this server verifies (CAPTCHA_VERIFY_URL + CAPTCHA_SECRET, set
+   * together): the siteverify endpoint Turnstile, hCaptcha and reCAPTCHA share; null: no captcha is asked for.
+   */
+  captcha: { verifyUrl: string; secret: string } | null;
+  /** Time the captcha verifier has to answer; a submission it has not answered by then is a 503 (nothing stored). */
+  captchaTimeoutMs: number;
+  /** Public form submissions one client address may make per window, whatever the form. */
+  publicSubmissionsPerAddress: number;
+  /** Public form submissions one form may take per window, from every address together. */
+  publicSubmissionsPerForm: number;
+  /** The window of those two limits, in minutes. */
+  publicSubmissionWindowMinutes: number;
 }
 
 export const storageDrivers = ["disk", "database"] as const;
@@ -214,6 +227,18 @@ function smtpUrl(value: string | undefined): string | null {
   return value;
 }
 
+/** CAPTCHA_VERIFY_URL and CAPTCHA_SECRET: both (an http(s) URL and the secret) or neither. */
+function captcha(env: NodeJS.ProcessEnv): Config["captcha"] {
+  const verifyUrl = env.CAPTCHA_VERIFY_URL || null;
+  const secret = env.CAPTCHA_SECRET || null;
+  if (!verifyUrl && !secret) return null;
+  if (!verifyUrl || !secret)
+    throw new ConfigError("CAPTCHA_VERIFY_URL and CAPTCHA_SECRET must be set together (or neither, for no captcha)");
+  if (!/^https?:\/\/[^/\s]+/i.test(verifyUrl))
+    throw new ConfigError(`CAPTCHA_VERIFY_URL must be an http:// or https:// URL, got "${maskedUrl(verifyUrl)}"`);
+  return { verifyUrl, secret };
+}
+
 function databaseUrl(value: string | undefined): string {
   const url = value || defaultDatabaseUrl();
   if (!/^file:/i.test(url) && !/^postgres(ql)?:\/\//i.test(url)) {
@@ -290,5 +315,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     subscriptionsPerKey: int(env, "SUBSCRIPTIONS_PER_KEY", 20),
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: env.MAIL_FROM || "Muster <no-reply@localhost>",
+    captcha: captcha(env),
+    captchaTimeoutMs: int(env, "CAPTCHA_TIMEOUT_MS", 5000),
+    publicSubmissionsPerAddress: int(env, "PUBLIC_SUBMISSIONS_PER_ADDRESS", 10),
+    publicSubmissionsPerForm: int(env, "PUBLIC_SUBMISSIONS_PER_FORM", 100),
+    publicSubmissionWindowMinutes: int(env, "PUBLIC_SUBMISSION_WINDOW_MINUTES", 10, 24 * 60),
   };
 }

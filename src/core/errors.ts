@@ -70,6 +70,11 @@ export const errorKinds = {
     type: "HttpException",
     message: "The API is currently down for maintenance. Please check back later.",
   },
+  UNAVAILABLE: {
+    status: 503,
+    type: "HttpException",
+    message: "A service this request depends on is unavailable. Please try again later.",
+  },
 } as const;
 
 export type ErrorCode = keyof typeof errorKinds;
@@ -107,6 +112,18 @@ export function validationError(fieldErrors: FieldErrors): ApiError {
 }
 
 export const notFound = () => new ApiError("NOT_FOUND");
+
+/** A 429 that says when to try again: `Retry-After` on REST and GraphQL (`extensions.http.headers`). */
+export function rateLimited(retryAfterSeconds: number, message?: string): ApiError {
+  const error = new ApiError("RATE_LIMITED", message);
+  const http = error.extensions.http as { status: number; headers?: Record<string, string> };
+  http.headers = { "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))) };
+  return error;
+}
+
+/** The headers an error asks its response to carry (`Retry-After`), set by `rateLimited`. */
+export const errorHeaders = (error: ApiError): Record<string, string> =>
+  (error.extensions.http as { headers?: Record<string, string> } | undefined)?.headers ?? {};
 export const forbidden = () => new ApiError("FORBIDDEN");
 
 /** Collects field messages and throws them together, so the client sees every problem at once. */

@@ -74,7 +74,7 @@ export async function validateFields(
       continue;
     }
     if (f.pattern && typeof value === "string" && !f.pattern.test(value)) {
-      bag.add(key(name), `The ${label} field format is invalid.`);
+      bag.add(key(name), typeof f.invalid === "string" ? f.invalid : `The ${label} field format is invalid.`);
       continue;
     }
     if (f.type === "json" && (f.input ?? f.shape)) {

@@ -64,6 +64,8 @@ interface RootField {
    * through a fragment on a type (`... on Rank`) needs that type's, as do relations below.
    */
   anyType?: boolean;
+  /** Runs without any credential (a public form's): the key check lets it through (`Operation.anonymous`). */
+  anonymous?: boolean;
 }
 const rootFields = new Map<string, RootField>();
 /** The `own` of a position whose rows are checked as they are read (see RootField.anyType). */
@@ -74,6 +76,9 @@ for (const op of operations) if (!rootFields.has(restRootField(op.field))) rootF
 export function registerRootField(field: string, root: RootField): void {
   rootFields.set(field, root);
 }
+
+/** Whether the root field `field` runs without a credential (`RootField.anonymous`). */
+export const isAnonymousRootField = (field: string): boolean => rootFields.get(field)?.anonymous === true;
 
 /** Every `view:` scope a document can need: what a client that reads everything, with every include, must hold. */
 export const relationViewScopes = (): string[] => [...viewScopes].sort();

@@ -1,7 +1,7 @@
 import { Response } from "./response.ts";
 import type { Plugin, YogaServerInstance } from "graphql-yoga";
 import type { GraphQLError, GraphQLSchema } from "graphql";
-import { ApiError, validationError } from "../core/errors.ts";
+import { ApiError, errorHeaders, validationError } from "../core/errors.ts";
 import { RowCapExceeded } from "../db/row-budget.ts";
 import type { Config } from "../core/config.ts";
 import { errorResponse, toApiError } from "./errors.ts";
@@ -57,9 +57,10 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
       reportRoute(request, method, `/${match.version}/${match.route.segments.join("/")}`);
       const { contextFactory, execute } = yoga.getEnveloped({ request, ...serverContext });
       const contextValue = (await contextFactory()) as unknown as Context;
-      if (!contextValue.auth) throw contextValue.authFailure ?? new ApiError("UNAUTHENTICATED");
-      if (unreadable) throw unreadable.error;
       const { op } = match.route;
+      // A route that needs no credential runs alike with any, or none.
+      if (!contextValue.auth && !op.anonymous) throw contextValue.authFailure ?? new ApiError("UNAUTHENTICATED");
+      if (unreadable) throw unreadable.error;
       const requested = parseIncludes(url.searchParams.get("include"), op.includes);
       const includes = capIncludes(
         bodyIncludes[op.kind]
@@ -86,7 +87,7 @@ export function restPlugin(schema: GraphQLSchema, config: Config): Plugin {
     } catch (error) {
       const apiError = toApiError(error);
       if (apiError.code === "INTERNAL") logInternalError(loggerOf(request), error, { ids, request });
-      return errorResponse(apiError, ids);
+      return errorResponse(apiError, ids, errorHeaders(apiError));
     }
   }
 }

@@ -1,3 +1,4 @@
+import { CAPTCHA_TOKEN_KEYS } from "../rest/public-forms.ts";
 import type { OperationKind, PivotDef, ResourceDef } from "../resources/define.ts";
 import { pivotOf, type Operation } from "../resources/operations.ts";
 import { pascal, snake } from "../core/names.ts";
@@ -235,6 +236,30 @@ export class Bodies {
     dissociate: undefined,
     command: undefined,
     feed: undefined,
+    publicShow: undefined,
+    publicSubmit: () =>
+      this.components.ref("PublicSubmissionRequest", () =>
+        object(
+          Object.fromEntries(
+            CAPTCHA_TOKEN_KEYS.map((k) => [
+              k,
+              {
+                type: "string",
+                description:
+                  k === "captcha_token"
+                    ? "The captcha's token, when the server verifies captchas (or under the key its widget posts)."
+                    : "The captcha's token as this vendor's widget posts it.",
+              },
+            ]),
+          ),
+          [],
+          {
+            description:
+              "The values of the form's fields, each under its field's `key` (a string, number or boolean); the submitter's name and email are the fields keyed `name` and `email`. A key that names no field of the form is a 422.",
+            additionalProperties: { anyOf: [{ type: "string" }, { type: "number" }, { type: "boolean" }] },
+          },
+        ),
+      ),
     // An action without input takes no body.
     action: (op) =>
       !op.action!.input

@@ -31,6 +31,15 @@ export interface OpenApiKind {
   tag?(op: Operation): { name: string; description: string };
 }
 
+/** The public routes' own tag: they need no credential. */
+function publicTag() {
+  return {
+    name: "public",
+    description:
+      "Public pages: routes anyone may call without any credential (and alike with any), `/public/{account}/...`, the account named by its slug.",
+  };
+}
+
 const pages = () => [{ $ref: "#/components/parameters/Page" }, { $ref: "#/components/parameters/Limit" }];
 
 export const openapiKinds: Record<OperationKind, OpenApiKind> = {
@@ -112,10 +121,28 @@ export const openapiKinds: Record<OperationKind, OpenApiKind> = {
   action: {
     summary: (w) => `Act on ${w.one}`,
   },
+  publicShow: {
+    summary: () => "Show a public form",
+    tag: publicTag,
+  },
+  publicSubmit: {
+    summary: () => "Submit a public form",
+    tag: publicTag,
+    errors: () => [422],
+  },
 };
 
 /** The success body of an answer: a row, rows or a page of them in `{data}`, or the answer's own shape. */
-export type SuccessBody = "item" | "list" | "page" | "status" | "result" | "changes" | "feed";
+export type SuccessBody =
+  | "item"
+  | "list"
+  | "page"
+  | "status"
+  | "result"
+  | "changes"
+  | "feed"
+  | "publicForm"
+  | "publicSubmission";
 
 /** Each answer's success body and its response's description. */
 export const answers: Record<Returns, { body: SuccessBody; description: string }> = {
@@ -129,4 +156,6 @@ export const answers: Record<Returns, { body: SuccessBody; description: string }
   result: { body: "result", description: "The command ran; its answer, shown only here." },
   changes: { body: "changes", description: "The related ids the operation changed." },
   feed: { body: "feed", description: "One page of the change feed." },
+  publicForm: { body: "publicForm", description: "The public form and the fields to fill in." },
+  publicSubmission: { body: "publicSubmission", description: "The submission was stored." },
 };

@@ -78,6 +78,15 @@ export class Parameters {
   }
 
   private path(op: Operation, name: string): Schema {
+    if (op.textParams?.includes(name))
+      return this.shared([`Public${pascal(camel(name))}`], {
+        name,
+        in: "path",
+        required: true,
+        description:
+          name === "account" ? "The account's slug." : `The ${op.def.label.toLowerCase()}'s slug, or its id.`,
+        schema: { type: "string", pattern: "^[A-Za-z0-9_-]{1,255}$" },
+      });
     const owner = op.parent && name === op.parent.def.param ? op.parent.def : (op.subject ?? op.def);
     return this.shared([`${pascal(camel(name))}Id`], {
       name,

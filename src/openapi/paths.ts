@@ -25,6 +25,7 @@ export function tagOf(op: Operation): { name: string; description: string } {
 }
 
 function describe(op: Operation): string {
+  if (op.anonymous) return `No credential needed (any is ignored). GraphQL: \`${op.field}\`.`;
   const scopes = op.scopes.length ? `Scopes: ${op.scopes.map((s) => `\`${s}\``).join(", ")}.` : "Any valid API key.";
   return `${scopes} GraphQL: \`${op.field}\`.`;
 }
@@ -64,7 +65,7 @@ export function pathsOf(
       many: human(op.def.plural),
       parent: op.parent ? ` of ${a(op.parent.def.label.toLowerCase())}` : op.view ? ` (/${op.view.path})` : "",
     };
-    const security = [{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }, { oauth2: op.scopes }];
+    const security = op.anonymous ? [] : [{ bearerAuth: op.scopes }, { apiKeyQuery: op.scopes }, { oauth2: op.scopes }];
     (paths[`/{version}${path}`] ??= {})[method.toLowerCase()] = {
       operationId,
       tags: [tagOf(op).name],

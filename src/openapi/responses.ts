@@ -75,12 +75,63 @@ const everywhere = [400, 401, 402, 403, 429, 500, 503];
 
 /** Every error status an operation can answer. */
 export function errorStatuses(op: Operation, hasBody: boolean, hasInclude: boolean): number[] {
-  const statuses = new Set(everywhere);
+  // A route that needs no credential refuses none.
+  const statuses = new Set(op.anonymous ? everywhere.filter((s) => s !== 401 && s !== 402 && s !== 403) : everywhere);
   if (/\{\w+\}/.test(op.path)) statuses.add(404);
   for (const status of openapiKinds[op.kind].errors?.(op) ?? []) statuses.add(status);
   if (hasBody) statuses.add(413);
   if (hasBody || hasInclude) statuses.add(422);
   return [...statuses].filter((s) => byStatus.has(s)).sort((a, b) => a - b);
+}
+
+const nullableText = (description: string): Schema => ({ type: ["string", "null"], description });
+
+/** A public form as REST shows it (src/rest/public-forms.ts): what a public page needs, its fields in order. */
+function publicFormSchema(): Schema {
+  const field = object(
+    {
+      key: { type: "string", description: "The key its value is submitted under." },
+      name: { type: "string", description: "Its label." },
+      type: { type: "string", description: "The kind of input (`text`, `email`, `number`, `select`, ...)." },
+      description: nullableText("What it asks for."),
+      placeholder: nullableText("The placeholder of its input."),
+      default: nullableText("Its default value."),
+      help: nullableText("Help shown beside it."),
+      required: { type: "boolean", description: "Whether a value is required." },
+      readonly: { type: "boolean", description: "Shown but not set by the submitter." },
+      rules: nullableText("Its validation rules, Laravel style (`required|max:255`)."),
+      options: {
+        type: "array",
+        description: "A select field's choices; `[]` for none.",
+        items: object({ label: { type: "string" }, value: { type: "string" } }, ["label", "value"]),
+      },
+    },
+    ["key", "name", "type", "required", "readonly", "options"],
+  );
+  return object(
+    {
+      id: { type: "integer" },
+      name: { type: "string" },
+      slug: { type: "string" },
+      description: nullableText("What the form is for."),
+      instructions: nullableText("What a submitter should know."),
+      success_message: nullableText("What to show once a submission is made."),
+      fields: { type: "array", items: field, description: "The fields to fill in, in order (no hidden field)." },
+    },
+    ["id", "name", "slug", "fields"],
+  );
+}
+
+function publicSubmissionSchema(): Schema {
+  return object(
+    {
+      id: { type: "integer", description: "The submission's id." },
+      form_id: { type: "integer", description: "The form's id." },
+      created_at: { type: "string", format: "date-time" },
+      success_message: nullableText("The form's message to show now."),
+    },
+    ["id", "form_id", "created_at"],
+  );
 }
 
 export const errorResponseRef = (status: number) => ({ $ref: `#/components/responses/${responseName(status)}` });
@@ -186,6 +237,9 @@ export class SuccessBodies {
       );
     },
     feed: () => feedPageSchema(this.components),
+    publicForm: () => this.components.ref("PublicFormItem", () => object({ data: publicFormSchema() }, ["data"])),
+    publicSubmission: () =>
+      this.components.ref("PublicSubmissionItem", () => object({ data: publicSubmissionSchema() }, ["data"])),
     changes: (op) => {
       const keys = changesOf[op.kind as LinkKind] ?? (["attached", "detached", "updated"] as const);
       return this.components.ref(`${keys.map(pascal).join("")}Changes`, () =>

@@ -9,9 +9,10 @@ import type { Actor, EventBus } from "../core/events.ts";
 /**
  * What the credential is: an API key; a person's token (an SSO token another site signed, or an access token of our
  * OpenID provider), which also holds the self-service rights; a publishable key (embedded in public pages: view
- * scopes, public-form submissions, no private field); the CLI acting as the account.
+ * scopes, public-form submissions, no private field); the CLI acting as the account; `anonymous`, no credential at all:
+ * the visitor of a public route, in the account its path names (never a request's own `auth`, src/data/public-forms.ts).
  */
-export type CredentialKind = "key" | "publishable" | "sso" | "oauth" | "cli";
+export type CredentialKind = "key" | "publishable" | "sso" | "oauth" | "cli" | "anonymous";
 
 /** Who is calling: resolved from the request's credential (an API key, an SSO token, an access token) once per request. */
 export interface Auth {
@@ -46,6 +47,7 @@ export function actorOf(auth: Auth | null): Actor | null {
         return { type: "person", user_id: auth.userId, client_id: auth.clientId, via: auth.kind };
       return auth.clientId === null ? null : { type: "client", client_id: auth.clientId };
     case "cli":
+    case "anonymous":
       return null;
   }
 }
@@ -73,6 +75,16 @@ export interface Context {
   notify: boolean;
   /** Per-request DataLoaders, keyed by relation and selection. */
   loaders: Map<string, AnyLoader>;
+  /** The limits an anonymous write is held to (src/http/public-writes.ts); absent where none is served (CLI). */
+  anonymousWrites?: AnonymousWrites;
+}
+
+/** What a write without a credential must pass before anything is stored (a public form's submission). */
+export interface AnonymousWrites {
+  /** The client address's and the form's rate limits: RATE_LIMITED (with Retry-After) when one is used up. */
+  admit(target: { accountId: number; formId: number }): Promise<void>;
+  /** The captcha, when the server verifies captchas: VALIDATION when the token is missing or refused, UNAVAILABLE when the verifier cannot answer. */
+  verifyCaptcha(token: string | null): Promise<void>;
 }
 
 /**

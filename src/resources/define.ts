@@ -69,7 +69,7 @@ export interface FieldDef {
   /** What a REST write may send where it is wider than `shape` (PERSCOM's forms); GraphQL inputs take `shape`. */
   input?: JsonShape;
   /**
-   * The field's error when a write does not fit the shape, in place of the generic one (`The x.0.label field must be a
+   * The field's error when a write does not fit the shape (or, a string, the `pattern`), in place of the generic one (`The x.0.label field must be a
    * string.`): one message under the field's key, or a message for the key of the part that does not fit.
    */
   invalid?: string | ((problem: ShapeProblem) => string);
@@ -142,9 +142,28 @@ export type OperationKind =
   | "pivot"
   | "command"
   | "action"
-  | "feed";
-/** Kinds that work on rows (every kind but `command` and `action`, which a resource declares one by one, and `feed`). */
-export type RowKind = Exclude<OperationKind, "command" | "action" | "feed">;
+  | "feed"
+  | "publicShow"
+  | "publicSubmit";
+/**
+ * Kinds that work on rows (every kind but `command` and `action`, which a resource declares one by one, `feed`, and the
+ * public routes a resource declares in `publicRoutes`).
+ */
+export type RowKind = Exclude<OperationKind, "command" | "action" | "feed" | "publicShow" | "publicSubmit">;
+
+/**
+ * A route anyone may call, without any credential (and alike with any): `/{version}/public/{account}/<path>`, the
+ * account named by its slug. `publicShow` reads one public row (a public form and its fields); `publicSubmit` writes a
+ * row under it (a submission) through the ordinary write path, held to the anonymous-write limits (captcha, rate).
+ */
+export interface PublicRouteDef {
+  kind: "publicShow" | "publicSubmit";
+  /** Below `/{version}/public/{account}`, with the resource's `{param}` (its slug or id). */
+  path: string;
+  /** GraphQL root field (public graph), and the REST facade's. */
+  field: string;
+  description: string;
+}
 
 /** A nested REST collection under `/{parent}/{id}/<path>`, served by one relation of the parent. */
 export interface NestedRoute {
@@ -366,6 +385,8 @@ export interface ResourceDef {
   commands?: CommandDef[];
   /** Actions on one row (`POST /{path}/{id}/<action>`). */
   actions?: ActionDef[];
+  /** Routes anyone may call without a credential (`/public/{account}/...`). */
+  publicRoutes?: PublicRouteDef[];
   /** Named filters for `search`. */
   scopes?: Record<string, ExposedScope>;
   /** Link model: no account column of its own; reached through its parents. */

@@ -23,6 +23,7 @@ import {
 import { anyOf, anyValue, jsonBoolean, jsonNumber, jsonString, listOf, mapOf, objectOf } from "./json-shapes.ts";
 import { sameIncludes } from "./routes.ts";
 import { fieldOptionsModel, fieldOptionsType, fieldType } from "./enums.ts";
+import { RULES_PATTERN, RULES_REFUSED, rulesProblem } from "./form-rules.ts";
 
 export { fieldTypes, optionsModels } from "./enums.ts";
 
@@ -86,6 +87,22 @@ export const form = defineResource({
     tags: belongsToMany({ target: "tag", field: "tags", pivot: tagPivot("FormTag", "formId") }),
   },
   includes: ["fields", "submissions", "submissions.*", "tags"],
+  publicRoutes: [
+    {
+      kind: "publicShow",
+      path: "forms/{form}",
+      field: "publicForm",
+      description:
+        "A public form of the account (`account`: its slug; `form`: the form's slug or id) with the fields a submitter fills in, for a public page; no credential needed. A form that is not public, does not exist or is another account's is not found.",
+    },
+    {
+      kind: "publicSubmit",
+      path: "forms/{form}/submissions",
+      field: "submitPublicForm",
+      description:
+        "Submits a public form (`account`: its slug; `form`: the form's slug or id) without any credential: the values are checked against the form's fields (type, options, required, rules), then stored as a submission of no user with the form's default status. A captcha token is needed when the server verifies captchas; submissions are rate-limited per client address and per form.",
+    },
+  ],
   nested: [
     { path: "fields", param: "field", relation: "fields", operations: m2mOperations, includes: {} },
     {
@@ -144,7 +161,7 @@ export const field = defineResource({
     default: string({ nullable: true }),
     help: text(),
     required: bool(),
-    rules: string({ nullable: true }),
+    rules: string({ nullable: true, pattern: RULES_PATTERN, invalid: RULES_REFUSED }),
     readonly: bool(),
     hidden: bool(),
     options: json(fieldOptions, {
@@ -182,6 +199,9 @@ export const field = defineResource({
       if (typeof data.key === "string" && isPrototypeName(data.key)) {
         throw validationError({ key: [`The key ${data.key} is reserved; choose another key.`] });
       }
+      // A rule the public forms cannot apply would let submissions through unchecked (src/resources/form-rules.ts).
+      const rules = typeof data.rules === "string" ? rulesProblem(data.rules) : null;
+      if (rules) throw validationError({ rules: [rules] });
       if (data.options === undefined) return;
       if (typeof data.options !== "object")
         throw validationError({ options: ["The options field must be a list of options."] });

@@ -5,6 +5,7 @@ import type {
   OperationKind,
   RowKind,
   PivotDef,
+  PublicRouteDef,
   RelationDef,
   ResourceDef,
   ViewDef,
@@ -27,7 +28,9 @@ export type Returns =
   | "changes"
   | "status"
   | "result"
-  | "feed";
+  | "feed"
+  | "publicForm"
+  | "publicSubmission";
 
 /** One API operation: a GraphQL root field, and the REST route that executes it. */
 export interface Operation {
@@ -49,6 +52,13 @@ export interface Operation {
   path: string;
   /** Allowed REST `include` values. */
   includes: string[];
+  /**
+   * Runs without any credential, and alike with any (a public form): the pipeline lets it through without a key, and
+   * it finds its account itself (`{account}`, a slug).
+   */
+  anonymous?: boolean;
+  /** Path parameters that are text (a slug, or a slug or id), not row ids. */
+  textParams?: readonly string[];
 }
 
 /**
@@ -288,6 +298,23 @@ function actionOperation(def: ResourceDef, action: ActionDef): Operation {
   };
 }
 
+function publicOperation(def: ResourceDef, route: PublicRouteDef): Operation {
+  const show = route.kind === "publicShow";
+  return {
+    field: route.field,
+    kind: route.kind,
+    def,
+    root: show ? "query" : "mutation",
+    returns: show ? "publicForm" : "publicSubmission",
+    scopes: [],
+    method: show ? "GET" : "POST",
+    path: `/public/{account}/${route.path}`,
+    includes: [],
+    anonymous: true,
+    textParams: ["account", def.param],
+  };
+}
+
 function nested(parent: ResourceDef, route: NestedRoute, kind: RowKind): Operation {
   const relation = parent.relations[route.relation];
   if (!relation || relation.kind === "morphTo")
@@ -328,6 +355,7 @@ export const operations: Operation[] = [
     ...(def.commands ?? []).map((command) => commandOperation(def, command)),
     ...(def.path ? (def.actions ?? []).map((action) => actionOperation(def, action)) : []),
     ...(def.nested ?? []).flatMap((route) => route.operations.map((kind) => nested(def, route, kind))),
+    ...(def.publicRoutes ?? []).map((route) => publicOperation(def, route)),
   ]),
   changeFeed,
 ];

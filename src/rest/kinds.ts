@@ -23,6 +23,12 @@ import {
 import { feedEnvelope, feedVariables, FEED_SELECTION, type FeedResult } from "./changes.ts";
 import { paginated, type PageResult } from "./envelope.ts";
 import type { Shaper } from "./selection.ts";
+import {
+  publicFormSelection,
+  publicFormEnvelope,
+  publicSubmitVariables,
+  SUBMISSION_SELECTION,
+} from "./public-forms.ts";
 
 /*
  * The operation kinds in REST, two tables: each kind's GraphQL variables (from the route's ids, the query string and
@@ -50,6 +56,8 @@ const variablesOfKind: Record<OperationKind, Variables> = {
   delete: none,
   dissociate: none,
   command: none,
+  publicShow: none,
+  publicSubmit: (_op, _pivot, _query, body, vars) => Object.assign(vars, publicSubmitVariables(body)),
   feed: (_op, _pivot, query, _body, vars) => Object.assign(vars, feedVariables(query)),
   list: (_op, _pivot, query, _body, vars) => {
     vars.page = pageParam(query, {}, "page");
@@ -107,7 +115,12 @@ const variablesOfKind: Record<OperationKind, Variables> = {
 };
 
 /** GraphQL variables of an operation, from the route's path ids, the query string and the body. */
-export function variablesOf(op: Operation, params: Record<string, number>, query: URLSearchParams, body: Body): Body {
+export function variablesOf(
+  op: Operation,
+  params: Record<string, number | string>,
+  query: URLSearchParams,
+  body: Body,
+): Body {
   // Built from entries: an error bag's own keys would meet the very names refused.
   const refused = prototypeNamesIn(body, "");
   if (refused.length) throw validationError(Object.fromEntries(refused));
@@ -180,6 +193,14 @@ export const answers: Record<Returns, Answer> = {
   feed: {
     selection: () => ({ body: FEED_SELECTION, shape: null }),
     envelope: (_op, result: FeedResult) => feedEnvelope(result),
+  },
+  publicForm: {
+    selection: () => ({ body: publicFormSelection, shape: null }),
+    envelope: (_op, result: Row) => ({ data: publicFormEnvelope(result) }),
+  },
+  publicSubmission: {
+    selection: () => ({ body: SUBMISSION_SELECTION, shape: null }),
+    envelope: (_op, result: Row) => ({ data: publicFormEnvelope(result) }),
   },
 };
 

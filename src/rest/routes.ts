@@ -12,8 +12,12 @@ export interface Route {
 export interface Match {
   route: Route;
   version: string;
-  params: Record<string, number>;
+  /** Row ids, and the text of a route's text parameters (`Operation.textParams`: a slug). */
+  params: Record<string, number | string>;
 }
+
+/** A text path parameter: letters, digits, `-` and `_` (a slug, or an id); nothing escaped, no dot segment. */
+const TEXT_PARAM = /^[A-Za-z0-9_-]{1,255}$/;
 
 export const versions = ["v1", "v2"];
 
@@ -47,13 +51,17 @@ export function matchRoute(method: string, pathname: string): Match | { methodMi
   // Any other first segment is a version PERSCOM does not offer (400); one that is escaped or a dot segment names nothing.
   if (!version || version.includes("%") || version === "." || version === "..") return { methodMismatch };
   for (const route of bySize.get(segments.length) ?? []) {
-    const params: Record<string, number> = {};
+    const params: Record<string, number | string> = {};
     let ok = true;
     for (let i = 0; i < segments.length && ok; i++) {
       const pattern = route.segments[i];
       if (pattern.startsWith("{")) {
         const value = segments[i];
-        if (/^[1-9]\d{0,15}$/.test(value) && Number(value) <= 2147483647) params[pattern.slice(1, -1)] = Number(value);
+        const name = pattern.slice(1, -1);
+        if (route.op.textParams?.includes(name)) {
+          if (TEXT_PARAM.test(value)) params[name] = value;
+          else ok = false;
+        } else if (/^[1-9]\d{0,15}$/.test(value) && Number(value) <= 2147483647) params[name] = Number(value);
         else ok = false;
       } else ok = pattern === segments[i];
     }

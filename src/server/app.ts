@@ -15,7 +15,9 @@ import { fileStorage } from "../files/storage.ts";
 import { maintenancePlugin } from "../http/maintenance.ts";
 import { concurrencyPlugin } from "../http/concurrency.ts";
 import { graphqlJsExecutorPlugin } from "../http/executor.ts";
-import { relationScopesPlugin } from "../graphql/relation-scopes.ts";
+import { isAnonymousRootField, relationScopesPlugin } from "../graphql/relation-scopes.ts";
+import { publicWrites } from "../http/public-writes.ts";
+import type { NodeServerContext } from "../http/client-address.ts";
 import { securityHeadersPlugin } from "../http/headers.ts";
 import { corsPolicy, varyOriginPlugin } from "../http/cors.ts";
 import { wellFormedTextPlugin } from "../http/unicode.ts";
@@ -91,8 +93,9 @@ function requestIdsPlugin(): Plugin<Context> {
 }
 
 /**
- * No key, no work: a keyless operation that touches anything but introspection is a 401 before its
- * variables are even coerced (PERSCOM checks the key before validating the request).
+ * No key, no work: a keyless operation that touches anything but introspection, or a root field that runs without a
+ * credential (a public form's, `Operation.anonymous`), is a 401 before its variables are even coerced (PERSCOM checks
+ * the key before validating the request).
  */
 function requireKeyPlugin(): Plugin<Context> {
   return {
@@ -102,7 +105,9 @@ function requireKeyPlugin(): Plugin<Context> {
       const operation = (args.document as DocumentNode).definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
       const touchesData =
         operation?.kind === Kind.OPERATION_DEFINITION &&
-        operation.selectionSet.selections.some((s) => s.kind !== Kind.FIELD || !s.name.value.startsWith("__"));
+        operation.selectionSet.selections.some(
+          (s) => s.kind !== Kind.FIELD || !(s.name.value.startsWith("__") || isAnonymousRootField(s.name.value)),
+        );
       if (touchesData) setResultAndStopExecution({ errors: [ctx.authFailure ?? new ApiError("UNAUTHENTICATED")] });
     },
   };
@@ -125,6 +130,7 @@ export function createApp({
     );
   const rateLimit = createRateLimit(config, db);
   const signInAttempts = createSignInAttempts(rateLimit.counter, signInLimits(config));
+  const anonymousWrites = publicWrites(config, rateLimit);
   const schema = rateLimit.apply(getSchemas().public);
   const masked = new WeakSet<object>();
   // REST's prepared documents run on the internal schema (same resolvers, plus `attributes`): it is never served.
@@ -161,7 +167,7 @@ export function createApp({
         return answer;
       },
     },
-    context: async ({ request }) => {
+    context: async ({ request, ...serverContext }) => {
       const url = new URL(request.url);
       const { auth, failure } = await authenticate(db, config, request, url);
       const ids = idsOf(request);
@@ -178,6 +184,7 @@ export function createApp({
         loaders: new Map(),
         events,
         notify: request.headers.get("x-perscom-notifications")?.trim().toLowerCase() !== "false",
+        anonymousWrites: anonymousWrites.of(request, serverContext as NodeServerContext),
       } satisfies Context;
     },
     plugins: [

@@ -54,6 +54,8 @@ const conventional = (name: string, n: number): string[] =>
   ({
     color: [`#${((n * 7919) % 0xffffff).toString(16).padStart(6, "0")}`],
     email: [`user${n}@example.com`],
+    // A custom field's rules name only the rules public forms apply (src/resources/form-rules.ts).
+    rules: [`max:${255 + n}`],
     // A name that never resolves (RFC 6761): a webhook made with it is accepted, and a delivery to it fails at once.
     url: [`https://example.invalid/${n}`],
   })[name] ?? [];

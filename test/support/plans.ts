@@ -187,7 +187,10 @@ export async function planSeeded(op: Operation, w: World, query = ""): Promise<P
     case "dissociate":
     case "command":
     case "feed":
+    case "publicShow":
       return planned();
+    case "publicSubmit":
+      return planned({});
     case "search":
       return planned(searchById(1, ">="));
     case "create":

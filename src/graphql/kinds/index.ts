@@ -5,6 +5,7 @@ import { commandKind } from "./command.ts";
 import { linkKinds } from "./links.ts";
 import { listKinds } from "./list.ts";
 import { rowKinds } from "./rows.ts";
+import { publicFormKinds } from "./public-forms.ts";
 import type { FacadeKind } from "./shared.ts";
 
 /**
@@ -18,6 +19,7 @@ export const facadeKinds: Record<OperationKind, FacadeKind> = {
   ...rowKinds,
   ...batchKinds,
   ...linkKinds,
+  ...publicFormKinds,
   command: commandKind,
   /** The change feed (`GET /changes`): its module is src/graphql/changes.ts. */
   feed: { summary: (_op, w) => w.what, field: (t, op, p) => restFeedField(p.builder, t, op) },
