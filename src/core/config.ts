@@ -42,6 +42,16 @@ export interface Config {
    * allowances and their accounts' events mix (ids are numbered per database).
    */
   redisPrefix: string;
+  /**
+   * The shared cache of public reads (RESPONSE_CACHE: `on`/`true`, `off`/`false`; on by default): GET responses to publishable keys and
+   * anonymous requests, kept in Redis when `redisUrl` is set, in this process's memory otherwise.
+   */
+  responseCache: boolean;
+  /** Seconds a public read is fresh: its `Cache-Control: public, max-age` and its life in the shared cache. */
+  responseCacheMaxAge: number;
+  /** Bounds of the in-memory cache (without Redis): entries, and bytes of their bodies. */
+  responseCacheMaxEntries: number;
+  responseCacheMaxBytes: number;
   /** `include`: most values, and most segments in one value (`a.b.c` is 3). */
   includeMaxCount: number;
   includeMaxDepth: number;
@@ -276,6 +286,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signInFailureWindowMinutes: int(env, "SIGN_IN_FAILURE_WINDOW_MINUTES", 15, 24 * 60),
     redisUrl: env.REDIS_URL || null,
     redisPrefix: redisPrefix(env.REDIS_PREFIX),
+    responseCache: flag(
+      { RESPONSE_CACHE: env.RESPONSE_CACHE?.replace(/^on$/, "true").replace(/^off$/, "false") },
+      "RESPONSE_CACHE",
+      true,
+    ),
+    responseCacheMaxAge: int(env, "RESPONSE_CACHE_MAX_AGE", 60, 86_400),
+    responseCacheMaxEntries: int(env, "RESPONSE_CACHE_MAX_ENTRIES", 10_000),
+    responseCacheMaxBytes: int(env, "RESPONSE_CACHE_MAX_BYTES", 64 * 1024 * 1024),
     includeMaxCount: int(env, "INCLUDE_MAX_COUNT", 20),
     includeMaxDepth: int(env, "INCLUDE_MAX_DEPTH", 4),
     graphqlMaxDepth: int(env, "GRAPHQL_MAX_DEPTH", 10),

@@ -49,6 +49,12 @@ export interface RateLimit {
    * the API's limits are (`counter`).
    */
   allowance(name: string, points: number, seconds: number): Allowance;
+  /**
+   * Charges a request answered without running its operation (a shared-cache hit): `points` units of `credential`'s
+   * allowance (`Auth.credential`), or one of the client address's when `credential` is null, as running it would have.
+   * Throws `RATE_LIMITED` past the allowance; the request's `X-RateLimit-*` headers then say so.
+   */
+  chargeAnswered(request: Request, serverContext: unknown, credential: string | null, points: number): Promise<void>;
   /** Resolves once the shared store is reachable (at once in memory); false when it was not within `timeoutMs`. */
   ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
@@ -201,6 +207,18 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   return {
     counter,
     allowance,
+    async chargeAnswered(request, serverContext, credential, charged) {
+      const bucket = credential ?? bucketOf(null, request, serverContext as ServerContext);
+      buckets.set(request, bucket);
+      if (!limiter || charged <= 0) return;
+      try {
+        record(request, await limiter.consume(bucket, charged), false);
+      } catch (rejection) {
+        if (rejection instanceof Error) throw rejection;
+        record(request, rejection as RateLimiterRes, true);
+        throw new ApiError("RATE_LIMITED");
+      }
+    },
     apply: (schema) =>
       chargedOnSubscribe(
         directive.rateLimitDirectiveTransformer(marked(schema, { limit: points, duration: WINDOW_SECONDS })),

@@ -111,7 +111,7 @@ export const setting = defineResource({
       field: "clearCache",
       scopes: ["clear:cache"],
       description:
-        "Muster keeps no response cache (every read goes to the database), so there is nothing to purge: answers okay for PERSCOM clients.",
+        "Purges the account's entries in the shared cache of public reads (responses to publishable keys and anonymous requests, kept for RESPONSE_CACHE_MAX_AGE seconds): every next public read runs again. Answers okay. (Reads of other credentials are never cached; entries also go stale on their own when a write changes what they read.)",
       run: () => "okay",
     },
     {

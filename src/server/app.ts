@@ -34,6 +34,8 @@ import { passwordPagesPlugin } from "../http/password-pages.ts";
 import { createEventBus } from "../events/bus.ts";
 import type { EventBus } from "../core/events.ts";
 import { createRateLimit, type RateLimit } from "../http/rate-limit.ts";
+import { createResponseCache } from "../http/response-cache.ts";
+import { responseCacheStore } from "../http/response-cache-store.ts";
 import { createSignInAttempts, signInLimits, type SignInAttempts } from "../auth/sign-in-attempts.ts";
 import {
   createObservability,
@@ -120,7 +122,7 @@ export function createApp({
   ...options
 }: { db: Database; config: Config; events?: EventBus } & ObservabilityOptions): App {
   const observability = createObservability({ db, config, ...options });
-  const events =
+  const announced =
     givenEvents ??
     createEventBus(config, (error) =>
       observability.logger.warn(
@@ -129,6 +131,19 @@ export function createApp({
       ),
     );
   const rateLimit = createRateLimit(config, db);
+  const responseCache = createResponseCache({
+    store: responseCacheStore(config),
+    enabled: config.responseCache,
+    maxAgeSeconds: config.responseCacheMaxAge,
+    rateLimit,
+    onBumpError: (error) =>
+      observability.logger.warn(
+        { err: error },
+        "The response cache could not record a write: cached public reads may be stale until they expire (RESPONSE_CACHE_MAX_AGE)",
+      ),
+  });
+  const events = responseCache.invalidating(announced);
+  responseCache.follow(announced);
   const signInAttempts = createSignInAttempts(rateLimit.counter, signInLimits(config));
   const anonymousWrites = publicWrites(config, rateLimit);
   const schema = rateLimit.apply(getSchemas().public);
@@ -199,6 +214,9 @@ export function createApp({
       graphqlResultsPlugin(schema),
       securityHeadersPlugin(),
       varyOriginPlugin(),
+      // Before every plugin that reads the database: a hit answers here. Its onResponse runs after the security
+      // headers' (its Cache-Control wins) and before compression's (it stores and hashes the plain body).
+      responseCache.plugin(),
       requireKeyPlugin(),
       relationScopesPlugin(),
       trustedDocumentsPlugin(db, config),
