@@ -76,6 +76,15 @@ export async function authenticate(db: Database, config: Config, request: Reques
   const claimed = request.headers.get("x-perscom-id");
   if (claimed !== null && claimed.trim() !== String(found.accountId)) return unauthenticated();
   if (unsubscribed(config, found.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
+  const origins = found.publishable ? (JSON.parse(found.allowedOrigins ?? "[]") as string[]) : null;
+  // Only a browser names an Origin. A caller without one is a server, and may use the key: it is public anyway, and
+  // the rule exists to stop other sites embedding it in their pages, which every browser request would reveal.
+  const origin = request.headers.get("origin");
+  if (origins && origin !== null && !origins.includes(origin))
+    return {
+      auth: null,
+      failure: new ApiError("FORBIDDEN", `This publishable key may not be used from ${JSON.stringify(origin)}.`),
+    };
   await recordUse(db, found, now);
   const auth: Auth = {
     kind: found.publishable ? "publishable" : "key",
@@ -86,6 +95,6 @@ export async function authenticate(db: Database, config: Config, request: Reques
     scopes: new Set(JSON.parse(found.scopes) as string[]),
     credential: `key:${found.id}`,
   };
-  if (found.publishable) auth.origins = JSON.parse(found.allowedOrigins ?? "[]") as string[];
+  if (origins) auth.origins = origins;
   return { auth, failure: null };
 }
