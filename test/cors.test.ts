@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, startHarness, type Harness } from "./harness.ts";
 import { readEventStream } from "./support/event-stream.ts";
+import { createApiKey } from "../src/auth/accounts.ts";
 
 const APP = "https://app.example";
 const OTHER_APP = "https://other-app.example";
@@ -171,6 +172,65 @@ describe("origins of OAuth clients", () => {
     const answer = await client(h, key, { origin: "http://muster.test" }).graphql("{ ranks { totalCount } }");
     expect(answer.status).toBe(200);
     expect(answer.headers.has("access-control-allow-origin")).toBe(false);
+  });
+});
+
+describe("origins of publishable keys", () => {
+  const SITE = "https://unit.example";
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  const publishable = async (origins: string[], expiresAt: Date | null = null) =>
+    createApiKey(h.db.store, { account: "alpha", scopes: "view:rank", publishable: true, origins, expiresAt });
+
+  test("a listed origin gets CORS headers and reads; another origin gets none and, with the key, a 403", async () => {
+    const made = await publishable([SITE]);
+    expectPreflightAllowed(await preflight(h, "/v2/ranks", SITE, "GET"), SITE);
+    expectPreflightAllowed(await preflight(h, "/graphql", SITE), SITE);
+    const rest = await client(h, made.key, { origin: SITE }).get("/v2/ranks");
+    expect(rest.status).toBe(200);
+    expect(rest.headers.get("access-control-allow-origin")).toBe(SITE);
+
+    expect(corsHeadersOf(await preflight(h, "/v2/ranks", UNKNOWN, "GET"))).toEqual({});
+    const elsewhere = client(h, made.key, { origin: UNKNOWN });
+    const refused = await elsewhere.get("/v2/ranks");
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.type).toBe("HttpException");
+    expect(refused.body.error.message).toContain(UNKNOWN);
+    expect(refused.body.error.request_id).toEqual(expect.any(String));
+    expect(corsHeadersOf(refused)).toEqual({});
+    const graphql = await elsewhere.graphql("{ ranks { totalCount } }");
+    expect(graphql.status).toBe(403);
+    expect(graphql.body.data ?? null).toBeNull();
+    expect(graphql.body.errors[0].extensions.code).toBe("FORBIDDEN");
+    // A server names no Origin: the key is public anyway, so it reads.
+    expect((await client(h, made.key).get("/v2/ranks")).status).toBe(200);
+    // An ordinary key from an unknown origin is not subject to the rule.
+    expect((await client(h, await h.key(), { origin: UNKNOWN }).get("/v2/ranks")).status).toBe(200);
+  });
+
+  test("revoking or expiring the key takes its origins away at once", async () => {
+    const origin = "https://revoked.example";
+    const made = await publishable([origin]);
+    expectPreflightAllowed(await preflight(h, "/v2/ranks", origin, "GET"), origin);
+    await h.db.prisma.apiKey.update({ where: { id: made.id }, data: { revokedAt: new Date() } });
+    expect(corsHeadersOf(await preflight(h, "/v2/ranks", origin, "GET"))).toEqual({});
+
+    const later = "https://expired.example";
+    const expiring = await publishable([later], new Date(Date.now() + 3_600_000));
+    expectPreflightAllowed(await preflight(h, "/v2/ranks", later, "GET"), later);
+    await h.db.prisma.apiKey.update({ where: { id: expiring.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    expect(corsHeadersOf(await preflight(h, "/v2/ranks", later, "GET"))).toEqual({});
+  });
+
+  test("an ordinary key's row holding origins gives them no CORS headers", async () => {
+    const origin = "https://ordinary.example";
+    const made = await createApiKey(h.db.store, { account: "alpha", scopes: "view:rank" });
+    await h.db.prisma.apiKey.update({ where: { id: made.id }, data: { allowedOrigins: JSON.stringify([origin]) } });
+    expect(corsHeadersOf(await preflight(h, "/v2/ranks", origin, "GET"))).toEqual({});
   });
 });
 

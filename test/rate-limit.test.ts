@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { loadConfig } from "../src/core/config.ts";
 import { client, startHarness, type Harness, type Reply } from "./harness.ts";
+import { createApiKey } from "../src/auth/accounts.ts";
 
 const LIMIT = 5;
 const THROTTLED = "You have exceeded the API rate limit. Please wait a minute before trying again.";
@@ -224,6 +225,68 @@ describe("rate limits without a key", () => {
     const keyed = await get({ authorization: `Bearer ${await h.key()}` });
     expect(keyed.status).toBe(200);
     expectHeaders(keyed, LIMIT - 1);
+  });
+});
+
+describe("rate limits of publishable keys", () => {
+  const PUBLIC_LIMIT = 3;
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ rateLimitPerMinute: LIMIT, publicRateLimitPerMinute: PUBLIC_LIMIT, trustProxy: true });
+  });
+  afterAll(() => h.close());
+
+  const publishable = async () =>
+    (
+      await createApiKey(h.db.store, {
+        account: "alpha",
+        scopes: "view:rank",
+        publishable: true,
+        origins: ["https://unit.example"],
+      })
+    ).key;
+  const from = (key: string, address: string) => client(h, key, { "x-forwarded-for": address });
+
+  test("PUBLIC_RATE_LIMIT_PER_MINUTE sets the allowance per address; 300 by default", () => {
+    expect(loadConfig({}).publicRateLimitPerMinute).toBe(300);
+    expect(loadConfig({ PUBLIC_RATE_LIMIT_PER_MINUTE: "60" }).publicRateLimitPerMinute).toBe(60);
+    expect(() => loadConfig({ PUBLIC_RATE_LIMIT_PER_MINUTE: "-1" })).toThrow();
+  });
+
+  test("one address's requests with publishable keys share one allowance; other addresses and ordinary keys keep theirs", async () => {
+    const [first, second] = [await publishable(), await publishable()];
+    for (let i = 1; i <= PUBLIC_LIMIT; i++) {
+      const reply = await from(i % 2 ? first : second, "203.0.113.7").get("/v2/ranks");
+      expect(reply.status).toBe(200);
+      expect(reply.headers.get("x-ratelimit-limit")).toBe(String(PUBLIC_LIMIT));
+      expect(reply.headers.get("x-ratelimit-remaining")).toBe(String(PUBLIC_LIMIT - i));
+    }
+    for (const refused of [
+      await from(first, "203.0.113.7").get("/v2/ranks"),
+      await from(second, "203.0.113.7").get("/v2/ranks"),
+    ]) {
+      expect(refused.status).toBe(429);
+      expect(refused.body.error.message).toBe(THROTTLED);
+      expect(refused.body.error.type).toBe("ThrottleRequestsException");
+      expect(refused.headers.get("x-ratelimit-limit")).toBe(String(PUBLIC_LIMIT));
+      expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    const graphql = await from(first, "203.0.113.7").graphql("{ ranks { totalCount } }");
+    expect(graphql.status).toBe(429);
+    expect(graphql.body.errors[0].extensions.code).toBe("RATE_LIMITED");
+
+    const elsewhere = await from(first, "198.51.100.2").get("/v2/ranks");
+    expect(elsewhere.status).toBe(200);
+    const ordinary = await from(await h.key(), "203.0.113.7").get("/v2/ranks");
+    expect(ordinary.status).toBe(200);
+    expect(ordinary.headers.get("x-ratelimit-limit")).toBe(String(LIMIT));
+  });
+
+  test("each publishable key still has its own per-key allowance", async () => {
+    const key = await publishable();
+    for (let i = 0; i < LIMIT; i++) expect((await from(key, `192.0.2.${i}`).get("/v2/ranks")).status).toBe(200);
+    expect((await from(key, "192.0.2.200").get("/v2/ranks")).status).toBe(429);
   });
 });
 

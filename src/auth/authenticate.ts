@@ -2,6 +2,7 @@ import type { Database } from "../db/prisma.ts";
 import type { Config } from "../core/config.ts";
 import type { Auth } from "../request/context.ts";
 import { ApiError } from "../core/errors.ts";
+import { isPublishableScope } from "../resources/publishable.ts";
 import { admissionOf, bearerOf } from "./admission.ts";
 import { authenticateSso, isJwt } from "./sso.ts";
 import { authenticateAccessToken, isAccessToken } from "./oidc/access-tokens.ts";
@@ -34,6 +35,12 @@ async function recordUse(db: Database, key: { id: number; lastUsedAt: Date | nul
     throw error;
   }
 }
+
+/** A key's scopes; a publishable key's only those a public page may hold, whatever its row says (edited by hand). */
+const scopesOf = (key: { scopes: string; publishable: boolean }) => {
+  const scopes = JSON.parse(key.scopes) as string[];
+  return key.publishable ? scopes.filter(isPublishableScope) : scopes;
+};
 
 /** Why a request has no usable key: the error it is answered with once it touches data (401, or 402). */
 export type AuthResult = { auth: Auth; failure: null } | { auth: null; failure: ApiError };
@@ -76,6 +83,15 @@ export async function authenticate(db: Database, config: Config, request: Reques
   const claimed = request.headers.get("x-perscom-id");
   if (claimed !== null && claimed.trim() !== String(found.accountId)) return unauthenticated();
   if (unsubscribed(config, found.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
+  const origins = found.publishable ? (JSON.parse(found.allowedOrigins ?? "[]") as string[]) : null;
+  // Only a browser names an Origin. A caller without one is a server, and may use the key: it is public anyway, and
+  // the rule exists to stop other sites embedding it in their pages, which every browser request would reveal.
+  const origin = request.headers.get("origin");
+  if (origins && origin !== null && !origins.includes(origin))
+    return {
+      auth: null,
+      failure: new ApiError("FORBIDDEN", `This publishable key may not be used from ${JSON.stringify(origin)}.`),
+    };
   await recordUse(db, found, now);
   const auth: Auth = {
     kind: found.publishable ? "publishable" : "key",
@@ -83,9 +99,9 @@ export async function authenticate(db: Database, config: Config, request: Reques
     keyId: found.id,
     clientId: null,
     userId: found.publishable ? null : found.userId,
-    scopes: new Set(JSON.parse(found.scopes) as string[]),
+    scopes: new Set(scopesOf(found)),
     credential: `key:${found.id}`,
   };
-  if (found.publishable) auth.origins = JSON.parse(found.allowedOrigins ?? "[]") as string[];
+  if (origins) auth.origins = origins;
   return { auth, failure: null };
 }

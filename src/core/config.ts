@@ -28,6 +28,11 @@ export interface Config {
   batchMaxItems: number;
   /** Root fields (one per REST request) an API key, or a client address without a key, may run per minute. */
   rateLimitPerMinute: number;
+  /**
+   * Root fields one client address may run per minute with publishable keys (all of them together), besides each key's
+   * own `rateLimitPerMinute`: a publishable key is public, so its allowance alone would let one visitor use it all up.
+   */
+  publicRateLimitPerMinute: number;
   /** Failed password sign-ins one person (account and email) may make per window before being refused for its rest. */
   signInFailuresPerPerson: number;
   /** Failed password sign-ins one client address may make per window, whatever the emails. */
@@ -281,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyReadTimeoutMs: int(env, "BODY_READ_TIMEOUT_MS", 10_000),
     batchMaxItems: int(env, "BATCH_MAX_ITEMS", 1000),
     rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 1000),
+    publicRateLimitPerMinute: int(env, "PUBLIC_RATE_LIMIT_PER_MINUTE", 300),
     signInFailuresPerPerson: int(env, "SIGN_IN_FAILURES_PER_PERSON", 5),
     signInFailuresPerAddress: int(env, "SIGN_IN_FAILURES_PER_ADDRESS", 20),
     signInFailureWindowMinutes: int(env, "SIGN_IN_FAILURE_WINDOW_MINUTES", 15, 24 * 60),

@@ -2,6 +2,7 @@ import type { Auth, Context } from "../request/context.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { ApiError, notFound, validationError } from "../core/errors.ts";
 import { snake } from "../core/names.ts";
+import { isPublishableScope } from "../resources/publishable.ts";
 import { rememberName, rememberRow, tracksRows } from "../db/transaction-names.ts";
 import type { StoredRow } from "../db/models-by-name.ts";
 import type { StoreReads } from "../db/store-reads.ts";
@@ -16,8 +17,31 @@ import {
 const personOf = (auth: Auth | null): number | null =>
   auth && (auth.kind === "sso" || auth.kind === "oauth") ? auth.userId : null;
 
-/** Whether the caller holds `scope` outright: `*`, or the scope itself. */
-const holdsOutright = (auth: Auth, scope: string) => auth.scopes.has("*") || auth.scopes.has(scope);
+/**
+ * Whether the caller holds `scope` outright: `*`, or the scope itself. A publishable key holds only the scopes a
+ * public page may (src/resources/publishable.ts), whatever its row says: authentication drops the others, and this
+ * refuses them again, so that no path reading the scopes reaches, say, webhooks with a key edited in the database.
+ */
+const holdsOutright = (auth: Auth, scope: string) =>
+  auth.kind === "publishable"
+    ? auth.scopes.has(scope) && isPublishableScope(scope)
+    : auth.scopes.has("*") || auth.scopes.has(scope);
+
+/**
+ * Whether the caller may not see the fields the registry marks `private` (a person's email, notes...): a publishable
+ * key, whatever its scopes. REST leaves them out of the attributes, GraphQL answers them `null` with `FORBIDDEN`, and
+ * filters and sorts on them are refused (`privateFieldRefusal`).
+ */
+export const hidesPrivate = (auth: Auth | null): boolean => auth?.kind === "publishable";
+
+/** Why a filter or sort on a private field is refused to a publishable key. */
+export const privateFieldRefusal = (field: string): string =>
+  `The ${field} field is private: a publishable key cannot filter or sort on it.`;
+
+/** Fails for a publishable key: what the caller reaches is no public page's (the change feed, subscriptions). */
+export function refusePublishable(ctx: Context, what: string): void {
+  if (ctx.auth?.kind === "publishable") throw new ApiError("FORBIDDEN", `A publishable key cannot read ${what}.`);
+}
 
 /**
  * Whether the caller holds `scope`, outright or (a person) as far as a self-service right reaches. A right to write

@@ -5,6 +5,7 @@ import { formatDate } from "../core/dates.ts";
 import type { Context } from "../request/context.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import type { Row } from "../db/models-by-name.ts";
+import { hidesPrivate } from "./access.ts";
 type Serialize = (value: unknown) => unknown;
 
 const serializers: Record<FieldType, Serialize> = {
@@ -48,11 +49,12 @@ type Attribute = { key: string; type: FieldType } &
  * The attributes of `def`'s rows in the order REST shows them: id, label, the visible columns, the computed fields,
  * then the timestamps; snake_case keys.
  */
-function attributesOf(def: ResourceDef, { otherRows = true } = {}): Attribute[] {
+function attributesOf(def: ResourceDef, { otherRows = true, privateFields = true } = {}): Attribute[] {
   const column = (name: string, type: FieldType): Attribute => ({ key: snake(name), column: name, type });
   const list: Attribute[] = [column("id", "int")];
   if (!def.link) list.push({ key: "label", value: (row) => labelOf(def, row), type: "json" });
-  for (const [name, f] of Object.entries(def.fields)) if (!f.hidden) list.push(column(name, f.type));
+  for (const [name, f] of Object.entries(def.fields))
+    if (!f.hidden && (privateFields || !f.private)) list.push(column(name, f.type));
   for (const [name, c] of Object.entries(def.computed ?? {}))
     if (otherRows || !c.readsOtherRows) list.push({ key: snake(name), value: c.resolve, type: c.type });
   list.push(column("createdAt", "datetime"));
@@ -144,5 +146,9 @@ const isPromise = (value: unknown): value is Promise<unknown> =>
  * executes about a hundred fields instead of some fifteen hundred.
  */
 export function attributesResolver(def: ResourceDef): Attributes {
-  return compileAttributes(attributesOf(def));
+  const every = compileAttributes(attributesOf(def));
+  if (!Object.values(def.fields).some((f) => f.private && !f.hidden)) return every;
+  // A publishable key's rows leave the private fields out (src/data/access.ts `hidesPrivate`), in every include too.
+  const publicOnly = compileAttributes(attributesOf(def, { privateFields: false }));
+  return (row, ctx) => (hidesPrivate(ctx.auth) ? publicOnly : every)(row, ctx);
 }

@@ -6,6 +6,7 @@ import { camel, snake } from "../core/names.ts";
 import { parseDate } from "../core/dates.ts";
 import { getDatamodel } from "../generated/pothos-types.ts";
 import { idsMatchingSql } from "../db/dialect.ts";
+import { hidesPrivate, privateFieldRefusal } from "./access.ts";
 
 /** One condition of `filters`, or a group of them under `nested` (one level deep). */
 export interface FilterArg {
@@ -362,6 +363,10 @@ async function filtersWhere(
       );
       continue;
     }
+    if (column.def.private && hidesPrivate(ctx.auth)) {
+      bag.add(`${key}.field`, privateFieldRefusal(filter.field));
+      continue;
+    }
     const operator = (filter.operator ?? "=").toLowerCase();
     if (!(operators as readonly string[]).includes(operator)) {
       bag.add(`${key}.operator`, `The operator must be one of: ${operators.join(", ")}.`);
@@ -416,7 +421,10 @@ export async function searchQuery(
   }
   const term = args.search?.value;
   if (term != null && term !== "") {
-    const names = [...columnsOf(def)].filter(([, f]) => f.type === "string" || f.type === "text").map(([k]) => k);
+    // A publishable key's search looks in the public columns only: a match on an email would tell it the email.
+    const names = [...columnsOf(def)]
+      .filter(([, f]) => (f.type === "string" || f.type === "text") && !(f.private && hidesPrivate(ctx.auth)))
+      .map(([k]) => k);
     const columns = names.map((name) => resolveColumn(def, pivot, snake(name))!);
     const matches = await Promise.all(
       columns.map((column) => containsCondition(ctx, column, term, args.search?.caseSensitive === true)),
@@ -434,6 +442,10 @@ export async function searchQuery(
         `sort.${index}.field`,
         `The ${sort.field} field is not sortable. Sortable: ${filterableFields(def, pivot).join(", ")}.`,
       );
+      continue;
+    }
+    if (column.def.private && hidesPrivate(ctx.auth)) {
+      bag.add(`sort.${index}.field`, privateFieldRefusal(sort.field));
       continue;
     }
     orderBy.push(sortOrder(column, direction as "asc" | "desc"));

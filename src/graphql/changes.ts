@@ -1,6 +1,6 @@
 import { brandWithType } from "@pothos/core";
 import { ApiError, validationError } from "../core/errors.ts";
-import { guard } from "../data/access.ts";
+import { guard, refusePublishable } from "../data/access.ts";
 import type { ResourceDef } from "../resources/define.ts";
 import { resources, resourceNamed } from "../resources/index.ts";
 import { operations, viewScopesOf, type Operation } from "../resources/operations.ts";
@@ -156,6 +156,7 @@ function resumeCursor(ctx: Context, position: FeedPosition & { createdAt?: numbe
 /** One page of the caller's feed. */
 export async function readFeed(ctx: Context, args: FeedArgs, names: FeedArgNames): Promise<FeedPage> {
   const accountId = guard(ctx, []);
+  refusePublishable(ctx, "the change feed");
   const after = cursorArg(ctx, args.after, names.after, true);
   const before = cursorArg(ctx, args.before, names.before, false);
   const asked = askedTypes(args, names);
@@ -196,6 +197,7 @@ export async function readFeed(ctx: Context, args: FeedArgs, names: FeedArgNames
 /** The event with row id `id` if the caller may see it (`node(id:)`). */
 export async function changeEventNode(ctx: Context, id: number): Promise<ChangeEventRecord | null> {
   const accountId = guard(ctx, []);
+  refusePublishable(ctx, "the change feed");
   const event = Number.isSafeInteger(id) ? await eventById(ctx.store, accountId, id) : null;
   if (!event || !mayViewEvent(ctx.auth!.scopes, event)) return null;
   return (brandWithType(event, CHANGE_EVENT as never), event);

@@ -1,7 +1,7 @@
 import type { FieldDef, RelationDef, ResourceDef } from "../resources/define.ts";
 import { resourceNamed, resources } from "../resources/index.ts";
 import { ApiError, validationError } from "../core/errors.ts";
-import { guard, selfServiceRows } from "../data/access.ts";
+import { guard, hidesPrivate, privateFieldRefusal, selfServiceRows } from "../data/access.ts";
 import { columnsOf } from "../data/search.ts";
 import type { Builder } from "./builder.ts";
 import type { Context } from "../request/context.ts";
@@ -267,6 +267,10 @@ export function checkedWhere(ctx: Context, def: ResourceDef, input: unknown, pat
         continue;
       }
       const column = columns.get(key);
+      if (column?.private && hidesPrivate(ctx.auth)) {
+        bag[here] = [privateFieldRefusal(key)];
+        continue;
+      }
       if (column) {
         if (v === null) bag[here] = [`${key} cannot be null: use { equals: null }.`];
         else Object.assign(out, onColumn(columnName(key), scalar(column, v as Where, here), out));
@@ -377,6 +381,11 @@ export function sortTerms(ctx: Context, def: ResourceDef, input: OrderInput[] | 
       for (const [key, v] of Object.entries(value)) {
         if (v == null) continue;
         const column = columns.get(key);
+        if (column?.private && hidesPrivate(ctx.auth)) {
+          bag[`orderBy.${i}.${[...path, key].join(".")}`] = [privateFieldRefusal(key)];
+          found++;
+          continue;
+        }
         if (column) {
           terms.push({ path: [...path, columnName(key)], direction: v as "asc" | "desc", field: column });
           found++;

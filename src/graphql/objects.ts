@@ -1,4 +1,5 @@
 import type { Page } from "../data/access.ts";
+import { ApiError } from "../core/errors.ts";
 import {
   relationField,
   type FieldDef,
@@ -30,7 +31,7 @@ import {
   type ConnectionArgs,
   type PagePlan,
 } from "./connections.ts";
-import { selfServiceRows, withColumns } from "../data/access.ts";
+import { hidesPrivate, selfServiceRows, withColumns } from "../data/access.ts";
 import { columnsOf, pivotColumnsOf } from "../data/search.ts";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
 import { camel, pascal, pluralWords } from "../core/names.ts";
@@ -269,6 +270,21 @@ export function addObjectTypes(builder: Builder): ObjectRefs {
     for (const [key, f] of Object.entries(def.fields)) {
       if (f.hidden) continue;
       const type = f.enum ? enumRef(builder, f.enum) : f.type === "json" ? jsonOutputType(builder, f) : scalarOf(f);
+      if (f.private) {
+        // Nullable whatever the column: a publishable key's answer is null with the error, the rest of the row kept.
+        fields[key] = t.field({
+          type,
+          nullable: true,
+          description: `${fieldDescription(def, key, f)} Private: a publishable key reads null (FORBIDDEN).`,
+          select: { [key]: true },
+          resolve: (row: Row, _args: unknown, ctx: Context) => {
+            if (hidesPrivate(ctx.auth))
+              throw new ApiError("FORBIDDEN", `A publishable key cannot read the ${def.name}'s ${key}.`);
+            return row[key];
+          },
+        });
+        continue;
+      }
       fields[key] = t.expose(key, {
         type,
         nullable: !!f.nullable || (f.type === "json" && !typedJson(f)),

@@ -7,7 +7,7 @@ import { resources } from "../resources/index.ts";
 import { viewScopesOf } from "../resources/operations.ts";
 import { resourceDescription } from "../resources/descriptions.ts";
 import { ApiError, validationError } from "../core/errors.ts";
-import { guardOutright, owned } from "../data/access.ts";
+import { guardOutright, owned, refusePublishable } from "../data/access.ts";
 import { actionOfType, type ChangeAction, type EventBus, type PublishedEvent } from "../core/events.ts";
 import { encodeCursor } from "../events/feed.ts";
 import { eventTypeOf } from "../resources/event-types.ts";
@@ -150,6 +150,7 @@ function changeStream(
  * every change of the resource in the account, which no self-service right reaches: the scopes must be held outright.
  */
 function guardSubscription(ctx: Context, def: ResourceDef, scopes: readonly string[]) {
+  refusePublishable(ctx, "subscriptions");
   try {
     guardOutright(ctx, scopes);
   } catch (error) {

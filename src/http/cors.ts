@@ -36,8 +36,8 @@ interface CorsAnswer {
 /**
  * Yoga's `cors` option: a function of the request (Yoga calls it as each response goes out, preflights included,
  * and adds no CORS header when it answers `false`). An Origin is allowed when the operator lists it in `CORS_ORIGINS`
- * (`*`: any) or an enabled OAuth client registered it (src/auth/client-origins.ts, one query per cross-origin
- * request). Never with credentials: keys and tokens travel in `Authorization`, not cookies. One rule for every route,
+ * (`*`: any), or an enabled OAuth client or a live publishable key lists it (src/auth/client-origins.ts, one query
+ * per cross-origin request). Never with credentials: keys and tokens travel in `Authorization`, not cookies. One rule for every route,
  * the probes (`/health`, `/ready`, `/metrics`) included: they answer a registered page nothing it could not learn
  * otherwise, and browsers do not call them.
  */

@@ -28,6 +28,8 @@ const WINDOW_SECONDS = 60;
 
 /** What the limiter told us about one request: the last word of every root field it ran. */
 interface Usage {
+  /** The allowance reported: the lower of the key's and, for a publishable key, its client address's. */
+  limit: number;
   remaining: number;
   msBeforeNext: number;
   limited: boolean;
@@ -111,10 +113,11 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
       }
     : { keyPrefix };
 
-  const record = (request: Request | undefined, res: RateLimiterRes, limited: boolean) => {
+  const record = (request: Request | undefined, res: RateLimiterRes, limited: boolean, limit = points) => {
     if (!request) return;
     const seen = usage.get(request);
     usage.set(request, {
+      limit: Math.min(seen?.limit ?? points, limit),
       remaining: Math.min(seen?.remaining ?? points, res.remainingPoints),
       msBeforeNext: Math.max(seen?.msBeforeNext ?? 0, res.msBeforeNext),
       limited: (seen?.limited ?? false) || limited,
@@ -139,15 +142,24 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   });
 
   /** One unit of `bucket`: a keyless request's, taken when its context is built, or a subscription's when it starts. */
-  async function charge(request: Request | undefined, bucket: string) {
+  async function charge(request: Request | undefined, bucket: string, from = limiter!, limit = points) {
     try {
-      record(request, await limiter!.consume(bucket, 1), false);
+      record(request, await from.consume(bucket, 1), false, limit);
     } catch (rejection) {
       if (rejection instanceof Error) throw rejection;
-      record(request, rejection as RateLimiterRes, true);
+      record(request, rejection as RateLimiterRes, true, limit);
       throw new ApiError("RATE_LIMITED");
     }
   }
+
+  /**
+   * The allowance of each client address for publishable keys: one unit per request (a GraphQL document of several
+   * root fields pays one here, and one per root field from the key's own allowance).
+   */
+  const publicPoints = config.publicRateLimitPerMinute;
+  let publicLimiter: RateLimiterAbstract | undefined;
+  const addressOf = (request: Request, serverContext: ServerContext) =>
+    `ip:${clientAddress(request, serverContext, config.trustProxy)}`;
 
   /** The bucket of a request that ran no root field (unknown route, invalid document...), read without consuming. */
   async function peek(request: Request, serverContext: ServerContext): Promise<Usage> {
@@ -155,7 +167,12 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
       buckets.get(request) ??
       bucketOf((await authenticate(db, config, request, new URL(request.url))).auth, request, serverContext);
     const res = await limiter?.get(bucket);
-    return { remaining: res ? res.remainingPoints : points, msBeforeNext: res?.msBeforeNext ?? 0, limited: false };
+    return {
+      limit: points,
+      remaining: res ? res.remainingPoints : points,
+      msBeforeNext: res?.msBeforeNext ?? 0,
+      limited: false,
+    };
   }
 
   /**
@@ -231,6 +248,10 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
           const bucket = bucketOf(ctx.auth, ctx.request, ctx);
           buckets.set(ctx.request, bucket);
           if (!ctx.auth && limiter) await charge(ctx.request, bucket);
+          if (ctx.auth?.kind === "publishable") {
+            publicLimiter ??= counter("rl-public", publicPoints, WINDOW_SECONDS);
+            await charge(ctx.request, addressOf(ctx.request, ctx), publicLimiter, publicPoints);
+          }
         },
       async onResponse({ request, response, serverContext }) {
         let seen = usage.get(request);
@@ -242,7 +263,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
             return;
           }
         }
-        response.headers.set("X-RateLimit-Limit", String(points));
+        response.headers.set("X-RateLimit-Limit", String(seen.limit));
         response.headers.set("X-RateLimit-Remaining", String(seen.remaining));
         if (seen.limited) {
           const seconds = Math.max(1, Math.ceil(seen.msBeforeNext / 1000));

@@ -296,9 +296,18 @@ export const submission = defineResource({
     },
   ],
   hooks: {
-    async beforeWrite({ data, existing, tx }) {
+    async beforeWrite({ data, existing, ctx, tx }) {
       const formId = (data.formId ?? existing?.formId) as number | undefined;
       if (formId == null) return;
+      if (ctx.auth?.kind === "publishable") {
+        // A publishable key's create:submission reaches public forms only: anyone holds it.
+        const form = await tx.findFirst("Form", {
+          where: { id: formId, accountId: ctx.auth.accountId },
+          select: { isPublic: true },
+        });
+        if (!form?.isPublic)
+          throw validationError({ form_id: ["The form is not public: a publishable key submits only public forms."] });
+      }
       const links = await tx.findMany("FieldLink", {
         where: { formId },
         include: { field: true },
