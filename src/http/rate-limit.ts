@@ -227,13 +227,20 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     async chargeAnswered(request, serverContext, credential, charged) {
       const bucket = credential ?? bucketOf(null, request, serverContext as ServerContext);
       buckets.set(request, bucket);
-      if (!limiter || charged <= 0) return;
-      try {
-        record(request, await limiter.consume(bucket, charged), false);
-      } catch (rejection) {
-        if (rejection instanceof Error) throw rejection;
-        record(request, rejection as RateLimiterRes, true);
-        throw new ApiError("RATE_LIMITED");
+      if (limiter && charged > 0) {
+        try {
+          record(request, await limiter.consume(bucket, charged), false);
+        } catch (rejection) {
+          if (rejection instanceof Error) throw rejection;
+          record(request, rejection as RateLimiterRes, true);
+          throw new ApiError("RATE_LIMITED");
+        }
+      }
+      // The shared cache holds only publishable keys' and anonymous reads: a credential here is a publishable key's,
+      // and its client address pays its unit as when the operation runs.
+      if (credential !== null) {
+        publicLimiter ??= counter("rl-public", publicPoints, WINDOW_SECONDS);
+        await charge(request, addressOf(request, serverContext as ServerContext), publicLimiter, publicPoints);
       }
     },
     apply: (schema) =>
