@@ -1,5 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { Redis } from "ioredis";
 import { createApiKey } from "../src/auth/accounts.ts";
+import { openDatabase, type Database } from "../src/db/prisma.ts";
+import { createApp, type App } from "../src/server/app.ts";
+import { requireRedis, testRedisUrl } from "./services.ts";
 import { trustedDocuments } from "../src/http/trusted-documents.ts";
 import { client, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 
@@ -7,6 +12,8 @@ import { client, startHarness, type Client, type Harness, type Reply } from "./h
  * The shared cache of public reads (src/http/response-cache.ts) and the ETag / Cache-Control of every GET, through
  * `yoga.fetch`, counting the SQL statements each read issues.
  */
+const redisService = await requireRedis();
+
 let h: Harness;
 let admin: Client;
 let publishable: string;
@@ -215,5 +222,69 @@ describe("the shared cache of public reads", () => {
     const introspection = await read(null, "/graphql?query=%7B__typename%7D");
     expect(introspection.status).toBe(200);
     expect(introspection.headers.get("cache-control")).toBe(`public, max-age=${h.config.responseCacheMaxAge}`);
+  });
+});
+
+redisService.describe("two instances sharing the cache in Redis", () => {
+  const prefix = `muster-test:${randomUUID()}`;
+  let a: Harness;
+  let dbB: Database;
+  let appB: App;
+  let key: string;
+  let rank: number;
+
+  /** A public roster read through `app` on `db`, and the statements it issued there. */
+  async function rosterOn(app: App, db: Database) {
+    const before = db.statements.count;
+    const response = await app.yoga.fetch("http://muster.test/v2/roster", {
+      headers: { accept: "application/json", authorization: `Bearer ${key}` },
+    });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    return { statements: db.statements.count - before, rank: rosterRankName(body) };
+  }
+
+  beforeAll(async () => {
+    a = await startHarness({ rateLimitPerMinute: 100_000, redisUrl: testRedisUrl, redisPrefix: prefix });
+    dbB = await openDatabase(a.config.databaseUrl);
+    appB = createApp({ db: dbB, config: a.config });
+    const api = client(a, await a.key("bravo"));
+    rank = (await ok(api.post("/v2/ranks", { name: "Private" }))).id;
+    const unit = (await ok(api.post("/v2/units", { name: "Alpha Company" }))).id;
+    await ok(api.post("/v2/users", { name: "Ray Lee", email: "ray@example.com", rank_id: rank, unit_id: unit }));
+    const group = (await ok(api.post("/v2/groups", { name: "Line" }))).id;
+    await ok(api.post(`/v2/groups/${group}/units/attach`, { resources: { [unit]: { order: 1 } } }));
+    key = (
+      await createApiKey(a.db.store, {
+        account: "bravo",
+        scopes: PUBLIC_SCOPES,
+        publishable: true,
+        origins: ["https://unit.example"],
+      })
+    ).key;
+  });
+
+  afterAll(async () => {
+    await appB?.events.close();
+    await appB?.rateLimit.close();
+    await a?.app.rateLimit.close();
+    await dbB?.close();
+    await a?.close();
+    const redis = new Redis(testRedisUrl);
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  test("a read cached on both instances is fresh on B once a rank is renamed through A", async () => {
+    expect((await rosterOn(a.app, a.db)).statements).toBeGreaterThan(0);
+    // B finds A's entry: the cache is one for both.
+    expect(await rosterOn(appB, dbB)).toEqual({ statements: 0, rank: "Private" });
+    expect((await rosterOn(a.app, a.db)).statements).toBe(0);
+    await ok(client(a, await a.key("bravo")).patch(`/v2/ranks/${rank}`, { name: "Corporal" }));
+    const onB = await rosterOn(appB, dbB);
+    expect(onB.statements).toBeGreaterThan(0);
+    expect(onB.rank).toBe("Corporal");
+    expect(await rosterOn(a.app, a.db)).toEqual({ statements: 0, rank: "Corporal" });
   });
 });
