@@ -114,6 +114,21 @@ describe("ETag and Cache-Control", () => {
 });
 
 describe("the shared cache of public reads", () => {
+  test("a hit from a page of the key's origin issues no SQL statement either, and carries its CORS headers", async () => {
+    const page = { origin: "https://unit.example" };
+    const first = await read(publishable, "/v2/ranks?page=1", page);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("access-control-allow-origin")).toBe("https://unit.example");
+    const second = await read(publishable, "/v2/ranks?page=1", page);
+    expect(second.statements).toBe(0);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get("access-control-allow-origin")).toBe("https://unit.example");
+    // Another origin is another entry, and the key is refused there.
+    const elsewhere = await read(publishable, "/v2/ranks?page=1", { origin: "https://elsewhere.example" });
+    expect(elsewhere.status).toBe(403);
+    expect(elsewhere.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
   test("a second identical public read issues no SQL statement; its headers are this request's", async () => {
     const first = await read(publishable, "/v2/roster");
     expect(first.status).toBe(200);

@@ -15,6 +15,8 @@ export interface CachedResponse {
   credential: string | null;
   /** Units of that allowance the operation cost (one per root field; one for an anonymous request). */
   points: number;
+  /** The publishable key's origins when it was stored: a hit from one of them needs no CORS lookup. */
+  origins?: string[];
 }
 
 /**

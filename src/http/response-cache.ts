@@ -15,6 +15,7 @@ import { bearerOf } from "../auth/admission.ts";
 import { hashKey, isPublishableKey } from "../auth/keys.ts";
 import { toApiError, errorResponse } from "./errors.ts";
 import { idsOf } from "./ids.ts";
+import { vouchForOrigin } from "./cors.ts";
 import { Response } from "./response.ts";
 import type { RateLimit } from "./rate-limit.ts";
 import { resourcesChanged, resourcesRead } from "./read-resources.ts";
@@ -90,6 +91,7 @@ interface Candidate {
   generations: number[] | null;
   credential: string | null;
   points: number;
+  origins: string[] | undefined;
   ok: boolean;
 }
 
@@ -168,6 +170,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         return;
       }
       hits.set(request, entry);
+      const origin = request.headers.get("origin");
+      if (origin !== null && entry.origins?.includes(origin)) vouchForOrigin(request);
       endResponse(
         new Response(entry.body, {
           status: entry.status,
@@ -212,6 +216,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
         generations: await store.generations(names).catch(() => null),
         credential: ctx.auth?.credential ?? null,
         points: ctx.auth ? rootFields(operation) : 1,
+        origins: ctx.auth?.origins ? [...ctx.auth.origins] : undefined,
         ok: true,
       };
       candidates.set(request, candidate);
@@ -252,6 +257,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
             generations: candidate.generations,
             credential: candidate.credential,
             points: candidate.points,
+            origins: candidate.origins,
           };
           await store.write(key, entry, maxAgeSeconds).catch(() => undefined);
         }
