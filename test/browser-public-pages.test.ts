@@ -9,11 +9,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, expect, test } from "vitest";
 import { createApiKey } from "../src/auth/accounts.ts";
-import { client, testProvider, type Client } from "./harness.ts";
+import { client, type Client } from "./harness.ts";
 import { startOidcHarness, type OidcHarness } from "./support/oidc.ts";
-import { chromiumService, launchChromium } from "./support/chromium.ts";
+import { browserDescribe, launchChromium } from "./support/chromium.ts";
 
 const artifacts = path.resolve("test/artifacts");
 const readme = readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8");
@@ -42,15 +42,9 @@ async function site(): Promise<{ origin: string; serve(html: string): void; clos
   };
 }
 
-const browserService = await chromiumService();
-// What the page does depends on the database only as the other suites check: SQLite pass only.
-const browserDescribe =
-  testProvider === "postgresql"
-    ? (title: string, body: () => void) =>
-        describe.skip(`${title} [skipped: database-independent, run in the SQLite pass]`, body)
-    : browserService.describe;
+const suite = await browserDescribe();
 
-browserDescribe("the README's public page, in a browser on another origin", () => {
+suite("the README's public page, in a browser on another origin", () => {
   let h: OidcHarness;
   let admin: Client;
   let browser: Browser;

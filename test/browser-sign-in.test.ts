@@ -8,11 +8,11 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, expect, test } from "vitest";
 import { setPassword } from "../src/auth/passwords.ts";
-import { client, testProvider } from "./harness.ts";
+import { client } from "./harness.ts";
 import { startOidcHarness, type OidcHarness } from "./support/oidc.ts";
-import { chromiumService, launchChromium } from "./support/chromium.ts";
+import { browserDescribe, launchChromium } from "./support/chromium.ts";
 import { startSpa, type Spa } from "./support/spa.ts";
 
 const artifacts = path.resolve("test/artifacts");
@@ -20,16 +20,9 @@ const EMAIL = "dee.smith@example.com";
 const PASSWORD = "correct horse battery staple";
 const SCOPE = "openid profile email offline_access view:user view:role view:rankrecord view:rank";
 
-const browserService = await chromiumService();
+const suite = await browserDescribe();
 
-// The flow does not depend on the database's kind beyond what the other suites check: SQLite pass only.
-const browserDescribe =
-  testProvider === "postgresql"
-    ? (title: string, body: () => void) =>
-        describe.skip(`${title} [skipped: database-independent, run in the SQLite pass]`, body)
-    : browserService.describe;
-
-browserDescribe("a single-page app signs a person in through the OpenID provider", () => {
+suite("a single-page app signs a person in through the OpenID provider", () => {
   let h: OidcHarness;
   let issuer: string;
   let spa: Spa;

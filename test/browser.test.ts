@@ -5,16 +5,14 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { buildOpenApi } from "../src/openapi/document.ts";
-import { client, startHarness, testProvider, type Harness } from "./harness.ts";
-import { chromiumService, launchChromium } from "./support/chromium.ts";
+import { client, startHarness, type Harness } from "./harness.ts";
+import { browserDescribe, launchChromium } from "./support/chromium.ts";
 
 // The pages a person opens in a browser, /docs (Scalar) and /graphql (GraphiQL), in real headless Chromium
 // (Debian's `chromium`; CHROMIUM_PATH overrides) against the service on a real port. Both must load everything from
 // this server alone: the machine, like many deployments, has no route to a CDN.
 
 const artifacts = path.resolve("test-artifacts");
-
-const browserService = await chromiumService();
 
 /** Every request a page makes, and those that failed, so a test can say the page used nothing but this server. */
 function watch(page: Page, origin: string) {
@@ -97,14 +95,9 @@ describe("/docs without a browser", () => {
   });
 });
 
-// The pages do not depend on the database: they run in the SQLite pass only.
-const browserDescribe =
-  testProvider === "postgresql"
-    ? (title: string, body: () => void) =>
-        describe.skip(`${title} [skipped: database-independent, run in the SQLite pass]`, body)
-    : browserService.describe;
+const suite = await browserDescribe();
 
-browserDescribe("in a browser", () => {
+suite("in a browser", () => {
   let h: Harness;
   let server: Server;
   let origin: string;

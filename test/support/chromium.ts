@@ -1,6 +1,8 @@
 import { accessSync, constants } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
+import { describe } from "vitest";
 import { requireService } from "../services.ts";
+import { testProvider } from "../harness.ts";
 
 /*
  * Debian's Chromium (CHROMIUM_PATH overrides), driven by playwright-core, which never downloads a browser. Tests that
@@ -35,3 +37,15 @@ export const launchChromium = (): Promise<Browser> =>
       "--disable-dev-shm-usage",
     ],
   });
+
+/**
+ * `describe` for a browser suite whose pages do not depend on the database's kind beyond what the other suites check:
+ * run in the SQLite pass (skipped, or failed under MUSTER_REQUIRE_SERVICES=1, without Chromium), skipped in the
+ * PostgreSQL pass.
+ */
+export async function browserDescribe(): Promise<(title: string, body: () => void) => void> {
+  const service = await chromiumService();
+  return testProvider === "postgresql"
+    ? (title, body) => describe.skip(`${title} [skipped: database-independent, run in the SQLite pass]`, body)
+    : service.describe;
+}
