@@ -115,8 +115,9 @@ export type PublicField = Pick<
 export const choosesRow = (f: PublicField) => f.type === "select" && f.optionsType === "model";
 
 /**
- * Checks one submitted value against its field; answers the value to store (a number, a boolean, trimmed of nothing)
- * or the messages. `value` is present and not empty (the caller has checked `required`).
+ * Checks one submitted value against its field; answers the value to store (a number input's number, a boolean
+ * input's boolean, a chosen row's id as text, else the text as sent) or the messages. `value` is present and not
+ * empty (the caller has checked `required`).
  */
 function checkValue(f: PublicField, value: unknown, rules: Rule[]): { value?: unknown; errors: string[] } {
   const human = f.name || f.key;
