@@ -205,3 +205,122 @@ test("SHUTDOWN_GRACE_MS: a request still unfinished when the grace period ends d
   expect(server.output()).toMatch(/grace period/);
   socket.destroy();
 }, 60_000);
+
+describe.each([1, 2])("SIGTERM with WORKERS=%i, requests held open across it", (workers) => {
+  test("30 requests on keep-alive connections, each known received (100 Continue) before the signal, all answered 200; exit 0", async () => {
+    server = await spawnServer({
+      WORKERS: String(workers),
+      NODE_ENV: "production",
+      RATE_LIMIT_PER_MINUTE: "1000000",
+      LOG_LEVEL: "info",
+    });
+    const { child, base } = server;
+    const key = await apiKey(server.databaseUrl);
+    const agents = Array.from({ length: 30 }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
+    const body = JSON.stringify({ query: "{ ranks(first: 5) { totalCount } }" });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    /** Resolves with the status, or the error's code; `received` once the server has read the request's headers. */
+    function send(agent: Agent, held: boolean) {
+      let received!: () => void;
+      const read = new Promise<void>((resolve) => (received = resolve));
+      const answered = new Promise<string>((resolve) => {
+        const req = request(
+          new URL(held ? "/graphql" : "/v2/ranks", base),
+          {
+            agent,
+            method: held ? "POST" : "GET",
+            headers: {
+              authorization: `Bearer ${key}`,
+              ...(held
+                ? { "content-type": "application/json", "content-length": String(body.length), expect: "100-continue" }
+                : {}),
+            },
+          },
+          (res) => {
+            if (!held) received();
+            let text = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk: string) => (text += chunk));
+            res.on("end", () => resolve(`${res.statusCode}${held && !text.includes("totalCount") ? " " + text : ""}`));
+          },
+        );
+        req.on("error", (error) => {
+          received();
+          resolve(`${(error as NodeJS.ErrnoException).code ?? error.message}${req.reusedSocket ? " (reused)" : ""}`);
+        });
+        // node:http answers 100 Continue once it has parsed the headers: the request is in the server's hands.
+        if (held) req.on("continue", () => (received(), void released.then(() => req.end(body))));
+        else req.end();
+      });
+      return { read, answered };
+    }
+    // Every agent's connection is open and idle (kept alive) on one of the workers before the held requests use it.
+    expect(await Promise.all(agents.map((agent) => send(agent, false).answered))).toEqual(agents.map(() => "200"));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    const held = agents.map((agent, i) => send(agent, i % 3 !== 2));
+    await Promise.all(held.map((h) => h.read));
+    child.kill("SIGTERM");
+    // Every serving process has begun its shutdown (it logs that line) before the held bodies are sent.
+    await until(() => (server!.output().match(/shutting down/g) ?? []).length === workers, "shutdown begun");
+    release();
+    const answers = await Promise.all(held.map((h) => h.answered));
+    for (const agent of agents) agent.destroy();
+    expect(answers, server.output()).toEqual(held.map(() => "200"));
+    expect(await exited, server.output()).toBe(0);
+    expect(server.output()).not.toMatch(/grace period/);
+  }, 120_000);
+});
+
+test("HEADERS_TIMEOUT_MS 15 s and REQUEST_TIMEOUT_MS 60 s by default; positive integers, headers no longer than the request", async () => {
+  const { loadConfig } = await import("../src/core/config.ts");
+  expect(loadConfig({})).toMatchObject({ headersTimeoutMs: 15_000, requestTimeoutMs: 60_000 });
+  expect(loadConfig({ HEADERS_TIMEOUT_MS: "1000", REQUEST_TIMEOUT_MS: "2000" })).toMatchObject({
+    headersTimeoutMs: 1000,
+    requestTimeoutMs: 2000,
+  });
+  expect(() => loadConfig({ HEADERS_TIMEOUT_MS: "0" })).toThrow(
+    'HEADERS_TIMEOUT_MS must be a positive integer, got "0"',
+  );
+  expect(() => loadConfig({ REQUEST_TIMEOUT_MS: "soon" })).toThrow("REQUEST_TIMEOUT_MS must be a positive integer");
+  expect(() => loadConfig({ HEADERS_TIMEOUT_MS: "70000" })).toThrow(
+    "HEADERS_TIMEOUT_MS (70000) must not be longer than REQUEST_TIMEOUT_MS (60000)",
+  );
+});
+
+test("a bad HEADERS_TIMEOUT_MS stops the start with one line naming it (exit 1)", async () => {
+  await expect(spawnServer({ HEADERS_TIMEOUT_MS: "-5" })).rejects.toThrow(
+    'HEADERS_TIMEOUT_MS must be a positive integer, got "-5"',
+  );
+});
+
+describe.each([1, 2])("HEADERS_TIMEOUT_MS with WORKERS=%i", (workers) => {
+  test("a client sending its headers a byte a second is cut off (408, connection closed) at about the setting", async () => {
+    server = await spawnServer({
+      WORKERS: String(workers),
+      NODE_ENV: "production",
+      HEADERS_TIMEOUT_MS: "1000",
+      REQUEST_TIMEOUT_MS: "2000",
+    });
+    const url = new URL(server.base);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.on("error", () => {});
+    let answer = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (answer += chunk));
+    const closed = new Promise<"closed">((resolve) => socket.on("close", () => resolve("closed")));
+    const head = "GET /v2/ranks HTTP/1.1\r\nHost: x\r\nX-Slow: " + "a".repeat(60);
+    let at = 0;
+    const drip = setInterval(() => {
+      if (!socket.destroyed) socket.write(head[at++ % head.length]);
+    }, 1000);
+    const outcome = await Promise.race([
+      closed,
+      new Promise<"still open">((resolve) => setTimeout(() => resolve("still open"), 10_000)),
+    ]);
+    clearInterval(drip);
+    socket.destroy();
+    expect(outcome).toBe("closed");
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  }, 60_000);
+});

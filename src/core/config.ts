@@ -101,6 +101,10 @@ export interface Config {
   workers: number;
   /** On SIGTERM, how long requests already received may take to be answered before the process exits anyway (exit 1). */
   shutdownGraceMs: number;
+  /** A client has this long to send a request's headers (node:http's `headersTimeout`); then it is answered 408. */
+  headersTimeoutMs: number;
+  /** A client has this long to send a whole request, body included (`requestTimeout`); then it is answered 408. */
+  requestTimeoutMs: number;
   /** How the client address of a request is found (logs, rate limits without a key): see `trustProxy`. */
   trustProxy: boolean | number;
   /** pino level of the JSON log on stdout: fatal, error, warn, info, debug, trace or silent. */
@@ -230,6 +234,20 @@ function redisPrefix(value: string | undefined): string {
   return value;
 }
 
+/**
+ * `HEADERS_TIMEOUT_MS` and `REQUEST_TIMEOUT_MS`: how long a slow client may hold a connection before its request is
+ * whole. node:http refuses a headers timeout longer than the request timeout, so that is a start-up error here.
+ */
+function clientTimeouts(env: NodeJS.ProcessEnv): { headersTimeoutMs: number; requestTimeoutMs: number } {
+  const headersTimeoutMs = int(env, "HEADERS_TIMEOUT_MS", 15_000);
+  const requestTimeoutMs = int(env, "REQUEST_TIMEOUT_MS", 60_000);
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new ConfigError(
+      `HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
+  return { headersTimeoutMs, requestTimeoutMs };
+}
+
 /** A database URL as it may be shown: the password masked. */
 export function maskedUrl(url: string): string {
   return url.replace(/^([a-z][\w+.-]*:\/\/[^:/@]*):[^@/]*@/i, "$1:***@");
@@ -318,6 +336,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxConcurrentWrites: int(env, "MAX_CONCURRENT_WRITES", 16),
     workers: int(env, "WORKERS", 1),
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 30_000),
+    ...clientTimeouts(env),
     corsOrigins: (env.CORS_ORIGINS ?? "")
       .split(",")
       .map((o) => o.trim())

@@ -267,17 +267,25 @@ async function serve() {
   let stopping = false;
   let finished = false;
 
-  const server = createServer((req, res) => {
-    inFlight.add(res);
-    // Once stopping, no connection is kept alive past the response it is carrying.
-    if (stopping) res.shouldKeepAlive = false;
-    res.on("close", () => {
-      inFlight.delete(res);
-      // A connection kept alive by a response that began before the stop is closed once idle.
-      if (stopping) closeIdle();
-    });
-    listener(req, res);
-  });
+  // On the server, so the connections a worker is handed are timed too; checked each second (Node's default is 30 s).
+  const server = createServer(
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => {
+      inFlight.add(res);
+      // Once stopping, no connection is kept alive past the response it is carrying.
+      if (stopping) res.shouldKeepAlive = false;
+      res.on("close", () => {
+        inFlight.delete(res);
+        // A connection kept alive by a response that began before the stop is closed once idle.
+        if (stopping) closeIdle();
+      });
+      listener(req, res);
+    },
+  );
   server.on("clientError", answerClientError);
   const webSocket = serveWebSocket(server, app, db, config);
   let accepted = 0;
