@@ -229,7 +229,7 @@ describe("origins of publishable keys", () => {
   test("an ordinary key's row holding origins gives them no CORS headers", async () => {
     const origin = "https://ordinary.example";
     const made = await createApiKey(h.db.store, { account: "alpha", scopes: "view:rank" });
-    await h.db.prisma.apiKey.update({ where: { id: made.id }, data: { allowedOrigins: JSON.stringify([origin]) } });
+    await h.db.prisma.apiKey.update({ where: { id: made.id }, data: { allowedOrigins: [origin] } });
     expect(corsHeadersOf(await preflight(h, "/v2/ranks", origin, "GET"))).toEqual({});
   });
 });

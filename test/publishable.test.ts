@@ -126,7 +126,7 @@ describe("publishable keys", () => {
   test("even with every scope written into its row, it never reaches configuration, correspondence or the feed", async () => {
     await h.db.prisma.apiKey.update({
       where: { id: keyId },
-      data: { scopes: JSON.stringify(["*", ...everyNeverPublicScope, ...publishableScopes]) },
+      data: { scopes: ["*", ...everyNeverPublicScope, ...publishableScopes] },
     });
     try {
       for (const path of [
@@ -149,7 +149,7 @@ describe("publishable keys", () => {
     } finally {
       await h.db.prisma.apiKey.update({
         where: { id: keyId },
-        data: { scopes: JSON.stringify(publishableScopes) },
+        data: { scopes: [...publishableScopes] },
       });
     }
     const feed = await pub.get("/v2/changes");

@@ -11,10 +11,10 @@ export interface KeyRow {
   id: number;
   accountId: number;
   userId: number | null;
-  scopes: string;
+  scopes: string[];
   publishable: boolean;
-  /** JSON array of origins; null unless publishable. */
-  allowedOrigins: string | null;
+  /** Origins; null unless publishable. */
+  allowedOrigins: string[] | null;
   expiresAt: Date | null;
   revokedAt: Date | null;
   lastUsedAt: Date | null;

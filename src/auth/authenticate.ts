@@ -37,8 +37,8 @@ async function recordUse(db: Database, key: { id: number; lastUsedAt: Date | nul
 }
 
 /** A key's scopes; a publishable key's only those a public page may hold, whatever its row says (edited by hand). */
-const scopesOf = (key: { scopes: string; publishable: boolean }) => {
-  const scopes = JSON.parse(key.scopes) as string[];
+const scopesOf = (key: { scopes: string[]; publishable: boolean }) => {
+  const scopes = key.scopes;
   return key.publishable ? scopes.filter(isPublishableScope) : scopes;
 };
 
@@ -83,7 +83,7 @@ export async function authenticate(db: Database, config: Config, request: Reques
   const claimed = request.headers.get("x-perscom-id");
   if (claimed !== null && claimed.trim() !== String(found.accountId)) return unauthenticated();
   if (unsubscribed(config, found.subscriptionStatus)) return { auth: null, failure: new ApiError("PAYMENT_REQUIRED") };
-  const origins = found.publishable ? (JSON.parse(found.allowedOrigins ?? "[]") as string[]) : null;
+  const origins = found.publishable ? (found.allowedOrigins ?? []) : null;
   // Only a browser names an Origin. A caller without one is a server, and may use the key: it is public anyway, and
   // the rule exists to stop other sites embedding it in their pages, which every browser request would reveal.
   const origin = request.headers.get("origin");

@@ -14,8 +14,8 @@ const SQLITE_SQL =
 const POSTGRES_SQL =
   `SELECT 1 WHERE EXISTS (SELECT 1 FROM "OAuthClient" WHERE "disabledAt" IS NULL AND "allowedOrigins" @> $1::jsonb) ` +
   `OR EXISTS (SELECT 1 FROM "ApiKey" WHERE "publishable" AND "revokedAt" IS NULL ` +
-  `AND ("expiresAt" IS NULL OR "expiresAt" > $2::timestamp(3)) AND position($3 in "allowedOrigins") > 0 ` +
-  `AND "allowedOrigins"::jsonb @> $1::jsonb)`;
+  `AND ("expiresAt" IS NULL OR "expiresAt" > $2::timestamp(3)) AND position($3 in "allowedOrigins"::text) > 0 ` +
+  `AND "allowedOrigins" @> $1::jsonb)`;
 
 /**
  * True when an enabled OAuth client, or an un-revoked, unexpired publishable key, of any account, lists `origin` among
