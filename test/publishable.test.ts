@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { client, startHarness, type Client, type Harness } from "./harness.ts";
 import { createApiKey } from "../src/auth/accounts.ts";
-import { isPublishableScope, publishableScopes } from "../src/resources/publishable.ts";
+import { isPublishableScope } from "../src/resources/publishable.ts";
+import { publishableScopes } from "../src/resources/scopes.ts";
 import { knownScopes } from "../src/resources/scopes.ts";
 import { readEventStream } from "./support/event-stream.ts";
 

@@ -1,25 +1,14 @@
-import { createHash, randomBytes } from "node:crypto";
 import { ARBITRARY_DOCUMENTS_SCOPE, closestScopes, knownScopes } from "../resources/scopes.ts";
 
 export { ARBITRARY_DOCUMENTS_SCOPE, knownScopes };
 
-/** Keys are shown once; only their SHA-256 is stored. */
-export const hashKey = (key: string) => createHash("sha256").update(key).digest("hex");
-
-/** What every API key starts with. */
-export const API_KEY_PREFIX = "mst_";
-/**
- * What every publishable key starts with: a request can be told to carry one (or none) before anything is read, so
- * the shared response cache (src/http/response-cache.ts) is looked up for those requests only.
- */
-export const PUBLISHABLE_KEY_PREFIX = "mpk_";
-
-export const isPublishableKey = (text: string): boolean => text.startsWith(PUBLISHABLE_KEY_PREFIX);
-
-export function generateKey(publishable = false): { key: string; hash: string; prefix: string } {
-  const key = `${publishable ? PUBLISHABLE_KEY_PREFIX : API_KEY_PREFIX}${randomBytes(32).toString("base64url")}`;
-  return { key, hash: hashKey(key), prefix: key.slice(0, 12) };
-}
+export {
+  API_KEY_PREFIX,
+  PUBLISHABLE_KEY_PREFIX,
+  generateKey,
+  hashKey,
+  isPublishableKey,
+} from "../core/api-key-text.ts";
 
 /** Whether a key with `scopes` may send any GraphQL document while GRAPHQL_TRUSTED_DOCUMENTS_ONLY is on. */
 export const maySendAnyDocument = (scopes: ReadonlySet<string>): boolean =>

@@ -45,7 +45,9 @@ export function buildOpenApi(): Record<string, unknown> {
           type: "http",
           scheme: "bearer",
           description:
-            "An API key as a Bearer token: the way to send it. Or an SSO token: an HS256 JWT signed with the account's SSO secret " +
+            "An API key as a Bearer token: the way to send it (`mst_...`; made by `keys:create` or `POST /v2/api-keys`). A publishable key " +
+            "(`mpk_...`) is one meant for public pages: view scopes of public resources and `create:submission` only, no personal field, " +
+            "refused (403) from a browser origin it does not list; its GET responses may come from the shared cache. Or an SSO token: an HS256 JWT signed with the account's SSO secret " +
             "(`sub` a person's id or email, `scopes` or `scope`, `exp`, and `tenant` or the X-Perscom-Id header), which acts as that " +
             "person within their roles' permissions. Or an access token of the OpenID provider (the `oauth2` scheme).",
         },

@@ -20,6 +20,7 @@ import { links } from "./links.ts";
 import { webhook, webhookDelivery } from "./webhook.ts";
 import { role } from "./role.ts";
 import { oauthClient } from "./oauth-client.ts";
+import { apiKey } from "./api-key.ts";
 import { signInLink } from "./sign-in-link.ts";
 
 /** Every resource of the API. Adding a resource means adding its definition here (and its Prisma model). */
@@ -61,6 +62,7 @@ export const resources: ResourceDef[] = [
   webhookDelivery,
   role,
   oauthClient,
+  apiKey,
   signInLink,
   ...links,
 ];

@@ -60,11 +60,17 @@ const conventional = (name: string, n: number): string[] =>
     url: [`https://example.invalid/${n}`],
   })[name] ?? [];
 
-/** JSON a column of this name must hold where `[]` will not do (a webhook's `events`: a non-empty list of types). */
-const conventionalJson: Record<string, unknown> = { events: ["*"] };
+/**
+ * JSON a column of this name must hold where `[]` will not do (a webhook's `events`: a non-empty list of types; an API
+ * key's `scopes`: at least one, held by its maker, who holds `create:apikey` whatever else it holds).
+ */
+const conventionalJson: Record<string, unknown> = { events: ["*"], scopes: ["create:apikey"] };
 
-/** Booleans a column of this name must hold (an OAuth client's `public`: a confidential client has a secret to rotate). */
-const conventionalBoolean: Record<string, boolean> = { public: false };
+/**
+ * Booleans a column of this name must hold (an OAuth client's `public`: a confidential client has a secret to rotate;
+ * an API key's `publishable`: one that is needs origins).
+ */
+const conventionalBoolean: Record<string, boolean> = { public: false, publishable: false };
 
 /** Candidate strings tried against a column's `pattern`, in order; the first that matches is used. */
 const patterned = (name: string, n: number) => [
