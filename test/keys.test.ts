@@ -138,3 +138,50 @@ test("requests arriving together with a key last used over a minute ago record t
   const used = (await h.db.prisma.apiKey.findUniqueOrThrow({ where: { id: created.id } })).lastUsedAt!;
   expect(used.getTime()).toBeGreaterThanOrEqual(before - 1000);
 });
+
+test("keys:create --publishable refuses a scope a public page may not hold, a user, and missing or bad origins", async () => {
+  const refusals: Array<[string[], RegExp]> = [
+    [["--scopes", "view:user,update:user", "--origins", "https://unit.example"], /cannot hold "update:user"/],
+    [["--scopes", "*", "--origins", "https://unit.example"], /cannot hold "\*"/],
+    [["--scopes", "view:user"], /needs the origins/],
+    [["--scopes", "view:user", "--origins", "https://unit.example/roster"], /is not an origin/],
+    [["--scopes", "view:user", "--origins", "https://unit.example", "--user", "1"], /has no user 1|acts as no user/],
+  ];
+  const before = await h.db.prisma.apiKey.count();
+  for (const [args, message] of refusals) {
+    const failed = await cli("keys:create", "--account", "alpha", "--publishable", ...args).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed?.code, args.join(" ")).toBe(1);
+    expect(failed?.stderr.trim().split("\n")).toHaveLength(1);
+    expect(failed?.stderr).toMatch(message);
+  }
+  expect(await h.db.prisma.apiKey.count()).toBe(before);
+  expect(
+    (await cli("keys:create", "--account", "alpha", "--scopes", "view:user", "--origins", "https://a.example").then(
+      () => null,
+      (error: { stderr: string }) => error.stderr,
+    )) ?? "",
+  ).toContain("--publishable");
+
+  const made = await cli(
+    "keys:create",
+    ...["--account", "alpha", "--publishable", "--scopes", "view:user,create:submission"],
+    ...["--origins", "https://unit.example,https://www.unit.example"],
+  );
+  const key = made.stdout.trim().split("\n").at(-1)!;
+  expect(key).toMatch(/^mpk_/);
+  const row = await h.db.prisma.apiKey.findUniqueOrThrow({ where: { hash: hashKey(key) } });
+  expect({ publishable: row.publishable, scopes: row.scopes, origins: row.allowedOrigins }).toEqual({
+    publishable: true,
+    scopes: ["view:user", "create:submission"],
+    origins: ["https://unit.example", "https://www.unit.example"],
+  });
+  const listed = await cli("keys:list", "--account", "alpha");
+  expect(listed.stdout).toContain(row.prefix);
+  expect(listed.stdout).not.toContain(key);
+  const fromPage = client(h, key, { origin: "https://www.unit.example" });
+  expect((await fromPage.get("/v2/users")).status).toBe(200);
+  expect((await client(h, key, { origin: "https://evil.example" }).get("/v2/users")).status).toBe(403);
+});
