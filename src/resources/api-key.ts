@@ -6,6 +6,7 @@ import { bool, datetime, defineResource, json, string, type Hooks } from "./defi
 import { jsonString, listOf } from "./json-shapes.ts";
 import { isOrigin } from "./oauth-client.ts";
 import { isPublishableScope } from "./publishable.ts";
+import { ShownOnce } from "./shown-once.ts";
 
 /*
  * The account's API keys, managed through the API as the CLI's keys:create / keys:list / keys:revoke manage them. A
@@ -16,8 +17,7 @@ import { isPublishableScope } from "./publishable.ts";
  */
 
 /** Keys made by this request, by their hash until `afterCreate` knows the row's id, then by row id. */
-const pending = new WeakMap<object, Map<string, string>>();
-const revealed = new WeakMap<object, Map<number, string>>();
+const keys = new ShownOnce();
 
 const checkApiKey: NonNullable<Hooks<"ApiKey">["beforeWrite"]> = ({ data, existing, ctx, scopes }) => {
   const bag = new FieldErrorBag();
@@ -45,9 +45,7 @@ const checkApiKey: NonNullable<Hooks<"ApiKey">["beforeWrite"]> = ({ data, existi
   if (!existing) {
     const made = generateKey(publishable);
     Object.assign(data, { hash: made.hash, prefix: made.prefix, publishable });
-    let keys = pending.get(ctx);
-    if (!keys) pending.set(ctx, (keys = new Map()));
-    keys.set(made.hash, made.key);
+    keys.hold(ctx, made.hash, made.key);
   }
 };
 
@@ -127,18 +125,12 @@ export const apiKey = defineResource<"ApiKey">({
       needs: [],
       once: true,
       description: "The key itself: shown once, in the answer of the create that made it; null everywhere else.",
-      resolve: (row, ctx) => revealed.get(ctx)?.get(row.id) ?? null,
+      resolve: (row, ctx) => keys.shown(ctx, row.id),
     },
   },
   orderBy: [{ id: "asc" }],
   hooks: {
     beforeWrite: checkApiKey,
-    afterCreate: ({ row, ctx }) => {
-      const key = pending.get(ctx)?.get(row.hash);
-      if (!key) return;
-      let keys = revealed.get(ctx);
-      if (!keys) revealed.set(ctx, (keys = new Map()));
-      keys.set(row.id, key);
-    },
+    afterCreate: ({ row, ctx }) => keys.revealHeld(ctx, row.hash, row.id),
   },
 });

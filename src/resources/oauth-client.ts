@@ -4,6 +4,7 @@ import { FieldErrorBag } from "../core/errors.ts";
 import type { Context } from "../request/context.ts";
 import { bool, datetime, defineResource, json, string, type Hooks } from "./define.ts";
 import { jsonString, listOf } from "./json-shapes.ts";
+import { ShownOnce } from "./shown-once.ts";
 
 /*
  * An OAuth client of the account's OpenID provider (src/auth/oidc/): an application that signs the account's people in
@@ -21,16 +22,11 @@ export const newClientSecret = (): string => `mcs_${randomBytes(32).toString("ba
 /** What is stored of a client secret. */
 export const clientSecretHash = (secret: string): string => createHash("sha256").update(secret).digest("hex");
 
-/** Secrets made by this request, by client row id: the one answer that may show them. */
-const revealed = new WeakMap<object, Map<number, string>>();
-/** Secrets made in `beforeWrite` of a create, by their hash, until `afterCreate` knows the row's id. */
-const pending = new WeakMap<object, Map<string, string>>();
+/** Secrets made by this request, by client row id (held by their hash until a create's row has one). */
+const secrets = new ShownOnce();
 
-export function revealClientSecret(ctx: Context, clientRowId: number, secret: string): void {
-  let secrets = revealed.get(ctx);
-  if (!secrets) revealed.set(ctx, (secrets = new Map()));
-  secrets.set(clientRowId, secret);
-}
+export const revealClientSecret = (ctx: Context, clientRowId: number, secret: string): void =>
+  secrets.reveal(ctx, clientRowId, secret);
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
@@ -117,11 +113,7 @@ const checkOAuthClient: NonNullable<Hooks<"OAuthClient">["beforeWrite"]> = ({ da
     const secret = newClientSecret();
     data.secretHash = clientSecretHash(secret);
     if (existing) revealClientSecret(ctx, existing.id, secret);
-    else {
-      let secrets = pending.get(ctx);
-      if (!secrets) pending.set(ctx, (secrets = new Map()));
-      secrets.set(data.secretHash as string, secret);
-    }
+    else secrets.hold(ctx, data.secretHash as string, secret);
   }
 };
 
@@ -184,16 +176,13 @@ export const oauthClient = defineResource<"OAuthClient">({
       once: true,
       description:
         "A confidential client's secret: shown once, in the answer of the create (or rotate-secret) that made it; null everywhere else.",
-      resolve: (row, ctx) => revealed.get(ctx)?.get(row.id) ?? null,
+      resolve: (row, ctx) => secrets.shown(ctx, row.id),
     },
   },
   orderBy: [{ id: "asc" }],
   hooks: {
     beforeWrite: checkOAuthClient,
-    afterCreate: ({ row, ctx }) => {
-      const secret = row.secretHash ? pending.get(ctx)?.get(row.secretHash) : undefined;
-      if (secret) revealClientSecret(ctx, row.id, secret);
-    },
+    afterCreate: ({ row, ctx }) => secrets.revealHeld(ctx, row.secretHash, row.id),
   },
   actions: [
     {

@@ -1,5 +1,6 @@
 import type { Context } from "../request/context.ts";
 import { datetime, defineResource, int, string } from "./define.ts";
+import { ShownOnce } from "./shown-once.ts";
 
 /*
  * A one-time link to choose a password (an invitation; a reset asked for by email). It has no routes of its own: the
@@ -8,13 +9,9 @@ import { datetime, defineResource, int, string } from "./define.ts";
  */
 
 /** Links made by this request, by id: the one response that may show their URL (the token is in it). */
-const revealed = new WeakMap<object, Map<number, string>>();
+const urls = new ShownOnce();
 
-export function revealLinkUrl(ctx: Context, linkId: number, url: string): void {
-  let urls = revealed.get(ctx);
-  if (!urls) revealed.set(ctx, (urls = new Map()));
-  urls.set(linkId, url);
-}
+export const revealLinkUrl = (ctx: Context, linkId: number, url: string): void => urls.reveal(ctx, linkId, url);
 
 export const signInLink = defineResource({
   name: "signInLink",
@@ -40,7 +37,7 @@ export const signInLink = defineResource({
       once: true,
       description:
         "The link to send the person (it carries the token): shown once, in the answer of the request that made it; null everywhere else.",
-      resolve: (row, ctx) => revealed.get(ctx)?.get(row.id) ?? null,
+      resolve: (row, ctx) => urls.shown(ctx, row.id),
     },
   },
   orderBy: [{ id: "desc" }],

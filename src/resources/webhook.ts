@@ -2,6 +2,7 @@ import type { Context } from "../request/context.ts";
 import { belongsTo, bool, datetime, defineResource, hasMany, int, json, string, text } from "./define.ts";
 import { jsonString, listOf } from "./json-shapes.ts";
 import { checkWebhook } from "./webhook-checks.ts";
+import { ShownOnce } from "./shown-once.ts";
 
 /*
  * A webhook is checked before it is written by src/resources/webhook-checks.ts; its actions are run by
@@ -9,13 +10,10 @@ import { checkWebhook } from "./webhook-checks.ts";
  */
 
 /** Secrets made by this request (create, rotate), by webhook id: the one response that may show them. */
-const revealed = new WeakMap<object, Map<number, string>>();
+const secrets = new ShownOnce();
 
-export function revealSecret(ctx: Context, webhookId: number, secret: string): void {
-  let secrets = revealed.get(ctx);
-  if (!secrets) revealed.set(ctx, (secrets = new Map()));
-  secrets.set(webhookId, secret);
-}
+export const revealSecret = (ctx: Context, webhookId: number, secret: string): void =>
+  secrets.reveal(ctx, webhookId, secret);
 
 export const webhook = defineResource({
   name: "webhook",
@@ -75,7 +73,7 @@ export const webhook = defineResource({
       once: true,
       description:
         "The key of the `Signature` header: shown once, in the answer of the create or rotate-secret that made it; null everywhere else.",
-      resolve: (row, ctx) => revealed.get(ctx)?.get(row.id) ?? null,
+      resolve: (row, ctx) => secrets.shown(ctx, row.id),
     },
   },
   relations: {
