@@ -142,9 +142,9 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
   });
 
   /** One unit of `bucket`: a keyless request's, taken when its context is built, or a subscription's when it starts. */
-  async function charge(request: Request | undefined, bucket: string, from = limiter!, limit = points) {
+  async function charge(request: Request | undefined, bucket: string, from = limiter!, limit = points, units = 1) {
     try {
-      record(request, await from.consume(bucket, 1), false, limit);
+      record(request, await from.consume(bucket, units), false, limit);
     } catch (rejection) {
       if (rejection instanceof Error) throw rejection;
       record(request, rejection as RateLimiterRes, true, limit);
@@ -227,15 +227,7 @@ export function createRateLimit(config: Config, db: Database): RateLimit {
     async chargeAnswered(request, serverContext, credential, charged) {
       const bucket = credential ?? bucketOf(null, request, serverContext as ServerContext);
       buckets.set(request, bucket);
-      if (limiter && charged > 0) {
-        try {
-          record(request, await limiter.consume(bucket, charged), false);
-        } catch (rejection) {
-          if (rejection instanceof Error) throw rejection;
-          record(request, rejection as RateLimiterRes, true);
-          throw new ApiError("RATE_LIMITED");
-        }
-      }
+      if (limiter && charged > 0) await charge(request, bucket, limiter, points, charged);
       // The shared cache holds only publishable keys' and anonymous reads: a credential here is a publishable key's,
       // and its client address pays its unit as when the operation runs.
       if (credential !== null) {
