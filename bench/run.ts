@@ -69,6 +69,25 @@ const sqliteOnly = args.has("--sqlite-only");
 const partial = !!only || postgresOnly || sqliteOnly;
 /** `--workers`: the scale-out comparison (issue 17, item 4) instead of the usual run; writes RESULTS-workers.md. */
 const workersMode = args.has("--workers");
+/**
+ * `--scale 10` (or `--scale=10`, issue 45 point 4): instead of the usual run, every workload on the service and the
+ * floor at the full size and at that many times its users, rank records and comments, CPU per request side by side;
+ * W3 at its last page too. With --quick the rounds are the quick run's, the sizes still the full one and N times it.
+ * Writes RESULTS-scale.md (RESULTS-quick.md with --quick).
+ */
+const scaleFactor = (() => {
+  const argv = process.argv.slice(2);
+  const inline = argv.find((a) => a.startsWith("--scale="));
+  const text = inline
+    ? inline.slice("--scale=".length)
+    : argv.includes("--scale")
+      ? argv[argv.indexOf("--scale") + 1]
+      : null;
+  if (text === null) return null;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 2) throw new Error(`--scale needs a whole factor of 2 or more, not ${text}`);
+  return n;
+})();
 
 const plan = quick
   ? { size: quickSize, warmup: 2, round: 3, rounds: 1 }
@@ -80,7 +99,7 @@ const floorSqliteDriver =
     ? "@libsql/client (FLOOR_SQLITE=libsql)"
     : `better-sqlite3, statements prepared once, synchronous = FULL, reads on ${process.env.FLOOR_READ_THREADS ?? 2} read threads of their own (writes and key lookups on the main thread)`;
 
-type WorkloadId = "W1" | "W2" | "W2c" | "W3" | "W4" | "W5";
+type WorkloadId = "W1" | "W2" | "W2c" | "W3" | "W3last" | "W4" | "W5";
 
 /** W2 and W2c: the same GraphQL read, paged by offset and by cursor. */
 const isW2 = (w: { id: WorkloadId }) => w.id === "W2" || w.id === "W2c";
@@ -1319,6 +1338,7 @@ async function withSeededPostgres<T>(
     publishableKey: string;
     seeded: Seeded;
   }) => Promise<T>,
+  size: SeedSize = plan.size,
 ): Promise<T> {
   const name = `muster_bench_${process.pid}`;
   await pgQuery(base, `CREATE DATABASE "${name}"`);
@@ -1330,7 +1350,7 @@ async function withSeededPostgres<T>(
     await migrate(databaseUrl);
     const { key, publishableKey, accountId } = await createKeys(databaseUrl);
     const sink = await postgresSink(databaseUrl);
-    const seeded = await seed(sink, accountId, plan.size);
+    const seeded = await seed(sink, accountId, size);
     await sink.close();
     await pgQuery(databaseUrl, "ANALYZE");
     return await work({ databaseUrl, storageDir, key, publishableKey, seeded });
@@ -1338,6 +1358,165 @@ async function withSeededPostgres<T>(
     await pgQuery(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
     rmSync(storageDir, { recursive: true, force: true });
   }
+}
+
+/** A fresh SQLite database in a directory of its own under `dir`, migrated, keyed and seeded at `size`; removed after `work`. */
+async function withSeededSqlite<T>(
+  dir: string,
+  size: SeedSize,
+  work: (db: {
+    databaseUrl: string;
+    storageDir: string;
+    key: string;
+    publishableKey: string;
+    seeded: Seeded;
+  }) => Promise<T>,
+): Promise<T> {
+  const own = mkdtempSync(path.join(dir, "scale-"));
+  const databaseUrl = `file:${path.join(own, "bench.db")}`;
+  try {
+    await migrate(databaseUrl);
+    const { key, publishableKey, accountId } = await createKeys(databaseUrl);
+    const sink = sqliteSink(databaseUrl);
+    const seeded = await seed(sink, accountId, size);
+    await sink.close();
+    return await work({ databaseUrl, storageDir: path.join(own, "files"), key, publishableKey, seeded });
+  } finally {
+    if (!keep) rmSync(own, { recursive: true, force: true });
+  }
+}
+
+/** One system's figures for one workload at one size, in `--scale`'s report. */
+interface ScaleResult {
+  database: "SQLite" | "PostgreSQL";
+  sized: number;
+  workload: WorkloadId;
+  system: string;
+  m: Measured;
+}
+
+/**
+ * `--scale N` (issue 45, point 4): on each database, at the plan's size and at N times its users, rank records and
+ * comments (ranks and documents as they are), the service and the floor (and for W5 the service with RESPONSE_CACHE=off)
+ * under every workload, W3 also at its last page (the deepest OFFSET); CPU per request at both sizes side by side.
+ */
+async function benchScale(factor: number, dir: string, startSpeed: number, startLoad: string, built: string) {
+  // Always the full size and N times it: --quick here only shortens the rounds (a quick-size base would measure 1,000 users).
+  const sizes: SeedSize[] = [
+    fullSize,
+    { ...fullSize, users: fullSize.users * factor, comments: fullSize.comments * factor },
+  ];
+  const results: ScaleResult[] = [];
+  const seededLines: string[] = [];
+  const pgPlan = sqliteOnly ? null : await postgresPlan();
+  const databases: Array<"SQLite" | "PostgreSQL"> = [
+    ...(postgresOnly ? [] : ["SQLite" as const]),
+    ...(pgPlan && "base" in pgPlan ? ["PostgreSQL" as const] : []),
+  ];
+  if (pgPlan && "skipped" in pgPlan) seededLines.push(`- ${pgPlan.skipped}`);
+  for (const database of databases) {
+    for (const [index, size] of sizes.entries()) {
+      const sized = index === 0 ? 1 : factor;
+      const work = async ({
+        databaseUrl,
+        storageDir,
+        key,
+        publishableKey,
+        seeded,
+      }: {
+        databaseUrl: string;
+        storageDir: string;
+        key: string;
+        publishableKey: string;
+        seeded: Seeded;
+      }) => {
+        seededLines.push(
+          `- ${database} ×${sized}: ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments, seeded in ${(seeded.ms / 1000).toFixed(1)} s`,
+        );
+        log(`${database} ×${sized}: seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
+        const lastCommentPage = Math.ceil(seeded.comments / 25);
+        const list: Workload[] = [
+          ...workloads(seeded, size, publishableKey),
+          {
+            id: "W3last" as const,
+            title: `GET /v2/comments?include=author&page=${lastCommentPage}&limit=25 (the last page)`,
+            floor: true,
+            method: "GET" as const,
+            next: () => ({ path: `/v2/comments?include=author&page=${lastCommentPage}&limit=25` }),
+          },
+        ].filter((w) => !only || only.has(w.id));
+        const suffix = `${database === "PostgreSQL" ? "-pg" : ""}-x${sized}`;
+        const servers: Server[] = [];
+        try {
+          const service = await startServer(`service${suffix}`, serviceScript, serviceEnv(databaseUrl, storageDir));
+          servers.push(service);
+          const floor = await startServer(`floor${suffix}`, "bench/floor.ts", { DATABASE_URL: databaseUrl });
+          servers.push(floor);
+          await checkSameJson(service, floor, key, list);
+          const w5 = list.find((w) => w.id === "W5");
+          let uncached: Server | null = null;
+          if (w5) {
+            uncached = await startServer(`service-nocache${suffix}`, serviceScript, {
+              ...serviceEnv(databaseUrl, storageDir),
+              RESPONSE_CACHE: "off",
+            });
+            servers.push(uncached);
+            await checkSameJson(uncached, floor, key, [w5]);
+          }
+          log(`${database} ×${sized}: the floor answers the same JSON as the service for every workload's samples`);
+          for (const w of list) {
+            const targets = [service, ...(w.id === "W5" && uncached ? [uncached] : []), floor];
+            const measured = await measure(targets, key, w, databaseUrl);
+            const names = new Map<Server, string>([
+              [service, w.id === "W5" ? "service (cache on)" : "service"],
+              [floor, "floor"],
+            ]);
+            if (uncached) names.set(uncached, "service (RESPONSE_CACHE=off)");
+            for (const t of targets)
+              results.push({ database, sized, workload: w.id, system: names.get(t)!, m: measured.get(t)! });
+          }
+        } finally {
+          for (const server of servers.reverse()) await stopServer(server);
+        }
+      };
+      if (database === "SQLite") await withSeededSqlite(dir, size, work);
+      else await withSeededPostgres((pgPlan as { base: string }).base, work, size);
+    }
+  }
+  const lines = [
+    `# Scale (\`npm run bench -- --scale ${factor}\`${quick ? " --quick" : ""})`,
+    "",
+    `Written by bench/run.ts --scale ${factor}. Each database seeded twice: at the full size and at ${factor}× its users, rank records and comments ` +
+      `(ranks and documents as they are). At each size the service as \`npm start\` runs it and the floor (and for W5 the service with RESPONSE_CACHE=off), ` +
+      `each workload a ${plan.warmup} s warm-up per target then ${plan.rounds} round(s) of ${plan.round} s (W2, W2c and W4 a fixed number of requests), medians. ` +
+      "W3last is W3 at its last page, the deepest OFFSET. CPU ms per request: the server process's (on PostgreSQL / every `postgres` process's on the machine).",
+    "",
+    "## Machine",
+    "",
+    ...machine(startSpeed),
+    `- Service built from ${built}`,
+    `- Load average when the run began: ${startLoad}`,
+    "",
+    "## Data",
+    "",
+    ...seededLines,
+    "",
+    "## CPU per request at both sizes",
+    "",
+    `| Database | Workload | System | req/s ×1 | CPU ms per request ×1 | req/s ×${factor} | CPU ms per request ×${factor} | CPU ×${factor} ÷ ×1 | Failed (×1 / ×${factor}) |`,
+    "|---|---|---|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const r of results.filter((x) => x.sized === 1)) {
+    const big = results.find(
+      (x) => x.database === r.database && x.workload === r.workload && x.system === r.system && x.sized === factor,
+    );
+    const pgSide = r.database === "PostgreSQL";
+    lines.push(
+      `| ${r.database} | ${r.workload} | ${r.system} | ${f0(r.m.rps)} | ${cpuCell(r.m, pgSide)} | ${big ? f0(big.m.rps) : "–"} | ${big ? cpuCell(big.m, pgSide) : "–"} | ${big ? f2(big.m.cpuMs / r.m.cpuMs) : "–"} | ${r.m.bad} / ${big?.m.bad ?? "–"} |`,
+    );
+  }
+  lines.push("");
+  return lines.join("\n");
 }
 
 /**
@@ -1491,6 +1670,16 @@ async function main() {
   if (build.status !== 0) throw new Error("npm run build failed");
   const built = commitOfBuild();
   log(`built from ${built}`);
+
+  if (scaleFactor !== null) {
+    const report = `${await benchScale(scaleFactor, dir, startSpeed, startLoad, built)}Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.\n`;
+    console.log(`\n${report}`);
+    const out = path.join(root, "bench", quick ? "RESULTS-quick.md" : "RESULTS-scale.md");
+    writeFileSync(out, report);
+    log(`wrote ${path.relative(root, out)}`);
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+    return;
+  }
 
   if (workersMode) {
     const pgPlan = sqliteOnly ? { skipped: "PostgreSQL: not measured (--sqlite-only)" } : await postgresPlan();
