@@ -52,7 +52,7 @@ import { createApiKey } from "../src/auth/accounts.ts";
 import { fullSize, postgresSink, prng, quickSize, seed, sqliteSink, type Seeded, type SeedSize } from "./seed.ts";
 import { countStatements, summariseSql, type Counted, type Probe } from "./statements.ts";
 import { summariseProfile } from "./profile.ts";
-import { w2Document, w2Variables } from "./w2.ts";
+import { cursorUserId, w2cDocument, w2cVariables, w2Document, w2Variables } from "./w2.ts";
 import { machineSpeedMs } from "./machine-speed.ts";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -69,6 +69,25 @@ const sqliteOnly = args.has("--sqlite-only");
 const partial = !!only || postgresOnly || sqliteOnly;
 /** `--workers`: the scale-out comparison (issue 17, item 4) instead of the usual run; writes RESULTS-workers.md. */
 const workersMode = args.has("--workers");
+/**
+ * `--scale 10` (or `--scale=10`, issue 45 point 4): instead of the usual run, every workload on the service and the
+ * floor at the full size and at that many times its users, rank records and comments, CPU per request side by side;
+ * W3 at its last page too. With --quick the rounds are the quick run's, the sizes still the full one and N times it.
+ * Writes RESULTS-scale.md (RESULTS-quick.md with --quick).
+ */
+const scaleFactor = (() => {
+  const argv = process.argv.slice(2);
+  const inline = argv.find((a) => a.startsWith("--scale="));
+  const text = inline
+    ? inline.slice("--scale=".length)
+    : argv.includes("--scale")
+      ? argv[argv.indexOf("--scale") + 1]
+      : null;
+  if (text === null) return null;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 2) throw new Error(`--scale needs a whole factor of 2 or more, not ${text}`);
+  return n;
+})();
 
 const plan = quick
   ? { size: quickSize, warmup: 2, round: 3, rounds: 1 }
@@ -80,35 +99,132 @@ const floorSqliteDriver =
     ? "@libsql/client (FLOOR_SQLITE=libsql)"
     : `better-sqlite3, statements prepared once, synchronous = FULL, reads on ${process.env.FLOOR_READ_THREADS ?? 2} read threads of their own (writes and key lookups on the main thread)`;
 
-type WorkloadId = "W1" | "W2" | "W3" | "W4";
+type WorkloadId = "W1" | "W2" | "W2c" | "W3" | "W3last" | "W4" | "W5";
+
+/** W2 and W2c: the same GraphQL read, paged by offset and by cursor. */
+const isW2 = (w: { id: WorkloadId }) => w.id === "W2" || w.id === "W2c";
 
 interface Workload {
   id: WorkloadId;
   title: string;
   floor: boolean;
   method: "GET" | "POST";
+  /** Headers of its own, replacing the API key's (W5: the publishable key and an Origin it names). */
+  headers?: Record<string, string>;
   /** A request for the `n`th draw of a deterministic random stream. */
   next(rnd: ReturnType<typeof prng>): { path: string; body?: string };
 }
 
 const w2Query = w2Document;
 
-/**
- * The same W2 request in PostGraphile's own naming (its inflection, with pg-simplify-inflector): the page of users by
- * primary key, each user's 20 newest rank records (`createdAt` then `id`, descending, as the service orders them),
- * their rank with its image (a computed column, see bench/postgraphile.ts) and author.
- */
-const postgraphileW2 =
-  "query W2($offset: Int) { users(first: 100, offset: $offset, orderBy: PRIMARY_KEY_ASC) { nodes { id name rankRecordsByUserId(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC]) { nodes { id type rank { name image { path } } author { name } } } } } }";
-
-/** A W2 request of the service's, re-spelt for PostGraphile: the same page of users. */
-function toPostgraphile(request: { path: string; body?: string }) {
-  const { offset } = JSON.parse(request.body ?? "{}").variables as { offset: number };
-  return { path: "/graphql", body: JSON.stringify({ query: postgraphileW2, variables: { offset } }) };
+/** A GraphQL peer (PostGraphile 4 or 5): its script, and W2 and W2c in its own spelling. */
+interface PeerSpec {
+  label: string;
+  name: string;
+  script: string;
+  /** W2: a page of 100 users by offset, with `$offset`. */
+  w2: string;
+  /** W2c: the page after `$after`, one of its own cursors, with `pageInfo`. */
+  w2c: string;
+  /** The first user and its cursor: the shape of its cursors (`peerCursors`). */
+  cursorProbe: string;
 }
 
-function workloads(s: Seeded, size: SeedSize): Workload[] {
+/**
+ * PostGraphile's spellings of W2 and W2c: the page of users by primary key, each user's 20 newest rank records
+ * (`createdAt` then `id`, descending, as the service orders them), their rank with its image (a computed column, see
+ * bench/postgraphile.ts) and author. 4.14 with pg-simplify-inflector (`users`, `rank`, `author`, the column `id`); 5
+ * with the Amber preset's names (`allUsers`, `rankByRankId`, `userByAuthorId`, the column as `rowId`), aliased to the
+ * service's where they differ.
+ */
+const records4 =
+  "rankRecordsByUserId(first: 20, orderBy: [CREATED_AT_DESC, ID_DESC]) { nodes { id type rank { name image { path } } author { name } } }";
+const records5 =
+  "rankRecordsByUserId(first: 20, orderBy: [CREATED_AT_DESC, ROW_ID_DESC]) { nodes { rowId type rank: rankByRankId { name image { path } } author: userByAuthorId { name } } }";
+const peerSpecs: PeerSpec[] = [
+  {
+    label: "PostGraphile 4",
+    name: "postgraphile-pg",
+    script: "bench/postgraphile.ts",
+    w2: `query W2($offset: Int) { users(first: 100, offset: $offset, orderBy: PRIMARY_KEY_ASC) { nodes { id name ${records4} } } }`,
+    w2c: `query W2c($after: Cursor) { users(first: 100, after: $after, orderBy: PRIMARY_KEY_ASC) { pageInfo { endCursor hasNextPage } nodes { id name ${records4} } } }`,
+    cursorProbe: "{ users(first: 1, orderBy: PRIMARY_KEY_ASC) { pageInfo { endCursor } nodes { id } } }",
+  },
+  {
+    label: "PostGraphile 5",
+    name: "postgraphile5-pg",
+    script: "bench/postgraphile5.ts",
+    w2: `query W2($offset: Int) { users: allUsers(first: 100, offset: $offset, orderBy: PRIMARY_KEY_ASC) { nodes { rowId name ${records5} } } }`,
+    w2c: `query W2c($after: Cursor) { users: allUsers(first: 100, after: $after, orderBy: PRIMARY_KEY_ASC) { pageInfo { endCursor hasNextPage } nodes { rowId name ${records5} } } }`,
+    cursorProbe: "{ users: allUsers(first: 1, orderBy: PRIMARY_KEY_ASC) { pageInfo { endCursor } nodes { rowId } } }",
+  },
+];
+
+/**
+ * A peer's cursor of any user, from one it gave: PostGraphile's cursors are base64 JSON naming the row's primary key
+ * (4.14: `["primary_key_asc",[1]]`, 5: `["<digest of the order>",1]`); the first user's id in it is replaced.
+ */
+async function peerCursors(peer: Server, spec: PeerSpec): Promise<(id: number) => string> {
+  const response = await fetch(`${peer.url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify({ query: spec.cursorProbe }),
+  });
+  const text = await response.text();
+  const users = (JSON.parse(text) as { data?: { users?: { pageInfo: { endCursor: string }; nodes: W2User[] } } }).data
+    ?.users;
+  if (!users?.nodes.length) throw new Error(`${spec.label}: no cursor (${text.slice(0, 300)})`);
+  const firstId = Number(users.nodes[0].rowId ?? users.nodes[0].id);
+  const shape = JSON.parse(Buffer.from(users.pageInfo.endCursor, "base64").toString("utf8")) as unknown;
+  const replaced = (value: unknown, id: number): unknown =>
+    Array.isArray(value) ? value.map((v) => replaced(v, id)) : value === firstId ? id : value;
+  if (JSON.stringify(replaced(shape, -1)) === JSON.stringify(shape))
+    throw new Error(`${spec.label}: its cursor ${JSON.stringify(shape)} does not name user ${firstId}`);
+  return (id) => Buffer.from(JSON.stringify(replaced(shape, id))).toString("base64");
+}
+
+/** A W2 or W2c request of the service's, re-spelt for a peer: the same page of users. */
+function peerAdapter(spec: PeerSpec, cursorOf: (id: number) => string) {
+  return (request: { path: string; body?: string }, w: Workload) => {
+    const variables = JSON.parse(request.body ?? "{}").variables as { offset?: number; after?: string | null };
+    if (w.id === "W2")
+      return { path: "/graphql", body: JSON.stringify({ query: spec.w2, variables: { offset: variables.offset } }) };
+    const after = variables.after == null ? null : cursorOf(cursorUserId(variables.after));
+    return { path: "/graphql", body: JSON.stringify({ query: spec.w2c, variables: { after } }) };
+  };
+}
+
+/** The origin W5's publishable key names, and sends as a browser on the unit's site would. */
+const w5Origin = "https://unit.example";
+
+/** The keys the bench creates: a secret key of every scope, and W5's publishable key (`view:user,view:rank`). */
+interface Keys {
+  key: string;
+  publishableKey: string;
+}
+
+/** Creates the bench's account with both keys. */
+async function createKeys(databaseUrl: string): Promise<Keys & { accountId: number }> {
+  const db = await openDatabase(databaseUrl);
+  try {
+    const { key, accountId } = await createApiKey(db.store, { account: "Bench", scopes: "*" });
+    const publishable = await createApiKey(db.store, {
+      account: "Bench",
+      name: "Roster page",
+      scopes: "view:user,view:rank",
+      publishable: true,
+      origins: [w5Origin],
+    });
+    return { key, publishableKey: publishable.key, accountId };
+  } finally {
+    await db.close();
+  }
+}
+
+function workloads(s: Seeded, size: SeedSize, publishableKey: string): Workload[] {
   const commentPages = Math.ceil(size.comments / 25);
+  const rosterPages = Math.ceil(s.userIds.length / 25);
+  const byId = [...s.userIds].sort((a, b) => a - b);
   const userPages = Math.floor(s.userIds.length / 100);
   return [
     {
@@ -131,6 +247,22 @@ function workloads(s: Seeded, size: SeedSize): Workload[] {
       }),
     },
     {
+      id: "W2c",
+      title: `POST /graphql ${w2cDocument.replace(/^query W2c\([^)]*\) /, "")}`,
+      floor: true,
+      method: "POST",
+      next: (rnd) => {
+        const page = rnd.int(userPages);
+        return {
+          path: "/graphql",
+          body: JSON.stringify({
+            query: w2cDocument,
+            variables: w2cVariables(page === 0 ? null : byId[100 * page - 1]),
+          }),
+        };
+      },
+    },
+    {
       id: "W3",
       title: "GET /v2/comments?include=author&page={1..N}&limit=25",
       floor: true,
@@ -147,6 +279,14 @@ function workloads(s: Seeded, size: SeedSize): Workload[] {
         body: JSON.stringify({ rank_id: rnd.pick(s.rankIds), type: rnd.int(4), text: "Bench promotion" }),
       }),
     },
+    {
+      id: "W5",
+      title: "GET /v2/users?include=rank&limit=25&page={1..N} (publishable key, Origin: https://unit.example)",
+      floor: true,
+      method: "GET",
+      headers: { authorization: `Bearer ${publishableKey}`, origin: w5Origin },
+      next: (rnd) => ({ path: `/v2/users?include=rank&limit=25&page=${1 + rnd.int(rosterPages)}` }),
+    },
   ];
 }
 
@@ -160,7 +300,13 @@ interface Server {
   /** Count the CPU of the process's descendants too (the workers of `WORKERS>1`). */
   tree?: boolean;
   /** A peer with its own API (PostGraphile): each workload request re-spelt for it, sent without the API key. */
-  peer?: { adapt(request: { path: string; body?: string }): { path: string; body?: string } };
+  peer?: {
+    /** Its name in the report ("PostGraphile 4"). */
+    label: string;
+    /** The workloads it answers (W2, W2c). */
+    answers: ReadonlySet<WorkloadId>;
+    adapt(request: { path: string; body?: string }, w: Workload): { path: string; body?: string };
+  };
 }
 
 let portSeed = 20_000 + (process.pid % 20_000);
@@ -383,7 +529,7 @@ async function load(
   run: { duration?: number; amount?: number },
 ): Promise<Result> {
   const rnd = prng(seedValue);
-  const next = server.peer ? () => server.peer!.adapt(w.next(rnd)) : () => w.next(rnd);
+  const next = server.peer ? () => server.peer!.adapt(w.next(rnd), w) : () => w.next(rnd);
   const cpuBefore = process.cpuUsage();
   const machineBefore = machineTicks();
   const result = await autocannon({
@@ -395,7 +541,7 @@ async function load(
     sampleInt: 50,
     ...run,
     headers: {
-      ...(server.peer ? {} : { authorization: `Bearer ${key}` }),
+      ...(server.peer ? {} : { authorization: `Bearer ${key}`, ...w.headers }),
       "content-type": "application/json",
       accept: "application/json",
     },
@@ -479,11 +625,23 @@ function firstDifference(a: unknown, b: unknown, at = "$"): string | null {
   return `${at}: service ${JSON.stringify(a)?.slice(0, 120)} / floor ${JSON.stringify(b)?.slice(0, 120)}`;
 }
 
-async function send(server: Server, key: string, method: string, p: string, body?: string) {
+async function send(
+  server: Server,
+  key: string,
+  method: string,
+  p: string,
+  body?: string,
+  headers: Record<string, string> = {},
+) {
   const response = await fetch(server.url + p, {
     method,
     body,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      accept: "application/json",
+      ...headers,
+    },
   });
   return {
     status: response.status,
@@ -504,8 +662,8 @@ async function checkSameJson(
     const rnd = prng(7);
     for (let i = 0; i < 3; i++) {
       const { path: p, body } = w.next(rnd);
-      const a = await send(service, key, w.method, p, body);
-      const b = await send(floor, key, w.method, p, body);
+      const a = await send(service, key, w.method, p, body, w.headers);
+      const b = await send(floor, key, w.method, p, body, w.headers);
       const volatile = w.id === "W4" ? ["id", "label", "created_at", "updated_at"] : [];
       const diff =
         a.status !== b.status
@@ -563,7 +721,7 @@ async function checkPeer(service: Server, peer: Server, key: string, w: Workload
   for (let i = 0; i < 3; i++) {
     const request = w.next(rnd);
     const a = await send(service, key, w.method, request.path, request.body);
-    const adapted = peer.peer!.adapt(request);
+    const adapted = peer.peer!.adapt(request, w);
     const response = await fetch(peer.url + adapted.path, {
       method: w.method,
       body: adapted.body,
@@ -617,7 +775,7 @@ const log = (line: string) => console.log(`[bench ${new Date().toISOString().sli
  * before the rows are counted, and W2, whose requests are slow enough that 32 of them interleaved
  * may all finish after a time-bound round has ended.
  */
-const fixedAmount = (w: Workload) => w.id === "W2" || w.id === "W4";
+const fixedAmount = (w: Workload) => isW2(w) || w.id === "W4";
 
 /** Warm-up then `plan.rounds` rounds per target, interleaving targets round by round. */
 async function measure(
@@ -634,7 +792,7 @@ async function measure(
     // A warm-up of the same length for every target, long enough for the service's JIT: after 5 s (W4: 256 requests)
     // its first round still ran up to 30% below its next two, the floor's did not (bench/FINDINGS.md, "Warm-up"); 15 s
     // is the old warm-up and first round together. W2's requests take up to seconds each: one per connection.
-    const warm = await load(t, key, w, 1, w.id === "W2" ? { amount: connections } : { duration: plan.warmup });
+    const warm = await load(t, key, w, 1, isW2(w) ? { amount: connections } : { duration: plan.warmup });
     warmRate.set(t, roundOf(warm).rps);
     log(`${w.id} ${t.name}: warm-up ${roundOf(warm).rps.toFixed(0)} req/s`);
   }
@@ -643,7 +801,7 @@ async function measure(
       const before = w.id === "W4" && databaseUrl ? await countRows(databaseUrl, "RankRecord") : 0;
       onRound?.(t, "start");
       const run = fixedAmount(w)
-        ? { amount: Math.max(w.id === "W2" ? connections : 2 * connections, Math.round(warmRate.get(t)! * plan.round)) }
+        ? { amount: Math.max(isW2(w) ? connections : 2 * connections, Math.round(warmRate.get(t)! * plan.round)) }
         : { duration: plan.round };
       const ticks = serverTicks(t);
       const dbTicks = postgresTicks();
@@ -681,7 +839,8 @@ async function measureAll(
   databaseUrl: string,
   counted: Counted[],
   floorSql: Map<WorkloadId, number>,
-  peer?: Server,
+  storageDir: string,
+  peers: Server[] = [],
 ) {
   const rows: Row[] = [];
   let w1Rss = 0;
@@ -690,8 +849,20 @@ async function measureAll(
     if (only && !only.has(w.id)) continue;
     let watcher: ReturnType<typeof watchRss> | null = null;
     const loadBefore = loadAverage();
-    const withPeer = peer && w.id === "W2";
-    const targets = [service, ...(w.floor ? [floor] : []), ...(withPeer ? [peer] : [])];
+    const withPeers = peers.filter((p) => p.peer!.answers.has(w.id));
+    // W5: the same build again with the shared response cache off, beside the one with it on (the default).
+    const uncached =
+      w.id === "W5"
+        ? await startServer(`service-nocache${isPostgres(databaseUrl) ? "-pg" : ""}`, serviceScript, {
+            ...serviceEnv(databaseUrl, storageDir),
+            RESPONSE_CACHE: "off",
+          })
+        : null;
+    if (uncached) {
+      await checkSameJson(uncached, floor, key, [w]);
+      log(`${w.id}: the floor answers the same JSON as the service with RESPONSE_CACHE=off`);
+    }
+    const targets = [service, ...(uncached ? [uncached] : []), ...(w.floor ? [floor] : []), ...withPeers];
     const commitsBefore = w.id === "W4" && !isPostgres(databaseUrl) ? await commitsOf(service) : null;
     const measured = await measure(targets, key, w, databaseUrl, (t, phase) => {
       if (t !== service) return;
@@ -706,11 +877,13 @@ async function measureAll(
       w,
       service: measured.get(service)!,
       floor: w.floor ? measured.get(floor) : undefined,
-      peer: withPeer ? measured.get(peer) : undefined,
+      peers: withPeers.map((p) => ({ name: p.peer!.label, m: measured.get(p)! })),
       serviceSql: counted[list.indexOf(w)].statements,
       floorSql: w.floor ? floorSql.get(w.id) : undefined,
       load: [loadBefore, loadAverage()],
+      uncached: uncached ? measured.get(uncached) : undefined,
     });
+    if (uncached) await stopServer(uncached);
     if (commitsBefore) {
       const after = await commitsOf(service);
       rows.at(-1)!.commits = {
@@ -804,8 +977,10 @@ interface Row {
   w: Workload;
   service: Measured;
   floor?: Measured;
-  /** PostGraphile, W2 on PostgreSQL only. */
-  peer?: Measured;
+  /** PostGraphile 4 and 5, W2 and W2c on PostgreSQL only. */
+  peers?: Array<{ name: string; m: Measured }>;
+  /** W5: the service with RESPONSE_CACHE=off (`service` is the one with the cache on). */
+  uncached?: Measured;
   serviceSql: number;
   floorSql?: number;
   /** /proc/loadavg (1, 5, 15 min) when the workload started and ended: other work on the machine shows here. */
@@ -832,37 +1007,69 @@ const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : "–");
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : "–");
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "–");
 
-/** The results table; PostGraphile's columns only where it ran (W2 on PostgreSQL). */
-function table(rows: Row[]): string {
-  const peers = rows.some((r) => r.peer);
+/** CPU ms per request of one system: its server process, and on PostgreSQL the `postgres` processes' beside it. */
+const cpuCell = (m: Measured, postgres: boolean) => (postgres ? `${f2(m.cpuMs)} / ${f2(m.dbCpuMs)}` : f2(m.cpuMs));
+
+/**
+ * The results table: req/s with CPU ms per request beside it for each system (server, and on PostgreSQL the database's
+ * processes); a peer's columns (PostGraphile 4 and 5) only where one ran (W2 and W2c on PostgreSQL). W5 has a table
+ * of its own (`w5Table`): its service ran twice, with the response cache on and off.
+ */
+function table(all: Row[], postgres = false): string {
+  const rows = all.filter((r) => !r.uncached);
+  const peerNames = [...new Set(rows.flatMap((r) => (r.peers ?? []).map((p) => p.name)))];
+  const cpuHead = postgres ? "CPU ms per request (server / PostgreSQL)" : "CPU ms per request";
   const lines = [
-    "| Workload | Service req/s | Floor req/s | Service ÷ floor |" +
-      (peers ? " PostGraphile req/s | Service ÷ PostGraphile |" : "") +
+    `| Workload | Service req/s | Service ${cpuHead} | Floor req/s | Floor ${cpuHead} | Service ÷ floor |` +
+      peerNames.map((n) => ` ${n} req/s | ${n} ${cpuHead} | Service ÷ ${n} |`).join("") +
       " Service p50 / p99 (ms) | Floor p50 / p99 (ms) |" +
-      (peers ? " PostGraphile p50 / p99 (ms) |" : "") +
-      " p99 service ÷ floor | CPU ms per request (service / floor" +
-      (peers ? " / PostGraphile" : "") +
-      ") | SQL per request (service / floor) | Failed (service / floor" +
-      (peers ? " / PostGraphile" : "") +
+      peerNames.map((n) => ` ${n} p50 / p99 (ms) |`).join("") +
+      " p99 service ÷ floor | SQL per request (service / floor) | Failed (service / floor" +
+      peerNames.map((n) => ` / ${n}`).join("") +
       ") | Load avg (start → end) |",
-    "|---|---:|---:|---:|" +
-      (peers ? "---:|---:|" : "") +
+    "|---|---:|---:|---:|---:|---:|" +
+      peerNames.map(() => "---:|---:|---:|").join("") +
       "---:|---:|" +
-      (peers ? "---:|" : "") +
-      "---:|---:|---:|---:|---|",
+      peerNames.map(() => "---:|").join("") +
+      "---:|---:|---:|---|",
   ];
   const or = <T>(m: Measured | undefined, f: (m: Measured) => T) => (m ? f(m) : "–");
-  for (const { w, service, floor, peer, serviceSql, floorSql, load } of rows) {
+  for (const { w, service, floor, peers, serviceSql, floorSql, load } of rows) {
+    const peerOf = (name: string) => peers?.find((p) => p.name === name)?.m;
     lines.push(
-      `| ${w.id} | ${f0(service.rps)} | ${or(floor, (x) => f0(x.rps))} | ${or(floor, (x) => f2(service.rps / x.rps))} |` +
-        (peers ? ` ${or(peer, (x) => f0(x.rps))} | ${or(peer, (x) => f2(service.rps / x.rps))} |` : "") +
+      `| ${w.id} | ${f0(service.rps)} | ${cpuCell(service, postgres)} | ${or(floor, (x) => f0(x.rps))} | ${or(floor, (x) => cpuCell(x, postgres))} | ${or(floor, (x) => f2(service.rps / x.rps))} |` +
+        peerNames
+          .map((n) => {
+            const x = peerOf(n);
+            return ` ${or(x, (m) => f0(m.rps))} | ${or(x, (m) => cpuCell(m, postgres))} | ${or(x, (m) => f2(service.rps / m.rps))} |`;
+          })
+          .join("") +
         ` ${f0(service.p50)} / ${f0(service.p99)} | ${or(floor, (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |` +
-        (peers ? ` ${or(peer, (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |` : "") +
-        ` ${or(floor, (x) => f1(service.p99 / x.p99))} | ${f1(service.cpuMs)} / ${or(floor, (x) => f1(x.cpuMs))}${peers ? ` / ${or(peer, (x) => f1(x.cpuMs))}` : ""} |` +
-        ` ${serviceSql} / ${floorSql ?? "–"} | ${service.bad} / ${or(floor, (x) => x.bad)}${peers ? ` / ${or(peer, (x) => x.bad)}` : ""} | ${load ? `${load[0]} → ${load[1]}` : "–"} |`,
+        peerNames.map((n) => ` ${or(peerOf(n), (x) => `${f0(x.p50)} / ${f0(x.p99)}`)} |`).join("") +
+        ` ${or(floor, (x) => f1(service.p99 / x.p99))} | ${serviceSql} / ${floorSql ?? "–"} | ${service.bad} / ${or(floor, (x) => x.bad)}` +
+        peerNames.map((n) => ` / ${or(peerOf(n), (x) => x.bad)}`).join("") +
+        ` | ${load ? `${load[0]} → ${load[1]}` : "–"} |`,
     );
   }
+  const w5 = all.find((r) => r.uncached);
+  if (w5) lines.push("", w5Table(w5, postgres));
   return lines.join("\n");
+}
+
+/** W5, the public roster page: the service with the shared response cache on, with it off, and the floor. */
+function w5Table(r: Row, postgres: boolean): string {
+  const cached = r.service;
+  const uncached = r.uncached!;
+  const floor = r.floor!;
+  const cpuHead = postgres ? "CPU ms per request (server / PostgreSQL)" : "CPU ms per request";
+  return [
+    `| Workload | Cached req/s | Cached ${cpuHead} | Uncached req/s | Uncached ${cpuHead} | Floor req/s | Floor ${cpuHead} | Cached ÷ uncached req/s | Uncached ÷ cached CPU per request | Uncached ÷ floor req/s | p50 / p99 ms (cached / uncached / floor) | SQL per request (uncached / floor) | Failed (cached / uncached / floor) | Load avg (start → end) |`,
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    `| ${r.w.id} | ${f0(cached.rps)} | ${cpuCell(cached, postgres)} | ${f0(uncached.rps)} | ${cpuCell(uncached, postgres)} | ${f0(floor.rps)} | ${cpuCell(floor, postgres)} | ` +
+      `${f2(cached.rps / uncached.rps)} | ${f2(uncached.cpuMs / cached.cpuMs)} | ${f2(uncached.rps / floor.rps)} | ` +
+      `${f0(cached.p50)} / ${f0(cached.p99)} · ${f0(uncached.p50)} / ${f0(uncached.p99)} · ${f0(floor.p50)} / ${f0(floor.p99)} | ` +
+      `${r.serviceSql} / ${r.floorSql ?? "–"} | ${cached.bad} / ${uncached.bad} / ${floor.bad} | ${r.load ? `${r.load[0]} → ${r.load[1]}` : "–"} |`,
+  ].join("\n");
 }
 
 function targetsMet(rows: Row[], rssMb: number): string[] {
@@ -885,12 +1092,13 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
     const p99 = r.service.p99 / r.floor!.p99;
     out.push(`- ${id}: ${throughput(r.service, r.floor!, 0.6)}; p99 ≤ 3× floor — ${f1(p99)}× — ${mark(p99 <= 3)}`);
   }
-  const w2 = by("W2");
-  if (w2) {
+  for (const id of ["W2", "W2c"] as const) {
+    const w2 = by(id);
+    if (!w2) continue;
     out.push(
-      `- W2: ${throughput(w2.service, w2.floor!, 0.5)}; ≤ 5 SQL statements — ${w2.serviceSql} — ${mark(w2.serviceSql <= 5)}`,
+      `- ${id}: ${throughput(w2.service, w2.floor!, 0.5)}; ≤ 5 SQL statements — ${w2.serviceSql} — ${mark(w2.serviceSql <= 5)}`,
     );
-    if (w2.peer) out.push(`- W2: ${throughput(w2.service, w2.peer, 1.5, "PostGraphile")}`);
+    for (const p of w2.peers ?? []) out.push(`- ${id}: ${throughput(w2.service, p.m, 1.5, p.name)}`);
   }
   const w4 = by("W4");
   if (w4) {
@@ -912,9 +1120,57 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
         `0 deliveries lost — ${hooked.delivered} of ${hooked.created} created delivered, ${hooked.repeated} repeated, the last ${f1(hooked.drainMs / 1000)} s after the last write — ${mark(hooked.delivered === hooked.created)}`,
     );
   }
+  const w5 = by("W5");
+  if (w5?.uncached) {
+    const [cached, uncached, floor] = [w5.service, w5.uncached, w5.floor!];
+    const rps = cached.rps / uncached.rps;
+    const cpu = uncached.cpuMs / cached.cpuMs;
+    const rounds = cached.rounds.map((r, i) => f2(r.rps / (uncached.rounds[i]?.rps ?? NaN))).join(", ");
+    out.push(
+      `- W5 (publishable key): cached ≥ 5× uncached, judged on req/s and on CPU per request, both — ${f2(rps)}× req/s (rounds ${rounds}), ` +
+        `${f2(cpu)}× less CPU per request (${f2(cached.cpuMs)} against ${f2(uncached.cpuMs)} ms) — ${mark(rps >= 5 && cpu >= 5)}`,
+    );
+    const w1 = by("W1");
+    const ratio = uncached.rps / floor.rps;
+    const w5Rounds = uncached.rounds.map((r, i) => f2(r.rps / (floor.rounds[i]?.rps ?? NaN))).join(", ");
+    const cpuNote = `floor ÷ uncached CPU per request ${f2(floor.cpuMs / uncached.cpuMs)}×${w1 ? `, W1's ${f2(w1.floor!.cpuMs / w1.service.cpuMs)}×` : ""}`;
+    out.push(
+      w1
+        ? `- W5: uncached ÷ floor ≥ W1's service ÷ floor (${f2(w1.service.rps / w1.floor!.rps)}×), judged on req/s — ${f2(ratio)}× (rounds ${w5Rounds}) — ${mark(ratio >= w1.service.rps / w1.floor!.rps)} (${cpuNote})`
+        : `- W5: uncached ÷ floor — ${f2(ratio)}× (rounds ${w5Rounds}); W1 not measured in this run, so not judged (${cpuNote})`,
+    );
+  }
   if (by("W1")) out.push(`- Service RSS under W1 < 250 MB — peak ${f0(rssMb)} MB — ${mark(rssMb < 250)}`);
+  out.push(...floorsSlower(rows));
   return out;
 }
+
+/**
+ * Issue 45: a floor is the fastest server we can write, so one slower than the service (fewer req/s, or more CPU per
+ * request, W5 against the uncached service) is a bug of the bench: said in Targets, logged, and the run exits 1.
+ */
+function floorsSlower(rows: Row[]): string[] {
+  const slower: string[] = [];
+  for (const r of rows) {
+    if (!r.floor) continue;
+    const service = r.uncached ?? r.service;
+    if (r.floor.rps < service.rps || r.floor.cpuMs > service.cpuMs)
+      slower.push(
+        `${r.w.id} (floor ${f0(r.floor.rps)} req/s, ${f2(r.floor.cpuMs)} CPU ms per request; service${r.uncached ? " uncached" : ""} ${f0(service.rps)} req/s, ${f2(service.cpuMs)} ms)`,
+      );
+  }
+  if (!slower.length)
+    return [
+      "- Every floor at least as fast as the service, in req/s and in CPU per request (W5: the uncached service) — met",
+    ];
+  floorSlowerSeen = true;
+  const line = `- **FLOOR SLOWER THAN SERVICE**: ${slower.join("; ")} — **missed** (a bug of the bench: fix the floor)`;
+  console.error(`\n${line}\n`);
+  return [line];
+}
+
+/** Whether any floor was slower than the service in this run: the run then exits 1 once its report is written. */
+let floorSlowerSeen = false;
 
 /** The machine's facts; `startSpeed`: `machineSpeedMs()` when the run began, set beside its value now. */
 function machine(startSpeed: number): string[] {
@@ -983,14 +1239,14 @@ interface PostgresReport {
 
 /** PostgreSQL: a fresh database beside `base`, seeded the same way; the service and the floor side by side, as on SQLite. */
 async function benchPostgres(base: string): Promise<PostgresReport> {
-  return withSeededPostgres(base, async ({ databaseUrl, storageDir, key, seeded }) => {
+  return withSeededPostgres(base, async ({ databaseUrl, storageDir, key, publishableKey, seeded }) => {
     log(`PostgreSQL: seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
-    const list = workloads(seeded, plan.size);
+    const list = workloads(seeded, plan.size, publishableKey);
     const counted = await countStatements(
       databaseUrl,
       key,
       storageDir,
-      list.map((w) => ({ method: w.method, ...w.next(prng(3)) })),
+      list.map((w) => ({ method: w.method, headers: w.headers, ...w.next(prng(3)) })),
     );
     for (const [i, c] of counted.entries()) {
       if (c.status !== 200) throw new Error(`${list[i].id} answered ${c.status} in-process on PostgreSQL`);
@@ -998,31 +1254,36 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
     }
     const service = await startServer("service-pg", serviceScript, serviceEnv(databaseUrl, storageDir));
     let floor: Server | null = null;
-    let peer: Server | undefined;
-    let peerNote = "";
+    const peers: Server[] = [];
+    const peerNotes: string[] = [];
     try {
       floor = await startServer("floor-pg", "bench/floor.ts", { DATABASE_URL: databaseUrl });
       const idleRss = rssKb(service.child.pid!) / 1024;
       const floorSql = await checkSameJson(service, floor, key, list);
-      log("PostgreSQL: the floor answers the same JSON as the service for W1, W2, W3 and W4 samples");
-      if (!only || only.has("W2")) {
+      log("PostgreSQL: the floor answers the same JSON as the service for every workload's samples");
+      const graphqlLoads = list.filter((w) => isW2(w) && (!only || only.has(w.id)));
+      for (const spec of graphqlLoads.length ? peerSpecs : []) {
+        let started: Server | undefined;
         try {
-          peer = {
-            ...(await startServer("postgraphile-pg", "bench/postgraphile.ts", {
-              DATABASE_URL: databaseUrl,
-              NODE_ENV: "production",
-            })),
-            peer: { adapt: toPostgraphile },
+          started = await startServer(spec.name, spec.script, { DATABASE_URL: databaseUrl, NODE_ENV: "production" });
+          const peer: Server = {
+            ...started,
+            peer: {
+              label: spec.label,
+              answers: new Set<WorkloadId>(["W2", "W2c"]),
+              adapt: peerAdapter(spec, await peerCursors(started, spec)),
+            },
           };
-          await checkPeer(service, peer, key, list.find((w) => w.id === "W2")!);
+          for (const w of graphqlLoads) await checkPeer(service, peer, key, w);
+          peers.push(peer);
           log(
-            "PostgreSQL: PostGraphile answers W2 samples with the same users, records, ranks and authors as the service",
+            `PostgreSQL: ${spec.label} answers ${graphqlLoads.map((w) => w.id).join(" and ")} samples with the same users, records, ranks and authors as the service`,
           );
         } catch (error) {
-          peerNote = `PostGraphile: not measured (${String((error as Error).message || error).replace(/\s*\n\s*/g, " — ")})`;
-          log(peerNote);
-          if (peer) await stopServer(peer);
-          peer = undefined;
+          const note = `${spec.label}: not measured (${String((error as Error).message || error).replace(/\s*\n\s*/g, " — ")})`;
+          peerNotes.push(note);
+          log(note);
+          if (started) await stopServer(started);
         }
       }
       const { rows, w1Rss, peakRss } = await measureAll(
@@ -1033,18 +1294,20 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
         databaseUrl,
         counted,
         floorSql,
-        peer,
+        storageDir,
+        peers,
       );
       const profileText = profile ? await profileService(databaseUrl, storageDir, key, list) : "";
       return {
         text: [
           "Service, floor and PostGraphile on the same PostgreSQL database, seeded with the same data through `pg` multi-row inserts, then ANALYZE. " +
             "The floor is bench/floor.ts on a `pg` Pool (named prepared statements, lists as `= ANY($1)`), checked to answer the same JSON; its W4 write is BEGIN, three statements and COMMIT on one pooled connection. " +
-            "PostGraphile 4.14 (bench/postgraphile.ts, pg-simplify-inflector, a computed column for a rank's image) answers W2 in its own spelling, " +
-            "checked to return the same users, records, ranks and authors; it authenticates nothing and scopes no rows to an account.",
-          ...(peerNote ? ["", peerNote] : []),
+            "PostGraphile 4.14 (bench/postgraphile.ts, pg-simplify-inflector, a computed column for a rank's image) and PostGraphile 5.1.5 (bench/postgraphile5.ts, the Amber preset, the same computed column) answer W2 and W2c in their own spellings, " +
+            "checked to return the same users, records, ranks and authors; they authenticate nothing and scope no rows to an account. " +
+            "CPU ms per request is given as server / PostgreSQL: the server process's, then every `postgres` process's on the machine over the same requests.",
+          ...(peerNotes.length ? ["", ...peerNotes] : []),
           "",
-          table(rows),
+          table(rows, true),
           "",
           `Service resident set: ${f0(idleRss)} MB idle after start, peak ${f0(w1Rss)} MB under W1, peak ${f0(peakRss)} MB over all workloads.`,
           "",
@@ -1058,7 +1321,7 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
         targets: targetsMet(rows, w1Rss),
       };
     } finally {
-      if (peer) await stopServer(peer);
+      for (const peer of peers) await stopServer(peer);
       if (floor) await stopServer(floor);
       await stopServer(service);
     }
@@ -1068,7 +1331,14 @@ async function benchPostgres(base: string): Promise<PostgresReport> {
 /** The scratch PostgreSQL database beside `base` the PostgreSQL passes run on: migrated, keyed, seeded, analysed; dropped after `work`. */
 async function withSeededPostgres<T>(
   base: string,
-  work: (db: { databaseUrl: string; storageDir: string; key: string; seeded: Seeded }) => Promise<T>,
+  work: (db: {
+    databaseUrl: string;
+    storageDir: string;
+    key: string;
+    publishableKey: string;
+    seeded: Seeded;
+  }) => Promise<T>,
+  size: SeedSize = plan.size,
 ): Promise<T> {
   const name = `muster_bench_${process.pid}`;
   await pgQuery(base, `CREATE DATABASE "${name}"`);
@@ -1078,18 +1348,200 @@ async function withSeededPostgres<T>(
   const storageDir = path.join(tmpdir(), name);
   try {
     await migrate(databaseUrl);
-    const db = await openDatabase(databaseUrl);
-    const { key, accountId } = await createApiKey(db.store, { account: "Bench", scopes: "*" });
-    await db.close();
+    const { key, publishableKey, accountId } = await createKeys(databaseUrl);
     const sink = await postgresSink(databaseUrl);
-    const seeded = await seed(sink, accountId, plan.size);
+    const seeded = await seed(sink, accountId, size);
     await sink.close();
     await pgQuery(databaseUrl, "ANALYZE");
-    return await work({ databaseUrl, storageDir, key, seeded });
+    return await work({ databaseUrl, storageDir, key, publishableKey, seeded });
   } finally {
     await pgQuery(base, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => {});
     rmSync(storageDir, { recursive: true, force: true });
   }
+}
+
+/** A fresh SQLite database in a directory of its own under `dir`, migrated, keyed and seeded at `size`; removed after `work`. */
+async function withSeededSqlite<T>(
+  dir: string,
+  size: SeedSize,
+  work: (db: {
+    databaseUrl: string;
+    storageDir: string;
+    key: string;
+    publishableKey: string;
+    seeded: Seeded;
+  }) => Promise<T>,
+): Promise<T> {
+  const own = mkdtempSync(path.join(dir, "scale-"));
+  const databaseUrl = `file:${path.join(own, "bench.db")}`;
+  try {
+    await migrate(databaseUrl);
+    const { key, publishableKey, accountId } = await createKeys(databaseUrl);
+    const sink = sqliteSink(databaseUrl);
+    const seeded = await seed(sink, accountId, size);
+    await sink.close();
+    return await work({ databaseUrl, storageDir: path.join(own, "files"), key, publishableKey, seeded });
+  } finally {
+    if (!keep) rmSync(own, { recursive: true, force: true });
+  }
+}
+
+/** One system's figures for one workload at one size, in `--scale`'s report. */
+interface ScaleResult {
+  database: "SQLite" | "PostgreSQL";
+  sized: number;
+  workload: WorkloadId;
+  system: string;
+  m: Measured;
+}
+
+/**
+ * `--scale N` (issue 45, point 4): on each database, at the plan's size and at N times its users, rank records and
+ * comments (ranks and documents as they are), the service and the floor (and for W5 the service with RESPONSE_CACHE=off)
+ * under every workload, W3 also at its last page (the deepest OFFSET); CPU per request at both sizes side by side.
+ */
+async function benchScale(factor: number, dir: string, startSpeed: number, startLoad: string, built: string) {
+  // Always the full size and N times it: --quick here only shortens the rounds (a quick-size base would measure 1,000 users).
+  const sizes: SeedSize[] = [
+    fullSize,
+    { ...fullSize, users: fullSize.users * factor, comments: fullSize.comments * factor },
+  ];
+  const results: ScaleResult[] = [];
+  const seededLines: string[] = [];
+  const pgPlan = sqliteOnly ? null : await postgresPlan();
+  const databases: Array<"SQLite" | "PostgreSQL"> = [
+    ...(postgresOnly ? [] : ["SQLite" as const]),
+    ...(pgPlan && "base" in pgPlan ? ["PostgreSQL" as const] : []),
+  ];
+  if (pgPlan && "skipped" in pgPlan) seededLines.push(`- ${pgPlan.skipped}`);
+  for (const database of databases) {
+    for (const [index, size] of sizes.entries()) {
+      const sized = index === 0 ? 1 : factor;
+      const work = async ({
+        databaseUrl,
+        storageDir,
+        key,
+        publishableKey,
+        seeded,
+      }: {
+        databaseUrl: string;
+        storageDir: string;
+        key: string;
+        publishableKey: string;
+        seeded: Seeded;
+      }) => {
+        seededLines.push(
+          `- ${database} ×${sized}: ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments, seeded in ${(seeded.ms / 1000).toFixed(1)} s`,
+        );
+        log(`${database} ×${sized}: seeded in ${(seeded.ms / 1000).toFixed(1)} s`);
+        const lastCommentPage = Math.ceil(seeded.comments / 25);
+        const list: Workload[] = [
+          ...workloads(seeded, size, publishableKey),
+          {
+            id: "W3last" as const,
+            title: `GET /v2/comments?include=author&page=${lastCommentPage}&limit=25 (the last page)`,
+            floor: true,
+            method: "GET" as const,
+            next: () => ({ path: `/v2/comments?include=author&page=${lastCommentPage}&limit=25` }),
+          },
+        ].filter((w) => !only || only.has(w.id));
+        const suffix = `${database === "PostgreSQL" ? "-pg" : ""}-x${sized}`;
+        const servers: Server[] = [];
+        try {
+          const service = await startServer(`service${suffix}`, serviceScript, serviceEnv(databaseUrl, storageDir));
+          servers.push(service);
+          const floor = await startServer(`floor${suffix}`, "bench/floor.ts", { DATABASE_URL: databaseUrl });
+          servers.push(floor);
+          await checkSameJson(service, floor, key, list);
+          const w5 = list.find((w) => w.id === "W5");
+          let uncached: Server | null = null;
+          if (w5) {
+            uncached = await startServer(`service-nocache${suffix}`, serviceScript, {
+              ...serviceEnv(databaseUrl, storageDir),
+              RESPONSE_CACHE: "off",
+            });
+            servers.push(uncached);
+            await checkSameJson(uncached, floor, key, [w5]);
+          }
+          log(`${database} ×${sized}: the floor answers the same JSON as the service for every workload's samples`);
+          for (const w of list) {
+            const targets = [service, ...(w.id === "W5" && uncached ? [uncached] : []), floor];
+            const measured = await measure(targets, key, w, databaseUrl);
+            const names = new Map<Server, string>([
+              [service, w.id === "W5" ? "service (cache on)" : "service"],
+              [floor, "floor"],
+            ]);
+            if (uncached) names.set(uncached, "service (RESPONSE_CACHE=off)");
+            for (const t of targets)
+              results.push({ database, sized, workload: w.id, system: names.get(t)!, m: measured.get(t)! });
+          }
+        } finally {
+          for (const server of servers.reverse()) await stopServer(server);
+        }
+      };
+      if (database === "SQLite") await withSeededSqlite(dir, size, work);
+      else await withSeededPostgres((pgPlan as { base: string }).base, work, size);
+    }
+  }
+  const lines = [
+    `# Scale (\`npm run bench -- --scale ${factor}\`${quick ? " --quick" : ""})`,
+    "",
+    `Written by bench/run.ts --scale ${factor}. Each database seeded twice: at the full size and at ${factor}× its users, rank records and comments ` +
+      `(ranks and documents as they are). At each size the service as \`npm start\` runs it and the floor (and for W5 the service with RESPONSE_CACHE=off), ` +
+      `each workload a ${plan.warmup} s warm-up per target then ${plan.rounds} round(s) of ${plan.round} s (W2, W2c and W4 a fixed number of requests), medians. ` +
+      "W3last is W3 at its last page, the deepest OFFSET. CPU ms per request: the server process's (on PostgreSQL / every `postgres` process's on the machine).",
+    "",
+    "## Machine",
+    "",
+    ...machine(startSpeed),
+    `- Service built from ${built}`,
+    `- Load average when the run began: ${startLoad}`,
+    "",
+    "## Data",
+    "",
+    ...seededLines,
+    "",
+    "## CPU per request at both sizes",
+    "",
+    `| Database | Workload | System | req/s ×1 | CPU ms per request ×1 | req/s ×${factor} | CPU ms per request ×${factor} | CPU ×${factor} ÷ ×1 | Failed (×1 / ×${factor}) |`,
+    "|---|---|---|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const r of results.filter((x) => x.sized === 1)) {
+    const big = results.find(
+      (x) => x.database === r.database && x.workload === r.workload && x.system === r.system && x.sized === factor,
+    );
+    const pgSide = r.database === "PostgreSQL";
+    lines.push(
+      `| ${r.database} | ${r.workload} | ${r.system} | ${f0(r.m.rps)} | ${cpuCell(r.m, pgSide)} | ${big ? f0(big.m.rps) : "–"} | ${big ? cpuCell(big.m, pgSide) : "–"} | ${big ? f2(big.m.cpuMs / r.m.cpuMs) : "–"} | ${r.m.bad} / ${big?.m.bad ?? "–"} |`,
+    );
+  }
+  // Issue 45: a floor slower than the service at either size is a bug of the bench, as in the usual run.
+  const slower = results
+    .filter((r) => r.system === "floor")
+    .flatMap((floor) => {
+      const service = results.find(
+        (x) =>
+          x.database === floor.database &&
+          x.sized === floor.sized &&
+          x.workload === floor.workload &&
+          x.system === (floor.workload === "W5" ? "service (RESPONSE_CACHE=off)" : "service"),
+      );
+      return service && (floor.m.rps < service.m.rps || floor.m.cpuMs > service.m.cpuMs)
+        ? [
+            `${floor.database} ×${floor.sized} ${floor.workload} (floor ${f0(floor.m.rps)} req/s, ${f2(floor.m.cpuMs)} CPU ms per request; ${service.system} ${f0(service.m.rps)} req/s, ${f2(service.m.cpuMs)} ms)`,
+          ]
+        : [];
+    });
+  lines.push("", "## Floors", "");
+  if (slower.length) {
+    floorSlowerSeen = true;
+    const line = `- **FLOOR SLOWER THAN SERVICE**: ${slower.join("; ")} — **missed** (a bug of the bench: fix the floor)`;
+    console.error(`\n${line}\n`);
+    lines.push(line);
+  } else
+    lines.push("- Every floor at least as fast as the service at both sizes, in req/s and in CPU per request — met");
+  lines.push("");
+  return lines.join("\n");
 }
 
 /**
@@ -1105,7 +1557,7 @@ async function benchWorkers(base: string): Promise<string> {
       log(
         `PostgreSQL: seeded ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`,
       );
-      const list = workloads(seeded, plan.size).filter(
+      const list = workloads(seeded, plan.size, "").filter(
         (w) => (w.id === "W1" || w.id === "W3") && (!only || only.has(w.id)),
       );
       const one = await startServer(
@@ -1197,6 +1649,7 @@ const serviceEnv = (databaseUrl: string, storageDir: string) => ({
   DATABASE_URL: databaseUrl,
   STORAGE_DIR: storageDir,
   RATE_LIMIT_PER_MINUTE: "1000000000",
+  PUBLIC_RATE_LIMIT_PER_MINUTE: "1000000000",
   NODE_ENV: "production",
   // The W4 webhook pass delivers to a sink on this machine.
   WEBHOOKS_ALLOW_PRIVATE: "true",
@@ -1243,6 +1696,16 @@ async function main() {
   const built = commitOfBuild();
   log(`built from ${built}`);
 
+  if (scaleFactor !== null) {
+    const report = `${await benchScale(scaleFactor, dir, startSpeed, startLoad, built)}Whole run: ${((performance.now() - started) / 1000).toFixed(0)} s.\n`;
+    console.log(`\n${report}`);
+    const out = path.join(root, "bench", quick ? "RESULTS-quick.md" : "RESULTS-scale.md");
+    writeFileSync(out, report);
+    log(`wrote ${path.relative(root, out)}`);
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+    return;
+  }
+
   if (workersMode) {
     const pgPlan = sqliteOnly ? { skipped: "PostgreSQL: not measured (--sqlite-only)" } : await postgresPlan();
     if ("skipped" in pgPlan) throw new Error(`--workers needs PostgreSQL: ${pgPlan.skipped}`);
@@ -1256,9 +1719,7 @@ async function main() {
   }
 
   await migrate(databaseUrl);
-  const db = await openDatabase(databaseUrl);
-  const { key, accountId } = await createApiKey(db.store, { account: "Bench", scopes: "*" });
-  await db.close();
+  const { key, publishableKey, accountId } = await createKeys(databaseUrl);
   const sink = sqliteSink(databaseUrl);
   const seeded = await seed(sink, accountId, plan.size);
   await sink.close();
@@ -1267,8 +1728,8 @@ async function main() {
     `seeded ${s.ranks} ranks with images, ${seeded.userIds.length} users, ${seeded.rankRecords} rank records, ${s.documents} documents, ${seeded.comments} comments in ${(seeded.ms / 1000).toFixed(1)} s`,
   );
 
-  const list = workloads(seeded, s);
-  const probes: Probe[] = list.map((w) => ({ method: w.method, ...w.next(prng(3)) }));
+  const list = workloads(seeded, s, publishableKey);
+  const probes: Probe[] = list.map((w) => ({ method: w.method, headers: w.headers, ...w.next(prng(3)) }));
   const counted = await countStatements(databaseUrl, key, storageDir, probes);
   for (const [i, c] of counted.entries()) {
     if (c.status !== 200) throw new Error(`${list[i].id} answered ${c.status} in-process`);
@@ -1281,8 +1742,8 @@ async function main() {
     const floor = await startServer("floor", "bench/floor.ts", { DATABASE_URL: databaseUrl });
     const idleRss = rssKb(service.child.pid!) / 1024;
     const floorSql = await checkSameJson(service, floor, key, list);
-    log("the floor answers the same JSON as the service for W1, W2, W3 and W4 samples");
-    sqlite = { ...(await measureAll(service, floor, key, list, databaseUrl, counted, floorSql)), idleRss };
+    log("the floor answers the same JSON as the service for every workload's samples");
+    sqlite = { ...(await measureAll(service, floor, key, list, databaseUrl, counted, floorSql, storageDir)), idleRss };
     await stopServer(floor);
     await stopServer(service);
   }
@@ -1313,7 +1774,8 @@ async function main() {
       `${plan.rounds} round(s) of ${plan.round} s per target after a ${plan.warmup} s warm-up, ${connections} connections (autocannon). ` +
       `Service: \`${serviceCommand()}\` (the esbuild bundle, as \`npm start\` runs it), NODE_ENV=production, rate limit out of the way; first on SQLite (libsql), then on PostgreSQL. ` +
       `Floor: bench/floor.ts, the fastest hand-written node:http server we can write on each database, with direct SQL on the same database (${floorSqliteDriver} on SQLite; on PostgreSQL a \`pg\` Pool with named prepared statements and \`= ANY($1)\` batches), checked to answer the same JSON, W2 included. ` +
-      "Peer for W2 on PostgreSQL: PostGraphile 4.14 (bench/postgraphile.ts) over the same database, checked to return the same rows. " +
+      "Peers for W2 and W2c on PostgreSQL: PostGraphile 4.14 (bench/postgraphile.ts) and PostGraphile 5.1.5 (bench/postgraphile5.ts) over the same database, checked to return the same rows. " +
+      "W5 runs the service twice, with the shared response cache on (the default) and with RESPONSE_CACHE=off (a second process of the same build, started for W5 alone), against the floor. " +
       "W2 and W4 run a fixed number of requests (warm-up rate × round length, at least one per connection for W2 and two for W4) instead of a fixed time: " +
       "every W4 write is answered before rows are counted, and W2's slow requests are all counted.",
     "",
@@ -1422,7 +1884,7 @@ async function profileService(databaseUrl: string, storageDir: string, key: stri
 }
 
 await main().then(
-  () => process.exit(0),
+  () => process.exit(floorSlowerSeen ? 1 : 0),
   (error) => {
     console.error(error);
     console.error(`The run's database and server logs are kept in ${logDir}`);
