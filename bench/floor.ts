@@ -563,6 +563,10 @@ interface Auth {
   publishable: boolean;
 }
 
+/** A JSON column as each driver gives it: text on SQLite, parsed on PostgreSQL (jsonb). */
+const jsonList = (value: unknown): unknown[] =>
+  value == null ? [] : typeof value === "string" ? (JSON.parse(value) as unknown[]) : (value as unknown[]);
+
 async function authenticate(req: IncomingMessage): Promise<Auth> {
   const header = req.headers.authorization ?? "";
   const key = header.startsWith("Bearer ") ? header.slice(7) : "";
@@ -578,16 +582,12 @@ async function authenticate(req: IncomingMessage): Promise<Auth> {
   const publishable = bool(row.publishable);
   // A publishable key is used from the origins it names (a request without an Origin is a server's, and may use it).
   const origin = req.headers.origin;
-  if (
-    publishable &&
-    origin !== undefined &&
-    !(JSON.parse(String(row.allowedOrigins ?? "[]")) as string[]).includes(origin)
-  )
+  if (publishable && origin !== undefined && !(jsonList(row.allowedOrigins) as string[]).includes(origin))
     throw new HttpError(403, "Forbidden.");
   return {
     accountId: Number(row.accountId),
     userId: publishable || row.userId == null ? null : Number(row.userId),
-    scopes: JSON.parse(String(row.scopes)),
+    scopes: jsonList(row.scopes) as string[],
     publishable,
   };
 }
