@@ -382,6 +382,41 @@ test("an action beyond the owner's scopes fails at once, without retrying, and n
   expect(await h.db.prisma.message.count({ where: { accountId: key.accountId } })).toBe(0);
 });
 
+test("an automation whose owner key was revoked acts no more: the run fails saying why", async () => {
+  const { key } = await account();
+  const r = await receiver();
+  const a = await automation(key, {
+    triggers: ["rank.created"],
+    actions: [{ type: "webhook", url: r.url, body: { text: "x" } }],
+  });
+  const other = await createApiKey(h.db.store, { account: `auto${accounts}`, scopes: "*" });
+  await h.db.prisma.apiKey.update({ where: { id: key.id }, data: { revokedAt: new Date() } });
+  run();
+  await ok(client(h, other.key).post("/v2/ranks", { name: "Ghost", abbreviation: "GHO" }));
+  const [logged] = await finishedRuns(a.id, 1);
+  expect(logged).toMatchObject({
+    status: "failed",
+    attempts: 1,
+    error: `The automation's owner, key ${key.id}, was revoked.`,
+  });
+  expect(r.received).toEqual([]);
+});
+
+test("a key's scopes narrowed since it saved the automation narrow the automation's", async () => {
+  const { key, user } = await account();
+  const a = await automation(key, {
+    triggers: ["rank.created"],
+    actions: [{ type: "message", to: { kind: "users", user_ids: [user.id] }, text: "x" }],
+  });
+  await h.db.prisma.apiKey.update({ where: { id: key.id }, data: { scopes: JSON.stringify(["view:rank", "create:rank"]) } });
+  const other = await createApiKey(h.db.store, { account: `auto${accounts}`, scopes: "*" });
+  run();
+  await ok(client(h, other.key).post("/v2/ranks", { name: "Cadet", abbreviation: "CDT" }));
+  const [logged] = await finishedRuns(a.id, 1);
+  expect(logged).toMatchObject({ status: "failed", attempts: 1 });
+  expect(await h.db.prisma.message.count({ where: { accountId: key.accountId } })).toBe(0);
+});
+
 test("among the automations one event triggers, higher priority runs first", async () => {
   const { key, api } = await account();
   const r = await receiver();

@@ -23,12 +23,23 @@ function messageIdHost(config: Pick<Config, "publicUrl">): string {
 
 /** Sends `mail` over `SMTP_URL` (nodemailer's SMTP transport, one per URL); throws when it is refused or unset. */
 export async function sendAutomationMail(
-  config: Pick<Config, "smtpUrl" | "mailFrom" | "publicUrl">,
+  config: Pick<Config, "smtpUrl" | "mailFrom" | "publicUrl" | "webhookTimeoutMs">,
   mail: AutomationMail,
 ): Promise<{ message_id: string; accepted: number }> {
   if (!config.smtpUrl) throw new Error("SMTP_URL is not set: the server sends no email.");
   let transport = transports.get(config.smtpUrl);
-  if (!transport) transports.set(config.smtpUrl, (transport = createTransport(config.smtpUrl)));
+  // Bounded as a webhook action is: an SMTP server that hangs must not outlast the run's lease (nodemailer waits minutes).
+  const timeout = config.webhookTimeoutMs;
+  if (!transport)
+    transports.set(
+      config.smtpUrl,
+      (transport = createTransport({
+        url: config.smtpUrl,
+        connectionTimeout: timeout,
+        greetingTimeout: timeout,
+        socketTimeout: timeout,
+      })),
+    );
   const messageId = `<${mail.key}@${messageIdHost(config)}>`;
   const info = await transport.sendMail({
     from: config.mailFrom,

@@ -40,6 +40,8 @@ export interface ActionRun {
   config: Config;
   bus: Pick<EventBus, "publish">;
   automation: ClaimedAutomation;
+  /** The scopes the actions run with (`ownerStanding`). */
+  scopes: string[];
   runId: number;
   /** The depth of the triggering event's chain (0 for a person's write or a schedule). */
   depth: number;
@@ -73,8 +75,54 @@ export function describeError(error: unknown): string {
 export const effectKey = (automationId: number, run: { eventId: number } | { scheduledFor: Date }, index: number) =>
   `a${automationId}-${"eventId" in run ? `e${run.eventId}` : `s${run.scheduledFor.getTime()}`}-${index}`;
 
-/** The owner's credential: its key, or its person; with the scopes it held when it saved the automation. */
-function ownerAuth(automation: ClaimedAutomation): Auth {
+/** A key's scopes as stored: a JSON list (src/auth/accounts.ts). */
+function storedScopes(text: string): string[] {
+  try {
+    const list: unknown = JSON.parse(text);
+    return Array.isArray(list) ? list.filter((s): s is string => typeof s === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Whether the owner may still act, and with which scopes: those it held when it saved the automation that it still
+ * holds (a key's scopes narrowed since narrow the automation's too). A revoked, expired or deleted key, or a person no
+ * longer in the account, acts no more: the reason, for the run log.
+ */
+export async function ownerStanding(
+  db: Pick<Database, "prisma">,
+  automation: ClaimedAutomation,
+  now = new Date(),
+): Promise<{ scopes: string[] } | { refused: string }> {
+  const saved = automation.ownerScopes;
+  if (automation.ownerKeyId !== null) {
+    const key = await db.prisma.apiKey.findFirst({
+      where: { id: automation.ownerKeyId, accountId: automation.accountId },
+      select: { scopes: true, revokedAt: true, expiresAt: true },
+    });
+    if (!key) return { refused: `The automation's owner, key ${automation.ownerKeyId}, no longer exists.` };
+    if (key.revokedAt) return { refused: `The automation's owner, key ${automation.ownerKeyId}, was revoked.` };
+    if (key.expiresAt && key.expiresAt <= now)
+      return { refused: `The automation's owner, key ${automation.ownerKeyId}, has expired.` };
+    const held = new Set(storedScopes(key.scopes));
+    if (held.has("*")) return { scopes: saved };
+    return { scopes: saved.includes("*") ? [...held] : saved.filter((scope) => held.has(scope)) };
+  }
+  if (automation.ownerUserId !== null) {
+    const user = await db.prisma.user.findFirst({
+      where: { id: automation.ownerUserId, accountId: automation.accountId },
+      select: { id: true },
+    });
+    if (!user)
+      return { refused: `The automation's owner, user ${automation.ownerUserId}, is no longer in the account.` };
+    return { scopes: saved };
+  }
+  return { refused: "The automation has no owner to act as." };
+}
+
+/** The owner's credential: its key, or its person; with the scopes it holds for the automation (`ownerStanding`). */
+function ownerAuth(automation: ClaimedAutomation, scopes: string[]): Auth {
   const { accountId, ownerKeyId, ownerUserId } = automation;
   return {
     kind: ownerKeyId !== null ? "key" : "sso",
@@ -82,7 +130,7 @@ function ownerAuth(automation: ClaimedAutomation): Auth {
     keyId: ownerKeyId,
     userId: ownerUserId,
     clientId: null,
-    scopes: new Set(automation.ownerScopes),
+    scopes: new Set(scopes),
     credential: ownerKeyId !== null ? `key:${ownerKeyId}` : `sso:${accountId}:${ownerUserId ?? 0}`,
   };
 }
@@ -94,7 +142,7 @@ export function ownerContext(run: ActionRun): Context {
     prisma: run.db.prisma,
     provider: run.db.provider,
     config: run.config,
-    auth: ownerAuth(run.automation),
+    auth: ownerAuth(run.automation, run.scopes),
     authFailure: null,
     baseUrl: run.config.publicUrl ?? `http://localhost:${run.config.port}`,
     requestId: randomUUID(),

@@ -16,7 +16,7 @@ import {
   type ClaimedAutomation,
 } from "./leases.ts";
 import { automationVariables } from "./variables.ts";
-import { describeError, effectKey, isPermanent, performAction, type ActionRun } from "./perform.ts";
+import { describeError, effectKey, isPermanent, ownerStanding, performAction, type ActionRun } from "./perform.ts";
 import { accountTimeZone, nextDueTime } from "./schedule.ts";
 
 /**
@@ -298,7 +298,19 @@ export function startRunner({ db, config, bus, logger, instanceId, concurrency =
       }
       if (!conditionValue) return { status: "skipped", conditionValue, outcomes: [], error: null };
     } else if (event) conditionValue = true;
-    const actionRun: ActionRun = { db, config, bus, automation, runId: run.id, depth, event, variables };
+    const standing = await ownerStanding(db, automation);
+    if ("refused" in standing) return { status: "failed", conditionValue, outcomes: [], error: standing.refused };
+    const actionRun: ActionRun = {
+      db,
+      config,
+      bus,
+      automation,
+      scopes: standing.scopes,
+      runId: run.id,
+      depth,
+      event,
+      variables,
+    };
     const outcomes: Outcome[] = [];
     let failure: { error: string; permanent: boolean } | null = null;
     for (const [index, action] of automation.actions.entries()) {
