@@ -2,10 +2,19 @@ import { knownScopes } from "./scopes.ts";
 
 /**
  * Resources a publishable key never reaches, whatever scopes it was given: it is embedded in public pages, so anyone
- * holds it. Webhooks, OAuth clients, roles and settings are the account's configuration; messages and submissions are
- * people's correspondence (a publishable key may only create submissions, on public forms).
+ * holds it. Webhooks, automations, OAuth clients, roles and settings are the account's configuration; messages and
+ * submissions are people's correspondence (a publishable key may only create submissions, on public forms).
  */
-export const NEVER_PUBLIC = ["webhook", "webhookdelivery", "oauthclient", "role", "settings", "message", "submission"];
+export const NEVER_PUBLIC = [
+  "webhook",
+  "webhookdelivery",
+  "automation",
+  "oauthclient",
+  "role",
+  "settings",
+  "message",
+  "submission",
+];
 
 /** The one write a publishable key may hold: submitting a public form (src/domain/public-forms.ts). */
 export const PUBLIC_SUBMISSION_SCOPE = "create:submission";

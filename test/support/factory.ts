@@ -58,10 +58,20 @@ const conventional = (name: string, n: number): string[] =>
     rules: [`max:${255 + n}`],
     // A name that never resolves (RFC 6761): a webhook made with it is accepted, and a delivery to it fails at once.
     url: [`https://example.invalid/${n}`],
+    // An automation's cron expression (five fields) and condition (Jexl), checked when it is saved.
+    schedule: [`${n % 60} 8 * * 1`],
+    condition: [`data.id != ${n}`],
   })[name] ?? [];
 
-/** JSON a column of this name must hold where `[]` will not do (a webhook's `events`: a non-empty list of types). */
-const conventionalJson: Record<string, unknown> = { events: ["*"] };
+/**
+ * JSON a column of this name must hold where `[]` will not do (a webhook's `events`: a non-empty list of types; an
+ * automation's triggers and actions).
+ */
+const conventionalJson: Record<string, unknown> = {
+  events: ["*"],
+  triggers: ["user.created"],
+  actions: [{ type: "webhook", url: "https://example.invalid/automation", body: { text: "{{ data.id }}" } }],
+};
 
 /** Booleans a column of this name must hold (an OAuth client's `public`: a confidential client has a secret to rotate). */
 const conventionalBoolean: Record<string, boolean> = { public: false };

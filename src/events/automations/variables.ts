@@ -7,7 +7,7 @@ import { resourceNamed } from "../../resources/index.ts";
 
 /**
  * The variables an automation's condition and templates see (README, "Automations"): the event (`data`, `changes`,
- * `type`, `actor`, `event`), its person (`user`, with the counts of their records) and the account. Plain JSON values
+ * `type`, `actor`, `event`), its person (`user`, with the counts of their records and their `rank`) and the account. Plain JSON values
  * only, so neither Jexl nor Liquid can reach an object's machinery through them.
  */
 export interface AutomationVariables {
@@ -90,7 +90,18 @@ async function personOf(
     isUser ? (event.data as Row) : shownUser(store, accountId, id, baseUrl),
     recordCounts(store, accountId, id),
   ]);
-  return shown ? { ...shown, ...counts } : null;
+  if (!shown) return null;
+  return { ...shown, ...counts, rank: await rankOf(store, accountId, shown.rank_id) };
+}
+
+/** The person's current rank, `{ id, name, abbreviation }`, for texts such as "promoted to {{ user.rank.name }}". */
+async function rankOf(store: Store, accountId: number, id: unknown) {
+  if (typeof id !== "number") return null;
+  const rank = await store.findFirst("Rank", {
+    where: { id, accountId },
+    select: { id: true, name: true, abbreviation: true },
+  });
+  return rank ? { id: rank.id, name: rank.name, abbreviation: rank.abbreviation ?? null } : null;
 }
 
 async function shownUser(store: Store, accountId: number, id: number, baseUrl: string): Promise<Row | null> {
