@@ -59,26 +59,9 @@ redis.describe(`automations run by two instances on one ${testProvider} database
     return JSON.parse(text).data;
   };
 
-  /** An automation of the key's account, owned by the key with `*`, starting at the outbox's end. */
-  async function automation(key: { id: number; accountId: number }, actions: AutomationAction[]) {
-    const latest = await db.prisma.changeEvent.findFirst({
-      where: { accountId: key.accountId },
-      orderBy: [{ txid: "desc" }, { id: "desc" }],
-    });
-    return db.prisma.automation.create({
-      data: {
-        accountId: key.accountId,
-        name: "cluster",
-        triggers: ["rank.created"],
-        actions: actions as object[],
-        ownerKeyId: key.id,
-        ownerScopes: ["*"],
-        secret: "autosec_cluster",
-        cursorTxid: latest?.txid ?? 0n,
-        cursorId: latest?.id ?? 0,
-      },
-    });
-  }
+  /** An automation on `rank.created`, created through the API of `server` with the key: it sees what is written after. */
+  const automation = (server: ServerProcess, key: string, actions: AutomationAction[]): Promise<{ id: number }> =>
+    send(server, key, "POST", "/v2/automations", { name: "cluster", triggers: ["rank.created"], actions });
 
   /** Every kind of action, the webhook last: message, increment, a created record, a POST. */
   const everyAction = (userId: number, url: string): AutomationAction[] => [
@@ -112,7 +95,7 @@ redis.describe(`automations run by two instances on one ${testProvider} database
     const key = await createApiKey(db.store, { account: "cluster", scopes: "*" });
     const user = await send(a, key.key, "POST", "/v2/users", { name: "Ann Smith", email: "ann@example.com" });
     const r = await receiver();
-    const auto = await automation(key, everyAction(user.id, r.url));
+    const auto = await automation(a, key.key, everyAction(user.id, r.url));
 
     const WRITES = 30;
     const ranks: { id: number; name: string; order: number }[] = [];
@@ -148,6 +131,36 @@ redis.describe(`automations run by two instances on one ${testProvider} database
     expect(new Set(written.map((e) => e.depth))).toEqual(new Set([1]));
   });
 
+  test("a schedule due on both instances runs once per due time", async () => {
+    // The two instances of the test before, both running automations.
+    expect(servers).toHaveLength(2);
+    const b = servers[1];
+    const key = await createApiKey(db.store, { account: "schedules", scopes: "*" });
+    const r = await receiver();
+    const auto = await send(b, key.key, "POST", "/v2/automations", {
+      name: "digest",
+      schedule: "* * * * *",
+      actions: [{ type: "webhook", url: r.url, body: { due: "{{ schedule.due_at }}" } }],
+    });
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    const dues = [3, 2, 1].map((n) => new Date(minute - n * 60 * 60_000));
+    for (const [i, due] of dues.entries()) {
+      await db.prisma.automation.update({ where: { id: auto.id }, data: { nextRunAt: due } });
+      await r.until((list) => list.length === i + 1);
+      await expect
+        .poll(async () =>
+          (await db.prisma.automation.findUniqueOrThrow({ where: { id: auto.id } })).nextRunAt!.getTime(),
+        )
+        .toBeGreaterThan(Date.now());
+    }
+    // Time for a second instance to have sent one more, had it run a due time twice.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(r.received.map((x) => JSON.parse(x.raw).due)).toEqual(dues.map((d) => d.toISOString()));
+    expect((await runsOf(auto.id)).map((x) => [x.scheduledFor?.toISOString(), x.status])).toEqual(
+      dues.map((d) => [d.toISOString(), "succeeded"]),
+    );
+  });
+
   test("SIGKILL of the instance during a run: the run completes after a restart, nothing written twice", async () => {
     for (const server of servers.splice(0)) await server.stop();
     const a = await instance();
@@ -161,7 +174,7 @@ redis.describe(`automations run by two instances on one ${testProvider} database
       a.child.kill("SIGKILL");
       return "hang";
     };
-    const auto = await automation(key, everyAction(user.id, r.url));
+    const auto = await automation(a, key.key, everyAction(user.id, r.url));
     const rank = await send(a, key.key, "POST", "/v2/ranks", { name: "Survivor", abbreviation: "SUR" });
     await killed;
     const [interrupted] = await runsOf(auto.id);

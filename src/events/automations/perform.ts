@@ -248,15 +248,30 @@ async function writeOnce(
 }
 
 /** A resource's REST fields (`rank_id`) as its definition names them (`rankId`); an unknown one is refused. */
-function fieldsOf(def: ResourceDef, values: Record<string, unknown>): Record<string, unknown> {
+function fieldsOf(def: ResourceDef, values: Record<string, unknown>): Fields {
   const input: Record<string, unknown> = {};
+  const custom: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(values)) {
     const name = camel(key);
-    if (key.startsWith("fields.") || !Object.hasOwn(def.fields, name))
-      throw new PermanentActionError(`${def.path} has no field ${key} an automation can set.`);
-    input[name] = value;
+    if (key.startsWith("fields.") && def.spread) custom[key.slice("fields.".length)] = value;
+    else if (!key.startsWith("fields.") && Object.hasOwn(def.fields, name)) input[name] = value;
+    else throw new PermanentActionError(`${def.path} has no field ${key} an automation can set.`);
   }
-  return input;
+  return { input, custom };
+}
+
+/** Fields of a resource's own (`input`) and custom field values (`fields.<key>`, kept in its `spread` column). */
+interface Fields {
+  input: Record<string, unknown>;
+  custom: Record<string, unknown>;
+}
+
+/** `input` with the custom field values set among those `row` has (none for a create). */
+function withCustom(def: ResourceDef, { input, custom }: Fields, row?: Record<string, unknown>) {
+  if (!def.spread || Object.keys(custom).length === 0) return { ...input };
+  const stored = row?.[def.spread];
+  const current = typeof stored === "string" ? JSON.parse(stored) : stored;
+  return { ...input, [def.spread]: { ...(current && typeof current === "object" ? current : {}), ...custom } };
 }
 
 async function performMessage(run: ActionRun, action: MessageAction, key: string): Promise<ActionOutcome> {
@@ -280,7 +295,7 @@ async function performUpdate(run: ActionRun, action: UpdateAction, key: string):
     const def = resources.find((r) => r.path === action.create && !r.link);
     if (!def) throw new PermanentActionError(`No resource ${action.create} to create a record of.`);
     const values = (await renderTemplatedJson(action.values, run.variables)) as Record<string, unknown>;
-    const input = fieldsOf(def, values);
+    const input = withCustom(def, fieldsOf(def, values));
     return writeOnce(run, key, async (ctx, tx) => {
       guard(ctx, [`create:${def.scope}`]);
       const row = await createRow(ctx, tx, def, input);
@@ -293,11 +308,11 @@ async function performUpdate(run: ActionRun, action: UpdateAction, key: string):
   const id = action.target === "person" ? personOf(event) : event.recordId;
   if (id === null) throw new PermanentActionError("The event has no person to update.");
   const set = fieldsOf(def, (await renderTemplatedJson(action.set ?? {}, run.variables)) as Record<string, unknown>);
-  const increment = fieldsOf(def, action.increment ?? {});
+  const increment = fieldsOf(def, action.increment ?? {}).input;
   return writeOnce(run, key, async (ctx, tx) => {
     guard(ctx, [`update:${def.scope}`]);
     const existing = await findOwned(ctx, tx, def, id, {}, "update");
-    const input = { ...set };
+    const input = withCustom(def, set, existing);
     for (const [name, by] of Object.entries(increment)) {
       const current = existing[name] ?? 0;
       if (typeof current !== "number" || typeof by !== "number")

@@ -17,7 +17,7 @@ import {
 } from "./leases.ts";
 import { automationVariables } from "./variables.ts";
 import { describeError, effectKey, isPermanent, ownerStanding, performAction, type ActionRun } from "./perform.ts";
-import { accountTimeZone, nextDueTime } from "./schedule.ts";
+import { accountTimezone, nextRunOf } from "../../resources/automation-checks.ts";
 
 /**
  * The automations runner: runs each account's automations on the events they are triggered by, and on their
@@ -458,8 +458,9 @@ export function startRunner({ db, config, bus, logger, instanceId, concurrency =
     const startedAt = performance.now();
     try {
       const due = automation.nextRunAt!;
-      const timeZone = await accountTimeZone(db, automation.accountId);
-      const nextRunAt = nextDueTime(automation.schedule!, timeZone, new Date(Math.max(Date.now(), due.getTime())));
+      const timezone = await accountTimezone(db.store, automation.accountId);
+      // The first due time after now: the ones missed while no instance ran are not run one by one.
+      const nextRunAt = nextRunOf(automation.schedule!, timezone, new Date(Math.max(Date.now(), due.getTime())));
       const run = await findOrInsertRun(automation, { scheduledFor: due }, 0);
       if (run.status !== "running") {
         const { count } = await db.store.transaction((tx) =>
