@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { afterAll, afterEach, beforeAll, expect, test } from "vitest";
 import { createApiKey } from "../src/auth/accounts.ts";
-import { startRunner, DEPTH_GUARD_ERROR, type Runner } from "../src/events/automations/runner.ts";
+import { pruneRuns, startRunner, DEPTH_GUARD_ERROR, type Runner } from "../src/events/automations/runner.ts";
 import type { AutomationAction } from "../src/resources/automation-actions.ts";
 import { client, seed, startHarness, type Client, type Harness, type Reply } from "./harness.ts";
 import { startReceiver, type Receiver } from "./support/webhook-receiver.ts";
@@ -512,4 +512,29 @@ test("a schedule is read in the account's time zone", async () => {
   expect(next.getUTCDay()).toBe(1);
   expect([6, 7]).toContain(next.getUTCHours());
   expect(next.getTime()).toBeGreaterThan(Date.now());
+});
+
+test("runs and their effects older than the retention period are pruned; newer ones kept", async () => {
+  const { key, api } = await account();
+  const a = await automation(api, {
+    triggers: ["rank.created"],
+    actions: [{ type: "update", target: "record", increment: { order: 1 } }],
+  });
+  const day = 86_400_000;
+  const made = [];
+  for (const [n, age] of [40, 35, 1].entries()) {
+    const createdAt = new Date(Date.now() - age * day);
+    const row = await h.db.prisma.automationRun.create({
+      data: { accountId: key.accountId, automationId: a.id, eventId: 10_000 + n, status: "succeeded", createdAt },
+    });
+    await h.db.prisma.automationEffect.create({
+      data: { key: `a${a.id}-e${10_000 + n}-0`, accountId: key.accountId, runId: row.id, createdAt },
+    });
+    made.push(row.id);
+  }
+  expect(await pruneRuns(h.db, new Date(Date.now() - 30 * day))).toBe(2);
+  expect((await runsOf(a.id)).map((r) => r.id)).toEqual([made[2]]);
+  expect((await h.db.prisma.automationEffect.findMany({ where: { runId: { in: made } } })).map((e) => e.runId)).toEqual(
+    [made[2]],
+  );
 });

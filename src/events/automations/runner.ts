@@ -7,6 +7,7 @@ import { evaluateCondition } from "../../core/conditions.ts";
 import { MAX_AUTOMATION_DEPTH } from "../../resources/automation-actions.ts";
 import { readEvents, type FeedPosition } from "../feed.ts";
 import { retryDelayMs } from "../webhooks/dispatcher.ts";
+import { everyHour, retentionCutoff } from "../retention.ts";
 import {
   claimAutomations,
   heldWhere,
@@ -40,6 +41,8 @@ import { accountTimezone, nextRunOf } from "../../resources/automation-checks.ts
  */
 
 const CONCURRENCY = 8;
+/** Run-log and effect rows one pruning statement deletes; a longer backlog waits for the next hour. */
+const PRUNE_BATCH = 5000;
 const EVENTS_PER_CLAIM = 100;
 const WAKE_INTERVAL_MS = 20;
 
@@ -90,6 +93,26 @@ class LeaseLost extends Error {}
 
 const positionOf = (event: ChangeEventRecord): FeedPosition => ({ txid: event.txid, id: event.id });
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown })?.code === "P2002";
+
+/**
+ * Deletes the oldest runs older than `before`, and their effects, at most PRUNE_BATCH: runs and effects go with the
+ * events they were for. The oldest are read by id (runs are numbered as they are made; neither table has an index on
+ * its time), so each pruning reads a bounded range whatever the table's size; answers how many runs it deleted.
+ */
+export async function pruneRuns(db: Pick<Database, "prisma" | "store">, before: Date): Promise<number> {
+  const oldest = await db.prisma.automationRun.findMany({
+    orderBy: { id: "asc" },
+    take: PRUNE_BATCH,
+    select: { id: true, createdAt: true },
+  });
+  const ids = oldest.filter((run) => run.createdAt < before).map((run) => run.id);
+  if (!ids.length) return 0;
+  await db.store.transaction(async (tx) => {
+    await tx.prisma.automationEffect.deleteMany({ where: { runId: { in: ids } } });
+    await tx.prisma.automationRun.deleteMany({ where: { id: { in: ids } } });
+  });
+  return ids.length;
+}
 
 export function startRunner({ db, config, bus, logger, instanceId, concurrency = CONCURRENCY }: RunnerOptions): Runner {
   const instance = instanceId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -488,6 +511,11 @@ export function startRunner({ db, config, bus, logger, instanceId, concurrency =
     }
   }
 
+  const pruning = everyHour(
+    () => pruneRuns(db, retentionCutoff(config)),
+    (error) => logger.error({ err: error }, "Automations: pruning old runs failed; it is tried again in an hour"),
+  );
+
   const poll = setInterval(wake, config.automationPollMs);
   poll.unref();
 
@@ -513,6 +541,7 @@ export function startRunner({ db, config, bus, logger, instanceId, concurrency =
       await listening;
       await ticking;
       await Promise.allSettled(running.values());
+      await pruning.stop();
     },
   };
 }
