@@ -381,6 +381,21 @@ test("an action beyond the owner's scopes fails at once, without retrying, and n
   expect(await h.db.prisma.message.count({ where: { accountId: key.accountId } })).toBe(0);
 });
 
+test("an update of a record deleted meanwhile fails at once, saying so; notifications off still trigger", async () => {
+  const { key, api } = await account();
+  const a = await automation(api, {
+    triggers: ["rank.created"],
+    actions: [{ type: "update", target: "record", increment: { order: 1 } }],
+  });
+  const quiet = client(h, key.key, { "x-perscom-notifications": "false" });
+  const rank = await ok(quiet.post("/v2/ranks", { name: "Fleeting", abbreviation: "FLE" }));
+  await ok(api.delete(`/v2/ranks/${rank.id}`));
+  run();
+  const [logged] = await finishedRuns(a.id, 1);
+  expect(logged).toMatchObject({ status: "failed", attempts: 1 });
+  expect(logged.error).toMatch(/not found/i);
+});
+
 test("an automation whose owner key was revoked acts no more: the run fails saying why", async () => {
   const { key, api } = await account();
   const r = await receiver();

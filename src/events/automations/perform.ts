@@ -311,7 +311,11 @@ async function performUpdate(run: ActionRun, action: UpdateAction, key: string):
   const increment = fieldsOf(def, action.increment ?? {}).input;
   return writeOnce(run, key, async (ctx, tx) => {
     guard(ctx, [`update:${def.scope}`]);
-    const existing = await findOwned(ctx, tx, def, id, {}, "update");
+    const existing = await findOwned(ctx, tx, def, id, {}, "update").catch((error: unknown) => {
+      if (error instanceof ApiError && error.code === "NOT_FOUND")
+        throw new PermanentActionError(`The ${def.path} record ${id} to update is not found (deleted since?).`);
+      throw error;
+    });
     const input = withCustom(def, set, existing);
     for (const [name, by] of Object.entries(increment)) {
       const current = existing[name] ?? 0;
