@@ -90,27 +90,33 @@ export async function claimAutomations(
   until: Date,
   limit: number,
 ): Promise<ClaimedAutomation[]> {
-  const q = statement(db);
-  const lease = `"claimedBy" = ${q.value(instance)}, "claimedUntil" = ${q.time(until)}`;
-  const free = `a."enabled" = ${q.bool(true)} AND (a."nextAttemptAt" IS NULL OR a."nextAttemptAt" <= ${q.time(now)})
-    AND (a."claimedUntil" IS NULL OR a."claimedUntil" <= ${q.time(now)})`;
-  let work: string;
-  if (kind === "schedules") {
-    work = `a."schedule" IS NOT NULL AND a."nextRunAt" IS NOT NULL AND a."nextRunAt" <= ${q.time(now)}`;
-  } else {
+  /** The claimable automations' conditions, their parameters added to `q` where they stand. */
+  const claimable = (q: ReturnType<typeof statement>) => {
+    const free = `a."enabled" = ${q.bool(true)} AND (a."nextAttemptAt" IS NULL OR a."nextAttemptAt" <= ${q.time(now)})
+      AND (a."claimedUntil" IS NULL OR a."claimedUntil" <= ${q.time(now)})`;
+    if (kind === "schedules")
+      return `${free} AND a."schedule" IS NOT NULL AND a."nextRunAt" IS NOT NULL AND a."nextRunAt" <= ${q.time(now)}`;
     const pending = (beyond: string) =>
       `SELECT 1 FROM "ChangeEvent" e WHERE e."accountId" = a."accountId" AND ${beyond}`;
-    work = `a."schedule" IS NULL AND ${
+    return `${free} AND a."schedule" IS NULL AND ${
       q.pg
         ? `EXISTS (${pending(`(e."txid", e."id") > (a."cursorTxid", a."cursorId") AND ${visibleOnPostgres("e")}`)})`
         : `(EXISTS (${pending(`e."txid" = a."cursorTxid" AND e."id" > a."cursorId"`)}) OR EXISTS (${pending(`e."txid" > a."cursorTxid"`)}))`
     }`;
-  }
+  };
+  // Looked for on committed data first: a claim is a write, and on SQLite every write waits for the one writer, so
+  // the claims that every commit sets off are written only when there is something to claim.
+  const probe = statement(db);
+  const probeSql = `SELECT 1 FROM "Automation" a WHERE ${claimable(probe)} LIMIT 1`;
+  if ((await db.store.read(probeSql, probe.params)).length === 0) return [];
+  const q = statement(db);
+  const lease = `"claimedBy" = ${q.value(instance)}, "claimedUntil" = ${q.time(until)}`;
+  const where = claimable(q);
   const order = `ORDER BY a."claimedUntil" ASC NULLS FIRST, a."priority" DESC, a."id" LIMIT ${q.value(limit)}`;
   const sql = q.pg
-    ? `WITH picked AS (SELECT a."id" FROM "Automation" a WHERE ${free} AND ${work} ${order} FOR UPDATE OF a SKIP LOCKED)
+    ? `WITH picked AS (SELECT a."id" FROM "Automation" a WHERE ${where} ${order} FOR UPDATE OF a SKIP LOCKED)
        UPDATE "Automation" u SET ${lease} FROM picked WHERE u."id" = picked."id" RETURNING u."id"`
-    : `UPDATE "Automation" SET ${lease} WHERE "id" IN (SELECT a."id" FROM "Automation" a WHERE ${free} AND ${work} ${order}) RETURNING "id"`;
+    : `UPDATE "Automation" SET ${lease} WHERE "id" IN (SELECT a."id" FROM "Automation" a WHERE ${where} ${order}) RETURNING "id"`;
   const rows = await db.store.transaction(
     mayRunTwice((tx) => tx.sql.all(sql, q.params)),
     { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS },
