@@ -36,6 +36,8 @@ interface ChangeNode {
   requestId: string | null;
   traceId: string | null;
   actor: { type: string; keyId: number | null } | null;
+  automationRunId: number | null;
+  depth: number;
   createdAt: string;
   cursor: string;
 }
@@ -336,7 +338,7 @@ describe("GraphQL: changes", () => {
   const PAGE = `query Page($first: Int, $after: String, $where: ChangeEventWhere) {
     changes(first: $first, after: $after, where: $where) {
       pageInfo { hasNextPage hasPreviousPage endCursor }
-      edges { cursor node { id rowId type action resource recordId data changes requestId traceId actor { type keyId } createdAt cursor } }
+      edges { cursor node { id rowId type action resource recordId data changes requestId traceId actor { type keyId } automationRunId depth createdAt cursor } }
     }
   }`;
 
@@ -371,6 +373,8 @@ describe("GraphQL: changes", () => {
         changes: n.changes,
         // The feed's writes are all made with API keys: the typed actor is REST's, field by field.
         actor: n.actor && { type: n.actor.type.toLowerCase(), key_id: n.actor.keyId },
+        automation_run_id: n.automationRunId,
+        depth: n.depth,
         cursor: n.cursor,
       })),
     ).toEqual(rest);

@@ -713,6 +713,225 @@ program
     }),
   );
 
+/** The account of automation `id`, or an error naming it. */
+async function automationAccount(db: Db, id: number): Promise<number> {
+  const automation = await db.prisma.automation.findUnique({ where: { id }, select: { accountId: true } });
+  if (!automation) throw new Error(`No automation ${id}`);
+  return automation.accountId;
+}
+
+/** The GraphQL input of an automation as REST takes it (a starter's, or a file's: snake_case attributes). */
+const automationInput = (attributes: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(attributes).map(([key, value]) => [
+      key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
+      value,
+    ]),
+  );
+
+program
+  .command("automations:list")
+  .description("List an account's automations: id, name, enabled, triggers, schedule, next run, priority")
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .action((options: { account?: string }) => {
+    const name = required(options.account, "--account <name>");
+    return withDatabase(async (db) => {
+      const account = await requireAccount(db.prisma, name);
+      const automations = await db.prisma.automation.findMany({
+        where: { accountId: account.id },
+        orderBy: { id: "asc" },
+        select: {
+          id: true,
+          name: true,
+          enabled: true,
+          triggers: true,
+          schedule: true,
+          nextRunAt: true,
+          priority: true,
+        },
+      });
+      console.log(["id", "name", "enabled", "triggers", "schedule", "next run", "priority"].join("\t"));
+      for (const a of automations)
+        console.log(
+          [
+            a.id,
+            a.name,
+            a.enabled ? "yes" : "no",
+            (a.triggers as string[]).join(",") || "-",
+            a.schedule ?? "-",
+            a.nextRunAt?.toISOString() ?? "-",
+            a.priority,
+          ].join("\t"),
+        );
+    });
+  });
+
+program
+  .command("automations:starters")
+  .description("List the starter templates automations:create --starter makes, with the parameters each needs")
+  .action(async () => {
+    const { AUTOMATION_STARTERS } = await import("../resources/automation-starters.ts");
+    for (const s of AUTOMATION_STARTERS) {
+      const parameters = Object.entries(s.parameters).map(
+        ([key, p]) => `--${key.replace(/_/g, "-")} (${p.description})`,
+      );
+      console.log(`${s.name}\t${s.description}${parameters.length ? `\tneeds ${parameters.join(", ")}` : ""}`);
+    }
+  });
+
+program
+  .command("automations:create")
+  .description(
+    "Create an automation from a starter template (--starter, see automations:starters) or from a JSON file of its attributes as REST takes them (--file); prints its webhook signing secret alone on the last line (shown only this once)",
+  )
+  .option("--account <name>", "(required) an existing account", nonEmpty)
+  .option("--starter <name>", "a starter template's name", nonEmpty)
+  .option(
+    "--file <path>",
+    "a JSON file of the automation's attributes (name, triggers, schedule, condition, actions...)",
+    nonEmpty,
+  )
+  .option("--url <url>", "the URL a starter posts to (promotion-announcement)", nonEmpty)
+  .option("--award-id <id>", "the award a starter gives (award-on-qualifications)", positiveInteger)
+  .option("--role-id <id>", "the role whose people a starter messages (weekly-roster-digest)", positiveInteger)
+  .option("--name <text>", "its name, instead of the starter's", nonEmpty)
+  .option("--disabled", "create it disabled")
+  .action(
+    (options: {
+      account?: string;
+      starter?: string;
+      file?: string;
+      url?: string;
+      awardId?: number;
+      roleId?: number;
+      name?: string;
+      disabled?: boolean;
+    }) => {
+      const accountName = required(options.account, "--account <name>");
+      if ((options.starter === undefined) === (options.file === undefined))
+        throw new Error("Give --starter <name> or --file <path> (one of them)");
+      return withDatabase(async (db) => {
+        const account = await requireAccount(db.prisma, accountName);
+        let attributes: Record<string, unknown>;
+        if (options.starter !== undefined) {
+          const { starterAutomation } = await import("../resources/automation-starters.ts");
+          try {
+            attributes = {
+              ...starterAutomation(options.starter, {
+                url: options.url,
+                award_id: options.awardId,
+                role_id: options.roleId,
+              }),
+            };
+          } catch (error) {
+            const fields = (error as { fieldErrors?: Record<string, string[]> }).fieldErrors;
+            throw new Error(
+              fields
+                ? Object.values(fields)
+                    .flat()
+                    .join(" ")
+                    .replace(/needs (\w+)/g, (_, key: string) => `needs --${key.replace(/_/g, "-")}`)
+                : (error as Error).message,
+            );
+          }
+        } else {
+          const { readFileSync } = await import("node:fs");
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(readFileSync(options.file!, "utf8"));
+          } catch (error) {
+            throw new Error(`Could not read ${options.file} as JSON: ${(error as Error).message}`);
+          }
+          if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
+            throw new Error(`${options.file} must hold a JSON object of the automation's attributes`);
+          attributes = parsed as Record<string, unknown>;
+        }
+        if (options.name !== undefined) attributes.name = options.name;
+        if (options.disabled) attributes.enabled = false;
+        const { createAutomation } = await asAccount<{
+          createAutomation: { automation: { rowId: number; name: string; secret: string } };
+        }>(
+          db,
+          account.id,
+          "mutation($input: CreateAutomationInput!) { createAutomation(input: $input) { automation { rowId name secret } } }",
+          { input: automationInput(attributes) },
+        );
+        const { rowId, name, secret } = createAutomation.automation;
+        console.log(
+          `Created automation ${rowId} (${name}) for account ${account.name}. Its webhook actions sign with this secret; store it now: it is not shown again.`,
+        );
+        console.log(secret);
+      });
+    },
+  );
+
+for (const enabled of [true, false]) {
+  program
+    .command(enabled ? "automations:enable" : "automations:disable")
+    .description(
+      enabled
+        ? "Enable an automation: it runs for events written from now on (and its schedule's next due time)"
+        : "Disable an automation: it runs no more until enabled",
+    )
+    .addArgument(new Argument("<id>", "the automation's id (see automations:list)").argParser(positiveInteger))
+    .action((id: number) =>
+      withDatabase(async (db) => {
+        const { updateAutomation } = await asAccount<{
+          updateAutomation: { automation: { name: string; nextRunAt: string | null } };
+        }>(
+          db,
+          await automationAccount(db, id),
+          "mutation($id: Int!, $input: AutomationPatch!) { updateAutomation(rowId: $id, input: $input) { automation { name nextRunAt } } }",
+          { id, input: { enabled } },
+        );
+        const a = updateAutomation.automation;
+        console.log(
+          `${enabled ? "Enabled" : "Disabled"} automation ${id} (${a.name})${a.nextRunAt ? `; next run ${a.nextRunAt}` : ""}`,
+        );
+      }),
+    );
+}
+
+program
+  .command("automations:runs")
+  .description("Print an automation's run log, newest first: the event, the condition's value, each action's outcome")
+  .addArgument(new Argument("<id>", "the automation's id (see automations:list)").argParser(positiveInteger))
+  .option("--limit <count>", "how many runs", positiveInteger, 20)
+  .action((id: number, options: { limit: number }) =>
+    withDatabase(async (db) => {
+      await automationAccount(db, id);
+      const runs = await db.prisma.automationRun.findMany({
+        where: { automationId: id },
+        orderBy: { id: "desc" },
+        take: options.limit,
+      });
+      console.log(
+        ["id", "created", "event", "event id", "scheduled for", "status", "condition", "ms", "outcomes", "error"].join(
+          "\t",
+        ),
+      );
+      for (const r of runs) {
+        const outcomes = ((r.outcomes as Array<{ type?: string; status?: string }> | null) ?? [])
+          .map((o) => `${o.type}:${o.status}`)
+          .join(",");
+        console.log(
+          [
+            r.id,
+            r.createdAt.toISOString(),
+            r.eventType ?? "-",
+            r.eventId ?? "-",
+            r.scheduledFor?.toISOString() ?? "-",
+            r.status,
+            r.conditionValue === null ? "-" : String(r.conditionValue),
+            r.durationMs ?? "-",
+            outcomes || "-",
+            r.error ?? "-",
+          ].join("\t"),
+        );
+      }
+    }),
+  );
+
 const collect = (value: string, previous: string[] = []): string[] => [...previous, nonEmpty(value)];
 const scopeList = (text: string): string[] => {
   const scopes = text.split(/[\s,]+/).filter(Boolean);

@@ -133,6 +133,14 @@ export interface Config {
   webhookPollMs: number;
   /** Allows webhook URLs that resolve to private, loopback or link-local addresses (tests, private networks). */
   webhooksAllowPrivate: boolean;
+  /** Automations run in this process (false: it only records events; another instance runs them). */
+  automationRun: boolean;
+  /** Attempts at one run (an action failing) before it is recorded failed and the automation moves on. */
+  automationMaxAttempts: number;
+  /** First retry delay of a failed run; each next one doubles, with jitter. */
+  automationRetryBaseMs: number;
+  /** How often the runner looks for work it was not told about (another instance's events, due retries and schedules). */
+  automationPollMs: number;
   /** GraphQL subscriptions one API key may hold open at once. */
   subscriptionsPerKey: number;
   /**
@@ -355,6 +363,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookDisableAfterMs: int(env, "WEBHOOK_DISABLE_AFTER_MS", 24 * 60 * 60 * 1000),
     webhookPollMs: int(env, "WEBHOOK_POLL_MS", 1000),
     webhooksAllowPrivate: flag(env, "WEBHOOKS_ALLOW_PRIVATE"),
+    automationRun: flag(env, "AUTOMATION_RUN", true),
+    automationMaxAttempts: int(env, "AUTOMATION_MAX_ATTEMPTS", 5, 100),
+    automationRetryBaseMs: int(env, "AUTOMATION_RETRY_BASE_MS", 1000),
+    automationPollMs: int(env, "AUTOMATION_POLL_MS", 1000),
     subscriptionsPerKey: int(env, "SUBSCRIPTIONS_PER_KEY", 20),
     smtpUrl: smtpUrl(env.SMTP_URL),
     mailFrom: env.MAIL_FROM || "Muster <no-reply@localhost>",

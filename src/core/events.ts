@@ -37,6 +37,9 @@ export interface ChangeEventRecord {
   actor: Actor | null;
   /** Order key with `id` (src/events/feed.ts); a decimal string, since PostgreSQL's transaction ids exceed 2^53 in time. */
   txid: string;
+  /** The automation run whose action wrote it, and the depth of its chain (0: not written by an automation). */
+  automationRunId?: number | null;
+  depth?: number;
   createdAt: Date;
 }
 

@@ -85,6 +85,8 @@ const COLUMNS = [
   "notify",
   "actor",
   "txid",
+  "automationRunId",
+  "depth",
   "createdAt",
 ];
 /** Rows per INSERT: at most 12 parameters each stays under both databases' limits on parameters per statement. */
@@ -130,6 +132,9 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
   const accountId = ctx.auth!.accountId;
   const actor = actorOf(ctx.auth);
   const actorJson = actor && JSON.stringify(actor);
+  // Integers the runner set (src/events/automations), written as literals: no parameter more per row.
+  const runId = ctx.automation ? String(Math.trunc(ctx.automation.runId)) : "NULL";
+  const depth = ctx.automation ? Math.trunc(ctx.automation.depth) : 0;
   const stored: ChangeEventRecord[] = [];
   const keep = (chunk: typeof pending, rows: unknown[][]) => {
     // One INSERT numbers its rows in the order of VALUES; RETURNING need not list them in that order.
@@ -149,6 +154,8 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
         notify: ctx.notify,
         actor,
         txid: String(txid),
+        automationRunId: ctx.automation?.runId ?? null,
+        depth,
         createdAt,
       });
     });
@@ -170,6 +177,8 @@ export async function writeEvents(ctx: Context, tx: StoreTransaction): Promise<W
         pg ? param(ctx.notify, "::boolean") : param(ctx.notify ? 1 : 0),
         actorJson ? param(actorJson, "::jsonb") : "NULL",
         pg ? POSTGRES_EVENT_HORIZON : "0",
+        runId,
+        String(depth),
         param(storedDateTime(sql.dialect, createdAt), pg ? "::timestamp(3)" : ""),
       ];
       return `(${row.join(", ")})`;

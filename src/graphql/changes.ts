@@ -203,8 +203,16 @@ export async function changeEventNode(ctx: Context, id: number): Promise<ChangeE
   return (brandWithType(event, CHANGE_EVENT as never), event);
 }
 
-/** An event as the REST feed lists it: the webhook payload, and the cursor to resume after it. */
-export const feedItem = (event: ChangeEventRecord) => ({ ...eventPayload(event), cursor: encodeCursor(event) });
+/**
+ * An event as the REST feed lists it: the webhook payload, the automation run that wrote it and its chain's depth
+ * (null and 0 for a write of a person's, a key's or the CLI's), and the cursor to resume after it.
+ */
+export const feedItem = (event: ChangeEventRecord) => ({
+  ...eventPayload(event),
+  automation_run_id: event.automationRunId ?? null,
+  depth: event.depth ?? 0,
+  cursor: encodeCursor(event),
+});
 
 const SCOPE_RULE =
   "Any API key may read it; it shows the events of the resources the key may view (`view:<resource>`, or `*`): an event of a row no route reads on its own (a link row, a schedule, a tag) needs the view scopes of the resources it belongs to.";
@@ -273,6 +281,17 @@ export function addChangeFeed(builder: Builder): void {
         nullable: true,
         description: "Who made the change; null for a change made by the CLI or the system.",
         resolve: (e: ChangeEventRecord) => e.actor,
+      }),
+      automationRunId: t.int({
+        nullable: true,
+        description:
+          "The automation run whose action made the change (REST's `automation_run_id`); null for a change of a person's, a key's or the CLI's.",
+        resolve: (e: ChangeEventRecord) => e.automationRunId ?? null,
+      }),
+      depth: t.int({
+        description:
+          "How deep in a chain of automations the change was made: 0 when no automation made it, 1 when an automation's action did on an event at depth 0, and so on. Events at depth 3 trigger no automation.",
+        resolve: (e: ChangeEventRecord) => e.depth ?? 0,
       }),
       createdAt: t.field({
         type: "DateTime",

@@ -110,6 +110,15 @@ export function feedPageSchema(components: Components): Schema {
           ],
         },
         actor: actorSchema(components),
+        automation_run_id: {
+          type: ["integer", "null"],
+          description: "The automation run whose action made the change; null for a person's, a key's or the CLI's.",
+        },
+        depth: {
+          type: "integer",
+          description:
+            "How deep in a chain of automations the change was made (0: no automation made it); events at depth 3 trigger none.",
+        },
         cursor: {
           type: "string",
           description: "Where this event is in the feed: pass it as `after` to read what follows it.",
@@ -126,6 +135,8 @@ export function feedPageSchema(components: Components): Schema {
         "data",
         "changes",
         "actor",
+        "automation_run_id",
+        "depth",
         "cursor",
       ],
     ),

@@ -75,6 +75,11 @@ export interface Context {
   notify: boolean;
   /** Per-request DataLoaders, keyed by relation and selection. */
   loaders: Map<string, AnyLoader>;
+  /**
+   * Set when an automation's action writes (src/events/automations): its events record the run and the chain's depth
+   * (one more than the event that triggered it), so automations they trigger stop at the depth limit.
+   */
+  automation?: { runId: number; depth: number };
   /** The limits an anonymous write is held to (src/http/public-writes.ts); absent where none is served (CLI). */
   anonymousWrites?: AnonymousWrites;
 }

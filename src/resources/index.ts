@@ -18,6 +18,7 @@ import { attachment, comment, image } from "./polymorphic.ts";
 import { newsfeedItem } from "./newsfeed.ts";
 import { links } from "./links.ts";
 import { webhook, webhookDelivery } from "./webhook.ts";
+import { automation, automationRun } from "./automation.ts";
 import { role } from "./role.ts";
 import { oauthClient } from "./oauth-client.ts";
 import { apiKey } from "./api-key.ts";
@@ -60,6 +61,8 @@ export const resources: ResourceDef[] = [
   newsfeedItem,
   webhook,
   webhookDelivery,
+  automation,
+  automationRun,
   role,
   oauthClient,
   apiKey,

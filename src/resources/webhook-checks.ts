@@ -45,17 +45,18 @@ export const checkWebhook: NonNullable<Hooks["beforeWrite"]> = async ({ data, ex
   }
 };
 
-async function checkUrl(text: string, ctx: Context, bag: FieldErrorBag): Promise<void> {
+/** Checks that `text` is an http(s) URL reaching no private address (unless allowed); problems under `field`. */
+export async function checkUrl(text: string, ctx: Context, bag: FieldErrorBag, field = "url"): Promise<void> {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return bag.add("url", "The url must be an absolute http or https URL.");
+    return bag.add(field, "The url must be an absolute http or https URL.");
   }
   if ((url.protocol !== "http:" && url.protocol !== "https:") || !url.hostname)
-    return bag.add("url", "The url must be an absolute http or https URL.");
+    return bag.add(field, "The url must be an absolute http or https URL.");
   if (!ctx.config.webhooksAllowPrivate && (await resolvesToPrivate(url))) {
-    bag.add("url", "The url must not reach a private, loopback or link-local address.");
+    bag.add(field, "The url must not reach a private, loopback or link-local address.");
   }
 }
 

@@ -13,6 +13,7 @@ import { processLog } from "../http/observability/process-log.ts";
 import { describeStartupError } from "./startup-errors.ts";
 import { answerClientError } from "../http/client-errors.ts";
 import { startDispatcher } from "../events/webhooks/dispatcher.ts";
+import { startRunner } from "../events/automations/runner.ts";
 import { everyHour, startEventPruning } from "../events/retention.ts";
 import { pruneExpiredRecords } from "../auth/oidc/adapter.ts";
 import { serveWebSocket } from "./websocket.ts";
@@ -249,6 +250,10 @@ async function serve() {
         onAttempt: (outcome) => observability.metrics.webhookAttempt(outcome),
       })
     : null;
+  // Automations run in every serving process too, leases keeping each automation to one of them.
+  const runner = config.automationRun
+    ? startRunner({ db, config, bus: app.events, logger: observability.logger })
+    : null;
   // Old events are pruned by every instance (the deletes are idempotent); the primary of WORKERS>1 serves nothing.
   const pruning = startEventPruning(db, config, (error) =>
     observability.logger.error({ err: error }, "Pruning old events failed; it is tried again in an hour"),
@@ -319,6 +324,7 @@ async function serve() {
     finished = true;
     // Deliveries under way are recorded (at most a receiver timeout) before the database closes.
     await dispatcher?.stop();
+    await runner?.stop();
     await pruning.stop();
     await oidcPruning.stop();
     await app.events.close();

@@ -58,13 +58,23 @@ const conventional = (name: string, n: number): string[] =>
     rules: [`max:${255 + n}`],
     // A name that never resolves (RFC 6761): a webhook made with it is accepted, and a delivery to it fails at once.
     url: [`https://example.invalid/${n}`],
+    // An automation's cron expression (five fields) and condition (Jexl), checked when it is saved.
+    schedule: [`${n % 60} 8 * * 1`],
+    condition: [`data.id != ${n}`],
   })[name] ?? [];
 
 /**
- * JSON a column of this name must hold where `[]` will not do (a webhook's `events`: a non-empty list of types; an API
- * key's `scopes`: at least one, held by its maker, who holds `create:apikey` whatever else it holds).
+/**
+ * JSON a column of this name must hold where `[]` will not do (a webhook's `events`: a non-empty list of types; an
+ * automation's triggers and actions; an API key's `scopes`: at least one, held by its maker, who holds `create:apikey`
+ * whatever else it holds).
  */
-const conventionalJson: Record<string, unknown> = { events: ["*"], scopes: ["create:apikey"] };
+const conventionalJson: Record<string, unknown> = {
+  events: ["*"],
+  triggers: ["user.created"],
+  actions: [{ type: "webhook", url: "https://example.invalid/automation", body: { text: "{{ data.id }}" } }],
+  scopes: ["create:apikey"],
+};
 
 /**
  * Booleans a column of this name must hold (an OAuth client's `public`: a confidential client has a secret to rotate;

@@ -17,6 +17,8 @@ export interface Delivery {
   deliveryId: string;
   timeoutMs: number;
   allowPrivate: boolean;
+  /** Further request headers (an automation's webhook action); they cannot replace the signature's. */
+  headers?: Record<string, string>;
 }
 
 export interface DeliveryResult {
@@ -35,6 +37,7 @@ export function postEvent(delivery: Delivery): Promise<DeliveryResult> {
   const started = performance.now();
   const timestamp = Math.floor(Date.now() / 1000).toString();
   const headers = {
+    ...delivery.headers,
     "content-type": "application/json",
     "content-length": Buffer.byteLength(delivery.body).toString(),
     "user-agent": "Muster-Webhooks/1",
