@@ -176,6 +176,7 @@ test("the schedule is read in the account's time zone setting", async () => {
 /** Each body is refused with a 422 whose errors name exactly `fields`, and nothing is stored. */
 const badInput: Array<[string, Record<string, unknown>, string[], RegExp?]> = [
   ["no name", { name: undefined }, ["name"]],
+  ["no triggers", { triggers: undefined }, ["triggers"]],
   ["unknown trigger", { triggers: ["rank.promoted"] }, ["triggers.0"]],
   ["no trigger nor schedule", { triggers: [] }, ["triggers"]],
   ["cron of four fields", { schedule: "0 8 * *" }, ["schedule"], /five fields/],
@@ -342,6 +343,12 @@ test("scopes: create:automation is needed; the saving key's scopes limit the act
   expect(ok.status).toBe(200);
   const stored = await h.db.prisma.automation.findUniqueOrThrow({ where: { id: ok.body.data.id } });
   expect(stored.ownerScopes).toEqual(["create:automation", "update:automation", "view:automation"]);
+  // Saving makes the credential the owner: a key that could not do an automation's actions cannot save it, even to rename it.
+  const owned = await createAutomation({ actions: [{ type: "update", target: "person", set: { notes: "promoted" } }] });
+  const renamed = await limited.patch(`/v2/automations/${owned.id}`, { name: "Mine now" });
+  expect(renamed.status).toBe(422);
+  expect(Object.keys(renamed.body.error.errors)).toEqual(["actions.0"]);
+  expect((await h.db.prisma.automation.findUniqueOrThrow({ where: { id: owned.id } })).ownerScopes).toEqual(["*"]);
 
   const origins = ["https://unit.example"];
   const pub = await createApiKey(h.db.store, { account: "alpha", scopes: "view:rank", publishable: true, origins });
