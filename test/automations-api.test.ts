@@ -176,6 +176,7 @@ test("the schedule is read in the account's time zone setting", async () => {
 /** Each body is refused with a 422 whose errors name exactly `fields`, and nothing is stored. */
 const badInput: Array<[string, Record<string, unknown>, string[], RegExp?]> = [
   ["no name", { name: undefined }, ["name"]],
+  ["no triggers", { triggers: undefined }, ["triggers"]],
   ["unknown trigger", { triggers: ["rank.promoted"] }, ["triggers.0"]],
   ["no trigger nor schedule", { triggers: [] }, ["triggers"]],
   ["cron of four fields", { schedule: "0 8 * *" }, ["schedule"], /five fields/],
@@ -320,7 +321,10 @@ test("scopes: create:automation is needed; the saving key's scopes limit the act
   expect((await viewer.post("/v2/automations", { name: "x", triggers: ["user.created"], actions: [] })).status).toBe(
     403,
   );
-  const limited = client(h, await h.key("alpha", "create:automation,update:automation,view:automation"));
+  const limited = client(
+    h,
+    await h.key("alpha", "create:automation,update:automation,view:automation,view:rankrecord,view:user"),
+  );
   const refused = await limited.post("/v2/automations", {
     name: "Bump",
     triggers: ["rankrecord.created"],
@@ -341,7 +345,19 @@ test("scopes: create:automation is needed; the saving key's scopes limit the act
   });
   expect(ok.status).toBe(200);
   const stored = await h.db.prisma.automation.findUniqueOrThrow({ where: { id: ok.body.data.id } });
-  expect(stored.ownerScopes).toEqual(["create:automation", "update:automation", "view:automation"]);
+  expect(stored.ownerScopes).toEqual([
+    "create:automation",
+    "update:automation",
+    "view:automation",
+    "view:rankrecord",
+    "view:user",
+  ]);
+  // Saving makes the credential the owner: a key that could not do an automation's actions cannot save it, even to rename it.
+  const owned = await createAutomation({ actions: [{ type: "update", target: "person", set: { notes: "promoted" } }] });
+  const renamed = await limited.patch(`/v2/automations/${owned.id}`, { name: "Mine now" });
+  expect(renamed.status).toBe(422);
+  expect(Object.keys(renamed.body.error.errors)).toEqual(["actions.0"]);
+  expect((await h.db.prisma.automation.findUniqueOrThrow({ where: { id: owned.id } })).ownerScopes).toEqual(["*"]);
 
   const origins = ["https://unit.example"];
   const pub = await createApiKey(h.db.store, { account: "alpha", scopes: "view:rank", publishable: true, origins });
@@ -379,7 +395,7 @@ test("another account's automations do not exist for a key", async () => {
 });
 
 test("POST /automations/{id}/test renders every action against a real past event, performs nothing, stores nothing", async () => {
-  const role = await h.db.prisma.role.findFirstOrThrow({ where: { accountId, name: "Admin" } });
+  const role = await h.db.prisma.role.findFirstOrThrow({ where: { accountId, name: "User" } });
   const created = await createAutomation({
     condition: "data.type == 0 and user.rank_records_count >= 1",
     actions: [
@@ -405,6 +421,10 @@ test("POST /automations/{id}/test renders every action against a real past event
     messages: await h.db.prisma.message.count(),
     events: await h.db.prisma.changeEvent.count(),
   };
+  const holders = (await h.db.prisma.userRole.findMany({ where: { roleId: role.id }, orderBy: { userId: "asc" } })).map(
+    (link) => link.userId,
+  );
+  expect(holders).toContain(ids.user.id);
   const tested = await api.post(`/v2/automations/${created.id}/test`, { event_id: event.id });
   expect(tested.status, JSON.stringify(tested.body)).toBe(200);
   const result = tested.body.data.test_result;
@@ -419,7 +439,7 @@ test("POST /automations/{id}/test renders every action against a real past event
       body: { content: "Ann Smith was promoted to Corporal" },
     },
     { type: "email", to: ["ann@example.com"], subject: "Congratulations Ann Smith", body: "Rank CPL" },
-    { type: "message", recipients: expect.any(Array), text: "Ann Smith promoted", channels: ["database"] },
+    { type: "message", recipients: holders, text: "Ann Smith promoted", channels: ["database"] },
     {
       type: "update",
       target: "person",

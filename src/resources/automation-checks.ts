@@ -96,7 +96,6 @@ function resourceOfType(registry: readonly ResourceDef[], type: string): Resourc
 export const checkAutomation: NonNullable<Hooks["beforeWrite"]> = async ({ data, existing, ctx, tx, registry }) => {
   const bag = new FieldErrorBag();
   const merged = { ...(existing ?? {}), ...data } as Record<string, unknown>;
-  if (!existing && data.triggers === undefined) data.triggers = merged.triggers = [];
   const triggers = checkTriggers(merged.triggers, registry, bag, data.triggers !== undefined);
   const schedule = typeof merged.schedule === "string" && merged.schedule.trim() ? merged.schedule.trim() : null;
   if (data.schedule !== undefined) {
@@ -117,16 +116,8 @@ export const checkAutomation: NonNullable<Hooks["beforeWrite"]> = async ({ data,
   }
   const auth = ctx.auth!;
   const ownerScopes = auth.scopes;
-  if (data.actions !== undefined || data.triggers !== undefined) {
-    await checkActions(merged.actions, {
-      ctx,
-      tx,
-      registry,
-      triggers: triggers ?? [],
-      scopes: ownerScopes,
-      bag,
-    });
-  }
+  // Every write makes its credential the owner, so the actions are checked against its scopes each time.
+  if (triggers) await checkActions(merged.actions, { ctx, tx, registry, triggers, scopes: ownerScopes, bag });
   bag.throwIfAny();
 
   Object.assign(data, {

@@ -51,8 +51,9 @@ export const automation = defineResource({
         description: "The event types that trigger it; `[]` for a scheduled automation.",
       }),
       {
+        required: true,
         description:
-          "The event types that trigger it, such as `rankrecord.created` or `user.updated`; `[]` (the default) for an automation that only has a `schedule`. It needs triggers or a schedule.",
+          "The event types that trigger it, such as `rankrecord.created` or `user.updated`; `[]` for an automation that only has a `schedule`. It needs triggers or a schedule.",
         invalid: ({ path, value }) =>
           path.length
             ? `The event type ${JSON.stringify(value)} is unknown.`

@@ -4,6 +4,7 @@ import { resourceNamed, resources } from "../../src/resources/index.ts";
 import { morphOwnersOf } from "../../src/resources/index.ts";
 import { snake } from "../../src/core/names.ts";
 import { client, type Client, type Harness, type Reply } from "../harness.ts";
+import type { Database } from "../../src/db/prisma.ts";
 import { fixedColumns, makingAction, pathOf, topOp } from "./registry.ts";
 
 /** A row as REST answers it: its id, and its other members unread until a test narrows them. */
@@ -154,9 +155,38 @@ export function ok<T = Row>(reply: Reply, what: string): T {
   return reply.body.data ?? reply.body;
 }
 
+/**
+ * Rows only the service writes, which no route or action of the API makes (an automation's runs: its runner's), by
+ * resource: made in the database, for a parent row made through the API.
+ */
+const serviceWritten: Record<string, (db: Database, parentId: number) => Promise<number>> = {
+  automationRun: async (db, automationId) => {
+    const { accountId } = await db.prisma.automation.findUniqueOrThrow({ where: { id: automationId } });
+    const run = await db.prisma.automationRun.create({
+      data: { accountId, automationId, status: "succeeded", conditionValue: true, outcomes: [], attempts: 1 },
+    });
+    return run.id;
+  },
+};
+
 /** Builds valid bodies from a resource's definition and makes rows through the REST API. */
 export class Factory {
-  constructor(readonly api: Client) {}
+  constructor(
+    readonly api: Client,
+    /** The database, for the rows only the service writes (`serviceWritten`). */
+    readonly db?: Database,
+  ) {}
+
+  /** Whether rows of `def` are made in the database, under a parent (an automation's runs). */
+  writtenByService(def: ResourceDef): boolean {
+    return Object.hasOwn(serviceWritten, def.name);
+  }
+
+  /** A row of `def` that only the service writes, under the parent row `parentId`. */
+  async serviceRow(def: ResourceDef, parentId: number): Promise<Row> {
+    if (!this.db) throw new Error(`${def.name}: only the service writes these; give the factory the database`);
+    return { id: await serviceWritten[def.name](this.db, parentId) };
+  }
 
   /** A valid body for `def`, creating through the API whatever its references need. */
   async build(def: ResourceDef, options: BuildOptions = {}): Promise<Built> {
@@ -245,6 +275,8 @@ export class Factory {
    */
   async any(def: ResourceDef, depth = 0): Promise<Row> {
     if (createOperationOf(def)) return this.create(def, { depth });
+    const parent = this.writtenByService(def) && Object.values(def.relations).find((r) => r.kind === "belongsTo");
+    if (parent) return this.serviceRow(def, (await this.reference(resourceNamed(parent.target), depth + 1, true)).id);
     const action = makingAction(def);
     if (action) {
       const subject = await this.reference(action.subject!, depth + 1, true);

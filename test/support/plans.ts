@@ -233,6 +233,8 @@ async function actionBody(op: Operation, w: World): Promise<Record<string, unkno
       body[snake(name)] = ACTION_VALUES[name];
       continue;
     }
+    // A given event (an automation's test) is the alternative to an event id: the id alone is a complete input.
+    if (name === "event") continue;
     if (name !== "eventId")
       throw new Error(`${op.field}: no value for the action's ${name}: add one in test/support/plans.ts`);
     const account = await w.h.db.prisma.account.findUniqueOrThrow({ where: { name: w.account } });

@@ -3,6 +3,7 @@ import { resourceNamed, resources } from "../../src/resources/index.ts";
 import { isOneToOne, operations, type Operation } from "../../src/resources/operations.ts";
 import { snake } from "../../src/core/names.ts";
 import { client, type Client, type Harness } from "../harness.ts";
+import type { Database } from "../../src/db/prisma.ts";
 import {
   asJson,
   createOperationOf,
@@ -39,9 +40,13 @@ export function markValue(marker: string, f: FieldDef | undefined, value: unknow
   );
 }
 
+/** Columns that hold code, which a marker would make invalid (an automation's cron expression and condition). */
+const UNMARKED = new Set(["schedule", "condition"]);
+
 function markAttrs(marker: string, fields: Record<string, FieldDef>, attrs: Attrs): Attrs {
   const byKey = new Map(Object.entries(fields).map(([name, f]) => [snake(name), f]));
-  for (const [key, value] of Object.entries(attrs)) attrs[key] = markValue(marker, byKey.get(key), value);
+  for (const [key, value] of Object.entries(attrs))
+    if (!UNMARKED.has(key)) attrs[key] = markValue(marker, byKey.get(key), value);
   return attrs;
 }
 
@@ -50,8 +55,9 @@ export class MarkedFactory extends Factory {
   constructor(
     api: Client,
     readonly marker: string,
+    db?: Database,
   ) {
-    super(api);
+    super(api, db);
   }
 
   override async build(def: ResourceDef, options: BuildOptions = {}): Promise<Built> {
@@ -126,7 +132,7 @@ export class World {
       "seed user",
     );
     this.api = await this.client("*");
-    this.factory = new MarkedFactory(this.api, this.marker);
+    this.factory = new MarkedFactory(this.api, this.marker, this.h.db);
     for (const def of resources) {
       if (def.link || !operations.some((op) => op.def === def || op.parent?.def === def)) continue;
       this.rows.set(def.name, await this.anyRow(def));
@@ -191,6 +197,7 @@ export class World {
 
   /** A new row related to `parent` through `g`: made by the nested create, or made and attached. */
   async linkedChild(g: NestedGroup, parent: number): Promise<number> {
+    if (this.factory.writtenByService(g.def)) return (await this.factory.serviceRow(g.def, parent)).id;
     const create = g.ops.get("create");
     if (create) {
       const row = ok(

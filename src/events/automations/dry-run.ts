@@ -3,7 +3,7 @@ import type { ActionRun } from "../../resources/define.ts";
 import type { AutomationAction, Recipients } from "../../resources/automation-actions.ts";
 import { revealTestResult } from "../../resources/automation.ts";
 import { resources } from "../../resources/index.ts";
-import { eventTypesOf } from "../../resources/event-types.ts";
+import { eventModelOf, eventTypesOf } from "../../resources/event-types.ts";
 import { validationError } from "../../core/errors.ts";
 import { evaluateCondition } from "../../core/conditions.ts";
 import { renderTemplate, renderTemplatedJson } from "../../core/templates.ts";
@@ -137,9 +137,7 @@ async function eventOf(args: Args): Promise<VariablesEvent | null> {
       errors["event.changes"] = ["The changes must be an object of field → { old, new }."];
     if (Object.keys(errors).length) throw validationError(errors);
     const type = given.type as string;
-    const def = resources.find(
-      (d) => !d.silent && type.startsWith(`${d.morphClass.split("\\").pop()!.toLowerCase()}.`),
-    );
+    const def = resources.find((d) => !d.silent && type.startsWith(`${eventModelOf(d)}.`));
     return {
       id: null,
       type,
