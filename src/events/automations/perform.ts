@@ -76,14 +76,8 @@ export const effectKey = (automationId: number, run: { eventId: number } | { sch
   `a${automationId}-${"eventId" in run ? `e${run.eventId}` : `s${run.scheduledFor.getTime()}`}-${index}`;
 
 /** A key's scopes as stored: a JSON list (src/auth/accounts.ts). */
-function storedScopes(text: string): string[] {
-  try {
-    const list: unknown = JSON.parse(text);
-    return Array.isArray(list) ? list.filter((s): s is string => typeof s === "string") : [];
-  } catch {
-    return [];
-  }
-}
+const storedScopes = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((s): s is string => typeof s === "string") : [];
 
 /**
  * Whether the owner may still act, and with which scopes: those it held when it saved the automation that it still
