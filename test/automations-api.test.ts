@@ -184,6 +184,8 @@ const badInput: Array<[string, Record<string, unknown>, string[], RegExp?]> = [
   ["cron nonsense", { schedule: "every monday please" }, ["schedule"]],
   ["condition syntax", { condition: "data.type ==" }, ["condition"], /at position \d+/],
   ["condition into prototypes", { condition: "data.constructor == 1" }, ["condition"], /at position \d+/],
+  ["condition with an unclosed bracket", { condition: "(data.type == 0" }, ["condition"], /not closed at position 0/],
+  ["condition with an unclosed list", { condition: "data.form_id in [3, 4" }, ["condition"], /at position 21/],
   ["no actions", { actions: [] }, ["actions"]],
   ["actions not a list", { actions: { type: "webhook" } }, ["actions"]],
   ["too many actions", { actions: Array.from({ length: 11 }, () => discordAction()) }, ["actions"]],
@@ -369,7 +371,7 @@ test("scopes: create:automation is needed; the saving key's scopes limit the act
   // A key edited in the database to hold the scope still reaches nothing.
   await h.db.prisma.apiKey.updateMany({
     where: { publishable: true },
-    data: { scopes: JSON.stringify(["view:automation"]) },
+    data: { scopes: ["view:automation"] },
   });
   expect((await publicClient.get("/v2/automations")).status).toBe(403);
 });

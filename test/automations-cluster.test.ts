@@ -139,6 +139,7 @@ redis.describe(`automations run by two instances on one ${testProvider} database
     const r = await receiver();
     const auto = await send(b, key.key, "POST", "/v2/automations", {
       name: "digest",
+      triggers: [],
       schedule: "* * * * *",
       actions: [{ type: "webhook", url: r.url, body: { due: "{{ schedule.due_at }}" } }],
     });

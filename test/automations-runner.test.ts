@@ -464,6 +464,7 @@ test("a schedule runs once per due time: a missed hour runs once, the same due t
   const r = await receiver();
   const missed = new Date(Math.floor((Date.now() - 60 * 60 * 1000) / 60_000) * 60_000);
   const a = await automation(api, {
+    triggers: [],
     schedule: "* * * * *",
     nextRunAt: missed,
     actions: [
@@ -515,6 +516,7 @@ test("a schedule is read in the account's time zone", async () => {
   else await h.db.prisma.setting.create({ data: { ...zone, payload: "Europe/Berlin" } });
   const due = new Date("2026-11-30T07:00:00Z");
   const a = await automation(api, {
+    triggers: [],
     schedule: "0 8 * * 1",
     nextRunAt: due,
     actions: [{ type: "webhook", url: r.url, body: { due: "{{ schedule.due_at }}" } }],

@@ -11,7 +11,8 @@ export interface KeyRow {
   id: number;
   accountId: number;
   userId: number | null;
-  scopes: string[];
+  /** A JSON list of scope names, as stored (a row edited by hand may hold anything). */
+  scopes: unknown;
   publishable: boolean;
   /** Origins; null unless publishable. */
   allowedOrigins: string[] | null;

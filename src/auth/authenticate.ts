@@ -37,8 +37,9 @@ async function recordUse(db: Database, key: { id: number; lastUsedAt: Date | nul
 }
 
 /** A key's scopes; a publishable key's only those a public page may hold, whatever its row says (edited by hand). */
-const scopesOf = (key: { scopes: string[]; publishable: boolean }) => {
-  const scopes = key.scopes;
+const scopesOf = (key: { scopes: unknown; publishable: boolean }) => {
+  // A row edited by hand may hold anything: only a list's strings are scopes.
+  const scopes = Array.isArray(key.scopes) ? key.scopes.filter((s): s is string => typeof s === "string") : [];
   return key.publishable ? scopes.filter(isPublishableScope) : scopes;
 };
 

@@ -17,6 +17,8 @@ export const MAX_CONDITION_TOKENS = 400;
 export const CONDITION_TIMEOUT_MS = 100;
 
 const FORBIDDEN_NAMES = new Set(["constructor", "__proto__", "prototype"]);
+/** Jexl's opening bracket tokens, and the type of the token that closes each. */
+const CLOSERS: Record<string, string> = { openParen: "closeParen", openBracket: "closeBracket", openCurl: "closeCurl" };
 
 interface Token {
   type: string;
@@ -71,7 +73,11 @@ export function checkCondition(source: string): ConditionProblem | null {
   }
   // Leading whitespace is not part of any token.
   position = source.length - source.trimStart().length;
+  // Jexl's parser completes an expression that opens with a bracket it never closes (`(data.type`): counted here.
+  const open: { closer: string; position: number }[] = [];
   for (const token of tokens) {
+    if (Object.hasOwn(CLOSERS, token.type)) open.push({ closer: CLOSERS[token.type], position });
+    else if (open.at(-1)?.closer === token.type) open.pop();
     // Jexl looks names up in plain objects, so `constructor` even lexes as an (unknown) grammar element.
     const name = typeof token.value === "string" ? token.value : token.raw.trim();
     if (FORBIDDEN_NAMES.has(name)) {
@@ -89,6 +95,9 @@ export function checkCondition(source: string): ConditionProblem | null {
   } catch (error) {
     return { message: describe(error), position: source.length };
   }
+  const unclosed = open.at(-1);
+  if (unclosed)
+    return { message: "Unexpected end of expression: a bracket is not closed", position: unclosed.position };
   return null;
 }
 
