@@ -527,6 +527,7 @@ async function load(
   w: Workload,
   seedValue: number,
   run: { duration?: number; amount?: number },
+  { settleAfter = true }: { settleAfter?: boolean } = {},
 ): Promise<Result> {
   const rnd = prng(seedValue);
   const next = server.peer ? () => server.peer!.adapt(w.next(rnd), w) : () => w.next(rnd);
@@ -556,7 +557,7 @@ async function load(
   lastLoaderCpuUs = cpuUsed.user + cpuUsed.system;
   const machineAfter = machineTicks();
   lastBusy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total);
-  await settle(server);
+  if (settleAfter) await settle(server);
   return result;
 }
 
@@ -1017,6 +1018,8 @@ interface AutomationPass {
   /** Records of the pass whose text the update set, and `rankrecord.updated` events automations wrote for them. */
   updated: number;
   updateEvents: number;
+  /** SQLite: the service's write transactions and COMMITs over the rounds and the drain (W4's and the runner's). */
+  commits?: Commits;
 }
 
 /** How long the automation pass waits for the runs to cover every record (`BENCH_AUTOMATION_DRAIN_S`). */
@@ -1050,7 +1053,10 @@ const automationTimings = (a: AutomationPass) =>
       (r) =>
         `${r.name}: ${f0(r.runsPerS)} runs/s, a run ${f1(r.meanRunMs)} ms of which its action ${f1(r.meanActionMs)} ms`,
     )
-    .join("; ");
+    .join("; ") +
+  (a.commits
+    ? `; ${f1(a.commits.transactions / a.created)} write transactions per record created (W4's own: 1) in ${f1(a.commits.commits / a.created)} COMMITs`
+    : "");
 
 /** Whether an automation pass lost, repeated or left undone an effect: the run then exits 1 once its report is written. */
 let automationEffectsWrong = false;
@@ -1122,12 +1128,14 @@ async function measureAutomations(
     const [firstEvent] = await queryRows(databaseUrl, `SELECT COALESCE(MAX(id), 0) AS n FROM "ChangeEvent"`);
     const recordsAfter = `id > ${Number(firstRecord.n)}`;
     const messagesBefore = await countRows(databaseUrl, "Message");
+    const commitsBefore = isPostgres(databaseUrl) ? null : await commitsOf(service);
     const ticksBefore = serverTicks(service);
     const rounds: Round[] = [];
     const amount = Math.max(2 * connections, Math.round(plain.rps * plan.round));
     for (let i = 0; i < plan.rounds; i++) {
       const ticks = serverTicks(service);
-      const result = await load(service, key, w, 300 + i, { amount });
+      // No settling after a round: it would wait for the automations' backlog, which is what this pass measures.
+      const result = await load(service, key, w, 300 + i, { amount }, { settleAfter: false });
       rounds.push(roundOf(result, serverTicks(service) - ticks));
       log(
         `W4 + automations round ${i + 1}: ${rounds.at(-1)!.rps.toFixed(0)} req/s, ${rounds.at(-1)!.cpuMs.toFixed(2)} CPU ms/request ` +
@@ -1155,6 +1163,7 @@ async function measureAutomations(
     const drainMs = drained ? performance.now() - ended : NaN;
     const answered = rounds.reduce((n, r) => n + r.ok + r.bad, 0);
     const cpuWithDrainMs = ((serverTicks(service) - ticksBefore) * 1000) / ticksPerSecond / answered;
+    const commitsAfter = commitsBefore ? await commitsOf(service) : null;
     // A moment for a repeat the runner might still send (there should be none).
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const statuses = await queryRows(
@@ -1208,6 +1217,13 @@ async function measureAutomations(
         "ChangeEvent",
         `id > ${Number(firstEvent.n)} AND type = 'rankrecord.updated' AND "automationRunId" IS NOT NULL`,
       ),
+      commits:
+        commitsBefore && commitsAfter
+          ? {
+              transactions: commitsAfter.transactions - commitsBefore.transactions,
+              commits: commitsAfter.commits - commitsBefore.commits,
+            }
+          : undefined,
     };
   } finally {
     for (const id of ids) await send(service, key, "DELETE", `/v2/automations/${id}`);
