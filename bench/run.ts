@@ -13,7 +13,9 @@
  *   W3  GET  /v2/comments?include=author&page={random}&limit=25
  *   W4  POST /v2/users/{random}/rank-records  (a fixed number of requests; new rows must equal 2xx answers); then
  *       again on the service with one webhook subscribed to `rankrecord.created` delivering to a sink in this process
- *       (throughput against W4 without it; every row created must reach the sink once)
+ *       (throughput against W4 without it; every row created must reach the sink once); then again with three
+ *       automations on `rankrecord.created` (webhook, message, update): throughput and CPU per request against W4
+ *       without them, the time to drain their backlog, and every effect once per row (exit 1 otherwise)
  *
  * Prints a table and writes it to bench/RESULTS.md (bench/RESULTS-quick.md with --quick, bench/RESULTS-partial.md with
  * --only=W1,…, --postgres-only or --sqlite-only).
@@ -1055,7 +1057,7 @@ const automationTimings = (a: AutomationPass) =>
     )
     .join("; ") +
   (a.commits
-    ? `; ${f1(a.commits.transactions / a.created)} write transactions per record created (W4's own: 1) in ${f1(a.commits.commits / a.created)} COMMITs`
+    ? `; the service's db_write_transactions_total grew by ${f1(a.commits.transactions / a.created)} per record created (plain W4: 1), its db_write_commits_total by ${f1(a.commits.commits / a.created)}`
     : "");
 
 /** Whether an automation pass lost, repeated or left undone an effect: the run then exits 1 once its report is written. */
