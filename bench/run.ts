@@ -13,7 +13,9 @@
  *   W3  GET  /v2/comments?include=author&page={random}&limit=25
  *   W4  POST /v2/users/{random}/rank-records  (a fixed number of requests; new rows must equal 2xx answers); then
  *       again on the service with one webhook subscribed to `rankrecord.created` delivering to a sink in this process
- *       (throughput against W4 without it; every row created must reach the sink once)
+ *       (throughput against W4 without it; every row created must reach the sink once); then again with three
+ *       automations on `rankrecord.created` (webhook, message, update): throughput and CPU per request against W4
+ *       without them, the time to drain their backlog, and every effect once per row (exit 1 otherwise)
  *
  * Prints a table and writes it to bench/RESULTS.md (bench/RESULTS-quick.md with --quick, bench/RESULTS-partial.md with
  * --only=W1,…, --postgres-only or --sqlite-only).
@@ -527,6 +529,7 @@ async function load(
   w: Workload,
   seedValue: number,
   run: { duration?: number; amount?: number },
+  { settleAfter = true }: { settleAfter?: boolean } = {},
 ): Promise<Result> {
   const rnd = prng(seedValue);
   const next = server.peer ? () => server.peer!.adapt(w.next(rnd), w) : () => w.next(rnd);
@@ -556,7 +559,7 @@ async function load(
   lastLoaderCpuUs = cpuUsed.user + cpuUsed.system;
   const machineAfter = machineTicks();
   lastBusy = (machineAfter.busy - machineBefore.busy) / Math.max(1, machineAfter.total - machineBefore.total);
-  await settle(server);
+  if (settleAfter) await settle(server);
   return result;
 }
 
@@ -586,24 +589,28 @@ const median = (values: number[]) => {
 
 const isPostgres = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 
-async function countRows(databaseUrl: string, table: string): Promise<number> {
+/** The rows of one statement (the same text on both databases: quoted identifiers, no parameters). */
+async function queryRows(databaseUrl: string, sql: string): Promise<Array<Record<string, unknown>>> {
   if (isPostgres(databaseUrl)) {
     const { default: pg } = await import("pg");
     const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     try {
-      return Number((await client.query(`SELECT COUNT(*) AS n FROM "${table}"`)).rows[0].n);
+      return (await client.query(sql)).rows;
     } finally {
       await client.end();
     }
   }
   const client = createClient({ url: databaseUrl });
   try {
-    return Number((await client.execute(`SELECT COUNT(*) AS n FROM "${table}"`)).rows[0].n);
+    return (await client.execute(sql)).rows as unknown as Array<Record<string, unknown>>;
   } finally {
     client.close();
   }
 }
+
+const countRows = async (databaseUrl: string, table: string, where = "") =>
+  Number((await queryRows(databaseUrl, `SELECT COUNT(*) AS n FROM "${table}"${where ? ` WHERE ${where}` : ""}`))[0].n);
 
 // ---------------------------------------------------------------------------------------------- fairness
 
@@ -891,8 +898,18 @@ async function measureAll(
         commits: after.commits - commitsBefore.commits,
       };
     }
-    if (w.id === "W4")
+    if (w.id === "W4") {
       rows.at(-1)!.webhook = await measureWebhook(service, key, w, databaseUrl, measured.get(service)!);
+      const automations = await measureAutomations(service, key, w, databaseUrl, measured.get(service)!);
+      rows.at(-1)!.automations = automations;
+      if (!automationEffectsOk(automations)) {
+        automationEffectsWrong = true;
+        console.error(
+          `\nW4 with automations: AN EFFECT LOST, REPEATED OR NOT DONE: ${automationEffects(automations)}\n`,
+        );
+      } else log(`W4 + automations: ${automationEffects(automations)}`);
+      log(`W4 + automations: ${automationTimings(automations)}`);
+    }
   }
   return { rows, w1Rss, peakRss };
 }
@@ -971,6 +988,251 @@ async function measureWebhook(
   }
 }
 
+/**
+ * W4 again on the service with three enabled automations on `rankrecord.created` (issue 44): a `webhook` to a sink in
+ * this process, a `message` to the event's person and an `update` setting the new record's `text`. The same number of
+ * requests per round as the webhook pass, then a bounded wait until every automation has a finished run for every
+ * record created; then every effect is counted.
+ */
+interface AutomationPass {
+  rps: number;
+  rounds: Round[];
+  /** Server CPU per answered request during the rounds only, and over the rounds and the drain after them. */
+  cpuMs: number;
+  cpuWithDrainMs: number;
+  created: number;
+  /** From the end of the last round to the last automation's last run finished (NaN: not within the bound). */
+  drainMs: number;
+  drained: boolean;
+  /** Per automation: runs by status. */
+  runs: Array<{
+    name: string;
+    succeeded: number;
+    other: Record<string, number>;
+    /** Mean wall time of a run (its `duration_ms`), of its action (the outcome's), and runs finished per second. */
+    meanRunMs: number;
+    meanActionMs: number;
+    runsPerS: number;
+  }>;
+  messages: number;
+  delivered: number;
+  repeated: number;
+  /** Records of the pass whose text the update set, and `rankrecord.updated` events automations wrote for them. */
+  updated: number;
+  updateEvents: number;
+  /** SQLite: the service's write transactions and COMMITs over the rounds and the drain (W4's and the runner's). */
+  commits?: Commits;
+}
+
+/** How long the automation pass waits for the runs to cover every record (`BENCH_AUTOMATION_DRAIN_S`). */
+const automationDrainS = Number(process.env.BENCH_AUTOMATION_DRAIN_S ?? 600);
+
+const automatedText = "Bench promotion (automated)";
+
+/** The counts of an automation pass's effects, as Targets and the log give them. */
+function automationEffects(a: AutomationPass): string {
+  const runs = a.runs
+    .map(
+      (r) =>
+        `${r.name}: ${r.succeeded} runs succeeded${Object.entries(r.other)
+          .map(([status, n]) => `, ${n} ${status}`)
+          .join("")}`,
+    )
+    .join("; ");
+  return (
+    `${a.created} records created; ${runs}; ${a.messages} messages; ${a.delivered} webhooks received (distinct X-Muster-Delivery), ${a.repeated} repeated; ` +
+    `${a.updated} records updated, ${a.updateEvents} update events; ` +
+    (a.drained
+      ? `the backlog drained ${f1(a.drainMs / 1000)} s after the last write`
+      : `**not drained within ${automationDrainS} s**`)
+  );
+}
+
+/** Where an automation pass's time went, per automation: runs per second, mean run and action wall time. */
+const automationTimings = (a: AutomationPass) =>
+  a.runs
+    .map(
+      (r) =>
+        `${r.name}: ${f0(r.runsPerS)} runs/s, a run ${f1(r.meanRunMs)} ms of which its action ${f1(r.meanActionMs)} ms`,
+    )
+    .join("; ") +
+  (a.commits
+    ? `; the service's db_write_transactions_total grew by ${f1(a.commits.transactions / a.created)} per record created (plain W4: 1), its db_write_commits_total by ${f1(a.commits.commits / a.created)}`
+    : "");
+
+/** Whether an automation pass lost, repeated or left undone an effect: the run then exits 1 once its report is written. */
+let automationEffectsWrong = false;
+
+const automationEffectsOk = (a: AutomationPass) =>
+  a.drained &&
+  a.runs.every((r) => r.succeeded === a.created && Object.keys(r.other).length === 0) &&
+  a.messages === a.created &&
+  a.delivered === a.created &&
+  a.repeated === 0 &&
+  a.updated === a.created &&
+  a.updateEvents === a.created;
+
+async function measureAutomations(
+  service: Server,
+  key: string,
+  w: Workload,
+  databaseUrl: string,
+  plain: Measured,
+): Promise<AutomationPass> {
+  const seen = new Set<string>();
+  let repeated = 0;
+  const sink = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      const id = String(request.headers["x-muster-delivery"]);
+      if (seen.has(id)) repeated++;
+      seen.add(id);
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  const port = (sink.address() as AddressInfo).port;
+  const triggers = ["rankrecord.created"];
+  const definitions = [
+    {
+      name: "Bench webhook",
+      triggers,
+      actions: [
+        {
+          type: "webhook",
+          url: `http://127.0.0.1:${port}/automation`,
+          body: { record: "{{ data.id }}", text: "{{ user.name }} received {{ data.text }}" },
+        },
+      ],
+    },
+    {
+      name: "Bench message",
+      triggers,
+      actions: [{ type: "message", to: { kind: "person" }, text: "Congratulations, {{ user.name }}!" }],
+    },
+    {
+      name: "Bench update",
+      triggers,
+      actions: [{ type: "update", target: "record", set: { text: automatedText } }],
+    },
+  ];
+  const ids: number[] = [];
+  try {
+    for (const definition of definitions) {
+      const created = await send(service, key, "POST", "/v2/automations", JSON.stringify(definition));
+      if (created.status !== 200)
+        throw new Error(
+          `W4 automation pass: creating "${definition.name}" answered ${created.status}: ${created.text.slice(0, 300)}`,
+        );
+      ids.push(JSON.parse(created.text).data.id as number);
+    }
+    const [firstRecord] = await queryRows(databaseUrl, `SELECT COALESCE(MAX(id), 0) AS n FROM "RankRecord"`);
+    const [firstEvent] = await queryRows(databaseUrl, `SELECT COALESCE(MAX(id), 0) AS n FROM "ChangeEvent"`);
+    const recordsAfter = `id > ${Number(firstRecord.n)}`;
+    const messagesBefore = await countRows(databaseUrl, "Message");
+    const commitsBefore = isPostgres(databaseUrl) ? null : await commitsOf(service);
+    const ticksBefore = serverTicks(service);
+    const rounds: Round[] = [];
+    const amount = Math.max(2 * connections, Math.round(plain.rps * plan.round));
+    for (let i = 0; i < plan.rounds; i++) {
+      const ticks = serverTicks(service);
+      // No settling after a round: it would wait for the automations' backlog, which is what this pass measures.
+      const result = await load(service, key, w, 300 + i, { amount }, { settleAfter: false });
+      rounds.push(roundOf(result, serverTicks(service) - ticks));
+      log(
+        `W4 + automations round ${i + 1}: ${rounds.at(-1)!.rps.toFixed(0)} req/s, ${rounds.at(-1)!.cpuMs.toFixed(2)} CPU ms/request ` +
+          `(W4 alone: ${plain.rps.toFixed(0)} req/s, ${plain.cpuMs.toFixed(2)} ms); ${seen.size} webhooks received so far`,
+      );
+    }
+    const ended = performance.now();
+    const created = await countRows(databaseUrl, "RankRecord", recordsAfter);
+    const finished = `"automationId" IN (${ids.join(", ")}) AND status <> 'running'`;
+    const deadline = ended + automationDrainS * 1000;
+    let drained = false;
+    let lastLog = ended;
+    while (performance.now() < deadline) {
+      const done = await countRows(databaseUrl, "AutomationRun", finished);
+      if (done >= ids.length * created && seen.size >= created) {
+        drained = true;
+        break;
+      }
+      if (performance.now() - lastLog > 10_000) {
+        lastLog = performance.now();
+        log(`W4 + automations: ${done} of ${ids.length * created} runs finished, ${seen.size} webhooks received`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const drainMs = drained ? performance.now() - ended : NaN;
+    const answered = rounds.reduce((n, r) => n + r.ok + r.bad, 0);
+    const cpuWithDrainMs = ((serverTicks(service) - ticksBefore) * 1000) / ticksPerSecond / answered;
+    const commitsAfter = commitsBefore ? await commitsOf(service) : null;
+    // A moment for a repeat the runner might still send (there should be none).
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const statuses = await queryRows(
+      databaseUrl,
+      `SELECT "automationId" AS automation, status, COUNT(*) AS n FROM "AutomationRun" WHERE "automationId" IN (${ids.join(", ")}) GROUP BY "automationId", status`,
+    );
+    const timings = await queryRows(
+      databaseUrl,
+      `SELECT "automationId" AS automation, "durationMs" AS ms, outcomes, "createdAt" AS started, "updatedAt" AS ended FROM "AutomationRun" WHERE "automationId" IN (${ids.join(", ")})`,
+    );
+    const runs = definitions.map((d, i) => {
+      const other: Record<string, number> = {};
+      let succeeded = 0;
+      for (const row of statuses.filter((r) => Number(r.automation) === ids[i]))
+        if (row.status === "succeeded") succeeded = Number(row.n);
+        else other[String(row.status)] = Number(row.n);
+      const mine = timings.filter((r) => Number(r.automation) === ids[i]);
+      const actionMs = mine.map((r) => {
+        const outcomes = (typeof r.outcomes === "string" ? JSON.parse(r.outcomes) : r.outcomes) as Array<{
+          duration_ms: number;
+        }> | null;
+        return outcomes?.reduce((n, o) => n + o.duration_ms, 0) ?? 0;
+      });
+      const time = (v: unknown) =>
+        v instanceof Date ? v.getTime() : typeof v === "number" ? v : Date.parse(String(v).replace(" ", "T"));
+      const span = Math.max(...mine.map((r) => time(r.ended))) - Math.min(...mine.map((r) => time(r.started)));
+      return {
+        name: d.name,
+        succeeded,
+        other,
+        meanRunMs: mine.reduce((n, r) => n + Number(r.ms ?? 0), 0) / mine.length,
+        meanActionMs: actionMs.reduce((n, x) => n + x, 0) / mine.length,
+        runsPerS: (mine.length * 1000) / span,
+      };
+    });
+    return {
+      rps: median(rounds.map((r) => r.rps)),
+      rounds,
+      cpuMs: median(rounds.map((r) => r.cpuMs)),
+      cpuWithDrainMs,
+      created,
+      drainMs,
+      drained,
+      runs,
+      messages: (await countRows(databaseUrl, "Message")) - messagesBefore,
+      delivered: seen.size,
+      repeated,
+      updated: await countRows(databaseUrl, "RankRecord", `${recordsAfter} AND text = '${automatedText}'`),
+      updateEvents: await countRows(
+        databaseUrl,
+        "ChangeEvent",
+        `id > ${Number(firstEvent.n)} AND type = 'rankrecord.updated' AND "automationRunId" IS NOT NULL`,
+      ),
+      commits:
+        commitsBefore && commitsAfter
+          ? {
+              transactions: commitsAfter.transactions - commitsBefore.transactions,
+              commits: commitsAfter.commits - commitsBefore.commits,
+            }
+          : undefined,
+    };
+  } finally {
+    for (const id of ids) await send(service, key, "DELETE", `/v2/automations/${id}`);
+    await new Promise((resolve) => sink.close(resolve));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- report
 
 interface Row {
@@ -987,6 +1249,8 @@ interface Row {
   load?: [string, string];
   /** W4 only: the same writes with a webhook subscribed to them. */
   webhook?: WebhookPass;
+  /** W4 only: the same writes with three automations triggered by them. */
+  automations?: AutomationPass;
   /** W4 on SQLite: the service's write transactions and the COMMITs they took (group commit), warm-up and rounds. */
   commits?: Commits;
 }
@@ -1051,9 +1315,32 @@ function table(all: Row[], postgres = false): string {
         ` | ${load ? `${load[0]} → ${load[1]}` : "–"} |`,
     );
   }
+  const w4 = all.find((r) => r.automations);
+  if (w4) lines.push("", w4PassesTable(w4));
   const w5 = all.find((r) => r.uncached);
   if (w5) lines.push("", w5Table(w5, postgres));
   return lines.join("\n");
+}
+
+/** W4 on the service alone, with a webhook, and with three automations (the same number of requests per round). */
+function w4PassesTable(r: Row): string {
+  const plain = r.service;
+  const a = r.automations!;
+  const hook = r.webhook;
+  const p = (rounds: Round[], at: "p50" | "p99") => f0(median(rounds.map((x) => x[at])));
+  return [
+    "| W4 on the service | req/s | CPU ms per request (rounds) | CPU ms per request (rounds + drain) | ÷ W4 req/s | W4 CPU ÷ its CPU (rounds + drain) | Drain after the last write (s) | p50 / p99 (ms) | Failed | Effects lost or repeated |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    `| W4 | ${f0(plain.rps)} | ${f2(plain.cpuMs)} | – | 1.00 | 1.00 | – | ${f0(plain.p50)} / ${f0(plain.p99)} | ${plain.bad} | writes: ${plain.writeGap ?? "–"} (rows − 2xx) |`,
+    ...(hook
+      ? [
+          `| W4 + webhook | ${f0(hook.rps)} | – | – | ${f2(hook.rps / plain.rps)} | – | ${f1(hook.drainMs / 1000)} | – | – | ${hook.created - hook.delivered} lost, ${hook.repeated} repeated |`,
+        ]
+      : []),
+    `| W4 + automations | ${f0(a.rps)} | ${f2(a.cpuMs)} | ${f2(a.cpuWithDrainMs)} | ${f2(a.rps / plain.rps)} | ${f2(plain.cpuMs / a.cpuWithDrainMs)} | ` +
+      `${a.drained ? f1(a.drainMs / 1000) : `> ${automationDrainS}`} | ${p(a.rounds, "p50")} / ${p(a.rounds, "p99")} | ${a.rounds.reduce((n, x) => n + x.bad, 0)} | ` +
+      `${automationEffectsOk(a) ? "none" : `**not shown to be none:** ${automationEffects(a).replaceAll("**", "")}`} |`,
+  ].join("\n");
 }
 
 /** W5, the public roster page: the service with the shared response cache on, with it off, and the floor. */
@@ -1118,6 +1405,21 @@ function targetsMet(rows: Row[], rssMb: number): string[] {
     out.push(
       `- W4 with a webhook on \`rankrecord.created\`: throughput ≥ 0.8× W4 without — ${f2(ratio)}× (${f0(hooked.rps)} req/s) — ${mark(ratio >= 0.8)}; ` +
         `0 deliveries lost — ${hooked.delivered} of ${hooked.created} created delivered, ${hooked.repeated} repeated, the last ${f1(hooked.drainMs / 1000)} s after the last write — ${mark(hooked.delivered === hooked.created)}`,
+    );
+  }
+  const automated = w4?.automations;
+  if (automated) {
+    const ratio = automated.rps / w4.service.rps;
+    const rounds = automated.rounds.map((r, i) => f2(r.rps / (w4.service.rounds[i]?.rps ?? NaN))).join(", ");
+    const cpu = w4.service.cpuMs / automated.cpuMs;
+    const cpuWithDrain = w4.service.cpuMs / automated.cpuWithDrainMs;
+    out.push(
+      `- W4 with three automations on \`rankrecord.created\` (webhook, message, update): ≥ 0.8× W4 without, judged on req/s and on CPU per request — ` +
+        `${f2(ratio)}× req/s (${f0(automated.rps)} against ${f0(w4.service.rps)}; rounds ${rounds}), ` +
+        `${f2(cpu)}× on CPU per request during the rounds (${f2(automated.cpuMs)} against ${f2(w4.service.cpuMs)} ms), ` +
+        `${f2(cpuWithDrain)}× with the drain after them (${f2(automated.cpuWithDrainMs)} ms) — ${mark(ratio >= 0.8 && cpuWithDrain >= 0.8)}`,
+      `- W4 with automations: none lost or repeated — ${automationEffects(automated)} — ${mark(automationEffectsOk(automated))}`,
+      `- W4 with automations, where the runs' time went (wall time, from the run log): ${automationTimings(automated)}`,
     );
   }
   const w5 = by("W5");
@@ -1884,7 +2186,7 @@ async function profileService(databaseUrl: string, storageDir: string, key: stri
 }
 
 await main().then(
-  () => process.exit(floorSlowerSeen ? 1 : 0),
+  () => process.exit(floorSlowerSeen || automationEffectsWrong ? 1 : 0),
   (error) => {
     console.error(error);
     console.error(`The run's database and server logs are kept in ${logDir}`);
