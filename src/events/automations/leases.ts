@@ -1,6 +1,6 @@
 import type { Database } from "../../db/prisma.ts";
 import { mayRunTwice } from "../../db/transaction.ts";
-import { storedDateTime } from "../../db/dialect.ts";
+import { statement } from "../../db/statement-params.ts";
 import { visibleOnPostgres, type FeedPosition } from "../feed.ts";
 import type { AutomationAction } from "../../resources/automation-actions.ts";
 
@@ -40,19 +40,6 @@ const strings = (value: unknown): string[] => {
   const list = jsonOf(value);
   return Array.isArray(list) ? list.filter((t): t is string => typeof t === "string") : [];
 };
-
-function statement(db: Pick<Database, "provider">) {
-  const pg = db.provider === "postgresql";
-  const params: unknown[] = [];
-  const add = (value: unknown, cast: string) => (params.push(value), pg ? `$${params.length}${cast}` : "?");
-  return {
-    pg,
-    params,
-    value: (value: unknown) => add(value, ""),
-    time: (date: Date) => add(storedDateTime(db.provider, date), "::timestamp(3)"),
-    bool: (value: boolean) => (pg ? add(value, "::boolean") : add(value ? 1 : 0, "")),
-  };
-}
 
 /** The claimed rows, read back whole (the claim returns their ids). */
 async function claimedRows(db: Db, ids: number[]): Promise<ClaimedAutomation[]> {

@@ -1,6 +1,6 @@
 import type { Database } from "../../db/prisma.ts";
 import { mayRunTwice, type TransactionSql } from "../../db/transaction.ts";
-import { storedDateTime } from "../../db/dialect.ts";
+import { statement } from "../../db/statement-params.ts";
 import { deleteOlderThan } from "../retention.ts";
 import { visibleOnPostgres, type FeedPosition } from "../feed.ts";
 
@@ -41,21 +41,6 @@ function inTransaction<T>(db: Db, work: (sql: TransactionSql) => Promise<T>): Pr
     mayRunTwice((tx) => work(tx.sql)),
     { direct: true, maxWait: WAIT_MS, timeout: WAIT_MS },
   );
-}
-
-/** Placeholders and values for one statement, in either dialect. */
-function statement(db: Pick<Database, "provider">) {
-  const pg = db.provider === "postgresql";
-  const params: unknown[] = [];
-  const add = (value: unknown, cast: string) => (params.push(value), pg ? `$${params.length}${cast}` : "?");
-  return {
-    pg,
-    params,
-    value: (value: unknown) => add(value, ""),
-    time: (date: Date | null) => (date === null ? "NULL" : add(storedDateTime(db.provider, date), "::timestamp(3)")),
-    txid: (txid: string) => add(pg ? txid : Number(txid), "::bigint"),
-    bool: (value: boolean) => (pg ? add(value, "::boolean") : add(value ? 1 : 0, "")),
-  };
 }
 
 function parseTime(value: unknown): Date | null {
